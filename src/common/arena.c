@@ -1,0 +1,37 @@
+#include "common/arena.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+
+enum { ARENA_ALIGN = 16 };  // floats: 64 bytes, one cache line / one AVX-512 register
+
+void arena_reserve(Arena *a, float **slot, size_t count, const char *name, int flags) {
+    if (a->n == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 32;
+        a->entries = xrealloc(a->entries, (size_t)a->cap * sizeof *a->entries);
+    }
+    a->entries[a->n++] = (ArenaEntry){slot, a->total, count, name, flags};
+    a->total += (count + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+}
+
+void arena_commit(Arena *a) {
+    size_t bytes = (a->total ? a->total : ARENA_ALIGN) * sizeof(float);
+    a->mem = aligned_alloc(64, bytes);
+    if (!a->mem) die(EXIT_RUNTIME, "out of memory allocating an arena of %zu bytes", bytes);
+    memset(a->mem, 0, bytes);
+    for (int i = 0; i < a->n; i++) *a->entries[i].slot = a->mem + a->entries[i].offset;
+}
+
+void arena_free(Arena *a) {
+    free(a->mem);
+    free(a->entries);
+    memset(a, 0, sizeof *a);
+}
+
+size_t arena_used(const Arena *a) {
+    size_t n = 0;
+    for (int i = 0; i < a->n; i++) n += a->entries[i].count;
+    return n;
+}

@@ -1,0 +1,256 @@
+#include "common/config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const task_names[] = {"fashion_mnist", "charlm", "recall", NULL};
+const char *const attention_names[] = {"mha", "tucker", "linear", "grassmann", NULL};
+
+#define OFF(f) offsetof(TrialConfig, f)
+#define BIG 1e9
+
+const ParamSpec config_params[] = {
+    {"task", PT_CHOICE, OFF(task), 0, 0, 0, task_names, "fashion_mnist", "task: fashion_mnist, charlm or recall"},
+    {"attention", PT_CHOICE, OFF(attention), 0, 0, 0, attention_names, "mha", "attention variant: mha, tucker, linear or grassmann"},
+    {"d_model", PT_INT, OFF(d_model), 64, 1, 4096, NULL, NULL, "model width"},
+    {"heads", PT_INT, OFF(heads), 4, 1, 256, NULL, NULL, "attention heads (must divide d_model)"},
+    {"layers", PT_INT, OFF(layers), 2, 1, 64, NULL, NULL, "transformer blocks"},
+    {"mlp_ratio", PT_INT, OFF(mlp_ratio), 4, 1, 16, NULL, NULL, "MLP hidden width / d_model"},
+    {"core_rank", PT_INT, OFF(core_rank), 2, 1, 256, NULL, NULL, "tucker: rank R of the head-interaction core (1 <= R <= heads)"},
+    {"grassmann_rank", PT_INT, OFF(grassmann_rank), 32, 2, 256, NULL, NULL, "grassmann: reduced dimension r"},
+    {"grassmann_offsets", PT_INTLIST, OFF(offsets), 0, 1, 4096, NULL, "1,2,4,8,12,16", "grassmann: causal offsets, comma-separated"},
+    {"seq_len", PT_INT, OFF(seq_len), 64, 2, 4096, NULL, NULL, "charlm: bytes per sequence"},
+    {"recall_pairs", PT_INT, OFF(recall_pairs), 8, 1, 1024, NULL, NULL, "recall: key-value pairs per sequence"},
+    {"recall_vocab", PT_INT, OFF(recall_vocab), 64, 4, 65536, NULL, NULL, "recall: vocabulary (half keys, half values)"},
+    {"steps", PT_INT, OFF(steps), 0, 0, BIG, NULL, NULL, "optimizer steps (0: from --epochs)"},
+    {"epochs", PT_REAL, OFF(epochs), 1, 0, 1000, NULL, NULL, "passes over the training set (when steps is 0)"},
+    {"batch", PT_INT, OFF(batch), 128, 1, 65536, NULL, NULL, "sequences per step"},
+    {"lr", PT_REAL, OFF(lr), 2e-3, 0, 10, NULL, NULL, "peak learning rate"},
+    {"min_lr_ratio", PT_REAL, OFF(min_lr_ratio), 0.1, 0, 1, NULL, NULL, "final learning rate / peak (cosine decay)"},
+    {"warmup_frac", PT_REAL, OFF(warmup_frac), 0.05, 0, 1, NULL, NULL, "fraction of steps in linear warm-up"},
+    {"weight_decay", PT_REAL, OFF(weight_decay), 0.01, 0, 10, NULL, NULL, "AdamW decoupled weight decay (matrices only)"},
+    {"clip", PT_REAL, OFF(clip), 1.0, 0, BIG, NULL, NULL, "global gradient-norm clip (0: off)"},
+    {"seed", PT_INT, OFF(seed), 1, 0, 2147483647, NULL, NULL, "random seed (initialisation, batches, generated data)"},
+    {"eval_every", PT_INT, OFF(eval_every), 0, 0, BIG, NULL, NULL, "steps between evaluations (0: about 10 per run)"},
+    {"eval_batches", PT_INT, OFF(eval_batches), 0, 0, BIG, NULL, NULL, "held-out batches per evaluation (0: all)"},
+    {"lambda_orth", PT_REAL, OFF(lambda_orth), 0, 0, 1e6, NULL, NULL, "head orthogonality penalty strength"},
+    {"lambda_nuclear", PT_REAL, OFF(lambda_nuclear), 0, 0, 1e6, NULL, NULL, "nuclear-norm penalty strength"},
+    {"lambda_stability", PT_REAL, OFF(lambda_stability), 0, 0, 1e6, NULL, NULL, "invariant-stability penalty strength"},
+    {"stability_window", PT_INT, OFF(stability_window), 50, 1, 100000, NULL, NULL, "stability: compare with the weights this many steps ago"},
+    {"lambda_l2", PT_REAL, OFF(lambda_l2), 0, 0, 1e6, NULL, NULL, "plain L2 penalty on attention weights (control arm)"},
+    {"data_dir", PT_TEXT, OFF(data_dir), 0, 0, 0, NULL, "", "data directory (default: the Debian package's)"},
+};
+const int config_nparams = (int)(sizeof config_params / sizeof config_params[0]);
+
+void config_defaults(TrialConfig *c) {
+    memset(c, 0, sizeof *c);
+    char err[256];
+    for (int i = 0; i < config_nparams; i++) {
+        const ParamSpec *p = &config_params[i];
+        char buf[64];
+        const char *text = p->def_text;
+        if (p->type == PT_INT || p->type == PT_REAL) {
+            snprintf(buf, sizeof buf, "%.17g", p->def);
+            text = buf;
+        }
+        if (config_set(c, p, text, err, sizeof err) != 0) {
+            fprintf(stderr, "attnsweep: internal error: default of %s: %s\n", p->name, err);
+            abort();
+        }
+    }
+}
+
+// Compare names treating '-' and '_' alike.
+static int same_name(const char *a, const char *b) {
+    for (; *a && *b; a++, b++) {
+        char x = *a == '-' ? '_' : *a, y = *b == '-' ? '_' : *b;
+        if (x != y) return 0;
+    }
+    return *a == *b;
+}
+
+const ParamSpec *config_find(const char *name) {
+    for (int i = 0; i < config_nparams; i++)
+        if (same_name(config_params[i].name, name)) return &config_params[i];
+    return NULL;
+}
+
+static int edit_distance(const char *a, const char *b) {
+    int n = (int)strlen(a), m = (int)strlen(b);
+    if (n > 63 || m > 63) return 99;
+    int d[64][64];
+    for (int i = 0; i <= n; i++) d[i][0] = i;
+    for (int j = 0; j <= m; j++) d[0][j] = j;
+    for (int i = 1; i <= n; i++)
+        for (int j = 1; j <= m; j++) {
+            char x = a[i - 1] == '-' ? '_' : a[i - 1], y = b[j - 1] == '-' ? '_' : b[j - 1];
+            int best = d[i - 1][j - 1] + (x != y);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            d[i][j] = best;
+        }
+    return d[n][m];
+}
+
+const char *config_closest(const char *name) {
+    const char *best = NULL;
+    int bd = 1 << 30;
+    for (int i = 0; i < config_nparams; i++) {
+        int d = edit_distance(name, config_params[i].name);
+        if (d < bd) bd = d, best = config_params[i].name;
+    }
+    return bd <= 3 + (int)strlen(name) / 3 ? best : NULL;
+}
+
+static void list_choices(const char *const *choices, char *out, size_t outlen) {
+    out[0] = 0;
+    for (int i = 0; choices[i]; i++) {
+        size_t used = strlen(out);
+        snprintf(out + used, outlen - used, "%s%s", i ? ", " : "", choices[i]);
+    }
+}
+
+static int parse_long(const char *text, long long *v) {
+    char *end;
+    errno = 0;
+    *v = strtoll(text, &end, 10);
+    return errno == 0 && end != text && *end == 0;
+}
+
+int config_set(TrialConfig *c, const ParamSpec *p, const char *text, char *err, size_t errlen) {
+    char *base = (char *)c + p->offset;
+    switch (p->type) {
+    case PT_INT: {
+        long long v;
+        if (!parse_long(text, &v)) {
+            snprintf(err, errlen, "%s must be an integer, got '%s'", p->name, text);
+            return -1;
+        }
+        if (v < p->min || v > p->max) {
+            snprintf(err, errlen, "%s must be in [%.0f, %.0f], got %lld", p->name, p->min, p->max, v);
+            return -1;
+        }
+        *(int *)base = (int)v;
+        return 0;
+    }
+    case PT_REAL: {
+        char *end;
+        errno = 0;
+        double v = strtod(text, &end);
+        if (errno != 0 || end == text || *end != 0 || !isfinite(v)) {
+            snprintf(err, errlen, "%s must be a finite number, got '%s'", p->name, text);
+            return -1;
+        }
+        if (v < p->min || v > p->max) {
+            snprintf(err, errlen, "%s must be in [%g, %g], got %g", p->name, p->min, p->max, v);
+            return -1;
+        }
+        *(double *)base = v;
+        return 0;
+    }
+    case PT_CHOICE:
+        for (int i = 0; p->choices[i]; i++)
+            if (strcmp(p->choices[i], text) == 0) {
+                *(int *)base = i;
+                return 0;
+            }
+        {
+            char list[256];
+            list_choices(p->choices, list, sizeof list);
+            snprintf(err, errlen, "unknown %s '%s' (allowed: %s)", p->name, text, list);
+        }
+        return -1;
+    case PT_TEXT:
+        if (strlen(text) >= CONFIG_TEXT) {
+            snprintf(err, errlen, "%s is longer than %d characters", p->name, CONFIG_TEXT - 1);
+            return -1;
+        }
+        strcpy(base, text);
+        return 0;
+    case PT_INTLIST: {
+        // Only the grassmann offsets use a list: store them beside their count.
+        int vals[MAX_OFFSETS], n = 0;
+        char buf[CONFIG_TEXT];
+        snprintf(buf, sizeof buf, "%s", text);
+        for (char *tok = strtok(buf, ", "); tok; tok = strtok(NULL, ", ")) {
+            long long v;
+            if (!parse_long(tok, &v) || v < p->min || v > p->max) {
+                snprintf(err, errlen, "%s must be integers in [%.0f, %.0f], got '%s'", p->name, p->min, p->max, tok);
+                return -1;
+            }
+            if (n == MAX_OFFSETS) {
+                snprintf(err, errlen, "%s takes at most %d values", p->name, MAX_OFFSETS);
+                return -1;
+            }
+            for (int i = 0; i < n; i++)
+                if (vals[i] == v) {
+                    snprintf(err, errlen, "%s lists %lld twice", p->name, v);
+                    return -1;
+                }
+            vals[n++] = (int)v;
+        }
+        if (n == 0) {
+            snprintf(err, errlen, "%s needs at least one offset", p->name);
+            return -1;
+        }
+        memcpy(c->offsets, vals, sizeof vals);
+        c->n_offsets = n;
+        return 0;
+    }
+    }
+    return -1;
+}
+
+int config_check(const TrialConfig *c, char *err, size_t errlen) {
+    if (c->d_model % c->heads != 0) {
+        snprintf(err, errlen, "heads (%d) must divide d_model (%d)", c->heads, c->d_model);
+        return -1;
+    }
+    if (c->attention == ATTN_TUCKER && c->core_rank > c->heads) {
+        snprintf(err, errlen, "core_rank (%d) must be at most heads (%d)", c->core_rank, c->heads);
+        return -1;
+    }
+    if (c->task == TASK_RECALL && c->recall_vocab % 2 != 0) {
+        snprintf(err, errlen, "recall_vocab (%d) must be even (half keys, half values)", c->recall_vocab);
+        return -1;
+    }
+    if (c->task == TASK_RECALL && c->recall_pairs > c->recall_vocab / 2) {
+        snprintf(err, errlen, "recall_pairs (%d) must be at most recall_vocab/2 (%d) so keys are distinct",
+                 c->recall_pairs, c->recall_vocab / 2);
+        return -1;
+    }
+    if (c->steps == 0 && c->epochs <= 0) {
+        snprintf(err, errlen, "steps or epochs must be positive");
+        return -1;
+    }
+    return 0;
+}
+
+void config_format(const TrialConfig *c, const ParamSpec *p, char *out, size_t outlen) {
+    const char *base = (const char *)c + p->offset;
+    switch (p->type) {
+    case PT_INT: snprintf(out, outlen, "%d", *(const int *)base); break;
+    case PT_REAL: snprintf(out, outlen, "%.9g", *(const double *)base); break;
+    case PT_CHOICE: snprintf(out, outlen, "%s", p->choices[*(const int *)base]); break;
+    case PT_TEXT: snprintf(out, outlen, "%s", base); break;
+    case PT_INTLIST:
+        out[0] = 0;
+        for (int i = 0; i < c->n_offsets; i++) {
+            size_t used = strlen(out);
+            snprintf(out + used, outlen - used, "%s%d", i ? "," : "", c->offsets[i]);
+        }
+        break;
+    }
+}
+
+int config_relevant(const TrialConfig *c, const ParamSpec *p) {
+    if (p->offset == OFF(core_rank)) return c->attention == ATTN_TUCKER;
+    if (p->offset == OFF(grassmann_rank) || p->offset == OFF(offsets)) return c->attention == ATTN_GRASSMANN;
+    if (p->offset == OFF(seq_len)) return c->task == TASK_CHARLM;
+    if (p->offset == OFF(recall_pairs) || p->offset == OFF(recall_vocab)) return c->task == TASK_RECALL;
+    if (p->offset == OFF(stability_window)) return c->lambda_stability > 0;
+    return 1;
+}

@@ -1,0 +1,45 @@
+// trial.h: what one trained trial produced, as the store writes it and the report reads it.
+#ifndef ATTN_TRIAL_H
+#define ATTN_TRIAL_H
+
+#include "common/config.h"
+
+// One evaluation point of the learning curve.
+typedef struct {
+    int step;
+    double lr;
+    double train_loss;     // mean training loss since the previous evaluation (nats)
+    double eval_loss;      // held-out cross-entropy (nats per prediction)
+    double eval_accuracy;  // held-out accuracy (fraction of predictions right)
+    double penalty;        // sum of λ·regulariser penalties at this step
+    double seconds;        // wall time since the start of training
+} CurvePoint;
+
+typedef struct {
+    TrialConfig config;
+    int id;                 // trial number in the sweep (0 for attnsweep train)
+    char status[16];        // "ok", "failed", "pruned"
+    char reason[256];       // why it failed or was pruned ("" when ok)
+    double accuracy;        // final held-out accuracy
+    double loss;            // final held-out loss (nats)
+    double bits_per_byte;   // charlm: loss / ln 2; other tasks: the same formula, for uniformity
+    int steps;              // optimizer steps taken
+    long n_params;
+    double seconds;         // training wall time
+    double start_time, end_time;  // Unix time (seconds)
+    char host[64];
+    int rank;               // MPI rank that trained it (0 for attnsweep train)
+
+    int n_curve;
+    CurvePoint *curve;
+
+    // Final attention tensor of each layer, shape dims = [groups, d_group, d_model, roles]
+    // (row-major, roles fastest), as the variant documents.
+    int n_layers;
+    int dims[4];
+    float **weights;  // n_layers pointers to dims[0]*dims[1]*dims[2]*dims[3] floats
+} TrialResult;
+
+void trial_result_free(TrialResult *r);
+
+#endif

@@ -1,0 +1,74 @@
+#define _POSIX_C_SOURCE 200809L
+#include "common/util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static void vprint(const char *fmt, va_list ap) {
+    fputs("attnsweep: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    fflush(stderr);
+}
+
+void die(int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vprint(fmt, ap);
+    va_end(ap);
+    exit(code);
+}
+
+void warnf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vprint(fmt, ap);
+    va_end(ap);
+}
+
+void *xmalloc_at(size_t n, const char *file, int line) {
+    void *p = malloc(n ? n : 1);
+    if (!p) die(EXIT_RUNTIME, "out of memory allocating %zu bytes at %s:%d", n, file, line);
+    return p;
+}
+
+void *xcalloc_at(size_t count, size_t size, const char *file, int line) {
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p) die(EXIT_RUNTIME, "out of memory allocating %zu x %zu bytes at %s:%d", count, size, file, line);
+    return p;
+}
+
+void *xrealloc_at(void *p, size_t n, const char *file, int line) {
+    void *q = realloc(p, n ? n : 1);
+    if (!q) die(EXIT_RUNTIME, "out of memory reallocating %zu bytes at %s:%d", n, file, line);
+    return q;
+}
+
+char *xstrdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = xmalloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
+FILE *xfopen(const char *path, const char *mode) {
+    FILE *f = fopen(path, mode);
+    if (!f) die(mode[0] == 'r' ? EXIT_BADINPUT : EXIT_RUNTIME, "%s: %s", path, strerror(errno));
+    return f;
+}
+
+double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+size_t peak_rss_bytes(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+    return (size_t)ru.ru_maxrss * 1024;  // Linux reports kilobytes
+}

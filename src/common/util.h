@@ -1,0 +1,35 @@
+// util.h: the one error printer, checking wrappers for allocation and I/O, timers.
+// Numerical code calls these and stays free of error plumbing (as in llm.c).
+#ifndef ATTN_UTIL_H
+#define ATTN_UTIL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+// Exit codes (see README): 0 success, 1 run-time failure, 2 bad input.
+enum { EXIT_RUNTIME = 1, EXIT_BADINPUT = 2 };
+
+// Print "attnsweep: <message>" on one line to stderr and exit with `code`.
+_Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// Print "attnsweep: <message>" to stderr and go on.
+void warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// Allocation that reports the caller's file and line and exits on failure.
+void *xmalloc_at(size_t n, const char *file, int line);
+void *xcalloc_at(size_t count, size_t size, const char *file, int line);
+void *xrealloc_at(void *p, size_t n, const char *file, int line);
+#define xmalloc(n) xmalloc_at((n), __FILE__, __LINE__)
+#define xcalloc(c, s) xcalloc_at((c), (s), __FILE__, __LINE__)
+#define xrealloc(p, n) xrealloc_at((p), (n), __FILE__, __LINE__)
+char *xstrdup(const char *s);
+
+// Open a file or exit with "attnsweep: PATH: strerror" (code 2 for reading, 1 for writing).
+FILE *xfopen(const char *path, const char *mode);
+
+// Wall-clock seconds from a monotonic clock.
+double now_seconds(void);
+
+// Peak resident set size of this process in bytes (0 if unknown).
+size_t peak_rss_bytes(void);
+
+#endif

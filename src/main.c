@@ -1,0 +1,34 @@
+// main.c: the attnsweep command line; one function per verb lives in src/cmds/.
+#include <stdio.h>
+#include <string.h>
+
+#include "cmds/cmds.h"
+#include "common/util.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: attnsweep <command> [options]\n"
+            "\n"
+            "commands:\n"
+            "  train     train one configuration and report its metrics\n"
+            "\n"
+            "Run 'attnsweep <command> --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_BADINPUT;
+    }
+    const char *verb = argv[1];
+    if (!strcmp(verb, "--help") || !strcmp(verb, "-h") || !strcmp(verb, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(verb, "--version")) {
+        printf("attnsweep %s\n", ATTNSWEEP_VERSION);
+        return 0;
+    }
+    if (!strcmp(verb, "train")) return cmd_train(argc - 1, argv + 1);
+    die(EXIT_BADINPUT, "unknown command '%s' (allowed: train; see attnsweep --help)", verb);
+}
