@@ -1,0 +1,44 @@
+// Softmax cross-entropy. Row maximum subtracted before exp for stability.
+#include <math.h>
+
+#include "model/layers.h"
+
+double crossentropy_forward(float *probs, const float *logits, const int *targets, int N, int K,
+                            long *count, long *correct) {
+    double total = 0.0;
+    long cnt = 0, ok = 0;
+    for (int n = 0; n < N; n++) {
+        const float *l = logits + (long)n * K;
+        float *p = probs + (long)n * K;
+        int arg = 0;
+        for (int k = 1; k < K; k++)
+            if (l[k] > l[arg]) arg = k;
+        float mx = l[arg], sum = 0.0f;
+        for (int k = 0; k < K; k++) {
+            p[k] = expf(l[k] - mx);
+            sum += p[k];
+        }
+        float inv = 1.0f / sum;
+        for (int k = 0; k < K; k++) p[k] *= inv;
+        int t = targets[n];
+        if (t < 0) continue;
+        total += -(double)(l[t] - mx) + log((double)sum);  // −log p[t] without underflow
+        cnt++;
+        ok += arg == t;
+    }
+    *count = cnt;
+    *correct = ok;
+    return total;
+}
+
+void crossentropy_backward(float *dlogits, const float *probs, const int *targets, float scale,
+                           int N, int K) {
+    for (int n = 0; n < N; n++) {
+        int t = targets[n];
+        if (t < 0) continue;
+        const float *p = probs + (long)n * K;
+        float *d = dlogits + (long)n * K;
+        for (int k = 0; k < K; k++) d[k] += scale * p[k];
+        d[t] -= scale;
+    }
+}

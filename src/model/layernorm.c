@@ -1,0 +1,48 @@
+// LayerNorm forward and backward (derivation as in llm.c's layernorm.md):
+// with x̂ = (x − μ)·rstd and dx̂ = dout ⊙ w,
+//   dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)).
+#include <math.h>
+
+#include "model/layers.h"
+
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+                       const float *weight, const float *bias, int N, int C) {
+    for (int n = 0; n < N; n++) {
+        const float *x = inp + (long)n * C;
+        float m = 0.0f;
+        for (int i = 0; i < C; i++) m += x[i];
+        m /= C;
+        float v = 0.0f;
+        for (int i = 0; i < C; i++) v += (x[i] - m) * (x[i] - m);
+        v /= C;
+        float s = 1.0f / sqrtf(v + LAYERNORM_EPS);
+        float *o = out + (long)n * C;
+        for (int i = 0; i < C; i++) o[i] = (x[i] - m) * s * weight[i] + bias[i];
+        mean[n] = m;
+        rstd[n] = s;
+    }
+}
+
+void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                        const float *inp, const float *weight, const float *mean,
+                        const float *rstd, int N, int C) {
+    for (int n = 0; n < N; n++) {
+        const float *x = inp + (long)n * C, *d = dout + (long)n * C;
+        float m = mean[n], s = rstd[n];
+        float dmean = 0.0f, dmean_xhat = 0.0f;
+        for (int i = 0; i < C; i++) {
+            float xhat = (x[i] - m) * s, dxhat = d[i] * weight[i];
+            dmean += dxhat;
+            dmean_xhat += dxhat * xhat;
+        }
+        dmean /= C;
+        dmean_xhat /= C;
+        float *dx = dinp + (long)n * C;
+        for (int i = 0; i < C; i++) {
+            float xhat = (x[i] - m) * s, dxhat = d[i] * weight[i];
+            dbias[i] += d[i];
+            dweight[i] += d[i] * xhat;
+            dx[i] += s * (dxhat - dmean - xhat * dmean_xhat);
+        }
+    }
+}

@@ -1,0 +1,463 @@
+#include "model/model.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "model/attention.h"
+#include "model/layers.h"
+#include "model/matmul.h"
+
+// ---------------------------------------------------------------------------------
+// Layout: one function per arena kind, run on every arena of that kind, so the
+// parameter and gradient arenas (and the activation and activation-gradient arenas)
+// have identical offsets.
+
+static void layout_params(Arena *a, Params *p, const Model *m) {
+    const int C = m->C, F = m->F, K = m->K, T = m->T;
+    const long CC = (long)C * C;
+    if (m->encoder) {
+        arena_reserve(a, &p->patch_w, (size_t)C * PATCH_DIM, "patch_w", ARENA_DECAY);
+        arena_reserve(a, &p->patch_b, C, "patch_b", 0);
+        arena_reserve(a, &p->cls, C, "cls", 0);
+    } else {
+        arena_reserve(a, &p->wte, (size_t)m->V * C, "wte", ARENA_DECAY);
+    }
+    arena_reserve(a, &p->wpe, (size_t)T * C, "wpe", 0);
+    for (int l = 0; l < m->L; l++) {
+        BlockParams *b = &p->blocks[l];
+        arena_reserve(a, &b->ln1_w, C, "ln1_w", 0);
+        arena_reserve(a, &b->ln1_b, C, "ln1_b", 0);
+        switch (m->cfg.attention) {
+        case ATTN_GRASSMANN: {
+            int r = m->r, M = grassmann_pairs(m->r);
+            arena_reserve(a, &b->gm.red_w, (size_t)r * C, "red_w", ARENA_DECAY);
+            arena_reserve(a, &b->gm.red_b, r, "red_b", 0);
+            arena_reserve(a, &b->gm.plu_w, (size_t)C * M, "plu_w", ARENA_DECAY);
+            arena_reserve(a, &b->gm.plu_b, C, "plu_b", 0);
+            arena_reserve(a, &b->gm.gate_w, 2 * CC, "gate_w", ARENA_DECAY);
+            arena_reserve(a, &b->gm.gate_b, C, "gate_b", 0);
+            break;
+        }
+        case ATTN_TUCKER:
+            arena_reserve(a, &b->core, (size_t)3 * m->R * m->hs * C, "core", ARENA_DECAY);
+            arena_reserve(a, &b->factor, (size_t)m->NH * m->R, "factor", ARENA_DECAY);
+            break;
+        default:
+            arena_reserve(a, &b->qkv_w, 3 * CC, "qkv_w", ARENA_DECAY);
+        }
+        if (m->cfg.attention != ATTN_GRASSMANN) {
+            arena_reserve(a, &b->qkv_b, 3 * C, "qkv_b", 0);
+            arena_reserve(a, &b->proj_w, CC, "proj_w", ARENA_DECAY);
+            arena_reserve(a, &b->proj_b, C, "proj_b", 0);
+        }
+        arena_reserve(a, &b->ln2_w, C, "ln2_w", 0);
+        arena_reserve(a, &b->ln2_b, C, "ln2_b", 0);
+        arena_reserve(a, &b->fc_w, (size_t)F * C, "fc_w", ARENA_DECAY);
+        arena_reserve(a, &b->fc_b, F, "fc_b", 0);
+        arena_reserve(a, &b->fcproj_w, (size_t)C * F, "fcproj_w", ARENA_DECAY);
+        arena_reserve(a, &b->fcproj_b, C, "fcproj_b", 0);
+    }
+    arena_reserve(a, &p->lnf_w, C, "lnf_w", 0);
+    arena_reserve(a, &p->lnf_b, C, "lnf_b", 0);
+    arena_reserve(a, &p->head_w, (size_t)K * C, "head_w", ARENA_DECAY);
+    arena_reserve(a, &p->head_b, K, "head_b", 0);
+}
+
+static void layout_acts(Arena *a, Acts *x, const Model *m) {
+    const size_t B = m->B, T = m->T, C = m->C, BT = B * T, F = m->F;
+    if (m->encoder) {
+        arena_reserve(a, &x->patches, B * N_PATCHES * PATCH_DIM, "patches", 0);
+        arena_reserve(a, &x->pemb, B * N_PATCHES * C, "pemb", 0);
+        arena_reserve(a, &x->headin, B * C, "headin", 0);
+    }
+    arena_reserve(a, &x->x0, BT * C, "x0", 0);
+    for (int l = 0; l < m->L; l++) {
+        BlockActs *b = &x->blocks[l];
+        arena_reserve(a, &b->ln1, BT * C, "ln1", 0);
+        arena_reserve(a, &b->ln1_mean, BT, "ln1_mean", 0);
+        arena_reserve(a, &b->ln1_rstd, BT, "ln1_rstd", 0);
+        if (m->cfg.attention == ATTN_GRASSMANN) {
+            size_t r = m->r, M = grassmann_pairs(m->r);
+            arena_reserve(a, &b->gm.z, BT * r, "gm_z", 0);
+            arena_reserve(a, &b->gm.pbar, BT * M, "gm_pbar", 0);
+            arena_reserve(a, &b->gm.g, BT * C, "gm_g", 0);
+            arena_reserve(a, &b->gm.alpha, BT * C, "gm_alpha", 0);
+            arena_reserve(a, &b->gm.gate_in, BT * 2 * C, "gm_gate_in", 0);
+        } else {
+            if (m->cfg.attention == ATTN_TUCKER) arena_reserve(a, &b->wqkv, 3 * C * C, "wqkv", 0);
+            arena_reserve(a, &b->qkv, BT * 3 * C, "qkv", 0);
+            if (m->cfg.attention != ATTN_LINEAR) arena_reserve(a, &b->att, B * m->NH * T * T, "att", 0);
+            arena_reserve(a, &b->atty, BT * C, "atty", 0);
+        }
+        arena_reserve(a, &b->attproj, BT * C, "attproj", 0);
+        arena_reserve(a, &b->res1, BT * C, "res1", 0);
+        arena_reserve(a, &b->ln2, BT * C, "ln2", 0);
+        arena_reserve(a, &b->ln2_mean, BT, "ln2_mean", 0);
+        arena_reserve(a, &b->ln2_rstd, BT, "ln2_rstd", 0);
+        arena_reserve(a, &b->fch, BT * F, "fch", 0);
+        arena_reserve(a, &b->fch_gelu, BT * F, "fch_gelu", 0);
+        arena_reserve(a, &b->fcproj, BT * C, "fcproj", 0);
+        arena_reserve(a, &b->res2, BT * C, "res2", 0);
+    }
+    arena_reserve(a, &x->lnf, BT * C, "lnf", 0);
+    arena_reserve(a, &x->lnf_mean, BT, "lnf_mean", 0);
+    arena_reserve(a, &x->lnf_rstd, BT, "lnf_rstd", 0);
+    arena_reserve(a, &x->logits, (size_t)m->NP * m->K, "logits", 0);
+    arena_reserve(a, &x->probs, (size_t)m->NP * m->K, "probs", 0);
+}
+
+// ---------------------------------------------------------------------------------
+// Initialisation
+
+static void fill_uniform(float *w, size_t n, double bound, gsl_rng *rng) {
+    for (size_t i = 0; i < n; i++) w[i] = (float)((2.0 * gsl_rng_uniform(rng) - 1.0) * bound);
+}
+
+static void fill_normal(float *w, size_t n, double std, gsl_rng *rng) {
+    for (size_t i = 0; i < n; i++) w[i] = (float)gsl_ran_gaussian(rng, std);
+}
+
+static void fill_const(float *w, size_t n, float v) {
+    for (size_t i = 0; i < n; i++) w[i] = v;
+}
+
+// A linear layer with fan_in inputs: weight and bias U(±1/√fan_in), as PyTorch does.
+static void init_linear(float *w, size_t nw, float *b, size_t nb, int fan_in, gsl_rng *rng) {
+    double bound = 1.0 / sqrt((double)fan_in);
+    fill_uniform(w, nw, bound, rng);
+    if (b) fill_uniform(b, nb, bound, rng);
+}
+
+static void init_params(Model *m, gsl_rng *rng) {
+    Params *p = &m->params;
+    const int C = m->C, F = m->F, K = m->K;
+    const size_t CC = (size_t)C * C;
+    if (m->encoder) {
+        init_linear(p->patch_w, (size_t)C * PATCH_DIM, p->patch_b, C, PATCH_DIM, rng);
+        fill_normal(p->cls, C, 0.02, rng);
+    } else {
+        fill_normal(p->wte, (size_t)m->V * C, 0.02, rng);
+    }
+    fill_normal(p->wpe, (size_t)m->T * C, 0.02, rng);
+    for (int l = 0; l < m->L; l++) {
+        BlockParams *b = &p->blocks[l];
+        fill_const(b->ln1_w, C, 1.0f);
+        switch (m->cfg.attention) {
+        case ATTN_GRASSMANN: {
+            int M = grassmann_pairs(m->r);
+            init_linear(b->gm.red_w, (size_t)m->r * C, b->gm.red_b, m->r, C, rng);
+            init_linear(b->gm.plu_w, (size_t)C * M, b->gm.plu_b, C, M, rng);
+            init_linear(b->gm.gate_w, 2 * CC, b->gm.gate_b, C, 2 * C, rng);
+            break;
+        }
+        case ATTN_TUCKER:
+            // W = G ×₁ U has the variance of G when U ~ N(0, 1/R): same scale as mha.
+            fill_uniform(b->core, (size_t)3 * m->R * m->hs * C, 1.0 / sqrt((double)C), rng);
+            fill_normal(b->factor, (size_t)m->NH * m->R, 1.0 / sqrt((double)m->R), rng);
+            fill_uniform(b->qkv_b, 3 * (size_t)C, 1.0 / sqrt((double)C), rng);
+            break;
+        default:
+            init_linear(b->qkv_w, 3 * CC, b->qkv_b, 3 * (size_t)C, C, rng);
+        }
+        if (m->cfg.attention != ATTN_GRASSMANN) init_linear(b->proj_w, CC, b->proj_b, C, C, rng);
+        fill_const(b->ln2_w, C, 1.0f);
+        init_linear(b->fc_w, (size_t)F * C, b->fc_b, F, C, rng);
+        init_linear(b->fcproj_w, (size_t)C * F, b->fcproj_b, C, F, rng);
+    }
+    fill_const(p->lnf_w, C, 1.0f);
+    init_linear(p->head_w, (size_t)K * C, p->head_b, K, C, rng);
+}
+
+void model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B) {
+    memset(m, 0, sizeof *m);
+    m->cfg = *cfg;
+    m->encoder = info->kind == TASK_FASHION_MNIST;
+    m->causal = !m->encoder;
+    m->B = B;
+    m->T = m->encoder ? N_PATCHES + 1 : info->seq_len;
+    m->C = cfg->d_model;
+    m->NH = cfg->heads;
+    m->hs = m->C / m->NH;
+    m->L = cfg->layers;
+    m->F = cfg->mlp_ratio * m->C;
+    m->K = info->n_classes;
+    m->V = info->vocab;
+    m->R = cfg->core_rank;
+    m->r = cfg->grassmann_rank;
+    m->NP = m->encoder ? B : B * m->T;
+    if (cfg->attention == ATTN_GRASSMANN) {
+        m->dims[0] = m->r, m->dims[1] = 1, m->dims[2] = m->C, m->dims[3] = 1;
+    } else {
+        m->dims[0] = m->NH, m->dims[1] = m->hs, m->dims[2] = m->C, m->dims[3] = 3;
+    }
+
+    m->params.blocks = xcalloc(m->L, sizeof(BlockParams));
+    m->grads.blocks = xcalloc(m->L, sizeof(BlockParams));
+    m->acts.blocks = xcalloc(m->L, sizeof(BlockActs));
+    m->dacts.blocks = xcalloc(m->L, sizeof(BlockActs));
+    layout_params(&m->params_arena, &m->params, m);
+    layout_params(&m->grads_arena, &m->grads, m);
+    layout_acts(&m->acts_arena, &m->acts, m);
+    layout_acts(&m->dacts_arena, &m->dacts, m);
+    arena_commit(&m->params_arena);
+    arena_commit(&m->grads_arena);
+    arena_commit(&m->acts_arena);
+    arena_commit(&m->dacts_arena);
+    m->n_params = (long)arena_used(&m->params_arena);
+    m->adam_m = xcalloc(m->params_arena.total, sizeof(float));
+    m->adam_v = xcalloc(m->params_arena.total, sizeof(float));
+
+    size_t n4 = (size_t)m->dims[0] * m->dims[1] * m->dims[2] * m->dims[3];
+    m->w4 = xmalloc(n4 * sizeof(float));
+    m->dw4 = xmalloc(n4 * sizeof(float));
+    m->stability = xcalloc(m->L, sizeof(StabilityHistory));
+    if (cfg->lambda_stability > 0)
+        for (int l = 0; l < m->L; l++) stability_init(&m->stability[l], m->dims[0], cfg->stability_window);
+
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, (unsigned long)cfg->seed);
+    init_params(m, rng);
+    gsl_rng_free(rng);
+}
+
+void model_free(Model *m) {
+    arena_free(&m->params_arena);
+    arena_free(&m->grads_arena);
+    arena_free(&m->acts_arena);
+    arena_free(&m->dacts_arena);
+    free(m->params.blocks);
+    free(m->grads.blocks);
+    free(m->acts.blocks);
+    free(m->dacts.blocks);
+    free(m->adam_m);
+    free(m->adam_v);
+    free(m->w4);
+    free(m->dw4);
+    if (m->cfg.lambda_stability > 0)
+        for (int l = 0; l < m->L; l++) stability_free(&m->stability[l]);
+    free(m->stability);
+    memset(m, 0, sizeof *m);
+}
+
+// ---------------------------------------------------------------------------------
+// Forward
+
+static void add2(float *out, const float *a, const float *b, long n) {
+    for (long i = 0; i < n; i++) out[i] = a[i] + b[i];
+}
+
+static void accumulate(float *y, const float *x, long n) {
+    for (long i = 0; i < n; i++) y[i] += x[i];
+}
+
+// The QKV weight the block uses: the parameter itself, or tucker's generated one.
+static const float *qkv_weight(const Model *m, int l) {
+    return m->cfg.attention == ATTN_TUCKER ? m->acts.blocks[l].wqkv : m->params.blocks[l].qkv_w;
+}
+
+static void attention_forward(Model *m, int l) {
+    const BlockParams *p = &m->params.blocks[l];
+    BlockActs *a = &m->acts.blocks[l];
+    const int B = m->B, T = m->T, C = m->C, BT = B * T;
+    switch (m->cfg.attention) {
+    case ATTN_GRASSMANN:
+        grassmann_forward(a->attproj, a->gm, a->ln1, p->gm, B, T, C, m->r, m->cfg.offsets,
+                          m->cfg.n_offsets, m->causal);
+        return;
+    case ATTN_TUCKER:
+        tucker_generate_forward(a->wqkv, p->core, p->factor, m->NH, m->R, m->hs, C);
+        break;
+    default:
+        break;
+    }
+    matmul_forward(a->qkv, a->ln1, qkv_weight(m, l), p->qkv_b, BT, C, 3 * C);
+    if (m->cfg.attention == ATTN_LINEAR)
+        attn_linear_forward(a->atty, a->qkv, B, T, C, m->NH, m->causal);
+    else
+        attn_softmax_forward(a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal);
+    matmul_forward(a->attproj, a->atty, p->proj_w, p->proj_b, BT, C, C);
+}
+
+static void block_forward(Model *m, int l, const float *x) {
+    const BlockParams *p = &m->params.blocks[l];
+    BlockActs *a = &m->acts.blocks[l];
+    const int BT = m->B * m->T, C = m->C, F = m->F;
+    layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, x, p->ln1_w, p->ln1_b, BT, C);
+    attention_forward(m, l);
+    add2(a->res1, x, a->attproj, (long)BT * C);
+    layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->res1, p->ln2_w, p->ln2_b, BT, C);
+    matmul_forward(a->fch, a->ln2, p->fc_w, p->fc_b, BT, C, F);
+    gelu_forward(a->fch_gelu, a->fch, (long)BT * F);
+    matmul_forward(a->fcproj, a->fch_gelu, p->fcproj_w, p->fcproj_b, BT, F, C);
+    add2(a->res2, a->res1, a->fcproj, (long)BT * C);
+}
+
+// The rows the head reads: every position (decoder) or the [CLS] rows (encoder).
+static const float *head_input(Model *m) {
+    if (!m->encoder) return m->acts.lnf;
+    for (int b = 0; b < m->B; b++)
+        memcpy(m->acts.headin + (long)b * m->C, m->acts.lnf + (long)b * m->T * m->C, m->C * sizeof(float));
+    return m->acts.headin;
+}
+
+double model_forward(Model *m, const Batch *batch, long *count, long *correct) {
+    const Params *p = &m->params;
+    Acts *a = &m->acts;
+    const int B = m->B, T = m->T, C = m->C;
+    if (m->encoder)
+        patch_embed_forward(a->x0, a->patches, a->pemb, batch->images, p->patch_w, p->patch_b, p->cls,
+                            p->wpe, B, C);
+    else
+        token_embed_forward(a->x0, batch->tokens, p->wte, p->wpe, B, T, C);
+    const float *x = a->x0;
+    for (int l = 0; l < m->L; l++) {
+        block_forward(m, l, x);
+        x = a->blocks[l].res2;
+    }
+    layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, x, p->lnf_w, p->lnf_b, B * T, C);
+    matmul_forward(a->logits, head_input(m), p->head_w, p->head_b, m->NP, C, m->K);
+    return crossentropy_forward(a->probs, a->logits, batch->targets, m->NP, m->K, count, correct);
+}
+
+// ---------------------------------------------------------------------------------
+// Backward
+
+static void attention_backward(Model *m, int l) {
+    const BlockParams *p = &m->params.blocks[l];
+    BlockParams *g = &m->grads.blocks[l];
+    const BlockActs *a = &m->acts.blocks[l];
+    BlockActs *d = &m->dacts.blocks[l];
+    const int B = m->B, T = m->T, C = m->C, BT = B * T;
+    if (m->cfg.attention == ATTN_GRASSMANN) {
+        grassmann_backward(d->ln1, g->gm, d->gm, d->attproj, a->ln1, a->gm, p->gm, B, T, C, m->r,
+                           m->cfg.offsets, m->cfg.n_offsets, m->causal);
+        return;
+    }
+    matmul_backward(d->atty, g->proj_w, g->proj_b, d->attproj, a->atty, p->proj_w, BT, C, C);
+    if (m->cfg.attention == ATTN_LINEAR)
+        attn_linear_backward(d->qkv, d->atty, a->qkv, B, T, C, m->NH, m->causal);
+    else
+        attn_softmax_backward(d->qkv, d->atty, a->qkv, a->att, B, T, C, m->NH, m->causal);
+    // tucker: the weight gradient goes to the generated weight; the generator's
+    // backward runs after the regularisers have added theirs (model_backward).
+    float *dw = m->cfg.attention == ATTN_TUCKER ? d->wqkv : g->qkv_w;
+    matmul_backward(d->ln1, dw, g->qkv_b, d->qkv, a->ln1, qkv_weight(m, l), BT, C, 3 * C);
+}
+
+// x is the block's input and dx its gradient (accumulated into).
+static void block_backward(Model *m, int l, const float *x, float *dx) {
+    const BlockParams *p = &m->params.blocks[l];
+    BlockParams *g = &m->grads.blocks[l];
+    const BlockActs *a = &m->acts.blocks[l];
+    BlockActs *d = &m->dacts.blocks[l];
+    const int BT = m->B * m->T, C = m->C, F = m->F;
+    const long n = (long)BT * C;
+    accumulate(d->res1, d->res2, n);  // res2 = res1 + fcproj
+    accumulate(d->fcproj, d->res2, n);
+    matmul_backward(d->fch_gelu, g->fcproj_w, g->fcproj_b, d->fcproj, a->fch_gelu, p->fcproj_w, BT, F, C);
+    gelu_backward(d->fch, a->fch, d->fch_gelu, (long)BT * F);
+    matmul_backward(d->ln2, g->fc_w, g->fc_b, d->fch, a->ln2, p->fc_w, BT, C, F);
+    layernorm_backward(d->res1, g->ln2_w, g->ln2_b, d->ln2, a->res1, p->ln2_w, a->ln2_mean, a->ln2_rstd, BT, C);
+    accumulate(dx, d->res1, n);  // res1 = x + attproj
+    accumulate(d->attproj, d->res1, n);
+    attention_backward(m, l);
+    layernorm_backward(dx, g->ln1_w, g->ln1_b, d->ln1, x, p->ln1_w, a->ln1_mean, a->ln1_rstd, BT, C);
+}
+
+// Where layer l's attention-tensor gradient goes: the QKV weight gradient (mha, linear),
+// the generated weight's gradient (tucker), or the reduction's gradient (grassmann).
+static void attention_add_grad(Model *m, int l, const float *dW) {
+    const int C = m->C;
+    if (m->cfg.attention == ATTN_GRASSMANN) {
+        accumulate(m->grads.blocks[l].gm.red_w, dW, (long)m->r * C);
+        return;
+    }
+    float *dw = m->cfg.attention == ATTN_TUCKER ? m->dacts.blocks[l].wqkv : m->grads.blocks[l].qkv_w;
+    for (int rho = 0; rho < 3; rho++)
+        for (int i = 0; i < C; i++)  // i = h·hs + k
+            for (int j = 0; j < C; j++) dw[((long)rho * C + i) * C + j] += dW[((long)i * C + j) * 3 + rho];
+}
+
+void model_export_attention(Model *m, int l, float *W) {
+    const int C = m->C;
+    if (m->cfg.attention == ATTN_GRASSMANN) {
+        memcpy(W, m->params.blocks[l].gm.red_w, (size_t)m->r * C * sizeof(float));
+        return;
+    }
+    if (m->cfg.attention == ATTN_TUCKER) {
+        const BlockParams *p = &m->params.blocks[l];
+        tucker_generate_forward(m->acts.blocks[l].wqkv, p->core, p->factor, m->NH, m->R, m->hs, C);
+    }
+    const float *w = qkv_weight(m, l);
+    for (int rho = 0; rho < 3; rho++)
+        for (int i = 0; i < C; i++)
+            for (int j = 0; j < C; j++) W[((long)i * C + j) * 3 + rho] = w[((long)rho * C + i) * C + j];
+}
+
+// Adds λ·∇penalty for every regulariser with λ > 0 into the attention gradients.
+static double regularise(Model *m) {
+    const TrialConfig *c = &m->cfg;
+    if (c->lambda_orth == 0 && c->lambda_nuclear == 0 && c->lambda_stability == 0 && c->lambda_l2 == 0)
+        return 0.0;
+    const int G = m->dims[0], Dg = m->dims[1], Dm = m->dims[2], R = m->dims[3];
+    const size_t n4 = (size_t)G * Dg * Dm * R;
+    double penalty = 0.0;
+    double s[G];
+    for (int l = 0; l < m->L; l++) {
+        model_export_attention(m, l, m->w4);
+        memset(m->dw4, 0, n4 * sizeof(float));
+        if (c->lambda_orth > 0) penalty += reg_orth(m->dw4, m->w4, G, Dg, Dm, R, c->lambda_orth);
+        if (c->lambda_nuclear > 0) penalty += reg_nuclear(m->dw4, m->w4, G, Dg, Dm, R, c->lambda_nuclear);
+        if (c->lambda_l2 > 0) penalty += reg_l2(m->dw4, m->w4, G, Dg, Dm, R, c->lambda_l2);
+        if (c->lambda_stability > 0) {
+            const double *ref = stability_reference(&m->stability[l]);
+            if (ref) penalty += reg_stability(m->dw4, m->w4, ref, G, Dg, Dm, R, c->lambda_stability);
+            head_singular_values(s, m->w4, G, Dg, Dm, R);
+            stability_push(&m->stability[l], s);
+        }
+        attention_add_grad(m, l, m->dw4);
+    }
+    return penalty;
+}
+
+double model_backward(Model *m, const Batch *batch, long count) {
+    const Params *p = &m->params;
+    Params *g = &m->grads;
+    const Acts *a = &m->acts;
+    Acts *d = &m->dacts;
+    const int B = m->B, T = m->T, C = m->C, L = m->L;
+    memset(m->grads_arena.mem, 0, m->grads_arena.total * sizeof(float));
+    memset(m->dacts_arena.mem, 0, m->dacts_arena.total * sizeof(float));
+
+    if (count > 0)
+        crossentropy_backward(d->logits, a->probs, batch->targets, 1.0f / (float)count, m->NP, m->K);
+    const float *hin = m->encoder ? a->headin : a->lnf;
+    float *dhin = m->encoder ? d->headin : d->lnf;
+    matmul_backward(dhin, g->head_w, g->head_b, d->logits, hin, p->head_w, m->NP, C, m->K);
+    if (m->encoder)
+        for (int b = 0; b < B; b++) memcpy(d->lnf + (long)b * T * C, d->headin + (long)b * C, C * sizeof(float));
+
+    const float *xl = L ? a->blocks[L - 1].res2 : a->x0;
+    float *dxl = L ? d->blocks[L - 1].res2 : d->x0;
+    layernorm_backward(dxl, g->lnf_w, g->lnf_b, d->lnf, xl, p->lnf_w, a->lnf_mean, a->lnf_rstd, B * T, C);
+    for (int l = L - 1; l >= 0; l--) {
+        const float *x = l ? a->blocks[l - 1].res2 : a->x0;
+        float *dx = l ? d->blocks[l - 1].res2 : d->x0;
+        block_backward(m, l, x, dx);
+    }
+    if (m->encoder)
+        patch_embed_backward(g->patch_w, g->patch_b, g->cls, g->wpe, d->pemb, d->x0, a->patches, B, C);
+    else
+        token_embed_backward(g->wte, g->wpe, d->x0, batch->tokens, B, T, C);
+
+    double penalty = regularise(m);
+    if (m->cfg.attention == ATTN_TUCKER)
+        for (int l = 0; l < L; l++)
+            tucker_generate_backward(g->blocks[l].core, g->blocks[l].factor, d->blocks[l].wqkv,
+                                     p->blocks[l].core, p->blocks[l].factor, m->NH, m->R, m->hs, C);
+    return penalty;
+}

@@ -1,0 +1,98 @@
+// model.h: the pre-LayerNorm transformer (encoder for images, causal decoder for
+// token tasks) with a pluggable attention sublayer, in float32.
+//
+//   block:  x ← x + Attn(LN1(x));  x ← x + W2·gelu(W1·LN2(x))
+//   encoder: 16 patch tokens + [CLS] (position 0), head on [CLS] (10 classes)
+//   decoder: token + position embedding, next-token head at every position
+//
+// Parameters, gradients, activations and activation gradients each live in one arena
+// (common/arena.h); AdamW moments mirror the parameter arena.
+#ifndef ATTN_MODEL_H
+#define ATTN_MODEL_H
+
+#include "common/arena.h"
+#include "common/config.h"
+#include "data/dataset.h"
+#include "model/attn_grassmann.h"
+#include "model/regularisers.h"
+
+typedef struct {
+    float *ln1_w, *ln1_b;        // (C)
+    float *qkv_w, *qkv_b;        // mha, linear: (3C, C); all but grassmann: bias (3C)
+    float *core, *factor;        // tucker: G (3, R, hs·C), U (NH, R)
+    float *proj_w, *proj_b;      // all but grassmann: (C, C), (C)
+    GrassmannWeights gm;         // grassmann
+    float *ln2_w, *ln2_b;        // (C)
+    float *fc_w, *fc_b;          // (F, C), (F)   F = mlp_ratio·C
+    float *fcproj_w, *fcproj_b;  // (C, F), (C)
+} BlockParams;
+
+typedef struct {
+    float *patch_w, *patch_b, *cls;  // encoder: (C, 49), (C), (C)
+    float *wte;                      // decoder: (V, C)
+    float *wpe;                      // (T, C)
+    BlockParams *blocks;             // [L]
+    float *lnf_w, *lnf_b;            // (C)
+    float *head_w, *head_b;          // (K, C), (K)
+} Params;
+
+typedef struct {
+    float *ln1, *ln1_mean, *ln1_rstd;  // (BT, C), (BT), (BT)
+    float *wqkv;                       // tucker: generated QKV weight (3C, C)
+    float *qkv;                        // (BT, 3C)
+    float *att;                        // mha, tucker: (B, NH, T, T) probabilities
+    float *atty;                       // (BT, C) heads' outputs
+    GrassmannActs gm;                  // grassmann
+    float *attproj;                    // (BT, C) sublayer output
+    float *res1;                       // (BT, C)
+    float *ln2, *ln2_mean, *ln2_rstd;
+    float *fch, *fch_gelu;             // (BT, F)
+    float *fcproj, *res2;              // (BT, C)
+} BlockActs;
+
+typedef struct {
+    float *patches, *pemb;    // encoder: (B, 16, 49), (B, 16, C)
+    float *x0;                // (BT, C) embeddings
+    BlockActs *blocks;        // [L]
+    float *lnf, *lnf_mean, *lnf_rstd;
+    float *headin;            // encoder: (B, C) the [CLS] rows of lnf
+    float *logits, *probs;    // (NP, K)
+} Acts;
+
+typedef struct {
+    TrialConfig cfg;
+    // B batch, T tokens, C width, NH heads of hs, L blocks, F MLP width, K classes,
+    // V vocabulary, R tucker core rank, r grassmann rank, NP predictions per batch.
+    int B, T, C, NH, hs, L, F, K, V, R, r, NP;
+    int causal, encoder;
+    int dims[4];          // the attention tensor's four modes (see model_export_attention)
+    long n_params;
+    Arena params_arena, grads_arena, acts_arena, dacts_arena;
+    Params params, grads;
+    Acts acts, dacts;
+    float *adam_m, *adam_v;        // AdamW moments, laid out like params_arena
+    float *w4, *dw4;               // one layer's attention tensor and its gradient
+    StabilityHistory *stability;   // [L], used when lambda_stability > 0
+} Model;
+
+// Lay out and allocate everything for batches of B and initialise the parameters
+// from cfg->seed (PyTorch-like: linear layers U(±1/√fan_in), embeddings N(0, 0.02)).
+void model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B);
+void model_free(Model *m);
+
+// Forward pass on a batch; returns the summed loss (nats) over predictions with a
+// target, their number in *count and the correct ones in *correct.
+double model_forward(Model *m, const Batch *batch, long *count, long *correct);
+// Gradients of (mean loss + Σ λ·penalties) into m->grads, after model_forward on the
+// same batch. Returns Σ λ·penalty (0 when every λ is 0).
+double model_backward(Model *m, const Batch *batch, long count);
+
+// Layer l's attention parameters as the four-mode tensor [dims[0], dims[1], dims[2], dims[3]]
+// (row-major, last mode fastest) into W (m->dims product floats):
+//   mha, linear, tucker: [heads, d_k, d_model, 3], roles Q, K, V; W[h,k,m,ρ] is the weight
+//       from input feature m to feature k of head h's query/key/value (tucker: the
+//       generated weight G ×₁ U);
+//   grassmann: [r, 1, d_model, 1], the reduction W_red: its r rows play the part of heads.
+void model_export_attention(Model *m, int l, float *W);
+
+#endif

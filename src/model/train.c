@@ -1,0 +1,144 @@
+#define _POSIX_C_SOURCE 200809L
+#include "model/train.h"
+
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "data/dataset.h"
+#include "model/adamw.h"
+#include "model/model.h"
+
+long train_total_steps(const TrialConfig *c, long n_train) {
+    if (c->steps > 0) return c->steps;
+    long s = (long)ceil(c->epochs * (double)n_train / (double)c->batch);
+    return s > 0 ? s : 1;
+}
+
+// Held-out loss (nats per prediction) and accuracy over at most max_batches batches.
+static void evaluate(Model *m, const Dataset *d, Batch *b, long n_eval, int max_batches,
+                     double *loss, double *accuracy) {
+    double total = 0.0;
+    long count = 0, correct = 0;
+    int batches = 0;
+    for (long start = 0; start < n_eval && (max_batches == 0 || batches < max_batches); start += b->B) {
+        long c, ok;
+        dataset_eval_batch(d, b, start);
+        total += model_forward(m, b, &c, &ok);
+        count += c;
+        correct += ok;
+        batches++;
+    }
+    *loss = count ? total / (double)count : 0.0;
+    *accuracy = count ? (double)correct / (double)count : 0.0;
+}
+
+static void print_progress(FILE *f, const CurvePoint *pt, long total, double steps_per_s, int task) {
+    double eta = steps_per_s > 0 ? (double)(total - pt->step) / steps_per_s : 0.0;
+    fprintf(f, "step %6d/%ld  loss %.4f  eval loss %.4f  acc %.4f", pt->step, total, pt->train_loss,
+            pt->eval_loss, pt->eval_accuracy);
+    if (task == TASK_CHARLM) fprintf(f, "  bpb %.3f", pt->eval_loss / log(2.0));
+    if (pt->penalty > 0) fprintf(f, "  penalty %.4g", pt->penalty);
+    fprintf(f, "  %.1f steps/s  ETA %.0fs\n", steps_per_s, eta);
+    fflush(f);
+}
+
+static void export_weights(Model *m, TrialResult *out) {
+    size_t n4 = (size_t)m->dims[0] * m->dims[1] * m->dims[2] * m->dims[3];
+    out->n_layers = m->L;
+    memcpy(out->dims, m->dims, sizeof out->dims);
+    out->weights = xcalloc(m->L, sizeof(float *));
+    for (int l = 0; l < m->L; l++) {
+        out->weights[l] = xmalloc(n4 * sizeof(float));
+        model_export_attention(m, l, out->weights[l]);
+    }
+}
+
+int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out) {
+    memset(out, 0, sizeof *out);
+    out->config = *c;
+    out->start_time = (double)time(NULL);
+    gethostname(out->host, sizeof out->host - 1);
+    snprintf(out->status, sizeof out->status, "ok");
+
+    Dataset *data = dataset_open(c);
+    DatasetInfo info = dataset_info(data);
+    Model m;
+    model_init(&m, c, &info, c->batch);
+    Batch batch = batch_alloc(&info, c->batch);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, (unsigned long)c->seed * 2654435761UL + 1);  // a stream apart from init's
+
+    const long total = train_total_steps(c, info.n_train);
+    const long eval_every = c->eval_every > 0 ? c->eval_every : (total >= 10 ? total / 10 : 1);
+    int cap = (int)(total / eval_every) + 2;
+    out->curve = xcalloc(cap, sizeof(CurvePoint));
+    out->n_params = m.n_params;
+
+    const double t0 = now_seconds();
+    double train_time = 0.0, loss_sum = 0.0, penalty = 0.0;
+    long loss_n = 0, step = 0;
+    while (step < total) {
+        double ts = now_seconds();
+        dataset_train_batch(data, &batch, rng);
+        long count, correct;
+        double loss = model_forward(&m, &batch, &count, &correct) / (double)(count ? count : 1);
+        if (!isfinite(loss)) {
+            snprintf(out->status, sizeof out->status, "failed");
+            snprintf(out->reason, sizeof out->reason, "diverged: non-finite training loss at step %ld", step);
+            break;
+        }
+        penalty = model_backward(&m, &batch, count);
+        clip_grad_norm(m.grads_arena.mem, m.grads_arena.total, c->clip);
+        double lr = lr_at(c, step, total);
+        adamw_update(&m.params_arena, m.grads_arena.mem, m.adam_m, m.adam_v, step + 1, lr, c->weight_decay);
+        step++;
+        loss_sum += loss;
+        loss_n++;
+        train_time += now_seconds() - ts;
+
+        if (step % eval_every == 0 || step == total) {
+            CurvePoint *pt = &out->curve[out->n_curve++];
+            pt->step = (int)step;
+            pt->lr = lr;
+            pt->train_loss = loss_sum / (double)loss_n;
+            pt->penalty = penalty;
+            evaluate(&m, data, &batch, info.n_eval, c->eval_batches, &pt->eval_loss, &pt->eval_accuracy);
+            pt->seconds = now_seconds() - t0;
+            loss_sum = 0.0;
+            loss_n = 0;
+            if (!isfinite(pt->eval_loss)) {
+                snprintf(out->status, sizeof out->status, "failed");
+                snprintf(out->reason, sizeof out->reason, "diverged: non-finite held-out loss at step %ld", step);
+                break;
+            }
+            if (hooks && hooks->progress)
+                print_progress(hooks->progress, pt, total, (double)step / train_time, c->task);
+            if (hooks && hooks->on_eval && hooks->on_eval(hooks->ctx, pt, total) && step < total) {
+                snprintf(out->status, sizeof out->status, "pruned");
+                snprintf(out->reason, sizeof out->reason, "stopped by the scheduler at step %ld", step);
+                break;
+            }
+        }
+    }
+    out->steps = (int)step;
+    out->seconds = now_seconds() - t0;
+    out->end_time = (double)time(NULL);
+    if (out->n_curve > 0) {
+        const CurvePoint *last = &out->curve[out->n_curve - 1];
+        out->accuracy = last->eval_accuracy;
+        out->loss = last->eval_loss;
+        out->bits_per_byte = last->eval_loss / log(2.0);
+    }
+    export_weights(&m, out);
+
+    gsl_rng_free(rng);
+    batch_free(&batch);
+    model_free(&m);
+    dataset_free(data);
+    return strcmp(out->status, "ok") == 0 ? 0 : 1;
+}

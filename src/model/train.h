@@ -1,0 +1,27 @@
+// train.h: train and evaluate one configuration. The CLI's `train` verb and the sweep
+// workers call the same function.
+#ifndef ATTN_TRAIN_H
+#define ATTN_TRAIN_H
+
+#include <stdio.h>
+
+#include "common/config.h"
+#include "common/trial.h"
+
+typedef struct {
+    // Called after each evaluation with the new curve point; return nonzero to stop
+    // training early (the trial is then recorded with status "pruned"). May be NULL.
+    int (*on_eval)(void *ctx, const CurvePoint *point, long total_steps);
+    void *ctx;
+    FILE *progress;  // progress lines (step, loss, eval metric, steps/s, ETA), or NULL
+} TrainHooks;
+
+// Steps a configuration trains for (from steps, or epochs × examples / batch).
+long train_total_steps(const TrialConfig *c, long n_train);
+
+// Train c from scratch and fill out (status "ok", "failed" with the reason when the
+// loss diverges, or "pruned" when a hook stopped it). Bad data files end the program
+// with exit code 2 before any training. Returns 0 when status is "ok".
+int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out);
+
+#endif
