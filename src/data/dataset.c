@@ -1,0 +1,89 @@
+// dataset.c: dispatch from the one Dataset interface to the three tasks (tasks.h),
+// plus what they share: batch buffers and the padding of a partial held-out batch.
+#include "data/dataset.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "data/tasks.h"
+
+struct Dataset {
+    DatasetInfo info;
+    union {
+        FashionMnist *fm;
+        CharLM *lm;
+        Recall *rc;
+    } task;  // the member named by info.kind
+};
+
+Dataset *dataset_open(const TrialConfig *c) {
+    Dataset *d = xcalloc(1, sizeof *d);
+    d->info.kind = c->task;
+    switch (c->task) {
+    case TASK_FASHION_MNIST: d->task.fm = fashion_mnist_open(c, &d->info); break;
+    case TASK_CHARLM: d->task.lm = charlm_open(c, &d->info); break;
+    case TASK_RECALL: d->task.rc = recall_open(c, &d->info); break;
+    default: die(EXIT_BADINPUT, "unknown task %d", c->task);
+    }
+    return d;
+}
+
+void dataset_free(Dataset *d) {
+    if (!d) return;
+    switch (d->info.kind) {
+    case TASK_FASHION_MNIST: fashion_mnist_free(d->task.fm); break;
+    case TASK_CHARLM: charlm_free(d->task.lm); break;
+    case TASK_RECALL: recall_free(d->task.rc); break;
+    }
+    free(d);
+}
+
+DatasetInfo dataset_info(const Dataset *d) { return d->info; }
+
+Batch batch_alloc(const DatasetInfo *info, int B) {
+    Batch b = {.B = B};
+    if (info->kind == TASK_FASHION_MNIST) {
+        b.images = xcalloc((size_t)B * IMG_PIXELS, sizeof(float));
+        b.targets = xcalloc((size_t)B, sizeof(int));
+    } else {
+        b.tokens = xcalloc((size_t)B * info->seq_len, sizeof(int));
+        b.targets = xcalloc((size_t)B * info->seq_len, sizeof(int));
+    }
+    return b;
+}
+
+void batch_free(Batch *b) {
+    free(b->images);
+    free(b->tokens);
+    free(b->targets);
+    *b = (Batch){0};
+}
+
+void dataset_train_batch(Dataset *d, Batch *b, gsl_rng *rng) {
+    switch (d->info.kind) {
+    case TASK_FASHION_MNIST: fashion_mnist_train_batch(d->task.fm, b, rng); break;
+    case TASK_CHARLM: charlm_train_batch(d->task.lm, b, rng); break;
+    case TASK_RECALL: recall_train_batch(d->task.rc, b, rng); break;
+    }
+}
+
+int dataset_eval_batch(const Dataset *d, Batch *b, long start) {
+    long left = start < 0 ? 0 : d->info.n_eval - start;
+    int rows = left <= 0 ? 0 : left < b->B ? (int)left : b->B;
+    if (rows > 0) {
+        switch (d->info.kind) {
+        case TASK_FASHION_MNIST: fashion_mnist_eval_rows(d->task.fm, b, start, rows); break;
+        case TASK_CHARLM: charlm_eval_rows(d->task.lm, b, start, rows); break;
+        case TASK_RECALL: recall_eval_rows(d->task.rc, b, start, rows); break;
+        }
+    }
+
+    // rows [rows, B) are padding: zero inputs, nothing to predict
+    size_t pad = (size_t)(b->B - rows);
+    if (b->images) memset(b->images + (size_t)rows * IMG_PIXELS, 0, pad * IMG_PIXELS * sizeof(float));
+    size_t T = b->tokens ? (size_t)d->info.seq_len : 1;  // targets per row
+    if (b->tokens) memset(b->tokens + (size_t)rows * T, 0, pad * T * sizeof(int));
+    for (size_t i = (size_t)rows * T; i < (size_t)b->B * T; i++) b->targets[i] = -1;
+    return rows;
+}
