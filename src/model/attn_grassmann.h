@@ -40,8 +40,9 @@ static inline int grassmann_pairs(int r) { return r * (r - 1) / 2; }
 void grassmann_forward(float *out, GrassmannActs a, const float *inp, GrassmannWeights w,
                        int B, int T, int C, int r, const int *offsets, int n_off, int causal);
 // Adds into dinp (B,T,C) and the weight gradients dw. da is scratch of the same shapes
-// as the activations (its contents are overwritten). Recomputes the per-offset Plücker
-// vectors rather than storing them.
+// as the activations (its contents are overwritten). Stores nothing per pair: the mean
+// over partners is taken before the Plücker product (it is linear in the partner), and
+// the backward recomputes the partner norms and means.
 void grassmann_backward(float *dinp, GrassmannWeights dw, GrassmannActs da, const float *dout,
                         const float *inp, GrassmannActs a, GrassmannWeights w,
                         int B, int T, int C, int r, const int *offsets, int n_off, int causal);
