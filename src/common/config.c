@@ -172,7 +172,7 @@ int config_set(TrialConfig *c, const ParamSpec *p, const char *text, char *err, 
         return 0;
     case PT_INTLIST: {
         // Only the grassmann offsets use a list: store them beside their count.
-        int vals[MAX_OFFSETS], n = 0;
+        int vals[MAX_OFFSETS] = {0}, n = 0;
         char buf[CONFIG_TEXT];
         snprintf(buf, sizeof buf, "%s", text);
         for (char *tok = strtok(buf, ", "); tok; tok = strtok(NULL, ", ")) {

@@ -1,0 +1,26 @@
+// config_json.h: a trial configuration and a trial's result as JSON (cJSON).
+//
+// The JSON form is the one stored in the HDF5 trial attribute "config" and printed
+// by `attnsweep train --json`: an object with every parameter of config_params
+// under its YAML name (integers and reals as numbers, choices and text as strings,
+// the offsets list as an array of numbers).
+#ifndef ATTN_CONFIG_JSON_H
+#define ATTN_CONFIG_JSON_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "common/trial.h"
+
+// Every parameter of c; the caller frees the object with cJSON_Delete.
+cJSON *config_to_json(const TrialConfig *c);
+// Start from config_defaults and set each key present in obj. On an unknown key
+// (with a "did you mean" hint), a value of the wrong type or out of range, returns
+// -1 with one line in err (no file prefix: the caller adds it). Cross-parameter
+// checks are left to config_check.
+int config_from_json(TrialConfig *c, const cJSON *obj, char *err, size_t errlen);
+// {"trial", "status", "reason", "config": {...}, "accuracy", "loss",
+//  "bits_per_byte", "steps", "n_params", "seconds"}; NaN and infinities print as null.
+cJSON *trial_result_to_json(const TrialResult *r);
+
+#endif

@@ -1,0 +1,546 @@
+// h5store.c: the results file, written by one process with serial HDF5 1.10.
+//
+// Strings in attributes are variable-length UTF-8 (h5py reads them as str); the
+// /summary strings are fixed-width, null-padded ASCII (h5py: bytes columns), so
+// pandas.DataFrame(h5py.File(f)["summary"][:]) works. Root attribute
+// format_version lets a later attnsweep refuse a layout it does not know.
+#include "store/h5store.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config_json.h"
+#include "common/util.h"
+
+enum {
+    FORMAT_VERSION = 1,
+    STATUS_LEN = 16,              // /summary column widths, bytes (null-padded)
+    CHOICE_LEN = 32,
+    LIST_LEN = MAX_OFFSETS * 5,   // up to 16 offsets of at most 4 digits, comma-separated
+    SUMMARY_CHUNK = 64,           // rows per chunk of the extendible /summary
+    MAX_WEIGHT_FLOATS = 1 << 30,  // refuse to allocate more for one layer of a damaged file
+};
+
+// The numeric and text attributes of /trials/NNNNNN, one list for writer and reader.
+typedef enum { NUM_INT, NUM_LONG, NUM_DOUBLE } NumKind;
+static const struct {
+    const char *name;
+    NumKind kind;
+    size_t offset;  // into TrialResult
+} trial_numbers[] = {
+    {"rank", NUM_INT, offsetof(TrialResult, rank)},
+    {"start_time", NUM_DOUBLE, offsetof(TrialResult, start_time)},
+    {"end_time", NUM_DOUBLE, offsetof(TrialResult, end_time)},
+    {"seconds", NUM_DOUBLE, offsetof(TrialResult, seconds)},
+    {"n_params", NUM_LONG, offsetof(TrialResult, n_params)},
+    {"accuracy", NUM_DOUBLE, offsetof(TrialResult, accuracy)},
+    {"loss", NUM_DOUBLE, offsetof(TrialResult, loss)},
+    {"bits_per_byte", NUM_DOUBLE, offsetof(TrialResult, bits_per_byte)},
+    {"steps", NUM_INT, offsetof(TrialResult, steps)},
+};
+#define TEXT_FIELD(f) #f, offsetof(TrialResult, f), sizeof(((TrialResult *)0)->f)
+static const struct {
+    const char *name;
+    size_t offset, size;  // of the char array in TrialResult
+} trial_texts[] = {{TEXT_FIELD(status)}, {TEXT_FIELD(reason)}, {TEXT_FIELD(host)}};
+
+// The curve columns besides "step" (int32): float64 datasets under curves/.
+static const struct {
+    const char *name;
+    size_t offset;  // into CurvePoint
+} curve_reals[] = {
+    {"lr", offsetof(CurvePoint, lr)},
+    {"train_loss", offsetof(CurvePoint, train_loss)},
+    {"eval_loss", offsetof(CurvePoint, eval_loss)},
+    {"eval_accuracy", offsetof(CurvePoint, eval_accuracy)},
+    {"penalty", offsetof(CurvePoint, penalty)},
+    {"seconds", offsetof(CurvePoint, seconds)},
+};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static hid_t native_type(NumKind k) {
+    switch (k) {
+    case NUM_INT: return H5T_NATIVE_INT;
+    case NUM_LONG: return H5T_NATIVE_LONG;
+    case NUM_DOUBLE: return H5T_NATIVE_DOUBLE;
+    }
+    return H5I_INVALID_HID;
+}
+
+// The /summary column of a parameter: its YAML name, except that the parameter
+// "steps" (steps asked for, 0 = from epochs) would clash with the result column
+// "steps" (optimizer steps taken).
+static const char *param_column(const ParamSpec *p) {
+    return strcmp(p->name, "steps") == 0 ? "config_steps" : p->name;
+}
+
+// ---------------------------------------------------------------- writing
+
+struct H5Store {
+    char *path;
+    hid_t file, summary, row_type;
+    size_t row_size;
+    hsize_t n_rows;
+};
+
+// A failed HDF5 call while writing ends the run (the journal already holds the trial).
+static hid_t must(const H5Store *s, hid_t status, const char *what) {
+    if (status < 0) die(EXIT_RUNTIME, "%s: cannot write %s (HDF5 error)", s->path, what);
+    return status;
+}
+
+// len 0: variable-length UTF-8 (attributes); otherwise fixed-width null-padded ASCII.
+static hid_t string_type(const H5Store *s, size_t len) {
+    hid_t t = must(s, H5Tcopy(H5T_C_S1), "string type");
+    must(s, H5Tset_size(t, len ? len : H5T_VARIABLE), "string type");
+    if (len)
+        must(s, H5Tset_strpad(t, H5T_STR_NULLPAD), "string type");
+    else
+        must(s, H5Tset_cset(t, H5T_CSET_UTF8), "string type");
+    return t;
+}
+
+// A scalar attribute of loc (a file id means the root group) holding *value.
+static void write_attr(const H5Store *s, hid_t loc, const char *name, hid_t type, const void *value) {
+    hid_t space = must(s, H5Screate(H5S_SCALAR), name);
+    hid_t attr = must(s, H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT), name);
+    must(s, H5Awrite(attr, type, value), name);
+    H5Aclose(attr);
+    H5Sclose(space);
+}
+
+static void write_attr_string(const H5Store *s, hid_t loc, const char *name, const char *value) {
+    hid_t t = string_type(s, 0);
+    write_attr(s, loc, name, t, &value);
+    H5Tclose(t);
+}
+
+// A dataset of loc with the given shape filled from data; the caller closes it.
+static hid_t write_dataset(const H5Store *s, hid_t loc, const char *name, hid_t type, int rank,
+                           const hsize_t *dims, const void *data) {
+    hid_t space = must(s, H5Screate_simple(rank, dims, NULL), name);
+    hid_t d = must(s, H5Dcreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), name);
+    must(s, H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), name);
+    H5Sclose(space);
+    return d;
+}
+
+// One pass over the /summary columns: defines the compound type (when type >= 0),
+// fills one row (when row != NULL), and leaves the row size in size.
+typedef struct {
+    const H5Store *s;
+    hid_t type;
+    unsigned char *row;
+    size_t size;
+} Row;
+
+static void column(Row *w, const char *name, hid_t type, const void *value) {
+    if (w->type >= 0) must(w->s, H5Tinsert(w->type, name, w->size, type), name);
+    if (w->row) memcpy(w->row + w->size, value, H5Tget_size(type));
+    w->size += H5Tget_size(type);
+}
+
+static void column_int32(Row *w, const char *name, int32_t v) { column(w, name, H5T_NATIVE_INT32, &v); }
+static void column_int64(Row *w, const char *name, int64_t v) { column(w, name, H5T_NATIVE_INT64, &v); }
+static void column_f64(Row *w, const char *name, double v) { column(w, name, H5T_NATIVE_DOUBLE, &v); }
+
+static void column_string(Row *w, const char *name, size_t len, const char *v) {
+    char padded[LIST_LEN] = {0};  // len <= LIST_LEN, the widest column
+    size_t n = strlen(v);
+    memcpy(padded, v, n < len ? n : len);
+    hid_t t = string_type(w->s, len);
+    column(w, name, t, padded);
+    H5Tclose(t);
+}
+
+// trial, status, every non-text parameter in table order, then the results.
+static void summary_columns(Row *w, const TrialResult *r) {
+    column_int32(w, "trial", r->id);
+    column_string(w, "status", STATUS_LEN, r->status);
+    for (int i = 0; i < config_nparams; i++) {
+        const ParamSpec *p = &config_params[i];
+        const char *base = (const char *)&r->config + p->offset;
+        char text[CONFIG_TEXT];
+        switch (p->type) {
+        case PT_INT: column_int32(w, param_column(p), *(const int *)base); break;
+        case PT_REAL: column_f64(w, param_column(p), *(const double *)base); break;
+        case PT_CHOICE: column_string(w, param_column(p), CHOICE_LEN, p->choices[*(const int *)base]); break;
+        case PT_INTLIST:
+            config_format(&r->config, p, text, sizeof text);
+            column_string(w, param_column(p), LIST_LEN, text);
+            break;
+        case PT_TEXT: break;  // paths and the like: in the trial's config attribute only
+        }
+    }
+    column_f64(w, "accuracy", r->accuracy);
+    column_f64(w, "loss", r->loss);
+    column_f64(w, "bits_per_byte", r->bits_per_byte);
+    column_int32(w, "steps", r->steps);
+    column_int64(w, "n_params", r->n_params);
+    column_f64(w, "seconds", r->seconds);
+}
+
+static void create_summary(H5Store *s) {
+    TrialResult blank = {0};
+    config_defaults(&blank.config);
+    Row w = {.s = s, .type = H5I_INVALID_HID};
+    summary_columns(&w, &blank);
+    s->row_size = w.size;
+    w = (Row){.s = s, .type = must(s, H5Tcreate(H5T_COMPOUND, s->row_size), "summary type")};
+    summary_columns(&w, &blank);
+    s->row_type = w.type;
+
+    hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = SUMMARY_CHUNK;
+    hid_t space = must(s, H5Screate_simple(1, &zero, &unlimited), "summary");
+    hid_t dcpl = must(s, H5Pcreate(H5P_DATASET_CREATE), "summary");
+    must(s, H5Pset_chunk(dcpl, 1, &chunk), "summary");
+    s->summary = must(s, H5Dcreate2(s->file, "summary", s->row_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+                      "summary");
+    H5Pclose(dcpl);
+    H5Sclose(space);
+}
+
+H5Store *h5store_create(const char *path, const StoreMeta *meta) {
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);  // our one-line messages replace HDF5's stack dumps
+    H5Store *s = xcalloc(1, sizeof *s);
+    s->path = xstrdup(path);
+    s->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (s->file < 0) die(EXIT_RUNTIME, "%s: cannot create HDF5 file", path);
+
+    int format = FORMAT_VERSION;
+    write_attr(s, s->file, "format_version", H5T_NATIVE_INT, &format);
+    write_attr_string(s, s->file, "version", "attnsweep " ATTNSWEEP_VERSION);
+    write_attr_string(s, s->file, "sweep", meta->sweep);
+    write_attr_string(s, s->file, "yaml", meta->yaml);
+    write_attr(s, s->file, "seed", H5T_NATIVE_INT, &meta->seed);
+    write_attr(s, s->file, "start_time", H5T_NATIVE_DOUBLE, &meta->start_time);
+    create_summary(s);
+    H5Gclose(must(s, H5Gcreate2(s->file, "trials", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "trials"));
+    must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file");
+    return s;
+}
+
+static void append_summary_row(H5Store *s, const TrialResult *r) {
+    unsigned char *row = xcalloc(1, s->row_size);
+    Row w = {.s = s, .type = H5I_INVALID_HID, .row = row};
+    summary_columns(&w, r);
+
+    hsize_t start = s->n_rows, count = 1, size = s->n_rows + 1;
+    must(s, H5Dset_extent(s->summary, &size), "summary");
+    hid_t file_space = must(s, H5Dget_space(s->summary), "summary");
+    must(s, H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, NULL, &count, NULL), "summary");
+    hid_t mem_space = must(s, H5Screate_simple(1, &count, NULL), "summary");
+    must(s, H5Dwrite(s->summary, s->row_type, mem_space, file_space, H5P_DEFAULT, row), "summary");
+    H5Sclose(mem_space);
+    H5Sclose(file_space);
+    free(row);
+    s->n_rows = size;
+}
+
+static void write_curves(const H5Store *s, hid_t trial, const TrialResult *r) {
+    hid_t g = must(s, H5Gcreate2(trial, "curves", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "curves");
+    hsize_t n = (hsize_t)r->n_curve;
+    int *steps = xmalloc((size_t)r->n_curve * sizeof *steps);
+    double *values = xmalloc((size_t)r->n_curve * sizeof *values);
+    for (int i = 0; i < r->n_curve; i++) steps[i] = r->curve[i].step;
+    H5Dclose(write_dataset(s, g, "step", H5T_NATIVE_INT, 1, &n, steps));
+    for (size_t c = 0; c < COUNT(curve_reals); c++) {
+        for (int i = 0; i < r->n_curve; i++)
+            values[i] = *(const double *)((const char *)&r->curve[i] + curve_reals[c].offset);
+        H5Dclose(write_dataset(s, g, curve_reals[c].name, H5T_NATIVE_DOUBLE, 1, &n, values));
+    }
+    free(values);
+    free(steps);
+    H5Gclose(g);
+}
+
+static void write_weights(const H5Store *s, hid_t trial, const TrialResult *r) {
+    hid_t g = must(s, H5Gcreate2(trial, "weights", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "weights");
+    hsize_t dims[4];
+    for (int k = 0; k < 4; k++) dims[k] = (hsize_t)r->dims[k];
+    for (int l = 0; l < r->n_layers; l++) {
+        char name[32];
+        snprintf(name, sizeof name, "layer%d", l);
+        hid_t d = write_dataset(s, g, name, H5T_NATIVE_FLOAT, 4, dims, r->weights[l]);
+        write_attr_string(s, d, "layout", "groups,d_group,d_model,roles");
+        write_attr_string(s, d, "roles", r->dims[3] == 3 ? "Q,K,V" : "mixing");
+        H5Dclose(d);
+    }
+    H5Gclose(g);
+}
+
+void h5store_write_trial(H5Store *s, const TrialResult *r) {
+    char name[32];
+    snprintf(name, sizeof name, "trials/%06d", r->id);
+    if (H5Lexists(s->file, name, H5P_DEFAULT) > 0)
+        die(EXIT_RUNTIME, "%s: trial %d is already in the file", s->path, r->id);
+    hid_t g = must(s, H5Gcreate2(s->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), name);
+
+    cJSON *json = config_to_json(&r->config);
+    char *config = cJSON_PrintUnformatted(json);
+    if (!config) die(EXIT_RUNTIME, "out of memory printing JSON");
+    write_attr_string(s, g, "config", config);
+    cJSON_free(config);
+    cJSON_Delete(json);
+    for (size_t i = 0; i < COUNT(trial_texts); i++)
+        write_attr_string(s, g, trial_texts[i].name, (const char *)r + trial_texts[i].offset);
+    for (size_t i = 0; i < COUNT(trial_numbers); i++)
+        write_attr(s, g, trial_numbers[i].name, native_type(trial_numbers[i].kind),
+                   (const char *)r + trial_numbers[i].offset);
+    write_curves(s, g, r);
+    write_weights(s, g, r);
+    H5Gclose(g);
+
+    append_summary_row(s, r);
+    must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file");
+}
+
+void h5store_close(H5Store *s, double end_time) {
+    write_attr(s, s->file, "end_time", H5T_NATIVE_DOUBLE, &end_time);
+    H5Tclose(s->row_type);
+    H5Dclose(s->summary);
+    must(s, H5Fclose(s->file), "file");
+    free(s->path);
+    free(s);
+}
+
+// ---------------------------------------------------------------- reading
+//
+// Every check returns -1 with "PATH: [WHERE: ]what is wrong" in err; nothing read
+// from the file is trusted (types, shapes, counts are checked before use).
+
+typedef struct {
+    const char *path;
+    const char *where;  // the object being read, or NULL for the file itself
+    char *err;
+    size_t errlen;
+} Reader;
+
+static int fail(const Reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(const Reader *rd, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (rd->where)
+        snprintf(rd->err, rd->errlen, "%s: %s: %s", rd->path, rd->where, msg);
+    else
+        snprintf(rd->err, rd->errlen, "%s: %s", rd->path, msg);
+    return -1;
+}
+
+// Attribute `name` of loc if it holds exactly one value.
+static hid_t open_scalar_attr(const Reader *rd, hid_t loc, const char *name) {
+    if (H5Aexists(loc, name) <= 0) return fail(rd, "missing attribute '%s'", name);
+    hid_t attr = H5Aopen(loc, name, H5P_DEFAULT);
+    if (attr < 0) return fail(rd, "unreadable attribute '%s'", name);
+    hid_t space = H5Aget_space(attr);
+    hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+    if (space >= 0) H5Sclose(space);
+    if (n != 1) {
+        H5Aclose(attr);
+        return fail(rd, "attribute '%s' is not a single value", name);
+    }
+    return attr;
+}
+
+// A numeric attribute converted to memtype.
+static int read_attr_number(const Reader *rd, hid_t loc, const char *name, hid_t memtype, void *out) {
+    hid_t attr = open_scalar_attr(rd, loc, name);
+    if (attr < 0) return -1;
+    hid_t type = H5Aget_type(attr);
+    H5T_class_t cls = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
+    int ok = (cls == H5T_INTEGER || cls == H5T_FLOAT) && H5Aread(attr, memtype, out) >= 0;
+    if (type >= 0) H5Tclose(type);
+    H5Aclose(attr);
+    return ok ? 0 : fail(rd, "attribute '%s' is not a number", name);
+}
+
+// A variable-length string attribute, copied into *out (the caller frees it).
+static int read_attr_string(const Reader *rd, hid_t loc, const char *name, char **out) {
+    hid_t attr = open_scalar_attr(rd, loc, name);
+    if (attr < 0) return -1;
+    hid_t type = H5Aget_type(attr);
+    char *text = NULL;
+    int ok = type >= 0 && H5Tget_class(type) == H5T_STRING && H5Tis_variable_str(type) > 0 &&
+             H5Aread(attr, type, &text) >= 0 && text;
+    if (ok) *out = xstrdup(text);
+    if (text) H5free_memory(text);
+    if (type >= 0) H5Tclose(type);
+    H5Aclose(attr);
+    return ok ? 0 : fail(rd, "attribute '%s' is not a string", name);
+}
+
+// The dataset `name` (a path relative to loc) if it has `rank` dimensions; its shape in dims.
+static hid_t open_dataset(const Reader *rd, hid_t loc, const char *name, int rank, hsize_t *dims) {
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    if (d < 0) return fail(rd, "missing dataset %s", name);
+    hid_t space = H5Dget_space(d);
+    int ok = space >= 0 && H5Sget_simple_extent_ndims(space) == rank &&
+             H5Sget_simple_extent_dims(space, dims, NULL) == rank;
+    if (space >= 0) H5Sclose(space);
+    if (!ok) {
+        H5Dclose(d);
+        return fail(rd, "dataset %s does not have %d dimensions", name, rank);
+    }
+    return d;
+}
+
+// Read dataset `name`, which must have exactly the shape dims, into buf as memtype.
+static int read_dataset(const Reader *rd, hid_t loc, const char *name, hid_t memtype, int rank,
+                        const hsize_t *dims, void *buf) {
+    hsize_t got[4];
+    hid_t d = open_dataset(rd, loc, name, rank, got);
+    if (d < 0) return -1;
+    int same = 1;
+    for (int k = 0; k < rank; k++) same &= got[k] == dims[k];
+    // A damaged element type could make HDF5 allocate gigabytes for the conversion.
+    hid_t type = H5Dget_type(d);
+    H5T_class_t cls = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
+    int numeric = (cls == H5T_INTEGER || cls == H5T_FLOAT) && H5Tget_size(type) <= 8;
+    if (type >= 0) H5Tclose(type);
+    int ok = same && numeric && H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
+    H5Dclose(d);
+    if (!same) return fail(rd, "dataset %s has the wrong shape", name);
+    if (!numeric) return fail(rd, "dataset %s does not hold numbers", name);
+    return ok ? 0 : fail(rd, "dataset %s is unreadable", name);
+}
+
+static int read_trial_attrs(const Reader *rd, hid_t g, TrialResult *out) {
+    char *text;
+    if (read_attr_string(rd, g, "config", &text) != 0) return -1;
+    cJSON *json = cJSON_Parse(text);
+    free(text);
+    if (!json) return fail(rd, "attribute 'config' is not JSON");
+    char msg[256];
+    int rc = config_from_json(&out->config, json, msg, sizeof msg);
+    cJSON_Delete(json);
+    if (rc != 0) return fail(rd, "config: %s", msg);
+
+    for (size_t i = 0; i < COUNT(trial_texts); i++) {
+        if (read_attr_string(rd, g, trial_texts[i].name, &text) != 0) return -1;
+        snprintf((char *)out + trial_texts[i].offset, trial_texts[i].size, "%s", text);
+        free(text);
+    }
+    for (size_t i = 0; i < COUNT(trial_numbers); i++)
+        if (read_attr_number(rd, g, trial_numbers[i].name, native_type(trial_numbers[i].kind),
+                             (char *)out + trial_numbers[i].offset) != 0)
+            return -1;
+    return 0;
+}
+
+static int read_curves(const Reader *rd, hid_t g, TrialResult *out) {
+    hsize_t n;
+    hid_t d = open_dataset(rd, g, "curves/step", 1, &n);
+    if (d < 0) return -1;
+    H5Dclose(d);
+    if (n > INT_MAX) return fail(rd, "curves/step has %llu points", (unsigned long long)n);
+    out->n_curve = (int)n;
+    out->curve = xcalloc(n, sizeof *out->curve);
+
+    int *steps = xmalloc(n * sizeof *steps);
+    double *values = xmalloc(n * sizeof *values);
+    int rc = read_dataset(rd, g, "curves/step", H5T_NATIVE_INT, 1, &n, steps);
+    for (size_t i = 0; rc == 0 && i < n; i++) out->curve[i].step = steps[i];
+    for (size_t c = 0; rc == 0 && c < COUNT(curve_reals); c++) {
+        char name[64];
+        snprintf(name, sizeof name, "curves/%s", curve_reals[c].name);
+        rc = read_dataset(rd, g, name, H5T_NATIVE_DOUBLE, 1, &n, values);
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            *(double *)((char *)&out->curve[i] + curve_reals[c].offset) = values[i];
+    }
+    free(values);
+    free(steps);
+    return rc;
+}
+
+// weights/layer0..layerN-1, all of one shape (N = the number of links in weights/).
+static int read_weights(const Reader *rd, hid_t g, TrialResult *out) {
+    H5G_info_t info;
+    if (H5Gget_info_by_name(g, "weights", &info, H5P_DEFAULT) < 0) return fail(rd, "missing group weights");
+    if (info.nlinks > INT_MAX) return fail(rd, "weights has %llu entries", (unsigned long long)info.nlinks);
+    out->weights = xcalloc(info.nlinks, sizeof *out->weights);
+    hsize_t dims[4];
+    size_t count = 1;
+    for (int l = 0; l < (int)info.nlinks; l++) {
+        char name[32];
+        snprintf(name, sizeof name, "weights/layer%d", l);
+        if (l == 0) {
+            hid_t d = open_dataset(rd, g, name, 4, dims);
+            if (d < 0) return -1;
+            H5Dclose(d);
+            for (int k = 0; k < 4; k++) {
+                if (dims[k] > MAX_WEIGHT_FLOATS || count * dims[k] > MAX_WEIGHT_FLOATS)
+                    return fail(rd, "%s is implausibly large", name);
+                count *= dims[k];
+                out->dims[k] = (int)dims[k];
+            }
+        }
+        out->weights[l] = xmalloc(count * sizeof(float));
+        out->n_layers = l + 1;
+        if (read_dataset(rd, g, name, H5T_NATIVE_FLOAT, 4, dims, out->weights[l]) != 0) return -1;
+    }
+    return 0;
+}
+
+static int check_format(const Reader *rd, hid_t file) {
+    int version;
+    if (read_attr_number(rd, file, "format_version", H5T_NATIVE_INT, &version) != 0)
+        return fail(rd, "not an attnsweep results file");
+    if (version != FORMAT_VERSION)
+        return fail(rd, "results format %d, this attnsweep reads %d", version, FORMAT_VERSION);
+    return 0;
+}
+
+static int read_trial_file(Reader *rd, hid_t file, int id, TrialResult *out) {
+    if (check_format(rd, file) != 0) return -1;
+    char name[32];
+    snprintf(name, sizeof name, "trials/%06d", id);
+    if (id < 0 || H5Lexists(file, "trials", H5P_DEFAULT) <= 0 || H5Lexists(file, name, H5P_DEFAULT) <= 0)
+        return fail(rd, "no trial %d", id);
+    hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
+    rd->where = name;
+    if (g < 0) return fail(rd, "not a group");
+    out->id = id;
+    int rc = read_trial_attrs(rd, g, out) || read_curves(rd, g, out) || read_weights(rd, g, out) ? -1 : 0;
+    H5Gclose(g);
+    rd->where = NULL;
+    return rc;
+}
+
+// Whether another process is writing the file: HDF5 locks a file open for writing,
+// so the file opens only with locking switched off.
+static int locked_by_writer(const char *path) {
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t file = fapl >= 0 && H5Pset_file_locking(fapl, 0, 1) >= 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl)
+                                                                   : H5I_INVALID_HID;
+    if (fapl >= 0) H5Pclose(fapl);
+    if (file < 0) return 0;
+    H5Fclose(file);
+    return 1;
+}
+
+int h5store_read_trial(const char *path, int id, TrialResult *out, char *err, size_t errlen) {
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    memset(out, 0, sizeof *out);
+    Reader rd = {.path = path, .err = err, .errlen = errlen};
+    FILE *f = fopen(path, "rb");
+    if (!f) return fail(&rd, "%s", strerror(errno));
+    fclose(f);
+    if (H5Fis_hdf5(path) <= 0) return fail(&rd, "not an HDF5 file");
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (file < 0 && locked_by_writer(path))
+        return fail(&rd, "another process is writing this file (a running sweep?); read it when that ends");
+    if (file < 0) return fail(&rd, "cannot open: damaged or truncated HDF5 file");
+    int rc = read_trial_file(&rd, file, id, out);
+    H5Fclose(file);
+    if (rc != 0) trial_result_free(out);
+    return rc;
+}

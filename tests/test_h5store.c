@@ -1,0 +1,355 @@
+// test_h5store: the results file round-trips every field, reads in h5py/pandas as
+// documented, and a damaged or foreign file gives one line of error, never a crash;
+// the config JSON round-trips exactly and names the closest parameter on a typo.
+#define _POSIX_C_SOURCE 200809L  // mkstemp, popen, fork, pipe
+#include <hdf5.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "common/config_json.h"
+#include "common/util.h"
+#include "store/h5store.h"
+
+// A fresh empty file under /tmp; its name in path.
+static void temp_file(char *path, size_t len) {
+    snprintf(path, len, "/tmp/test_h5store_XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0) die(EXIT_RUNTIME, "cannot create a temporary file");
+    close(fd);
+}
+
+static void set(TrialConfig *c, const char *name, const char *value) {
+    char err[256];
+    if (config_set(c, config_find(name), value, err, sizeof err) != 0) die(EXIT_RUNTIME, "test setup: %s", err);
+}
+
+// config_set leaves offsets[n_offsets..] unspecified, so compare copies with those cleared.
+static int same_config(const TrialConfig *a, const TrialConfig *b) {
+    TrialConfig x = *a, y = *b;
+    memset(x.offsets + x.n_offsets, 0, sizeof(int) * (MAX_OFFSETS - x.n_offsets));
+    memset(y.offsets + y.n_offsets, 0, sizeof(int) * (MAX_OFFSETS - y.n_offsets));
+    return memcmp(&x, &y, sizeof x) == 0;
+}
+
+static int same_double(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
+
+// Weight value of layer l at flat index i: exact in float32, recomputed by the Python check.
+static float weight_value(int l, size_t i) { return (float)(l + 1) * 0.5f + (float)i / 1024.0f; }
+
+static TrialResult make_trial(int id, const char *attention, const char *task, const int dims[4], int n_layers,
+                              int n_curve) {
+    TrialResult r = {0};
+    config_defaults(&r.config);
+    set(&r.config, "attention", attention);
+    set(&r.config, "task", task);
+    r.id = id;
+    snprintf(r.status, sizeof r.status, "ok");
+    snprintf(r.host, sizeof r.host, "node%02d", id);
+    r.rank = id + 1;
+    r.accuracy = 0.8125 - 0.0625 * id;
+    r.loss = 0.5 + id;
+    r.bits_per_byte = r.loss / log(2.0);
+    r.steps = 100 * (id + 1);
+    r.n_params = 5000000000L + id;  // beyond int32: the column must be int64
+    r.seconds = 12.25 + id;
+    r.start_time = 1.7e9 + id;
+    r.end_time = r.start_time + r.seconds;
+    r.n_curve = n_curve;
+    r.curve = xcalloc((size_t)n_curve, sizeof *r.curve);
+    for (int i = 0; i < n_curve; i++)
+        r.curve[i] = (CurvePoint){.step = 10 * (i + 1), .lr = 1e-3 / (i + 1), .train_loss = 2.0 - 0.1 * i,
+                                  .eval_loss = 2.1 - 0.1 * i, .eval_accuracy = 0.1 * i, .penalty = 1e-4 * i,
+                                  .seconds = 0.5 * i + 0.1 * id};
+    r.n_layers = n_layers;
+    memcpy(r.dims, dims, sizeof r.dims);
+    size_t count = (size_t)dims[0] * dims[1] * dims[2] * dims[3];
+    r.weights = xcalloc((size_t)n_layers, sizeof *r.weights);
+    for (int l = 0; l < n_layers; l++) {
+        r.weights[l] = xmalloc(count * sizeof(float));
+        for (size_t i = 0; i < count; i++) r.weights[l][i] = weight_value(l, i);
+    }
+    return r;
+}
+
+static void check_same_trial(const TrialResult *got, const TrialResult *want) {
+    CHECK(same_config(&got->config, &want->config), "trial %d: config differs after the round trip", want->id);
+    CHECK(got->id == want->id, "id: got %d want %d", got->id, want->id);
+    CHECK(strcmp(got->status, want->status) == 0, "status: got '%s' want '%s'", got->status, want->status);
+    CHECK(strcmp(got->reason, want->reason) == 0, "reason: got '%s' want '%s'", got->reason, want->reason);
+    CHECK(strcmp(got->host, want->host) == 0, "host: got '%s' want '%s'", got->host, want->host);
+    CHECK(got->rank == want->rank && got->steps == want->steps && got->n_params == want->n_params,
+          "trial %d: rank/steps/n_params %d/%d/%ld want %d/%d/%ld", want->id, got->rank, got->steps,
+          got->n_params, want->rank, want->steps, want->n_params);
+    const double g[] = {got->accuracy, got->loss, got->bits_per_byte, got->seconds, got->start_time, got->end_time};
+    const double w[] = {want->accuracy, want->loss, want->bits_per_byte, want->seconds, want->start_time,
+                        want->end_time};
+    for (int k = 0; k < 6; k++)
+        CHECK(same_double(g[k], w[k]), "trial %d: metric %d: got %.17g want %.17g", want->id, k, g[k], w[k]);
+    CHECK(got->n_curve == want->n_curve, "n_curve: got %d want %d", got->n_curve, want->n_curve);
+    for (int i = 0; i < got->n_curve && i < want->n_curve; i++)
+        CHECK(memcmp(&got->curve[i], &want->curve[i], sizeof(CurvePoint)) == 0, "trial %d: curve point %d differs",
+              want->id, i);
+    CHECK(got->n_layers == want->n_layers, "n_layers: got %d want %d", got->n_layers, want->n_layers);
+    CHECK(memcmp(got->dims, want->dims, sizeof got->dims) == 0, "dims: got [%d,%d,%d,%d]", got->dims[0],
+          got->dims[1], got->dims[2], got->dims[3]);
+    size_t count = (size_t)want->dims[0] * want->dims[1] * want->dims[2] * want->dims[3];
+    for (int l = 0; l < got->n_layers && l < want->n_layers; l++)
+        CHECK(memcmp(got->weights[l], want->weights[l], count * sizeof(float)) == 0, "trial %d: layer %d differs",
+              want->id, l);
+}
+
+// h5py and pandas see the documented layout. argv: path, expected column count.
+static const char *python_check =
+    "import json, math, sys, h5py, numpy, pandas\n"
+    "f = h5py.File(sys.argv[1], 'r')\n"
+    "df = pandas.DataFrame(f['summary'][:])\n"
+    "cols = list(df.columns)\n"
+    "assert len(df) == 3, len(df)\n"
+    "assert len(cols) == int(sys.argv[2]), (len(cols), cols)\n"
+    "assert cols[:5] == ['trial', 'status', 'task', 'attention', 'd_model'], cols\n"
+    "assert cols[-6:] == ['accuracy', 'loss', 'bits_per_byte', 'steps', 'n_params', 'seconds'], cols\n"
+    "assert 'config_steps' in cols and 'lambda_orth' in cols and 'data_dir' not in cols, cols\n"
+    "assert df.trial.tolist() == [0, 1, 2]\n"
+    "assert df.attention.tolist() == [b'mha', b'grassmann', b'tucker'], df.attention.tolist()\n"
+    "assert df.status.tolist() == [b'ok', b'ok', b'failed']\n"
+    "assert df.grassmann_offsets[1] == b'1,2,4', df.grassmann_offsets[1]\n"
+    "assert df.accuracy[0] == 0.8125 and math.isnan(df.accuracy[2])\n"
+    "assert df.n_params.dtype == numpy.int64 and df.n_params[1] == 5000000001\n"
+    "assert df.steps.tolist() == [100, 200, 300] and df.config_steps[1] == 500\n"
+    "assert df.lr[1] == 0.0031234567891234\n"
+    "assert f.attrs['version'].startswith('attnsweep '), f.attrs['version']\n"
+    "assert f.attrs['sweep'] == 'unit' and f.attrs['yaml'] == 'name: unit\\nseed: 42\\n'\n"
+    "assert f.attrs['seed'] == 42 and f.attrs['format_version'] == 1\n"
+    "assert f.attrs['start_time'] == 1.7e9 and f.attrs['end_time'] == 1.7e9 + 60\n"
+    "w = f['trials/000000/weights/layer1']\n"
+    "assert w.shape == (4, 16, 64, 3) and w.dtype == numpy.float32, (w.shape, w.dtype)\n"
+    "i = ((1 * 16 + 2) * 64 + 3) * 3 + 2\n"
+    "assert w[1, 2, 3, 2] == 2 * 0.5 + i / 1024, w[1, 2, 3, 2]\n"
+    "assert w.attrs['roles'] == 'Q,K,V' and w.attrs['layout'] == 'groups,d_group,d_model,roles'\n"
+    "g = f['trials/000001/weights/layer0']\n"
+    "assert g.shape == (32, 1, 64, 1) and g.attrs['roles'] == 'mixing'\n"
+    "t = f['trials/000001']\n"
+    "cfg = json.loads(t.attrs['config'])\n"
+    "assert cfg['attention'] == 'grassmann' and cfg['grassmann_offsets'] == [1, 2, 4], cfg\n"
+    "assert t.attrs['host'] == 'node01' and t.attrs['rank'] == 2 and t.attrs['n_params'] == 5000000001\n"
+    "assert t['curves/step'][:].tolist() == [10, 20, 30] and t['curves/lr'].dtype == numpy.float64\n"
+    "assert f['trials/000002/curves/eval_loss'].shape == (0,)\n"
+    "assert f['trials/000002'].attrs['reason'] == 'loss became NaN at step 17'\n"
+    "print('test_h5store: h5py/pandas checks passed')\n";
+
+static void test_results_file_reads_in_h5py_and_pandas(const char *path) {
+    int ncols = 2 + 6;
+    for (int i = 0; i < config_nparams; i++) ncols += config_params[i].type != PT_TEXT;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 - %s %d", path, ncols);
+    FILE *py = popen(cmd, "w");
+    CHECK(py != NULL, "cannot run %s", cmd);
+    if (!py) return;
+    fputs(python_check, py);
+    int status = pclose(py);
+    CHECK(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "the h5py/pandas check failed (status %d); see its traceback above", status);
+}
+
+static void check_read_fails(const char *path, int id, const char *expect) {
+    TrialResult r;
+    char err[512] = "";
+    int rc = h5store_read_trial(path, id, &r, err, sizeof err);
+    CHECK(rc == -1, "reading trial %d of %s: got %d want -1", id, path, rc);
+    CHECK(strstr(err, path) && strstr(err, expect) && !strchr(err, '\n'),
+          "error message '%s' should name the file and say '%s' on one line", err, expect);
+}
+
+static void test_results_file_round_trip_and_errors(void) {
+    char path[64], other[64];
+    temp_file(path, sizeof path);
+    temp_file(other, sizeof other);
+
+    const int mha_dims[4] = {4, 16, 64, 3}, grassmann_dims[4] = {32, 1, 64, 1}, no_dims[4] = {0, 0, 0, 0};
+    TrialResult trials[3];
+    trials[0] = make_trial(0, "mha", "fashion_mnist", mha_dims, 2, 4);
+    trials[1] = make_trial(1, "grassmann", "charlm", grassmann_dims, 2, 3);
+    set(&trials[1].config, "grassmann_offsets", "1,2,4");
+    set(&trials[1].config, "steps", "500");
+    set(&trials[1].config, "lr", "0.0031234567891234");
+    set(&trials[1].config, "data_dir", "/srv/text corpus");
+    trials[2] = make_trial(2, "tucker", "recall", no_dims, 0, 0);  // failed: no curve, no weights
+    snprintf(trials[2].status, sizeof trials[2].status, "failed");
+    snprintf(trials[2].reason, sizeof trials[2].reason, "loss became NaN at step 17");
+    trials[2].accuracy = NAN;
+
+    H5Store *s = h5store_create(path, &(StoreMeta){.sweep = "unit", .yaml = "name: unit\nseed: 42\n",
+                                                   .seed = 42, .start_time = 1.7e9});
+    for (int t = 0; t < 3; t++) h5store_write_trial(s, &trials[t]);
+    h5store_close(s, 1.7e9 + 60);
+
+    for (int t = 0; t < 3; t++) {
+        TrialResult got;
+        char err[512] = "";
+        int rc = h5store_read_trial(path, t, &got, err, sizeof err);
+        CHECK(rc == 0, "reading trial %d back: %s", t, err);
+        if (rc == 0) check_same_trial(&got, &trials[t]);
+        trial_result_free(&got);
+    }
+    test_results_file_reads_in_h5py_and_pandas(path);
+
+    check_read_fails(path, 7, "no trial 7");
+    check_read_fails(path, -1, "no trial -1");
+    check_read_fails("/tmp/test_h5store_no_such_file", 0, "No such file");
+
+    FILE *f = xfopen(other, "wb");
+    fputs("this is not an HDF5 file\n", f);
+    fclose(f);
+    check_read_fails(other, 0, "not an HDF5 file");
+
+    // The first half of a valid file: HDF5 sees the end of file before its end of data.
+    FILE *in = xfopen(path, "rb");
+    fseek(in, 0, SEEK_END);
+    long size = ftell(in);
+    rewind(in);
+    char *bytes = xmalloc((size_t)size);
+    CHECK(fread(bytes, 1, (size_t)size, in) == (size_t)size, "cannot read %s back", path);
+    fclose(in);
+    f = xfopen(other, "wb");
+    fwrite(bytes, 1, (size_t)size / 2, f);
+    fclose(f);
+    free(bytes);
+    check_read_fails(other, 0, "damaged or truncated");
+
+    // A file another process is still writing (HDF5 locks it) says so.
+    int to_child[2], from_child[2];
+    char byte = 0;
+    CHECK(pipe(to_child) == 0 && pipe(from_child) == 0, "pipe");
+    pid_t pid = fork();
+    if (pid == 0) {
+        H5Store *writer = h5store_create(other, &(StoreMeta){.sweep = "busy", .yaml = ""});
+        if (write(from_child[1], &byte, 1) != 1 || read(to_child[0], &byte, 1) != 1) _exit(1);
+        h5store_close(writer, 0);
+        _exit(0);
+    }
+    CHECK(pid > 0 && read(from_child[0], &byte, 1) == 1, "the writer process did not start");
+    check_read_fails(other, 0, "another process is writing this file");
+    CHECK(write(to_child[1], &byte, 1) == 1, "cannot signal the writer process");
+    int status = -1;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the writer process failed");
+    for (int k = 0; k < 2; k++) {
+        close(to_child[k]);
+        close(from_child[k]);
+    }
+
+    // HDF5 files that are not ours, or from a later attnsweep.
+    hid_t file = H5Fcreate(other, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    H5Fclose(file);
+    check_read_fails(other, 0, "not an attnsweep results file");
+    file = H5Fcreate(other, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t space = H5Screate(H5S_SCALAR);
+    hid_t attr = H5Acreate2(file, "format_version", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT);
+    int two = 2;
+    H5Awrite(attr, H5T_NATIVE_INT, &two);
+    H5Aclose(attr);
+    H5Sclose(space);
+    H5Fclose(file);
+    check_read_fails(other, 0, "results format 2, this attnsweep reads 1");
+
+    // Every path above, the failing ones included, closed the files and objects it opened.
+    ssize_t open_ids = H5Fget_obj_count((hid_t)H5F_OBJ_ALL, H5F_OBJ_ALL);
+    CHECK(open_ids == 0, "%zd HDF5 files/objects left open", open_ids);
+
+    for (int t = 0; t < 3; t++) trial_result_free(&trials[t]);
+    remove(path);
+    remove(other);
+}
+
+static void test_config_json_round_trip_is_exact(void) {
+    TrialConfig c;
+    config_defaults(&c);
+    set(&c, "attention", "tucker");
+    set(&c, "task", "recall");
+    set(&c, "core_rank", "3");
+    set(&c, "grassmann_offsets", "3,1,7");
+    set(&c, "lr", "0.00123456789012345678");
+    set(&c, "lambda_orth", "1e-7");
+    set(&c, "epochs", "2.5");
+    set(&c, "data_dir", "/data/my \"quoted\" dir");
+
+    cJSON *json = config_to_json(&c);
+    CHECK(cJSON_GetArraySize(json) == config_nparams, "JSON has %d keys want %d", cJSON_GetArraySize(json),
+          config_nparams);
+    CHECK(cJSON_IsArray(cJSON_GetObjectItem(json, "grassmann_offsets")), "grassmann_offsets is not an array");
+    CHECK(cJSON_IsString(cJSON_GetObjectItem(json, "attention")), "attention is not a string");
+    char *text = cJSON_PrintUnformatted(json);
+    cJSON_Delete(json);
+    cJSON *parsed = cJSON_Parse(text);
+    cJSON_free(text);
+    TrialConfig back;
+    char err[256] = "";
+    CHECK(config_from_json(&back, parsed, err, sizeof err) == 0, "config_from_json: %s", err);
+    CHECK(same_config(&back, &c), "config differs after to_json/from_json");
+    cJSON_Delete(parsed);
+
+    // An empty object gives the defaults.
+    TrialConfig defaults;
+    config_defaults(&defaults);
+    cJSON *empty = cJSON_CreateObject();
+    CHECK(config_from_json(&back, empty, err, sizeof err) == 0 && same_config(&back, &defaults),
+          "{} should give the defaults (%s)", err);
+    cJSON_Delete(empty);
+}
+
+static void check_json_error(const char *text, const char *expect) {
+    cJSON *obj = cJSON_Parse(text);
+    TrialConfig c;
+    char err[256] = "";
+    int rc = config_from_json(&c, obj, err, sizeof err);
+    CHECK(rc == -1 && strstr(err, expect) && !strchr(err, '\n'), "%s: got %d '%s', want -1 and '%s'", text, rc, err,
+          expect);
+    cJSON_Delete(obj);
+}
+
+static void test_config_json_errors_say_what_is_wrong(void) {
+    check_json_error("{\"d_modle\": 64}", "unknown parameter 'd_modle' (did you mean 'd_model'?)");
+    check_json_error("{\"zzzzzzzzzzzz\": 1}", "unknown parameter 'zzzzzzzzzzzz'");
+    check_json_error("{\"d_model\": \"64\"}", "d_model must be an integer, got a string");
+    check_json_error("{\"d_model\": 64.5}", "d_model must be an integer");
+    check_json_error("{\"heads\": 0}", "heads must be in [1, 256]");
+    check_json_error("{\"lr\": true}", "lr must be a number, got a boolean");
+    check_json_error("{\"attention\": \"rnn\"}", "unknown attention 'rnn'");
+    check_json_error("{\"attention\": 1}", "attention must be a string, got a number");
+    check_json_error("{\"grassmann_offsets\": \"1,2\"}", "grassmann_offsets must be an array of integers");
+    check_json_error("{\"grassmann_offsets\": [1, \"x\"]}", "grassmann_offsets must be an array of integers");
+    check_json_error("{\"grassmann_offsets\": []}", "at least one offset");
+    check_json_error("[1, 2]", "config must be a JSON object, got an array");
+}
+
+static void test_trial_result_json_has_every_field(void) {
+    const int dims[4] = {4, 16, 64, 3};
+    TrialResult r = make_trial(5, "linear", "charlm", dims, 1, 2);
+    r.loss = INFINITY;
+    cJSON *json = trial_result_to_json(&r);
+    const char *keys[] = {"trial", "status", "reason", "config", "accuracy", "loss",
+                          "bits_per_byte", "steps", "n_params", "seconds"};
+    CHECK(cJSON_GetArraySize(json) == 10, "trial JSON has %d keys want 10", cJSON_GetArraySize(json));
+    for (int k = 0; k < 10; k++) CHECK(cJSON_GetObjectItem(json, keys[k]) != NULL, "trial JSON lacks '%s'", keys[k]);
+    CHECK(cJSON_GetObjectItem(json, "trial")->valuedouble == 5, "trial id");
+    CHECK(cJSON_GetObjectItem(json, "n_params")->valuedouble == 5000000005.0, "n_params");
+    const cJSON *attention = cJSON_GetObjectItem(cJSON_GetObjectItem(json, "config"), "attention");
+    CHECK(cJSON_IsString(attention) && strcmp(attention->valuestring, "linear") == 0, "config.attention");
+    char *text = cJSON_PrintUnformatted(json);
+    CHECK(strstr(text, "\"loss\":null") != NULL, "an infinite loss should print as null: %s", text);
+    cJSON_free(text);
+    cJSON_Delete(json);
+    trial_result_free(&r);
+}
+
+int main(void) {
+    test_results_file_round_trip_and_errors();
+    test_config_json_round_trip_is_exact();
+    test_config_json_errors_say_what_is_wrong();
+    test_trial_result_json_has_every_field();
+    return check_report("test_h5store");
+}
