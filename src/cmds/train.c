@@ -133,6 +133,9 @@ int cmd_train(int argc, char **argv) {
     if (json) {
         cJSON *o = trial_result_to_json(&r);
         cJSON_AddNumberToObject(o, "peak_rss_mb", peak_mb);
+        cJSON_AddNumberToObject(o, "train_seconds", r.train_seconds);
+        cJSON_AddNumberToObject(o, "steps_per_second", r.train_seconds > 0 ? r.steps / r.train_seconds : 0.0);
+        cJSON_AddNumberToObject(o, "gflop_per_step", r.flops_per_step * 1e-9);
         char *text = cJSON_PrintUnformatted(o);
         puts(text);
         free(text);
@@ -141,8 +144,9 @@ int cmd_train(int argc, char **argv) {
         printf("status %s%s%s\n", r.status, r.reason[0] ? ": " : "", r.reason);
         printf("accuracy %.4f  loss %.4f nats", r.accuracy, r.loss);
         if (c.task == TASK_CHARLM) printf("  bits/byte %.4f", r.bits_per_byte);
-        printf("\nsteps %d  parameters %ld  time %.1f s  peak memory %.0f MB\n", r.steps, r.n_params, r.seconds,
-               peak_mb);
+        double sps = r.train_seconds > 0 ? r.steps / r.train_seconds : 0.0;
+        printf("\nsteps %d  parameters %ld  time %.1f s  %.1f steps/s  %.1f GFLOP/s  peak memory %.0f MB\n", r.steps,
+               r.n_params, r.seconds, sps, sps * r.flops_per_step * 1e-9, peak_mb);
         if (output) printf("wrote %s\n", output);
     }
     trial_result_free(&r);

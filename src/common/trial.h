@@ -26,6 +26,8 @@ typedef struct {
     int steps;              // optimizer steps taken
     long n_params;
     double seconds;         // training wall time
+    double train_seconds;   // of which optimizer steps (no evaluation, no start-up)
+    double flops_per_step;  // model_flops_per_step
     double start_time, end_time;  // Unix time (seconds)
     char host[64];
     int rank;               // MPI rank that trained it (0 for attnsweep train)

@@ -11,9 +11,10 @@
 
 #include "common/util.h"
 #include "model/attention.h"
+#include "model/fastmath.h"
 
-static inline float phi(float x) { return x > 0.0f ? x + 1.0f : expf(x); }
-static inline float dphi(float x) { return x > 0.0f ? 1.0f : expf(x); }
+static inline float phi(float x) { return x > 0.0f ? x + 1.0f : exp_fast(x); }
+static inline float dphi(float x) { return x > 0.0f ? 1.0f : exp_fast(x); }
 
 // Scratch for one head: φ(q), φ(k), v gathered into contiguous (T, hs) rows, the
 // running state S (hs, hs) and z (hs), and per-token backward quantities.

@@ -1,6 +1,7 @@
 // Softmax cross-entropy. Row maximum subtracted before exp for stability.
 #include <math.h>
 
+#include "model/fastmath.h"
 #include "model/layers.h"
 
 double crossentropy_forward(float *probs, const float *logits, const int *targets, int N, int K,
@@ -14,8 +15,9 @@ double crossentropy_forward(float *probs, const float *logits, const int *target
         for (int k = 1; k < K; k++)
             if (l[k] > l[arg]) arg = k;
         float mx = l[arg], sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
         for (int k = 0; k < K; k++) {
-            p[k] = expf(l[k] - mx);
+            p[k] = exp_fast(l[k] - mx);
             sum += p[k];
         }
         float inv = 1.0f / sum;

@@ -10,9 +10,11 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
     for (int n = 0; n < N; n++) {
         const float *x = inp + (long)n * C;
         float m = 0.0f;
+#pragma omp simd reduction(+ : m)
         for (int i = 0; i < C; i++) m += x[i];
         m /= C;
         float v = 0.0f;
+#pragma omp simd reduction(+ : v)
         for (int i = 0; i < C; i++) v += (x[i] - m) * (x[i] - m);
         v /= C;
         float s = 1.0f / sqrtf(v + LAYERNORM_EPS);
@@ -30,6 +32,7 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
         const float *x = inp + (long)n * C, *d = dout + (long)n * C;
         float m = mean[n], s = rstd[n];
         float dmean = 0.0f, dmean_xhat = 0.0f;
+#pragma omp simd reduction(+ : dmean, dmean_xhat)
         for (int i = 0; i < C; i++) {
             float xhat = (x[i] - m) * s, dxhat = d[i] * weight[i];
             dmean += dxhat;

@@ -461,3 +461,30 @@ double model_backward(Model *m, const Batch *batch, long count) {
                                      p->blocks[l].core, p->blocks[l].factor, m->NH, m->R, m->hs, C);
     return penalty;
 }
+
+double model_flops_per_step(const Model *m) {
+    const double B = m->B, T = m->T, C = m->C, BT = B * T, F = m->F, hs = m->hs, NH = m->NH;
+    double fwd = 2.0 * m->NP * C * m->K;                               // head
+    if (m->encoder) fwd += 2.0 * B * N_PATCHES * PATCH_DIM * C;        // patch embedding
+    const double pairs = m->causal ? T * (T + 1) / 2 : T * T;          // (t, s) pairs attended
+    for (int l = 0; l < m->L; l++) {
+        fwd += 2.0 * BT * C * F * 2;                                    // MLP
+        switch (m->cfg.attention) {
+        case ATTN_GRASSMANN: {
+            const double r = m->r, M = grassmann_pairs(m->r);
+            fwd += 2.0 * BT * C * r + 2.0 * BT * M * C + 2.0 * BT * 2 * C * C;  // reduce, expand, gate
+            fwd += 2.0 * BT * m->cfg.n_offsets * (m->causal ? 1 : 2) * r + 3.0 * BT * M;  // Plücker
+            break;
+        }
+        case ATTN_LINEAR:
+            fwd += 2.0 * BT * C * 3 * C + 2.0 * BT * C * C + 4.0 * BT * NH * hs * hs;
+            break;
+        case ATTN_TUCKER:
+            fwd += 2.0 * 3 * NH * m->R * hs * C;                            // W = G ×₁ U
+            /* fall through */
+        default:
+            fwd += 2.0 * BT * C * 3 * C + 2.0 * BT * C * C + 4.0 * B * NH * pairs * hs;
+        }
+    }
+    return 3.0 * fwd;
+}

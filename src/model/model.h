@@ -87,6 +87,10 @@ double model_forward(Model *m, const Batch *batch, long *count, long *correct);
 // same batch. Returns Σ λ·penalty (0 when every λ is 0).
 double model_backward(Model *m, const Batch *batch, long count);
 
+// Floating-point operations of one training step (forward + backward ≈ 3 × forward),
+// counting the GEMMs and the attention/mixing cores: multiply and add count one each.
+double model_flops_per_step(const Model *m);
+
 // Layer l's attention parameters as the four-mode tensor [dims[0], dims[1], dims[2], dims[3]]
 // (row-major, last mode fastest) into W (m->dims product floats):
 //   mha, linear, tucker: [heads, d_k, d_model, 3], roles Q, K, V; W[h,k,m,ρ] is the weight

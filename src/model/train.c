@@ -78,6 +78,7 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
     int cap = (int)(total / eval_every) + 2;
     out->curve = xcalloc(cap, sizeof(CurvePoint));
     out->n_params = m.n_params;
+    out->flops_per_step = model_flops_per_step(&m);
 
     const double t0 = now_seconds();
     double train_time = 0.0, loss_sum = 0.0, penalty = 0.0;
@@ -127,6 +128,7 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
     }
     out->steps = (int)step;
     out->seconds = now_seconds() - t0;
+    out->train_seconds = train_time;
     out->end_time = (double)time(NULL);
     if (out->n_curve > 0) {
         const CurvePoint *last = &out->curve[out->n_curve - 1];
