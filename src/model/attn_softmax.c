@@ -23,18 +23,13 @@ static inline void lane_fma(float *restrict y, const float *restrict a, const fl
     for (int l = 0; l < LANES; l++) y[l] += a[l] * b[l];
 }
 
-typedef struct {
-    Lane *q, *k, *v, *d;     // (T, hs) tiles of lanes: inputs and the output gradient
-    Lane *dq, *dk, *dv;      // (T, hs) gradient tiles
-    Lane *p;                 // (T, T) probabilities
-    Lane *dp;                // (T) one row of dP
-} LaneTiles;
+// The tiles the forward pass keeps for the backward pass, per block of LANES sequences
+// and per head: q, k, v (T, hs) and the probabilities p (T, T), all in lanes.
+static inline size_t head_tile_lanes(int T, int hs) { return 3 * (size_t)T * hs + (size_t)T * T; }
 
-static LaneTiles tiles_alloc(int T, int hs) {
-    size_t th = (size_t)T * hs;
-    Lane *m = xmalloc((7 * th + (size_t)T * T + T) * sizeof(Lane));
-    return (LaneTiles){m, m + th, m + 2 * th, m + 3 * th, m + 4 * th, m + 5 * th, m + 6 * th, m + 7 * th,
-                       m + 7 * th + (size_t)T * T};
+size_t attn_softmax_saved_floats(int B, int T, int C, int NH) {
+    size_t blocks = ((size_t)B + LANES - 1) / LANES;
+    return blocks * NH * head_tile_lanes(T, C / NH) * LANES;
 }
 
 // tile[t·hs + i][lane] = src[(b0 + lane, t), col + i] for the nl real lanes; 0 beyond.
@@ -55,93 +50,105 @@ static void scatter(float *dst, const Lane *tile, int add, int b0, int nl, int T
         }
 }
 
-void attn_softmax_forward(float *out, float *att, const float *qkv, int B, int T, int C, int NH,
+void attn_softmax_forward(float *out, float *saved, const float *qkv, int B, int T, int C, int NH,
                           int causal) {
     const int hs = C / NH, C3 = 3 * C;
+    const size_t th = (size_t)T * hs;
     const float scale = 1.0f / sqrtf((float)hs);
-    LaneTiles w = tiles_alloc(T, hs);
-    Lane *o = w.d;  // the output tile reuses the gradient tile's space
+    Lane *o = xmalloc(th * sizeof(Lane));
     for (int b0 = 0; b0 < B; b0 += LANES) {
         const int nl = B - b0 < LANES ? B - b0 : LANES;
         for (int h = 0; h < NH; h++) {
-            gather(w.q, qkv, b0, nl, T, C3, h * hs, hs);
-            gather(w.k, qkv, b0, nl, T, C3, C + h * hs, hs);
-            gather(w.v, qkv, b0, nl, T, C3, 2 * C + h * hs, hs);
+            Lane *q = (Lane *)saved + ((size_t)(b0 / LANES) * NH + h) * head_tile_lanes(T, hs);
+            Lane *k = q + th, *v = k + th, *p = v + th;
+            gather(q, qkv, b0, nl, T, C3, h * hs, hs);
+            gather(k, qkv, b0, nl, T, C3, C + h * hs, hs);
+            gather(v, qkv, b0, nl, T, C3, 2 * C + h * hs, hs);
             for (int t = 0; t < T; t++) {
                 const int send = causal ? t + 1 : T;
-                Lane *p = w.p + (long)t * T, mx, sum;
-                for (int s = 0; s < send; s++) {
-                    Lane acc = {0};
-                    for (int i = 0; i < hs; i++) lane_fma(acc, w.q[t * hs + i], w.k[s * hs + i]);
-                    for (int l = 0; l < LANES; l++) p[s][l] = acc[l] * scale;
+                Lane *pt = p + (long)t * T, mx, sum;
+                // Scores in pairs of keys: two independent FMA chains hide the latency.
+                int s = 0;
+                for (; s + 1 < send; s += 2) {
+                    Lane a0 = {0}, a1 = {0};
+                    for (int i = 0; i < hs; i++) {
+                        lane_fma(a0, q[t * hs + i], k[s * hs + i]);
+                        lane_fma(a1, q[t * hs + i], k[(s + 1) * hs + i]);
+                    }
+                    for (int l = 0; l < LANES; l++) pt[s][l] = a0[l] * scale, pt[s + 1][l] = a1[l] * scale;
                 }
-                memcpy(mx, p[0], sizeof(Lane));
-                for (int s = 1; s < send; s++)
-                    for (int l = 0; l < LANES; l++) mx[l] = p[s][l] > mx[l] ? p[s][l] : mx[l];
+                for (; s < send; s++) {
+                    Lane a0 = {0};
+                    for (int i = 0; i < hs; i++) lane_fma(a0, q[t * hs + i], k[s * hs + i]);
+                    for (int l = 0; l < LANES; l++) pt[s][l] = a0[l] * scale;
+                }
+                memcpy(mx, pt[0], sizeof(Lane));
+                for (s = 1; s < send; s++)
+                    for (int l = 0; l < LANES; l++) mx[l] = pt[s][l] > mx[l] ? pt[s][l] : mx[l];
                 memset(sum, 0, sizeof(Lane));
-                for (int s = 0; s < send; s++)
+                for (s = 0; s < send; s++)
                     for (int l = 0; l < LANES; l++) {
-                        p[s][l] = exp_fast(p[s][l] - mx[l]);
-                        sum[l] += p[s][l];
+                        pt[s][l] = exp_fast(pt[s][l] - mx[l]);
+                        sum[l] += pt[s][l];
                     }
                 for (int l = 0; l < LANES; l++) sum[l] = 1.0f / sum[l];
-                for (int s = 0; s < send; s++)
-                    for (int l = 0; l < LANES; l++) p[s][l] *= sum[l];
-                for (int s = send; s < T; s++) memset(p[s], 0, sizeof(Lane));
+                for (s = 0; s < send; s++)
+                    for (int l = 0; l < LANES; l++) pt[s][l] *= sum[l];
+                for (s = send; s < T; s++) memset(pt[s], 0, sizeof(Lane));
                 memset(o + (long)t * hs, 0, (size_t)hs * sizeof(Lane));
-                for (int s = 0; s < send; s++)
-                    for (int i = 0; i < hs; i++) lane_fma(o[t * hs + i], p[s], w.v[s * hs + i]);
+                for (s = 0; s < send; s++)
+                    for (int i = 0; i < hs; i++) lane_fma(o[t * hs + i], pt[s], v[s * hs + i]);
             }
             scatter(out, o, 0, b0, nl, T, C, h * hs, hs);
-            for (int l = 0; l < nl; l++)  // att[b][h][t][s] = p[t][s][lane]
-                for (int ts = 0; ts < T * T; ts++) att[((long)(b0 + l) * NH + h) * T * T + ts] = w.p[ts][l];
         }
     }
-    free(w.q);
+    free(o);
 }
 
 // With P = att, dP_ts = dout_t·v_s, the softmax backward is dS_ts = P_ts (dP_ts − Σ_s' P_ts' dP_ts').
-void attn_softmax_backward(float *dqkv, const float *dout, const float *qkv, const float *att,
-                           int B, int T, int C, int NH, int causal) {
+void attn_softmax_backward(float *dqkv, const float *dout, const float *saved, int B, int T, int C, int NH,
+                           int causal) {
     const int hs = C / NH, C3 = 3 * C;
     const float scale = 1.0f / sqrtf((float)hs);
     const size_t th = (size_t)T * hs;
-    LaneTiles w = tiles_alloc(T, hs);
+    Lane *d = xmalloc((4 * th + T) * sizeof(Lane));
+    Lane *dq = d + th, *dk = dq + th, *dv = dk + th, *dp = dv + th;
     for (int b0 = 0; b0 < B; b0 += LANES) {
         const int nl = B - b0 < LANES ? B - b0 : LANES;
         for (int h = 0; h < NH; h++) {
-            gather(w.q, qkv, b0, nl, T, C3, h * hs, hs);
-            gather(w.k, qkv, b0, nl, T, C3, C + h * hs, hs);
-            gather(w.v, qkv, b0, nl, T, C3, 2 * C + h * hs, hs);
-            gather(w.d, dout, b0, nl, T, C, h * hs, hs);
-            gather(w.p, att + (long)h * T * T, b0, nl, 1, NH * T * T, 0, T * T);
-            memset(w.dq, 0, 3 * th * sizeof(Lane));  // dq, dk, dv are adjacent
+            const Lane *q = (const Lane *)saved + ((size_t)(b0 / LANES) * NH + h) * head_tile_lanes(T, hs);
+            const Lane *k = q + th, *v = k + th, *p = v + th;
+            gather(d, dout, b0, nl, T, C, h * hs, hs);
+            memset(dq, 0, 3 * th * sizeof(Lane));  // dq, dk, dv are adjacent
             for (int t = 0; t < T; t++) {
                 const int send = causal ? t + 1 : T;
-                const Lane *p = w.p + (long)t * T;
+                const Lane *pt = p + (long)t * T;
                 Lane dot = {0};
                 for (int s = 0; s < send; s++) {
-                    Lane *dp = w.dp + s;
-                    memset(dp, 0, sizeof(Lane));
-                    for (int i = 0; i < hs; i++) {
-                        lane_fma(*dp, w.d[t * hs + i], w.v[s * hs + i]);
-                        lane_fma(w.dv[s * hs + i], p[s], w.d[t * hs + i]);
+                    Lane a0 = {0}, a1 = {0};  // two chains over i hide the FMA latency
+                    int i = 0;
+                    for (; i + 1 < hs; i += 2) {
+                        lane_fma(a0, d[t * hs + i], v[s * hs + i]);
+                        lane_fma(a1, d[t * hs + i + 1], v[s * hs + i + 1]);
                     }
-                    lane_fma(dot, p[s], *dp);
+                    for (; i < hs; i++) lane_fma(a0, d[t * hs + i], v[s * hs + i]);
+                    for (int l = 0; l < LANES; l++) dp[s][l] = a0[l] + a1[l];
+                    for (i = 0; i < hs; i++) lane_fma(dv[s * hs + i], pt[s], d[t * hs + i]);
+                    lane_fma(dot, pt[s], dp[s]);
                 }
                 for (int s = 0; s < send; s++) {
                     Lane ds;
-                    for (int l = 0; l < LANES; l++) ds[l] = p[s][l] * (w.dp[s][l] - dot[l]) * scale;
+                    for (int l = 0; l < LANES; l++) ds[l] = pt[s][l] * (dp[s][l] - dot[l]) * scale;
                     for (int i = 0; i < hs; i++) {
-                        lane_fma(w.dq[t * hs + i], ds, w.k[s * hs + i]);
-                        lane_fma(w.dk[s * hs + i], ds, w.q[t * hs + i]);
+                        lane_fma(dq[t * hs + i], ds, k[s * hs + i]);
+                        lane_fma(dk[s * hs + i], ds, q[t * hs + i]);
                     }
                 }
             }
-            scatter(dqkv, w.dq, 1, b0, nl, T, C3, h * hs, hs);
-            scatter(dqkv, w.dk, 1, b0, nl, T, C3, C + h * hs, hs);
-            scatter(dqkv, w.dv, 1, b0, nl, T, C3, 2 * C + h * hs, hs);
+            scatter(dqkv, dq, 1, b0, nl, T, C3, h * hs, hs);
+            scatter(dqkv, dk, 1, b0, nl, T, C3, C + h * hs, hs);
+            scatter(dqkv, dv, 1, b0, nl, T, C3, 2 * C + h * hs, hs);
         }
     }
-    free(w.q);
+    free(d);
 }

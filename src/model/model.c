@@ -90,7 +90,8 @@ static void layout_acts(Arena *a, Acts *x, const Model *m) {
         } else {
             if (m->cfg.attention == ATTN_TUCKER) arena_reserve(a, &b->wqkv, 3 * C * C, "wqkv", 0);
             arena_reserve(a, &b->qkv, BT * 3 * C, "qkv", 0);
-            if (m->cfg.attention != ATTN_LINEAR) arena_reserve(a, &b->att, B * m->NH * T * T, "att", 0);
+            if (m->cfg.attention != ATTN_LINEAR)
+                arena_reserve(a, &b->att, attn_softmax_saved_floats(m->B, m->T, m->C, m->NH), "att", 0);
             arena_reserve(a, &b->atty, BT * C, "atty", 0);
         }
         arena_reserve(a, &b->attproj, BT * C, "attproj", 0);
@@ -341,7 +342,7 @@ static void attention_backward(Model *m, int l) {
     if (m->cfg.attention == ATTN_LINEAR)
         attn_linear_backward(d->qkv, d->atty, a->qkv, B, T, C, m->NH, m->causal);
     else
-        attn_softmax_backward(d->qkv, d->atty, a->qkv, a->att, B, T, C, m->NH, m->causal);
+        attn_softmax_backward(d->qkv, d->atty, a->att, B, T, C, m->NH, m->causal);
     // tucker: the weight gradient goes to the generated weight; the generator's
     // backward runs after the regularisers have added theirs (model_backward).
     float *dw = m->cfg.attention == ATTN_TUCKER ? d->wqkv : g->qkv_w;
