@@ -2,9 +2,11 @@
 // trial's HDF5 file in the results layout.
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cmds/cmds.h"
@@ -68,6 +70,29 @@ static void write_trial_file(const char *path, const TrialResult *r) {
     if (rename(tmp, path) != 0) die(EXIT_RUNTIME, "%s: cannot rename to %s", tmp, path);
 }
 
+// Before training: make sure the results file can be written, so a typo in -o does not
+// cost a whole run. Creates and removes PATH.partial (where the file is written first).
+static void check_output(const char *path) {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        die(EXIT_BADINPUT, "train: cannot write %s: it is a directory", path);
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.partial", path) >= (int)sizeof tmp)
+        die(EXIT_BADINPUT, "train: output path is too long: %s", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) die(EXIT_BADINPUT, "train: cannot write %s: %s", path, strerror(errno));
+    fclose(f);
+    remove(tmp);
+}
+
+// The flags that take no value: "--json=1" gets "takes no value", not a guess.
+static int is_flag(const char *arg, const char *flag) {
+    size_t n = strlen(flag);
+    if (strncmp(arg, flag, n) != 0) return 0;
+    if (arg[n] == '=') die(EXIT_BADINPUT, "train: %s takes no value", flag);
+    return arg[n] == 0;
+}
+
 int cmd_train(int argc, char **argv) {
     TrialConfig c;
     config_defaults(&c);
@@ -75,16 +100,21 @@ int cmd_train(int argc, char **argv) {
     int json = 0, quiet = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+        if (is_flag(arg, "--help") || !strcmp(arg, "-h")) {
             train_usage(stdout);
             return 0;
         }
-        if (!strcmp(arg, "--json")) {
+        if (is_flag(arg, "--json")) {
             json = 1;
             continue;
         }
-        if (!strcmp(arg, "--quiet") || !strcmp(arg, "-q")) {
+        if (is_flag(arg, "--quiet") || !strcmp(arg, "-q")) {
             quiet = 1;
+            continue;
+        }
+        if (!strncmp(arg, "--output=", 9)) {
+            output = arg + 9;
+            if (!output[0]) die(EXIT_BADINPUT, "train: --output needs a file name");
             continue;
         }
         if (!strcmp(arg, "-o") || !strcmp(arg, "--output")) {
@@ -120,6 +150,7 @@ int cmd_train(int argc, char **argv) {
     }
     char err[512];
     if (config_check(&c, err, sizeof err) != 0) die(EXIT_BADINPUT, "train: %s", err);
+    if (output) check_output(output);
 
     TrainHooks hooks = {.progress = quiet ? NULL : stderr};
     if (!quiet)
@@ -149,10 +180,7 @@ int cmd_train(int argc, char **argv) {
                r.n_params, r.seconds, sps, sps * r.flops_per_step * 1e-9, peak_mb);
         if (output) printf("wrote %s\n", output);
     }
+    if (rc != 0) warnf("train: trial %s: %s", r.status, r.reason[0] ? r.reason : "no reason recorded");
     trial_result_free(&r);
-    if (rc != 0) {
-        warnf("train: %s", "the trial did not finish (see status above)");
-        return EXIT_RUNTIME;
-    }
-    return 0;
+    return rc != 0 ? EXIT_RUNTIME : 0;
 }

@@ -102,7 +102,9 @@ const char *config_closest(const char *name) {
         int d = edit_distance(name, config_params[i].name);
         if (d < bd) bd = d, best = config_params[i].name;
     }
-    return bd <= 3 + (int)strlen(name) / 3 ? best : NULL;
+    // About one edit per three characters: "lamda-orth" -> lambda_orth, "d-modle" ->
+    // d_model, but no guess for an unrelated short word ("quiet" is not "clip").
+    return bd <= ((int)strlen(name) + 2) / 3 ? best : NULL;
 }
 
 static void list_choices(const char *const *choices, char *out, size_t outlen) {
@@ -126,7 +128,10 @@ int config_set(TrialConfig *c, const ParamSpec *p, const char *text, char *err, 
     case PT_INT: {
         long long v;
         if (!parse_long(text, &v)) {
-            snprintf(err, errlen, "%s must be an integer, got '%s'", p->name, text);
+            if (errno == ERANGE && strspn(text, "+-0123456789") == strlen(text))  // beyond long long
+                snprintf(err, errlen, "%s must be in [%.0f, %.0f], got %s", p->name, p->min, p->max, text);
+            else
+                snprintf(err, errlen, "%s must be an integer, got '%s'", p->name, text);
             return -1;
         }
         if (v < p->min || v > p->max) {

@@ -67,10 +67,13 @@ static void layout_params(Arena *a, Params *p, const Model *m) {
     arena_reserve(a, &p->head_b, K, "head_b", 0);
 }
 
-static void layout_acts(Arena *a, Acts *x, const Model *m) {
+// The activation-gradient arena (grads = 1) leaves out what only the forward pass
+// keeps (LayerNorm statistics, saved attention tiles, probabilities, patches): it is
+// zeroed every step, so smaller is faster.
+static void layout_acts(Arena *a, Acts *x, const Model *m, int grads) {
     const size_t B = m->B, T = m->T, C = m->C, BT = B * T, F = m->F;
     if (m->encoder) {
-        arena_reserve(a, &x->patches, B * N_PATCHES * PATCH_DIM, "patches", 0);
+        if (!grads) arena_reserve(a, &x->patches, B * N_PATCHES * PATCH_DIM, "patches", 0);
         arena_reserve(a, &x->pemb, B * N_PATCHES * C, "pemb", 0);
         arena_reserve(a, &x->headin, B * C, "headin", 0);
     }
@@ -78,8 +81,10 @@ static void layout_acts(Arena *a, Acts *x, const Model *m) {
     for (int l = 0; l < m->L; l++) {
         BlockActs *b = &x->blocks[l];
         arena_reserve(a, &b->ln1, BT * C, "ln1", 0);
-        arena_reserve(a, &b->ln1_mean, BT, "ln1_mean", 0);
-        arena_reserve(a, &b->ln1_rstd, BT, "ln1_rstd", 0);
+        if (!grads) {
+            arena_reserve(a, &b->ln1_mean, BT, "ln1_mean", 0);
+            arena_reserve(a, &b->ln1_rstd, BT, "ln1_rstd", 0);
+        }
         if (m->cfg.attention == ATTN_GRASSMANN) {
             size_t r = m->r, M = grassmann_pairs(m->r);
             arena_reserve(a, &b->gm.z, BT * r, "gm_z", 0);
@@ -90,25 +95,29 @@ static void layout_acts(Arena *a, Acts *x, const Model *m) {
         } else {
             if (m->cfg.attention == ATTN_TUCKER) arena_reserve(a, &b->wqkv, 3 * C * C, "wqkv", 0);
             arena_reserve(a, &b->qkv, BT * 3 * C, "qkv", 0);
-            if (m->cfg.attention != ATTN_LINEAR)
+            if (m->cfg.attention != ATTN_LINEAR && !grads)
                 arena_reserve(a, &b->att, attn_softmax_saved_floats(m->B, m->T, m->C, m->NH), "att", 0);
             arena_reserve(a, &b->atty, BT * C, "atty", 0);
         }
         arena_reserve(a, &b->attproj, BT * C, "attproj", 0);
         arena_reserve(a, &b->res1, BT * C, "res1", 0);
         arena_reserve(a, &b->ln2, BT * C, "ln2", 0);
-        arena_reserve(a, &b->ln2_mean, BT, "ln2_mean", 0);
-        arena_reserve(a, &b->ln2_rstd, BT, "ln2_rstd", 0);
+        if (!grads) {
+            arena_reserve(a, &b->ln2_mean, BT, "ln2_mean", 0);
+            arena_reserve(a, &b->ln2_rstd, BT, "ln2_rstd", 0);
+        }
         arena_reserve(a, &b->fch, BT * F, "fch", 0);
         arena_reserve(a, &b->fch_gelu, BT * F, "fch_gelu", 0);
         arena_reserve(a, &b->fcproj, BT * C, "fcproj", 0);
         arena_reserve(a, &b->res2, BT * C, "res2", 0);
     }
     arena_reserve(a, &x->lnf, BT * C, "lnf", 0);
-    arena_reserve(a, &x->lnf_mean, BT, "lnf_mean", 0);
-    arena_reserve(a, &x->lnf_rstd, BT, "lnf_rstd", 0);
     arena_reserve(a, &x->logits, (size_t)m->NP * m->K, "logits", 0);
-    arena_reserve(a, &x->probs, (size_t)m->NP * m->K, "probs", 0);
+    if (!grads) {
+        arena_reserve(a, &x->lnf_mean, BT, "lnf_mean", 0);
+        arena_reserve(a, &x->lnf_rstd, BT, "lnf_rstd", 0);
+        arena_reserve(a, &x->probs, (size_t)m->NP * m->K, "probs", 0);
+    }
 }
 
 // ---------------------------------------------------------------------------------
@@ -202,8 +211,8 @@ void model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B
     m->dacts.blocks = xcalloc(m->L, sizeof(BlockActs));
     layout_params(&m->params_arena, &m->params, m);
     layout_params(&m->grads_arena, &m->grads, m);
-    layout_acts(&m->acts_arena, &m->acts, m);
-    layout_acts(&m->dacts_arena, &m->dacts, m);
+    layout_acts(&m->acts_arena, &m->acts, m, 0);
+    layout_acts(&m->dacts_arena, &m->dacts, m, 1);
     arena_commit(&m->params_arena);
     arena_commit(&m->grads_arena);
     arena_commit(&m->acts_arena);
