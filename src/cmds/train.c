@@ -153,9 +153,6 @@ int cmd_train(int argc, char **argv) {
     if (output) check_output(output);
 
     TrainHooks hooks = {.progress = quiet ? NULL : stderr};
-    if (!quiet)
-        fprintf(stderr, "attnsweep train: task %s, attention %s, d_model %d, heads %d, layers %d, batch %d, seed %d\n",
-                task_names[c.task], attention_names[c.attention], c.d_model, c.heads, c.layers, c.batch, c.seed);
     TrialResult r;
     int rc = train_trial(&c, &hooks, &r);
     if (output) write_trial_file(output, &r);

@@ -80,6 +80,12 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
     out->n_params = m.n_params;
     out->flops_per_step = model_flops_per_step(&m);
 
+    if (hooks && hooks->progress) {
+        fprintf(hooks->progress, "training %s on %s: d_model %d, %d heads, %d layers, %ld parameters, %ld steps of %d, seed %d\n",
+                attention_names[c->attention], task_names[c->task], c->d_model, c->heads, c->layers, m.n_params,
+                total, c->batch, c->seed);
+        fflush(hooks->progress);
+    }
     const double t0 = now_seconds();
     double train_time = 0.0, loss_sum = 0.0, penalty = 0.0;
     long loss_n = 0, step = 0;

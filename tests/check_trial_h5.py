@@ -1,0 +1,163 @@
+#!/usr/bin/python3
+"""Check one `attnsweep train -o FILE.h5` results file against the run's --json output.
+
+Usage: check_trial_h5.py FILE.h5 RUN.json --task T --attention A --heads H --d-model D
+                         --layers L --grassmann-rank R --steps S [--status ok|failed]
+       check_trial_h5.py --list CHECKS.txt    (one line of the arguments above per file;
+                                               one interpreter start for many files)
+
+Reads the file the way a user would (h5py, pandas) and checks the layout of the
+README "Results file" section: one /summary row that agrees with the JSON, the
+trial group with its curve and its final attention tensors, the root "yaml"
+attribute. Prints one line per failed check (expected vs got) and exits 1 if any
+failed; prints nothing and exits 0 otherwise.
+"""
+import argparse
+import json
+import math
+import shlex
+import sys
+
+import h5py
+import numpy as np
+import pandas
+
+failures = []
+
+
+def check(ok, what, expected, got):
+    if not ok:
+        failures.append(f"{what}: expected {expected}, got {got}")
+    return ok
+
+
+def text(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def same_number(a, b):
+    """Equal as stored doubles; JSON writes NaN and infinities as null."""
+    if b is None:
+        return a is not None and not math.isfinite(a)
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+def main(argv):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("h5")
+    ap.add_argument("json")
+    ap.add_argument("--task", required=True)
+    ap.add_argument("--attention", required=True)
+    ap.add_argument("--heads", type=int, required=True)
+    ap.add_argument("--d-model", type=int, required=True)
+    ap.add_argument("--layers", type=int, required=True)
+    ap.add_argument("--grassmann-rank", type=int, required=True)
+    ap.add_argument("--steps", type=int, required=True, help="steps asked for")
+    ap.add_argument("--status", default="ok")
+    a = ap.parse_args(argv)
+    with open(a.json) as fj:
+        run = json.load(fj)
+
+    with h5py.File(a.h5, "r") as f:
+        where = a.h5
+        # Root attributes: the configuration as YAML.
+        yaml = text(f.attrs.get("yaml", ""))
+        for line in (f"attention: {a.attention}", f"task: {a.task}", f"heads: {a.heads}"):
+            check(line in yaml.splitlines(), f"{where}: root attribute yaml has the line '{line}'",
+                  "present", repr(yaml[:200]))
+
+        # /summary: one row that agrees with the JSON.
+        summary = f["summary"][:]
+        check(summary.shape == (1,), f"{where}: /summary shape", (1,), summary.shape)
+        df = pandas.DataFrame(summary)
+        columns_ok = True
+        for col in ("trial", "status", "attention", "accuracy", "steps", "seconds"):
+            columns_ok &= check(col in df.columns, f"{where}: /summary has column '{col}'", "present",
+                                list(df.columns))
+        if not columns_ok or len(df) != 1:
+            return
+        row = df.iloc[0]
+        check(text(row["attention"]) == a.attention, f"{where}: /summary attention", a.attention,
+              text(row["attention"]))
+        check(text(row["status"]) == a.status, f"{where}: /summary status", a.status, text(row["status"]))
+        check(text(row["status"]) == run["status"], f"{where}: /summary status vs JSON", run["status"],
+              text(row["status"]))
+        check(same_number(float(row["accuracy"]), run["accuracy"]), f"{where}: /summary accuracy vs JSON",
+              run["accuracy"], float(row["accuracy"]))
+        check(int(row["steps"]) == run["steps"], f"{where}: /summary steps vs JSON", run["steps"],
+              int(row["steps"]))
+        if a.status == "ok":
+            check(int(row["steps"]) == a.steps, f"{where}: /summary steps", a.steps, int(row["steps"]))
+            check(0.0 <= float(row["accuracy"]) <= 1.0, f"{where}: /summary accuracy in [0, 1]", "[0, 1]",
+                  float(row["accuracy"]))
+        else:
+            check(int(row["steps"]) < a.steps, f"{where}: /summary steps of a failed trial", f"< {a.steps}",
+                  int(row["steps"]))
+
+        # The trial group.
+        t = f["trials/000000"]
+        check(text(t.attrs.get("status", "")) == a.status, f"{where}: /trials/000000 status attribute",
+              a.status, text(t.attrs.get("status", "")))
+        reason = text(t.attrs.get("reason", ""))
+        check(reason == run["reason"], f"{where}: /trials/000000 reason vs JSON", repr(run["reason"]),
+              repr(reason))
+        if a.status == "failed":
+            check("non-finite" in reason, f"{where}: reason of the failed trial mentions 'non-finite'",
+                  "'...non-finite...'", repr(reason))
+        config = json.loads(text(t.attrs["config"]))
+        check(config.get("attention") == a.attention, f"{where}: config attribute attention", a.attention,
+              config.get("attention"))
+
+        # Curves: step increasing, ending at the steps taken.
+        step = t["curves/step"][:]
+        check(len(step) >= 1, f"{where}: curves/step length", ">= 1", len(step))
+        if len(step):
+            check(bool(np.all(np.diff(step) > 0)), f"{where}: curves/step strictly increasing", "increasing",
+                  step.tolist())
+            if a.status == "ok":
+                check(int(step[-1]) == a.steps, f"{where}: curves/step last", a.steps, int(step[-1]))
+            check(int(step[-1]) <= run["steps"], f"{where}: curves/step last <= steps taken",
+                  f"<= {run['steps']}", int(step[-1]))
+        for name in ("eval_loss", "eval_accuracy", "train_loss", "lr"):
+            n = t[f"curves/{name}"].shape
+            check(n == step.shape, f"{where}: curves/{name} length", step.shape, n)
+
+        # Final attention tensors, one per layer.
+        if a.attention == "grassmann":
+            shape = (a.grassmann_rank, 1, a.d_model, 1)
+        else:
+            shape = (a.heads, a.d_model // a.heads, a.d_model, 3)
+        names = sorted(t["weights"].keys())
+        want = [f"layer{k}" for k in range(a.layers)]
+        check(names == want, f"{where}: weights/ datasets", want, names)
+        for k in range(a.layers):
+            w = t[f"weights/layer{k}"]
+            check(w.shape == shape, f"{where}: weights/layer{k} shape [{a.attention}]", shape, w.shape)
+            check(w.dtype == np.float32, f"{where}: weights/layer{k} dtype", "float32", w.dtype)
+            if a.status == "ok":
+                v = w[...]
+                check(bool(np.all(np.isfinite(v))) and float(np.abs(v).max()) > 0,
+                      f"{where}: weights/layer{k} finite and not all zero", "finite, nonzero",
+                      f"max |w| = {np.abs(v).max()}")
+
+
+def check_file(argv):
+    try:
+        main(argv)
+    except Exception as e:  # a missing group or attribute is a failed check, not a traceback
+        failures.append(f"{argv[0]}: cannot read: {type(e).__name__}: {e}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--list":
+        with open(sys.argv[2]) as fl:
+            lines = [shlex.split(line) for line in fl if line.strip()]
+        if not lines:
+            failures.append(f"{sys.argv[2]}: no files to check")
+        for argv in lines:
+            check_file(argv)
+    else:
+        check_file(sys.argv[1:])
+    for line in failures:
+        print(line)
+    sys.exit(1 if failures else 0)

@@ -1,0 +1,257 @@
+#!/usr/bin/env bash
+# End-to-end tests of `attnsweep train`: bad input ends with one line and exit 2 and
+# writes nothing; every attention variant trains on every task; --json; determinism;
+# the -o results file (read back with h5py and pandas); --help; a diverging run.
+# Usage: bash tests/test_train_cli.sh /path/to/attnsweep     (from the repository root;
+# ctest runs it so). Every run is tiny (3 steps, d_model 16) so the file finishes in a
+# few seconds, also in the AddressSanitizer build.
+set -euo pipefail
+
+bin=${1:?usage: bash tests/test_train_cli.sh /path/to/attnsweep}
+[[ -x $bin ]] || { echo "FAIL: $bin is not an executable" >&2; exit 1; }
+bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+py=/usr/bin/python3
+checker=$here/check_trial_h5.py
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_train_cli.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"  # anything written by mistake lands here and is removed
+start=$SECONDS
+checks=0
+
+fail() {
+    echo "FAIL: $*" >&2
+    for f in out err; do
+        [[ -s $tmp/$f ]] && { echo "--- std$f of the last run:" >&2; head -c 3000 "$tmp/$f" >&2; echo >&2; }
+    done
+    exit 1
+}
+pass() { checks=$((checks + 1)); echo "ok   $*"; }
+
+# run ARGS...: run the binary; stdout in $tmp/out, stderr in $tmp/err, exit code in $rc.
+run() {
+    rc=0
+    "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+}
+
+# JSON field of $tmp/out (the one object --json prints).
+jfield() { "$py" -c 'import json,sys; v=json.load(open(sys.argv[1]))[sys.argv[2]]; print(json.dumps(v))' "$tmp/out" "$1"; }
+
+expect_rc() {  # expect_rc WANT WHAT
+    [[ $rc == "$1" ]] || fail "$2: exit code: expected $1, got $rc"
+}
+
+expect_one_error_line() {  # expect_one_error_line WHAT
+    local n
+    n=$(wc -l <"$tmp/err")
+    [[ $n == 1 ]] || fail "$1: stderr: expected exactly one line, got $n lines"
+    grep -q '^attnsweep: ' "$tmp/err" || fail "$1: stderr: expected a line starting 'attnsweep: ', got '$(cat "$tmp/err")'"
+}
+
+# ---------------------------------------------------------------------------
+echo "== 1. bad input: exit 2, one line 'attnsweep: ...' on stderr, nothing written"
+
+# bad_input WHAT KEY_PHRASE ARGS...: `attnsweep train -o $tmp/bad.h5 ARGS...` must exit 2
+# with one stderr line containing KEY_PHRASE (exact text, grep -F), print nothing on
+# stdout, and leave neither bad.h5 nor bad.h5.partial.
+bad_input() {
+    local what=$1 phrase=$2
+    shift 2
+    run train -o "$tmp/bad.h5" "$@"
+    expect_rc 2 "$what"
+    expect_one_error_line "$what"
+    grep -qF -- "$phrase" "$tmp/err" ||
+        fail "$what: stderr: expected the phrase '$phrase', got '$(cat "$tmp/err")'"
+    [[ ! -s $tmp/out ]] || fail "$what: stdout: expected nothing, got '$(head -c 200 "$tmp/out")'"
+    [[ ! -e $tmp/bad.h5 && ! -e $tmp/bad.h5.partial ]] ||
+        fail "$what: expected no bad.h5 or bad.h5.partial, got: $(ls "$tmp")"
+    pass "$what -> $(cat "$tmp/err")"
+}
+
+bad_input "heads not dividing d_model" "attnsweep: train: heads (4) must divide d_model (30)" \
+    --d-model 30 --heads 4
+bad_input "core_rank > heads" "attnsweep: train: core_rank (3) must be at most heads (2)" \
+    --attention tucker --heads 2 --core-rank 3
+bad_input "unknown task" "unknown task 'imagenet' (allowed: fashion_mnist, charlm, recall)" \
+    --task imagenet
+bad_input "unknown attention variant" "unknown attention 'flash' (allowed: mha, tucker, linear, grassmann)" \
+    --attention flash
+bad_input "misspelt option" "unknown option '--lamda-orth' (did you mean --lambda-orth?)" \
+    --lamda-orth 1
+bad_input "d_model 0" "--d-model: d_model must be in [1, 4096], got 0" --d-model 0
+bad_input "batch 0" "--batch: batch must be in [1, 65536], got 0" --batch 0
+bad_input "heads -1" "--heads: heads must be in [1, 256], got -1" --heads -1
+bad_input "layers 0" "--layers: layers must be in [1, 64], got 0" --layers 0
+bad_input "lr not a number" "--lr: lr must be a finite number, got 'abc'" --lr abc
+bad_input "steps not an integer" "--steps: steps must be an integer, got '1.5'" --steps 1.5
+bad_input "missing value (last argument)" "attnsweep: train: --steps needs a value" --steps
+bad_input "stray argument" "unexpected argument 'extra'" extra
+bad_input "flag given a value" "--json takes no value" --json=1 --steps 1
+# Missing data: one line even without -q (the start-up line comes only after the
+# data are open), and no -o file.
+bad_input "fashion_mnist data missing" \
+    "/nonexistent/train-images-idx3-ubyte.gz: No such file or directory" \
+    --task fashion_mnist --data-dir /nonexistent --steps 1
+bad_input "charlm data missing" "attnsweep: /nonexistent: No such file or directory" \
+    --task charlm --data-dir /nonexistent --steps 1
+
+# An output that cannot be written is found before training, not after: without -q,
+# the one line on stderr shows that no start-up or progress line came first.
+mkdir "$tmp/adir.h5"
+run train --task recall --steps 1 -o "$tmp/adir.h5"
+expect_rc 2 "-o names a directory"
+expect_one_error_line "-o names a directory"
+grep -qF "cannot write $tmp/adir.h5: it is a directory" "$tmp/err" ||
+    fail "-o names a directory: expected 'cannot write ...: it is a directory', got '$(cat "$tmp/err")'"
+[[ ! -e $tmp/adir.h5.partial ]] || fail "-o names a directory: left adir.h5.partial"
+run train --task recall --steps 1 -o /nonexistent/dir/x.h5
+expect_rc 2 "-o in a missing directory"
+expect_one_error_line "-o in a missing directory"
+grep -qF "cannot write /nonexistent/dir/x.h5: No such file or directory" "$tmp/err" ||
+    fail "-o in a missing directory: expected the path and the reason, got '$(cat "$tmp/err")'"
+pass "unwritable -o: exit 2 before training -> $(cat "$tmp/err")"
+
+# A file already at the -o path is left untouched by a bad invocation.
+echo "precious" >"$tmp/keep.h5"
+run train -o "$tmp/keep.h5" --d-model 30 --heads 4
+expect_rc 2 "existing -o file, bad config"
+[[ $(cat "$tmp/keep.h5") == precious && ! -e $tmp/keep.h5.partial ]] ||
+    fail "existing -o file, bad config: expected the file unchanged and no .partial"
+pass "bad config leaves an existing -o file as it was"
+
+# ---------------------------------------------------------------------------
+echo "== 5. help and unknown commands"
+run train --help
+expect_rc 0 "train --help"
+grep -qF -- "--lambda-orth" "$tmp/out" || fail "train --help: expected --lambda-orth in the option list"
+grep -qF -- "--attention" "$tmp/out" || fail "train --help: expected --attention in the option list"
+[[ ! -s $tmp/err ]] || fail "train --help: expected nothing on stderr, got '$(cat "$tmp/err")'"
+pass "train --help exits 0 and lists --lambda-orth"
+run --help
+expect_rc 0 "attnsweep --help"
+grep -q "train" "$tmp/out" || fail "attnsweep --help: expected the train command to be listed"
+pass "attnsweep --help exits 0"
+run frobnicate
+expect_rc 2 "attnsweep frobnicate"
+expect_one_error_line "attnsweep frobnicate"
+grep -qF "unknown command 'frobnicate'" "$tmp/err" ||
+    fail "attnsweep frobnicate: expected \"unknown command 'frobnicate'\", got '$(cat "$tmp/err")'"
+pass "attnsweep frobnicate -> $(cat "$tmp/err")"
+
+# ---------------------------------------------------------------------------
+echo "== 2/4. every variant x task trains; --json; -o results file"
+D=16 H=2 L=1 R=4 S=3
+tiny=(--steps "$S" --batch 8 --eval-batches 1 --d-model "$D" --heads "$H" --layers "$L" --grassmann-rank "$R"
+      --recall-pairs 4 --seq-len 16 --quiet --json)
+
+# Print the JSON object without the wall-clock fields, keys sorted.
+metrics() {
+    "$py" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ("seconds", "train_seconds", "steps_per_second", "peak_rss_mb"):
+    d.pop(k, None)
+print(json.dumps(d, sort_keys=True))' "$1"
+}
+
+for task in fashion_mnist charlm recall; do
+    for att in mha tucker linear grassmann; do
+        what="train $task $att"
+        h5=$tmp/$task-$att.h5
+        run train --task "$task" --attention "$att" "${tiny[@]}" -o "$h5"
+        expect_rc 0 "$what"
+        [[ ! -s $tmp/err ]] || fail "$what: --quiet: expected nothing on stderr, got '$(cat "$tmp/err")'"
+        [[ $(wc -l <"$tmp/out") == 1 ]] || fail "$what: --json: expected one line on stdout, got $(wc -l <"$tmp/out")"
+        "$py" - "$tmp/out" "$task" "$att" "$S" <<'EOF' || fail "$what: --json output"
+import json, sys
+path, task, att, steps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+d = json.load(open(path))
+bad = []
+def want(ok, what, expected, got):
+    if not ok: bad.append(f"{what}: expected {expected}, got {got!r}")
+want(isinstance(d, dict), "JSON", "one object", type(d).__name__)
+want(d.get("status") == "ok", "status", "ok", d.get("status"))
+acc = d.get("accuracy")
+want(isinstance(acc, (int, float)) and 0 <= acc <= 1, "accuracy", "a number in [0, 1]", acc)
+want(isinstance(d.get("loss"), float) and d["loss"] > 0, "loss", "a positive number", d.get("loss"))
+want(d.get("steps") == steps, "steps", steps, d.get("steps"))
+want(isinstance(d.get("n_params"), int) and d["n_params"] > 0, "n_params", "> 0", d.get("n_params"))
+c = d.get("config", {})
+want(c.get("task") == task and c.get("attention") == att, "config task/attention", (task, att),
+     (c.get("task"), c.get("attention")))
+for line in bad: print(f"  {line}")
+sys.exit(1 if bad else 0)
+EOF
+        cp "$tmp/out" "$tmp/$task-$att.json"
+        [[ -f $h5 && ! -e $h5.partial ]] || fail "$what: -o: expected $h5 and no .partial, got: $(ls "$tmp")"
+        # Read back later, all files in one interpreter (importing pandas takes a while).
+        echo "$h5 $tmp/$task-$att.json --task $task --attention $att --heads $H --d-model $D" \
+            "--layers $L --grassmann-rank $R --steps $S" >>"$tmp/h5checks"
+        pass "$what: status ok, accuracy $(jfield accuracy), $S steps, $(jfield n_params) parameters; wrote $(basename "$h5")"
+    done
+done
+
+# ---------------------------------------------------------------------------
+echo "== 3. determinism: same seed, same metrics; another seed, another loss"
+for task in fashion_mnist charlm recall; do
+    for att in mha tucker linear grassmann; do
+        what="rerun $task $att"
+        run train --task "$task" --attention "$att" "${tiny[@]}"
+        expect_rc 0 "$what"
+        a=$(metrics "$tmp/$task-$att.json")
+        b=$(metrics "$tmp/out")
+        [[ $a == "$b" ]] || fail "$what with the same seed: expected identical JSON metrics
+  first:  $a
+  second: $b"
+    done
+    pass "$task: all four variants reproduce their JSON metrics byte for byte"
+    run train --task "$task" --attention mha "${tiny[@]}" --seed 2
+    expect_rc 0 "$task mha seed 2"
+    l1=$("$py" -c 'import json,sys; print(repr(json.load(open(sys.argv[1]))["loss"]))' "$tmp/$task-mha.json")
+    l2=$(jfield loss)
+    [[ $l1 != "$l2" ]] || fail "$task mha: expected a different loss for seed 2 than for seed 1, got $l1 for both"
+    pass "$task mha: seed 1 loss $l1, seed 2 loss $l2"
+done
+
+# ---------------------------------------------------------------------------
+echo "== 6. a diverging run is a failed trial, recorded"
+# lr·weight_decay = 100: decoupled weight decay multiplies each matrix by (1 − 100) per
+# step, so the weights grow ~99× a step and overflow float32 within ~10 steps, whatever
+# the data. (--lr 10 --weight-decay 0 --clip 0 does not diverge: Adam's step is bounded
+# by lr and LayerNorm keeps activations bounded, so the loss stays large but finite.)
+for att in mha grassmann; do
+    what="diverging recall $att"
+    h5=$tmp/diverge-$att.h5
+    run train --task recall --attention "$att" --lr 10 --weight-decay 10 --clip 0 --warmup-frac 0 \
+        --steps 30 --batch 8 --eval-batches 1 --d-model $D --heads $H --layers $L --grassmann-rank $R \
+        --recall-pairs 4 --quiet --json -o "$h5"
+    expect_rc 1 "$what"
+    expect_one_error_line "$what"
+    grep -qF "attnsweep: train: trial failed: diverged: non-finite" "$tmp/err" ||
+        fail "$what: stderr: expected 'attnsweep: train: trial failed: diverged: non-finite ...', got '$(cat "$tmp/err")'"
+    [[ $(jfield status) == '"failed"' ]] || fail "$what: JSON status: expected \"failed\", got $(jfield status)"
+    [[ $(jfield reason) == *non-finite* ]] || fail "$what: JSON reason: expected it to mention non-finite, got $(jfield reason)"
+    cp "$tmp/out" "$tmp/diverge-$att.json"
+    [[ -f $h5 && ! -e $h5.partial ]] || fail "$what: -o: expected $h5 (a failed trial is recorded) and no .partial"
+    echo "$h5 $tmp/diverge-$att.json --task recall --attention $att --heads $H --d-model $D" \
+        "--layers $L --grassmann-rank $R --steps 30 --status failed" >>"$tmp/h5checks"
+    pass "$what: exit 1, status failed after $(jfield steps) steps, $(jfield reason); wrote $(basename "$h5")"
+done
+
+# ---------------------------------------------------------------------------
+echo "== 4. the -o files, read back with h5py and pandas"
+# Each: /summary has one row agreeing with the JSON (status, attention, accuracy, steps) and
+# pandas.DataFrame(f["summary"][:]) works; root attribute yaml has "attention: <variant>";
+# curves/step increases and ends at the steps; weights/layer0 is [heads, d_k, d_model, 3]
+# (mha, tucker, linear) or [grassmann_rank, 1, d_model, 1]; failed trials keep their reason.
+: >"$tmp/out"; : >"$tmp/err"  # fail() shows the last run's output; there is none here
+"$py" "$checker" --list "$tmp/h5checks" >"$tmp/check" 2>&1 ||
+    { sed 's/^/  /' "$tmp/check" >&2; fail "results files written with -o (details above)"; }
+pass "$(wc -l <"$tmp/h5checks") results files read back with h5py/pandas and match their JSON"
+
+# ---------------------------------------------------------------------------
+left=$(find "$tmp" -name '*.partial')
+[[ -z $left ]] || fail "expected no *.partial files, got: $left"
+echo "PASS: $checks checks of attnsweep train in $((SECONDS - start)) s"
