@@ -126,9 +126,10 @@ static double att_obj(void *p) {
         attn_softmax_forward(c->out, c->att, c->qkv, c->B, c->T, c->C, c->NH, c->causal);
     return dot(c->out, c->R, (long)c->B * c->T * c->C);
 }
-static void test_attention_core(int linear, int causal) {
-    // B = 18: one full block of 16 lanes in the softmax kernel and a partial one.
-    AttCtx c = {.B = 18, .T = 6, .C = 8, .NH = 2, .causal = causal, .linear = linear};
+// B = 18 is one full block of 16 lanes in the softmax kernel and a partial one; head
+// sizes 4, 16 and 20 take its element-wise path, its 16 × 16 transposes, and both.
+static void test_attention_core(int linear, int causal, int hs) {
+    AttCtx c = {.B = 18, .T = 5, .C = 2 * hs, .NH = 2, .causal = causal, .linear = linear};
     long nqkv = (long)c.B * c.T * 3 * c.C, nout = (long)c.B * c.T * c.C;
     c.out = zeros(nout), c.att = zeros((long)attn_softmax_saved_floats(c.B, c.T, c.C, c.NH)), c.qkv = rnd(nqkv, 1.5), c.R = rnd(nout, 1.0);
     float *dqkv = zeros(nqkv);
@@ -138,8 +139,9 @@ static void test_attention_core(int linear, int causal) {
     else
         attn_softmax_backward(dqkv, c.R, c.att, c.B, c.T, c.C, c.NH, c.causal);
     char name[64];
-    snprintf(name, sizeof name, "%s%s dqkv", linear ? "linear" : "softmax", causal ? " causal" : "");
+    snprintf(name, sizeof name, "%s%s hs=%d dqkv", linear ? "linear" : "softmax", causal ? " causal" : "", hs);
     gradcheck_elementwise(name, c.qkv, dqkv, nqkv, att_obj, &c, 1e-2f, 2e-2, 2e-3, 1000);
+    gradcheck_directional(name, c.qkv, dqkv, nqkv, att_obj, &c, 1e-2f, 1e-2, 3u + (unsigned)hs);
 
     // Causality: changing the last token changes no earlier output.
     if (causal) {
@@ -178,6 +180,42 @@ static void test_linear_matches_quadratic_form(void) {
     }
     CHECK(worst < 1e-5, "linear attention prefix sums differ from the quadratic form by %.3g", worst);
     free(qkv), free(out);
+}
+
+// The softmax core against a direct computation in double, through both its
+// element-wise and its transposing paths (hs = 4, 16, 20; a full and a partial lane block).
+static void test_softmax_matches_direct(void) {
+    for (int hs = 4; hs <= 20; hs += hs == 4 ? 12 : 4)
+        for (int causal = 0; causal <= 1; causal++) {
+            const int B = 18, T = 5, NH = 2, C = NH * hs, C3 = 3 * C;
+            float *qkv = rnd((long)B * T * C3, 1.5), *out = zeros((long)B * T * C);
+            float *saved = zeros((long)attn_softmax_saved_floats(B, T, C, NH));
+            attn_softmax_forward(out, saved, qkv, B, T, C, NH, causal);
+            double worst = 0.0;
+            for (int b = 0; b < B; b++)
+                for (int h = 0; h < NH; h++)
+                    for (int t = 0; t < T; t++) {
+                        const float *q = qkv + ((long)b * T + t) * C3 + h * hs;
+                        double w[32], sum = 0.0, mx = -1e300;
+                        int send = causal ? t + 1 : T;
+                        for (int s2 = 0; s2 < send; s2++) {
+                            const float *k = qkv + ((long)b * T + s2) * C3 + C + h * hs;
+                            double d = 0.0;
+                            for (int i = 0; i < hs; i++) d += (double)q[i] * k[i];
+                            w[s2] = d / sqrt((double)hs);
+                            mx = fmax(mx, w[s2]);
+                        }
+                        for (int s2 = 0; s2 < send; s2++) sum += (w[s2] = exp(w[s2] - mx));
+                        for (int i = 0; i < hs; i++) {
+                            double o = 0.0;
+                            for (int s2 = 0; s2 < send; s2++)
+                                o += w[s2] / sum * qkv[((long)b * T + s2) * C3 + 2 * C + h * hs + i];
+                            worst = fmax(worst, fabs(o - out[((long)b * T + t) * C + h * hs + i]));
+                        }
+                    }
+            CHECK(worst < 1e-5, "softmax attention hs=%d causal=%d differs from the direct form by %.3g", hs, causal, worst);
+            free(qkv), free(out), free(saved);
+        }
 }
 
 // ---- tucker generator
@@ -257,8 +295,10 @@ int main(void) {
     test_matmul();
     test_crossentropy();
     for (int linear = 0; linear <= 1; linear++)
-        for (int causal = 0; causal <= 1; causal++) test_attention_core(linear, causal);
+        for (int causal = 0; causal <= 1; causal++)
+            for (int hs = 4; hs <= 20; hs += hs == 4 ? 12 : 4) test_attention_core(linear, causal, hs);
     test_linear_matches_quadratic_form();
+    test_softmax_matches_direct();
     test_tucker();
     test_patch_embed();
     test_token_embed();

@@ -32,22 +32,51 @@ size_t attn_softmax_saved_floats(int B, int T, int C, int NH) {
     return blocks * NH * head_tile_lanes(T, C / NH) * LANES;
 }
 
+// Moving between rows (one per sequence) and lanes is a transpose. Full 16 × 16 blocks
+// go through a fixed-size transpose that the compiler turns into vector permutes; the
+// rest (a partial batch block, hs not a multiple of 16) element by element.
+
+// dst[i][l] = src[l·stride + i], i, l < 16
+static inline void block_to_lanes(Lane *restrict dst, const float *restrict src, long stride) {
+    float rows[LANES][LANES];
+    for (int l = 0; l < LANES; l++)
+        for (int i = 0; i < LANES; i++) rows[l][i] = src[l * stride + i];
+    for (int i = 0; i < LANES; i++)
+        for (int l = 0; l < LANES; l++) dst[i][l] = rows[l][i];
+}
+
+// dst[l·stride + i] (+)= src[i][l], i, l < 16
+static inline void block_from_lanes(float *restrict dst, long stride, const Lane *restrict src, int add) {
+    float rows[LANES][LANES];
+    for (int l = 0; l < LANES; l++)
+        for (int i = 0; i < LANES; i++) rows[l][i] = src[i][l];
+    for (int l = 0; l < LANES; l++)
+        for (int i = 0; i < LANES; i++) dst[l * stride + i] = (add ? dst[l * stride + i] : 0.0f) + rows[l][i];
+}
+
 // tile[t·hs + i][lane] = src[(b0 + lane, t), col + i] for the nl real lanes; 0 beyond.
 static void gather(Lane *tile, const float *src, int b0, int nl, int T, int stride, int col, int hs) {
+    const long lane_stride = (long)T * stride;  // from one sequence's row to the next's
+    const int full = nl == LANES ? hs / LANES * LANES : 0;
     if (nl < LANES) memset(tile, 0, (size_t)T * hs * sizeof(Lane));
-    for (int l = 0; l < nl; l++)
-        for (int t = 0; t < T; t++) {
-            const float *row = src + ((long)(b0 + l) * T + t) * stride + col;
-            for (int i = 0; i < hs; i++) tile[t * hs + i][l] = row[i];
-        }
+    for (int t = 0; t < T; t++) {
+        const float *row0 = src + ((long)b0 * T + t) * stride + col;
+        for (int i = 0; i < full; i += LANES) block_to_lanes(tile + t * hs + i, row0 + i, lane_stride);
+        for (int l = 0; l < nl; l++)
+            for (int i = full; i < hs; i++) tile[t * hs + i][l] = row0[l * lane_stride + i];
+    }
 }
 
 static void scatter(float *dst, const Lane *tile, int add, int b0, int nl, int T, int stride, int col, int hs) {
-    for (int l = 0; l < nl; l++)
-        for (int t = 0; t < T; t++) {
-            float *row = dst + ((long)(b0 + l) * T + t) * stride + col;
-            for (int i = 0; i < hs; i++) row[i] = (add ? row[i] : 0.0f) + tile[t * hs + i][l];
-        }
+    const long lane_stride = (long)T * stride;
+    const int full = nl == LANES ? hs / LANES * LANES : 0;
+    for (int t = 0; t < T; t++) {
+        float *row0 = dst + ((long)b0 * T + t) * stride + col;
+        for (int i = 0; i < full; i += LANES) block_from_lanes(row0 + i, lane_stride, tile + t * hs + i, add);
+        for (int l = 0; l < nl; l++)
+            for (int i = full; i < hs; i++)
+                row0[l * lane_stride + i] = (add ? row0[l * lane_stride + i] : 0.0f) + tile[t * hs + i][l];
+    }
 }
 
 void attn_softmax_forward(float *out, float *saved, const float *qkv, int B, int T, int C, int NH,
