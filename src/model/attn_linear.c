@@ -52,6 +52,22 @@ static inline void accumulate(float *S, float *z, const float *a, const float *c
     }
 }
 
+// The running sums S = Σ a_s ⊗ c_s and z = Σ α_s a_s over the rows of a and c (T, hs):
+// sums_begin starts them (empty when causal; over all s otherwise) and sums_step
+// adds row t when causal, so at row t they cover s ≤ t or all s. α = NULL means 1.
+static void sums_begin(float *S, float *z, const float *a, const float *c, const float *alpha, int T, int hs,
+                       int causal) {
+    memset(S, 0, (size_t)hs * hs * sizeof(float));
+    memset(z, 0, (size_t)hs * sizeof(float));
+    if (!causal)
+        for (int t = 0; t < T; t++) accumulate(S, z, a + t * hs, c + t * hs, alpha ? alpha[t] : 1.0f, hs);
+}
+
+static inline void sums_step(float *S, float *z, const float *a, const float *c, const float *alpha, int t, int hs,
+                             int causal) {
+    if (causal) accumulate(S, z, a + t * hs, c + t * hs, alpha ? alpha[t] : 1.0f, hs);
+}
+
 // num (hs) = Sᵀ fq; returns fq·z + ε.
 static inline float readout(float *num, const float *S, const float *z, const float *fq, int hs) {
     float den = LINEAR_ATTN_EPS;
@@ -69,12 +85,9 @@ void attn_linear_forward(float *out, const float *qkv, int B, int T, int C, int 
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++) {
             gather_head(&w, qkv, b, h, T, C, hs);
-            memset(w.S, 0, (size_t)hs * hs * sizeof(float));
-            memset(w.z, 0, (size_t)hs * sizeof(float));
-            if (!causal)
-                for (int t = 0; t < T; t++) accumulate(w.S, w.z, w.fk + t * hs, w.v + t * hs, 1.0f, hs);
+            sums_begin(w.S, w.z, w.fk, w.v, NULL, T, hs, causal);
             for (int t = 0; t < T; t++) {
-                if (causal) accumulate(w.S, w.z, w.fk + t * hs, w.v + t * hs, 1.0f, hs);
+                sums_step(w.S, w.z, w.fk, w.v, NULL, t, hs, causal);
                 float *o = out + ((long)b * T + t) * C + h * hs;
                 float inv = 1.0f / readout(o, w.S, w.z, w.fq + t * hs, hs);
                 for (int j = 0; j < hs; j++) o[j] *= inv;
@@ -92,12 +105,9 @@ void attn_linear_backward(float *dqkv, const float *dout, const float *qkv, int 
         for (int h = 0; h < NH; h++) {
             gather_head(&w, qkv, b, h, T, C, hs);
             // Pass 1, forward in t: S_t, z_t again, then dn_t, dd_t and dφq_t.
-            memset(w.S, 0, (size_t)hs * hs * sizeof(float));
-            memset(w.z, 0, (size_t)hs * sizeof(float));
-            if (!causal)
-                for (int t = 0; t < T; t++) accumulate(w.S, w.z, w.fk + t * hs, w.v + t * hs, 1.0f, hs);
+            sums_begin(w.S, w.z, w.fk, w.v, NULL, T, hs, causal);
             for (int t = 0; t < T; t++) {
-                if (causal) accumulate(w.S, w.z, w.fk + t * hs, w.v + t * hs, 1.0f, hs);
+                sums_step(w.S, w.z, w.fk, w.v, NULL, t, hs, causal);
                 const float *fq = w.fq + t * hs;
                 const float *d = dout + ((long)b * T + t) * C + h * hs;
                 float den = readout(num, w.S, w.z, fq, hs);
@@ -116,12 +126,9 @@ void attn_linear_backward(float *dqkv, const float *dout, const float *qkv, int 
                 }
             }
             // Pass 2, backward in t: suffix sums R (in S) and r (in z).
-            memset(w.S, 0, (size_t)hs * hs * sizeof(float));
-            memset(w.z, 0, (size_t)hs * sizeof(float));
-            if (!causal)
-                for (int t = 0; t < T; t++) accumulate(w.S, w.z, w.fq + t * hs, w.dn + t * hs, w.dd[t], hs);
+            sums_begin(w.S, w.z, w.fq, w.dn, w.dd, T, hs, causal);
             for (int t = T - 1; t >= 0; t--) {
-                if (causal) accumulate(w.S, w.z, w.fq + t * hs, w.dn + t * hs, w.dd[t], hs);
+                sums_step(w.S, w.z, w.fq, w.dn, w.dd, t, hs, causal);
                 const float *fk = w.fk + t * hs, *v = w.v + t * hs;
                 float *dfk = w.dfk + t * hs, *dv = w.dv + t * hs;
                 for (int j = 0; j < hs; j++) dv[j] = 0.0f;
