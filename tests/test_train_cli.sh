@@ -252,6 +252,20 @@ echo "== 4. the -o files, read back with h5py and pandas"
 pass "$(wc -l <"$tmp/h5checks") results files read back with h5py/pandas and match their JSON"
 
 # ---------------------------------------------------------------------------
+echo "== 5. peak memory of the default configuration"
+# The default run (Fashion-MNIST ViT, batch 128) must stay under 200 MB: the data and
+# every arena are allocated before the first step, so two steps show the peak. Not
+# under AddressSanitizer, which multiplies memory.
+if [[ -z ${ATTNSWEEP_SANITIZED:-} ]]; then
+    run train --steps 2 --eval-batches 1 --quiet --json
+    expect_rc 0 "default configuration, 2 steps"
+    mb=$(jfield peak_rss_mb)
+    /usr/bin/python3 -c "import sys; sys.exit(0 if $mb < 200 else 1)" ||
+        fail "default configuration: peak memory $mb MB, expected under 200 MB"
+    pass "default configuration: peak memory $mb MB (< 200 MB)"
+fi
+
+# ---------------------------------------------------------------------------
 left=$(find "$tmp" -name '*.partial')
 [[ -z $left ]] || fail "expected no *.partial files, got: $left"
 echo "PASS: $checks checks of attnsweep train in $((SECONDS - start)) s"
