@@ -1,0 +1,904 @@
+// safetensors.c: validate a safetensors header completely, find the attention weights
+// by name, read only those tensors and lay them out as W[h, d_k, d_model, 3].
+// See safetensors.h for the names, the layout and what is checked.
+#define _POSIX_C_SOURCE 200809L
+#include "invariants/safetensors.h"
+
+#include "common/util.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+enum { SHAPE_KEPT = 8 };                 // dims kept per tensor (for messages and 2-D reads)
+#define MAX_CONFIG_BYTES (16u << 20)     // config.json larger than this is not a config
+#define MAX_JSON_INT 9007199254740992.0  // 2^53: larger JSON numbers are not exact
+enum { MAX_JSON_VALUES = 4000000 };      // '[', '{', ',' and strings: ~12 per tensor entry
+
+// ---- errors: one line "LABEL: message" in the caller's buffer
+
+typedef struct {
+    const char *label;
+    char *err;
+    size_t errlen;
+} Ctx;
+
+static int fail(const Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(const Ctx *c, const char *fmt, ...) {
+    if (!c->err || !c->errlen) return -1;
+    int n = snprintf(c->err, c->errlen, "%s: ", c->label);
+    if (n >= 0 && (size_t)n < c->errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    for (char *p = c->err; *p; p++)  // the label is a user's path: keep the message one line
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    return -1;
+}
+
+// A name from the file, quoted, with '"', '\\', control and non-ASCII bytes escaped,
+// cut after 100 bytes. Used as quote(...).s inside one printf call (C11 temporaries).
+typedef struct {
+    char s[2 + 4 * 100 + 8];
+} Quoted;
+
+static Quoted quote_n(const char *name, size_t len) {
+    Quoted q;
+    size_t o = 0;
+    q.s[o++] = '"';
+    for (size_t i = 0; i < len && i < 100; i++) {
+        unsigned char ch = (unsigned char)name[i];
+        if (ch == '"' || ch == '\\') {
+            q.s[o++] = '\\';
+            q.s[o++] = (char)ch;
+        } else if (ch < 0x20 || ch >= 0x7f) {
+            o += (size_t)snprintf(q.s + o, 5, "\\x%02x", ch);
+        } else {
+            q.s[o++] = (char)ch;
+        }
+    }
+    if (len > 100) {
+        memcpy(q.s + o, "...", 3);
+        o += 3;
+    }
+    q.s[o++] = '"';
+    q.s[o] = '\0';
+    return q;
+}
+
+static Quoted quote(const char *name) { return quote_n(name, strlen(name)); }
+
+// ---- where the bytes come from: a file (fseeko + fread) or a buffer in memory
+
+typedef struct {
+    FILE *f;
+    const unsigned char *mem;
+    uint64_t size;
+} Source;
+
+static int source_read(const Source *s, uint64_t off, void *dst, size_t n) {
+    if (off > s->size || n > s->size - off) return -1;
+    if (n == 0) return 0;
+    if (s->mem) {
+        memcpy(dst, s->mem + off, n);
+        return 0;
+    }
+    if (off > (uint64_t)INT64_MAX || fseeko(s->f, (off_t)off, SEEK_SET) != 0) return -1;
+    return fread(dst, 1, n, s->f) == n ? 0 : -1;
+}
+
+// ---- dtypes (every dtype of the safetensors format, so other tensors validate too)
+
+enum { KIND_OTHER, KIND_F32, KIND_F16, KIND_BF16, KIND_F64 };
+
+static const struct {
+    const char *name;
+    unsigned bits;
+    int kind;
+} DTYPES[] = {
+    {"F32", 32, KIND_F32},   {"F16", 16, KIND_F16},     {"BF16", 16, KIND_BF16},
+    {"F64", 64, KIND_F64},   {"BOOL", 8, KIND_OTHER},   {"U8", 8, KIND_OTHER},
+    {"I8", 8, KIND_OTHER},   {"F8_E5M2", 8, KIND_OTHER}, {"F8_E4M3", 8, KIND_OTHER},
+    {"F8_E8M0", 8, KIND_OTHER}, {"I16", 16, KIND_OTHER}, {"U16", 16, KIND_OTHER},
+    {"I32", 32, KIND_OTHER}, {"U32", 32, KIND_OTHER},   {"I64", 64, KIND_OTHER},
+    {"U64", 64, KIND_OTHER}, {"C64", 64, KIND_OTHER},   {"F4", 4, KIND_OTHER},
+    {"F6_E2M3", 6, KIND_OTHER}, {"F6_E3M2", 6, KIND_OTHER},
+};
+enum { N_DTYPES = sizeof DTYPES / sizeof DTYPES[0] };
+
+float safetensors_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h >> 15) << 31;
+    uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
+    if (exp == 0 && man == 0) {
+        bits = sign;  // ±0
+    } else if (exp == 0) {  // subnormal: man·2^-24, normalised for float32
+        uint32_t e = 0;
+        while (!(man & 0x400u)) {
+            man <<= 1;
+            e++;
+        }
+        bits = sign | ((127u - 15u + 1u - e) << 23) | ((man & 0x3ffu) << 13);
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000u | (man << 13);  // Inf, or NaN with its payload
+    } else {
+        bits = sign | ((exp + 127u - 15u) << 23) | (man << 13);
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+float safetensors_bf16_to_f32(uint16_t b) {
+    uint32_t bits = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+// ---- the header
+
+typedef struct {
+    const char *name;  // owned by the cJSON tree
+    int dtype;         // index into DTYPES
+    int ndim;
+    uint64_t shape[SHAPE_KEPT];
+    uint64_t begin, end;  // relative to the data buffer
+} Tensor;
+
+typedef struct {
+    char *text;
+    cJSON *root;
+    Tensor *t;
+    size_t n;
+    uint64_t data_start, data_size;
+} Header;
+
+static void header_free(Header *h) {
+    cJSON_Delete(h->root);
+    free(h->text);
+    free(h->t);
+    memset(h, 0, sizeof *h);
+}
+
+// "[a, b, c]" (first SHAPE_KEPT dims, then "...").
+typedef struct {
+    char s[SHAPE_KEPT * 22 + 16];
+} ShapeText;
+
+static ShapeText shape_text(const Tensor *t) {
+    ShapeText st;
+    size_t o = 0;
+    st.s[o++] = '[';
+    for (int i = 0; i < t->ndim && i < SHAPE_KEPT; i++)
+        o += (size_t)snprintf(st.s + o, sizeof st.s - o, "%s%llu", i ? ", " : "",
+                              (unsigned long long)t->shape[i]);
+    if (t->ndim > SHAPE_KEPT) o += (size_t)snprintf(st.s + o, sizeof st.s - o, ", ...");
+    snprintf(st.s + o, sizeof st.s - o, "]");
+    return st;
+}
+
+// Offset of the first byte that is not UTF-8 or is NUL; len if there is none.
+static size_t utf8_bad(const unsigned char *s, size_t len) {
+    size_t i = 0;
+    while (i < len) {
+        unsigned c = s[i];
+        if (c == 0) return i;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t need;
+        unsigned lo = 0x80, hi = 0xbf;  // range of the second byte
+        if (c >= 0xc2 && c <= 0xdf) need = 1;
+        else if (c == 0xe0) need = 2, lo = 0xa0;
+        else if (c >= 0xe1 && c <= 0xec) need = 2;
+        else if (c == 0xed) need = 2, hi = 0x9f;  // no UTF-16 surrogates
+        else if (c >= 0xee && c <= 0xef) need = 2;
+        else if (c == 0xf0) need = 3, lo = 0x90;
+        else if (c >= 0xf1 && c <= 0xf3) need = 3;
+        else if (c == 0xf4) need = 3, hi = 0x8f;  // nothing above U+10FFFF
+        else return i;
+        if (need > len - i - 1) return i;
+        if (s[i + 1] < lo || s[i + 1] > hi) return i;
+        for (size_t k = 2; k <= need; k++)
+            if ((s[i + k] & 0xc0) != 0x80) return i;
+        i += need + 1;
+    }
+    return len;
+}
+
+static const char *json_kind(const cJSON *x) {
+    if (cJSON_IsArray(x)) return "an array";
+    if (cJSON_IsString(x)) return "a string";
+    if (cJSON_IsNumber(x)) return "a number";
+    if (cJSON_IsBool(x)) return "a boolean";
+    if (cJSON_IsNull(x)) return "null";
+    return "an object";
+}
+
+// A JSON number that is an integer in [0, 2^53] into *v; else why not.
+static const char *json_uint(const cJSON *x, uint64_t *v) {
+    if (!cJSON_IsNumber(x)) return "is not a number";
+    double d = x->valuedouble;
+    if (!(d >= 0)) return "is negative";
+    if (d != floor(d)) return "is not an integer";
+    if (d > MAX_JSON_INT) return "is too large";
+    *v = (uint64_t)d;
+    return NULL;
+}
+
+static int parse_entry(const Ctx *c, const cJSON *e, Tensor *t, uint64_t data_size) {
+    Quoted q = quote(t->name);
+    if (!cJSON_IsObject(e)) return fail(c, "tensor %s: entry is %s, not a JSON object", q.s, json_kind(e));
+
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(e, "dtype");
+    if (!dt) return fail(c, "tensor %s: no \"dtype\"", q.s);
+    if (!cJSON_IsString(dt) || !dt->valuestring)
+        return fail(c, "tensor %s: \"dtype\" is %s, not a string", q.s, json_kind(dt));
+    t->dtype = -1;
+    for (int i = 0; i < N_DTYPES; i++)
+        if (strcmp(dt->valuestring, DTYPES[i].name) == 0) t->dtype = i;
+    if (t->dtype < 0) return fail(c, "tensor %s: unknown dtype %s", q.s, quote(dt->valuestring).s);
+
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(e, "shape");
+    if (!sh) return fail(c, "tensor %s: no \"shape\"", q.s);
+    if (!cJSON_IsArray(sh)) return fail(c, "tensor %s: \"shape\" is %s, not an array", q.s, json_kind(sh));
+    uint64_t n = 1;
+    int zero = 0, overflow = 0;
+    t->ndim = 0;
+    for (const cJSON *d = sh->child; d; d = d->next) {
+        uint64_t v = 0;
+        const char *why = json_uint(d, &v);
+        if (why && cJSON_IsNumber(d))
+            return fail(c, "tensor %s: shape[%d] = %.15g %s", q.s, t->ndim, d->valuedouble, why);
+        if (why) return fail(c, "tensor %s: shape[%d] %s", q.s, t->ndim, why);
+        if (t->ndim < SHAPE_KEPT) t->shape[t->ndim] = v;
+        if (t->ndim == INT_MAX) return fail(c, "tensor %s: shape has too many dimensions", q.s);
+        t->ndim++;
+        if (v == 0) zero = 1;
+        else if (n > UINT64_MAX / v) overflow = 1;
+        else n *= v;
+    }
+    unsigned bits = DTYPES[t->dtype].bits;
+    if (zero) n = 0;
+    else if (overflow || n > UINT64_MAX / bits)
+        return fail(c, "tensor %s: shape %s is too large (its size overflows 64 bits)", q.s, shape_text(t).s);
+    if (n * bits % 8)
+        return fail(c, "tensor %s: shape %s of %s is not a whole number of bytes", q.s, shape_text(t).s,
+                    DTYPES[t->dtype].name);
+    uint64_t nbytes = n * bits / 8;
+
+    const cJSON *off = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
+    if (!off) return fail(c, "tensor %s: no \"data_offsets\"", q.s);
+    if (!cJSON_IsArray(off))
+        return fail(c, "tensor %s: \"data_offsets\" is %s, not an array [begin, end]", q.s, json_kind(off));
+    int count = cJSON_GetArraySize(off);
+    if (count != 2)
+        return fail(c, "tensor %s: \"data_offsets\" must have 2 entries [begin, end] (it has %d)", q.s, count);
+    uint64_t be[2] = {0, 0};
+    int k = 0;
+    for (const cJSON *d = off->child; d; d = d->next, k++) {
+        const char *why = json_uint(d, &be[k]);
+        if (why && cJSON_IsNumber(d))
+            return fail(c, "tensor %s: data_offsets[%d] = %.15g %s", q.s, k, d->valuedouble, why);
+        if (why) return fail(c, "tensor %s: data_offsets[%d] %s", q.s, k, why);
+    }
+    t->begin = be[0];
+    t->end = be[1];
+    if (t->end < t->begin)
+        return fail(c, "tensor %s: data_offsets [%llu, %llu] end before they begin", q.s,
+                    (unsigned long long)t->begin, (unsigned long long)t->end);
+    if (t->end > data_size)
+        return fail(c, "tensor %s: data_offsets [%llu, %llu] lie outside the data buffer of %llu bytes "
+                    "(truncated file?)", q.s, (unsigned long long)t->begin, (unsigned long long)t->end,
+                    (unsigned long long)data_size);
+    if (t->end - t->begin != nbytes)
+        return fail(c, "tensor %s: data_offsets [%llu, %llu] hold %llu bytes but shape %s of %s needs %llu",
+                    q.s, (unsigned long long)t->begin, (unsigned long long)t->end,
+                    (unsigned long long)(t->end - t->begin), shape_text(t).s, DTYPES[t->dtype].name,
+                    (unsigned long long)nbytes);
+    return 0;
+}
+
+static int cmp_tensor_name(const void *a, const void *b) {
+    return strcmp((*(const Tensor *const *)a)->name, (*(const Tensor *const *)b)->name);
+}
+
+static int cmp_tensor_begin(const void *a, const void *b) {
+    const Tensor *x = *(const Tensor *const *)a, *y = *(const Tensor *const *)b;
+    if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+    return (x->end > y->end) - (x->end < y->end);
+}
+
+// No name twice; no two non-empty tensors sharing a byte.
+static int check_names_and_overlaps(const Ctx *c, const Header *h) {
+    if (h->n < 2) return 0;
+    const Tensor **p = xmalloc(h->n * sizeof *p);
+    int rc = 0;
+    for (size_t i = 0; i < h->n; i++) p[i] = &h->t[i];
+    qsort(p, h->n, sizeof *p, cmp_tensor_name);
+    for (size_t i = 1; i < h->n && !rc; i++)
+        if (strcmp(p[i - 1]->name, p[i]->name) == 0)
+            rc = fail(c, "tensor name %s appears twice in the header", quote(p[i]->name).s);
+    if (!rc) {
+        qsort(p, h->n, sizeof *p, cmp_tensor_begin);
+        const Tensor *last = NULL;  // the non-empty tensor reaching furthest so far
+        for (size_t i = 0; i < h->n && !rc; i++) {
+            if (p[i]->begin == p[i]->end) continue;
+            if (last && p[i]->begin < last->end)
+                rc = fail(c, "tensors %s [%llu, %llu] and %s [%llu, %llu] overlap in the data buffer",
+                          quote(last->name).s, (unsigned long long)last->begin,
+                          (unsigned long long)last->end, quote(p[i]->name).s,
+                          (unsigned long long)p[i]->begin, (unsigned long long)p[i]->end);
+            if (!last || p[i]->end > last->end) last = p[i];
+        }
+    }
+    free(p);
+    return rc;
+}
+
+static int read_header(const Ctx *c, const Source *s, Header *h) {
+    unsigned char b[8];
+    if (s->size < 8)
+        return fail(c, "%llu bytes is too short for a safetensors file (it starts with an 8-byte header length)",
+                    (unsigned long long)s->size);
+    if (source_read(s, 0, b, 8)) return fail(c, "cannot read the header length (%s)", strerror(errno));
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--) n = n << 8 | b[i];
+    if (n > SAFETENSORS_MAX_HEADER)
+        return fail(c, "header length %llu bytes is absurd (at most %llu); not a safetensors file?",
+                    (unsigned long long)n, SAFETENSORS_MAX_HEADER);
+    if (n > s->size - 8)
+        return fail(c, "header length %llu bytes runs past the end of the file (%llu bytes follow the length); "
+                    "truncated or not a safetensors file", (unsigned long long)n, (unsigned long long)(s->size - 8));
+    h->data_start = 8 + n;
+    h->data_size = s->size - 8 - n;
+    h->text = malloc((size_t)n + 1);
+    if (!h->text) return fail(c, "out of memory reading the %llu-byte header", (unsigned long long)n);
+    if (source_read(s, 8, h->text, (size_t)n))
+        return fail(c, "cannot read the %llu-byte header (%s)", (unsigned long long)n, strerror(errno));
+    h->text[n] = '\0';
+
+    size_t bad = utf8_bad((const unsigned char *)h->text, (size_t)n);
+    if (bad < n && h->text[bad] == '\0') return fail(c, "header has a NUL byte at offset %zu", bad);
+    if (bad < n) return fail(c, "header is not valid UTF-8 (byte 0x%02x at offset %zu)", (unsigned char)h->text[bad], bad);
+
+    // One pass over the text before cJSON sees it: refuse escaped NULs (cJSON would end
+    // the string there, so "F32\u0000x" would read as "F32"), and headers with so many
+    // values that cJSON's tree (about 64 bytes a value) would take gigabytes.
+    size_t values = 0;
+    int in_string = 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = h->text[i];
+        if (in_string) {
+            if (ch == '"') {
+                in_string = 0;
+            } else if (ch == '\\' && i + 1 < n) {
+                if (h->text[i + 1] == 'u' && i + 6 <= n && memcmp(h->text + i + 2, "0000", 4) == 0)
+                    return fail(c, "header has an escaped NUL (\\u0000) at offset %zu", i);
+                i++;  // the escaped character (an escaped backslash before "u0000" is no NUL)
+            }
+        } else if (ch == '"') {
+            in_string = 1;
+            values++;
+        } else if (ch == '[' || ch == '{' || ch == ',') {
+            values++;
+        }
+    }
+    if (values > MAX_JSON_VALUES)
+        return fail(c, "header has more than %d JSON values; not a plausible safetensors header", MAX_JSON_VALUES);
+
+    const char *end = h->text;
+    h->root = cJSON_ParseWithLengthOpts(h->text, (size_t)n, &end, 0);
+    if (!h->root) {
+        size_t at = end >= h->text && end <= h->text + n ? (size_t)(end - h->text) : 0;
+        return fail(c, "header is not valid JSON (at byte %zu of %llu)", at, (unsigned long long)n);
+    }
+    for (const char *p = end; p < h->text + n; p++)
+        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+            return fail(c, "header has bytes after its JSON object (at byte %zu of %llu)",
+                        (size_t)(p - h->text), (unsigned long long)n);
+    if (!cJSON_IsObject(h->root))
+        return fail(c, "header is %s, not a JSON object of tensors", json_kind(h->root));
+
+    size_t count = 0;
+    for (const cJSON *e = h->root->child; e; e = e->next) count++;
+    h->t = xcalloc(count ? count : 1, sizeof *h->t);
+    for (const cJSON *e = h->root->child; e; e = e->next) {
+        if (!e->string) return fail(c, "header has an entry without a name");
+        if (strcmp(e->string, "__metadata__") == 0) {
+            if (!cJSON_IsObject(e)) return fail(c, "\"__metadata__\" is %s, not a JSON object", json_kind(e));
+            continue;
+        }
+        Tensor *t = &h->t[h->n++];
+        t->name = e->string;
+        if (parse_entry(c, e, t, h->data_size)) return -1;
+    }
+    return check_names_and_overlaps(c, h);
+}
+
+// ---- finding the attention weights by name
+
+enum { FAM_BERT, FAM_GPT2, FAM_LLAMA };
+enum { ROLE_Q, ROLE_K, ROLE_V, ROLE_QKV };
+static const char *const FAMILY[] = {"BERT", "GPT-2", "LLaMA"};
+static const char *const ROLE_WORD[3][3] = {{"query", "key", "value"}, {"", "", ""}, {"q_proj", "k_proj", "v_proj"}};
+
+static const struct {
+    int family, role;
+    const char *suffix;
+} PATTERNS[] = {
+    {FAM_BERT, ROLE_Q, ".attention.self.query.weight"}, {FAM_BERT, ROLE_K, ".attention.self.key.weight"},
+    {FAM_BERT, ROLE_V, ".attention.self.value.weight"}, {FAM_GPT2, ROLE_QKV, ".attn.c_attn.weight"},
+    {FAM_LLAMA, ROLE_Q, ".self_attn.q_proj.weight"},    {FAM_LLAMA, ROLE_K, ".self_attn.k_proj.weight"},
+    {FAM_LLAMA, ROLE_V, ".self_attn.v_proj.weight"},
+};
+enum { N_PATTERNS = sizeof PATTERNS / sizeof PATTERNS[0] };
+#define PATTERN_LIST                                                                           \
+    ".attention.self.{query,key,value}.weight (BERT), .attn.c_attn.weight (GPT-2) or "        \
+    ".self_attn.{q,k,v}_proj.weight (LLaMA)"
+
+typedef struct {
+    const char *name;
+    size_t plen;  // the layer prefix is name[0, plen)
+    int family, role;
+    size_t tensor;
+} Match;
+
+typedef struct {
+    const char *prefix;
+    size_t plen;
+    int family;
+    long t[4];  // tensor index per role, -1: absent
+} Layer;
+
+// Natural order: digit runs compare as numbers, so "layer.2" < "layer.10".
+static int natcmp(const char *a, size_t na, const char *b, size_t nb) {
+    size_t i = 0, j = 0;
+    while (i < na && j < nb) {
+        unsigned char x = (unsigned char)a[i], y = (unsigned char)b[j];
+        if (x >= '0' && x <= '9' && y >= '0' && y <= '9') {
+            size_t ie = i, je = j;
+            while (ie < na && a[ie] >= '0' && a[ie] <= '9') ie++;
+            while (je < nb && b[je] >= '0' && b[je] <= '9') je++;
+            while (i < ie && a[i] == '0') i++;
+            while (j < je && b[j] == '0') j++;
+            if (ie - i != je - j) return ie - i < je - j ? -1 : 1;
+            int r = memcmp(a + i, b + j, ie - i);
+            if (r) return r;
+            i = ie;
+            j = je;
+        } else {
+            if (x != y) return x < y ? -1 : 1;
+            i++;
+            j++;
+        }
+    }
+    return (i < na) - (j < nb);
+}
+
+static int cmp_match(const void *pa, const void *pb) {
+    const Match *a = pa, *b = pb;
+    int r = natcmp(a->name, a->plen, b->name, b->plen);
+    if (r) return r;
+    size_t m = a->plen < b->plen ? a->plen : b->plen;
+    r = memcmp(a->name, b->name, m);
+    if (r) return r;
+    if (a->plen != b->plen) return a->plen < b->plen ? -1 : 1;
+    if (a->family != b->family) return a->family < b->family ? -1 : 1;
+    return (a->role > b->role) - (a->role < b->role);
+}
+
+// The name a member of the layer has (prefix + suffix), for messages.
+typedef struct {
+    char s[sizeof(Quoted)];
+} NameText;
+
+static NameText member_name(const Layer *l, int role) {
+    NameText nt;
+    const char *suffix = NULL;
+    for (int i = 0; i < N_PATTERNS; i++)
+        if (PATTERNS[i].family == l->family && PATTERNS[i].role == role) suffix = PATTERNS[i].suffix;
+    if (!suffix) suffix = ".?";
+    if (l->plen == 0) suffix++;  // a top-level name has no leading dot
+    size_t sl = strlen(suffix), pl = l->plen < 200 ? l->plen : 200;
+    char buf[256 + 64];
+    memcpy(buf, l->prefix, pl);
+    memcpy(buf + pl, suffix, sl + 1);
+    Quoted q = quote_n(buf, strlen(buf) + (l->plen - pl));  // keep the "..." if the prefix was cut
+    memcpy(nt.s, q.s, sizeof nt.s);
+    return nt;
+}
+
+static int find_layers(const Ctx *c, const Header *h, Layer **out, size_t *n_out) {
+    Match *m = xmalloc((h->n ? h->n : 1) * sizeof *m);
+    size_t nm = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        const char *name = h->t[i].name;
+        size_t len = strlen(name);
+        for (int p = 0; p < N_PATTERNS; p++) {
+            const char *suf = PATTERNS[p].suffix;
+            size_t sl = strlen(suf);
+            size_t plen;
+            if (len >= sl && memcmp(name + len - sl, suf, sl) == 0) plen = len - sl;
+            else if (len == sl - 1 && memcmp(name, suf + 1, sl - 1) == 0) plen = 0;
+            else continue;
+            m[nm++] = (Match){name, plen, PATTERNS[p].family, PATTERNS[p].role, i};
+            break;
+        }
+    }
+    if (nm == 0) {
+        free(m);
+        return fail(c, "no attention weights among its %zu tensors (looked for names ending in " PATTERN_LIST ")",
+                    h->n);
+    }
+    qsort(m, nm, sizeof *m, cmp_match);
+    Layer *l = xmalloc(nm * sizeof *l);
+    size_t nl = 0;
+    for (size_t i = 0; i < nm; i++) {
+        if (i == 0 || m[i].family != m[i - 1].family || m[i].plen != m[i - 1].plen ||
+            memcmp(m[i].name, m[i - 1].name, m[i].plen) != 0) {
+            l[nl] = (Layer){m[i].name, m[i].plen, m[i].family, {-1, -1, -1, -1}};
+            nl++;
+        }
+        l[nl - 1].t[m[i].role] = (long)m[i].tensor;
+    }
+    int rc = 0;
+    for (size_t i = 1; i < nl && !rc; i++)
+        if (l[i].family != l[0].family) {
+            int r0 = l[0].family == FAM_GPT2 ? ROLE_QKV : ROLE_Q, ri = l[i].family == FAM_GPT2 ? ROLE_QKV : ROLE_Q;
+            for (int r = 3; r >= 0; r--) {  // name the query weight when there is one
+                if (l[0].t[r] >= 0) r0 = r;
+                if (l[i].t[r] >= 0) ri = r;
+            }
+            rc = fail(c, "attention weights of two kinds, %s (%s) and %s (%s); cannot tell which to score",
+                      FAMILY[l[0].family], quote(h->t[l[0].t[r0]].name).s, FAMILY[l[i].family],
+                      quote(h->t[l[i].t[ri]].name).s);
+        }
+    free(m);
+    if (rc) {
+        free(l);
+        return -1;
+    }
+    *out = l;
+    *n_out = nl;
+    return 0;
+}
+
+// ---- shapes of one layer: width (= h·d_k, rows of Q), d_model and the K/V width
+
+typedef struct {
+    uint64_t width, d_model, kv_width;
+} LayerShape;
+
+static int same_shape(const Tensor *a, const Tensor *b) {
+    return a->shape[0] == b->shape[0] && a->shape[1] == b->shape[1];
+}
+
+static int layer_shape(const Ctx *c, const Header *h, const Layer *l, LayerShape *s) {
+    Quoted lq = quote_n(l->prefix, l->plen);
+    if (l->family != FAM_GPT2) {
+        for (int r = 0; r < 3; r++) {
+            if (l->t[r] >= 0) continue;
+            int have = l->t[ROLE_Q] >= 0 ? ROLE_Q : l->t[ROLE_K] >= 0 ? ROLE_K : ROLE_V;
+            return fail(c, "layer %s has %s but no %s", lq.s, member_name(l, have).s, member_name(l, r).s);
+        }
+    }
+    for (int r = 0; r < 4; r++) {
+        if (l->t[r] < 0) continue;
+        const Tensor *t = &h->t[l->t[r]];
+        Quoted q = quote(t->name);
+        if (DTYPES[t->dtype].kind == KIND_OTHER)
+            return fail(c, "tensor %s has dtype %s; attention weights must be F32, F16, BF16 or F64", q.s,
+                        DTYPES[t->dtype].name);
+        if (t->ndim != 2)
+            return fail(c, "tensor %s has shape %s; expected a 2-D weight %s", q.s, shape_text(t).s,
+                        r == ROLE_QKV ? "[d_model, 3*width]" : "[width, d_model]");
+        if (t->shape[0] == 0 || t->shape[1] == 0)
+            return fail(c, "tensor %s has shape %s; an attention weight cannot be empty", q.s, shape_text(t).s);
+        if (t->shape[0] > INT_MAX || t->shape[1] > INT_MAX)
+            return fail(c, "tensor %s: shape %s is too large", q.s, shape_text(t).s);
+    }
+    if (l->family == FAM_GPT2) {
+        const Tensor *t = &h->t[l->t[ROLE_QKV]];
+        if (t->shape[1] % 3)
+            return fail(c, "tensor %s has shape %s; a fused c_attn weight [d_model, 3*width] needs a column count "
+                        "divisible by 3", quote(t->name).s, shape_text(t).s);
+        s->d_model = t->shape[0];
+        s->width = s->kv_width = t->shape[1] / 3;
+        return 0;
+    }
+    const Tensor *q = &h->t[l->t[ROLE_Q]], *k = &h->t[l->t[ROLE_K]], *v = &h->t[l->t[ROLE_V]];
+    const char *const *w = ROLE_WORD[l->family];
+    if (l->family == FAM_BERT ? !same_shape(q, k) || !same_shape(q, v)
+                              : !same_shape(k, v) || k->shape[1] != q->shape[1])
+        return fail(c, "layer %s: %s %s, %s %s and %s %s weights do not fit together (%s)", lq.s, w[0],
+                    shape_text(q).s, w[1], shape_text(k).s, w[2], shape_text(v).s,
+                    l->family == FAM_BERT ? "all three must be [width, d_model]"
+                                          : "k_proj and v_proj must have the same shape and all three the same "
+                                            "input size d_model");
+    s->width = q->shape[0];
+    s->d_model = q->shape[1];
+    s->kv_width = k->shape[0];
+    return 0;
+}
+
+// ---- the number of heads
+
+static int config_int(const cJSON *cfg, const char *key, const cJSON **found) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(cfg, key);
+    if (!x) {
+        const cJSON *text = cJSON_GetObjectItemCaseSensitive(cfg, "text_config");
+        if (cJSON_IsObject(text)) x = cJSON_GetObjectItemCaseSensitive(text, key);
+    }
+    *found = x;
+    uint64_t v;
+    if (!x || json_uint(x, &v) || v == 0 || v > INT_MAX) return 0;
+    return (int)v;
+}
+
+static int heads_from_config(const Ctx *c, const char *path, int *heads) {
+    if (!path) return fail(c, "number of heads unknown; pass --heads N");
+    FILE *f = fopen(path, "rb");
+    if (!f) return fail(c, "number of heads unknown: cannot open %s (%s); pass --heads N", path, strerror(errno));
+    struct stat st;
+    char *text = NULL;
+    int rc = -1;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)MAX_CONFIG_BYTES) {
+        rc = fail(c, "number of heads unknown: %s is not a regular file of at most %u bytes; pass --heads N", path,
+                  MAX_CONFIG_BYTES);
+    } else {
+        size_t n = (size_t)st.st_size;
+        text = xmalloc(n + 1);
+        if (n && fread(text, 1, n, f) != n) {
+            rc = fail(c, "number of heads unknown: cannot read %s; pass --heads N", path);
+        } else {
+            text[n] = '\0';
+            cJSON *cfg = cJSON_ParseWithLength(text, n);
+            const cJSON *x1 = NULL, *x2 = NULL;
+            int h1 = cJSON_IsObject(cfg) ? config_int(cfg, "num_attention_heads", &x1) : 0;
+            int h2 = cJSON_IsObject(cfg) ? config_int(cfg, "n_head", &x2) : 0;
+            if (!cJSON_IsObject(cfg)) {
+                rc = fail(c, "number of heads unknown: %s is %s; pass --heads N", path,
+                          cfg ? "not a JSON object" : "not valid JSON");
+            } else if (h1 || h2) {
+                *heads = h1 ? h1 : h2;
+                rc = 0;
+            } else if (x1 || x2) {
+                rc = fail(c, "number of heads unknown: %s in %s is not a positive integer; pass --heads N",
+                          x1 ? "num_attention_heads" : "n_head", path);
+            } else {
+                rc = fail(c, "number of heads unknown: %s has neither num_attention_heads nor n_head; pass --heads N",
+                          path);
+            }
+            cJSON_Delete(cfg);
+        }
+    }
+    free(text);
+    fclose(f);
+    return rc;
+}
+
+// ---- reading and converting one tensor
+
+typedef struct {
+    unsigned char *raw;
+    size_t raw_cap;
+    float *val;
+    size_t val_cap;
+} Scratch;
+
+static int grow(void **p, size_t *cap, size_t need) {
+    if (need <= *cap) return 0;
+    void *q = realloc(*p, need);
+    if (!q) return -1;
+    *p = q;
+    *cap = need;
+    return 0;
+}
+
+// The tensor as float32 in sc->val (shape[0]·shape[1] values, row-major).
+static int load_tensor(const Ctx *c, const Source *s, const Header *h, const Tensor *t, Scratch *sc) {
+    size_t n = (size_t)(t->shape[0] * t->shape[1]), nbytes = (size_t)(t->end - t->begin);
+    Quoted q = quote(t->name);
+    if (grow((void **)&sc->raw, &sc->raw_cap, nbytes) || grow((void **)&sc->val, &sc->val_cap, n * sizeof(float)))
+        return fail(c, "out of memory reading tensor %s (%zu bytes)", q.s, nbytes);
+    if (source_read(s, h->data_start + t->begin, sc->raw, nbytes))
+        return fail(c, "cannot read tensor %s (read error, or the file shrank while being read)", q.s);
+    const unsigned char *b = sc->raw;
+    float *v = sc->val;
+    int kind = DTYPES[t->dtype].kind;
+    for (size_t i = 0; i < n; i++) {
+        const char *bad = NULL;
+        double big = 0;
+        if (kind == KIND_F32) {
+            uint32_t u = (uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 | (uint32_t)b[4 * i + 2] << 16 |
+                         (uint32_t)b[4 * i + 3] << 24;
+            memcpy(&v[i], &u, 4);
+        } else if (kind == KIND_F16) {
+            v[i] = safetensors_f16_to_f32((uint16_t)(b[2 * i] | b[2 * i + 1] << 8));
+        } else if (kind == KIND_BF16) {
+            v[i] = safetensors_bf16_to_f32((uint16_t)(b[2 * i] | b[2 * i + 1] << 8));
+        } else {
+            uint64_t u = 0;
+            for (int k = 7; k >= 0; k--) u = u << 8 | b[8 * i + (size_t)k];
+            double d;
+            memcpy(&d, &u, 8);
+            if (isfinite(d) && fabs(d) > FLT_MAX) bad = "a value beyond the float32 range", big = d;
+            else v[i] = (float)d;
+        }
+        if (!bad && isnan(v[i])) bad = "NaN";
+        else if (!bad && isinf(v[i])) bad = v[i] > 0 ? "+Inf" : "-Inf";
+        if (bad) {
+            unsigned long long r = (unsigned long long)(i / t->shape[1]), col = (unsigned long long)(i % t->shape[1]);
+            if (big != 0) return fail(c, "tensor %s has %s (%.6g) at [%llu, %llu]", q.s, bad, big, r, col);
+            return fail(c, "tensor %s has %s at [%llu, %llu]", q.s, bad, r, col);
+        }
+    }
+    return 0;
+}
+
+// W[((h·dk + k)·D + m)·3 + role] = src[base + row·rs + m·cs], row = (h / rep)·dk + k.
+static void scatter(float *W, const float *src, int role, int heads, int dk, int D, int rep, size_t base,
+                    size_t rs, size_t cs) {
+    for (int hh = 0; hh < heads; hh++)
+        for (int k = 0; k < dk; k++) {
+            size_t row = (size_t)(hh / rep) * (size_t)dk + (size_t)k;
+            float *dst = W + ((size_t)hh * (size_t)dk + (size_t)k) * (size_t)D * 3 + (size_t)role;
+            const float *sp = src + base + row * rs;
+            for (int m = 0; m < D; m++) dst[(size_t)m * 3] = sp[(size_t)m * cs];
+        }
+}
+
+// ---- the whole reader
+
+static int attention_from(const Ctx *c, const Source *s, int heads, const char *config_path, AttentionLayers *out) {
+    Header h = {0};
+    Layer *layers = NULL;
+    size_t nl = 0;
+    Scratch sc = {0};
+    int rc = -1;
+    LayerShape s0 = {0};
+
+    if (read_header(c, s, &h) || find_layers(c, &h, &layers, &nl)) goto done;
+    for (size_t i = 0; i < nl; i++) {
+        LayerShape si = {0};
+        if (layer_shape(c, &h, &layers[i], &si)) goto done;
+        if (i == 0) {
+            s0 = si;
+        } else if (si.width != s0.width || si.d_model != s0.d_model || si.kv_width != s0.kv_width) {
+            fail(c, "layer %s: width %llu, d_model %llu, key/value width %llu differ from layer %s (%llu, %llu, %llu); "
+                 "all layers must agree", quote_n(layers[i].prefix, layers[i].plen).s,
+                 (unsigned long long)si.width, (unsigned long long)si.d_model, (unsigned long long)si.kv_width,
+                 quote_n(layers[0].prefix, layers[0].plen).s, (unsigned long long)s0.width,
+                 (unsigned long long)s0.d_model, (unsigned long long)s0.kv_width);
+            goto done;
+        }
+    }
+
+    if (heads < 0) {
+        fail(c, "number of heads must be positive (got %d)", heads);
+        goto done;
+    }
+    if (heads == 0 && heads_from_config(c, config_path, &heads)) goto done;
+    const Layer *l0 = &layers[0];
+    const char *wname = h.t[l0->t[l0->family == FAM_GPT2 ? ROLE_QKV : ROLE_Q]].name;
+    if ((uint64_t)heads > s0.width || s0.width % (uint64_t)heads) {
+        fail(c, "%d heads do not divide the attention width %llu (of %s); pass --heads N with N dividing %llu", heads,
+             (unsigned long long)s0.width, quote(wname).s, (unsigned long long)s0.width);
+        goto done;
+    }
+    int dk = (int)(s0.width / (uint64_t)heads), D = (int)s0.d_model, kv_heads = heads;
+    if (s0.kv_width != s0.width) {  // grouped-query attention (LLaMA names only)
+        if (s0.kv_width % (uint64_t)dk || heads % (int)(s0.kv_width / (uint64_t)dk)) {
+            fail(c, "layer %s: k_proj/v_proj have %llu rows, not a whole number of key/value heads of size "
+                 "d_k = %d that divides %d heads (grouped-query attention)", quote_n(l0->prefix, l0->plen).s,
+                 (unsigned long long)s0.kv_width, dk, heads);
+            goto done;
+        }
+        kv_heads = (int)(s0.kv_width / (uint64_t)dk);
+    }
+    if (s0.width > SIZE_MAX / 3 / sizeof(float) / s0.d_model) {
+        fail(c, "attention tensors of %llu x %llu x 3 floats do not fit in memory", (unsigned long long)s0.width,
+             (unsigned long long)s0.d_model);
+        goto done;
+    }
+    size_t wsize = (size_t)s0.width * (size_t)s0.d_model * 3;
+
+    out->dims[0] = heads;
+    out->dims[1] = dk;
+    out->dims[2] = D;
+    out->dims[3] = 3;
+    out->kv_heads = kv_heads;
+    out->family = FAMILY[l0->family];
+    out->weights = xcalloc(nl, sizeof *out->weights);
+    out->names = xcalloc(nl, sizeof *out->names);
+    for (size_t i = 0; i < nl; i++) {
+        const Layer *l = &layers[i];
+        out->n_layers = (int)i + 1;
+        out->names[i] = xmalloc(l->plen + 1);
+        memcpy(out->names[i], l->prefix, l->plen);
+        out->names[i][l->plen] = '\0';
+        float *W = out->weights[i] = malloc(wsize * sizeof(float));
+        if (!W) {
+            fail(c, "out of memory for layer %s (%zu bytes)", quote_n(l->prefix, l->plen).s, wsize * sizeof(float));
+            goto done;
+        }
+        if (l->family == FAM_GPT2) {
+            if (load_tensor(c, s, &h, &h.t[l->t[ROLE_QKV]], &sc)) goto done;
+            size_t w = (size_t)s0.width;
+            for (int r = 0; r < 3; r++) scatter(W, sc.val, r, heads, dk, D, 1, (size_t)r * w, 1, 3 * w);
+        } else {
+            for (int r = 0; r < 3; r++) {
+                if (load_tensor(c, s, &h, &h.t[l->t[r]], &sc)) goto done;
+                scatter(W, sc.val, r, heads, dk, D, r == ROLE_Q ? 1 : heads / kv_heads, 0, (size_t)D, 1);
+            }
+        }
+    }
+    rc = 0;
+done:
+    if (rc) attention_layers_free(out);
+    free(sc.raw);
+    free(sc.val);
+    free(layers);
+    header_free(&h);
+    return rc;
+}
+
+int safetensors_attention_mem(const void *data, size_t size, const char *label, int heads, AttentionLayers *out,
+                              char *err, size_t errlen) {
+    Ctx c = {label ? label : "(memory)", err, errlen};
+    memset(out, 0, sizeof *out);
+    if (err && errlen) err[0] = '\0';
+    Source s = {NULL, data, data ? (uint64_t)size : 0};
+    if (!data) s.mem = (const unsigned char *)"";
+    return attention_from(&c, &s, heads, NULL, out);
+}
+
+int safetensors_attention(const char *path, int heads, AttentionLayers *out, char *err, size_t errlen) {
+    Ctx c = {path ? path : "(null)", err, errlen};
+    memset(out, 0, sizeof *out);
+    if (err && errlen) err[0] = '\0';
+    if (!path) return fail(&c, "no file name");
+    FILE *f = fopen(path, "rb");
+    if (!f) return fail(&c, "%s", strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return fail(&c, "not a regular file");
+    }
+    char *config = NULL;
+    if (heads == 0) {  // config.json in the same directory
+        const char *slash = strrchr(path, '/');
+        size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+        config = xmalloc(dl + sizeof "config.json");
+        memcpy(config, path, dl);
+        memcpy(config + dl, "config.json", sizeof "config.json");
+    }
+    Source s = {f, NULL, (uint64_t)st.st_size};
+    int rc = attention_from(&c, &s, heads, config, out);
+    free(config);
+    fclose(f);
+    return rc;
+}
+
+void attention_layers_free(AttentionLayers *l) {
+    if (!l) return;
+    for (int i = 0; i < l->n_layers; i++) {
+        if (l->weights) free(l->weights[i]);
+        if (l->names) free(l->names[i]);
+    }
+    free(l->weights);
+    free(l->names);
+    memset(l, 0, sizeof *l);
+}

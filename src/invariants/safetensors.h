@@ -1,0 +1,72 @@
+// safetensors.h: the attention weights of a pretrained checkpoint (.safetensors) as the
+// four-mode tensors the invariants score (score.h), one per layer:
+//
+//     W[h, d_k, d_model, 3]   float32, row-major, last mode fastest; roles Q, K, V
+//     W[h, k, m, ρ] = weight of role ρ from input feature m to output h·d_k + k
+//
+// Recognised names (any prefix; the layers are the distinct prefixes, ordered by
+// natural sort so "layer.2" comes before "layer.10"):
+//   BERT   PREFIX.attention.self.{query,key,value}.weight   nn.Linear [width, d_model]
+//   GPT-2  PREFIX.attn.c_attn.weight                        Conv1D [d_model, 3·width]
+//                                                           (columns Q | K | V)
+//   LLaMA  PREFIX.self_attn.{q,k,v}_proj.weight             nn.Linear [width, d_model];
+//          k/v may have fewer rows (grouped-query attention): each of the kv_heads
+//          K/V heads is then repeated for the heads/kv_heads query heads that share it,
+//          exactly as the model computes attention (HF repeat_kv), so W keeps h heads.
+// width = h·d_k. Biases and output projections are not part of W and are ignored.
+//
+// The number of heads h comes from the caller (--heads) or, when that is 0, from
+// config.json beside the file (num_attention_heads, or n_head for GPT-2; also looked
+// for under "text_config").
+//
+// Tensors of dtype F32, F16, BF16 and F64 are converted to float32 (halfs exactly,
+// including subnormals); NaN, Inf or an F64 value beyond the float32 range is an
+// error naming the tensor.
+//
+// The whole header is validated before any tensor byte is read (header length at most
+// 100 000 000 bytes and inside the file, UTF-8 without NUL bytes or escaped NULs, at
+// most 4 million JSON values (so cJSON's tree stays well under a gigabyte), a JSON object of
+// {dtype, shape, data_offsets} entries with known dtypes, integral non-negative shapes
+// whose byte size fits 64 bits and equals end − begin, offsets inside the data
+// buffer, no two tensors overlapping, no name twice). Gaps between tensors and bytes
+// after the last one are tolerated. Only the attention tensors are read, with fseeko
+// and fread, so memory use is the W tensors plus one tensor (raw and as float32).
+//
+// Every failure returns -1 with one line "FILE: what is wrong" in err (no newline;
+// names from the file are quoted with control and non-ASCII bytes escaped) and leaves
+// *out empty; nothing leaks. Running out of memory for W is reported the same way.
+#ifndef ATTN_SAFETENSORS_H
+#define ATTN_SAFETENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+// Largest header accepted, in bytes (the limit of the reference implementation).
+#define SAFETENSORS_MAX_HEADER 100000000ull
+
+typedef struct {
+    int n_layers;
+    int dims[4];         // h, d_k, d_model, 3: the same for every layer
+    int kv_heads;        // K/V heads in the file: dims[0], or fewer under grouped-query attention
+    const char *family;  // "BERT", "GPT-2" or "LLaMA" (a static string; NULL when empty)
+    float **weights;     // n_layers arrays of dims[0]·dims[1]·dims[2]·3 floats
+    char **names;        // n_layers layer prefixes, e.g. "bert.encoder.layer.3"
+} AttentionLayers;
+
+// Read PATH. heads > 0: the number of heads; 0: from PATH's directory's config.json.
+// Returns 0 and fills *out, or -1 with one line in err (errlen bytes, may be 0).
+int safetensors_attention(const char *path, int heads, AttentionLayers *out, char *err, size_t errlen);
+
+// The same for a file already in memory (size bytes); `label` stands for the file name
+// in messages. heads must be given (0 is an error: there is no directory to look in).
+int safetensors_attention_mem(const void *data, size_t size, const char *label, int heads,
+                              AttentionLayers *out, char *err, size_t errlen);
+
+// Free what the reader allocated and zero *l; safe on an empty or zeroed struct.
+void attention_layers_free(AttentionLayers *l);
+
+// IEEE binary16 and bfloat16 bit patterns to float32 (exact; NaN stays NaN).
+float safetensors_f16_to_f32(uint16_t h);
+float safetensors_bf16_to_f32(uint16_t b);
+
+#endif

@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""Write the safetensors files that tests/test_safetensors.c reads (numpy only).
+
+Usage: make_safetensors.py OUTDIR
+
+The format: 8-byte little-endian header length N, N bytes of UTF-8 JSON
+{"name": {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}},
+then the data buffer (offsets relative to its start).
+
+OUTDIR/NAME/model.safetensors   valid checkpoints (BERT, GPT-2, LLaMA, GQA; F32, F16,
+                                BF16, F64), some with config.json beside them
+OUTDIR/NAME/expected.bin        the W tensors the reader must produce: float32
+                                [layers, h, d_k, d_model, 3], layers in natural order
+OUTDIR/bad/NAME.safetensors     malformed files, one defect each
+OUTDIR/cfg_*/                   a valid file with a broken config.json
+OUTDIR/f16_table.bin            float32 bits (uint32 LE) of all 65536 binary16 patterns
+"""
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+
+def encode(a, dtype):
+    """Little-endian bytes of `a` in `dtype` and the float32 values a reader gets back."""
+    a = np.asarray(a)
+    if dtype == "F32":
+        v = a.astype("<f4")
+        return v.tobytes(), v.astype(np.float32)
+    if dtype == "F64":
+        v = a.astype("<f8")
+        with np.errstate(over="ignore"):  # the f64_range case holds -1e300 on purpose
+            return v.tobytes(), v.astype(np.float32)
+    if dtype == "F16":
+        v = a.astype("<f2")
+        return v.tobytes(), v.astype(np.float32)
+    if dtype == "BF16":  # round to nearest even on the upper 16 bits
+        bits = a.astype(np.float32).view(np.uint32).astype(np.uint64)
+        hi = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype("<u2")
+        return hi.tobytes(), (hi.astype(np.uint32) << 16).view(np.float32)
+    if dtype in ("I32", "I64"):
+        v = a.astype("<i4" if dtype == "I32" else "<i8")
+        return v.tobytes(), None
+    raise ValueError(dtype)
+
+
+def safetensors_bytes(tensors, metadata=None, header_len=None, raw_header=None):
+    """tensors: list of (name, dtype, shape, data bytes); raw_header replaces the JSON."""
+    header, buf = {}, bytearray()
+    for name, dtype, shape, data in tensors:
+        header[name] = {"dtype": dtype, "shape": list(shape),
+                        "data_offsets": [len(buf), len(buf) + len(data)]}
+        buf += data
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    h = raw_header if raw_header is not None else json.dumps(header).encode()
+    if raw_header is None:
+        h += b" " * (-len(h) % 8)  # the reference writer pads with spaces to 8 bytes
+    n = len(h) if header_len is None else header_len
+    return struct.pack("<Q", n) + h + bytes(buf)
+
+
+def write(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def write_json(path, obj):
+    with open(path, "w") as f:
+        json.dump(obj, f)
+
+
+def w_from_linear(q, k, v, heads):
+    """W[h, d_k, d_model, 3] from nn.Linear weights [out, in]; K/V heads repeated (GQA)."""
+    width, d = q.shape
+    dk = width // heads
+    kvh = k.shape[0] // dk
+    rep = heads // kvh
+    wq = q.reshape(heads, dk, d)
+    wk = np.repeat(k.reshape(kvh, dk, d), rep, axis=0)
+    wv = np.repeat(v.reshape(kvh, dk, d), rep, axis=0)
+    return np.stack([wq, wk, wv], axis=-1).astype(np.float32)
+
+
+def tensor(name, dtype, a):
+    data, back = encode(a, dtype)
+    return (name, dtype, np.shape(a), data), back
+
+
+def bert(rng, dtype, layers=2, d=32, heads=4, extras=True):
+    """BERT-like tensors (shuffled header order) and the expected W per layer."""
+    ts, expect = [], []
+    if extras:
+        ts.append(tensor("bert.embeddings.word_embeddings.weight", "F32", rng.standard_normal((10, d)))[0])
+        ts.append(tensor("bert.embeddings.position_ids", "I64", np.arange(16).reshape(1, 16))[0])
+    for i in range(layers):
+        p = f"bert.encoder.layer.{i}.attention."
+        back = {}
+        for role in ("query", "key", "value"):
+            t, back[role] = tensor(p + f"self.{role}.weight", dtype, rng.standard_normal((d, d)) * 0.2)
+            ts.append(t)
+            if extras:
+                ts.append(tensor(p + f"self.{role}.bias", dtype, rng.standard_normal(d))[0])
+        if extras:
+            ts.append(tensor(p + "output.dense.weight", dtype, rng.standard_normal((d, d)))[0])
+        expect.append(w_from_linear(back["query"], back["key"], back["value"], heads))
+    rng.shuffle(ts)
+    return ts, expect
+
+
+def gpt2(rng, layers=2, d=32, heads=4):
+    ts, expect = [tensor("wte.weight", "F32", rng.standard_normal((20, d)))[0]], []
+    for i in range(layers):
+        c, back = tensor(f"h.{i}.attn.c_attn.weight", "F32", rng.standard_normal((d, 3 * d)))
+        ts += [c,
+               tensor(f"h.{i}.attn.c_attn.bias", "F32", rng.standard_normal(3 * d))[0],
+               tensor(f"h.{i}.attn.c_proj.weight", "F32", rng.standard_normal((d, d)))[0],
+               tensor(f"h.{i}.attn.bias", "F32", np.tril(np.ones((1, 1, 8, 8))))[0]]
+        q, k, v = back[:, :d].T, back[:, d:2 * d].T, back[:, 2 * d:].T  # Conv1D is [in, out]
+        expect.append(w_from_linear(q, k, v, heads))
+    return ts, expect
+
+
+def llama(rng, dtype, layers, d, heads, kv_heads):
+    ts, expect = [], []
+    dk = d // heads
+    for i in range(layers):
+        p = f"model.layers.{i}.self_attn."
+        tq, q = tensor(p + "q_proj.weight", dtype, rng.standard_normal((d, d)) / 3)
+        tk, k = tensor(p + "k_proj.weight", dtype, rng.standard_normal((kv_heads * dk, d)) / 3)
+        tv, v = tensor(p + "v_proj.weight", dtype, rng.standard_normal((kv_heads * dk, d)) / 3)
+        to = tensor(p + "o_proj.weight", dtype, rng.standard_normal((d, d)))[0]
+        ts += [tq, tk, tv, to]
+        expect.append(w_from_linear(q, k, v, heads))
+    rng.shuffle(ts)  # the reader must order layers itself (2 before 10)
+    return ts, expect
+
+
+def write_model(out, name, ts, expect, config=None, metadata=None):
+    write(os.path.join(out, name, "model.safetensors"), safetensors_bytes(ts, metadata))
+    write(os.path.join(out, name, "expected.bin"), np.stack(expect).astype("<f4").tobytes())
+    if config is not None:
+        write_json(os.path.join(out, name, "config.json"), config)
+
+
+def small(rng, d=8, dtype="F32", prefix="enc.layer.0.attention.self.", shapes=None, values=None):
+    """One small BERT layer as a list of tensors, with per-role shape/value overrides."""
+    shapes = shapes or {}
+    values = values or {}
+    ts = []
+    for role in ("query", "key", "value"):
+        a = values.get(role, rng.standard_normal(shapes.get(role, (d, d))))
+        ts.append(tensor(prefix + role + ".weight", dtype, a)[0])
+    return ts
+
+
+def raw(header_text, buf=b""):
+    h = header_text.encode() if isinstance(header_text, str) else header_text
+    return struct.pack("<Q", len(h)) + h + buf
+
+
+def main():
+    out = sys.argv[1]
+    rng = np.random.default_rng(20240611)
+
+    # ---- valid checkpoints
+    meta = {"format": "pt"}
+    ts, ex = bert(rng, "F32")
+    write_model(out, "bert_f32", ts, ex, {"num_attention_heads": 4, "hidden_size": 32}, meta)
+    ts, ex = bert(rng, "F16")
+    write_model(out, "bert_f16", ts, ex)  # no config.json: heads must be passed
+    ts, ex = bert(rng, "BF16")
+    write_model(out, "bert_bf16", ts, ex, {"num_attention_heads": 4})
+    ts, ex = gpt2(rng)
+    write_model(out, "gpt2", ts, ex, {"n_head": 4, "n_embd": 32})
+    ts, ex = llama(rng, "F64", layers=12, d=16, heads=4, kv_heads=4)
+    write_model(out, "llama", ts, ex, {"num_attention_heads": 4, "num_key_value_heads": 4})
+    ts, ex = llama(rng, "F32", layers=2, d=16, heads=4, kv_heads=2)
+    write_model(out, "llama_gqa", ts, ex, {"text_config": {"num_attention_heads": 4, "num_key_value_heads": 2}})
+
+    # half-precision specials that are finite: subnormals, ±0, extremes
+    special = np.array([2.0 ** -24, -(2.0 ** -24), 2.0 ** -15, 1023 * 2.0 ** -24, 2.0 ** -14, 65504.0,
+                        -65504.0, -0.0, 0.0, 1.0 / 3, 1e-7, 6e-8], dtype=np.float64)
+    q = rng.standard_normal((8, 8))
+    q.flat[:special.size] = special
+    t = small(rng, values={"query": q}, dtype="F16")
+    back = [np.frombuffer(x[3], "<f2").astype(np.float32).reshape(8, 8) for x in t]
+    write_model(out, "f16_special", t, [w_from_linear(*back, 2)])
+
+    bits = np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32).view(np.uint32)
+    write(os.path.join(out, "f16_table.bin"), bits.astype("<u4").tobytes())
+
+    # ---- malformed files (tests/test_safetensors.c knows each one's message)
+    bad = lambda name, data: write(os.path.join(out, "bad", name + ".safetensors"), data)
+    good = safetensors_bytes(small(rng))
+    n = struct.unpack("<Q", good[:8])[0]
+    bad("short", b"\x10\x00\x00\x00\x00")
+    bad("header_past_eof", struct.pack("<Q", n + 1000) + good[8:])
+    bad("header_absurd", struct.pack("<Q", 1 << 40) + good[8:])
+    bad("truncated", good[:-10])
+    bad("not_object", raw("[1, 2, 3]"))
+    bad("bad_json", raw('{"a": {"dtype": "F32", '))
+    bad("trailing", raw('{} x'))
+    bad("not_utf8", raw(b'{"q\xff": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]}}'))
+    bad("overlong_utf8", raw(b'{"q\xc0\x80": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]}}'))
+    bad("nul", raw(b'{"q\x00": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]}}'))
+    bad("escaped_nul", raw('{"x\\u0000y": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]}}'))
+    bad("escaped_backslash", raw('{"x\\\\u0000y": 5}'))  # x\\u0000y: no NUL, the entry is bad
+    bad("long_name", raw('{"' + "n" * 300 + '": 5}'))  # names in messages are cut after 100 bytes
+    bad("entry_not_object", raw('{"x": 5}'))
+    bad("metadata_not_object", raw('{"__metadata__": [1]}'))
+    bad("no_dtype", raw('{"x": {"shape": [1], "data_offsets": [0, 4]}}', bytes(4)))
+    bad("dtype_not_string", raw('{"x": {"dtype": 32, "shape": [1], "data_offsets": [0, 4]}}', bytes(4)))
+    bad("unknown_dtype", raw('{"x": {"dtype": "F8", "shape": [1], "data_offsets": [0, 1]}}', bytes(1)))
+    bad("no_shape", raw('{"x": {"dtype": "F32", "data_offsets": [0, 4]}}', bytes(4)))
+    bad("shape_not_array", raw('{"x": {"dtype": "F32", "shape": "1", "data_offsets": [0, 4]}}', bytes(4)))
+    bad("shape_negative", raw('{"x": {"dtype": "F32", "shape": [-1, 8], "data_offsets": [0, 4]}}', bytes(4)))
+    bad("shape_fraction", raw('{"x": {"dtype": "F32", "shape": [1.5, 8], "data_offsets": [0, 4]}}', bytes(4)))
+    bad("shape_huge", raw('{"x": {"dtype": "F32", "shape": [1e30, 8], "data_offsets": [0, 4]}}', bytes(4)))
+    bad("shape_string", raw('{"x": {"dtype": "F32", "shape": [2, "8"], "data_offsets": [0, 4]}}', bytes(4)))
+    # 2^32 x 2^32 elements: the count wraps to 0 in 64 bits and would match [0, 0];
+    # 2^32 x 2^30 F32 elements fit, their 2^67 bits do not
+    bad("shape_overflow", raw('{"x": {"dtype": "F32", "shape": [4294967296, 4294967296], "data_offsets": [0, 0]}}'))
+    bad("shape_bytes_overflow",
+        raw('{"x": {"dtype": "F32", "shape": [4294967296, 1073741824], "data_offsets": [0, 0]}}'))
+    bad("no_offsets", raw('{"x": {"dtype": "F32", "shape": [1]}}', bytes(4)))
+    bad("offsets_count", raw('{"x": {"dtype": "F32", "shape": [1], "data_offsets": [0]}}', bytes(4)))
+    bad("offsets_reversed", raw('{"x": {"dtype": "F32", "shape": [1], "data_offsets": [8, 4]}}', bytes(8)))
+    bad("offsets_outside", raw('{"x": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}', bytes(4)))
+    bad("offsets_negative", raw('{"x": {"dtype": "F32", "shape": [1], "data_offsets": [-4, 0]}}', bytes(4)))
+    bad("size_mismatch", raw('{"x": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 12]}}', bytes(16)))
+    bad("overlap", raw('{"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},'
+                       ' "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}}', bytes(12)))
+    bad("duplicate", raw('{"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},'
+                         ' "a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}', bytes(8)))
+    bad("deep_json", raw('{"__metadata__": ' + "[" * 5000 + "]" * 5000 + "}"))
+    bad("deep_array", raw('{"__metadata__": ' + "[" * 500 + "]" * 500 + "}"))
+    bad("no_attention", safetensors_bytes([tensor("embeddings.weight", "F32", np.ones((4, 8)))[0],
+                                           tensor("encoder.layer.0.attention.q_lin.weight", "F32",
+                                                  np.ones((8, 8)))[0]]))
+    bad("attention_int", safetensors_bytes(
+        small(rng)[1:] + [tensor("enc.layer.0.attention.self.query.weight", "I32", np.ones((8, 8)))[0]]))
+    bad("q_without_k", safetensors_bytes([small(rng)[0], small(rng)[2]]))
+    bad("qkv_shapes", safetensors_bytes(small(rng, shapes={"key": (4, 8)})))
+    bad("three_d", safetensors_bytes(small(rng, shapes={"query": (2, 4, 8)})))
+    bad("empty_weight", safetensors_bytes(small(rng, shapes={"query": (0, 8), "key": (0, 8), "value": (0, 8)})))
+    bad("layers_differ", safetensors_bytes(small(rng, d=8) + small(rng, d=16, prefix="enc.layer.1.attention.self.")))
+    bad("two_kinds", safetensors_bytes(small(rng) + [
+        tensor("model.layers.0.self_attn." + r + "_proj.weight", "F32", np.ones((8, 8)))[0] for r in "qkv"]))
+    q = rng.standard_normal((8, 8))
+    q[2, 3] = np.nan
+    bad("nan", safetensors_bytes(small(rng, values={"query": q})))
+    k = rng.standard_normal((8, 8))
+    k[0, 1] = np.inf
+    bad("inf_f16", safetensors_bytes(small(rng, dtype="F16", values={"key": k})))
+    v = rng.standard_normal((8, 8))
+    v[7, 7] = -1e300
+    bad("f64_range", safetensors_bytes(small(rng, dtype="F64", values={"value": v})))
+    bad("gpt2_columns", safetensors_bytes([tensor("h.0.attn.c_attn.weight", "F32", np.ones((8, 25)))[0]]))
+    bad("gqa_rows", safetensors_bytes([
+        tensor("model.layers.0.self_attn.q_proj.weight", "F32", np.ones((8, 8)))[0],
+        tensor("model.layers.0.self_attn.k_proj.weight", "F32", np.ones((6, 8)))[0],
+        tensor("model.layers.0.self_attn.v_proj.weight", "F32", np.ones((6, 8)))[0]]))
+    bad("llama_kv_differ", safetensors_bytes([
+        tensor("model.layers.0.self_attn.q_proj.weight", "F32", np.ones((8, 8)))[0],
+        tensor("model.layers.0.self_attn.k_proj.weight", "F32", np.ones((4, 8)))[0],
+        tensor("model.layers.0.self_attn.v_proj.weight", "F32", np.ones((8, 8)))[0]]))
+
+    # ---- config.json problems beside a valid file
+    for name, cfg in (("cfg_no_key", '{"hidden_size": 8}'), ("cfg_bad_value", '{"num_attention_heads": "two"}'),
+                      ("cfg_invalid", '{"num_attention_heads": 2'), ("cfg_zero", '{"n_head": 0}')):
+        write(os.path.join(out, name, "model.safetensors"), good)
+        with open(os.path.join(out, name, "config.json"), "w") as f:
+            f.write(cfg)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,334 @@
+// test_safetensors.c: the safetensors reader against files written by
+// tests/make_safetensors.py (numpy): W values of BERT (F32, F16, BF16), GPT-2 (fused
+// Conv1D), LLaMA (F64, twelve layers in shuffled order) and grouped-query LLaMA
+// checkpoints match numpy's layout exactly; heads come from the argument or
+// config.json; every malformed file gives its one-line message.
+#define _POSIX_C_SOURCE 200809L
+#include "invariants/safetensors.h"
+
+#include "check.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static void *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *p = malloc(len > 0 ? (size_t)len : 1);
+    *n = fread(p, 1, (size_t)len, f);
+    fclose(f);
+    return p;
+}
+
+static const char *model_path(const char *name) {
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s/model.safetensors", dir, name);
+    return path;
+}
+
+// A valid checkpoint: dims, kv heads, family, names, and W bit for bit equal to expected.bin.
+static void check_model(const char *name, int heads, int n_layers, const int dims[4], int kv_heads,
+                        const char *family, const char *names[], int n_names_checked) {
+    AttentionLayers l;
+    char err[512], path[256];
+    int rc = safetensors_attention(model_path(name), heads, &l, err, sizeof err);
+    CHECK(rc == 0, "%s: returned %d: %s", name, rc, err);
+    if (rc) return;
+    CHECK(l.n_layers == n_layers, "%s: %d layers, want %d", name, l.n_layers, n_layers);
+    for (int i = 0; i < 4; i++) CHECK(l.dims[i] == dims[i], "%s: dims[%d] = %d, want %d", name, i, l.dims[i], dims[i]);
+    CHECK(l.kv_heads == kv_heads, "%s: kv_heads %d, want %d", name, l.kv_heads, kv_heads);
+    CHECK(l.family && strcmp(l.family, family) == 0, "%s: family %s, want %s", name, l.family, family);
+    for (int i = 0; i < n_names_checked && i < l.n_layers; i++)
+        if (names[i]) CHECK(strcmp(l.names[i], names[i]) == 0, "%s: layer %d is %s, want %s", name, i, l.names[i], names[i]);
+
+    snprintf(path, sizeof path, "%s/%s/expected.bin", dir, name);
+    size_t nbytes = 0;
+    float *want = slurp(path, &nbytes);
+    size_t per = (size_t)dims[0] * dims[1] * dims[2] * dims[3];
+    CHECK(want && nbytes == (size_t)n_layers * per * sizeof(float), "%s: expected.bin has %zu bytes", name, nbytes);
+    if (want && l.n_layers == n_layers && nbytes == (size_t)n_layers * per * sizeof(float)) {
+        size_t bad = 0, first = 0;
+        for (int i = 0; i < n_layers; i++)
+            for (size_t j = 0; j < per; j++)
+                if (memcmp(&l.weights[i][j], &want[i * per + j], sizeof(float)) != 0 && !bad++) first = i * per + j;
+        CHECK(bad == 0, "%s: %zu values differ, first at flat index %zu: got %.9g want %.9g", name, bad, first,
+              (double)l.weights[first / per][first % per], (double)want[first]);
+    }
+    free(want);
+
+    // The same bytes through the in-memory reader give the same result.
+    size_t n = 0;
+    void *bytes = slurp(model_path(name), &n);
+    AttentionLayers m;
+    rc = safetensors_attention_mem(bytes, n, name, heads ? heads : dims[0], &m, err, sizeof err);
+    CHECK(rc == 0 && m.n_layers == l.n_layers, "%s in memory: %d: %s", name, rc, err);
+    if (rc == 0 && m.n_layers == l.n_layers)
+        for (int i = 0; i < l.n_layers; i++)
+            CHECK(memcmp(m.weights[i], l.weights[i], per * sizeof(float)) == 0 && strcmp(m.names[i], l.names[i]) == 0,
+                  "%s in memory: layer %d differs", name, i);
+    attention_layers_free(&m);
+    free(bytes);
+    attention_layers_free(&l);
+    CHECK(l.n_layers == 0 && l.weights == NULL && l.names == NULL, "%s: free leaves the struct zeroed", name);
+}
+
+// The error of `path`: one line "PATH: want" (want starting with '~': the line contains the rest).
+static void check_error_at(const char *path, int heads, const char *want) {
+    AttentionLayers l;
+    char err[1024], full[1400];
+    memset(&l, 0x5a, sizeof l);
+    int rc = safetensors_attention(path, heads, &l, err, sizeof err);
+    CHECK(rc == -1, "%s: returned %d, want -1 (%s)", path, rc, want);
+    CHECK(l.n_layers == 0 && l.weights == NULL && l.names == NULL, "%s: out not left empty", path);
+    CHECK(strchr(err, '\n') == NULL, "%s: message has a newline: %s", path, err);
+    if (want[0] == '~') {
+        CHECK(strncmp(err, path, strlen(path)) == 0 && strstr(err, want + 1) != NULL, "%s:\n  got  %s\n  want ...%s...",
+              path, err, want + 1);
+    } else {
+        snprintf(full, sizeof full, "%s: %s", path, want);
+        CHECK(strcmp(err, full) == 0, "%s:\n  got  %s\n  want %s", path, err, full);
+    }
+    if (rc == 0) attention_layers_free(&l);
+}
+
+static void check_error(const char *bad_name, int heads, const char *want) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/bad/%s.safetensors", dir, bad_name);
+    check_error_at(path, heads, want);
+}
+
+static void test_valid(void) {
+    const char *bert_names[] = {"bert.encoder.layer.0", "bert.encoder.layer.1"};
+    int bert_dims[4] = {4, 8, 32, 3};
+    check_model("bert_f32", 0, 2, bert_dims, 4, "BERT", bert_names, 2);  // heads from config.json
+    check_model("bert_f32", 4, 2, bert_dims, 4, "BERT", bert_names, 2);
+    check_model("bert_f16", 4, 2, bert_dims, 4, "BERT", bert_names, 2);
+    check_model("bert_bf16", 0, 2, bert_dims, 4, "BERT", bert_names, 2);
+    // Row-major W[h, d_k, ...] has the same memory for any split of the 32 rows into heads.
+    int one_head[4] = {1, 32, 32, 3}, eight[4] = {8, 4, 32, 3};
+    check_model("bert_f32", 1, 2, one_head, 1, "BERT", bert_names, 2);
+    check_model("bert_f32", 8, 2, eight, 8, "BERT", bert_names, 2);
+
+    const char *gpt2_names[] = {"h.0", "h.1"};
+    check_model("gpt2", 0, 2, bert_dims, 4, "GPT-2", gpt2_names, 2);  // n_head from config.json
+
+    const char *llama_names[] = {"model.layers.0", "model.layers.1", "model.layers.2", NULL, NULL, NULL,
+                                 NULL, NULL, NULL, NULL, "model.layers.10", "model.layers.11"};
+    int llama_dims[4] = {4, 4, 16, 3};
+    check_model("llama", 0, 12, llama_dims, 4, "LLaMA", llama_names, 12);  // F64
+    check_model("llama_gqa", 0, 2, llama_dims, 2, "LLaMA", llama_names, 2);  // text_config, 2 K/V heads
+
+    int special_dims[4] = {2, 4, 8, 3};
+    const char *special_names[] = {"enc.layer.0"};
+    check_model("f16_special", 2, 1, special_dims, 2, "BERT", special_names, 1);
+}
+
+static void test_half_conversion(void) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/f16_table.bin", dir);
+    size_t n = 0;
+    uint32_t *table = slurp(path, &n);
+    CHECK(table && n == 65536 * 4, "f16_table.bin has %zu bytes", n);
+    if (!table || n != 65536 * 4) {
+        free(table);
+        return;
+    }
+    int bad = 0;
+    for (uint32_t h = 0; h < 65536; h++) {
+        float f = safetensors_f16_to_f32((uint16_t)h), w;
+        uint32_t want = table[h], got;
+        memcpy(&got, &f, 4);
+        memcpy(&w, &want, 4);
+        int ok = got == want || (isnan(f) && isnan(w));
+        if (!ok && bad++ < 5) CHECK(0, "f16 0x%04x: got 0x%08x want 0x%08x (numpy)", h, got, want);
+    }
+    CHECK(bad == 0, "%d of 65536 binary16 patterns convert differently from numpy", bad);
+    free(table);
+
+    CHECK(safetensors_bf16_to_f32(0x3f80) == 1.0f, "bf16 1.0");
+    CHECK(safetensors_bf16_to_f32(0xc000) == -2.0f, "bf16 -2.0");
+    CHECK(safetensors_bf16_to_f32(0x0001) == 0x1p-133f, "bf16 smallest subnormal");
+    CHECK(isinf(safetensors_bf16_to_f32(0x7f80)) && isnan(safetensors_bf16_to_f32(0x7fc1)), "bf16 inf/nan");
+    CHECK(safetensors_f16_to_f32(0x0001) == 0x1p-24f && safetensors_f16_to_f32(0x7bff) == 65504.0f,
+          "f16 smallest subnormal and largest normal");
+}
+
+static void test_errors(void) {
+    check_error("short", 4, "5 bytes is too short for a safetensors file (it starts with an 8-byte header length)");
+    check_error("header_past_eof", 4, "~runs past the end of the file");
+    check_error("header_absurd", 4, "header length 1099511627776 bytes is absurd (at most 100000000); not a safetensors file?");
+    check_error("truncated", 4,
+                "tensor \"enc.layer.0.attention.self.value.weight\": data_offsets [512, 768] lie outside the data "
+                "buffer of 758 bytes (truncated file?)");
+    check_error("not_object", 4, "header is an array, not a JSON object of tensors");
+    check_error("bad_json", 4, "~: header is not valid JSON (at byte ");
+    check_error("trailing", 4, "header has bytes after its JSON object (at byte 3 of 4)");
+    check_error("not_utf8", 4, "header is not valid UTF-8 (byte 0xff at offset 3)");
+    check_error("overlong_utf8", 4, "header is not valid UTF-8 (byte 0xc0 at offset 3)");
+    check_error("nul", 4, "header has a NUL byte at offset 3");
+    check_error("escaped_nul", 4, "header has an escaped NUL (\\u0000) at offset 3");
+    check_error("escaped_backslash", 4, "tensor \"x\\\\u0000y\": entry is a number, not a JSON object");
+    char long_want[256];
+    snprintf(long_want, sizeof long_want, "tensor \"%.100s...\": entry is a number, not a JSON object",
+             "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn");
+    check_error("long_name", 4, long_want);
+    check_error("entry_not_object", 4, "tensor \"x\": entry is a number, not a JSON object");
+    check_error("metadata_not_object", 4, "\"__metadata__\" is an array, not a JSON object");
+    check_error("no_dtype", 4, "tensor \"x\": no \"dtype\"");
+    check_error("dtype_not_string", 4, "tensor \"x\": \"dtype\" is a number, not a string");
+    check_error("unknown_dtype", 4, "tensor \"x\": unknown dtype \"F8\"");
+    check_error("no_shape", 4, "tensor \"x\": no \"shape\"");
+    check_error("shape_not_array", 4, "tensor \"x\": \"shape\" is a string, not an array");
+    check_error("shape_negative", 4, "tensor \"x\": shape[0] = -1 is negative");
+    check_error("shape_fraction", 4, "tensor \"x\": shape[0] = 1.5 is not an integer");
+    check_error("shape_huge", 4, "tensor \"x\": shape[0] = 1e+30 is too large");
+    check_error("shape_string", 4, "tensor \"x\": shape[1] is not a number");
+    check_error("shape_overflow", 4, "tensor \"x\": shape [4294967296, 4294967296] is too large (its size overflows 64 bits)");
+    check_error("shape_bytes_overflow", 4,
+                "tensor \"x\": shape [4294967296, 1073741824] is too large (its size overflows 64 bits)");
+    check_error("no_offsets", 4, "tensor \"x\": no \"data_offsets\"");
+    check_error("offsets_count", 4, "tensor \"x\": \"data_offsets\" must have 2 entries [begin, end] (it has 1)");
+    check_error("offsets_reversed", 4, "tensor \"x\": data_offsets [8, 4] end before they begin");
+    check_error("offsets_outside", 4,
+                "tensor \"x\": data_offsets [4, 8] lie outside the data buffer of 4 bytes (truncated file?)");
+    check_error("offsets_negative", 4, "tensor \"x\": data_offsets[0] = -4 is negative");
+    check_error("size_mismatch", 4, "tensor \"x\": data_offsets [0, 12] hold 12 bytes but shape [2, 2] of F32 needs 16");
+    check_error("overlap", 4, "tensors \"a\" [0, 8] and \"b\" [4, 12] overlap in the data buffer");
+    check_error("duplicate", 4, "tensor name \"a\" appears twice in the header");
+    check_error("deep_json", 4, "~: header is not valid JSON (at byte ");
+    check_error("deep_array", 4, "\"__metadata__\" is an array, not a JSON object");
+    check_error("no_attention", 4,
+                "no attention weights among its 2 tensors (looked for names ending in "
+                ".attention.self.{query,key,value}.weight (BERT), .attn.c_attn.weight (GPT-2) or "
+                ".self_attn.{q,k,v}_proj.weight (LLaMA))");
+    check_error("attention_int", 4,
+                "tensor \"enc.layer.0.attention.self.query.weight\" has dtype I32; attention weights must be "
+                "F32, F16, BF16 or F64");
+    check_error("q_without_k", 4,
+                "layer \"enc.layer.0\" has \"enc.layer.0.attention.self.query.weight\" but no "
+                "\"enc.layer.0.attention.self.key.weight\"");
+    check_error("qkv_shapes", 4,
+                "layer \"enc.layer.0\": query [8, 8], key [4, 8] and value [8, 8] weights do not fit together "
+                "(all three must be [width, d_model])");
+    check_error("three_d", 4,
+                "tensor \"enc.layer.0.attention.self.query.weight\" has shape [2, 4, 8]; expected a 2-D weight "
+                "[width, d_model]");
+    check_error("empty_weight", 4,
+                "tensor \"enc.layer.0.attention.self.query.weight\" has shape [0, 8]; an attention weight cannot be empty");
+    check_error("layers_differ", 4,
+                "layer \"enc.layer.1\": width 16, d_model 16, key/value width 16 differ from layer \"enc.layer.0\" "
+                "(8, 8, 8); all layers must agree");
+    check_error("two_kinds", 4,
+                "attention weights of two kinds, BERT (\"enc.layer.0.attention.self.query.weight\") and LLaMA "
+                "(\"model.layers.0.self_attn.q_proj.weight\"); cannot tell which to score");
+    check_error("nan", 4, "tensor \"enc.layer.0.attention.self.query.weight\" has NaN at [2, 3]");
+    check_error("inf_f16", 4, "tensor \"enc.layer.0.attention.self.key.weight\" has +Inf at [0, 1]");
+    check_error("f64_range", 4,
+                "tensor \"enc.layer.0.attention.self.value.weight\" has a value beyond the float32 range (-1e+300) "
+                "at [7, 7]");
+    check_error("gpt2_columns", 4,
+                "tensor \"h.0.attn.c_attn.weight\" has shape [8, 25]; a fused c_attn weight [d_model, 3*width] "
+                "needs a column count divisible by 3");
+    check_error("gqa_rows", 2,
+                "layer \"model.layers.0\": k_proj/v_proj have 6 rows, not a whole number of key/value heads of "
+                "size d_k = 4 that divides 2 heads (grouped-query attention)");
+    check_error("llama_kv_differ", 2,
+                "layer \"model.layers.0\": q_proj [8, 8], k_proj [4, 8] and v_proj [8, 8] weights do not fit "
+                "together (k_proj and v_proj must have the same shape and all three the same input size d_model)");
+
+    // heads: wrong, negative, missing, and broken config.json files
+    char want[512];
+    check_error_at(model_path("bert_f32"), 3,
+                   "3 heads do not divide the attention width 32 (of "
+                   "\"bert.encoder.layer.0.attention.self.query.weight\"); pass --heads N with N dividing 32");
+    check_error_at(model_path("bert_f32"), -2, "number of heads must be positive (got -2)");
+    snprintf(want, sizeof want,
+             "number of heads unknown: cannot open %s/bert_f16/config.json (No such file or directory); pass --heads N",
+             dir);
+    check_error_at(model_path("bert_f16"), 0, want);
+    snprintf(want, sizeof want,
+             "number of heads unknown: %s/cfg_no_key/config.json has neither num_attention_heads nor n_head; "
+             "pass --heads N", dir);
+    check_error_at(model_path("cfg_no_key"), 0, want);
+    snprintf(want, sizeof want,
+             "number of heads unknown: num_attention_heads in %s/cfg_bad_value/config.json is not a positive "
+             "integer; pass --heads N", dir);
+    check_error_at(model_path("cfg_bad_value"), 0, want);
+    snprintf(want, sizeof want, "number of heads unknown: %s/cfg_invalid/config.json is not valid JSON; pass --heads N",
+             dir);
+    check_error_at(model_path("cfg_invalid"), 0, want);
+    snprintf(want, sizeof want,
+             "number of heads unknown: n_head in %s/cfg_zero/config.json is not a positive integer; pass --heads N", dir);
+    check_error_at(model_path("cfg_zero"), 0, want);
+    AttentionLayers l;
+    char err[256];
+    CHECK(safetensors_attention(model_path("cfg_zero"), 2, &l, err, sizeof err) == 0, "--heads overrides config: %s",
+          err);
+    attention_layers_free(&l);
+
+    // files that are not there or not files
+    snprintf(want, sizeof want, "%s/nonexistent.safetensors", dir);
+    check_error_at(want, 4, "No such file or directory");
+    check_error_at(dir, 4, "not a regular file");
+
+    // the in-memory reader: no directory to find config.json in; NULL data is an empty file
+    size_t n = 0;
+    void *bytes = slurp(model_path("bert_f32"), &n);
+    CHECK(safetensors_attention_mem(bytes, n, "mem", 0, &l, err, sizeof err) == -1 &&
+              strcmp(err, "mem: number of heads unknown; pass --heads N") == 0,
+          "in memory without heads: %s", err);
+    CHECK(safetensors_attention_mem(NULL, 0, "mem", 4, &l, err, sizeof err) == -1 &&
+              strcmp(err, "mem: 0 bytes is too short for a safetensors file (it starts with an 8-byte header length)") == 0,
+          "NULL data: %s", err);
+    // a short error buffer is cut and terminated; none at all is fine too
+    char tiny[12];
+    memset(tiny, 'x', sizeof tiny);
+    CHECK(safetensors_attention_mem(bytes, 9, "mem", 4, &l, tiny, sizeof tiny) == -1 &&
+              strlen(tiny) == sizeof tiny - 1 && strncmp(tiny, "mem: header", 11) == 0,
+          "short error buffer: \"%.12s\"", tiny);
+    CHECK(safetensors_attention_mem(bytes, 9, "mem", 4, &l, NULL, 0) == -1, "no error buffer");
+    free(bytes);
+
+    // a header too big for cJSON's tree: refused before parsing
+    const char *head = "{\"__metadata__\":{\"a\":[", *tail = "0]}}";
+    size_t hn = strlen(head) + 2 * 4000000 + strlen(tail);
+    unsigned char *big = malloc(8 + hn);
+    for (int k = 0; k < 8; k++) big[k] = (unsigned char)((uint64_t)hn >> (8 * k));
+    char *t = (char *)big + 8;
+    memcpy(t, head, strlen(head));
+    t += strlen(head);
+    for (int k = 0; k < 4000000; k++, t += 2) memcpy(t, "0,", 2);
+    memcpy(t, tail, strlen(tail));
+    CHECK(safetensors_attention_mem(big, 8 + hn, "mem", 4, &l, err, sizeof err) == -1 &&
+              strcmp(err, "mem: header has more than 4000000 JSON values; not a plausible safetensors header") == 0,
+          "4 million values: %s", err);
+    free(big);
+}
+
+int main(void) {
+    snprintf(dir, sizeof dir, "/tmp/test_safetensors.XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 tests/make_safetensors.py %s", dir);
+    int rc = system(cmd);
+    CHECK(rc == 0, "%s exited with %d (run from the repository root)", cmd, rc);
+    if (rc == 0) {
+        test_valid();
+        test_half_conversion();
+        test_errors();
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return check_report("test_safetensors");
+}
