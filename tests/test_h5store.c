@@ -56,6 +56,9 @@ static TrialResult make_trial(int id, const char *attention, const char *task, c
     r.steps = 100 * (id + 1);
     r.n_params = 5000000000L + id;  // beyond int32: the column must be int64
     r.seconds = 12.25 + id;
+    r.rank_deviation = 0.25 + 0.125 * id;
+    r.correlation = 0.5 - 0.125 * id;
+    r.reward = r.accuracy - 0.1 * r.rank_deviation - 0.1 * r.correlation;
     r.start_time = 1.7e9 + id;
     r.end_time = r.start_time + r.seconds;
     r.n_curve = n_curve;
@@ -111,7 +114,18 @@ static const char *python_check =
     "assert len(df) == 3, len(df)\n"
     "assert len(cols) == int(sys.argv[2]), (len(cols), cols)\n"
     "assert cols[:5] == ['trial', 'status', 'task', 'attention', 'd_model'], cols\n"
-    "assert cols[-6:] == ['accuracy', 'loss', 'bits_per_byte', 'steps', 'n_params', 'seconds'], cols\n"
+    "assert cols[-9:] == ['accuracy', 'rank_deviation', 'correlation', 'reward', 'loss', 'bits_per_byte',\n"
+    "                     'steps', 'n_params', 'seconds'], cols\n"
+    "assert df.rank_deviation.tolist() == [0.25, 0.375, 0.5] and df.correlation[1] == 0.375\n"
+    "assert abs(df.reward[0] - (0.8125 - 0.1 * 0.25 - 0.1 * 0.5)) < 1e-15\n"
+    "sc = f['trials/000000/scores/layer1']\n"
+    "assert sc['sv_mode0'][:].tolist() == [4.0, 3.0, 2.0, 1.0] and sc['sv_mode3'].shape == (3,)\n"
+    "assert sc['num_rank'][:].tolist() == [3, 10, 30, 2] and sc.attrs['correlation'] == 0.125\n"
+    "assert sc['cp_roles'].shape == (2, 3) and sc['cp_fits'].shape == (4,) and sc.attrs['cp_rank'] == 2\n"
+    "inv = f['trials/000000/invariants']\n"
+    "assert inv['step'][:].tolist() == [10, 20] and inv['head_sv'].shape == (2, 2, 4)\n"
+    "assert inv['eff_rank'].shape == (2, 2, 4) and inv['correlation'][1, 1] == 0.75\n"
+    "assert 'scores' not in f['trials/000001'] and 'invariants' not in f['trials/000001']\n"
     "assert 'config_steps' in cols and 'lambda_orth' in cols and 'data_dir' not in cols, cols\n"
     "assert df.trial.tolist() == [0, 1, 2]\n"
     "assert df.attention.tolist() == [b'mha', b'grassmann', b'tucker'], df.attention.tolist()\n"
@@ -142,7 +156,7 @@ static const char *python_check =
     "print('test_h5store: h5py/pandas checks passed')\n";
 
 static void test_results_file_reads_in_h5py_and_pandas(const char *path) {
-    int ncols = 2 + 6;
+    int ncols = 2 + 9;
     for (int i = 0; i < config_nparams; i++) ncols += config_params[i].type != PT_TEXT;
     char cmd[512];
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 - %s %d", path, ncols);
@@ -164,6 +178,35 @@ static void check_read_fails(const char *path, int id, const char *expect) {
           "error message '%s' should name the file and say '%s' on one line", err, expect);
 }
 
+// Scores of every layer and a two-point invariant trace, with values the Python check knows.
+static void add_scores_and_trace(TrialResult *r) {
+    const int G = r->dims[0];
+    r->scores = xcalloc((size_t)r->n_layers, sizeof *r->scores);
+    for (int l = 0; l < r->n_layers; l++) {
+        LayerScore *ls = &r->scores[l];
+        memcpy(ls->dims, r->dims, sizeof ls->dims);
+        for (int m = 0; m < 4; m++) {
+            ls->n_sv[m] = r->dims[m];
+            ls->sv[m] = xmalloc((size_t)r->dims[m] * sizeof(double));
+            for (int i = 0; i < r->dims[m]; i++) ls->sv[m][i] = r->dims[m] - i;
+        }
+        const int ranks[4] = {3, 10, 30, 2};
+        memcpy(ls->num_rank, ranks, sizeof ranks);
+        ls->correlation = 0.125;
+        ls->cp_rank = 2, ls->cp_rank_max = 4;
+        ls->cp_fits = xcalloc(4, sizeof(double));
+        ls->cp_roles = xcalloc((size_t)2 * r->dims[3], sizeof(double));
+    }
+    InvariantTrace *t = &r->trace;
+    t->n = 2, t->layers = r->n_layers, t->groups = G;
+    t->step = xmalloc(2 * sizeof(int));
+    t->step[0] = 10, t->step[1] = 20;
+    t->correlation = xmalloc((size_t)2 * t->layers * sizeof(double));
+    for (int i = 0; i < 2 * t->layers; i++) t->correlation[i] = 0.25 * i;
+    t->eff_rank = xcalloc((size_t)2 * t->layers * 4, sizeof(double));
+    t->head_sv = xcalloc((size_t)2 * t->layers * G, sizeof(double));
+}
+
 static void test_results_file_round_trip_and_errors(void) {
     char path[64], other[64];
     temp_file(path, sizeof path);
@@ -172,6 +215,7 @@ static void test_results_file_round_trip_and_errors(void) {
     const int mha_dims[4] = {4, 16, 64, 3}, grassmann_dims[4] = {32, 1, 64, 1}, no_dims[4] = {0, 0, 0, 0};
     TrialResult trials[3];
     trials[0] = make_trial(0, "mha", "fashion_mnist", mha_dims, 2, 4);
+    add_scores_and_trace(&trials[0]);
     trials[1] = make_trial(1, "grassmann", "charlm", grassmann_dims, 2, 3);
     set(&trials[1].config, "grassmann_offsets", "1,2,4");
     set(&trials[1].config, "steps", "500");

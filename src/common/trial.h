@@ -3,6 +3,7 @@
 #define ATTN_TRIAL_H
 
 #include "common/config.h"
+#include "invariants/score.h"
 
 // One evaluation point of the learning curve.
 typedef struct {
@@ -14,6 +15,17 @@ typedef struct {
     double penalty;        // sum of λ·regulariser penalties at this step
     double seconds;        // wall time since the start of training
 } CurvePoint;
+
+// Invariants of every layer recorded at each evaluation during training: how the
+// heads' singular values and correlation move (heads collapsing shows here).
+typedef struct {
+    int n, cap;           // evaluation points recorded
+    int layers, groups;   // per point: `layers` layers of `groups` heads
+    int *step;            // n
+    double *correlation;  // n × layers: mean off-diagonal |cosine| between heads
+    double *eff_rank;     // n × layers × 4: effective rank of each mode
+    double *head_sv;      // n × layers × groups: singular values of the mode-0 unfolding
+} InvariantTrace;
 
 typedef struct {
     TrialConfig config;
@@ -34,6 +46,13 @@ typedef struct {
 
     int n_curve;
     CurvePoint *curve;
+    InvariantTrace trace;
+
+    // Scores of the final attention tensors (scores == NULL until scored) and the reward
+    // accuracy − β·RankDeviation − γ·Correlation with the RewardSpec they were scored under.
+    LayerScore *scores;     // n_layers
+    RewardSpec reward_spec;
+    double rank_deviation, correlation, reward;
 
     // Final attention tensor of each layer, shape dims = [groups, d_group, d_model, roles]
     // (row-major, roles fastest), as the variant documents.

@@ -42,6 +42,9 @@ static const struct {
     {"accuracy", NUM_DOUBLE, offsetof(TrialResult, accuracy)},
     {"loss", NUM_DOUBLE, offsetof(TrialResult, loss)},
     {"bits_per_byte", NUM_DOUBLE, offsetof(TrialResult, bits_per_byte)},
+    {"rank_deviation", NUM_DOUBLE, offsetof(TrialResult, rank_deviation)},
+    {"correlation", NUM_DOUBLE, offsetof(TrialResult, correlation)},
+    {"reward", NUM_DOUBLE, offsetof(TrialResult, reward)},
     {"steps", NUM_INT, offsetof(TrialResult, steps)},
 };
 #define TEXT_FIELD(f) #f, offsetof(TrialResult, f), sizeof(((TrialResult *)0)->f)
@@ -179,6 +182,9 @@ static void summary_columns(Row *w, const TrialResult *r) {
         }
     }
     column_f64(w, "accuracy", r->accuracy);
+    column_f64(w, "rank_deviation", r->rank_deviation);
+    column_f64(w, "correlation", r->correlation);
+    column_f64(w, "reward", r->reward);
     column_f64(w, "loss", r->loss);
     column_f64(w, "bits_per_byte", r->bits_per_byte);
     column_int32(w, "steps", r->steps);
@@ -275,6 +281,60 @@ static void write_weights(const H5Store *s, hid_t trial, const TrialResult *r) {
     H5Gclose(g);
 }
 
+// A small 1-D dataset of doubles or ints.
+static void write_vector(const H5Store *s, hid_t loc, const char *name, hid_t type, hsize_t n, const void *data) {
+    H5Dclose(write_dataset(s, loc, name, type, 1, &n, data));
+}
+
+// scores/layerK: the invariants of the final tensor of layer K (see invariants/score.h).
+static void write_layer_scores(const H5Store *s, hid_t parent, const LayerScore *scores, int n_layers) {
+    hid_t g = must(s, H5Gcreate2(parent, "scores", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "scores");
+    for (int l = 0; l < n_layers; l++) {
+        const LayerScore *ls = &scores[l];
+        char name[32];
+        snprintf(name, sizeof name, "layer%d", l);
+        hid_t lg = must(s, H5Gcreate2(g, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), name);
+        for (int m = 0; m < 4; m++) {
+            char sv[16];
+            snprintf(sv, sizeof sv, "sv_mode%d", m);
+            write_vector(s, lg, sv, H5T_NATIVE_DOUBLE, (hsize_t)ls->n_sv[m], ls->sv[m]);
+        }
+        write_vector(s, lg, "dims", H5T_NATIVE_INT, 4, ls->dims);
+        write_vector(s, lg, "num_rank", H5T_NATIVE_INT, 4, ls->num_rank);
+        write_vector(s, lg, "eff_rank", H5T_NATIVE_DOUBLE, 4, ls->eff_rank);
+        write_vector(s, lg, "core_energy", H5T_NATIVE_DOUBLE, 4, ls->core_energy);
+        write_vector(s, lg, "tucker_ranks", H5T_NATIVE_INT, 4, ls->tucker_ranks);
+        write_attr(s, lg, "norm", H5T_NATIVE_DOUBLE, &ls->norm);
+        write_attr(s, lg, "correlation", H5T_NATIVE_DOUBLE, &ls->correlation);
+        write_attr(s, lg, "tucker_fit", H5T_NATIVE_DOUBLE, &ls->tucker_fit);
+        write_attr(s, lg, "tucker_iters", H5T_NATIVE_INT, &ls->tucker_iters);
+        write_attr(s, lg, "cp_rank", H5T_NATIVE_INT, &ls->cp_rank);
+        write_attr(s, lg, "cp_fit", H5T_NATIVE_DOUBLE, &ls->cp_fit);
+        if (ls->cp_rank_max > 0) {
+            write_vector(s, lg, "cp_fits", H5T_NATIVE_DOUBLE, (hsize_t)ls->cp_rank_max, ls->cp_fits);
+            write_vector(s, lg, "cp_cond", H5T_NATIVE_DOUBLE, 4, ls->cp_cond);
+        }
+        if (ls->cp_rank > 0) {
+            hsize_t d[2] = {(hsize_t)ls->cp_rank, (hsize_t)ls->dims[3]};
+            H5Dclose(write_dataset(s, lg, "cp_roles", H5T_NATIVE_DOUBLE, 2, d, ls->cp_roles));
+        }
+        H5Gclose(lg);
+    }
+    H5Gclose(g);
+}
+
+// invariants/: the trace recorded at every evaluation.
+static void write_trace(const H5Store *s, hid_t trial, const InvariantTrace *t) {
+    hid_t g = must(s, H5Gcreate2(trial, "invariants", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "invariants");
+    hsize_t n = (hsize_t)t->n, L = (hsize_t)t->layers;
+    write_vector(s, g, "step", H5T_NATIVE_INT, n, t->step);
+    hsize_t d2[2] = {n, L}, d3[3] = {n, L, 4}, dg[3] = {n, L, (hsize_t)t->groups};
+    H5Dclose(write_dataset(s, g, "correlation", H5T_NATIVE_DOUBLE, 2, d2, t->correlation));
+    H5Dclose(write_dataset(s, g, "eff_rank", H5T_NATIVE_DOUBLE, 3, d3, t->eff_rank));
+    H5Dclose(write_dataset(s, g, "head_sv", H5T_NATIVE_DOUBLE, 3, dg, t->head_sv));
+    H5Gclose(g);
+}
+
 void h5store_write_trial(H5Store *s, const TrialResult *r) {
     char name[32];
     snprintf(name, sizeof name, "trials/%06d", r->id);
@@ -295,10 +355,43 @@ void h5store_write_trial(H5Store *s, const TrialResult *r) {
                    (const char *)r + trial_numbers[i].offset);
     write_curves(s, g, r);
     write_weights(s, g, r);
+    if (r->trace.n > 0) write_trace(s, g, &r->trace);
+    if (r->scores) write_layer_scores(s, g, r->scores, r->n_layers);
     H5Gclose(g);
 
     append_summary_row(s, r);
     must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file");
+}
+
+void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, const LayerScore *scores,
+                                int n_layers) {
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.partial", path);
+    H5Store s = {.path = tmp};
+    s.file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (s.file < 0) die(EXIT_RUNTIME, "%s: cannot create HDF5 file", path);
+    int format = FORMAT_VERSION;
+    write_attr(&s, s.file, "format_version", H5T_NATIVE_INT, &format);
+    write_attr_string(&s, s.file, "version", "attnsweep " ATTNSWEEP_VERSION);
+    write_attr_string(&s, s.file, "source", meta->source);
+    write_attr_string(&s, s.file, "family", meta->family);
+    write_attr(&s, s.file, "beta", H5T_NATIVE_DOUBLE, &meta->spec.beta);
+    write_attr(&s, s.file, "gamma", H5T_NATIVE_DOUBLE, &meta->spec.gamma);
+    write_attr(&s, s.file, "rank_deviation", H5T_NATIVE_DOUBLE, &meta->rank_deviation);
+    write_attr(&s, s.file, "correlation", H5T_NATIVE_DOUBLE, &meta->correlation);
+    write_layer_scores(&s, s.file, scores, n_layers);
+    hid_t g = must(&s, H5Gopen2(s.file, "scores", H5P_DEFAULT), "scores");
+    for (int l = 0; l < n_layers; l++) {
+        char name[32];
+        snprintf(name, sizeof name, "layer%d", l);
+        hid_t lg = must(&s, H5Gopen2(g, name, H5P_DEFAULT), name);
+        write_attr_string(&s, lg, "name", meta->names[l]);
+        H5Gclose(lg);
+    }
+    H5Gclose(g);
+    H5Fclose(s.file);
+    if (rename(tmp, path) != 0) die(EXIT_RUNTIME, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
 }
 
 void h5store_close(H5Store *s, double end_time) {

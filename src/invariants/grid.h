@@ -1,0 +1,50 @@
+// grid.h: a BLACS process grid over an MPI communicator, and the ScaLAPACK/PBLAS/BLACS
+// prototypes (Debian ships no headers for them: Fortran symbols, lower case with a
+// trailing underscore, every argument by pointer).
+//
+// Every scoring routine takes a grid; on one rank it is a 1×1 grid and the same code
+// runs (SPLATT's lesson: the distributed path is the single-rank path plus exchanges).
+#ifndef ATTN_GRID_H
+#define ATTN_GRID_H
+
+#include <mpi.h>
+
+typedef struct {
+    MPI_Comm comm;       // the ranks of the grid (not owned)
+    int ctxt;            // BLACS context
+    int nprow, npcol;    // grid shape: as square as the rank count allows, nprow >= npcol
+    int myrow, mycol;
+    int rank, size;      // in comm
+} BlacsGrid;
+
+// Collective over comm. MPI must be initialised.
+void grid_init(BlacsGrid *g, MPI_Comm comm);
+void grid_free(BlacsGrid *g);
+
+// ---- BLACS (C interface, in libscalapack-openmpi)
+int Csys2blacs_handle(MPI_Comm comm);
+void Cfree_blacs_system_handle(int handle);
+void Cblacs_gridinit(int *ctxt, const char *order, int nprow, int npcol);
+void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
+void Cblacs_gridexit(int ctxt);
+
+// ---- ScaLAPACK tools and drivers (Fortran interface)
+int numroc_(const int *n, const int *nb, const int *iproc, const int *isrcproc, const int *nprocs);
+void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *nb, const int *irsrc,
+               const int *icsrc, const int *ictxt, const int *lld, int *info);
+void pdgesvd_(const char *jobu, const char *jobvt, const int *m, const int *n, double *a, const int *ia,
+              const int *ja, const int *desca, double *s, double *u, const int *iu, const int *ju,
+              const int *descu, double *vt, const int *ivt, const int *jvt, const int *descvt, double *work,
+              const int *lwork, int *info);
+void pdsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *ia, const int *ja,
+              const int *desca, double *w, double *z, const int *iz, const int *jz, const int *descz,
+              double *work, const int *lwork, int *iwork, const int *liwork, int *info);
+void pdgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+             const double *alpha, const double *a, const int *ia, const int *ja, const int *desca,
+             const double *b, const int *ib, const int *jb, const int *descb, const double *beta, double *c,
+             const int *ic, const int *jc, const int *descc);
+void pdsyrk_(const char *uplo, const char *trans, const int *n, const int *k, const double *alpha,
+             const double *a, const int *ia, const int *ja, const int *desca, const double *beta, double *c,
+             const int *ic, const int *jc, const int *descc);
+
+#endif

@@ -1,0 +1,263 @@
+// score.c: the invariants of one layer's attention tensor and the reward (see score.h).
+//
+// One pass per layer: the SVD of every unfolding on the grid (tucker.c), the metrics
+// that follow from the singular values, the head correlation from the head Gram matrix,
+// HOOI from the HOSVD factors, and the CP rank sweep (cp.c). The sweep's ranks are dealt
+// round-robin over the grid's ranks (each CP-ALS is local and its cost grows with the
+// rank) and each result is broadcast from the rank that computed it.
+#include "invariants/score.h"
+
+#include <cblas.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "invariants/cp.h"
+#include "invariants/tucker.h"
+
+static int imin(int a, int b) { return a < b ? a : b; }
+static int imax(int a, int b) { return a > b ? a : b; }
+
+void score_options_default(ScoreOptions *o) {
+    o->energy = 0.99;
+    for (int n = 0; n < 4; n++) o->ranks[n] = 0;
+    o->tucker_tol = 1e-4;
+    o->tucker_max_iter = 100;
+    o->cp = 1;
+    o->cp_rank_max = 0;
+    o->cp_fit_threshold = 0.9;
+    o->cp_tol = 1e-8;
+    o->cp_max_iter = 100;
+    o->verbose = 0;
+}
+
+// exp(−Σ p_i log p_i), p = σ/Σσ: between 1 (one direction) and n_sv (flat); 0 for σ = 0.
+static double effective_rank(const double *sv, int n_sv) {
+    double sum = 0.0, h = 0.0;
+    for (int i = 0; i < n_sv; i++) sum += sv[i];
+    if (sum == 0.0) return 0.0;
+    for (int i = 0; i < n_sv; i++) {
+        const double p = sv[i] / sum;
+        if (p > 0.0) h -= p * log(p);
+    }
+    return exp(h);
+}
+
+// Mean over pairs g ≠ h of |cos| between rows g, h of the mode-0 unfolding: the rows
+// are X's G contiguous blocks of L entries, so their Gram matrix is one dsyrk.
+static double head_correlation(const double *X, int G, size_t L) {
+    if (G < 2) return 0.0;
+    double *M = xmalloc((size_t)G * G * sizeof(double));
+    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, G, (int)L, 1.0, X, (int)L, 0.0, M, G);
+    double sum = 0.0;
+    for (int g = 0; g < G; g++)
+        for (int h = g + 1; h < G; h++) {
+            const double den = sqrt(M[g * G + g]) * sqrt(M[h * G + h]);
+            if (den > 0.0) sum += fmin(1.0, fabs(M[g * G + h]) / den);
+        }
+    free(M);
+    return 2.0 * sum / ((double)G * (G - 1));
+}
+
+// The CP-ALS start for one mode (d × rank, column-major) from the HOSVD: the leading
+// left singular vectors whose σ is not negligible (σ_i > max(d, N)·ε·σ_1), then an
+// orthonormal completion by Gram–Schmidt on e_0, e_1, … up to d columns, then columns
+// j ≥ d repeat column j mod d (no orthonormal set is longer than d). Vectors of zero σ
+// are left out because the eigensolver's choice among them is arbitrary.
+static void cp_init_factor(double *A, const UnfoldingSvd *s, int N, int rank) {
+    const int d = s->m;
+    const double cut = imax(d, N) * DBL_EPSILON * (s->n_sv > 0 ? s->sv[0] : 0.0);
+    int k = 0;
+    while (k < imin(rank, s->n_vec) && k < s->n_sv && s->sv[k] > cut) k++;
+    memcpy(A, s->U, (size_t)d * k * sizeof(double));
+    for (int e = 0; k < imin(rank, d) && e < d; e++) {
+        double *v = A + (size_t)k * d;
+        for (int i = 0; i < d; i++) v[i] = i == e;
+        for (int pass = 0; pass < 2; pass++)  // twice is enough (Kahan–Parlett)
+            for (int c = 0; c < k; c++) {
+                const double dot = cblas_ddot(d, A + (size_t)c * d, 1, v, 1);
+                cblas_daxpy(d, -dot, A + (size_t)c * d, 1, v, 1);
+            }
+        const double nv = cblas_dnrm2(d, v, 1);
+        if (nv < 0.5) continue;  // e_e lies mostly in the span already
+        cblas_dscal(d, 1.0 / nv, v, 1);
+        k++;
+    }
+    for (int j = d; j < rank; j++) memcpy(A + (size_t)j * d, A + (size_t)(j % d) * d, (size_t)d * sizeof(double));
+}
+
+// One rank of the sweep, packed for the broadcast: fit, cond[4], roles[rank × d3].
+static void cp_run(double *res, const double *X, const int dims[4], int N[4], const UnfoldingSvd svd[4], int rank,
+                   const ScoreOptions *o, int verbose) {
+    double *init[4];
+    for (int n = 0; n < 4; n++) {
+        init[n] = xmalloc((size_t)dims[n] * rank * sizeof(double));
+        cp_init_factor(init[n], &svd[n], N[n], rank);
+    }
+    CpModel m;
+    const int status =
+        cp_als(&m, X, dims, rank, (const double *const *)init, o->cp_tol, o->cp_max_iter, verbose);
+    res[0] = status == 0 ? m.fit : NAN;
+    for (int n = 0; n < 4; n++) res[1 + n] = status == 0 ? matrix_condition(m.factor[n], dims[n], rank) : NAN;
+    // role weights: the unit role column, its largest-|·| entry made positive (the sign
+    // of a CP component is shared between its factors and carries no meaning)
+    double *roles = res + 5;
+    for (int c = 0; c < rank; c++) {
+        const double *a = m.factor[3] + (size_t)c * dims[3];
+        int imx = 0;
+        for (int i = 1; i < dims[3]; i++)
+            if (fabs(a[i]) > fabs(a[imx])) imx = i;
+        const double sign = a[imx] < 0 ? -1.0 : 1.0;
+        for (int i = 0; i < dims[3]; i++) roles[c * dims[3] + i] = status == 0 ? sign * a[i] : NAN;
+    }
+    cp_model_free(&m);
+    for (int n = 0; n < 4; n++) free(init[n]);
+}
+
+// The CP rank sweep 1..rmax (every rank is run, so cp_fits is the whole curve): the
+// smallest rank whose fit reaches the threshold, else the best fit.
+static void cp_sweep(LayerScore *s, const double *X, const int dims[4], int N[4], const UnfoldingSvd svd[4], int rmax,
+                     const ScoreOptions *o, const BlacsGrid *g) {
+    const int d3 = dims[3];
+    s->cp_rank_max = rmax;
+    s->cp_fits = xmalloc((size_t)rmax * sizeof(double));
+    double *all = xmalloc((size_t)rmax * (5 + (size_t)rmax * d3) * sizeof(double));  // per rank: res
+    const size_t stride = 5 + (size_t)rmax * d3;
+    for (int rank = 1; rank <= rmax; rank++) {
+        const int owner = (rank - 1) % g->size;
+        double *res = all + (size_t)(rank - 1) * stride;
+        if (owner == g->rank) cp_run(res, X, dims, N, svd, rank, o, o->verbose && g->rank == 0);
+    }
+    for (int rank = 1; rank <= rmax; rank++)
+        MPI_Bcast(all + (size_t)(rank - 1) * stride, 5 + rank * d3, MPI_DOUBLE, (rank - 1) % g->size, g->comm);
+
+    int chosen = 0;
+    for (int rank = 1; rank <= rmax; rank++) {
+        const double fit = all[(size_t)(rank - 1) * stride];
+        s->cp_fits[rank - 1] = fit;
+        if (!chosen && fit >= o->cp_fit_threshold) chosen = rank;
+    }
+    const int reached = chosen;
+    for (int rank = 1; !reached && rank <= rmax; rank++) {  // none reached it: the best
+        const double fit = s->cp_fits[rank - 1];
+        if (isfinite(fit) && (!chosen || fit > s->cp_fits[chosen - 1])) chosen = rank;
+    }
+    s->cp_rank = chosen;
+    if (chosen) {
+        const double *res = all + (size_t)(chosen - 1) * stride;
+        s->cp_fit = res[0];
+        for (int n = 0; n < 4; n++) s->cp_cond[n] = res[1 + n];
+        s->cp_roles = xmalloc((size_t)chosen * d3 * sizeof(double));
+        memcpy(s->cp_roles, res + 5, (size_t)chosen * d3 * sizeof(double));
+    }
+    free(all);
+}
+
+void score_layer(LayerScore *out, const float *W, const int dims[4], const ScoreOptions *o, const BlacsGrid *g) {
+    memset(out, 0, sizeof *out);
+    size_t size = 1;
+    for (int n = 0; n < 4; n++) {
+        if (dims[n] < 1) die(EXIT_RUNTIME, "score_layer: dims[%d] = %d (must be at least 1)", n, dims[n]);
+        size *= (size_t)dims[n];
+    }
+    memcpy(out->dims, dims, sizeof out->dims);
+    out->tucker_fit = out->cp_fit = NAN;
+    for (int n = 0; n < 4; n++) out->cp_cond[n] = NAN;
+
+    double *X = xmalloc(size * sizeof(double));
+    double norm2 = 0.0;
+    for (size_t i = 0; i < size; i++) {
+        X[i] = W[i];
+        norm2 += X[i] * X[i];
+    }
+    out->norm = sqrt(norm2);
+    const int rmax = o->cp ? (o->cp_rank_max > 0 ? o->cp_rank_max : imin(8, dims[0] * dims[3])) : 0;
+
+    // HOSVD: singular values and leading vectors of every unfolding
+    UnfoldingSvd svd[4];
+    int N[4];
+    for (int n = 0; n < 4; n++) {
+        N[n] = (int)(size / dims[n]);
+        unfolding_svd(&svd[n], X, dims, n, imax(o->ranks[n], rmax), o->energy, g);
+        out->n_sv[n] = svd[n].n_sv;
+        out->sv[n] = xmalloc((size_t)svd[n].n_sv * sizeof(double));
+        memcpy(out->sv[n], svd[n].sv, (size_t)svd[n].n_sv * sizeof(double));
+        double total = 0.0, kept = 0.0;
+        out->num_rank[n] = numerical_rank(out->sv[n], out->n_sv[n], o->energy);
+        for (int i = 0; i < out->n_sv[n]; i++) {
+            total += out->sv[n][i] * out->sv[n][i];
+            if (i < out->num_rank[n]) kept += out->sv[n][i] * out->sv[n][i];
+        }
+        out->eff_rank[n] = effective_rank(out->sv[n], out->n_sv[n]);
+        out->core_energy[n] = total > 0.0 ? kept / total : 0.0;
+    }
+    out->correlation = head_correlation(X, dims[0], size / dims[0]);
+
+    if (norm2 > 0.0) {
+        // Tucker ranks: given or numerical, each at most the product of the others
+        // (a larger one adds only arbitrary directions)
+        int r[4];
+        for (int n = 0; n < 4; n++) r[n] = imax(1, o->ranks[n] > 0 ? imin(o->ranks[n], dims[n]) : out->num_rank[n]);
+        for (int changed = 1; changed;) {
+            changed = 0;
+            for (int n = 0; n < 4; n++) {
+                const int others = r[(n + 1) % 4] * r[(n + 2) % 4] * r[(n + 3) % 4];
+                if (r[n] > others) r[n] = others, changed = 1;
+            }
+        }
+        const double *U0[4] = {svd[0].U, svd[1].U, svd[2].U, svd[3].U};
+        TuckerModel t;
+        tucker_hooi(&t, X, dims, r, U0, o->tucker_tol, o->tucker_max_iter, o->verbose && g->rank == 0);
+        memcpy(out->tucker_ranks, t.ranks, sizeof out->tucker_ranks);
+        out->tucker_fit = t.fit;
+        out->tucker_iters = t.iters;
+        tucker_model_free(&t);
+        if (o->cp) cp_sweep(out, X, dims, N, svd, rmax, o, g);
+    }
+    for (int n = 0; n < 4; n++) unfolding_svd_free(&svd[n]);
+    free(X);
+}
+
+void layer_score_free(LayerScore *s) {
+    for (int n = 0; n < 4; n++) free(s->sv[n]);
+    free(s->cp_fits);
+    free(s->cp_roles);
+    memset(s, 0, sizeof *s);
+}
+
+// ---- the reward
+
+void reward_spec_default(RewardSpec *r) {
+    r->beta = 0.1;
+    r->gamma = 0.1;
+    for (int n = 0; n < 4; n++) {
+        r->use_mode[n] = n == 0;
+        r->ideal_rank[n] = -1.0;
+    }
+}
+
+double rank_deviation(const LayerScore *layers, int n_layers, const RewardSpec *r) {
+    double sum = 0.0;
+    int count = 0;
+    for (int l = 0; l < n_layers; l++)
+        for (int n = 0; n < 4; n++) {
+            if (!r->use_mode[n]) continue;
+            const double rmax = layers[l].n_sv[n];
+            const double ideal = r->ideal_rank[n] < 0 ? rmax : fmin(r->ideal_rank[n], rmax);
+            sum += rmax > 0 ? fabs(layers[l].eff_rank[n] - ideal) / rmax : 0.0;
+            count++;
+        }
+    return count ? sum / count : 0.0;
+}
+
+double mean_correlation(const LayerScore *layers, int n_layers) {
+    double sum = 0.0;
+    for (int l = 0; l < n_layers; l++) sum += layers[l].correlation;
+    return n_layers ? sum / n_layers : 0.0;
+}
+
+double reward_value(double accuracy, double rank_dev, double correlation, const RewardSpec *r) {
+    return accuracy - r->beta * rank_dev - r->gamma * correlation;
+}

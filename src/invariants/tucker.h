@@ -1,0 +1,55 @@
+// tucker.h: Tucker decomposition of a four-mode tensor, X ≈ C ×₀ U₀ ×₁ U₁ ×₂ U₂ ×₃ U₃,
+// by HOSVD and HOOI (De Lathauwer, De Moor & Vandewalle 2000), with the SVDs of the
+// unfoldings computed block-cyclically on a BLACS grid. Private to the invariants
+// module: score.c and the tests use it.
+//
+// X is double, row-major [d0][d1][d2][d3] (last mode fastest). The mode-n unfolding
+// X_(n) is the d_n × (Π_{k≠n} d_k) matrix of mode-n fibres. Its columns are taken in
+// numpy's order, moveaxis(X, n, 0).reshape(d_n, -1): a column permutation of Kolda &
+// Bader's, which changes neither the singular values nor the left singular vectors.
+#ifndef ATTN_TUCKER_H
+#define ATTN_TUCKER_H
+
+#include "invariants/grid.h"
+
+// Xn (d_n × Π_{k≠n} d_k, column-major) = X_(n).
+void tensor_unfold(double *Xn, const double *X, const int dims[4], int n);
+
+// Smallest r with Σ_{i<r} σ_i² ≥ energy · Σ σ_i² (sv descending); 0 when all σ are 0.
+int numerical_rank(const double *sv, int n_sv, double energy);
+
+typedef struct {
+    int m;       // d_n, rows of X_(n)
+    int n_sv;    // min(d_n, Π_{k≠n} d_k)
+    double *sv;  // n_sv singular values, descending
+    int n_vec;   // leading left singular vectors kept
+    double *U;   // d_n × n_vec, column-major, orthonormal; sign: largest-|·| entry positive
+} UnfoldingSvd;
+
+// Collective over g->comm. The singular values and leading left singular vectors of
+// X_(n), replicated on every rank. The grid holds X_(n)ᵀ block-cyclically (each rank
+// fills its blocks from X); σ come from the QR X_(n)ᵀ = QR and the SVD of R (pdgeqrf,
+// pdgesvd), so they are accurate to ε‖X‖ like a direct SVD; the vectors are the
+// eigenvectors of RᵀR = X_(n)X_(n)ᵀ (pdsyrk, pdsyevd). Keeps
+// n_vec = min(d_n, max(n_vec_min, numerical_rank(σ, energy))) vectors.
+void unfolding_svd(UnfoldingSvd *out, const double *X, const int dims[4], int n, int n_vec_min, double energy,
+                   const BlacsGrid *g);
+void unfolding_svd_free(UnfoldingSvd *u);
+
+typedef struct {
+    int ranks[4];
+    double *U[4];  // d_n × ranks[n], column-major, orthonormal
+    double fit;    // 1 − ‖X − X̂‖/‖X‖, X̂ the projection of X on the factors' spans
+    int iters;
+} TuckerModel;
+
+// HOOI from U0[n] (d_n × ranks[n], column-major, orthonormal; the HOSVD factors): each
+// sweep replaces U_n by the leading ranks[n] left singular vectors of
+// X ×_{k≠n} U_kᵀ, n = 0..3, and stops when the fit changes by less than tol or after
+// max_iter sweeps. Needs ranks[n] ≤ Π_{k≠n} ranks[k]. Local to the calling rank (every
+// rank of a grid runs it on the same data). verbose: one line per sweep on stderr.
+void tucker_hooi(TuckerModel *t, const double *X, const int dims[4], const int ranks[4], const double *const U0[4],
+                 double tol, int max_iter, int verbose);
+void tucker_model_free(TuckerModel *t);
+
+#endif
