@@ -1,4 +1,5 @@
 // main.c: the attnsweep command line; one function per verb lives in src/cmds/.
+#include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@ static void usage(FILE *f) {
             "\n"
             "commands:\n"
             "  train     train one configuration and report its metrics\n"
+            "  score     score a trial's or a checkpoint's attention tensors (under mpirun)\n"
             "\n"
             "Run 'attnsweep <command> --help' for a command's options.\n");
 }
@@ -29,6 +31,18 @@ int main(int argc, char **argv) {
         printf("attnsweep %s\n", ATTNSWEEP_VERSION);
         return 0;
     }
-    if (!strcmp(verb, "train")) return cmd_train(argc - 1, argv + 1);
-    die(EXIT_BADINPUT, "unknown command '%s' (allowed: train; see attnsweep --help)", verb);
+    static const struct {
+        const char *name;
+        int (*run)(int, char **);
+    } verbs[] = {{"train", cmd_train}, {"score", cmd_score}};
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        if (!strcmp(verb, verbs[i].name)) {
+            // Every verb here computes on a BLACS grid: MPI starts first (a singleton when
+            // run without mpirun). Errors exit without MPI_Finalize, which mpirun reports.
+            MPI_Init(&argc, &argv);
+            int rc = verbs[i].run(argc - 1, argv + 1);
+            MPI_Finalize();
+            return rc;
+        }
+    die(EXIT_BADINPUT, "unknown command '%s' (allowed: train, score; see attnsweep --help)", verb);
 }

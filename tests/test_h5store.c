@@ -375,10 +375,11 @@ static void test_trial_result_json_has_every_field(void) {
     TrialResult r = make_trial(5, "linear", "charlm", dims, 1, 2);
     r.loss = INFINITY;
     cJSON *json = trial_result_to_json(&r);
-    const char *keys[] = {"trial", "status", "reason", "config", "accuracy", "loss",
-                          "bits_per_byte", "steps", "n_params", "seconds"};
-    CHECK(cJSON_GetArraySize(json) == 10, "trial JSON has %d keys want 10", cJSON_GetArraySize(json));
-    for (int k = 0; k < 10; k++) CHECK(cJSON_GetObjectItem(json, keys[k]) != NULL, "trial JSON lacks '%s'", keys[k]);
+    const char *keys[] = {"trial", "status", "reason", "config", "accuracy", "loss", "bits_per_byte",
+                          "rank_deviation", "correlation", "reward", "steps", "n_params", "seconds"};
+    const int n_keys = (int)(sizeof keys / sizeof keys[0]);
+    CHECK(cJSON_GetArraySize(json) == n_keys, "trial JSON has %d keys want %d", cJSON_GetArraySize(json), n_keys);
+    for (int k = 0; k < n_keys; k++) CHECK(cJSON_GetObjectItem(json, keys[k]) != NULL, "trial JSON lacks '%s'", keys[k]);
     CHECK(cJSON_GetObjectItem(json, "trial")->valuedouble == 5, "trial id");
     CHECK(cJSON_GetObjectItem(json, "n_params")->valuedouble == 5000000005.0, "n_params");
     const cJSON *attention = cJSON_GetObjectItem(cJSON_GetObjectItem(json, "config"), "attention");

@@ -3,5 +3,15 @@
 #define ATTN_CMDS_H
 
 int cmd_train(int argc, char **argv);
+int cmd_score(int argc, char **argv);
+
+#include "common/trial.h"
+
+// Before the work: make sure PATH can be written (exit 2 naming the verb otherwise), so
+// a typo in -o does not cost a whole run. Creates and removes PATH.partial.
+void check_output(const char *verb, const char *path);
+// A results file holding one trial, written through PATH.partial and renamed, so an
+// interrupted run leaves no half file. sweep: the file's "sweep" attribute.
+void write_trial_file(const char *path, const TrialResult *r, const char *sweep);
 
 #endif

@@ -13,6 +13,8 @@
 #include "common/config.h"
 #include "common/config_json.h"
 #include "common/util.h"
+#include "invariants/grid.h"
+#include "invariants/score.h"
 #include "model/train.h"
 #include "store/h5store.h"
 
@@ -38,51 +40,6 @@ static void train_usage(FILE *f) {
             "  %-22s print the final metrics as one JSON object on stdout\n"
             "  %-22s no progress lines on stderr\n",
             "-o, --output FILE", "--json", "-q, --quiet");
-}
-
-// The configuration as YAML lines, stored in the file's root "yaml" attribute.
-static char *config_yaml(const TrialConfig *c) {
-    size_t cap = 4096, len = 0;
-    char *s = xmalloc(cap);
-    s[0] = 0;
-    for (int i = 0; i < config_nparams; i++) {
-        char val[CONFIG_TEXT + 8];
-        config_format(c, &config_params[i], val, sizeof val);
-        size_t need = strlen(config_params[i].name) + strlen(val) + 8;
-        if (len + need >= cap) s = xrealloc(s, cap = 2 * (len + need));
-        len += (size_t)snprintf(s + len, cap - len, "%s: %s%s%s\n", config_params[i].name,
-                                config_params[i].type == PT_INTLIST ? "[" : "", val,
-                                config_params[i].type == PT_INTLIST ? "]" : "");
-    }
-    return s;
-}
-
-// Write through PATH.partial and rename, so an interrupted run leaves no half file.
-static void write_trial_file(const char *path, const TrialResult *r) {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.partial", path);
-    char *yaml = config_yaml(&r->config);
-    StoreMeta meta = {.sweep = "train", .yaml = yaml, .seed = r->config.seed, .start_time = r->start_time};
-    H5Store *s = h5store_create(tmp, &meta);
-    h5store_write_trial(s, r);
-    h5store_close(s, r->end_time);
-    free(yaml);
-    if (rename(tmp, path) != 0) die(EXIT_RUNTIME, "%s: cannot rename to %s", tmp, path);
-}
-
-// Before training: make sure the results file can be written, so a typo in -o does not
-// cost a whole run. Creates and removes PATH.partial (where the file is written first).
-static void check_output(const char *path) {
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        die(EXIT_BADINPUT, "train: cannot write %s: it is a directory", path);
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.partial", path) >= (int)sizeof tmp)
-        die(EXIT_BADINPUT, "train: output path is too long: %s", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) die(EXIT_BADINPUT, "train: cannot write %s: %s", path, strerror(errno));
-    fclose(f);
-    remove(tmp);
 }
 
 // The flags that take no value: "--json=1" gets "takes no value", not a guess.
@@ -150,12 +107,20 @@ int cmd_train(int argc, char **argv) {
     }
     char err[512];
     if (config_check(&c, err, sizeof err) != 0) die(EXIT_BADINPUT, "train: %s", err);
-    if (output) check_output(output);
+    if (output) check_output("train", output);
 
-    TrainHooks hooks = {.progress = quiet ? NULL : stderr};
+    int world;
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    if (world > 1) die(EXIT_BADINPUT, "train: runs on one rank (this job has %d); sweeps run with attnsweep run", world);
+    BlacsGrid grid;
+    grid_init(&grid, MPI_COMM_SELF);
+    RewardSpec spec;
+    reward_spec_default(&spec);
+    TrainHooks hooks = {.progress = quiet ? NULL : stderr, .grid = &grid, .reward = &spec};
     TrialResult r;
     int rc = train_trial(&c, &hooks, &r);
-    if (output) write_trial_file(output, &r);
+    grid_free(&grid);
+    if (output) write_trial_file(output, &r, "train");
 
     double peak_mb = (double)peak_rss_bytes() / (1024.0 * 1024.0);
     if (json) {
@@ -172,6 +137,10 @@ int cmd_train(int argc, char **argv) {
         printf("status %s%s%s\n", r.status, r.reason[0] ? ": " : "", r.reason);
         printf("accuracy %.4f  loss %.4f nats", r.accuracy, r.loss);
         if (c.task == TASK_CHARLM) printf("  bits/byte %.4f", r.bits_per_byte);
+        if (r.scores)
+            printf("\nrank deviation %.4f  head correlation %.4f  reward %.4f (= accuracy - %g x rank deviation - %g x "
+                   "correlation)",
+                   r.rank_deviation, r.correlation, r.reward, spec.beta, spec.gamma);
         double sps = r.train_seconds > 0 ? r.steps / r.train_seconds : 0.0;
         printf("\nsteps %d  parameters %ld  time %.1f s  %.1f steps/s  %.1f GFLOP/s  peak memory %.0f MB\n", r.steps,
                r.n_params, r.seconds, sps, sps * r.flops_per_step * 1e-9, peak_mb);

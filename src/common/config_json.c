@@ -118,6 +118,9 @@ cJSON *trial_result_to_json(const TrialResult *r) {
     must(cJSON_AddNumberToObject(obj, "accuracy", r->accuracy));
     must(cJSON_AddNumberToObject(obj, "loss", r->loss));
     must(cJSON_AddNumberToObject(obj, "bits_per_byte", r->bits_per_byte));
+    must(cJSON_AddNumberToObject(obj, "rank_deviation", r->rank_deviation));
+    must(cJSON_AddNumberToObject(obj, "correlation", r->correlation));
+    must(cJSON_AddNumberToObject(obj, "reward", r->reward));
     must(cJSON_AddNumberToObject(obj, "steps", r->steps));
     must(cJSON_AddNumberToObject(obj, "n_params", (double)r->n_params));
     must(cJSON_AddNumberToObject(obj, "seconds", r->seconds));

@@ -20,7 +20,8 @@ cJSON *config_to_json(const TrialConfig *c);
 // checks are left to config_check.
 int config_from_json(TrialConfig *c, const cJSON *obj, char *err, size_t errlen);
 // {"trial", "status", "reason", "config": {...}, "accuracy", "loss",
-//  "bits_per_byte", "steps", "n_params", "seconds"}; NaN and infinities print as null.
+//  "bits_per_byte", "rank_deviation", "correlation", "reward", "steps", "n_params",
+//  "seconds"}; NaN and infinities print as null.
 cJSON *trial_result_to_json(const TrialResult *r);
 
 #endif

@@ -21,6 +21,7 @@ static int imin(int a, int b) { return a < b ? a : b; }
 static int imax(int a, int b) { return a > b ? a : b; }
 
 void score_options_default(ScoreOptions *o) {
+    o->decompose = 1;
     o->energy = 0.99;
     for (int n = 0; n < 4; n++) o->ranks[n] = 0;
     o->tucker_tol = 1e-4;
@@ -173,7 +174,7 @@ void score_layer(LayerScore *out, const float *W, const int dims[4], const Score
         norm2 += X[i] * X[i];
     }
     out->norm = sqrt(norm2);
-    const int rmax = o->cp ? (o->cp_rank_max > 0 ? o->cp_rank_max : imin(8, dims[0] * dims[3])) : 0;
+    const int rmax = o->decompose && o->cp ? (o->cp_rank_max > 0 ? o->cp_rank_max : imin(8, dims[0] * dims[3])) : 0;
 
     // HOSVD: singular values and leading vectors of every unfolding
     UnfoldingSvd svd[4];
@@ -195,7 +196,7 @@ void score_layer(LayerScore *out, const float *W, const int dims[4], const Score
     }
     out->correlation = head_correlation(X, dims[0], size / dims[0]);
 
-    if (norm2 > 0.0) {
+    if (o->decompose && norm2 > 0.0) {
         // Tucker ranks: given or numerical, each at most the product of the others
         // (a larger one adds only arbitrary directions)
         int r[4];

@@ -11,6 +11,9 @@
 #include "invariants/grid.h"
 
 typedef struct {
+    int decompose;           // 1: HOOI and the CP sweep too; 0: only what the unfoldings'
+                             //   singular values give (ranks, effective ranks, correlation):
+                             //   the cheap pass training runs at every evaluation
     double energy;           // numerical rank: smallest r whose σ² energy reaches this (0.99)
     int ranks[4];            // Tucker ranks; 0 = numerical rank of that mode
     double tucker_tol;       // HOOI stops when the fit changes by less (1e-4)

@@ -37,14 +37,60 @@ static void evaluate(Model *m, const Dataset *d, Batch *b, long n_eval, int max_
     *accuracy = count ? (double)correct / (double)count : 0.0;
 }
 
-static void print_progress(FILE *f, const CurvePoint *pt, long total, double steps_per_s, int task) {
+// t: the invariant trace, whose last point (if at this step) adds the heads' correlation.
+static void print_progress(FILE *f, const CurvePoint *pt, const InvariantTrace *t, long total, double steps_per_s,
+                           int task) {
     double eta = steps_per_s > 0 ? (double)(total - pt->step) / steps_per_s : 0.0;
     fprintf(f, "step %6d/%ld  loss %.4f  eval loss %.4f  acc %.4f", pt->step, total, pt->train_loss,
             pt->eval_loss, pt->eval_accuracy);
     if (task == TASK_CHARLM) fprintf(f, "  bpb %.3f", pt->eval_loss / log(2.0));
     if (pt->penalty > 0) fprintf(f, "  penalty %.4g", pt->penalty);
+    if (t->n > 0 && t->step[t->n - 1] == pt->step) {
+        double c = 0.0;
+        for (int l = 0; l < t->layers; l++) c += t->correlation[(size_t)(t->n - 1) * t->layers + l];
+        fprintf(f, "  head corr %.3f", c / t->layers);
+    }
     fprintf(f, "  %.1f steps/s  ETA %.0fs\n", steps_per_s, eta);
     fflush(f);
+}
+
+static void trace_init(InvariantTrace *t, int cap, int layers, int groups) {
+    t->cap = cap, t->layers = layers, t->groups = groups;
+    t->step = xmalloc((size_t)cap * sizeof(int));
+    t->correlation = xmalloc((size_t)cap * layers * sizeof(double));
+    t->eff_rank = xmalloc((size_t)cap * layers * 4 * sizeof(double));
+    t->head_sv = xmalloc((size_t)cap * layers * groups * sizeof(double));
+}
+
+// The invariants of every layer now (the cheap pass: no decompositions), appended to the trace.
+static void record_invariants(Model *m, InvariantTrace *t, int step, const BlacsGrid *g) {
+    ScoreOptions o;
+    score_options_default(&o);
+    o.decompose = 0;
+    const int i = t->n++, L = t->layers, G = t->groups;
+    t->step[i] = step;
+    for (int l = 0; l < L; l++) {
+        LayerScore s;
+        model_export_attention(m, l, m->w4);
+        score_layer(&s, m->w4, m->dims, &o, g);
+        t->correlation[(size_t)i * L + l] = s.correlation;
+        memcpy(t->eff_rank + ((size_t)i * L + l) * 4, s.eff_rank, 4 * sizeof(double));
+        double *sv = t->head_sv + ((size_t)i * L + l) * G;
+        for (int k = 0; k < G; k++) sv[k] = k < s.n_sv[0] ? s.sv[0][k] : 0.0;
+        layer_score_free(&s);
+    }
+}
+
+// Full scores of the final tensors and the reward.
+static void score_final(TrialResult *out, const BlacsGrid *g, const RewardSpec *spec) {
+    ScoreOptions o;
+    score_options_default(&o);
+    out->scores = xcalloc((size_t)out->n_layers, sizeof(LayerScore));
+    for (int l = 0; l < out->n_layers; l++) score_layer(&out->scores[l], out->weights[l], out->dims, &o, g);
+    out->reward_spec = *spec;
+    out->rank_deviation = rank_deviation(out->scores, out->n_layers, spec);
+    out->correlation = mean_correlation(out->scores, out->n_layers);
+    out->reward = reward_value(out->accuracy, out->rank_deviation, out->correlation, spec);
 }
 
 static void export_weights(Model *m, TrialResult *out) {
@@ -77,6 +123,8 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
     const long eval_every = c->eval_every > 0 ? c->eval_every : (total >= 10 ? total / 10 : 1);
     int cap = (int)(total / eval_every) + 2;
     out->curve = xcalloc(cap, sizeof(CurvePoint));
+    const BlacsGrid *grid = hooks ? hooks->grid : NULL;
+    if (grid) trace_init(&out->trace, cap, m.L, m.dims[0]);
     out->n_params = m.n_params;
     out->flops_per_step = model_flops_per_step(&m);
 
@@ -123,8 +171,9 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
                 snprintf(out->reason, sizeof out->reason, "diverged: non-finite held-out loss at step %ld", step);
                 break;
             }
+            if (grid) record_invariants(&m, &out->trace, (int)step, grid);
             if (hooks && hooks->progress)
-                print_progress(hooks->progress, pt, total, (double)step / train_time, c->task);
+                print_progress(hooks->progress, pt, &out->trace, total, (double)step / train_time, c->task);
             if (hooks && hooks->on_eval && hooks->on_eval(hooks->ctx, pt, total) && step < total) {
                 snprintf(out->status, sizeof out->status, "pruned");
                 snprintf(out->reason, sizeof out->reason, "stopped by the scheduler at step %ld", step);
@@ -143,6 +192,13 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
         out->bits_per_byte = last->eval_loss / log(2.0);
     }
     export_weights(&m, out);
+    // A diverged trial's tensors hold no invariants worth the name (and may hold NaN).
+    out->rank_deviation = out->correlation = out->reward = NAN;
+    if (grid && strcmp(out->status, "failed") != 0) {
+        RewardSpec spec;
+        reward_spec_default(&spec);
+        score_final(out, grid, hooks->reward ? hooks->reward : &spec);
+    }
 
     gsl_rng_free(rng);
     batch_free(&batch);

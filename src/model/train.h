@@ -7,6 +7,8 @@
 
 #include "common/config.h"
 #include "common/trial.h"
+#include "invariants/grid.h"
+#include "invariants/score.h"
 
 typedef struct {
     // Called after each evaluation with the new curve point; return nonzero to stop
@@ -14,6 +16,11 @@ typedef struct {
     int (*on_eval)(void *ctx, const CurvePoint *point, long total_steps);
     void *ctx;
     FILE *progress;  // progress lines (step, loss, eval metric, steps/s, ETA), or NULL
+    // The BLACS grid the invariants are computed on (every rank of it trains the same
+    // model and calls train_trial). With a grid, training records the invariants of every
+    // layer at each evaluation and scores the final tensors; NULL skips both.
+    const BlacsGrid *grid;
+    const RewardSpec *reward;  // how the final scores become the reward (NULL: defaults)
 } TrainHooks;
 
 // Steps a configuration trains for (from steps, or epochs × examples / batch).

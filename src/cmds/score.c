@@ -1,0 +1,283 @@
+// attnsweep score: the invariants of a trial's or a checkpoint's attention tensors on a
+// BLACS grid over all ranks of the job, a per-layer table, and the scores in HDF5.
+#define _POSIX_C_SOURCE 200809L
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds/cmds.h"
+#include "common/config_json.h"
+#include "common/util.h"
+#include "invariants/grid.h"
+#include "invariants/safetensors.h"
+#include "invariants/score.h"
+#include "store/h5store.h"
+
+static const char *const mode_names[4] = {"heads", "head_dim", "model_dim", "roles"};
+
+static void score_usage(FILE *f) {
+    fprintf(f,
+            "usage: mpirun -np N attnsweep score TRIAL.h5 | MODEL.safetensors [options]\n"
+            "\n"
+            "Scores every layer's attention tensor W[heads, head_dim, model_dim, roles]: the\n"
+            "singular values and ranks of each unfolding, Tucker (HOSVD + HOOI) and CP rank\n"
+            "sweeps, head correlation, and reward = accuracy - beta*RankDeviation - gamma*Correlation.\n"
+            "The N ranks form one BLACS grid.\n"
+            "\n"
+            "  --trial N            trial of a results file (default 0, what attnsweep train writes)\n"
+            "  --heads H            heads of a safetensors model (default: config.json beside it)\n"
+            "  --beta B, --gamma G  reward weights (0.1, 0.1)\n"
+            "  --modes LIST         modes RankDeviation averages over (heads)\n"
+            "  --ideal-ranks LIST   ideal effective rank per mode, e.g. heads=4,model_dim=32\n"
+            "                       (default: each mode's full rank)\n"
+            "  --energy E           numerical-rank energy threshold (0.99)\n"
+            "  --cp-rank-max R      CP ranks tried, 1..R (min(8, heads x roles)); --no-cp skips CP\n"
+            "  -o FILE              where the scores go (default: FILE.scores.h5 beside the input)\n"
+            "  --json               print the scores as one JSON object\n"
+            "  --verbose            HOOI and CP-ALS iterations on stderr\n"
+            "Modes: heads, head_dim, model_dim, roles (or 0..3).\n");
+}
+
+static int mode_index(const char *name) {
+    for (int n = 0; n < 4; n++)
+        if (!strcmp(name, mode_names[n]) || (name[0] == '0' + n && !name[1])) return n;
+    die(EXIT_BADINPUT, "score: unknown mode '%s' (allowed: heads, head_dim, model_dim, roles)", name);
+}
+
+static double parse_number(const char *opt, const char *text, double lo, double hi) {
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end || !isfinite(v) || v < lo || v > hi)
+        die(EXIT_BADINPUT, "score: %s must be a number in [%g, %g], got '%s'", opt, lo, hi, text);
+    return v;
+}
+
+// "heads,model_dim" → use_mode
+static void parse_modes(RewardSpec *r, const char *text) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (int n = 0; n < 4; n++) r->use_mode[n] = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) r->use_mode[mode_index(tok)] = 1;
+}
+
+// "heads=4,model_dim=32" → ideal_rank
+static void parse_ideal(RewardSpec *r, const char *text) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char *eq = strchr(tok, '=');
+        if (!eq) die(EXIT_BADINPUT, "score: --ideal-ranks takes MODE=RANK pairs, got '%s'", tok);
+        *eq = 0;
+        r->ideal_rank[mode_index(tok)] = parse_number("--ideal-ranks", eq + 1, 1, 1e9);
+    }
+}
+
+// What is being scored: a trial of a results file or a checkpoint.
+typedef struct {
+    int is_trial;
+    TrialResult trial;
+    AttentionLayers model;
+    int n_layers, dims[4];
+    float **weights;
+} Input;
+
+static int is_hdf5(const char *path) {
+    static const unsigned char magic[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    unsigned char head[8];
+    FILE *f = fopen(path, "rb");
+    if (!f) die(EXIT_BADINPUT, "score: %s: cannot open", path);
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return n == sizeof head && memcmp(head, magic, sizeof magic) == 0;
+}
+
+static void read_input(Input *in, const char *path, int trial, int heads) {
+    char err[1024];
+    memset(in, 0, sizeof *in);
+    in->is_trial = is_hdf5(path);
+    if (in->is_trial) {
+        if (h5store_read_trial(path, trial, &in->trial, err, sizeof err) != 0) die(EXIT_BADINPUT, "score: %s", err);
+        if (in->trial.n_layers == 0)
+            die(EXIT_BADINPUT, "score: %s: trial %d has no attention weights (status %s)", path, trial, in->trial.status);
+        in->n_layers = in->trial.n_layers;
+        memcpy(in->dims, in->trial.dims, sizeof in->dims);
+        in->weights = in->trial.weights;
+    } else {
+        if (safetensors_attention(path, heads, &in->model, err, sizeof err) != 0) die(EXIT_BADINPUT, "score: %s", err);
+        in->n_layers = in->model.n_layers;
+        memcpy(in->dims, in->model.dims, sizeof in->dims);
+        in->weights = in->model.weights;
+    }
+}
+
+// "results/x.h5" → "results/x.scores.h5"; "m/model.safetensors" → "m/model.scores.h5"
+static void default_output(char *out, size_t len, const char *path) {
+    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+    size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - path) : strlen(path);
+    snprintf(out, len, "%.*s.scores.h5", (int)stem, path);
+}
+
+static void print_table(const Input *in, const char *path, const LayerScore *s, const double *secs,
+                        const BlacsGrid *g) {
+    printf("attnsweep score: %s", path);
+    if (in->is_trial)
+        printf(" trial %d (%s on %s, accuracy %.4f)", in->trial.id, attention_names[in->trial.config.attention],
+               task_names[in->trial.config.task], in->trial.accuracy);
+    else
+        printf(" (%s, %d heads)", in->model.family, in->dims[0]);
+    printf(": %d layers of [%d, %d, %d, %d] on a %d x %d grid\n", in->n_layers, in->dims[0], in->dims[1], in->dims[2],
+           in->dims[3], g->nprow, g->npcol);
+    printf("%5s  %-19s  %-27s  %9s  %-19s  %7s  %7s  %6s  %8s\n", "layer", "numerical ranks", "effective ranks",
+           "head corr", "tucker ranks", "fit", "cp rank", "cp fit", "time");
+    for (int l = 0; l < in->n_layers; l++) {
+        const LayerScore *x = &s[l];
+        char num[32], eff[48], tr[32];
+        snprintf(num, sizeof num, "%d %d %d %d", x->num_rank[0], x->num_rank[1], x->num_rank[2], x->num_rank[3]);
+        snprintf(eff, sizeof eff, "%.2f %.2f %.2f %.2f", x->eff_rank[0], x->eff_rank[1], x->eff_rank[2], x->eff_rank[3]);
+        snprintf(tr, sizeof tr, "%d %d %d %d", x->tucker_ranks[0], x->tucker_ranks[1], x->tucker_ranks[2],
+                 x->tucker_ranks[3]);
+        printf("%5d  %-19s  %-27s  %9.4f  %-19s  %7.4f  %7d  %6.4f  %6.0f ms\n", l, num, eff, x->correlation, tr,
+               x->tucker_fit, x->cp_rank, x->cp_fit, 1e3 * secs[l]);
+    }
+}
+
+static cJSON *layer_json(const LayerScore *x) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "num_rank", cJSON_CreateIntArray(x->num_rank, 4));
+    cJSON_AddItemToObject(o, "eff_rank", cJSON_CreateDoubleArray(x->eff_rank, 4));
+    cJSON_AddItemToObject(o, "core_energy", cJSON_CreateDoubleArray(x->core_energy, 4));
+    cJSON_AddItemToObject(o, "head_sv", cJSON_CreateDoubleArray(x->sv[0], x->n_sv[0]));
+    cJSON_AddNumberToObject(o, "correlation", x->correlation);
+    cJSON_AddItemToObject(o, "tucker_ranks", cJSON_CreateIntArray(x->tucker_ranks, 4));
+    cJSON_AddNumberToObject(o, "tucker_fit", x->tucker_fit);
+    cJSON_AddNumberToObject(o, "cp_rank", x->cp_rank);
+    cJSON_AddNumberToObject(o, "cp_fit", x->cp_fit);
+    return o;
+}
+
+int cmd_score(int argc, char **argv) {
+    const char *path = NULL, *output = NULL;
+    int trial = 0, heads = 0, json = 0;
+    ScoreOptions o;
+    score_options_default(&o);
+    RewardSpec spec;
+    reward_spec_default(&spec);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define VALUE() (v ? (i++, v) : (die(EXIT_BADINPUT, "score: %s needs a value", a), ""))
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            score_usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--verbose")) {
+            o.verbose = 1;
+        } else if (!strcmp(a, "--no-cp")) {
+            o.cp = 0;
+        } else if (!strcmp(a, "--trial")) {
+            trial = (int)parse_number(a, VALUE(), 0, 999999);
+        } else if (!strcmp(a, "--heads")) {
+            heads = (int)parse_number(a, VALUE(), 1, 65536);
+        } else if (!strcmp(a, "--beta")) {
+            spec.beta = parse_number(a, VALUE(), 0, 1e6);
+        } else if (!strcmp(a, "--gamma")) {
+            spec.gamma = parse_number(a, VALUE(), 0, 1e6);
+        } else if (!strcmp(a, "--energy")) {
+            o.energy = parse_number(a, VALUE(), 1e-6, 1);
+        } else if (!strcmp(a, "--cp-rank-max")) {
+            o.cp_rank_max = (int)parse_number(a, VALUE(), 1, 256);
+        } else if (!strcmp(a, "--modes")) {
+            parse_modes(&spec, VALUE());
+        } else if (!strcmp(a, "--ideal-ranks")) {
+            parse_ideal(&spec, VALUE());
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            output = VALUE();
+        } else if (a[0] == '-') {
+            die(EXIT_BADINPUT, "score: unknown option '%s' (see attnsweep score --help)", a);
+        } else if (path) {
+            die(EXIT_BADINPUT, "score: one input file only (got '%s' and '%s')", path, a);
+        } else {
+            path = a;
+        }
+#undef VALUE
+    }
+    if (!path) die(EXIT_BADINPUT, "score: which file? (attnsweep score TRIAL.h5 | MODEL.safetensors)");
+    char out_path[4096];
+    if (output)
+        snprintf(out_path, sizeof out_path, "%s", output);
+    else
+        default_output(out_path, sizeof out_path, path);
+
+    BlacsGrid g;
+    grid_init(&g, MPI_COMM_WORLD);
+    Input in;
+    read_input(&in, path, trial, heads);
+    if (g.rank == 0) check_output("score", out_path);
+
+    LayerScore *s = xcalloc((size_t)in.n_layers, sizeof *s);
+    double *secs = xcalloc((size_t)in.n_layers, sizeof *secs);
+    double t0 = now_seconds();
+    for (int l = 0; l < in.n_layers; l++) {
+        double ts = now_seconds();
+        score_layer(&s[l], in.weights[l], in.dims, &o, &g);
+        secs[l] = now_seconds() - ts;
+    }
+    const double rd = rank_deviation(s, in.n_layers, &spec), corr = mean_correlation(s, in.n_layers);
+    const double seconds = now_seconds() - t0;
+
+    if (g.rank == 0) {
+        double reward = NAN;
+        if (in.is_trial) {
+            TrialResult *r = &in.trial;
+            reward = reward_value(r->accuracy, rd, corr, &spec);
+            if (r->scores)
+                for (int l = 0; l < r->n_layers; l++) layer_score_free(&r->scores[l]);
+            free(r->scores);
+            r->scores = s;  // the trial now owns the scores
+            r->reward_spec = spec;
+            r->rank_deviation = rd, r->correlation = corr, r->reward = reward;
+            write_trial_file(out_path, r, "score");
+        } else {
+            ModelScoresMeta meta = {.source = path, .family = in.model.family, .names = in.model.names,
+                                    .spec = spec, .rank_deviation = rd, .correlation = corr};
+            h5store_write_model_scores(out_path, &meta, s, in.n_layers);
+        }
+        if (json) {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "source", path);
+            cJSON_AddStringToObject(j, "output", out_path);
+            cJSON_AddNumberToObject(j, "ranks", g.size);
+            cJSON *layers = cJSON_AddArrayToObject(j, "layers");
+            for (int l = 0; l < in.n_layers; l++) cJSON_AddItemToArray(layers, layer_json(&s[l]));
+            cJSON_AddNumberToObject(j, "rank_deviation", rd);
+            cJSON_AddNumberToObject(j, "correlation", corr);
+            cJSON_AddNumberToObject(j, "reward", reward);  // null for a checkpoint (no accuracy)
+            cJSON_AddNumberToObject(j, "seconds", seconds);
+            char *text = cJSON_PrintUnformatted(j);
+            puts(text);
+            free(text);
+            cJSON_Delete(j);
+        } else {
+            print_table(&in, path, s, secs, &g);
+            printf("RankDeviation %.4f  Correlation %.4f", rd, corr);
+            if (in.is_trial)
+                printf("  reward %.4f = %.4f - %g x %.4f - %g x %.4f", reward, in.trial.accuracy, spec.beta, rd,
+                       spec.gamma, corr);
+            printf("\nscored in %.2f s; wrote %s\n", seconds, out_path);
+        }
+    }
+    if (!in.is_trial || g.rank != 0) {
+        for (int l = 0; l < in.n_layers; l++) layer_score_free(&s[l]);
+        free(s);
+    }
+    free(secs);
+    if (in.is_trial)
+        trial_result_free(&in.trial);
+    else
+        attention_layers_free(&in.model);
+    grid_free(&g);
+    return 0;
+}
