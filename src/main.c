@@ -1,10 +1,10 @@
 // main.c: the attnsweep command line; one function per verb lives in src/cmds/.
-#include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmds/cmds.h"
 #include "common/util.h"
+#include "invariants/grid.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -37,11 +37,8 @@ int main(int argc, char **argv) {
     } verbs[] = {{"train", cmd_train}, {"score", cmd_score}};
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
         if (!strcmp(verb, verbs[i].name)) {
-            // Every verb here computes on a BLACS grid: MPI starts first (a singleton when
-            // run without mpirun). Errors exit without MPI_Finalize, which mpirun reports.
-            MPI_Init(&argc, &argv);
             int rc = verbs[i].run(argc - 1, argv + 1);
-            MPI_Finalize();
+            grid_mpi_stop();
             return rc;
         }
     die(EXIT_BADINPUT, "unknown command '%s' (allowed: train, score; see attnsweep --help)", verb);

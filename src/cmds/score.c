@@ -211,6 +211,7 @@ int cmd_score(int argc, char **argv) {
     else
         default_output(out_path, sizeof out_path, path);
 
+    grid_mpi_start();
     BlacsGrid g;
     grid_init(&g, MPI_COMM_WORLD);
     Input in;

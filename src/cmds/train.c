@@ -109,6 +109,7 @@ int cmd_train(int argc, char **argv) {
     if (config_check(&c, err, sizeof err) != 0) die(EXIT_BADINPUT, "train: %s", err);
     if (output) check_output("train", output);
 
+    grid_mpi_start();
     int world;
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     if (world > 1) die(EXIT_BADINPUT, "train: runs on one rank (this job has %d); sweeps run with attnsweep run", world);

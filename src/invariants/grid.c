@@ -1,5 +1,32 @@
 // grid.c: a BLACS process grid over an MPI communicator.
+#define _POSIX_C_SOURCE 200809L
 #include "invariants/grid.h"
+
+#include <stdlib.h>
+
+static int mpi_started;
+
+void grid_mpi_start(void) {
+    int done;
+    MPI_Initialized(&done);
+    if (!done) {
+        // Started without mpirun/srun: a lone process needs no daemon, no network
+        // transport and no UCX, which cuts Open MPI's start-up from 0.5 s to 0.07 s.
+        // Settings the user made win (setenv without overwrite).
+        if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK")) {
+            setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+            setenv("OMPI_MCA_pml", "ob1", 0);
+            setenv("OMPI_MCA_btl", "self", 0);
+        }
+        MPI_Init(NULL, NULL);
+        mpi_started = 1;
+    }
+}
+
+void grid_mpi_stop(void) {
+    if (mpi_started) MPI_Finalize();
+    mpi_started = 0;
+}
 
 // The grid is nprow × npcol with npcol the largest divisor of size not above √size, so
 // 1 → 1×1, 2 → 2×1, 4 → 2×2, 6 → 3×2. Ranks are placed row-major ("Row" order).

@@ -17,6 +17,13 @@ typedef struct {
     int rank, size;      // in comm
 } BlacsGrid;
 
+// MPI for the verbs that compute on a grid, started once they have checked their input
+// (bad input fails fast, without MPI's start-up). Without mpirun MPI starts as a
+// singleton. grid_mpi_stop finalises only what grid_mpi_start began; an error exit
+// skips it, which mpirun reports as a failed rank.
+void grid_mpi_start(void);
+void grid_mpi_stop(void);
+
 // Collective over comm. MPI must be initialised.
 void grid_init(BlacsGrid *g, MPI_Comm comm);
 void grid_free(BlacsGrid *g);
