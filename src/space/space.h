@@ -1,0 +1,111 @@
+// space.h: a sweep's search space, read from YAML with libyaml.
+//
+// The vocabulary is Weights & Biases' sweep configuration, so users feel at home:
+//
+//   name: fashion_variants           # optional; default: the file's stem
+//   method: random                   # grid | random | sobol | evolution
+//   metric: {name: reward, goal: maximize}
+//   task: fashion_mnist              # extension: the task (or a parameter like any other)
+//   seed: 7                          # extension: sampler, initialisation and data seeds
+//   trials: 24                       # extension: how many trials (not for grid)
+//   repeats: 2                       # extension: every configuration with this many seeds
+//   budget: {steps: 600, eval_every: 100, time_limit: 600}
+//   scheduler: {name: asha, min_steps: 100, eta: 3, max_steps: 900}
+//   evolution: {population: 8, sample_size: 3}
+//   reward: {beta: 0.1, gamma: 0.1, modes: [heads], ideal_ranks: {heads: 4}, energy: 0.99}
+//   parameters:
+//     attention: {values: [mha, tucker, linear, grassmann]}
+//     lr: {distribution: log_uniform_values, min: 0.0005, max: 0.005}
+//     lambda_orth: {values: [0, 0.01, 0.1], probabilities: [0.5, 0.25, 0.25]}
+//     d_model: {value: 64}
+//     core_rank: {values: [1, 2], when: {attention: tucker}}
+//
+// Every parameter name is one of the trial parameters (common/config.h), with the
+// same types and ranges as on the command line.
+#ifndef ATTN_SPACE_H
+#define ATTN_SPACE_H
+
+#include <stddef.h>
+
+#include "common/config.h"
+#include "invariants/score.h"
+
+typedef enum { METHOD_GRID, METHOD_RANDOM, METHOD_SOBOL, METHOD_EVOLUTION } SweepMethod;
+
+typedef enum {
+    DIST_VALUE,               // value: x (fixed)
+    DIST_VALUES,              // values: [a, b, c] (with optional probabilities for random)
+    DIST_UNIFORM,             // min/max reals
+    DIST_INT_UNIFORM,         // min/max integers, inclusive
+    DIST_Q_UNIFORM,           // round(uniform(min, max) / q) · q
+    DIST_LOG_UNIFORM_VALUES,  // exp(uniform(log min, log max))
+    DIST_CATEGORICAL,         // values with the distribution named explicitly
+} Distribution;
+
+typedef struct {
+    const ParamSpec *param;  // the trial parameter (config_params)
+    int n_values;
+    char **values;           // as text, each already validated by config_set
+} Condition;
+
+typedef struct {
+    const ParamSpec *param;
+    Distribution dist;
+    int n_values;
+    char **values;           // DIST_VALUE(S)/CATEGORICAL: the candidates as text
+    double *probabilities;   // NULL or n_values weights summing to 1
+    double min, max, q;      // continuous and integer distributions
+    int n_when;
+    Condition *when;         // the parameter applies only when every condition holds
+    int line, col;           // where the YAML defined it (1-based), for messages
+} SpaceParam;
+
+typedef struct {
+    char *path;              // the YAML file
+    char *name;              // sweep name
+    char *text;              // the whole YAML text (stored in the results file)
+    SweepMethod method;
+    char metric[32];         // reward | accuracy | loss | bits_per_byte
+    int maximize;            // goal
+    int trials;              // trials to run (grid: the grid's size × repeats)
+    int repeats;
+    int seed;
+    TrialConfig base;        // defaults, then the task, budget and every fixed value
+    int n_params;
+    SpaceParam *params;      // the swept parameters, in file order
+    double time_limit;       // seconds per trial; 0 = none
+    int asha, min_steps, eta, max_steps;  // scheduler (asha = 0: every trial runs its budget)
+    int population, sample_size;          // evolution
+    RewardSpec reward;
+    double energy;           // numerical-rank threshold for scoring
+} SweepSpec;
+
+// Load and validate. On error returns -1 with one line in err:
+// "FILE:LINE:COL: what is wrong (what is allowed)".
+int space_load(SweepSpec *s, const char *path, char *err, size_t errlen);
+// The same from text in memory (path only names it in messages).
+int space_parse(SweepSpec *s, const char *path, const char *text, size_t len, char *err, size_t errlen);
+void space_free(SweepSpec *s);
+
+// The number of distinct configurations (grid product honouring conditions), or -1
+// when a continuous distribution makes it infinite.
+long space_size(const SweepSpec *s);
+
+// ---- samplers (sampler.c): reproducible from the sweep seed.
+typedef struct Sampler Sampler;
+
+Sampler *sampler_create(const SweepSpec *s);
+void sampler_free(Sampler *sm);
+// Trial `id` (0-based, < s->trials): its configuration (base + sampled values, seed set
+// from the sweep seed and the repeat). grid, random and sobol give trial id the same
+// configuration every time (so a resumed sweep regenerates the same trials); evolution
+// samples from the population of results reported so far. Returns 0, or -1 when
+// evolution needs more results before it can sample (the caller asks again later).
+int sampler_config(Sampler *sm, int id, TrialConfig *out);
+// Evolution: a finished trial and its metric (larger is better after the goal is applied).
+void sampler_report(Sampler *sm, int id, const TrialConfig *c, double metric);
+
+// ASHA rungs: min_steps·eta^k for k = 0.. below max_steps. Writes at most cap rungs.
+int asha_rungs(const SweepSpec *s, int *rungs, int cap);
+
+#endif

@@ -1,0 +1,49 @@
+// journal.h: the crash-safe record of finished trials, and the byte form of a trial.
+//
+// A trial travels as bytes twice: in the MPI message from the worker that trained it to
+// the coordinator, and in the journal the coordinator appends it to (with fsync) before
+// writing it into the HDF5 file. Both use trial_pack/trial_unpack, so the journal holds
+// everything the HDF5 file holds and a results file can always be rebuilt from it.
+//
+// Journal file: the magic line "attnsweep-journal 1\n", then records
+//   u32 magic 0x4A524E4C ("JRNL"), u32 payload length n, u32 crc32 of the payload
+//   (zlib), payload (trial_pack bytes)
+// little-endian. A record cut short or failing its CRC (a kill during the write) ends
+// the replay; everything before it is intact.
+#ifndef ATTN_JOURNAL_H
+#define ATTN_JOURNAL_H
+
+#include <stddef.h>
+
+#include "common/trial.h"
+
+typedef struct {
+    unsigned char *data;
+    size_t len, cap;
+} Bytes;
+
+void bytes_free(Bytes *b);
+
+// Every field of r, its curve, invariant trace, weights and scores, appended to b.
+void trial_pack(Bytes *b, const TrialResult *r);
+// The inverse; validates every length against len. Returns 0, or -1 with a reason.
+int trial_unpack(TrialResult *r, const unsigned char *data, size_t len, char *err, size_t errlen);
+
+typedef struct Journal Journal;
+
+// Open PATH for appending, creating it (with the magic line) if it does not exist.
+// Exits with one clear line (code 1) if it cannot be created or is not a journal.
+// If a replay found a torn tail, valid_bytes (from journal_replay) truncates it away
+// first; pass 0 to keep the file as it is.
+Journal *journal_open(const char *path, long valid_bytes);
+// Append one record and fsync: when this returns, the trial survives a crash.
+void journal_append(Journal *j, const TrialResult *r);
+void journal_close(Journal *j);
+
+// Calls fn for every intact record in file order (fn owns the TrialResult and must
+// free it). Sets *valid_bytes to the length of the intact prefix. Returns the number
+// of records, 0 for a missing file, or -1 with a reason if PATH is not a journal.
+long journal_replay(const char *path, void (*fn)(void *ctx, TrialResult *r), void *ctx, long *valid_bytes,
+                    char *err, size_t errlen);
+
+#endif

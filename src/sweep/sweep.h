@@ -1,0 +1,20 @@
+// sweep.h: the distributed sweep — rank 0 coordinates, the other ranks form worker
+// groups of group_size ranks that ask for trials as soon as they are free.
+#ifndef ATTN_SWEEP_H
+#define ATTN_SWEEP_H
+
+typedef struct {
+    const char *spec_path;  // the YAML search space
+    const char *output;     // results file (default results/NAME.h5); journal beside it
+    int resume;             // continue from the journal (starts afresh when there is none)
+    int group_size;         // ranks per worker group (>= 1)
+    int quiet;              // no progress lines
+} RunOptions;
+
+// Collective over MPI_COMM_WORLD (MPI initialised, at least 1 + group_size ranks).
+// Returns the process exit code: 0 when the sweep finished, 1 on a run-time failure,
+// 2 on bad input, 3 when SIGTERM or SIGUSR1 stopped it (every finished trial is kept
+// and `--resume` continues it).
+int sweep_run(const RunOptions *o);
+
+#endif
