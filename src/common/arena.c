@@ -16,12 +16,13 @@ void arena_reserve(Arena *a, float **slot, size_t count, const char *name, int f
     a->total += (count + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
 }
 
-void arena_commit(Arena *a) {
+int arena_commit(Arena *a) {
     size_t bytes = (a->total ? a->total : ARENA_ALIGN) * sizeof(float);
     a->mem = aligned_alloc(64, bytes);
-    if (!a->mem) die(EXIT_RUNTIME, "out of memory allocating an arena of %zu bytes", bytes);
+    if (!a->mem) return -1;
     memset(a->mem, 0, bytes);
     for (int i = 0; i < a->n; i++) *a->entries[i].slot = a->mem + a->entries[i].offset;
+    return 0;
 }
 
 void arena_free(Arena *a) {

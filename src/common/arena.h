@@ -28,8 +28,9 @@ typedef struct {
 } Arena;
 
 void arena_reserve(Arena *a, float **slot, size_t count, const char *name, int flags);
-// Allocate (zeroed) and point every slot into the arena.
-void arena_commit(Arena *a);
+// Allocate (zeroed) and point every slot into the arena. Returns 0, or -1 when the
+// memory is not there (the slots are left unset).
+int arena_commit(Arena *a);
 void arena_free(Arena *a);
 // Number of floats that are real tensor entries (no padding).
 size_t arena_used(const Arena *a);

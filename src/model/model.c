@@ -182,7 +182,7 @@ static void init_params(Model *m, gsl_rng *rng) {
     init_linear(p->head_w, (size_t)K * C, p->head_b, K, C, rng);
 }
 
-void model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B) {
+int model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B) {
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
     m->encoder = info->kind == TASK_FASHION_MNIST;
@@ -213,13 +213,14 @@ void model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B
     layout_params(&m->grads_arena, &m->grads, m);
     layout_acts(&m->acts_arena, &m->acts, m, 0);
     layout_acts(&m->dacts_arena, &m->dacts, m, 1);
-    arena_commit(&m->params_arena);
-    arena_commit(&m->grads_arena);
-    arena_commit(&m->acts_arena);
-    arena_commit(&m->dacts_arena);
+    m->adam_m = calloc(m->params_arena.total, sizeof(float));
+    m->adam_v = calloc(m->params_arena.total, sizeof(float));
+    if (arena_commit(&m->params_arena) || arena_commit(&m->grads_arena) || arena_commit(&m->acts_arena) ||
+        arena_commit(&m->dacts_arena) || !m->adam_m || !m->adam_v) {
+        model_free(m);
+        return -1;
+    }
     m->n_params = (long)arena_used(&m->params_arena);
-    m->adam_m = xcalloc(m->params_arena.total, sizeof(float));
-    m->adam_v = xcalloc(m->params_arena.total, sizeof(float));
 
     size_t n4 = (size_t)m->dims[0] * m->dims[1] * m->dims[2] * m->dims[3];
     m->w4 = xmalloc(n4 * sizeof(float));
@@ -232,6 +233,7 @@ void model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B
     gsl_rng_set(rng, (unsigned long)cfg->seed);
     init_params(m, rng);
     gsl_rng_free(rng);
+    return 0;
 }
 
 void model_free(Model *m) {
@@ -247,7 +249,7 @@ void model_free(Model *m) {
     free(m->adam_v);
     free(m->w4);
     free(m->dw4);
-    if (m->cfg.lambda_stability > 0)
+    if (m->stability && m->cfg.lambda_stability > 0)
         for (int l = 0; l < m->L; l++) stability_free(&m->stability[l]);
     free(m->stability);
     memset(m, 0, sizeof *m);

@@ -77,7 +77,9 @@ typedef struct {
 
 // Lay out and allocate everything for batches of B and initialise the parameters
 // from cfg->seed (PyTorch-like: linear layers U(±1/√fan_in), embeddings N(0, 0.02)).
-void model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B);
+// Returns 0, or -1 (nothing left allocated) when the memory is not there: a sweep
+// records that trial as failed and goes on.
+int model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B);
 void model_free(Model *m);
 
 // Forward pass on a batch; returns the summed loss (nats) over predictions with a

@@ -19,22 +19,44 @@ long train_total_steps(const TrialConfig *c, long n_train) {
     return s > 0 ? s : 1;
 }
 
-// Held-out loss (nats per prediction) and accuracy over at most max_batches batches.
-static void evaluate(Model *m, const Dataset *d, Batch *b, long n_eval, int max_batches,
-                     double *loss, double *accuracy) {
-    double total = 0.0;
-    long count = 0, correct = 0;
-    int batches = 0;
-    for (long start = 0; start < n_eval && (max_batches == 0 || batches < max_batches); start += b->B) {
-        long c, ok;
-        dataset_eval_batch(d, b, start);
-        total += model_forward(m, b, &c, &ok);
-        count += c;
-        correct += ok;
-        batches++;
+// The rank's place in its data-parallel group (0 of 1 when alone).
+typedef struct {
+    MPI_Comm comm;
+    int rank, size;
+} Group;
+
+static Group group_of(const TrainHooks *hooks) {
+    Group g = {.rank = 0, .size = 1};
+    if (hooks && hooks->group) {
+        g.comm = *hooks->group;
+        MPI_Comm_rank(g.comm, &g.rank);
+        MPI_Comm_size(g.comm, &g.size);
     }
-    *loss = count ? total / (double)count : 0.0;
-    *accuracy = count ? (double)correct / (double)count : 0.0;
+    return g;
+}
+
+// Sum n doubles over the group in place.
+static void group_sum(const Group *g, double *x, int n) {
+    if (g->size > 1) MPI_Allreduce(MPI_IN_PLACE, x, n, MPI_DOUBLE, MPI_SUM, g->comm);
+}
+
+// Held-out loss (nats per prediction) and accuracy over at most max_batches batches,
+// the batches dealt round-robin over the group.
+static void evaluate(Model *m, const Dataset *d, Batch *b, long n_eval, int max_batches, const Group *g,
+                     double *loss, double *accuracy) {
+    double sums[3] = {0.0, 0.0, 0.0};  // loss, predictions, correct
+    long nb = (n_eval + b->B - 1) / b->B;
+    if (max_batches > 0 && max_batches < nb) nb = max_batches;
+    for (long k = g->rank; k < nb; k += g->size) {
+        long c, ok;
+        dataset_eval_batch(d, b, k * b->B);
+        sums[0] += model_forward(m, b, &c, &ok);
+        sums[1] += (double)c;
+        sums[2] += (double)ok;
+    }
+    group_sum(g, sums, 3);
+    *loss = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
+    *accuracy = sums[1] > 0 ? sums[2] / sums[1] : 0.0;
 }
 
 // t: the invariant trace, whose last point (if at this step) adds the heads' correlation.
@@ -111,13 +133,24 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
     gethostname(out->host, sizeof out->host - 1);
     snprintf(out->status, sizeof out->status, "ok");
 
+    const Group grp = group_of(hooks);
+    const double t0 = now_seconds();
     Dataset *data = dataset_open(c);
     DatasetInfo info = dataset_info(data);
     Model m;
-    model_init(&m, c, &info, c->batch);
+    if (model_init(&m, c, &info, c->batch) != 0) {
+        snprintf(out->status, sizeof out->status, "failed");
+        snprintf(out->reason, sizeof out->reason, "out of memory allocating the model and its activations");
+        out->rank_deviation = out->correlation = out->reward = NAN;
+        out->end_time = (double)time(NULL);
+        dataset_free(data);
+        return 1;
+    }
     Batch batch = batch_alloc(&info, c->batch);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, (unsigned long)c->seed * 2654435761UL + 1);  // a stream apart from init's
+    // A stream apart from initialisation's, and one per rank of a data-parallel group
+    // (rank 0's is the one a lone run uses).
+    gsl_rng_set(rng, (unsigned long)c->seed * 2654435761UL + 1 + (unsigned long)grp.rank * 0x9E3779B9UL);
 
     const long total = train_total_steps(c, info.n_train);
     const long eval_every = c->eval_every > 0 ? c->eval_every : (total >= 10 ? total / 10 : 1);
@@ -134,20 +167,40 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
                 total, c->batch, c->seed);
         fflush(hooks->progress);
     }
-    const double t0 = now_seconds();
     double train_time = 0.0, loss_sum = 0.0, penalty = 0.0;
     long loss_n = 0, step = 0;
     while (step < total) {
         double ts = now_seconds();
         dataset_train_batch(data, &batch, rng);
         long count, correct;
-        double loss = model_forward(&m, &batch, &count, &correct) / (double)(count ? count : 1);
+        // One collective per step decides for the whole group: the mean loss, and
+        // whether anyone was asked to stop or ran out of time.
+        double state[3] = {model_forward(&m, &batch, &count, &correct) / (double)(count ? count : 1),
+                           hooks && hooks->should_stop && hooks->should_stop(hooks->ctx),
+                           hooks && hooks->time_limit > 0 && now_seconds() - t0 > hooks->time_limit};
+        group_sum(&grp, state, 3);
+        const double loss = state[0] / grp.size;
+        if (state[1] > 0) {
+            snprintf(out->status, sizeof out->status, "interrupted");
+            snprintf(out->reason, sizeof out->reason, "stopped at step %ld", step);
+            break;
+        }
+        if (state[2] > 0) {
+            snprintf(out->status, sizeof out->status, "failed");
+            snprintf(out->reason, sizeof out->reason, "time limit of %g s exceeded at step %ld", hooks->time_limit, step);
+            break;
+        }
         if (!isfinite(loss)) {
             snprintf(out->status, sizeof out->status, "failed");
             snprintf(out->reason, sizeof out->reason, "diverged: non-finite training loss at step %ld", step);
             break;
         }
         penalty = model_backward(&m, &batch, count);
+        if (grp.size > 1) {  // average the group's gradients (the penalty's are identical)
+            MPI_Allreduce(MPI_IN_PLACE, m.grads_arena.mem, (int)m.grads_arena.total, MPI_FLOAT, MPI_SUM, grp.comm);
+            const float inv = 1.0f / (float)grp.size;
+            for (size_t i = 0; i < m.grads_arena.total; i++) m.grads_arena.mem[i] *= inv;
+        }
         clip_grad_norm(m.grads_arena.mem, m.grads_arena.total, c->clip);
         double lr = lr_at(c, step, total);
         adamw_update(&m.params_arena, m.grads_arena.mem, m.adam_m, m.adam_v, step + 1, lr, c->weight_decay);
@@ -162,7 +215,7 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
             pt->lr = lr;
             pt->train_loss = loss_sum / (double)loss_n;
             pt->penalty = penalty;
-            evaluate(&m, data, &batch, info.n_eval, c->eval_batches, &pt->eval_loss, &pt->eval_accuracy);
+            evaluate(&m, data, &batch, info.n_eval, c->eval_batches, &grp, &pt->eval_loss, &pt->eval_accuracy);
             pt->seconds = now_seconds() - t0;
             loss_sum = 0.0;
             loss_n = 0;
@@ -192,9 +245,10 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
         out->bits_per_byte = last->eval_loss / log(2.0);
     }
     export_weights(&m, out);
-    // A diverged trial's tensors hold no invariants worth the name (and may hold NaN).
+    // A failed trial's tensors hold no invariants worth the name (and may hold NaN);
+    // an interrupted one is not recorded.
     out->rank_deviation = out->correlation = out->reward = NAN;
-    if (grid && strcmp(out->status, "failed") != 0) {
+    if (grid && (strcmp(out->status, "ok") == 0 || strcmp(out->status, "pruned") == 0)) {
         RewardSpec spec;
         reward_spec_default(&spec);
         score_final(out, grid, hooks->reward ? hooks->reward : &spec);
