@@ -2,10 +2,12 @@
 // BLACS grid over all ranks of the job, a per-layer table, and the scores in HDF5.
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmds/cmds.h"
 #include "common/config_json.h"
@@ -54,12 +56,24 @@ static double parse_number(const char *opt, const char *text, double lo, double 
     return v;
 }
 
+// Trial numbers, head counts, ranks: "1.5" is an error, not trial 1.
+static int parse_int(const char *opt, const char *text, long lo, long hi) {
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end || errno || v < lo || v > hi)
+        die(EXIT_BADINPUT, "score: %s must be an integer in [%ld, %ld], got '%s'", opt, lo, hi, text);
+    return (int)v;
+}
+
 // "heads,model_dim" → use_mode
 static void parse_modes(RewardSpec *r, const char *text) {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", text);
+    int any = 0;
     for (int n = 0; n < 4; n++) r->use_mode[n] = 0;
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) r->use_mode[mode_index(tok)] = 1;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) r->use_mode[mode_index(tok)] = any = 1;
+    if (!any) die(EXIT_BADINPUT, "score: --modes needs at least one mode (heads, head_dim, model_dim, roles)");
 }
 
 // "heads=4,model_dim=32" → ideal_rank
@@ -83,20 +97,30 @@ typedef struct {
     float **weights;
 } Input;
 
-static int is_hdf5(const char *path) {
+enum { KIND_HDF5, KIND_SAFETENSORS, KIND_OTHER };
+
+// What the file's first bytes say it is: the HDF5 signature (a results file), an 8-byte
+// header length then '{' (safetensors), or neither. Only the safetensors reader's
+// verdict counts for the last two; KIND_OTHER turns its message into a plainer one.
+static int file_kind(const char *path) {
     static const unsigned char magic[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-    unsigned char head[8];
+    unsigned char head[9];
+    struct stat st;
+    if (stat(path, &st) != 0) die(EXIT_BADINPUT, "score: %s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode)) die(EXIT_BADINPUT, "score: %s: not a regular file", path);
     FILE *f = fopen(path, "rb");
-    if (!f) die(EXIT_BADINPUT, "score: %s: cannot open", path);
+    if (!f) die(EXIT_BADINPUT, "score: %s: %s", path, strerror(errno));
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
-    return n == sizeof head && memcmp(head, magic, sizeof magic) == 0;
+    if (n >= sizeof magic && memcmp(head, magic, sizeof magic) == 0) return KIND_HDF5;
+    return n == sizeof head && head[8] == '{' ? KIND_SAFETENSORS : KIND_OTHER;
 }
 
 static void read_input(Input *in, const char *path, int trial, int heads) {
     char err[1024];
     memset(in, 0, sizeof *in);
-    in->is_trial = is_hdf5(path);
+    const int kind = file_kind(path);
+    in->is_trial = kind == KIND_HDF5;
     if (in->is_trial) {
         if (h5store_read_trial(path, trial, &in->trial, err, sizeof err) != 0) die(EXIT_BADINPUT, "score: %s", err);
         if (in->trial.n_layers == 0)
@@ -105,7 +129,11 @@ static void read_input(Input *in, const char *path, int trial, int heads) {
         memcpy(in->dims, in->trial.dims, sizeof in->dims);
         in->weights = in->trial.weights;
     } else {
-        if (safetensors_attention(path, heads, &in->model, err, sizeof err) != 0) die(EXIT_BADINPUT, "score: %s", err);
+        if (safetensors_attention(path, heads, &in->model, err, sizeof err) != 0) {
+            if (kind == KIND_OTHER)
+                die(EXIT_BADINPUT, "score: %s: neither an HDF5 results file nor a safetensors file", path);
+            die(EXIT_BADINPUT, "score: %s", err);
+        }
         in->n_layers = in->model.n_layers;
         memcpy(in->dims, in->model.dims, sizeof in->dims);
         in->weights = in->model.weights;
@@ -167,7 +195,18 @@ int cmd_score(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define VALUE() (v ? (i++, v) : (die(EXIT_BADINPUT, "score: %s needs a value", a), ""))
+        // --option=value as well as --option value (as attnsweep train takes them)
+        char name[64];
+        const char *inline_value = NULL, *eq = strchr(a, '=');
+        if (a[0] == '-' && a[1] == '-' && eq && (size_t)(eq - a) < sizeof name) {
+            snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+            a = name;
+            inline_value = eq + 1;
+        }
+#define VALUE() (inline_value ? inline_value : v ? (i++, v) : (die(EXIT_BADINPUT, "score: %s needs a value", a), ""))
+        const int is_flag = !strcmp(a, "--help") || !strcmp(a, "--json") || !strcmp(a, "--verbose") ||
+                            !strcmp(a, "--no-cp");
+        if (is_flag && inline_value) die(EXIT_BADINPUT, "score: %s takes no value", a);
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             score_usage(stdout);
             return 0;
@@ -178,9 +217,9 @@ int cmd_score(int argc, char **argv) {
         } else if (!strcmp(a, "--no-cp")) {
             o.cp = 0;
         } else if (!strcmp(a, "--trial")) {
-            trial = (int)parse_number(a, VALUE(), 0, 999999);
+            trial = parse_int(a, VALUE(), 0, 999999);
         } else if (!strcmp(a, "--heads")) {
-            heads = (int)parse_number(a, VALUE(), 1, 65536);
+            heads = parse_int(a, VALUE(), 1, 65536);
         } else if (!strcmp(a, "--beta")) {
             spec.beta = parse_number(a, VALUE(), 0, 1e6);
         } else if (!strcmp(a, "--gamma")) {
@@ -188,7 +227,7 @@ int cmd_score(int argc, char **argv) {
         } else if (!strcmp(a, "--energy")) {
             o.energy = parse_number(a, VALUE(), 1e-6, 1);
         } else if (!strcmp(a, "--cp-rank-max")) {
-            o.cp_rank_max = (int)parse_number(a, VALUE(), 1, 256);
+            o.cp_rank_max = parse_int(a, VALUE(), 1, 256);
         } else if (!strcmp(a, "--modes")) {
             parse_modes(&spec, VALUE());
         } else if (!strcmp(a, "--ideal-ranks")) {
@@ -210,6 +249,11 @@ int cmd_score(int argc, char **argv) {
         snprintf(out_path, sizeof out_path, "%s", output);
     else
         default_output(out_path, sizeof out_path, path);
+
+    struct stat in_st, out_st;  // -o naming the input would replace it by a file without its invariants/
+    if (stat(path, &in_st) == 0 && stat(out_path, &out_st) == 0 && in_st.st_dev == out_st.st_dev &&
+        in_st.st_ino == out_st.st_ino)
+        die(EXIT_BADINPUT, "score: -o %s is the input file; write the scores to another file", out_path);
 
     grid_mpi_start();
     BlacsGrid g;

@@ -10,6 +10,7 @@
 
 struct Dataset {
     DatasetInfo info;
+    TrialConfig opened;  // the configuration it was opened for (dataset_serves)
     union {
         FashionMnist *fm;
         CharLM *lm;
@@ -20,6 +21,7 @@ struct Dataset {
 Dataset *dataset_open(const TrialConfig *c) {
     Dataset *d = xcalloc(1, sizeof *d);
     d->info.kind = c->task;
+    d->opened = *c;
     switch (c->task) {
     case TASK_FASHION_MNIST: d->task.fm = fashion_mnist_open(c, &d->info); break;
     case TASK_CHARLM: d->task.lm = charlm_open(c, &d->info); break;
@@ -40,6 +42,21 @@ void dataset_free(Dataset *d) {
 }
 
 DatasetInfo dataset_info(const Dataset *d) { return d->info; }
+
+int dataset_serves(const Dataset *d, const TrialConfig *c) {
+    const TrialConfig *o = &d->opened;
+    if (o->task != c->task || strcmp(o->data_dir, c->data_dir) != 0) return 0;
+    switch (c->task) {
+    case TASK_CHARLM: return o->seq_len == c->seq_len;
+    case TASK_RECALL: return o->recall_pairs == c->recall_pairs && o->recall_vocab == c->recall_vocab;
+    default: return 1;
+    }
+}
+
+void dataset_restart(Dataset *d) {
+    if (d->info.kind == TASK_FASHION_MNIST) fashion_mnist_restart(d->task.fm);
+    // charlm and recall draw every batch from the caller's rng: nothing to reset.
+}
 
 Batch batch_alloc(const DatasetInfo *info, int B) {
     Batch b = {.B = B};

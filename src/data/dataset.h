@@ -40,6 +40,14 @@ Dataset *dataset_open(const TrialConfig *c);
 void dataset_free(Dataset *d);
 DatasetInfo dataset_info(const Dataset *d);
 
+// Whether d holds the data c asks for (same task, data directory and the task's shape
+// parameters), so a sweep worker can keep it across trials instead of reloading.
+int dataset_serves(const Dataset *d, const TrialConfig *c);
+// Back to the state dataset_open leaves (the next training batch starts a fresh epoch
+// from the identity order), so a reused dataset gives a trial the same batches as a
+// freshly opened one.
+void dataset_restart(Dataset *d);
+
 Batch batch_alloc(const DatasetInfo *info, int B);
 void batch_free(Batch *b);
 

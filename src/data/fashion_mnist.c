@@ -117,6 +117,11 @@ static void load_split(Split *s, const char *dir, const char *prefix) {
     gzclose(fl);
 }
 
+void fashion_mnist_restart(FashionMnist *f) {
+    for (long i = 0; i < f->train.n; i++) f->perm[i] = (int)i;
+    f->cursor = f->train.n;
+}
+
 FashionMnist *fashion_mnist_open(const TrialConfig *c, DatasetInfo *info) {
     const char *dir = c->data_dir[0] ? c->data_dir : FASHION_MNIST_DIR;
     FashionMnist *f = xcalloc(1, sizeof *f);
@@ -124,8 +129,7 @@ FashionMnist *fashion_mnist_open(const TrialConfig *c, DatasetInfo *info) {
     load_split(&f->test, dir, "t10k");
     for (int p = 0; p < 256; p++) f->lut[p] = ((float)p / 255.0f - PIXEL_MEAN) / PIXEL_STD;
     f->perm = xmalloc((size_t)f->train.n * sizeof(int));
-    for (long i = 0; i < f->train.n; i++) f->perm[i] = (int)i;
-    f->cursor = f->train.n;
+    fashion_mnist_restart(f);
 
     info->seq_len = 0;
     info->vocab = 0;

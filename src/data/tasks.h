@@ -12,6 +12,7 @@
 typedef struct FashionMnist FashionMnist;
 FashionMnist *fashion_mnist_open(const TrialConfig *c, DatasetInfo *info);
 void fashion_mnist_free(FashionMnist *f);
+void fashion_mnist_restart(FashionMnist *f);
 void fashion_mnist_train_batch(FashionMnist *f, Batch *b, gsl_rng *rng);
 void fashion_mnist_eval_rows(const FashionMnist *f, Batch *b, long start, int rows);
 

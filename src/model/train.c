@@ -135,7 +135,9 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
 
     const Group grp = group_of(hooks);
     const double t0 = now_seconds();
-    Dataset *data = dataset_open(c);
+    const int own_data = !(hooks && hooks->dataset);
+    Dataset *data = own_data ? dataset_open(c) : hooks->dataset;
+    if (!own_data) dataset_restart(data);
     DatasetInfo info = dataset_info(data);
     Model m;
     if (model_init(&m, c, &info, c->batch) != 0) {
@@ -143,7 +145,7 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
         snprintf(out->reason, sizeof out->reason, "out of memory allocating the model and its activations");
         out->rank_deviation = out->correlation = out->reward = NAN;
         out->end_time = (double)time(NULL);
-        dataset_free(data);
+        if (own_data) dataset_free(data);
         return 1;
     }
     Batch batch = batch_alloc(&info, c->batch);
@@ -257,6 +259,6 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
     gsl_rng_free(rng);
     batch_free(&batch);
     model_free(&m);
-    dataset_free(data);
+    if (own_data) dataset_free(data);
     return strcmp(out->status, "ok") == 0 ? 0 : 1;
 }

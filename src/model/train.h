@@ -29,6 +29,9 @@ typedef struct {
     // trial with status "interrupted" (a signal: the caller does not record it). May be NULL.
     int (*should_stop)(void *ctx);
     double time_limit;  // seconds of training before the trial fails; 0: none
+    // An open dataset that serves this trial (dataset_serves), kept by the caller across
+    // trials to save reloading; train_trial restarts it. NULL: opened and freed here.
+    struct Dataset *dataset;
 } TrainHooks;
 
 // Steps a configuration trains for (from steps, or epochs × examples / batch).
