@@ -104,11 +104,9 @@ static void record_invariants(Model *m, InvariantTrace *t, int step, const Blacs
 }
 
 // Full scores of the final tensors and the reward.
-static void score_final(TrialResult *out, const BlacsGrid *g, const RewardSpec *spec) {
-    ScoreOptions o;
-    score_options_default(&o);
+static void score_final(TrialResult *out, const BlacsGrid *g, const ScoreOptions *o, const RewardSpec *spec) {
     out->scores = xcalloc((size_t)out->n_layers, sizeof(LayerScore));
-    for (int l = 0; l < out->n_layers; l++) score_layer(&out->scores[l], out->weights[l], out->dims, &o, g);
+    for (int l = 0; l < out->n_layers; l++) score_layer(&out->scores[l], out->weights[l], out->dims, o, g);
     out->reward_spec = *spec;
     out->rank_deviation = rank_deviation(out->scores, out->n_layers, spec);
     out->correlation = mean_correlation(out->scores, out->n_layers);
@@ -253,7 +251,9 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
     if (grid && (strcmp(out->status, "ok") == 0 || strcmp(out->status, "pruned") == 0)) {
         RewardSpec spec;
         reward_spec_default(&spec);
-        score_final(out, grid, hooks->reward ? hooks->reward : &spec);
+        ScoreOptions o;
+        score_options_default(&o);
+        score_final(out, grid, hooks->score ? hooks->score : &o, hooks->reward ? hooks->reward : &spec);
     }
 
     gsl_rng_free(rng);

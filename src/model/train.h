@@ -21,6 +21,7 @@ typedef struct {
     // layer at each evaluation and scores the final tensors; NULL skips both.
     const BlacsGrid *grid;
     const RewardSpec *reward;  // how the final scores become the reward (NULL: defaults)
+    const ScoreOptions *score; // how the final tensors are scored (NULL: defaults)
     // Data parallelism: every rank of *group trains the same model on its own batches
     // (its data stream is seeded with its rank) and the gradients are averaged with
     // MPI_Allreduce before the update; evaluation is split over the ranks. NULL: alone.
