@@ -17,6 +17,7 @@
 
 #include "common/config_json.h"
 #include "common/util.h"
+#include "store/journal.h"
 
 enum {
     FORMAT_VERSION = 1,
@@ -335,11 +336,19 @@ static void write_trace(const H5Store *s, hid_t trial, const InvariantTrace *t) 
     H5Gclose(g);
 }
 
-void h5store_write_trial(H5Store *s, const TrialResult *r) {
+static void trial_group_name(char *name, size_t len, int id) { snprintf(name, len, "trials/%06d", id); }
+
+static int trial_exists(const H5Store *s, int id) {
     char name[32];
-    snprintf(name, sizeof name, "trials/%06d", r->id);
-    if (H5Lexists(s->file, name, H5P_DEFAULT) > 0)
-        die(EXIT_RUNTIME, "%s: trial %d is already in the file", s->path, r->id);
+    trial_group_name(name, sizeof name, id);
+    return H5Lexists(s->file, name, H5P_DEFAULT) > 0;
+}
+
+// The trial's group and /summary row, without the flush.
+static void write_trial(H5Store *s, const TrialResult *r) {
+    char name[32];
+    trial_group_name(name, sizeof name, r->id);
+    if (trial_exists(s, r->id)) die(EXIT_RUNTIME, "%s: trial %d is already in the file", s->path, r->id);
     hid_t g = must(s, H5Gcreate2(s->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), name);
 
     cJSON *json = config_to_json(&r->config);
@@ -360,7 +369,50 @@ void h5store_write_trial(H5Store *s, const TrialResult *r) {
     H5Gclose(g);
 
     append_summary_row(s, r);
+}
+
+void h5store_write_trial(H5Store *s, const TrialResult *r) {
+    write_trial(s, r);
     must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file");
+}
+
+typedef struct {
+    H5Store *s;
+    const char *journal;
+    void (*seen)(void *ctx, const TrialResult *r);
+    void *ctx;
+} Rebuild;
+
+static void rebuild_trial(void *arg, TrialResult *r) {
+    Rebuild *rb = arg;
+    if (trial_exists(rb->s, r->id)) {
+        warnf("%s: trial %d appears twice; keeping its first record", rb->journal, r->id);
+    } else {
+        write_trial(rb->s, r);
+        if (rb->seen) rb->seen(rb->ctx, r);
+    }
+    trial_result_free(r);
+}
+
+H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, const char *journal_path,
+                         void (*seen)(void *ctx, const TrialResult *r), void *ctx, long *valid_bytes) {
+    char *tmp = xmalloc(strlen(path) + sizeof ".partial");
+    sprintf(tmp, "%s.partial", path);
+    H5Store *s = h5store_create(tmp, meta);
+    Rebuild rb = {.s = s, .journal = journal_path, .seen = seen, .ctx = ctx};
+    char err[1024];
+    if (journal_replay(journal_path, rebuild_trial, &rb, valid_bytes, err, sizeof err) < 0) {
+        remove(tmp);
+        die(EXIT_BADINPUT, "%s", err);
+    }
+    if (err[0]) warnf("%s", err);
+    must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file");
+    // Renaming the open file is safe: HDF5 goes on writing through its descriptor.
+    if (rename(tmp, path) != 0) die(EXIT_RUNTIME, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+    free(s->path);
+    s->path = xstrdup(path);
+    free(tmp);
+    return s;
 }
 
 void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, const LayerScore *scores,
@@ -595,7 +647,7 @@ static int check_format(const Reader *rd, hid_t file) {
 static int read_trial_file(Reader *rd, hid_t file, int id, TrialResult *out) {
     if (check_format(rd, file) != 0) return -1;
     char name[32];
-    snprintf(name, sizeof name, "trials/%06d", id);
+    trial_group_name(name, sizeof name, id);
     if (id < 0 || H5Lexists(file, "trials", H5P_DEFAULT) <= 0 || H5Lexists(file, name, H5P_DEFAULT) <= 0)
         return fail(rd, "no trial %d", id);
     hid_t g = H5Gopen2(file, name, H5P_DEFAULT);

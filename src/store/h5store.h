@@ -27,8 +27,27 @@ typedef struct {
 // Create (truncate) the file and write the root attributes. Exits with one clear
 // line (code 1) if the file cannot be created.
 H5Store *h5store_create(const char *path, const StoreMeta *meta);
-// Append the trial: one /summary row and its /trials/NNNNNN group; then flush.
+// Append the trial: one /summary row and its /trials/NNNNNN group; then flush. Trials
+// may come in any id order (workers finish out of order): /summary rows are in the order
+// written, and /trials/NNNNNN is named by id. A trial id already in the file is an error.
 void h5store_write_trial(H5Store *s, const TrialResult *r);
+
+// Resume (`attnsweep run --resume`). The journal is the truth: the coordinator appends
+// every finished trial to it (with fsync) before writing the trial here, so a kill at any
+// moment may leave this file cut short but never the journal short of a trial. This
+// writes a fresh PATH.partial with meta's root attributes and every intact journal
+// record in journal order (a trial id seen before is skipped with a warning; a torn
+// journal tail is reported with a warning), renames it over PATH, and returns it open
+// for appending as h5store_create does. Whatever PATH held before is replaced, and a
+// kill during the rebuild leaves PATH as it was. seen (may be NULL) gets each trial
+// written, to rebuild the caller's own state (ids done, ASHA rungs, evolution
+// population); the trial is freed after the call. *valid_bytes gets the journal's intact
+// length for journal_open (which cuts a torn tail away). No journal: an empty file and
+// *valid_bytes = 0. Exits with one clear line if the journal is not a journal or cannot
+// be read (code 2), or the file cannot be written (code 1). A fresh run (no --resume) must instead remove
+// any old journal before journal_open, or it would append to the old sweep's records.
+H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, const char *journal_path,
+                         void (*seen)(void *ctx, const TrialResult *r), void *ctx, long *valid_bytes);
 // Write end_time and close.
 void h5store_close(H5Store *s, double end_time);
 

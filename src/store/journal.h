@@ -9,7 +9,10 @@
 //   u32 magic 0x4A524E4C ("JRNL"), u32 payload length n, u32 crc32 of the payload
 //   (zlib), payload (trial_pack bytes)
 // little-endian. A record cut short or failing its CRC (a kill during the write) ends
-// the replay; everything before it is intact.
+// the replay; everything before it is intact. A new journal appears whole (magic line
+// written and synced under PATH.tmp, then renamed), so PATH never lacks its magic line.
+// The trial byte format (versioned, little-endian) is described at the top of journal.c.
+// Resuming a sweep from the journal: h5store_rebuild (store/h5store.h).
 #ifndef ATTN_JOURNAL_H
 #define ATTN_JOURNAL_H
 
@@ -26,7 +29,9 @@ void bytes_free(Bytes *b);
 
 // Every field of r, its curve, invariant trace, weights and scores, appended to b.
 void trial_pack(Bytes *b, const TrialResult *r);
-// The inverse; validates every length against len. Returns 0, or -1 with a reason.
+// The inverse; validates every length against len (a damaged buffer never reads out of
+// bounds or allocates more than a few times len). Returns 0, or -1 with a reason and r
+// left empty. Arrays of length 0 come back NULL.
 int trial_unpack(TrialResult *r, const unsigned char *data, size_t len, char *err, size_t errlen);
 
 typedef struct Journal Journal;
@@ -40,9 +45,12 @@ Journal *journal_open(const char *path, long valid_bytes);
 void journal_append(Journal *j, const TrialResult *r);
 void journal_close(Journal *j);
 
-// Calls fn for every intact record in file order (fn owns the TrialResult and must
-// free it). Sets *valid_bytes to the length of the intact prefix. Returns the number
-// of records, 0 for a missing file, or -1 with a reason if PATH is not a journal.
+// Calls fn for every intact record in file order (fn owns the TrialResult's arrays: it
+// must trial_result_free(r) or keep a copy of *r). Sets *valid_bytes to the length of
+// the intact prefix. Returns the number of records, 0 for a missing file, or -1 with a
+// reason if PATH is not a journal ("PATH: not an attnsweep journal") or cannot be read.
+// When it returns >= 0, err is "" if the file ended cleanly, or one line saying where
+// the torn or damaged record that ended the replay starts (for a warning).
 long journal_replay(const char *path, void (*fn)(void *ctx, TrialResult *r), void *ctx, long *valid_bytes,
                     char *err, size_t errlen);
 

@@ -1,0 +1,676 @@
+// journal.c: the byte form of a trial (trial_pack/trial_unpack) and the append-only,
+// fsync'ed journal of finished trials.
+//
+// Trial bytes, format version 1. Little-endian throughout: u32/i32/i64 as their bytes,
+// f64/f32 as their IEEE-754 bit patterns (NaN payloads and −0 survive), str = u32 length
+// then that many bytes (no NUL inside, none after), T[n] = n consecutive T. Counts are
+// u32 and at most INT_MAX.
+//
+//   u32 0x54524941 ("TRIA"), u32 version = 1
+//   str config                     config_to_json, unformatted (survives TrialConfig changes)
+//   i32 id, rank, steps; i64 n_params
+//   str status, reason, host
+//   f64 accuracy, loss, bits_per_byte, seconds, train_seconds, flops_per_step,
+//       start_time, end_time
+//   u32 n_curve, then per point: i32 step, f64 lr, train_loss, eval_loss,
+//       eval_accuracy, penalty, seconds
+//   u32 trace n, layers, groups; i32 step[n]; f64 correlation[n·layers],
+//       eff_rank[n·layers·4], head_sv[n·layers·groups]
+//   f64 reward_spec beta, gamma; i32 use_mode[4]; f64 ideal_rank[4]
+//   f64 rank_deviation, correlation, reward
+//   u32 n_layers, dims[4]; f32 weights[n_layers][dims0·dims1·dims2·dims3]
+//   u8 has_scores (0: scores == NULL); if 1, per layer:
+//       u32 dims[4]; f64 norm; 4 × (u32 n_sv, f64 sv[n_sv]); i32 num_rank[4];
+//       f64 eff_rank[4], correlation, core_energy[4]; i32 tucker_ranks[4];
+//       f64 tucker_fit; i32 tucker_iters; f64 cp_fit; u32 cp_rank_max;
+//       f64 cp_fits[cp_rank_max], cp_cond[4]; u32 cp_rank; f64 cp_roles[cp_rank·dims[3]]
+//   (nothing after)
+//
+// trial_unpack trusts nothing: every count is checked against the bytes left before
+// anything is allocated (a count of items is at most the bytes left), products cannot
+// overflow, strings must fit their fields, and trailing bytes are an error.
+#define _POSIX_C_SOURCE 200809L  // pread, fsync, ftruncate
+#define _FILE_OFFSET_BITS 64
+#include "store/journal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "common/config_json.h"
+#include "common/util.h"
+
+_Static_assert(sizeof(long) >= 8 && sizeof(off_t) >= 8, "journal offsets are long: needs 64-bit long and off_t");
+_Static_assert(sizeof(int) == 4 && sizeof(float) == 4 && sizeof(double) == 8, "the byte format assumes these sizes");
+
+enum {
+    TRIAL_MAGIC = 0x54524941,  // "TRIA"
+    TRIAL_VERSION = 1,
+    RECORD_MAGIC = 0x4A524E4C,  // "JRNL"
+    RECORD_HEADER = 12,         // magic, payload length, crc32
+};
+static const char JOURNAL_MAGIC[] = "attnsweep-journal 1\n";
+#define JOURNAL_MAGIC_LEN (sizeof JOURNAL_MAGIC - 1)
+
+// ---------------------------------------------------------------- packing
+
+void bytes_free(Bytes *b) {
+    free(b->data);
+    *b = (Bytes){0};
+}
+
+static unsigned char *bytes_extend(Bytes *b, size_t n) {
+    if (b->cap - b->len < n) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap - b->len < n) cap *= 2;
+        b->data = xrealloc(b->data, cap);
+        b->cap = cap;
+    }
+    unsigned char *p = b->data + b->len;
+    b->len += n;
+    return p;
+}
+
+static void store_le(unsigned char *p, uint64_t v, int n) {
+    for (int i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t load_le(const unsigned char *p, int n) {
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static void put_le(Bytes *b, uint64_t v, int n) { store_le(bytes_extend(b, (size_t)n), v, n); }
+static void put_u8(Bytes *b, unsigned v) { put_le(b, v, 1); }
+static void put_u32(Bytes *b, uint32_t v) { put_le(b, v, 4); }
+static void put_i32(Bytes *b, int v) { put_le(b, (uint32_t)v, 4); }
+static void put_i64(Bytes *b, long v) { put_le(b, (uint64_t)v, 8); }
+
+static void put_f64(Bytes *b, double v) {
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    put_le(b, u, 8);
+}
+
+// A count or dimension: never negative in a valid trial.
+static void put_count(Bytes *b, int n) {
+    if (n < 0) die(EXIT_RUNTIME, "internal error: packing a negative count (%d)", n);
+    put_u32(b, (uint32_t)n);
+}
+
+// n elements of `size` bytes (4: int or float, 8: double), each in little-endian order.
+static void put_array(Bytes *b, const void *v, size_t n, size_t size) {
+    unsigned char *p = bytes_extend(b, n * size);
+    const unsigned char *src = v;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u;
+        if (size == 4) {
+            uint32_t w;
+            memcpy(&w, src + 4 * i, 4);
+            u = w;
+        } else {
+            memcpy(&u, src + 8 * i, 8);
+        }
+        store_le(p + size * i, u, (int)size);
+    }
+}
+
+static void put_text(Bytes *b, const char *s, size_t n) {
+    if (n > UINT32_MAX) die(EXIT_RUNTIME, "internal error: packing a text of %zu bytes", n);
+    put_u32(b, (uint32_t)n);
+    memcpy(bytes_extend(b, n), s, n);
+}
+
+// A char-array field of TrialResult (NUL-terminated within its size).
+#define PUT_FIELD(b, field) put_text((b), (field), strnlen((field), sizeof(field)))
+
+static size_t product(const int *f, int k) {
+    size_t n = 1;
+    for (int i = 0; i < k; i++) n *= (size_t)f[i];
+    return n;
+}
+
+static void pack_score(Bytes *b, const LayerScore *s) {
+    for (int m = 0; m < 4; m++) put_count(b, s->dims[m]);
+    put_f64(b, s->norm);
+    for (int m = 0; m < 4; m++) {
+        put_count(b, s->n_sv[m]);
+        put_array(b, s->sv[m], (size_t)s->n_sv[m], 8);
+    }
+    put_array(b, s->num_rank, 4, 4);
+    put_array(b, s->eff_rank, 4, 8);
+    put_f64(b, s->correlation);
+    put_array(b, s->core_energy, 4, 8);
+    put_array(b, s->tucker_ranks, 4, 4);
+    put_f64(b, s->tucker_fit);
+    put_i32(b, s->tucker_iters);
+    put_f64(b, s->cp_fit);
+    put_count(b, s->cp_rank_max);
+    put_array(b, s->cp_fits, (size_t)s->cp_rank_max, 8);
+    put_array(b, s->cp_cond, 4, 8);
+    put_count(b, s->cp_rank);
+    put_array(b, s->cp_roles, (size_t)s->cp_rank * (size_t)s->dims[3], 8);
+}
+
+void trial_pack(Bytes *b, const TrialResult *r) {
+    put_u32(b, TRIAL_MAGIC);
+    put_u32(b, TRIAL_VERSION);
+    cJSON *json = config_to_json(&r->config);
+    char *config = cJSON_PrintUnformatted(json);
+    if (!config) die(EXIT_RUNTIME, "out of memory printing JSON");
+    put_text(b, config, strlen(config));
+    cJSON_free(config);
+    cJSON_Delete(json);
+
+    put_i32(b, r->id);
+    put_i32(b, r->rank);
+    put_i32(b, r->steps);
+    put_i64(b, r->n_params);
+    PUT_FIELD(b, r->status);
+    PUT_FIELD(b, r->reason);
+    PUT_FIELD(b, r->host);
+    const double scalars[] = {r->accuracy,      r->loss,           r->bits_per_byte, r->seconds,
+                              r->train_seconds, r->flops_per_step, r->start_time,    r->end_time};
+    put_array(b, scalars, sizeof scalars / sizeof scalars[0], 8);
+
+    put_count(b, r->n_curve);
+    for (int i = 0; i < r->n_curve; i++) {
+        const CurvePoint *c = &r->curve[i];
+        put_i32(b, c->step);
+        const double v[] = {c->lr, c->train_loss, c->eval_loss, c->eval_accuracy, c->penalty, c->seconds};
+        put_array(b, v, sizeof v / sizeof v[0], 8);
+    }
+
+    const InvariantTrace *t = &r->trace;
+    put_count(b, t->n);
+    put_count(b, t->layers);
+    put_count(b, t->groups);
+    const size_t points = (size_t)t->n * (size_t)t->layers;
+    put_array(b, t->step, (size_t)t->n, 4);
+    put_array(b, t->correlation, points, 8);
+    put_array(b, t->eff_rank, points * 4, 8);
+    put_array(b, t->head_sv, points * (size_t)t->groups, 8);
+
+    put_f64(b, r->reward_spec.beta);
+    put_f64(b, r->reward_spec.gamma);
+    put_array(b, r->reward_spec.use_mode, 4, 4);
+    put_array(b, r->reward_spec.ideal_rank, 4, 8);
+    put_f64(b, r->rank_deviation);
+    put_f64(b, r->correlation);
+    put_f64(b, r->reward);
+
+    put_count(b, r->n_layers);
+    for (int k = 0; k < 4; k++) put_count(b, r->dims[k]);
+    const size_t per_layer = product(r->dims, 4);
+    for (int l = 0; l < r->n_layers; l++) put_array(b, r->weights[l], per_layer, 4);
+
+    put_u8(b, r->scores != NULL);
+    if (r->scores)
+        for (int l = 0; l < r->n_layers; l++) pack_score(b, &r->scores[l]);
+}
+
+// ---------------------------------------------------------------- unpacking
+//
+// The reader fails once and stays failed: every later read yields zeros and empty
+// arrays (nothing is allocated), so the decoder reads straight through and checks once.
+
+typedef struct {
+    const unsigned char *p;
+    size_t left, len;
+    int failed;
+    char *err;
+    size_t errlen;
+} Reader;
+
+static void fail(Reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(Reader *rd, const char *fmt, ...) {
+    if (rd->failed) return;
+    rd->failed = 1;
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(rd->err, rd->errlen, "trial record, byte %zu of %zu: %s", rd->len - rd->left, rd->len, msg);
+}
+
+// The next n bytes, or NULL (and failed) if fewer are left.
+static const unsigned char *take(Reader *rd, size_t n) {
+    if (rd->failed) return NULL;
+    if (n > rd->left) {
+        fail(rd, "cut short (%zu more bytes needed, %zu left)", n, rd->left);
+        return NULL;
+    }
+    const unsigned char *p = rd->p;
+    rd->p += n;
+    rd->left -= n;
+    return p;
+}
+
+static uint64_t get_le(Reader *rd, int n) {
+    const unsigned char *p = take(rd, (size_t)n);
+    return p ? load_le(p, n) : 0;
+}
+
+static unsigned get_u8(Reader *rd) { return (unsigned)get_le(rd, 1); }
+static uint32_t get_u32(Reader *rd) { return (uint32_t)get_le(rd, 4); }
+static int get_i32(Reader *rd) { return (int)(int32_t)get_u32(rd); }
+static long get_i64(Reader *rd) { return (long)(int64_t)get_le(rd, 8); }
+
+static double get_f64(Reader *rd) {
+    uint64_t u = get_le(rd, 8);
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+// A count of items of at least item_bytes bytes each (1 for items that may be empty):
+// at most INT_MAX and at most what the bytes left can hold.
+static int get_count(Reader *rd, size_t item_bytes, const char *what) {
+    uint32_t n = get_u32(rd);
+    if (rd->failed) return 0;
+    if (n > INT_MAX || n > rd->left / item_bytes) {
+        fail(rd, "%s %u exceeds what the %zu bytes left can hold", what, n, rd->left);
+        return 0;
+    }
+    return (int)n;
+}
+
+// f[0]·…·f[k−1], or 0 (and failed) beyond the bytes left: an element takes at least one byte.
+static size_t get_product(Reader *rd, const int *f, int k, const char *what) {
+    size_t n = 1;
+    for (int i = 0; i < k; i++) {
+        if (f[i] != 0 && n > rd->left / (size_t)f[i]) {
+            fail(rd, "%s exceeds what the %zu bytes left can hold", what, rd->left);
+            return 0;
+        }
+        n *= (size_t)f[i];
+    }
+    return n;
+}
+
+// The bytes of n elements of `size` bytes, or NULL (and failed) if they are not all there:
+// checked before anything is allocated for them.
+static const unsigned char *take_array(Reader *rd, size_t n, size_t size) {
+    if (!rd->failed && n > rd->left / size) {
+        fail(rd, "%zu elements of %zu bytes do not fit in the %zu bytes left", n, size, rd->left);
+        return NULL;
+    }
+    return take(rd, n * size);
+}
+
+// n elements of `size` bytes (4 or 8) from little-endian into out, in the host's order.
+static void decode_array(void *out, const unsigned char *p, size_t n, size_t size) {
+    unsigned char *dst = out;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u = load_le(p + size * i, (int)size);
+        if (size == 4) {
+            uint32_t w = (uint32_t)u;
+            memcpy(dst + 4 * i, &w, 4);
+        } else {
+            memcpy(dst + 8 * i, &u, 8);
+        }
+    }
+}
+
+// Into a fixed array (zeros stay if the bytes are not there).
+static void get_array(Reader *rd, void *out, size_t n, size_t size) {
+    const unsigned char *p = take_array(rd, n, size);
+    if (p) decode_array(out, p, n, size);
+}
+
+// A new array, or NULL when n is 0 or the bytes are not there.
+static void *new_array(Reader *rd, size_t n, size_t size) {
+    const unsigned char *p = take_array(rd, n, size);
+    if (!p || n == 0) return NULL;
+    void *v = xmalloc(n * size);
+    decode_array(v, p, n, size);
+    return v;
+}
+
+// A text of fewer than `room` bytes without NUL; NULL (and failed) otherwise. *n gets its length.
+static const char *get_text(Reader *rd, size_t room, size_t *n, const char *what) {
+    *n = (size_t)get_count(rd, 1, what);
+    const char *s = (const char *)take(rd, *n);
+    if (!s) return NULL;
+    if (*n >= room) fail(rd, "%s of %zu bytes does not fit in %zu", what, *n, room - 1);
+    else if (memchr(s, 0, *n)) fail(rd, "%s holds a NUL byte", what);
+    return rd->failed ? NULL : s;
+}
+
+// A char-array field of TrialResult.
+static void get_field(Reader *rd, char *field, size_t size, const char *what) {
+    size_t n;
+    const char *s = get_text(rd, size, &n, what);
+    if (!s) return;
+    memcpy(field, s, n);
+    field[n] = 0;
+}
+#define GET_FIELD(rd, field) get_field((rd), (field), sizeof(field), #field)
+
+static void get_config(Reader *rd, TrialConfig *c) {
+    size_t n;
+    const char *s = get_text(rd, SIZE_MAX, &n, "config");
+    if (!s) return;
+    char *text = xmalloc(n + 1);
+    memcpy(text, s, n);
+    text[n] = 0;
+    cJSON *json = cJSON_ParseWithOpts(text, NULL, 1);  // nothing may follow the object
+    free(text);
+    char msg[256];
+    if (!json)
+        fail(rd, "config is not JSON");
+    else if (config_from_json(c, json, msg, sizeof msg) != 0)
+        fail(rd, "config: %s", msg);
+    cJSON_Delete(json);
+}
+
+static void get_dims(Reader *rd, int dims[4]) {
+    for (int k = 0; k < 4; k++) dims[k] = get_count(rd, 1, "dimension");
+}
+
+static void unpack_score(Reader *rd, LayerScore *s) {
+    get_dims(rd, s->dims);
+    s->norm = get_f64(rd);
+    for (int m = 0; m < 4; m++) {
+        s->n_sv[m] = get_count(rd, 8, "n_sv");
+        s->sv[m] = new_array(rd, (size_t)s->n_sv[m], 8);
+    }
+    get_array(rd, s->num_rank, 4, 4);
+    get_array(rd, s->eff_rank, 4, 8);
+    s->correlation = get_f64(rd);
+    get_array(rd, s->core_energy, 4, 8);
+    get_array(rd, s->tucker_ranks, 4, 4);
+    s->tucker_fit = get_f64(rd);
+    s->tucker_iters = get_i32(rd);
+    s->cp_fit = get_f64(rd);
+    s->cp_rank_max = get_count(rd, 8, "cp_rank_max");
+    s->cp_fits = new_array(rd, (size_t)s->cp_rank_max, 8);
+    get_array(rd, s->cp_cond, 4, 8);
+    s->cp_rank = get_count(rd, 1, "cp_rank");
+    const int roles[2] = {s->cp_rank, s->dims[3]};
+    const size_t n_roles = get_product(rd, roles, 2, "cp_roles");
+    s->cp_roles = new_array(rd, n_roles, 8);
+}
+
+// Decode into r (zeroed first); on failure r holds a partial result for trial_result_free.
+static void unpack(Reader *rd, TrialResult *r) {
+    const uint32_t magic = get_u32(rd), version = get_u32(rd);
+    if (!rd->failed && magic != TRIAL_MAGIC) fail(rd, "not a trial (bad magic 0x%08x)", magic);
+    if (!rd->failed && version != TRIAL_VERSION)
+        fail(rd, "trial format version %u, this attnsweep reads %d", version, TRIAL_VERSION);
+    get_config(rd, &r->config);
+    r->id = get_i32(rd);
+    r->rank = get_i32(rd);
+    r->steps = get_i32(rd);
+    r->n_params = get_i64(rd);
+    GET_FIELD(rd, r->status);
+    GET_FIELD(rd, r->reason);
+    GET_FIELD(rd, r->host);
+    double *const scalars[] = {&r->accuracy,      &r->loss,           &r->bits_per_byte, &r->seconds,
+                               &r->train_seconds, &r->flops_per_step, &r->start_time,    &r->end_time};
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) *scalars[i] = get_f64(rd);
+
+    enum { CURVE_POINT_BYTES = 4 + 6 * 8 };
+    const int n_curve = get_count(rd, CURVE_POINT_BYTES, "n_curve");
+    if (n_curve > 0) r->curve = xcalloc((size_t)n_curve, sizeof *r->curve);
+    r->n_curve = n_curve;
+    for (int i = 0; i < n_curve; i++) {
+        CurvePoint *c = &r->curve[i];
+        c->step = get_i32(rd);
+        double *const v[] = {&c->lr, &c->train_loss, &c->eval_loss, &c->eval_accuracy, &c->penalty, &c->seconds};
+        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) *v[k] = get_f64(rd);
+    }
+
+    InvariantTrace *t = &r->trace;
+    t->n = t->cap = get_count(rd, 4, "trace points");
+    t->layers = get_count(rd, 1, "trace layers");
+    t->groups = get_count(rd, 1, "trace groups");
+    const int shape[3] = {t->n, t->layers, 4}, heads[3] = {t->n, t->layers, t->groups};
+    const size_t points = get_product(rd, shape, 2, "trace"), n_eff = get_product(rd, shape, 3, "trace"),
+                 n_heads = get_product(rd, heads, 3, "trace");
+    t->step = new_array(rd, (size_t)t->n, 4);
+    t->correlation = new_array(rd, points, 8);
+    t->eff_rank = new_array(rd, n_eff, 8);
+    t->head_sv = new_array(rd, n_heads, 8);
+
+    r->reward_spec.beta = get_f64(rd);
+    r->reward_spec.gamma = get_f64(rd);
+    get_array(rd, r->reward_spec.use_mode, 4, 4);
+    get_array(rd, r->reward_spec.ideal_rank, 4, 8);
+    r->rank_deviation = get_f64(rd);
+    r->correlation = get_f64(rd);
+    r->reward = get_f64(rd);
+
+    const int n_layers = get_count(rd, 1, "n_layers");
+    get_dims(rd, r->dims);
+    const size_t per_layer = get_product(rd, r->dims, 4, "weights");
+    if (n_layers > 0) r->weights = xcalloc((size_t)n_layers, sizeof *r->weights);
+    r->n_layers = n_layers;
+    for (int l = 0; l < n_layers; l++) r->weights[l] = new_array(rd, per_layer, 4);
+
+    const unsigned has_scores = get_u8(rd);
+    if (has_scores > 1) fail(rd, "has_scores is %u (0 or 1)", has_scores);
+    if (has_scores == 1 && !rd->failed) {
+        r->scores = xcalloc((size_t)n_layers, sizeof *r->scores);
+        for (int l = 0; l < n_layers; l++) unpack_score(rd, &r->scores[l]);
+    }
+    if (!rd->failed && rd->left) fail(rd, "%zu bytes after the end of the trial", rd->left);
+}
+
+int trial_unpack(TrialResult *r, const unsigned char *data, size_t len, char *err, size_t errlen) {
+    memset(r, 0, sizeof *r);
+    Reader rd = {.p = data, .left = len, .len = len, .err = err, .errlen = errlen};
+    unpack(&rd, r);
+    if (!rd.failed) return 0;
+    trial_result_free(r);
+    return -1;
+}
+
+// ---------------------------------------------------------------- the journal file
+
+struct Journal {
+    char *path;
+    int fd;
+};
+
+// Read n bytes at off unless the file ends first: the count read, or -1 on an I/O error.
+static ssize_t pread_full(int fd, void *buf, size_t n, off_t off) {
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(fd, (char *)buf + got, n - got, off + (off_t)got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return -1;
+        if (k == 0) break;
+        got += (size_t)k;
+    }
+    return (ssize_t)got;
+}
+
+static int write_full(int fd, const void *buf, size_t n) {
+    size_t done = 0;
+    while (done < n) {
+        ssize_t k = write(fd, (const char *)buf + done, n - done);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return -1;
+        done += (size_t)k;
+    }
+    return 0;
+}
+
+// 0 if fd starts with the magic line, else -1 with "PATH: why" in err.
+static int check_magic(int fd, const char *path, char *err, size_t errlen) {
+    char head[JOURNAL_MAGIC_LEN];
+    ssize_t got = pread_full(fd, head, sizeof head, 0);
+    if (got < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if ((size_t)got == sizeof head && memcmp(head, JOURNAL_MAGIC, sizeof head) == 0) return 0;
+    static const char family[] = "attnsweep-journal ";
+    if ((size_t)got == sizeof head && memcmp(head, family, sizeof family - 1) == 0)
+        snprintf(err, errlen, "%s: a journal of another attnsweep version (this one reads \"%.*s\")", path,
+                 (int)JOURNAL_MAGIC_LEN - 1, JOURNAL_MAGIC);
+    else
+        snprintf(err, errlen, "%s: not an attnsweep journal", path);
+    return -1;
+}
+
+// fsync the directory holding path, so a newly created or renamed entry survives a crash
+// (file systems that cannot sync a directory say EINVAL and are left to themselves).
+static void fsync_dir(const char *path) {
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? xstrdup(path) : xstrdup(".");
+    if (slash) dir[slash == path ? 1 : slash - path] = 0;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL))
+        die(EXIT_RUNTIME, "%s: cannot sync directory: %s", dir, strerror(errno));
+    close(fd);
+    free(dir);
+}
+
+// A new journal, created whole: the magic line is written and synced under PATH.tmp,
+// which is then renamed, so PATH never exists without its magic line.
+static int create_journal(const char *path) {
+    char *tmp = xmalloc(strlen(path) + 5);
+    sprintf(tmp, "%s.tmp", path);
+    int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0 || write_full(fd, JOURNAL_MAGIC, JOURNAL_MAGIC_LEN) != 0 || fsync(fd) != 0 ||
+        rename(tmp, path) != 0)
+        die(EXIT_RUNTIME, "%s: cannot create journal: %s", path, strerror(errno));
+    free(tmp);
+    fsync_dir(path);
+    return fd;
+}
+
+Journal *journal_open(const char *path, long valid_bytes) {
+    int fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT)
+        fd = create_journal(path);
+    else if (fd < 0)
+        die(EXIT_RUNTIME, "%s: cannot open journal: %s", path, strerror(errno));
+    char err[1024];
+    if (check_magic(fd, path, err, sizeof err) != 0) die(EXIT_RUNTIME, "%s", err);
+    if (valid_bytes > 0) {
+        struct stat st;
+        if (fstat(fd, &st) != 0) die(EXIT_RUNTIME, "%s: %s", path, strerror(errno));
+        if (valid_bytes < (long)JOURNAL_MAGIC_LEN || valid_bytes > st.st_size)
+            die(EXIT_RUNTIME, "%s: internal error: intact length %ld outside the file (%lld bytes)", path,
+                valid_bytes, (long long)st.st_size);
+        if (valid_bytes < st.st_size && (ftruncate(fd, (off_t)valid_bytes) != 0 || fsync(fd) != 0))
+            die(EXIT_RUNTIME, "%s: cannot cut off the torn record: %s", path, strerror(errno));
+    }
+    Journal *j = xmalloc(sizeof *j);
+    j->path = xstrdup(path);
+    j->fd = fd;
+    return j;
+}
+
+void journal_append(Journal *j, const TrialResult *r) {
+    Bytes b = {0};
+    bytes_extend(&b, RECORD_HEADER);
+    trial_pack(&b, r);
+    const size_t n = b.len - RECORD_HEADER;
+    if (n > UINT32_MAX) die(EXIT_RUNTIME, "%s: trial %d is %zu bytes, more than a record holds", j->path, r->id, n);
+    store_le(b.data, RECORD_MAGIC, 4);
+    store_le(b.data + 4, n, 4);
+    store_le(b.data + 8, crc32(0L, b.data + RECORD_HEADER, (uInt)n), 4);
+    if (write_full(j->fd, b.data, b.len) != 0 || fsync(j->fd) != 0)
+        die(EXIT_RUNTIME, "%s: cannot append trial %d: %s", j->path, r->id, strerror(errno));
+    bytes_free(&b);
+}
+
+void journal_close(Journal *j) {
+    if (close(j->fd) != 0) warnf("%s: closing the journal: %s", j->path, strerror(errno));
+    free(j->path);
+    free(j);
+}
+
+long journal_replay(const char *path, void (*fn)(void *ctx, TrialResult *r), void *ctx, long *valid_bytes,
+                    char *err, size_t errlen) {
+    err[0] = 0;
+    *valid_bytes = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) return 0;
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    if (check_magic(fd, path, err, errlen) != 0) {
+        close(fd);
+        return -1;
+    }
+
+    off_t off = (off_t)JOURNAL_MAGIC_LEN;
+    long count = 0;
+    Bytes payload = {0};
+    char why[512] = "";
+    for (;;) {
+        unsigned char head[RECORD_HEADER];
+        ssize_t got = pread_full(fd, head, sizeof head, off);
+        if (got == 0) break;  // the clean end
+        if (got < 0) goto io_error;
+        if (got < RECORD_HEADER) {
+            snprintf(why, sizeof why, "header cut short");
+            break;
+        }
+        const uint32_t magic = (uint32_t)load_le(head, 4), n = (uint32_t)load_le(head + 4, 4),
+                       crc = (uint32_t)load_le(head + 8, 4);
+        if (magic != RECORD_MAGIC) {
+            snprintf(why, sizeof why, "bad record magic");
+            break;
+        }
+        // The length decides the allocation: no more than the file can still hold.
+        const off_t room = st.st_size - off - RECORD_HEADER;
+        if (room < 0 || (off_t)n > room) {
+            snprintf(why, sizeof why, "payload cut short");
+            break;
+        }
+        payload.len = 0;
+        bytes_extend(&payload, n);
+        got = pread_full(fd, payload.data, n, off + RECORD_HEADER);
+        if (got < 0) goto io_error;
+        if ((size_t)got < n) {
+            snprintf(why, sizeof why, "payload cut short");
+            break;
+        }
+        if (crc32(0L, payload.data, (uInt)n) != crc) {
+            snprintf(why, sizeof why, "bad CRC");
+            break;
+        }
+        TrialResult r;
+        char msg[384];
+        if (trial_unpack(&r, payload.data, n, msg, sizeof msg) != 0) {
+            snprintf(why, sizeof why, "undecodable: %s", msg);
+            break;
+        }
+        fn(ctx, &r);
+        count++;
+        off += RECORD_HEADER + (off_t)n;
+    }
+    bytes_free(&payload);
+    close(fd);
+    *valid_bytes = (long)off;
+    if (why[0])
+        snprintf(err, errlen, "%s: the record at byte %lld is torn or damaged (%s); the %ld records before it are intact",
+                 path, (long long)off, why, count);
+    return count;
+
+io_error:
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    bytes_free(&payload);
+    close(fd);
+    *valid_bytes = 0;
+    return -1;
+}

@@ -1,0 +1,678 @@
+// test_journal: the byte form of a trial round-trips bit for bit and survives every
+// truncation and random damage; the journal replays exactly its intact records whatever
+// byte a kill cut it at, cuts a torn tail away before appending, refuses foreign files;
+// and a results file rebuilt from a journal (trials in any id order) reads in h5py.
+#define _POSIX_C_SOURCE 200809L  // mkdtemp, popen, fork, pipe, truncate
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "check.h"
+#include "common/util.h"
+#include "store/h5store.h"
+#include "store/journal.h"
+
+static char dir[64];  // this run's temporary directory
+
+static void path_in(char *out, size_t len, const char *name) { snprintf(out, len, "%s/%s", dir, name); }
+
+static void set(TrialConfig *c, const char *name, const char *value) {
+    char err[256];
+    if (config_set(c, config_find(name), value, err, sizeof err) != 0) die(EXIT_RUNTIME, "test setup: %s", err);
+}
+
+static double bits_f64(uint64_t u) {
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+static float bits_f32(uint32_t u) {
+    float v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+// Values whose bits a careless encoder would change: NaN with a payload, −0, ±∞, denormals.
+static double special(int i) {
+    static const uint64_t bits[] = {0x7ff80000deadbeefULL, 0x8000000000000000ULL, 0x7ff0000000000000ULL,
+                                    0xfff0000000000000ULL, 0x0000000000000001ULL, 0xfff4000000000123ULL};
+    return bits_f64(bits[i % 6]);
+}
+
+static double *doubles(size_t n, double base) {
+    double *v = xmalloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) v[i] = i % 7 == 3 ? special((int)i) : base + 0.001 * (double)i;
+    return v;
+}
+
+static void add_scores(TrialResult *r) {
+    r->scores = xcalloc((size_t)r->n_layers, sizeof *r->scores);
+    for (int l = 0; l < r->n_layers; l++) {
+        LayerScore *s = &r->scores[l];
+        memcpy(s->dims, r->dims, sizeof s->dims);
+        s->norm = 3.5 + l;
+        for (int m = 0; m < 4; m++) {
+            s->n_sv[m] = r->dims[m];
+            s->sv[m] = doubles((size_t)r->dims[m], 10.0 * m);
+            s->num_rank[m] = m + 1;
+            s->eff_rank[m] = 1.25 * m;
+            s->core_energy[m] = m == 2 ? special(0) : 0.9;
+            s->tucker_ranks[m] = 2;
+            s->cp_cond[m] = m == 1 ? INFINITY : 12.5;
+        }
+        s->correlation = 0.125;
+        s->tucker_fit = 0.875;
+        s->tucker_iters = 7;
+        if (l == 0) {  // the last layer keeps a CP sweep that did not run: no arrays
+            s->cp_rank_max = 5;
+            s->cp_fits = doubles(5, 0.5);
+            s->cp_rank = 2;
+            s->cp_fit = 0.9375;
+            s->cp_roles = doubles((size_t)2 * r->dims[3], -1.0);
+        }
+    }
+}
+
+// kind 0: a failed trial (no curve, trace, weights or scores); 1: weights but no scores
+// or trace; 2: everything, with NaNs and infinities in it.
+static TrialResult make_trial(int id, int kind) {
+    TrialResult r = {0};
+    config_defaults(&r.config);
+    r.id = id;
+    r.rank = 1 + id % 3;
+    snprintf(r.host, sizeof r.host, "node%02d.cluster", id);
+    r.start_time = 1.7e9 + id;
+    r.end_time = r.start_time + 42.5;
+    r.n_params = 5000000000L + id;
+    r.reward_spec = (RewardSpec){.beta = 0.1, .gamma = 0.2, .use_mode = {1, 0, 1, 0}, .ideal_rank = {-1, 2, 3.5, -1}};
+    if (kind == 0) {
+        snprintf(r.status, sizeof r.status, "failed");
+        snprintf(r.reason, sizeof r.reason, "loss became NaN at step %d", 17 + id);
+        r.accuracy = r.loss = r.bits_per_byte = NAN;
+        r.rank_deviation = r.correlation = r.reward = NAN;
+        return r;
+    }
+    set(&r.config, "attention", kind == 2 ? "tucker" : "grassmann");
+    set(&r.config, "task", "charlm");
+    set(&r.config, "grassmann_offsets", "1,3,9");
+    set(&r.config, "lambda_orth", "0.0123456789012345");
+    set(&r.config, "data_dir", "/tmp/some data/dir");
+    snprintf(r.status, sizeof r.status, "ok");
+    r.accuracy = 0.75 + 1e-3 * id;
+    r.loss = 0.1 * id + 1.0 / 3.0;
+    r.bits_per_byte = r.loss / log(2.0);
+    r.steps = 100 + id;
+    r.seconds = 12.25;
+    r.train_seconds = 11.0 + 1.0 / 7.0;
+    r.flops_per_step = 1.5e9;
+    r.rank_deviation = 0.25;
+    r.correlation = -0.0;
+    r.reward = r.accuracy - 0.1 * r.rank_deviation;
+    r.n_layers = 2;
+    const int dims[4] = {4, 2, 8, 3};
+    memcpy(r.dims, dims, sizeof dims);
+    r.weights = xcalloc(2, sizeof *r.weights);
+    for (int l = 0; l < 2; l++) {
+        r.weights[l] = xmalloc(192 * sizeof(float));
+        for (int i = 0; i < 192; i++) r.weights[l][i] = (float)(l + 1) * 0.5f + (float)i / 1024.0f;
+        r.weights[l][5] = bits_f32(0x7fc0beefU);
+        r.weights[l][6] = -0.0f;
+    }
+    if (kind == 1) return r;
+
+    r.n_curve = 5;
+    r.curve = xcalloc(5, sizeof *r.curve);
+    for (int i = 0; i < 5; i++)
+        r.curve[i] = (CurvePoint){.step = 10 * (i + 1), .lr = 1e-3 / (i + 1), .train_loss = 2.0 - 0.1 * i,
+                                  .eval_loss = i == 2 ? special(0) : 2.1 - 0.1 * i, .eval_accuracy = 0.1 * i,
+                                  .penalty = 1e-4 * i, .seconds = 0.5 * i};
+    InvariantTrace *t = &r.trace;
+    t->n = 3, t->cap = 8, t->layers = 2, t->groups = 4;  // capacity beyond n is not part of the trial
+    t->step = xcalloc(8, sizeof *t->step);
+    for (int i = 0; i < 3; i++) t->step[i] = 10 * (i + 1);
+    t->correlation = doubles(8 * 2, 0.5);
+    t->eff_rank = doubles(8 * 2 * 4, 1.5);
+    t->head_sv = doubles(8 * 2 * 4, 7.0);
+    add_scores(&r);
+    return r;
+}
+
+// Bit-equal (n == 0: equal whatever the pointers).
+static int same_bits(const void *a, const void *b, size_t n) { return n == 0 || (a && b && memcmp(a, b, n) == 0); }
+
+// got->F and want->F bit-equal; an array of n elements at got->P and want->P bit-equal.
+#define SAME(F) CHECK(same_bits(&got->F, &want->F, sizeof want->F), "trial %d: %s differs", id, #F)
+#define SAME_ARRAY(P, n) \
+    CHECK(same_bits(got->P, want->P, (size_t)(n) * sizeof *want->P), "trial %d: %s differs", id, #P)
+
+static void check_same_score(const LayerScore *got, const LayerScore *want, int id) {
+    SAME(dims); SAME(norm); SAME(n_sv); SAME(num_rank); SAME(eff_rank); SAME(correlation); SAME(core_energy);
+    SAME(tucker_ranks); SAME(tucker_fit); SAME(tucker_iters); SAME(cp_rank); SAME(cp_fit); SAME(cp_rank_max);
+    SAME(cp_cond);
+    for (int m = 0; m < 4; m++) SAME_ARRAY(sv[m], want->n_sv[m]);
+    SAME_ARRAY(cp_fits, want->cp_rank_max);
+    SAME_ARRAY(cp_roles, (size_t)want->cp_rank * want->dims[3]);
+}
+
+static void check_same_trial(const TrialResult *got, const TrialResult *want) {
+    const int id = want->id;
+    SAME(config); SAME(id); SAME(status); SAME(reason); SAME(accuracy); SAME(loss); SAME(bits_per_byte);
+    SAME(steps); SAME(n_params); SAME(seconds); SAME(train_seconds); SAME(flops_per_step); SAME(start_time);
+    SAME(end_time); SAME(host); SAME(rank); SAME(n_curve); SAME(reward_spec); SAME(rank_deviation);
+    SAME(correlation); SAME(reward); SAME(n_layers); SAME(dims);
+    SAME(trace.n); SAME(trace.layers); SAME(trace.groups);
+    for (int i = 0; i < got->n_curve && i < want->n_curve; i++) {  // CurvePoint has padding after step
+        SAME(curve[i].step);
+        CHECK(same_bits(&got->curve[i].lr, &want->curve[i].lr, sizeof(CurvePoint) - offsetof(CurvePoint, lr)),
+              "trial %d: curve point %d differs", id, i);
+    }
+    const size_t points = (size_t)want->trace.n * want->trace.layers;
+    SAME_ARRAY(trace.step, want->trace.n);
+    SAME_ARRAY(trace.correlation, points);
+    SAME_ARRAY(trace.eff_rank, points * 4);
+    SAME_ARRAY(trace.head_sv, points * want->trace.groups);
+    const size_t count = (size_t)want->dims[0] * want->dims[1] * want->dims[2] * want->dims[3];
+    for (int l = 0; l < got->n_layers && l < want->n_layers; l++) SAME_ARRAY(weights[l], count);
+    CHECK(!got->scores == !want->scores, "trial %d: scores %s", id, got->scores ? "appeared" : "lost");
+    if (got->scores && want->scores && got->n_layers == want->n_layers)
+        for (int l = 0; l < want->n_layers; l++) check_same_score(&got->scores[l], &want->scores[l], id);
+}
+
+// What the results file keeps of a trial (h5store_read_trial reads no scores or trace).
+static void check_same_stored(const TrialResult *got, const TrialResult *want) {
+    const int id = want->id;
+    SAME(config); SAME(status); SAME(reason); SAME(host); SAME(accuracy); SAME(n_layers); SAME(dims); SAME(n_curve);
+    const size_t count = (size_t)want->dims[0] * want->dims[1] * want->dims[2] * want->dims[3];
+    for (int l = 0; l < got->n_layers && l < want->n_layers; l++) SAME_ARRAY(weights[l], count);
+}
+
+static Bytes packed(const TrialResult *r) {
+    Bytes b = {0};
+    trial_pack(&b, r);
+    return b;
+}
+
+// Same bytes when packed: the whole trial in one comparison.
+static int same_packing(const TrialResult *a, const TrialResult *b) {
+    Bytes x = packed(a), y = packed(b);
+    int same = x.len == y.len && memcmp(x.data, y.data, x.len) == 0;
+    bytes_free(&x);
+    bytes_free(&y);
+    return same;
+}
+
+static void test_round_trip(void) {
+    for (int kind = 0; kind < 3; kind++) {
+        TrialResult want = make_trial(40 + kind, kind), got;
+        Bytes b = packed(&want);
+        char err[512] = "";
+        int rc = trial_unpack(&got, b.data, b.len, err, sizeof err);
+        CHECK(rc == 0, "kind %d: unpack failed: %s", kind, err);
+        if (rc == 0) {
+            check_same_trial(&got, &want);
+            CHECK(same_packing(&got, &want), "kind %d: packs differently after the round trip", kind);
+            CHECK(got.trace.cap == got.trace.n, "trace capacity %d, want n = %d", got.trace.cap, got.trace.n);
+            trial_result_free(&got);
+        }
+        bytes_free(&b);
+        trial_result_free(&want);
+    }
+}
+
+// Every proper prefix lacks a field, so it must fail, leaving nothing allocated behind.
+static void test_unpack_truncated(void) {
+    TrialResult want = make_trial(7, 2), got;
+    Bytes b = packed(&want);
+    int failures = 0;
+    for (size_t len = 0; len < b.len; len++) {
+        // A copy of exactly len bytes, so ASan sees any read past the end.
+        unsigned char *cut = xmalloc(len);
+        memcpy(cut, b.data, len);
+        char err[512] = "";
+        int rc = trial_unpack(&got, cut, len, err, sizeof err);
+        if (rc != -1 || !err[0] || got.n_layers || got.curve || got.weights) failures++;
+        if (rc == 0) trial_result_free(&got);
+        free(cut);
+    }
+    CHECK(failures == 0, "%d of %zu truncations were not refused cleanly", failures, b.len);
+    char err[512];
+    unsigned char *extra = xcalloc(b.len + 1, 1);
+    memcpy(extra, b.data, b.len);
+    CHECK(trial_unpack(&got, extra, b.len + 1, err, sizeof err) == -1 && strstr(err, "after the end"),
+          "a trailing byte must be refused, got '%s'", err);
+    free(extra);
+    bytes_free(&b);
+    trial_result_free(&want);
+}
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+static uint64_t rng_next(void) {  // xorshift64*
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+// Random damage (a few bytes, or a count forced huge) either fails or decodes to a
+// trial that packs again; never a crash, an out-of-bounds read or an absurd allocation.
+static void test_unpack_damaged(void) {
+    enum { N_DAMAGED = 2500 };
+    TrialResult want = make_trial(8, 2), got;
+    Bytes b = packed(&want);
+    unsigned char *buf = xmalloc(b.len);
+    int decoded = 0;
+    for (int iter = 0; iter < N_DAMAGED; iter++) {
+        memcpy(buf, b.data, b.len);
+        int flips = 1 + (int)(rng_next() % 3);
+        for (int k = 0; k < flips; k++) {
+            size_t at = rng_next() % b.len;
+            if (iter % 4 == 0 && at + 4 <= b.len)
+                memset(buf + at, 0xff, iter % 8 == 0 ? 4 : 3);  // huge where it lands on a count
+            else
+                buf[at] ^= (unsigned char)(1 + rng_next() % 255);
+        }
+        char err[512];
+        if (trial_unpack(&got, buf, b.len, err, sizeof err) == 0) {
+            decoded++;
+            Bytes again = packed(&got);
+            TrialResult back;
+            CHECK(trial_unpack(&back, again.data, again.len, err, sizeof err) == 0,
+                  "a damaged trial that decoded does not decode after packing again: %s", err);
+            trial_result_free(&back);
+            bytes_free(&again);
+            trial_result_free(&got);
+        }
+    }
+    CHECK(decoded > 0 && decoded < N_DAMAGED, "%d of %d damaged buffers decoded (some flips hit plain values)", decoded,
+          N_DAMAGED);
+    free(buf);
+    bytes_free(&b);
+    trial_result_free(&want);
+}
+
+// ---------------------------------------------------------------- the journal file
+
+typedef struct {
+    TrialResult *r;
+    int n, cap;
+} Collected;
+
+static void collect(void *ctx, TrialResult *r) {
+    Collected *c = ctx;
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 16;
+        c->r = xrealloc(c->r, (size_t)c->cap * sizeof *c->r);
+    }
+    c->r[c->n++] = *r;
+}
+
+static void collected_free(Collected *c) {
+    for (int i = 0; i < c->n; i++) trial_result_free(&c->r[i]);
+    free(c->r);
+    *c = (Collected){0};
+}
+
+static long replay(const char *path, Collected *c, long *valid, char *err, size_t errlen) {
+    collected_free(c);
+    return journal_replay(path, collect, c, valid, err, errlen);
+}
+
+static long file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static Bytes read_whole(const char *path) {
+    Bytes b = {0};
+    FILE *f = xfopen(path, "rb");
+    b.cap = (size_t)file_size(path) + 1;
+    b.data = xmalloc(b.cap);
+    b.len = fread(b.data, 1, b.cap, f);
+    fclose(f);
+    return b;
+}
+
+static uint32_t le32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static const char MAGIC[] = "attnsweep-journal 1\n";
+enum { MAGIC_LEN = sizeof MAGIC - 1, HEADER = 12, N_TRIALS = 50 };
+
+static void test_append_and_replay(void) {
+    char path[128];
+    path_in(path, sizeof path, "fifty.journal");
+    TrialResult *want = xcalloc(N_TRIALS, sizeof *want);
+    Journal *j = journal_open(path, 0);
+    for (int i = 0; i < N_TRIALS; i++) {
+        want[i] = make_trial((i * 37) % N_TRIALS, i % 3);  // ids in a scrambled order
+        journal_append(j, &want[i]);
+    }
+    journal_close(j);
+    char tmp[160];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    CHECK(access(tmp, F_OK) != 0, "%s was left behind", tmp);
+
+    // The bytes on disk: the magic line, then header + payload per trial as specified.
+    Bytes file = read_whole(path);
+    CHECK(file.len > MAGIC_LEN && memcmp(file.data, MAGIC, MAGIC_LEN) == 0, "the journal does not start with its magic line");
+    size_t off = MAGIC_LEN;
+    int records = 0;
+    while (off + HEADER <= file.len) {
+        const uint32_t n = le32(file.data + off + 4);
+        if (le32(file.data + off) != 0x4A524E4C || off + HEADER + n > file.len) break;
+        const unsigned char *payload = file.data + off + HEADER;
+        Bytes expect = packed(&want[records]);
+        CHECK(le32(file.data + off + 8) == (uint32_t)crc32(0L, payload, n), "record %d: CRC", records);
+        CHECK(n == expect.len && memcmp(payload, expect.data, n) == 0, "record %d: payload is not trial_pack", records);
+        bytes_free(&expect);
+        off += HEADER + n;
+        records++;
+    }
+    CHECK(records == N_TRIALS && off == file.len, "parsed %d records to byte %zu of %zu", records, off, file.len);
+    bytes_free(&file);
+
+    Collected c = {0};
+    long valid = -1;
+    char err[512] = "x";
+    long n = replay(path, &c, &valid, err, sizeof err);
+    CHECK(n == N_TRIALS && c.n == N_TRIALS, "replay: got %ld records want %d", n, N_TRIALS);
+    CHECK(valid == file_size(path) && err[0] == 0, "replay of an intact journal: valid %ld of %ld, err '%s'", valid,
+          file_size(path), err);
+    for (int i = 0; i < c.n && i < N_TRIALS; i++) check_same_trial(&c.r[i], &want[i]);
+    collected_free(&c);
+    for (int i = 0; i < N_TRIALS; i++) trial_result_free(&want[i]);
+    free(want);
+}
+
+// A kill can cut the last record at any byte: every such file replays exactly the
+// records before it, reports where the intact part ends, and can be appended to.
+static void test_torn_tail(void) {
+    char path[128];
+    path_in(path, sizeof path, "torn.journal");
+    TrialResult t[3] = {make_trial(0, 0), make_trial(1, 0), make_trial(2, 2)};
+    Journal *j = journal_open(path, 0);
+    for (int i = 0; i < 2; i++) journal_append(j, &t[i]);
+    journal_close(j);
+    const long boundary = file_size(path);
+    j = journal_open(path, 0);
+    journal_append(j, &t[2]);
+    journal_close(j);
+    const long full = file_size(path);
+
+    Collected c = {0};
+    int wrong = 0;
+    for (long len = full - 1; len >= boundary; len--) {
+        if (truncate(path, len) != 0) die(EXIT_RUNTIME, "truncate %s: %s", path, strerror(errno));
+        long valid = -1;
+        char err[512] = "";
+        long n = replay(path, &c, &valid, err, sizeof err);
+        int ok = n == 2 && valid == boundary && c.n == 2 && c.r[0].id == 0 && c.r[1].id == 1 &&
+                 (len == boundary ? err[0] == 0 : strstr(err, path) && strstr(err, "torn or damaged") != NULL);
+        if (!ok && wrong++ < 5)
+            CHECK(0, "cut at %ld: %ld records, valid %ld (want 2, %ld), err '%s'", len, n, valid, boundary, err);
+    }
+    CHECK(wrong == 0, "%d of %ld cuts replayed wrongly", wrong, full - boundary);
+
+    // Cut mid-record, reopen with the intact length: the tail goes, an append lands whole.
+    if (truncate(path, boundary + (full - boundary) / 2) != 0) die(EXIT_RUNTIME, "truncate: %s", strerror(errno));
+    long valid = -1;
+    char err[512];
+    replay(path, &c, &valid, err, sizeof err);
+    j = journal_open(path, valid);
+    CHECK(file_size(path) == boundary, "journal_open(valid_bytes) left %ld bytes, want %ld", file_size(path), boundary);
+    journal_append(j, &t[2]);
+    journal_close(j);
+    long n = replay(path, &c, &valid, err, sizeof err);
+    CHECK(n == 3 && valid == full && err[0] == 0, "after cutting and appending: %ld records, valid %ld of %ld, '%s'", n,
+          valid, full, err);
+    if (n == 3) check_same_trial(&c.r[2], &t[2]);
+
+    // Damage inside the last record (its CRC) or its header magic: the first two remain.
+    const long at[] = {full - 1, boundary + HEADER + 20, boundary + 8, boundary};
+    for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+        FILE *f = xfopen(path, "r+b");
+        fseek(f, at[k], SEEK_SET);
+        int byte = fgetc(f);
+        fseek(f, at[k], SEEK_SET);
+        fputc(byte ^ 0x5a, f);
+        fclose(f);
+        n = replay(path, &c, &valid, err, sizeof err);
+        CHECK(n == 2 && valid == boundary && strstr(err, "torn or damaged"),
+              "damage at byte %ld: %ld records, valid %ld, '%s'", at[k], n, valid, err);
+        f = xfopen(path, "r+b");  // undo
+        fseek(f, at[k], SEEK_SET);
+        fputc(byte, f);
+        fclose(f);
+    }
+    n = replay(path, &c, &valid, err, sizeof err);
+    CHECK(n == 3 && valid == full, "after undoing the damage: %ld records", n);
+    collected_free(&c);
+    for (int i = 0; i < 3; i++) trial_result_free(&t[i]);
+}
+
+// Run fn(arg) in a child with stderr captured: its exit status, stderr in out.
+static int run_child(void (*fn)(const char *arg), const char *arg, char *out, size_t outlen) {
+    int fds[2];
+    if (pipe(fds) != 0) die(EXIT_RUNTIME, "pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        close(fds[0]);
+        fn(arg);
+        _exit(0);
+    }
+    close(fds[1]);
+    size_t got = 0;
+    ssize_t k;
+    while (got + 1 < outlen && (k = read(fds[0], out + got, outlen - 1 - got)) > 0) got += (size_t)k;
+    out[got] = 0;
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void open_journal(const char *path) { journal_close(journal_open(path, 0)); }
+
+static void write_text(const char *path, const char *text) {
+    FILE *f = xfopen(path, "wb");
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_foreign_files(void) {
+    char path[128], err[512], expect[256];
+    Collected c = {0};
+    long valid = -1;
+    path_in(path, sizeof path, "missing.journal");
+    CHECK(replay(path, &c, &valid, err, sizeof err) == 0 && valid == 0 && err[0] == 0,
+          "a missing journal replays as empty, got valid %ld '%s'", valid, err);
+
+    const char *foreign[] = {"", "attnsweep-journal", "{\"not\": \"a journal\"}\n", "attnsweep-journa1 1\nxxxx"};
+    path_in(path, sizeof path, "foreign.journal");
+    snprintf(expect, sizeof expect, "%s: not an attnsweep journal", path);
+    for (size_t k = 0; k < sizeof foreign / sizeof foreign[0]; k++) {
+        write_text(path, foreign[k]);
+        long n = replay(path, &c, &valid, err, sizeof err);
+        CHECK(n == -1 && strcmp(err, expect) == 0, "foreign file %zu: got %ld '%s', want -1 '%s'", k, n, err, expect);
+    }
+    char out[1024];
+    int code = run_child(open_journal, path, out, sizeof out);
+    CHECK(code == 1 && strstr(out, expect) && strchr(out, '\n') == out + strlen(out) - 1,
+          "journal_open on a foreign file: exit %d, stderr '%s'", code, out);
+    Bytes after = read_whole(path);
+    CHECK(after.len == strlen(foreign[3]) && memcmp(after.data, foreign[3], after.len) == 0,
+          "journal_open changed the foreign file");
+    bytes_free(&after);
+
+    write_text(path, "attnsweep-journal 2\n");
+    long n = replay(path, &c, &valid, err, sizeof err);
+    CHECK(n == -1 && strstr(err, "another attnsweep version"), "a version-2 journal: got %ld '%s'", n, err);
+    collected_free(&c);
+}
+
+// ---------------------------------------------------------------- resume
+
+typedef struct {
+    int ids[16], n;
+} Seen;
+
+static void seen_trial(void *ctx, const TrialResult *r) {
+    Seen *s = ctx;
+    if (s->n < 16) s->ids[s->n++] = r->id;
+}
+
+// h5py sees every trial once, summary rows in the order written. argv: path, ids.
+static const char *python_check =
+    "import sys, h5py\n"
+    "f = h5py.File(sys.argv[1], 'r')\n"
+    "ids = [int(x) for x in sys.argv[2].split(',')]\n"
+    "s = f['summary'][:]\n"
+    "assert len(s) == len(ids), (len(s), ids)\n"
+    "assert s['trial'].tolist() == ids, s['trial'].tolist()\n"
+    "assert sorted(f['trials']) == sorted('%06d' % i for i in ids), list(f['trials'])\n"
+    "assert f.attrs['sweep'] == 'resume' and f.attrs['seed'] == 7, dict(f.attrs)\n"
+    "for i, st in zip(ids, s['status']):\n"
+    "    t = f['trials/%06d' % i]\n"
+    "    assert t.attrs['status'] == st.decode() == ('ok' if len(t['weights']) else 'failed'), i\n"
+    "assert f['trials/000002/scores/layer0/cp_roles'].shape == (2, 3)\n"
+    "assert f['trials/000002/invariants/head_sv'].shape == (3, 2, 4)\n"
+    "assert f['trials/000007/weights/layer1'].shape == (4, 2, 8, 3)\n"
+    "print('test_journal: h5py reads the rebuilt file')\n";
+
+static void check_with_h5py(const char *path, const char *ids) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 - %s %s", path, ids);
+    FILE *py = popen(cmd, "w");
+    CHECK(py != NULL, "cannot run %s", cmd);
+    if (!py) return;
+    fputs(python_check, py);
+    int status = pclose(py);
+    CHECK(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "the h5py check failed (status %d); see its traceback above", status);
+}
+
+static const StoreMeta meta = {.sweep = "resume", .yaml = "name: resume\nseed: 7\n", .seed = 7, .start_time = 1.7e9};
+static char results[128], journal[128];
+
+static void rebuild_from_foreign_journal(const char *arg) {
+    long valid;
+    h5store_close(h5store_rebuild(results, &meta, arg, NULL, NULL, &valid), 0);
+}
+
+static void test_rebuild(void) {
+    path_in(results, sizeof results, "results.h5");
+    path_in(journal, sizeof journal, "results.h5.journal");
+    write_text(results, "a results file cut short by a kill\n");  // the journal is the truth
+
+    // Trials finish out of order; one is journaled twice; a kill tears the last record.
+    const int ids[] = {5, 2, 9, 0, 7, 2, 3};
+    enum { N = sizeof ids / sizeof ids[0] };
+    TrialResult t[N];
+    Journal *j = journal_open(journal, 0);
+    for (int i = 0; i < N; i++) {
+        t[i] = make_trial(ids[i], ids[i] % 3);
+        journal_append(j, &t[i]);
+    }
+    const long intact = file_size(journal);
+    TrialResult torn = make_trial(8, 2);
+    journal_append(j, &torn);
+    journal_close(j);
+    trial_result_free(&torn);
+    if (truncate(journal, intact + 100) != 0) die(EXIT_RUNTIME, "truncate: %s", strerror(errno));
+
+    Seen seen = {0};
+    long valid = -1;
+    H5Store *s = h5store_rebuild(results, &meta, journal, seen_trial, &seen, &valid);
+    CHECK(valid == intact, "rebuild: valid_bytes %ld, want %ld", valid, intact);
+    const int want_seen[] = {5, 2, 9, 0, 7, 3};
+    CHECK(seen.n == 6 && memcmp(seen.ids, want_seen, sizeof want_seen) == 0,
+          "rebuild saw %d trials (want 5,2,9,0,7,3; the duplicate skipped)", seen.n);
+    char partial[160];
+    snprintf(partial, sizeof partial, "%s.partial", results);
+    CHECK(access(partial, F_OK) != 0, "%s is left after the rebuild", partial);
+
+    // The rebuilt store goes on taking trials, and the journal goes on after its torn tail.
+    TrialResult late = make_trial(4, 1);
+    j = journal_open(journal, valid);
+    journal_append(j, &late);
+    journal_close(j);
+    h5store_write_trial(s, &late);
+    h5store_close(s, 1.7e9 + 60);
+
+    for (int i = 0; i < N; i++) {
+        if (i == 5) continue;  // the duplicate
+        TrialResult got;
+        char err[512];
+        int rc = h5store_read_trial(results, ids[i], &got, err, sizeof err);
+        CHECK(rc == 0, "reading trial %d of the rebuilt file: %s", ids[i], err);
+        if (rc != 0) continue;
+        check_same_stored(&got, &t[i]);
+        trial_result_free(&got);
+    }
+    check_with_h5py(results, "5,2,9,0,7,3,4");
+    Collected c = {0};
+    char err[512];
+    CHECK(replay(journal, &c, &valid, err, sizeof err) == N + 1 && err[0] == 0,
+          "the journal after resuming: %d records, '%s'", c.n, err);
+    collected_free(&c);
+
+    // A foreign journal: exit 2 with the reason, the results file untouched, no .partial.
+    char foreign[128], out[1024];
+    path_in(foreign, sizeof foreign, "foreign.journal");
+    write_text(foreign, "trial,accuracy\n5,0.75\n");
+    const long before = file_size(results);
+    int code = run_child(rebuild_from_foreign_journal, foreign, out, sizeof out);
+    CHECK(code == 2 && strstr(out, "not an attnsweep journal"), "rebuild from a foreign journal: exit %d, '%s'", code,
+          out);
+    CHECK(file_size(results) == before && access(partial, F_OK) != 0, "a failed rebuild touched %s", results);
+
+    // No journal: a fresh, empty results file.
+    char missing[128];
+    path_in(missing, sizeof missing, "none.journal");
+    s = h5store_rebuild(results, &meta, missing, NULL, NULL, &valid);
+    h5store_close(s, 1.7e9);
+    TrialResult none;
+    CHECK(valid == 0 && h5store_read_trial(results, 5, &none, err, sizeof err) == -1 && strstr(err, "no trial 5"),
+          "rebuild without a journal: valid %ld, '%s'", valid, err);
+
+    for (int i = 0; i < N; i++) trial_result_free(&t[i]);
+    trial_result_free(&late);
+}
+
+static void remove_dir(void) {
+    const char *names[] = {"fifty.journal", "torn.journal", "foreign.journal", "results.h5", "results.h5.journal"};
+    char path[128];
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        path_in(path, sizeof path, names[k]);
+        remove(path);
+    }
+    if (rmdir(dir) != 0) warnf("%s: cannot remove: %s", dir, strerror(errno));
+}
+
+int main(void) {
+    snprintf(dir, sizeof dir, "/tmp/test_journal_XXXXXX");
+    if (!mkdtemp(dir)) die(EXIT_RUNTIME, "cannot create a temporary directory");
+    const double t0 = now_seconds();
+    test_round_trip();
+    test_unpack_truncated();
+    test_unpack_damaged();
+    const double t1 = now_seconds();
+    test_append_and_replay();
+    test_torn_tail();
+    test_foreign_files();
+    const double t2 = now_seconds();
+    test_rebuild();
+    printf("test_journal: packing %.2f s, journal %.2f s, rebuild %.2f s\n", t1 - t0, t2 - t1, now_seconds() - t2);
+    remove_dir();
+    return check_report("test_journal");
+}

@@ -1,0 +1,558 @@
+#!/usr/bin/env bash
+# End-to-end tests of `attnsweep score` and of the scores `attnsweep train -o` records:
+# the trial file's invariants/ and scores/ groups and reward columns; scoring a trial on
+# 1, 2 and 4 MPI ranks (the same numbers, one BLACS grid of 1x1, 2x1, 2x2); the reward
+# options recomputed from the JSON; a safetensors checkpoint; bad input; --help.
+# Usage: bash tests/test_score_cli.sh /path/to/attnsweep     (from the repository root;
+# ctest runs it so). Models are tiny (d_model 16, 2 heads, 2 layers, 20 steps) so the file
+# finishes in seconds, also in the AddressSanitizer build (ATTNSWEEP_SANITIZED=1).
+# Leaks under AddressSanitizer: Open MPI's own allocations at exit would be reported, also
+# for a lone process (MPI starts as a singleton). The runs of sections 1, 2 and 4 without
+# mpirun keep leak detection, with a suppression list for Open MPI's libraries (naming
+# their frames needs exact, slow unwinding and components kept loaded); the mpirun runs
+# (where that unwinding makes a 4-rank start take 14 s) and the repeats of sections 3 and
+# 5 (the same code paths, to stay within a minute) run with detect_leaks=0.
+# Bad input is tested without mpirun, whose extra lines on a failing rank would hide the
+# one-line message.
+set -euo pipefail
+
+bin=${1:?usage: bash tests/test_score_cli.sh /path/to/attnsweep}
+[[ -x $bin ]] || { echo "FAIL: $bin is not an executable" >&2; exit 1; }
+bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+py=/usr/bin/python3
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 \
+    OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_score_cli.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+asan_leaks=${ASAN_OPTIONS:-} asan_noleaks=${ASAN_OPTIONS:-} leaks=1
+if [[ -n ${ATTNSWEEP_SANITIZED:-} ]]; then
+    printf 'leak:%s\n' libmpi.so libopen-pal.so libopen-rte.so libhwloc.so libpmix.so libevent mca_ >"$tmp/lsan-openmpi.supp"
+    export OMPI_MCA_mca_base_component_disable_dlclose=1 \
+        LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$tmp/lsan-openmpi.supp:print_suppressions=0"
+    asan_leaks="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1:fast_unwind_on_malloc=0"
+    asan_noleaks="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+fi
+cd "$tmp"  # anything written by mistake lands here and is removed
+start=$SECONDS
+checks=0
+
+fail() {
+    echo "FAIL: $*" >&2
+    for f in out err; do
+        [[ -s $tmp/$f ]] && { echo "--- std$f of the last run:" >&2; head -c 3000 "$tmp/$f" >&2; echo >&2; }
+    done
+    exit 1
+}
+pass() { checks=$((checks + 1)); echo "ok   $*"; }
+
+# run ARGS...: run the binary; stdout in $tmp/out, stderr in $tmp/err, exit code in $rc.
+# Under AddressSanitizer with leak detection when $leaks is 1 (see the top).
+run() {
+    local opts=$asan_noleaks
+    [[ $leaks == 1 ]] && opts=$asan_leaks
+    rc=0
+    ASAN_OPTIONS=$opts "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+}
+# mpi NP ARGS...: the same under mpirun -np NP (--oversubscribe beyond the cores).
+mpi() {
+    local np=$1 extra=()
+    shift
+    [[ $np -gt $(nproc) ]] && extra=(--oversubscribe)
+    rc=0
+    ASAN_OPTIONS=$asan_noleaks mpirun -np "$np" "${extra[@]}" "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+}
+
+expect_rc() {  # expect_rc WANT WHAT
+    [[ $rc == "$1" ]] || fail "$2: exit code: expected $1, got $rc"
+}
+expect_quiet_stderr() {  # expect_quiet_stderr WHAT
+    [[ ! -s $tmp/err ]] || fail "$1: stderr: expected nothing, got '$(head -c 500 "$tmp/err")'"
+}
+expect_one_error_line() {  # expect_one_error_line WHAT
+    local n
+    n=$(wc -l <"$tmp/err")
+    [[ $n == 1 ]] || fail "$1: stderr: expected exactly one line, got $n lines"
+    grep -q '^attnsweep: ' "$tmp/err" || fail "$1: stderr: expected a line starting 'attnsweep: ', got '$(cat "$tmp/err")'"
+}
+
+# pycheck WHAT ARGS... <<'EOF' ... EOF: run the Python on stdin with ARGS; it prints one
+# line per problem ("what: expected X, got Y") and exits non-zero if there were any.
+pycheck() {
+    local what=$1
+    shift
+    "$py" - "$@" >"$tmp/check" 2>&1 || { sed 's/^/  /' "$tmp/check" >&2; fail "$what (details above)"; }
+}
+
+# ---------------------------------------------------------------------------
+echo "== 1. attnsweep train -o records invariants, scores and the reward  [$((SECONDS - start)) s]"
+tiny=(--steps 20 --eval-every 10 --eval-batches 1 --batch 8 --d-model 16 --heads 2 --layers 2 --quiet)
+run train --attention mha "${tiny[@]}" -o "$tmp/mha.h5"
+expect_rc 0 "train mha -o"
+run train --attention grassmann --grassmann-rank 4 "${tiny[@]}" -o "$tmp/grassmann.h5"
+expect_rc 0 "train grassmann -o"
+
+# Every trial file: invariants/ has one row per evaluation step (curves/step) with the
+# shapes [n], [n, L], [n, L, 4], [n, L, G] (G = groups = the weights' first dimension);
+# its last row is the final tensor, so it equals scores/layerK; scores/layer0..L-1 hold
+# the full score; the /summary row's rank_deviation and correlation are recomputed from
+# scores/ (default reward: heads mode, ideal = full rank) and reward = accuracy - 0.1
+# rank_deviation - 0.1 correlation.
+for variant in mha grassmann; do
+    pycheck "trial file of $variant" "$tmp/$variant.h5" "$variant" <<'EOF'
+import sys
+import h5py
+import numpy as np
+path, variant = sys.argv[1], sys.argv[2]
+bad = []
+def want(ok, what, expected, got):
+    if not ok:
+        bad.append(f"{what}: expected {expected}, got {got}")
+def close(a, b, tol=1e-12):
+    return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
+with h5py.File(path, "r") as f:
+    t = f["trials/000000"]
+    w = t["weights/layer0"].shape
+    L = len(t["weights"])
+    G = w[0]
+    want(L == 2, "number of weights/layerK", 2, L)
+    want(G == (2 if variant == "mha" else 4), "groups (weights/layer0 first dimension)",
+         2 if variant == "mha" else 4, G)
+    steps = t["curves/step"][:]
+    inv = t["invariants"]
+    n = len(steps)
+    for name, shape in (("step", (n,)), ("correlation", (n, L)), ("eff_rank", (n, L, 4)), ("head_sv", (n, L, G))):
+        got = inv[name].shape if name in inv else "missing"
+        want(got == shape, f"invariants/{name} shape", shape, got)
+    if bad:
+        print("\n".join(bad)); sys.exit(1)
+    want(list(inv["step"][:]) == list(steps), "invariants/step", f"curves/step {list(steps)}", list(inv["step"][:]))
+    want(list(steps) == [10, 20], "curves/step", [10, 20], list(steps))
+    sc = t["scores"]
+    want(sorted(sc) == [f"layer{k}" for k in range(L)], "scores groups", [f"layer{k}" for k in range(L)], sorted(sc))
+    rd_terms, corrs = [], []
+    for k in range(L):
+        g = sc[f"layer{k}"]
+        for d in ("sv_mode0", "sv_mode1", "sv_mode2", "sv_mode3", "dims", "num_rank", "eff_rank",
+                  "core_energy", "tucker_ranks", "cp_fits", "cp_cond", "cp_roles"):
+            want(d in g, f"scores/layer{k}/{d}", "present", "missing")
+        for a in ("norm", "correlation", "tucker_fit", "tucker_iters", "cp_rank", "cp_fit"):
+            want(a in g.attrs, f"scores/layer{k} attribute {a}", "present", "missing")
+        if bad:
+            continue
+        dims = list(g["dims"][:])
+        want(dims == list(w), f"scores/layer{k}/dims", list(w), dims)
+        for m in range(4):
+            rmax = min(dims[m], int(np.prod(dims)) // dims[m])
+            want(len(g[f"sv_mode{m}"]) == rmax, f"scores/layer{k}/sv_mode{m} length", rmax, len(g[f"sv_mode{m}"]))
+        eff = g["eff_rank"][:]
+        # the last evaluation is at the last step: the trace's last row is the final tensor
+        want(np.allclose(inv["eff_rank"][-1, k], eff, rtol=1e-10, atol=0), f"invariants/eff_rank[-1, {k}]",
+             f"scores/layer{k}/eff_rank {eff}", inv["eff_rank"][-1, k])
+        want(np.allclose(inv["head_sv"][-1, k], g["sv_mode0"][:], rtol=1e-10, atol=0),
+             f"invariants/head_sv[-1, {k}]", f"scores/layer{k}/sv_mode0 {g['sv_mode0'][:]}", inv["head_sv"][-1, k])
+        want(close(inv["correlation"][-1, k], g.attrs["correlation"], 1e-10), f"invariants/correlation[-1, {k}]",
+             g.attrs["correlation"], inv["correlation"][-1, k])
+        want(int(g.attrs["cp_rank"]) >= 1 and len(g["cp_roles"]) == g.attrs["cp_rank"],
+             f"scores/layer{k} cp_roles rows", f"cp_rank {g.attrs['cp_rank']}", len(g["cp_roles"]))
+        r0 = len(g["sv_mode0"])
+        rd_terms.append(abs(eff[0] - r0) / r0)
+        corrs.append(g.attrs["correlation"])
+    row = f["summary"][0]
+    names = row.dtype.names
+    for c in ("accuracy", "rank_deviation", "correlation", "reward"):
+        want(c in names, f"/summary column {c}", "present", "missing")
+    if bad:
+        print("\n".join(bad)); sys.exit(1)
+    acc, rd, corr, reward = (float(row[c]) for c in ("accuracy", "rank_deviation", "correlation", "reward"))
+    want(close(rd, np.mean(rd_terms), 1e-10), "/summary rank_deviation",
+         f"mean |eff_rank[heads] - G| / G over layers = {np.mean(rd_terms)!r}", rd)
+    want(close(corr, np.mean(corrs), 1e-10), "/summary correlation", f"mean scores correlation {np.mean(corrs)!r}", corr)
+    want(abs(reward - (acc - 0.1 * rd - 0.1 * corr)) <= 1e-12, "/summary reward",
+         f"accuracy - 0.1 rank_deviation - 0.1 correlation = {acc - 0.1 * rd - 0.1 * corr!r}", reward)
+    want(0 <= rd <= 1 and 0 <= corr <= 1, "rank_deviation and correlation", "in [0, 1]", (rd, corr))
+    for a in ("rank_deviation", "correlation", "reward"):
+        want(close(float(t.attrs[a]), float(row[a])), f"trial attribute {a}", float(row[a]), t.attrs[a])
+print("\n".join(bad) if bad else f"accuracy {acc:.4f}, RankDeviation {rd:.6f}, Correlation {corr:.6f}, reward {reward:.6f}")
+sys.exit(1 if bad else 0)
+EOF
+    pass "train -o ($variant): invariants/ shapes, steps and last row = scores/; summary $(tail -1 "$tmp/check") (= accuracy - 0.1 RD - 0.1 Corr)"
+done
+
+# ---------------------------------------------------------------------------
+echo "== 2. attnsweep score on 1, 2 and 4 ranks: the same numbers, one BLACS grid  [$((SECONDS - start)) s]"
+# mha: the per-layer numbers of --json (every layer field) must agree to 1e-10 relative
+# between 1, 2 (2x1 grid) and 4 ranks (2x2, oversubscribed). grassmann: the table names
+# the grid, and every dataset and attribute of the output's scores/ agrees to 1e-10.
+# Each output file reads in h5py and holds the trial, its scores and a /summary row whose
+# rank_deviation, correlation and reward equal the JSON's (mha) and what training
+# recorded (the same tensors, the same default reward).
+grid_of() { case $1 in 1) echo "1 x 1" ;; 2) echo "2 x 1" ;; 4) echo "2 x 2" ;; esac; }
+for np in 1 2 4; do
+    for variant in mha grassmann; do
+        what="score $variant.h5 on $np rank(s)"
+        json=()
+        [[ $variant == mha ]] && json=(--json)
+        if [[ $np == 1 ]]; then
+            # without mpirun (a singleton) and without -o: FILE.scores.h5 beside the input
+            run score "$tmp/$variant.h5" "${json[@]}"
+            scores=$tmp/$variant.scores.h5
+        else
+            scores=$tmp/$variant.np$np.h5
+            mpi "$np" score "$tmp/$variant.h5" "${json[@]}" -o "$scores"
+        fi
+        expect_rc 0 "$what"
+        expect_quiet_stderr "$what"
+        [[ -f $scores && ! -e $scores.partial ]] || fail "$what: expected $scores and no .partial, got: $(ls "$tmp")"
+        cp "$scores" "$tmp/$variant.np$np.scores.h5"
+        if [[ $variant == mha ]]; then
+            [[ $(wc -l <"$tmp/out") == 1 ]] || fail "$what: --json: expected one line on stdout, got $(wc -l <"$tmp/out")"
+            cp "$tmp/out" "$tmp/mha.np$np.json"
+        else
+            # the table: the first line names the grid the ranks formed
+            grep -qF "2 layers of [4, 1, 16, 1] on a $(grid_of "$np") grid" "$tmp/out" ||
+                fail "$what: expected '2 layers of [4, 1, 16, 1] on a $(grid_of "$np") grid' in the first line, got '$(head -1 "$tmp/out")'"
+            [[ $(grep -cE '^ +[01]  [0-9]+ [0-9]+ [0-9]+ [0-9]+  ' "$tmp/out") == 2 ]] || fail "$what: expected two layer rows"
+            grep -qE '^RankDeviation [0-9.]+  Correlation [0-9.]+  reward -?[0-9.]+ = -?[0-9.]+ - 0.1 x [0-9.]+ - 0.1 x [0-9.]+$' "$tmp/out" ||
+                fail "$what: expected the line 'RankDeviation R  Correlation C  reward W = A - 0.1 x R - 0.1 x C'"
+            grep -qF "wrote $scores" "$tmp/out" || fail "$what: expected 'wrote $scores'"
+        fi
+    done
+    pass "$np rank(s)$([[ $np == 1 ]] && echo ' (no mpirun, default output FILE.scores.h5)'): exit 0, nothing on stderr, mha --json, grassmann table on a $(grid_of "$np") grid"
+done
+
+pycheck "scores on 1, 2 and 4 ranks" "$tmp" <<'EOF'
+import json, sys
+import h5py
+tmp = sys.argv[1]
+bad, worst = [], 0.0
+def want(ok, what, expected, got):
+    if not ok:
+        bad.append(f"{what}: expected {expected}, got {got!r}")
+def same(a, b, where):  # 1-rank value a, N-rank value b, to 1e-10 relative
+    global worst
+    if isinstance(a, dict):
+        if sorted(a) != sorted(b):
+            bad.append(f"{where}: keys: expected {sorted(a)}, got {sorted(b)}"); return
+        for k in a: same(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, (list, tuple)):
+        if len(a) != len(b):
+            bad.append(f"{where}: length: expected {len(a)}, got {len(b)}"); return
+        for i, (x, y) in enumerate(zip(a, b)): same(x, y, f"{where}[{i}]")
+    elif isinstance(a, (int, float)):
+        if not isinstance(b, (int, float)):
+            bad.append(f"{where}: expected {a!r}, got {b!r}"); return
+        rel = abs(a - b) / max(abs(a), abs(b), 1e-300)
+        worst = max(worst, rel)
+        if rel > 1e-10: bad.append(f"{where}: expected {a!r} (1 rank), got {b!r} (relative difference {rel:.2e})")
+    elif a != b:
+        bad.append(f"{where}: expected {a!r}, got {b!r}")
+def scores_of(path):  # every dataset and attribute under trials/000000/scores, as lists
+    out = {}
+    with h5py.File(path, "r") as f:
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset): out[name] = obj[()].tolist()
+            for k, v in obj.attrs.items(): out[f"{name}@{k}"] = v.item() if hasattr(v, "item") else v
+        f["trials/000000/scores"].visititems(visit)
+    return out
+
+for variant in ("mha", "grassmann"):
+    with h5py.File(f"{tmp}/{variant}.h5", "r") as src:
+        old = src["summary"][0]
+    for np_ in (1, 2, 4):
+        h5 = f"{tmp}/{variant}.np{np_}.scores.h5"
+        with h5py.File(h5, "r") as f:
+            want(f.attrs.get("sweep") == "score", f"{h5}: root attribute sweep", "score", f.attrs.get("sweep"))
+            for obj in ("trials/000000/scores/layer1/sv_mode0", "trials/000000/weights/layer1", "trials/000000/curves/step"):
+                want(obj in f, f"{h5}: {obj}", "present", "missing")
+            want(len(f["summary"]) == 1, f"{h5}: /summary rows", 1, len(f["summary"]))
+            row = f["summary"][0]
+            for c in ("accuracy", "rank_deviation", "correlation", "reward"):
+                want(abs(float(row[c]) - float(old[c])) <= 1e-10 * max(1, abs(float(old[c]))),
+                     f"{h5}: /summary {c} against the trial file's", float(old[c]), float(row[c]))
+            if variant == "mha":
+                d = json.load(open(f"{tmp}/mha.np{np_}.json"))
+                want(d.get("ranks") == np_, f"mha.np{np_}.json ranks", np_, d.get("ranks"))
+                want(len(d.get("layers", [])) == 2, f"mha.np{np_}.json layers", 2, len(d.get("layers", [])))
+                for c in ("reward", "rank_deviation", "correlation"):
+                    want(abs(float(row[c]) - d[c]) <= 1e-12 * max(1, abs(d[c])), f"{h5}: /summary {c}",
+                         f"the JSON's {d[c]!r}", float(row[c]))
+                for k, layer in enumerate(d.get("layers", [])):
+                    eff = f[f"trials/000000/scores/layer{k}/eff_rank"][:]
+                    # cJSON prints 15 digits when they read back within about 1 ulp: 1e-14
+                    want(all(abs(a - b) <= 1e-14 * abs(a) for a, b in zip(eff, layer["eff_rank"])),
+                         f"{h5}: scores/layer{k}/eff_rank", layer["eff_rank"], list(eff))
+    if variant == "mha":
+        ref = json.load(open(f"{tmp}/mha.np1.json"))
+        for np_ in (2, 4):
+            got = json.load(open(f"{tmp}/mha.np{np_}.json"))
+            same(ref["layers"], got["layers"], f"mha --json on {np_} ranks: layers")
+            for k in ("rank_deviation", "correlation", "reward"):
+                same(ref[k], got[k], f"mha --json on {np_} ranks: {k}")
+    ref = scores_of(f"{tmp}/{variant}.np1.scores.h5")
+    for np_ in (2, 4):
+        same(ref, scores_of(f"{tmp}/{variant}.np{np_}.scores.h5"), f"{variant} scores/ on {np_} ranks")
+print("\n".join(bad) if bad else f"max relative difference {worst:.1e}")
+sys.exit(1 if bad else 0)
+EOF
+pass "every per-layer number on 2 and 4 ranks equals 1 rank to 1e-10 relative (mha --json, grassmann scores/; $(tail -1 "$tmp/check")); each file's /summary = JSON = training's reward"
+
+# ---------------------------------------------------------------------------
+echo "== 3. --beta, --gamma, --modes, --ideal-ranks: the reward as the formula says  [$((SECONDS - start)) s]"
+# Recomputed from the JSON's per-layer eff_rank and correlation and the tensor's dims
+# (r_max of mode n = min(dims[n], product of the others); for the heads mode also the
+# length of head_sv): RankDeviation = mean over layers and chosen modes of
+# |eff_rank - min(ideal, r_max)| / r_max (ideal: r_max by default), Correlation = mean of
+# the layers' correlation, reward = accuracy - beta RD - gamma Correlation, all to 1e-12;
+# the -o file's /summary holds the same reward.
+leaks=0  # the code paths of section 2 (see the top)
+ncase=0
+: >"$tmp/cases"
+reward_case() {  # reward_case VARIANT BETA GAMMA MODES IDEAL -- ARGS...
+    local variant=$1 beta=$2 gamma=$3 modes=$4 ideal=$5
+    shift 6
+    ncase=$((ncase + 1))
+    run score "$tmp/$variant.h5" --json -o "$tmp/case$ncase.h5" "$@"
+    expect_rc 0 "score $variant.h5 $*"
+    cp "$tmp/out" "$tmp/case$ncase.json"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$variant ${*:-(defaults)}" "$tmp/$variant.h5" "$tmp/case$ncase" \
+        "$beta" "$gamma" "$modes" "$ideal" >>"$tmp/cases"
+}
+reward_case mha 0.1 0.1 heads "" --
+reward_case mha 0.5 0.25 heads "" -- --beta 0.5 --gamma 0.25
+reward_case mha 0 0 heads "" -- --beta 0 --gamma 0
+reward_case mha 0.1 0.1 heads,model_dim heads=1,model_dim=4 -- --modes heads,model_dim --ideal-ranks heads=1,model_dim=4
+reward_case mha 2 0.1 heads,head_dim,model_dim,roles head_dim=3.5 -- --modes 0,1,2,3 --ideal-ranks head_dim=3.5 --beta 2
+reward_case mha 0.1 0.1 heads heads=100 -- --ideal-ranks heads=100  # above r_max: clipped to it
+reward_case grassmann 0.3 0.7 model_dim,roles roles=1 -- --modes=model_dim,roles --ideal-ranks=roles=1 --beta=0.3 --gamma=0.7
+pycheck "reward options" "$tmp/cases" <<'EOF'
+import json, sys
+import h5py
+import numpy as np
+names = ["heads", "head_dim", "model_dim", "roles"]
+bad = []
+for line in open(sys.argv[1]):
+    what, trial, case, beta, gamma, modes, ideal = line.rstrip("\n").split("\t")
+    beta, gamma = float(beta), float(gamma)
+    modes = [names.index(m) for m in modes.split(",")]
+    ideal = {names.index(k): float(v) for k, v in (p.split("=") for p in ideal.split(",") if p)}
+    d = json.load(open(case + ".json"))
+    with h5py.File(trial, "r") as f:
+        dims = f["trials/000000/weights/layer0"].shape
+        acc = float(f["summary"][0]["accuracy"])
+    size = int(np.prod(dims))
+    rmax = [min(dims[n], size // dims[n]) for n in range(4)]
+    terms = []
+    for layer in d["layers"]:
+        if len(layer["head_sv"]) != rmax[0]:
+            bad.append(f"{what}: head_sv: expected {rmax[0]} values (r_max of the heads mode), got {len(layer['head_sv'])}")
+        for n in modes:
+            r_ideal = min(ideal.get(n, rmax[n]), rmax[n])
+            terms.append(abs(layer["eff_rank"][n] - r_ideal) / rmax[n])
+    rd = float(np.mean(terms))
+    corr = float(np.mean([layer["correlation"] for layer in d["layers"]]))
+    reward = acc - beta * rd - gamma * corr
+    problems = []
+    for k, want in (("rank_deviation", rd), ("correlation", corr), ("reward", reward)):
+        if abs(d[k] - want) > 1e-12 * max(1.0, abs(want)):
+            problems.append(f"{what}: {k}: expected {want!r} from the formula, got {d[k]!r}")
+    with h5py.File(case + ".h5", "r") as f:
+        got = float(f["summary"][0]["reward"])
+    if abs(got - reward) > 1e-12 * max(1.0, abs(reward)):
+        problems.append(f"{what}: -o file /summary reward: expected {reward!r}, got {got!r}")
+    if beta == 0 and gamma == 0 and d["reward"] != acc:
+        problems.append(f"{what}: reward: expected the accuracy {acc!r} exactly, got {d['reward']!r}")
+    bad += problems
+    if not problems:
+        print(f"ok   {what}: RankDeviation {rd:.6f}, Correlation {corr:.6f}, reward {reward:.6f} (accuracy {acc:.4f})")
+if bad:
+    print("\n".join(bad))
+sys.exit(1 if bad else 0)
+EOF
+cat "$tmp/check"
+checks=$((checks + ncase))
+
+# ---------------------------------------------------------------------------
+echo "== 4. a safetensors checkpoint  [$((SECONDS - start)) s]"
+leaks=1
+"$py" "$here/make_safetensors.py" "$tmp/st"
+# bert_f16 has no config.json: the heads come from --heads.
+model=$tmp/st/bert_f16/model.safetensors
+run score "$model" --heads 4
+expect_rc 0 "score bert_f16 --heads 4"
+expect_quiet_stderr "score bert_f16 --heads 4"
+grep -qF "(BERT, 4 heads): 2 layers of [4, 8, 32, 3] on a 1 x 1 grid" "$tmp/out" ||
+    fail "score bert_f16: expected '(BERT, 4 heads): 2 layers of [4, 8, 32, 3] on a 1 x 1 grid', got '$(head -1 "$tmp/out")'"
+grep -qE '^layer +numerical ranks +effective ranks +head corr +tucker ranks +fit +cp rank +cp fit +time$' "$tmp/out" ||
+    fail "score bert_f16: expected the table header line, got '$(sed -n 2p "$tmp/out")'"
+[[ $(grep -cE '^ +[01]  [0-9]+ [0-9]+ [0-9]+ [0-9]+ ' "$tmp/out") == 2 ]] ||
+    fail "score bert_f16: expected two layer rows"
+grep -qE '^RankDeviation [0-9.]+  Correlation [0-9.]+$' "$tmp/out" ||
+    fail "score bert_f16: expected 'RankDeviation X  Correlation Y' and no reward, got '$(grep RankDeviation "$tmp/out")'"
+grep -qF "wrote $tmp/st/bert_f16/model.scores.h5" "$tmp/out" || fail "score bert_f16: expected 'wrote .../model.scores.h5'"
+pass "bert_f16 --heads 4: a table of 2 layers, no reward line, wrote model.scores.h5"
+cp "$tmp/st/bert_f16/model.scores.h5" "$tmp/bert_table.h5"
+run score "$model" --heads 4 --json
+expect_rc 0 "score bert_f16 --heads 4 --json"
+pycheck "bert_f16 scores file" "$tmp/out" "$tmp/st/bert_f16/model.scores.h5" "$tmp/bert_table.h5" 2 \
+    "bert.encoder.layer.{k}" <<'EOF'
+import json, sys
+import h5py
+import numpy as np
+out, h5, h5_table, L, pattern = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+d = json.load(open(out))
+bad = []
+def want(ok, what, expected, got):
+    if not ok:
+        bad.append(f"{what}: expected {expected}, got {got!r}")
+want("reward" in d and d["reward"] is None, "JSON reward", "null (a checkpoint has no accuracy)", d.get("reward"))
+want(len(d["layers"]) == L, "JSON layers", L, len(d["layers"]))
+for path in (h5, h5_table):
+    with h5py.File(path, "r") as f:
+        for a in ("rank_deviation", "correlation", "beta", "gamma", "source", "family"):
+            want(a in f.attrs, f"{path}: root attribute {a}", "present", "missing")
+        want("summary" not in f and "trials" not in f, f"{path}: no /summary or /trials", "absent", list(f))
+        want(sorted(f["scores"]) == sorted(f"layer{k}" for k in range(L)), f"{path}: scores groups",
+             [f"layer{k}" for k in range(L)], sorted(f["scores"]))
+        if bad:
+            break
+        want(abs(f.attrs["rank_deviation"] - d["rank_deviation"]) <= 1e-12, f"{path}: rank_deviation",
+             d["rank_deviation"], f.attrs["rank_deviation"])
+        want(abs(f.attrs["correlation"] - d["correlation"]) <= 1e-12, f"{path}: correlation", d["correlation"],
+             f.attrs["correlation"])
+        for k in range(L):
+            g = f[f"scores/layer{k}"]
+            name = g.attrs.get("name", "missing")
+            want(name == pattern.format(k=k), f"{path}: scores/layer{k} attribute name", pattern.format(k=k), name)
+            want(list(g["dims"][:]) == [4, 8, 32, 3], f"{path}: scores/layer{k}/dims", [4, 8, 32, 3],
+                 list(g["dims"][:]))
+# RankDeviation from the JSON: heads mode, ideal = r_max = len(head_sv)
+rd = np.mean([abs(l["eff_rank"][0] - len(l["head_sv"])) / len(l["head_sv"]) for l in d["layers"]])
+want(abs(rd - d["rank_deviation"]) <= 1e-12, "JSON rank_deviation", f"mean |eff_rank[0] - 4| / 4 = {rd!r}",
+     d["rank_deviation"])
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+EOF
+pass "bert_f16 --json: reward null; model.scores.h5 has scores/layer0..1 named bert.encoder.layer.0..1, root rank_deviation/correlation equal to the JSON"
+
+# llama: 12 layers named model.layers.K (config.json gives the heads): scores/layerK is layer K
+run score "$tmp/st/llama/model.safetensors" --json -o "$tmp/llama.h5" --no-cp
+expect_rc 0 "score llama"
+pycheck "llama scores file" "$tmp/out" "$tmp/llama.h5" 12 "model.layers.{k}" <<'EOF'
+import json, sys
+import h5py
+out, h5, L, pattern = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+d = json.load(open(out))
+bad = []
+with h5py.File(h5, "r") as f:
+    for k in range(L):
+        name = f[f"scores/layer{k}"].attrs.get("name", "missing")
+        if name != pattern.format(k=k):
+            bad.append(f"scores/layer{k} name: expected {pattern.format(k=k)}, got {name!r}")
+        if "cp_fits" in f[f"scores/layer{k}"]:
+            bad.append(f"scores/layer{k}: --no-cp: expected no cp_fits")
+if d["reward"] is not None or len(d["layers"]) != L or any(l["cp_rank"] != 0 for l in d["layers"]):
+    bad.append(f"JSON: expected reward null, {L} layers, cp_rank 0 each (--no-cp)")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+EOF
+pass "llama (12 layers, config.json): scores/layer0..11 named model.layers.0..11 in order; --no-cp skips CP"
+
+# The same checkpoint on 2 ranks gives the same numbers.
+mpi 2 score "$model" --heads 4 --json -o "$tmp/bert2.h5"
+expect_rc 0 "score bert_f16 on 2 ranks"
+"$py" - "$tmp/out" "$tmp/st/bert_f16/model.scores.h5" >"$tmp/check" 2>&1 <<'EOF' || fail "bert_f16 on 2 ranks: $(cat "$tmp/check")"
+import json, sys
+import h5py
+d = json.load(open(sys.argv[1]))
+with h5py.File(sys.argv[2]) as f:
+    for k in ("rank_deviation", "correlation"):
+        a, b = f.attrs[k], d[k]
+        assert abs(a - b) <= 1e-10 * max(abs(a), abs(b)), f"{k}: expected {a!r} (1 rank), got {b!r} (2 ranks)"
+EOF
+pass "bert_f16 on 2 ranks: rank_deviation and correlation equal 1 rank's to 1e-10"
+
+# ---------------------------------------------------------------------------
+echo "== 5. bad input: exit 2, one line 'attnsweep: ...' on stderr, nothing written  [$((SECONDS - start)) s]"
+leaks=0  # error paths end in exit(2); see the top
+echo "this is a plain text file, not a model" >"$tmp/notes.txt"
+mkdir "$tmp/adir.h5"
+"$py" -c 'import h5py, sys; h5py.File(sys.argv[1], "w")["x"] = [1, 2]' "$tmp/other.h5"
+
+# bad_input WHAT KEY_PHRASE ARGS...: `attnsweep score ARGS...` (without mpirun) must exit 2
+# with one stderr line containing KEY_PHRASE (grep -F), print nothing on stdout and
+# leave neither $tmp/bad.h5 nor $tmp/bad.h5.partial (the -o of most cases).
+bad_input() {
+    local what=$1 phrase=$2
+    shift 2
+    run score "$@"
+    expect_rc 2 "$what"
+    expect_one_error_line "$what"
+    grep -qF -- "$phrase" "$tmp/err" ||
+        fail "$what: stderr: expected the phrase '$phrase', got '$(cat "$tmp/err")'"
+    [[ ! -s $tmp/out ]] || fail "$what: stdout: expected nothing, got '$(head -c 200 "$tmp/out")'"
+    [[ ! -e $tmp/bad.h5 && ! -e $tmp/bad.h5.partial ]] ||
+        fail "$what: expected no bad.h5 or bad.h5.partial, got: $(ls "$tmp")"
+    pass "$what -> $(cat "$tmp/err")"
+}
+bad_input "missing file" "attnsweep: score: $tmp/nothere.h5: No such file or directory" \
+    "$tmp/nothere.h5" -o "$tmp/bad.h5"
+bad_input "text file" "notes.txt: neither an HDF5 results file nor a safetensors file" \
+    "$tmp/notes.txt" -o "$tmp/bad.h5"
+bad_input "truncated safetensors" "lie outside the data buffer of 758 bytes (truncated file?)" \
+    "$tmp/st/bad/truncated.safetensors" --heads 2 -o "$tmp/bad.h5"
+bad_input "HDF5 file that is not a results file" "other.h5: not an attnsweep results file" \
+    "$tmp/other.h5" -o "$tmp/bad.h5"
+bad_input "no such --trial" "attnsweep: score: $tmp/mha.h5: no trial 3" "$tmp/mha.h5" --trial 3 -o "$tmp/bad.h5"
+bad_input "--trial not an integer" "--trial must be an integer in [0, 999999], got '1.5'" \
+    "$tmp/mha.h5" --trial 1.5 -o "$tmp/bad.h5"
+bad_input "unknown option" "attnsweep: score: unknown option '--betta' (see attnsweep score --help)" \
+    "$tmp/mha.h5" --betta 0.2 -o "$tmp/bad.h5"
+bad_input "unknown mode in --modes" "unknown mode 'heds' (allowed: heads, head_dim, model_dim, roles)" \
+    "$tmp/mha.h5" --modes heads,heds -o "$tmp/bad.h5"
+bad_input "unknown mode in --ideal-ranks" "unknown mode 'model' (allowed: heads, head_dim, model_dim, roles)" \
+    "$tmp/mha.h5" --ideal-ranks model=3 -o "$tmp/bad.h5"
+bad_input "empty --modes" "--modes needs at least one mode" "$tmp/mha.h5" --modes , -o "$tmp/bad.h5"
+bad_input "--ideal-ranks without =" "--ideal-ranks takes MODE=RANK pairs, got 'heads'" \
+    "$tmp/mha.h5" --ideal-ranks heads -o "$tmp/bad.h5"
+bad_input "bad --beta value" "--beta must be a number in [0, 1e+06], got 'abc'" "$tmp/mha.h5" --beta abc -o "$tmp/bad.h5"
+bad_input "negative --gamma" "--gamma must be a number in [0, 1e+06], got '-0.1'" \
+    "$tmp/mha.h5" --gamma=-0.1 -o "$tmp/bad.h5"
+bad_input "--beta without a value" "attnsweep: score: --beta needs a value" "$tmp/mha.h5" -o "$tmp/bad.h5" --beta
+bad_input "flag given a value" "attnsweep: score: --json takes no value" "$tmp/mha.h5" --json=1 -o "$tmp/bad.h5"
+bad_input "no file argument" "attnsweep: score: which file?" --json
+bad_input "two files" "one input file only" "$tmp/mha.h5" "$tmp/grassmann.h5" -o "$tmp/bad.h5"
+bad_input "safetensors without heads" "number of heads unknown" "$model" -o "$tmp/bad.h5"
+bad_input "-o in a missing directory" "attnsweep: score: cannot write /nonexistent/dir/x.h5: No such file or directory" \
+    "$tmp/mha.h5" -o /nonexistent/dir/x.h5
+bad_input "-o names a directory" "cannot write $tmp/adir.h5: it is a directory" "$tmp/mha.h5" -o "$tmp/adir.h5"
+[[ ! -e $tmp/adir.h5.partial ]] || fail "-o names a directory: left adir.h5.partial"
+cp "$tmp/mha.h5" "$tmp/keep.h5"
+bad_input "-o naming the input" "-o $tmp/./keep.h5 is the input file" "$tmp/keep.h5" -o "$tmp/./keep.h5"
+cmp -s "$tmp/mha.h5" "$tmp/keep.h5" || fail "-o naming the input: expected the input file unchanged"
+
+# Under mpirun a bad input still ends with exit code 2 and no rank waits for the others
+# forever; every rank names the problem (their lines may interleave: die() writes the
+# prefix and the message separately) and Open MPI adds its own lines.
+mpi 2 score "$tmp/nothere.h5" -o "$tmp/bad.h5"
+expect_rc 2 "mpirun -np 2 score of a missing file"
+grep -qF "$tmp/nothere.h5: No such file or directory" "$tmp/err" ||
+    fail "mpirun -np 2 score of a missing file: expected '...nothere.h5: No such file or directory' on stderr"
+[[ ! -e $tmp/bad.h5 ]] || fail "mpirun -np 2 score of a missing file: expected no bad.h5"
+pass "mpirun -np 2, missing file: exit 2, the reason on stderr"
+
+# ---------------------------------------------------------------------------
+echo "== 6. --help  [$((SECONDS - start)) s]"
+run score --help
+expect_rc 0 "score --help"
+expect_quiet_stderr "score --help"
+for opt in --trial --heads --beta --modes --ideal-ranks --energy --cp-rank-max --json; do
+    grep -qF -- "$opt" "$tmp/out" || fail "score --help: expected $opt in the option list"
+done
+pass "score --help exits 0 and lists every option"
+
+# ---------------------------------------------------------------------------
+left=$(find "$tmp" -name '*.partial')
+[[ -z $left ]] || fail "expected no *.partial files, got: $left"
+echo "PASS: $checks checks of attnsweep score in $((SECONDS - start)) s"
