@@ -6,12 +6,10 @@
 # Usage: bash tests/test_score_cli.sh /path/to/attnsweep     (from the repository root;
 # ctest runs it so). Models are tiny (d_model 16, 2 heads, 2 layers, 20 steps) so the file
 # finishes in seconds, also in the AddressSanitizer build (ATTNSWEEP_SANITIZED=1).
-# Leaks under AddressSanitizer: Open MPI's own allocations at exit would be reported, also
-# for a lone process (MPI starts as a singleton). The runs of sections 1, 2 and 4 without
-# mpirun keep leak detection, with a suppression list for Open MPI's libraries (naming
-# their frames needs exact, slow unwinding and components kept loaded); the mpirun runs
-# (where that unwinding makes a 4-rank start take 14 s) and the repeats of sections 3 and
-# 5 (the same code paths, to stay within a minute) run with detect_leaks=0.
+# Leaks under AddressSanitizer (tests/sanitizer_env.sh): the runs of sections 1, 2 and 4
+# without mpirun keep leak detection; the mpirun runs (where exact unwinding makes a
+# 4-rank start take 14 s) and the repeats of sections 3 and 5 (the same code paths, to
+# stay within a minute) run with detect_leaks=0.
 # Bad input is tested without mpirun, whose extra lines on a failing rank would hide the
 # one-line message.
 set -euo pipefail
@@ -26,14 +24,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_TH
     OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_score_cli.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-asan_leaks=${ASAN_OPTIONS:-} asan_noleaks=${ASAN_OPTIONS:-} leaks=1
-if [[ -n ${ATTNSWEEP_SANITIZED:-} ]]; then
-    printf 'leak:%s\n' libmpi.so libopen-pal.so libopen-rte.so libhwloc.so libpmix.so libevent mca_ >"$tmp/lsan-openmpi.supp"
-    export OMPI_MCA_mca_base_component_disable_dlclose=1 \
-        LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$tmp/lsan-openmpi.supp:print_suppressions=0"
-    asan_leaks="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1:fast_unwind_on_malloc=0"
-    asan_noleaks="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-fi
+leaks=1
+# shellcheck source=tests/sanitizer_env.sh
+source "$here/sanitizer_env.sh"
 cd "$tmp"  # anything written by mistake lands here and is removed
 start=$SECONDS
 checks=0

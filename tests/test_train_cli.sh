@@ -11,6 +11,9 @@ bin=${1:?usage: bash tests/test_train_cli.sh /path/to/attnsweep}
 [[ -x $bin ]] || { echo "FAIL: $bin is not an executable" >&2; exit 1; }
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+leaks=1  # bad input and the first run of each task; repeats run without (see run)
+# shellcheck source=tests/sanitizer_env.sh
+source "$here/sanitizer_env.sh"
 py=/usr/bin/python3
 checker=$here/check_trial_h5.py
 
@@ -31,9 +34,12 @@ fail() {
 pass() { checks=$((checks + 1)); echo "ok   $*"; }
 
 # run ARGS...: run the binary; stdout in $tmp/out, stderr in $tmp/err, exit code in $rc.
+# Under AddressSanitizer with leak detection when $leaks is 1 (tests/sanitizer_env.sh).
 run() {
+    local opts=$asan_noleaks
+    [[ $leaks == 1 ]] && opts=$asan_leaks
     rc=0
-    "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+    ASAN_OPTIONS=$opts "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
 }
 
 # JSON field of $tmp/out (the one object --json prints).
@@ -160,6 +166,8 @@ for task in fashion_mnist charlm recall; do
     for att in mha tucker linear grassmann; do
         what="train $task $att"
         h5=$tmp/$task-$att.h5
+        leaks=0
+        [[ $att == mha ]] && leaks=1
         run train --task "$task" --attention "$att" "${tiny[@]}" -o "$h5"
         expect_rc 0 "$what"
         [[ ! -s $tmp/err ]] || fail "$what: --quiet: expected nothing on stderr, got '$(cat "$tmp/err")'"
@@ -194,6 +202,7 @@ EOF
 done
 
 # ---------------------------------------------------------------------------
+leaks=0
 echo "== 3. determinism: same seed, same metrics; another seed, another loss"
 for task in fashion_mnist charlm recall; do
     for att in mha tucker linear grassmann; do

@@ -8,10 +8,14 @@
 #include <sys/resource.h>
 #include <time.h>
 
+// One write per message, so lines from several ranks under mpirun do not interleave.
 static void vprint(const char *fmt, va_list ap) {
-    fputs("attnsweep: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char line[2048];
+    int n = snprintf(line, sizeof line, "attnsweep: ");
+    n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    fwrite(line, 1, (size_t)n, stderr);
     fflush(stderr);
 }
 
