@@ -6,15 +6,23 @@
 #include "common/util.h"
 #include "invariants/grid.h"
 
+static const struct {
+    const char *name;
+    int (*run)(int, char **);
+    const char *summary;
+} verbs[] = {
+    {"run", cmd_run, "run a sweep from a YAML search space (under mpirun or Slurm)"},
+    {"validate", cmd_validate, "check a search space and show its first configurations"},
+    {"train", cmd_train, "train one configuration and report its metrics"},
+    {"score", cmd_score, "score a trial's or a checkpoint's attention tensors (under mpirun)"},
+    {"slurm", cmd_slurm, "write (and submit) a Slurm batch script for a sweep"},
+};
+enum { N_VERBS = sizeof verbs / sizeof verbs[0] };
+
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: attnsweep <command> [options]\n"
-            "\n"
-            "commands:\n"
-            "  train     train one configuration and report its metrics\n"
-            "  score     score a trial's or a checkpoint's attention tensors (under mpirun)\n"
-            "\n"
-            "Run 'attnsweep <command> --help' for a command's options.\n");
+    fprintf(f, "usage: attnsweep <command> [options]\n\ncommands:\n");
+    for (int i = 0; i < N_VERBS; i++) fprintf(f, "  %-9s %s\n", verbs[i].name, verbs[i].summary);
+    fprintf(f, "\nRun 'attnsweep <command> --help' for a command's options.\n");
 }
 
 int main(int argc, char **argv) {
@@ -31,15 +39,14 @@ int main(int argc, char **argv) {
         printf("attnsweep %s\n", ATTNSWEEP_VERSION);
         return 0;
     }
-    static const struct {
-        const char *name;
-        int (*run)(int, char **);
-    } verbs[] = {{"train", cmd_train}, {"score", cmd_score}};
-    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+    for (int i = 0; i < N_VERBS; i++)
         if (!strcmp(verb, verbs[i].name)) {
             int rc = verbs[i].run(argc - 1, argv + 1);
             grid_mpi_stop();
             return rc;
         }
-    die(EXIT_BADINPUT, "unknown command '%s' (allowed: train, score; see attnsweep --help)", verb);
+    char names[256] = "";
+    for (int i = 0; i < N_VERBS; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", verbs[i].name);
+    die(EXIT_BADINPUT, "unknown command '%s' (allowed: %s; see attnsweep --help)", verb, names);
 }

@@ -4,6 +4,9 @@
 
 int cmd_train(int argc, char **argv);
 int cmd_score(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_slurm(int argc, char **argv);
 
 #include "common/trial.h"
 

@@ -10,7 +10,7 @@
 //   trials: 24                       # extension: how many trials (not for grid)
 //   repeats: 2                       # extension: every configuration with this many seeds
 //   budget: {steps: 600, eval_every: 100, time_limit: 600}
-//   scheduler: {name: asha, min_steps: 100, eta: 3, max_steps: 900}
+//   scheduler: {name: asha, min_steps: 100, eta: 3}   # max_steps: the budget's steps
 //   evolution: {population: 8, sample_size: 3}
 //   reward: {beta: 0.1, gamma: 0.1, modes: [heads], ideal_ranks: {heads: 4}, energy: 0.99}
 //   parameters:
@@ -22,6 +22,36 @@
 //
 // Every parameter name is one of the trial parameters (common/config.h), with the
 // same types and ranges as on the command line.
+//
+// Keys, [defaults]; method and parameters are required, trials too unless method is grid:
+//   name [file stem]         letters, digits, _ - . (it names results/NAME.h5)
+//   metric                   name: reward | accuracy | loss | bits_per_byte [reward];
+//                            goal: maximize | minimize [minimize for loss and bits_per_byte]
+//   seed [1]                 0..2147482; trial seeds are seed*1000 + repeat
+//   trials                   1..10^6, a multiple of repeats; grid: its size x repeats
+//   repeats [1]              1..1000
+//   task [fashion_mnist]     a trial parameter set here or under parameters, not both
+//   budget                   steps or epochs (not both), eval_every: trial parameters;
+//                            time_limit: seconds per trial [0: none]
+//   scheduler                name: asha; min_steps (required) < max_steps; eta [3] >= 2;
+//                            max_steps [the budget's steps; if both given, equal]
+//   evolution                population [8] >= 2, sample_size [3, at most population];
+//                            read with any method, used by evolution
+//   reward                   beta [0.1], gamma [0.1] >= 0; modes [heads] from heads,
+//                            head_dim, model_dim, roles; ideal_ranks {mode: rank >= 1}
+//                            for modes listed [r_max]; energy in (0, 1] [0.99]
+//   parameters               NAME: one of
+//     {value: x}                       fixed (in base; with `when`, a conditional value)
+//     {values: [...], probabilities}   listed (distribution categorical or none);
+//                                      probabilities: one per value, summing to 1 (unused by grid)
+//     {min, max, distribution, q}      uniform | int_uniform | q_uniform (multiples of q [1]
+//                                      in [min, max], drawn evenly) | log_uniform_values (min > 0);
+//                                      default int_uniform for integers, uniform for reals
+//     when: {NAME: value or [values], ...}   applies only when all hold; NAME is fixed or
+//                                      listed and defined earlier; otherwise the base value
+// Every combination of the swept values must pass config_check (heads divide d_model,
+// core_rank <= heads, ...) and the task's data files must exist. Samplers and seeds:
+// sampler.c.
 #ifndef ATTN_SPACE_H
 #define ATTN_SPACE_H
 
@@ -81,11 +111,18 @@ typedef struct {
 } SweepSpec;
 
 // Load and validate. On error returns -1 with one line in err:
-// "FILE:LINE:COL: what is wrong (what is allowed)".
+// "FILE:LINE:COL: what is wrong (what is allowed)", and s is left empty.
 int space_load(SweepSpec *s, const char *path, char *err, size_t errlen);
 // The same from text in memory (path only names it in messages).
 int space_parse(SweepSpec *s, const char *path, const char *text, size_t len, char *err, size_t errlen);
 void space_free(SweepSpec *s);
+
+// Whether every `when` condition of p holds in c (p applies to that configuration).
+int space_condition_holds(const SpaceParam *p, const TrialConfig *c);
+
+// The YAML spellings ("grid", "log_uniform_values"), for messages and reports.
+const char *space_method_name(SweepMethod m);
+const char *space_distribution_name(Distribution d);
 
 // The number of distinct configurations (grid product honouring conditions), or -1
 // when a continuous distribution makes it infinite.
@@ -105,7 +142,8 @@ int sampler_config(Sampler *sm, int id, TrialConfig *out);
 // Evolution: a finished trial and its metric (larger is better after the goal is applied).
 void sampler_report(Sampler *sm, int id, const TrialConfig *c, double metric);
 
-// ASHA rungs: min_steps·eta^k for k = 0.. below max_steps. Writes at most cap rungs.
+// ASHA rungs: min_steps·eta^k for k = 0.. below max_steps. Writes at most cap rungs and
+// returns how many there are (0 without a scheduler).
 int asha_rungs(const SweepSpec *s, int *rungs, int cap);
 
 #endif

@@ -1,0 +1,561 @@
+// attnsweep slurm: write a Slurm batch script that runs a sweep under mpirun and requeues
+// itself when its time limit or a preemption stops it (and submit it with --submit).
+//
+// The script is scripts/slurm/attnsweep.sbatch with the #SBATCH lines and the settings
+// filled in: everything from its "# ---- body" line on is the text of script_body below,
+// byte for byte (tests/test_slurm.sh compares them), so the documented template and the
+// generated scripts cannot drift apart.
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmds/cmds.h"
+#include "common/util.h"
+#include "space/space.h"
+
+extern char **environ;
+
+// Seconds before the time limit at which Slurm sends SIGUSR1 (--signal=B:USR1@...), and
+// the shortest time limit that leaves room for work around it.
+enum { SIGNAL_LEAD_SECONDS = 120, MIN_TIME_SECONDS = 300, MAX_COUNT = 1000000 };
+
+// The part of every script after the settings: the same as the template's.
+static const char script_body[] =
+    "# ---- body: every script `attnsweep slurm` writes is the same from this line on.\n"
+    "set -uo pipefail  # not -e: mpirun's exit code is examined below\n"
+    "\n"
+    "export OPENBLAS_NUM_THREADS=1          # one BLAS thread per MPI rank\n"
+    "export OMPI_MCA_mpi_yield_when_idle=1  # a rank waiting for a message yields its core\n"
+    "\n"
+    "note() { printf 'attnsweep.sbatch %s: %s\\n' \"$(date '+%F %T')\" \"$*\"; }\n"
+    "\n"
+    "restarts=${SLURM_RESTART_COUNT:-0}\n"
+    "note \"job ${SLURM_JOB_ID:-(none)}, start $((restarts + 1)), on ${SLURM_JOB_NODELIST:-$(hostname)}\" \\\n"
+    "  \"with ${SLURM_NTASKS:-?} ranks: $SWEEP -> $OUT\"\n"
+    "mkdir -p \"$(dirname \"$OUT\")\"\n"
+    "\n"
+    "# SIGUSR1 (time limit near, or scancel --signal=USR1 --batch) and SIGTERM (scancel,\n"
+    "# preemption, the time limit itself) go on to mpirun as SIGUSR1, which mpirun relays to\n"
+    "# every rank. Only a stop without SIGTERM is requeued below.\n"
+    "mpirun_pid=\"\" signal=\"\" interrupted=\"\" got_term=\"\"\n"
+    "# shellcheck disable=SC2317  # called by the traps\n"
+    "forward() {\n"
+    "  signal=$1 interrupted=1\n"
+    "  if [[ $1 == TERM ]]; then got_term=1; fi\n"
+    "  note \"SIG$1: asking attnsweep to stop (finished trials are kept)\"\n"
+    "  if [[ -n $mpirun_pid ]]; then kill -USR1 \"$mpirun_pid\" 2>/dev/null || true; fi\n"
+    "}\n"
+    "trap 'forward USR1' USR1\n"
+    "trap 'forward TERM' TERM\n"
+    "\n"
+    "mpirun \"$ATTNSWEEP\" run \"$SWEEP\" --resume -o \"$OUT\" --group-size \"$GROUP_SIZE\" &\n"
+    "mpirun_pid=$!\n"
+    "# A signal that came before mpirun started.\n"
+    "if [[ -n $signal ]]; then kill -USR1 \"$mpirun_pid\" 2>/dev/null || true; fi\n"
+    "\n"
+    "# wait returns early when a trapped signal arrives: wait again until mpirun has ended.\n"
+    "rc=\"\"\n"
+    "while :; do\n"
+    "  interrupted=\"\" status=0\n"
+    "  wait \"$mpirun_pid\" || status=$?\n"
+    "  if [[ $status -eq 127 && -n $rc ]]; then break; fi  # its status was collected already\n"
+    "  rc=$status\n"
+    "  if [[ -z $interrupted ]]; then break; fi\n"
+    "done\n"
+    "\n"
+    "again=\"finished trials are kept: submit this script again to continue\"\n"
+    "if [[ $rc -eq 0 ]]; then\n"
+    "  note \"sweep complete: $OUT\"\n"
+    "  exit 0\n"
+    "elif [[ $rc -ne 3 ]]; then\n"
+    "  if [[ -n $signal ]]; then  # e.g. scancel: Slurm signalled mpirun itself too\n"
+    "    note \"mpirun ended with exit code $rc after SIG$signal: not requeueing; $again\"\n"
+    "  else\n"
+    "    note \"attnsweep failed (exit code $rc): not requeueing\"\n"
+    "  fi\n"
+    "  exit \"$rc\"\n"
+    "fi\n"
+    "# Exit code 3: stopped by a signal, resumable.\n"
+    "if [[ -z ${SLURM_JOB_ID:-} ]]; then\n"
+    "  note \"stopped: run this script again to continue\"\n"
+    "  exit 3\n"
+    "fi\n"
+    "if [[ -n $got_term ]]; then  # Slurm ends the job: it would even requeue a cancelled one\n"
+    "  note \"stopped by SIGTERM (scancel, preemption or the time limit): not requeueing; $again\"\n"
+    "  exit 3\n"
+    "fi\n"
+    "if ((restarts >= MAX_REQUEUES)); then\n"
+    "  note \"stopped after $restarts restarts (MAX_REQUEUES): not requeueing; $again\"\n"
+    "  exit 3\n"
+    "fi\n"
+    "state=$(scontrol -o show job \"$SLURM_JOB_ID\" 2>/dev/null) || state=\"\"\n"
+    "[[ $state =~ JobState=([A-Z_]+) ]] && state=${BASH_REMATCH[1]}\n"
+    "if [[ $state != RUNNING ]]; then\n"
+    "  note \"stopped while the job is ${state:-unknown to scontrol}: not requeueing; $again\"\n"
+    "  exit 3\n"
+    "fi\n"
+    "note \"stopped, resumable: requeueing job $SLURM_JOB_ID to continue\"\n"
+    "if scontrol requeue \"$SLURM_JOB_ID\"; then exit 0; fi  # Slurm ends this script meanwhile\n"
+    "note \"scontrol requeue failed: $again\"\n"
+    "exit 3\n"
+    ;
+
+static void slurm_usage(FILE *f) {
+    fprintf(f,
+            "usage: attnsweep slurm SWEEP.yaml [options]\n"
+            "\n"
+            "Write a Slurm batch script that runs the sweep with\n"
+            "  mpirun attnsweep run SWEEP.yaml --resume -o OUT --group-size G\n"
+            "(mpirun takes the rank count from Slurm), passes SIGUSR1/SIGTERM on to it, and\n"
+            "requeues itself when a time limit or preemption stopped the sweep (exit code 3),\n"
+            "so the job continues where it stopped. Slurm signals the job %d s before --time.\n"
+            "The template with every line explained: scripts/slurm/attnsweep.sbatch.\n"
+            "\n"
+            "  --nodes N              nodes (1)\n"
+            "  --ntasks-per-node M    MPI ranks per node (4); N x M ranks: one coordinator,\n"
+            "                         the rest train in groups of G (N x M - 1 a multiple of G)\n"
+            "  --group-size G         ranks per worker group (1)\n"
+            "  --time T               time limit: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or\n"
+            "                         D-HH:MM:SS, at least 5 minutes (default: the partition's)\n"
+            "  --partition P          partition (default: the cluster's default)\n"
+            "  --overcommit           allow more ranks than cores (test machines; the script\n"
+            "                         asks for --ntasks N x M instead of --ntasks-per-node)\n"
+            "  --max-requeues K       stop requeueing after K restarts (20)\n"
+            "  -o, --output FILE      results file (results/NAME.h5, NAME: the sweep's name);\n"
+            "                         the job log is FILE without .h5 + .slurm-JOBID.log\n"
+            "  --script PATH          where the script goes (FILE without .h5 + .sbatch;\n"
+            "                         '-': standard output)\n"
+            "  --submit               run sbatch on the script and print the job id\n"
+            "\n"
+            "Paths in the script are relative to the current directory (its --chdir).\n",
+            SIGNAL_LEAD_SECONDS);
+}
+
+typedef struct {
+    const char *sweep, *output, *script, *time, *partition;
+    int nodes, ntasks_per_node, group_size, max_requeues;
+    int overcommit, submit;
+} SlurmOptions;
+
+static int parse_count(const char *opt, const char *text, int lo, int hi) {
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end || errno || v < lo || v > hi || isspace((unsigned char)text[0]))
+        die(EXIT_BADINPUT, "slurm: %s must be a whole number in [%d, %d], got '%s'", opt, lo, hi, text);
+    return (int)v;
+}
+
+// One run of decimal digits at *s: its value (or -1), advancing *s.
+static long digits(const char **s) {
+    if (!isdigit((unsigned char)**s)) return -1;
+    long v = 0;
+    while (isdigit((unsigned char)**s)) {
+        if (v > 100000000L) return -1;
+        v = 10 * v + (**s - '0');
+        (*s)++;
+    }
+    return v;
+}
+
+// Slurm's time formats: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS, or UNLIMITED /
+// INFINITE (*seconds = -1). Returns 0, or -1 when text is none of them.
+static int parse_time(const char *text, long *seconds) {
+    if (!strcasecmp(text, "unlimited") || !strcasecmp(text, "infinite")) {
+        *seconds = -1;
+        return 0;
+    }
+    const char *s = text, *dash = strchr(text, '-');
+    long days = 0, f[3];
+    int n = 0;
+    if (dash) {
+        days = digits(&s);
+        if (days < 0 || s != dash) return -1;
+        s++;
+    }
+    for (;;) {  // up to three ':'-separated fields
+        if (n == 3) return -1;
+        long v = digits(&s);
+        if (v < 0) return -1;
+        f[n++] = v;
+        if (*s != ':') break;
+        s++;
+    }
+    if (*s) return -1;
+    // Every field but the leading one is bounded: hours after a day < 24, minutes and
+    // seconds after another field < 60.
+    if (dash && f[0] > 23) return -1;
+    for (int k = 1; k < n; k++)
+        if (f[k] > 59) return -1;
+    long h = 0, m = 0, sec = 0;
+    if (dash)
+        h = f[0], m = n > 1 ? f[1] : 0, sec = n > 2 ? f[2] : 0;
+    else if (n == 1)
+        m = f[0];
+    else if (n == 2)
+        m = f[0], sec = f[1];
+    else
+        h = f[0], m = f[1], sec = f[2];
+    *seconds = ((days * 24 + h) * 60 + m) * 60 + sec;
+    return 0;
+}
+
+// The sweep's name (its `name:`, or the file's stem), after loading and validating the
+// whole search space here, so that a mistake shows now and not when the job starts.
+// Job and file names keep letters, digits, '_', '-' and '.'; anything else becomes '_'.
+static char *sweep_name(const char *path) {
+    SweepSpec spec;
+    char err[1024];
+    if (space_load(&spec, path, err, sizeof err) != 0) die(EXIT_BADINPUT, "slurm: %s", err);
+    char *name = xstrdup(spec.name && spec.name[0] ? spec.name : "sweep");
+    space_free(&spec);
+    for (char *c = name; *c; c++)
+        if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-' && *c != '.') *c = '_';
+    if (name[0] == '.' || name[0] == '-') name[0] = '_';
+    return name;
+}
+
+// #SBATCH lines cannot quote: a path there must not need quoting.
+static void check_sbatch_text(const char *what, const char *text) {
+    for (const char *c = text; *c; c++)
+        if (iscntrl((unsigned char)*c)) die(EXIT_BADINPUT, "slurm: %s has a control character", what);
+    for (const char *c = text; *c; c++)
+        if (isspace((unsigned char)*c) || strchr("\"'\\%", *c))
+            die(EXIT_BADINPUT,
+                "slurm: %s '%s' cannot go on an #SBATCH line (no spaces, quotes, backslashes or '%%')", what,
+                text);
+}
+
+// A shell word: as it is when it is plain, otherwise in single quotes.
+static void put_shell_word(FILE *f, const char *s) {
+    int plain = s[0] != 0;
+    for (const char *c = s; *c; c++)
+        if (!isalnum((unsigned char)*c) && !strchr("_./+-:,@=", *c)) plain = 0;
+    if (plain) {
+        fputs(s, f);
+        return;
+    }
+    fputc('\'', f);
+    for (const char *c = s; *c; c++) {
+        if (*c == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*c, f);
+    }
+    fputc('\'', f);
+}
+
+// "results/x.h5" → "results/x" (the stem that the script and the log share).
+static char *output_stem(const char *out) {
+    size_t n = strlen(out);
+    if (n > 3 && !strcmp(out + n - 3, ".h5")) n -= 3;
+    char *s = xmalloc(n + 1);
+    memcpy(s, out, n);
+    s[n] = 0;
+    return s;
+}
+
+static char *concat(const char *a, const char *b) {
+    size_t na = strlen(a), nb = strlen(b);
+    char *s = xmalloc(na + nb + 1);
+    memcpy(s, a, na);
+    memcpy(s + na, b, nb + 1);
+    return s;
+}
+
+// mkdir -p of the directory part of path.
+static void make_parent_dirs(const char *path) {
+    char *d = xstrdup(path);
+    char *slash = strrchr(d, '/');
+    if (slash && slash != d) {
+        *slash = 0;
+        for (char *c = d + 1;; c++) {
+            int end = *c == 0;
+            if (*c == '/' || end) {
+                *c = 0;
+                if (mkdir(d, 0777) != 0 && errno != EEXIST)
+                    die(EXIT_BADINPUT, "slurm: cannot create directory %s: %s", d, strerror(errno));
+                struct stat st;
+                if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode))
+                    die(EXIT_BADINPUT, "slurm: %s is not a directory", d);
+                if (end) break;
+                *c = '/';
+            }
+        }
+    }
+    free(d);
+}
+
+// PROG found in a directory of PATH?
+static int on_path(const char *prog) {
+    const char *path = getenv("PATH");
+    if (!path) return 0;
+    char *dirs = xstrdup(path);
+    int found = 0;
+    for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+        char *full = xmalloc(strlen(d) + strlen(prog) + 2);
+        sprintf(full, "%s/%s", d, prog);
+        found = access(full, X_OK) == 0;
+        free(full);
+    }
+    free(dirs);
+    return found;
+}
+
+// The executable running now, so the job runs the same build.
+static char *self_path(void) {
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) return xstrdup("attnsweep");
+    buf[n] = 0;
+    return xstrdup(buf);
+}
+
+static char *script_text(const SlurmOptions *o, const char *name, const char *log) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) die(EXIT_RUNTIME, "slurm: out of memory");
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) die(EXIT_RUNTIME, "slurm: cannot read the current directory: %s", strerror(errno));
+    check_sbatch_text("the current directory", cwd);
+    char *exe = self_path();
+    fprintf(f,
+            "#!/bin/bash\n"
+            "# Slurm batch job for sweep %s: it runs the sweep under mpirun, requeues itself\n"
+            "# when its time limit or a preemption stops it, and resumes. Written by attnsweep\n"
+            "# %s as\n"
+            "#   attnsweep slurm",
+            name, ATTNSWEEP_VERSION);
+    fputc(' ', f);
+    put_shell_word(f, o->sweep);
+    fprintf(f, " --nodes %d --ntasks-per-node %d --group-size %d", o->nodes, o->ntasks_per_node, o->group_size);
+    if (o->time) fprintf(f, " --time %s", o->time);
+    if (o->partition) fprintf(f, " --partition %s", o->partition);
+    if (o->overcommit) fputs(" --overcommit", f);
+    fputs(" -o ", f);
+    put_shell_word(f, o->output);
+    fputs("\n# Submit it with sbatch. Every line after the #SBATCH lines and the settings is the\n"
+          "# template scripts/slurm/attnsweep.sbatch of the attnsweep sources, where it is\n"
+          "# explained line by line.\n\n",
+          f);
+    fprintf(f, "#SBATCH --job-name=%s\n", name);
+    fprintf(f, "#SBATCH --nodes=%d\n", o->nodes);
+    if (o->overcommit)  // Slurm refuses --ntasks-per-node above a node's CPUs even then
+        fprintf(f, "#SBATCH --ntasks=%ld\n#SBATCH --overcommit\n", (long)o->nodes * o->ntasks_per_node);
+    else
+        fprintf(f, "#SBATCH --ntasks-per-node=%d\n", o->ntasks_per_node);
+    if (o->time) fprintf(f, "#SBATCH --time=%s\n", o->time);
+    if (o->partition) fprintf(f, "#SBATCH --partition=%s\n", o->partition);
+    fprintf(f, "#SBATCH --chdir=%s\n", cwd);
+    fprintf(f, "#SBATCH --output=%s\n", log);
+    fputs("#SBATCH --open-mode=append\n", f);
+    fputs("#SBATCH --requeue\n", f);
+    fprintf(f, "#SBATCH --signal=B:USR1@%d\n", SIGNAL_LEAD_SECONDS);
+    fputs("\n# ---- settings (relative paths: from the --chdir directory)\n", f);
+    fputs("ATTNSWEEP=", f);
+    put_shell_word(f, exe);
+    fputs("\nSWEEP=", f);
+    put_shell_word(f, o->sweep);
+    fputs("\nOUT=", f);
+    put_shell_word(f, o->output);
+    fprintf(f, "\nGROUP_SIZE=%d\nMAX_REQUEUES=%d\n\n", o->group_size, o->max_requeues);
+    fputs(script_body, f);
+    if (fclose(f) != 0) die(EXIT_RUNTIME, "slurm: out of memory");
+    free(exe);
+    return text;
+}
+
+static void write_file(const char *path, const char *text) {
+    char *tmp = concat(path, ".partial");
+    FILE *f = fopen(tmp, "w");
+    if (!f) die(EXIT_BADINPUT, "slurm: cannot write %s: %s", path, strerror(errno));
+    size_t n = strlen(text);
+    if (fwrite(text, 1, n, f) != n || fclose(f) != 0) {
+        remove(tmp);
+        die(EXIT_RUNTIME, "slurm: writing %s failed", path);
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        remove(tmp);
+        die(EXIT_BADINPUT, "slurm: cannot write %s: %s", path, strerror(e));
+    }
+    free(tmp);
+}
+
+// sbatch --parsable PATH; returns the job id it printed.
+static long submit(const char *path) {
+    int fds[2];
+    if (pipe(fds) != 0) die(EXIT_RUNTIME, "slurm: pipe: %s", strerror(errno));
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    posix_spawn_file_actions_addclose(&fa, fds[1]);
+    char *argv[] = {"sbatch", "--parsable", (char *)path, NULL};
+    pid_t pid;
+    int err = posix_spawnp(&pid, "sbatch", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (err) die(EXIT_RUNTIME, "slurm: cannot run sbatch: %s (the script is %s)", strerror(err), path);
+    char out[256];
+    size_t len = 0;
+    ssize_t r;
+    while ((r = read(fds[0], out + len, sizeof out - 1 - len)) > 0 || (r < 0 && errno == EINTR))
+        if (r > 0) len += (size_t)r;
+    out[len] = 0;
+    close(fds[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) die(EXIT_RUNTIME, "slurm: waiting for sbatch: %s", strerror(errno));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        die(EXIT_RUNTIME, "slurm: sbatch %s failed (%s %d); the script is kept", path,
+            WIFEXITED(status) ? "exit code" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    char *end;
+    long id = strtol(out, &end, 10);
+    if (end == out || id <= 0 || (*end && *end != ';' && *end != '\n'))
+        die(EXIT_RUNTIME, "slurm: sbatch printed '%.*s', not a job id", (int)strcspn(out, "\n"), out);
+    return id;
+}
+
+// "--opt=value" or "--opt value": the value, or NULL when arg is not --opt.
+static const char *option_value(int argc, char **argv, int *i, const char *opt) {
+    const char *a = argv[*i];
+    size_t n = strlen(opt);
+    if (strncmp(a, opt, n) != 0) return NULL;
+    if (a[n] == '=') {
+        if (!a[n + 1]) die(EXIT_BADINPUT, "slurm: %s needs a value", opt);
+        return a + n + 1;
+    }
+    if (a[n]) return NULL;
+    if (*i + 1 >= argc || !strncmp(argv[*i + 1], "--", 2)) die(EXIT_BADINPUT, "slurm: %s needs a value", opt);
+    return argv[++*i];
+}
+
+static int is_flag(const char *arg, const char *flag) {
+    size_t n = strlen(flag);
+    if (strncmp(arg, flag, n) != 0) return 0;
+    if (arg[n] == '=') die(EXIT_BADINPUT, "slurm: %s takes no value", flag);
+    return arg[n] == 0;
+}
+
+int cmd_slurm(int argc, char **argv) {
+    SlurmOptions o = {.nodes = 1, .ntasks_per_node = 4, .group_size = 1, .max_requeues = 20};
+    const char *v;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_flag(a, "--help") || !strcmp(a, "-h")) {
+            slurm_usage(stdout);
+            return 0;
+        } else if (is_flag(a, "--submit")) {
+            o.submit = 1;
+        } else if (is_flag(a, "--overcommit")) {
+            o.overcommit = 1;
+        } else if ((v = option_value(argc, argv, &i, "--nodes"))) {
+            o.nodes = parse_count("--nodes", v, 1, MAX_COUNT);
+        } else if ((v = option_value(argc, argv, &i, "--ntasks-per-node"))) {
+            o.ntasks_per_node = parse_count("--ntasks-per-node", v, 1, MAX_COUNT);
+        } else if ((v = option_value(argc, argv, &i, "--group-size"))) {
+            o.group_size = parse_count("--group-size", v, 1, MAX_COUNT);
+        } else if ((v = option_value(argc, argv, &i, "--max-requeues"))) {
+            o.max_requeues = parse_count("--max-requeues", v, 0, MAX_COUNT);
+        } else if ((v = option_value(argc, argv, &i, "--time"))) {
+            o.time = v;
+        } else if ((v = option_value(argc, argv, &i, "--partition"))) {
+            o.partition = v;
+        } else if ((v = option_value(argc, argv, &i, "--script"))) {
+            o.script = v;
+        } else if ((v = option_value(argc, argv, &i, "--output")) || (v = option_value(argc, argv, &i, "-o"))) {
+            o.output = v;
+        } else if (a[0] == '-' && a[1]) {
+            die(EXIT_BADINPUT, "slurm: unknown option '%s' (see attnsweep slurm --help)", a);
+        } else if (o.sweep) {
+            die(EXIT_BADINPUT, "slurm: one search space only, got '%s' and '%s'", o.sweep, a);
+        } else {
+            o.sweep = a;
+        }
+    }
+    if (!o.sweep) die(EXIT_BADINPUT, "slurm: no search space given (usage: attnsweep slurm SWEEP.yaml [options])");
+    for (const char *c = o.sweep; *c; c++)
+        if (iscntrl((unsigned char)*c)) die(EXIT_BADINPUT, "slurm: the search space's path has a control character");
+
+    long seconds = 0;
+    if (o.time) {
+        if (parse_time(o.time, &seconds) != 0)
+            die(EXIT_BADINPUT,
+                "slurm: --time '%s' is not a Slurm time (allowed: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS, "
+                "UNLIMITED)",
+                o.time);
+        if (seconds >= 0 && seconds < MIN_TIME_SECONDS)
+            die(EXIT_BADINPUT,
+                "slurm: --time %s is too short: the job is asked to stop %d s before its limit (give at least %d "
+                "minutes)",
+                o.time, SIGNAL_LEAD_SECONDS, MIN_TIME_SECONDS / 60);
+    }
+    if (o.partition) {
+        if (!o.partition[0]) die(EXIT_BADINPUT, "slurm: --partition needs a name");
+        for (const char *c = o.partition; *c; c++)
+            if (!isalnum((unsigned char)*c) && !strchr("_-.,", *c))
+                die(EXIT_BADINPUT, "slurm: --partition '%s' is not a partition name (letters, digits, '_', '-', '.', ',')",
+                    o.partition);
+    }
+    long ranks = (long)o.nodes * o.ntasks_per_node;
+    if (ranks > MAX_COUNT) die(EXIT_BADINPUT, "slurm: %ld ranks is more than %d", ranks, MAX_COUNT);
+    if (ranks < 1 + o.group_size || (ranks - 1) % o.group_size)  // what attnsweep run requires
+        die(EXIT_BADINPUT,
+            "slurm: --nodes %d x --ntasks-per-node %d = %ld ranks cannot form a coordinator and groups of "
+            "--group-size %d (need 1 + a multiple of %d, at least %d)",
+            o.nodes, o.ntasks_per_node, ranks, o.group_size, o.group_size, 1 + o.group_size);
+    if (o.submit && o.script && !strcmp(o.script, "-"))
+        die(EXIT_BADINPUT, "slurm: --submit needs the script in a file, not --script -");
+
+    char *name = sweep_name(o.sweep);
+    char *default_out = NULL;
+    if (!o.output) {
+        default_out = xmalloc(strlen(name) + 16);
+        sprintf(default_out, "results/%s.h5", name);
+        o.output = default_out;
+    }
+    if (!o.output[0]) die(EXIT_BADINPUT, "slurm: --output needs a file name");
+    check_sbatch_text("--output", o.output);
+    char *stem = output_stem(o.output);
+    char *log = concat(stem, ".slurm-%j.log");
+    char *default_script = concat(stem, ".sbatch");
+    const char *script = o.script ? o.script : default_script;
+    if (!script[0]) die(EXIT_BADINPUT, "slurm: --script needs a file name (or '-')");
+    struct stat st;
+    if (strcmp(script, "-") && stat(script, &st) == 0 && S_ISDIR(st.st_mode))
+        die(EXIT_BADINPUT, "slurm: cannot write %s: it is a directory", script);
+    if (o.submit && !on_path("sbatch"))
+        die(EXIT_RUNTIME, "slurm: --submit: sbatch is not on PATH (is this a Slurm login node?)");
+
+    char *text = script_text(&o, name, log);
+    make_parent_dirs(o.output);  // the log goes there too: Slurm does not create it
+    if (!strcmp(script, "-")) {
+        fputs(text, stdout);
+        fflush(stdout);
+    } else {
+        make_parent_dirs(script);
+        write_file(script, text);
+        if (o.submit)
+            printf("%ld\n", submit(script));
+        else
+            printf("wrote %s (submit it with: sbatch %s)\n", script, script);
+    }
+    free(text);
+    free(log);
+    free(stem);
+    free(default_script);
+    free(default_out);
+    free(name);
+    return 0;
+}

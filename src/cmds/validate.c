@@ -1,0 +1,166 @@
+// attnsweep validate: load a sweep file with every check `run` makes, then print what it
+// describes: the method, the swept parameters, the size of the space and the first trials.
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds/cmds.h"
+#include "common/config_json.h"
+#include "common/util.h"
+#include "space/space.h"
+
+enum { FIRST_TRIALS = 5 };
+
+static const char *plural(double n) { return n == 1 ? "" : "s"; }
+
+static void validate_usage(FILE *f) {
+    fprintf(f,
+            "usage: attnsweep validate SWEEP.yaml [--json]\n"
+            "\n"
+            "Check a sweep file (YAML syntax, keys, types and ranges of every value, every\n"
+            "combination of the swept values, conditions, the scheduler, the task's data files)\n"
+            "and print the size of its space and its first %d trials. Errors are one line\n"
+            "FILE:LINE:COL: message, exit code 2.\n"
+            "  %-10s print the summary as one JSON object\n",
+            FIRST_TRIALS, "--json");
+}
+
+// "values [mha, tucker]", "log_uniform_values [0.0005, 0.005]", "... when attention=tucker"
+static void describe_param(const SpaceParam *p, char *out, size_t len) {
+    size_t used = (size_t)snprintf(out, len, "%s", space_distribution_name(p->dist));
+    if (p->dist == DIST_VALUE || p->dist == DIST_VALUES || p->dist == DIST_CATEGORICAL) {
+        for (int k = 0; k < p->n_values && used < len; k++)
+            used += (size_t)snprintf(out + used, len - used, "%s%s", k ? ", " : " [", p->values[k]);
+        if (used < len) used += (size_t)snprintf(out + used, len - used, "]");
+        for (int k = 0; p->probabilities && k < p->n_values && used < len; k++)
+            used += (size_t)snprintf(out + used, len - used, "%s%g", k ? ", " : " probabilities [", p->probabilities[k]);
+        if (p->probabilities && used < len) used += (size_t)snprintf(out + used, len - used, "]");
+    } else if (used < len) {
+        used += (size_t)snprintf(out + used, len - used, " [%g, %g]", p->min, p->max);
+        if (p->dist == DIST_Q_UNIFORM && used < len) used += (size_t)snprintf(out + used, len - used, " q %g", p->q);
+    }
+    for (int i = 0; i < p->n_when && used < len; i++) {
+        const Condition *c = &p->when[i];
+        used += (size_t)snprintf(out + used, len - used, "%s%s=", i ? ", " : " when ", c->param->name);
+        for (int k = 0; k < c->n_values && used < len; k++)
+            used += (size_t)snprintf(out + used, len - used, "%s%s", k ? "|" : "", c->values[k]);
+    }
+}
+
+// "attention=tucker core_rank=2": the swept parameters that apply to c.
+static void describe_trial(const SweepSpec *s, const TrialConfig *c, char *out, size_t len) {
+    size_t used = 0;
+    out[0] = 0;
+    for (int j = 0; j < s->n_params && used < len; j++) {
+        const SpaceParam *p = &s->params[j];
+        if (!space_condition_holds(p, c)) continue;
+        char v[CONFIG_TEXT + 8];
+        config_format(c, p->param, v, sizeof v);
+        used += (size_t)snprintf(out + used, len - used, "%s%s=%s", used ? " " : "", p->param->name, v);
+    }
+}
+
+int cmd_validate(int argc, char **argv) {
+    const char *path = NULL;
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+            validate_usage(stdout);
+            return 0;
+        }
+        if (!strcmp(arg, "--json")) {
+            json = 1;
+            continue;
+        }
+        if (arg[0] == '-' && arg[1]) die(EXIT_BADINPUT, "validate: unknown option '%s' (see attnsweep validate --help)", arg);
+        if (path) die(EXIT_BADINPUT, "validate: one sweep file at a time (got '%s' and '%s')", path, arg);
+        path = arg;
+    }
+    if (!path) die(EXIT_BADINPUT, "validate: expected a sweep file (attnsweep validate SWEEP.yaml)");
+
+    SweepSpec s;
+    char err[1024];
+    if (space_load(&s, path, err, sizeof err)) die(EXIT_BADINPUT, "%s", err);
+    long size = space_size(&s);
+    Sampler *sm = sampler_create(&s);
+    int rungs[64], n_rungs = asha_rungs(&s, rungs, 64);
+
+    if (json) {
+        cJSON *o = cJSON_CreateObject(), *params = cJSON_CreateArray(), *first = cJSON_CreateArray();
+        cJSON_AddStringToObject(o, "file", path);
+        cJSON_AddStringToObject(o, "name", s.name);
+        cJSON_AddStringToObject(o, "method", space_method_name(s.method));
+        cJSON_AddStringToObject(o, "metric", s.metric);
+        cJSON_AddStringToObject(o, "goal", s.maximize ? "maximize" : "minimize");
+        cJSON_AddNumberToObject(o, "seed", s.seed);
+        cJSON_AddNumberToObject(o, "trials", s.trials);
+        cJSON_AddNumberToObject(o, "repeats", s.repeats);
+        if (size < 0)
+            cJSON_AddStringToObject(o, "space_size", "infinite");
+        else
+            cJSON_AddNumberToObject(o, "space_size", (double)size);
+        for (int j = 0; j < s.n_params; j++) cJSON_AddItemToArray(params, cJSON_CreateString(s.params[j].param->name));
+        cJSON_AddItemToObject(o, "parameters", params);
+        cJSON *r = cJSON_AddArrayToObject(o, "asha_rungs");
+        for (int k = 0; k < n_rungs && k < 64; k++) cJSON_AddItemToArray(r, cJSON_CreateNumber(rungs[k]));
+        for (int id = 0; id < s.trials && id < FIRST_TRIALS; id++) {
+            TrialConfig c;
+            if (sampler_config(sm, id, &c)) break;
+            cJSON *t = cJSON_CreateObject();
+            cJSON_AddNumberToObject(t, "trial", id);
+            cJSON_AddItemToObject(t, "config", config_to_json(&c));
+            cJSON_AddItemToArray(first, t);
+        }
+        cJSON_AddItemToObject(o, "first_trials", first);
+        char *text = cJSON_Print(o);
+        if (!text) die(EXIT_RUNTIME, "validate: out of memory");
+        printf("%s\n", text);
+        free(text);
+        cJSON_Delete(o);
+    } else {
+        printf("%s: valid sweep '%s'\n", path, s.name);
+        printf("  method     %s, metric %s (%s), seed %d\n", space_method_name(s.method), s.metric,
+               s.maximize ? "maximize" : "minimize", s.seed);
+        if (size < 0)
+            printf("  space      infinite (continuous parameters)\n");
+        else
+            printf("  space      %ld configuration%s\n", size, plural((double)size));
+        int configs = s.trials / s.repeats;
+        printf("  trials     %d (%d configuration%s x %d repeat%s)\n", s.trials, configs, plural(configs), s.repeats,
+               plural(s.repeats));
+        char budget[128];
+        if (s.base.steps)
+            snprintf(budget, sizeof budget, "%d steps", s.base.steps);
+        else
+            snprintf(budget, sizeof budget, "%g epoch%s", s.base.epochs, plural(s.base.epochs));
+        printf("  budget     %s per trial, task %s", budget, task_names[s.base.task]);
+        if (s.time_limit > 0) printf(", time limit %g s", s.time_limit);
+        printf("\n");
+        if (s.asha) {
+            printf("  scheduler  asha, eta %d, rungs at", s.eta);
+            for (int k = 0; k < n_rungs && k < 64; k++) printf("%s%d", k ? ", " : " ", rungs[k]);
+            printf(" of %d steps\n", s.max_steps);
+        }
+        if (s.method == METHOD_EVOLUTION)
+            printf("  evolution  population %d, sample size %d\n", s.population, s.sample_size);
+        for (int j = 0; j < s.n_params; j++) {
+            char d[2048];
+            describe_param(&s.params[j], d, sizeof d);
+            printf("  %-16s %s\n", s.params[j].param->name, d);
+        }
+        int shown = s.trials < FIRST_TRIALS ? s.trials : FIRST_TRIALS;
+        printf("first %d trials:\n", shown);
+        for (int id = 0; id < shown; id++) {
+            TrialConfig c;
+            if (sampler_config(sm, id, &c)) break;
+            char line[2048];
+            describe_trial(&s, &c, line, sizeof line);
+            printf("  %-4d seed %-10d %s\n", id, c.seed, line[0] ? line : "(nothing swept)");
+        }
+    }
+    sampler_free(sm);
+    space_free(&s);
+    return 0;
+}

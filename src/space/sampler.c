@@ -1,0 +1,342 @@
+// sampler.c: grid, random, Sobol and regularised-evolution samplers, and ASHA rungs.
+//
+// Trial id -> configuration index i = id / repeats and repeat r = id % repeats; every
+// repeat of a configuration gets the same parameters and the seed sweep_seed*1000 + r.
+// A configuration is a vector of genes (space_impl.h), rendered with the conditions
+// applied after sampling:
+//   grid       the product of the supports in a fixed order: the parameters that
+//              conditions refer to vary slowest, then the others in file order, the last
+//              fastest; a parameter whose condition fails keeps its base value and does
+//              not multiply the grid.
+//   random     configuration i draws one uniform number per parameter from an MT19937
+//              seeded with h(i + h(seed ^ stream)), h a bijection of 32-bit integers, so
+//              it depends only on (seed, i) and differs between configurations.
+//   sobol      point i of GSL's Sobol sequence (one dimension per parameter that is not a
+//              fixed `value`), shifted modulo 1 by a random vector drawn from the seed
+//              (Cranley-Patterson rotation: another seed, another design).
+//   evolution  regularised evolution (Real et al. 2019): the first `population`
+//              configurations are drawn as by random; after that, `sample_size` members
+//              of the population (the last `population` configurations whose every
+//              repeat was reported, their metric the mean over repeats) are drawn, the
+//              best is copied and one parameter that applies to it is mutated (a values
+//              list moves to a neighbouring entry, an integer range or q grid draws
+//              another point, a continuous one is redrawn), and the oldest member ages out
+//              as newer ones are reported.
+// A number u in [0, 1) becomes a gene by the inverse distribution function: the index
+// floor(u*n) (or by the cumulative probabilities), min + u(max - min), or
+// exp(log min + u(log max - log min)).
+#include "space/space.h"
+
+#include <gsl/gsl_qrng.h>
+#include <gsl/gsl_rng.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "space/space_impl.h"
+
+enum { STREAM_RANDOM = 0x52414E44u, STREAM_SOBOL = 0x534F424Cu, STREAM_EVOLUTION = 0x45564F4Cu, MUTATION_TRIES = 100 };
+
+typedef struct {
+    long config;    // configuration index
+    double metric;  // mean over its repeats, larger is better
+} Member;
+
+struct Sampler {
+    const SweepSpec *s;
+    int n;                       // genes per configuration (s->n_params)
+    const ParamSpec *seed;
+    gsl_rng *rng;                // re-seeded for every configuration
+    double *gene;                // scratch
+    // grid: one block per combination of the sources' values
+    unsigned char *is_source;
+    long n_blocks;
+    double *block_gene;          // n_blocks x n: the sources' indices
+    long *block_start;           // n_blocks + 1: first configuration of each block
+    // sobol
+    gsl_qrng *qrng;
+    long q_next;                 // index of the next point qrng gives
+    double *point, *shift;
+    int dims;
+    // evolution
+    long n_configs;
+    double **genes;              // per configuration, once drawn or reported
+    double *sum;                 // per configuration: reported metrics
+    int *reported;
+    Member *pop;                 // ring of the last `population` members
+    int n_pop, pop_head;
+    int *order;                  // scratch for the tournament draw
+};
+
+// lowbias32 (C. Wellons): a bijection of the 32-bit integers that mixes every bit.
+static uint32_t mix32(uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
+static unsigned long stream_seed(int seed, uint32_t stream, long i) {
+    return mix32((uint32_t)i + mix32((uint32_t)seed ^ stream));
+}
+
+static double gene_from_unit(const SpaceParam *p, double u) {
+    long n = space_param_count(p);
+    if (p->probabilities) {
+        double cum = 0;
+        for (long k = 0; k < n - 1; k++)
+            if (u < (cum += p->probabilities[k])) return (double)k;
+        return (double)(n - 1);
+    }
+    if (n >= 0) {
+        long k = (long)(u * (double)n);
+        return (double)(k < n ? k : n - 1);
+    }
+    if (p->dist == DIST_LOG_UNIFORM_VALUES) {
+        double v = exp(log(p->min) + u * (log(p->max) - log(p->min)));
+        return v < p->min ? p->min : v > p->max ? p->max : v;
+    }
+    return p->min + u * (p->max - p->min);
+}
+
+static void random_genes(Sampler *sm, long i, double *gene) {
+    gsl_rng_set(sm->rng, stream_seed(sm->s->seed, STREAM_RANDOM, i));
+    for (int j = 0; j < sm->n; j++) gene[j] = gene_from_unit(&sm->s->params[j], gsl_rng_uniform(sm->rng));
+}
+
+static void sobol_genes(Sampler *sm, long i, double *gene) {
+    if (sm->dims && i < sm->q_next - 1) {  // going back: start the sequence again
+        gsl_qrng_init(sm->qrng);
+        sm->q_next = 0;
+    }
+    while (sm->dims && sm->q_next <= i) {
+        gsl_qrng_get(sm->qrng, sm->point);
+        sm->q_next++;
+    }
+    for (int j = 0, d = 0; j < sm->n; j++) {
+        const SpaceParam *p = &sm->s->params[j];
+        if (p->dist == DIST_VALUE) {
+            gene[j] = 0;
+            continue;
+        }
+        double u = sm->point[d] + sm->shift[d];
+        d++;
+        gene[j] = gene_from_unit(p, u - floor(u));
+    }
+}
+
+static int add_block(void *ctx, const TrialConfig *c, const double *gene) {
+    Sampler *sm = ctx;
+    long size = 1;
+    for (int j = 0; j < sm->n; j++)
+        if (!sm->is_source[j] && space_condition_holds(&sm->s->params[j], c))
+            size *= space_param_count(&sm->s->params[j]);
+    long b = sm->n_blocks++;
+    sm->block_gene = xrealloc(sm->block_gene, (size_t)sm->n_blocks * (size_t)sm->n * sizeof(double) + 1);
+    sm->block_start = xrealloc(sm->block_start, (size_t)(sm->n_blocks + 1) * sizeof(long));
+    for (int j = 0; j < sm->n; j++) sm->block_gene[b * sm->n + j] = gene[j] < 0 ? 0 : gene[j];
+    sm->block_start[b + 1] = sm->block_start[b] + size;
+    return 0;
+}
+
+static void grid_genes(Sampler *sm, long i, double *gene) {
+    long lo = 0, hi = sm->n_blocks - 1;  // the block b with block_start[b] <= i < block_start[b + 1]
+    while (lo < hi) {
+        long mid = (lo + hi + 1) / 2;
+        if (sm->block_start[mid] <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    memcpy(gene, &sm->block_gene[lo * sm->n], (size_t)sm->n * sizeof(double));
+    TrialConfig c;
+    space_render(sm->s, gene, &c);  // fixes which of the other parameters apply
+    long r = i - sm->block_start[lo];
+    for (int j = sm->n - 1; j >= 0; j--) {
+        const SpaceParam *p = &sm->s->params[j];
+        if (sm->is_source[j] || !space_condition_holds(p, &c)) continue;
+        long count = space_param_count(p);
+        gene[j] = (double)(r % count);
+        r /= count;
+    }
+}
+
+// One parameter that applies to the configuration changes (see the top of the file).
+static void mutate(Sampler *sm, double *gene) {
+    const SweepSpec *s = sm->s;
+    TrialConfig c;
+    space_render(s, gene, &c);
+    int *cand = xmalloc((size_t)sm->n * sizeof(int) + 1), m = 0;
+    for (int j = 0; j < sm->n; j++) {
+        const SpaceParam *p = &s->params[j];
+        long count = space_param_count(p);
+        if (space_condition_holds(p, &c) && (count > 1 || (count < 0 && p->min < p->max))) cand[m++] = j;
+    }
+    if (m > 0) {
+        const SpaceParam *p = &s->params[cand[gsl_rng_uniform_int(sm->rng, (unsigned long)m)]];
+        double *g = &gene[p - s->params];
+        long count = space_param_count(p), k = (long)*g;
+        if (p->dist == DIST_VALUES || p->dist == DIST_CATEGORICAL) {
+            k = k == 0 ? 1 : k == count - 1 ? count - 2 : k + (gsl_rng_uniform(sm->rng) < 0.5 ? -1 : 1);
+            *g = (double)k;
+        } else if (count > 0) {
+            long other = (long)(gsl_rng_uniform(sm->rng) * (double)(count - 1));
+            *g = (double)(other >= k ? other + 1 : other);
+        } else {
+            int whole = p->param->type == PT_INT;
+            for (int t = 0; t < MUTATION_TRIES; t++) {
+                double v = gene_from_unit(p, gsl_rng_uniform(sm->rng));
+                if (whole ? llround(v) != llround(*g) : v != *g) {
+                    *g = v;
+                    break;
+                }
+            }
+        }
+    }
+    free(cand);
+}
+
+// Returns -1 when the population is too small for a tournament yet.
+static int evolution_genes(Sampler *sm, long i, double *gene) {
+    const SweepSpec *s = sm->s;
+    if (!sm->genes[i]) {
+        if (i >= s->population && sm->n_pop < s->sample_size) return -1;
+        double *g = xmalloc((size_t)sm->n * sizeof(double) + 1);
+        if (i < s->population) {
+            random_genes(sm, i, g);
+        } else {
+            gsl_rng_set(sm->rng, stream_seed(s->seed, STREAM_EVOLUTION, i));
+            for (int k = 0; k < sm->n_pop; k++) sm->order[k] = k;
+            int best = -1;
+            for (int k = 0; k < s->sample_size; k++) {  // partial Fisher-Yates: distinct members
+                int r = k + (int)gsl_rng_uniform_int(sm->rng, (unsigned long)(sm->n_pop - k));
+                int t = sm->order[k];
+                sm->order[k] = sm->order[r];
+                sm->order[r] = t;
+                if (best < 0 || sm->pop[sm->order[k]].metric > sm->pop[best].metric) best = sm->order[k];
+            }
+            memcpy(g, sm->genes[sm->pop[best].config], (size_t)sm->n * sizeof(double));
+            mutate(sm, g);
+        }
+        sm->genes[i] = g;
+    }
+    memcpy(gene, sm->genes[i], (size_t)sm->n * sizeof(double));
+    return 0;
+}
+
+Sampler *sampler_create(const SweepSpec *s) {
+    Sampler *sm = xcalloc(1, sizeof *sm);
+    sm->s = s;
+    sm->n = s->n_params;
+    sm->seed = config_find("seed");
+    sm->rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!sm->rng) die(EXIT_RUNTIME, "out of memory for a random number generator");
+    sm->gene = xcalloc((size_t)sm->n + 1, sizeof(double));
+    switch (s->method) {
+    case METHOD_GRID: {
+        sm->is_source = xcalloc((size_t)sm->n + 1, 1);
+        space_sources(s, sm->is_source);
+        sm->block_start = xcalloc(1, sizeof(long));
+        space_enumerate(s, sm->is_source, 0, LONG_MAX, add_block, sm);
+        break;
+    }
+    case METHOD_SOBOL:
+        for (int j = 0; j < sm->n; j++) sm->dims += s->params[j].dist != DIST_VALUE;
+        sm->point = xcalloc((size_t)sm->dims + 1, sizeof(double));
+        sm->shift = xcalloc((size_t)sm->dims + 1, sizeof(double));
+        if (sm->dims) {
+            sm->qrng = gsl_qrng_alloc(gsl_qrng_sobol, (unsigned)sm->dims);
+            if (!sm->qrng) die(EXIT_RUNTIME, "cannot make a Sobol sequence of dimension %d", sm->dims);
+        }
+        gsl_rng_set(sm->rng, stream_seed(s->seed, STREAM_SOBOL, 0));
+        for (int d = 0; d < sm->dims; d++) sm->shift[d] = gsl_rng_uniform(sm->rng);
+        break;
+    case METHOD_EVOLUTION:
+        sm->n_configs = s->trials / s->repeats;
+        sm->genes = xcalloc((size_t)sm->n_configs, sizeof *sm->genes);
+        sm->sum = xcalloc((size_t)sm->n_configs, sizeof *sm->sum);
+        sm->reported = xcalloc((size_t)sm->n_configs, sizeof *sm->reported);
+        sm->pop = xcalloc((size_t)s->population, sizeof *sm->pop);
+        sm->order = xcalloc((size_t)s->population, sizeof *sm->order);
+        break;
+    case METHOD_RANDOM: break;
+    }
+    return sm;
+}
+
+void sampler_free(Sampler *sm) {
+    if (!sm) return;
+    gsl_rng_free(sm->rng);
+    free(sm->gene);
+    free(sm->is_source);
+    free(sm->block_gene);
+    free(sm->block_start);
+    if (sm->qrng) gsl_qrng_free(sm->qrng);
+    free(sm->point);
+    free(sm->shift);
+    for (long i = 0; i < sm->n_configs; i++) free(sm->genes[i]);
+    free(sm->genes);
+    free(sm->sum);
+    free(sm->reported);
+    free(sm->pop);
+    free(sm->order);
+    free(sm);
+}
+
+static void check_id(const Sampler *sm, int id) {
+    if (id < 0 || id >= sm->s->trials)
+        die(EXIT_RUNTIME, "internal error: trial %d outside the sweep's 0..%d", id, sm->s->trials - 1);
+}
+
+int sampler_config(Sampler *sm, int id, TrialConfig *out) {
+    const SweepSpec *s = sm->s;
+    check_id(sm, id);
+    long i = id / s->repeats;
+    switch (s->method) {
+    case METHOD_GRID: grid_genes(sm, i, sm->gene); break;
+    case METHOD_RANDOM: random_genes(sm, i, sm->gene); break;
+    case METHOD_SOBOL: sobol_genes(sm, i, sm->gene); break;
+    case METHOD_EVOLUTION:
+        if (evolution_genes(sm, i, sm->gene)) return -1;
+        break;
+    }
+    space_render(s, sm->gene, out);
+    char text[32], err[256];
+    snprintf(text, sizeof text, "%d", s->seed * 1000 + id % s->repeats);
+    if (config_set(out, sm->seed, text, err, sizeof err)) die(EXIT_RUNTIME, "internal error: %s", err);
+    return 0;
+}
+
+void sampler_report(Sampler *sm, int id, const TrialConfig *c, double metric) {
+    const SweepSpec *s = sm->s;
+    if (s->method != METHOD_EVOLUTION) return;
+    check_id(sm, id);
+    long i = id / s->repeats;
+    if (!sm->genes[i]) {  // a trial from before a resume: its genes from its configuration
+        sm->genes[i] = xmalloc((size_t)sm->n * sizeof(double) + 1);
+        for (int j = 0; j < sm->n; j++) sm->genes[i][j] = space_gene_of(&s->params[j], c);
+    }
+    if (sm->reported[i] == s->repeats) return;  // reported twice
+    sm->sum[i] += isfinite(metric) ? metric : -HUGE_VAL;  // a failed trial is the worst
+    if (++sm->reported[i] < s->repeats) return;
+    Member m = {i, sm->sum[i] / s->repeats};
+    if (sm->n_pop < s->population) {
+        sm->pop[(sm->pop_head + sm->n_pop++) % s->population] = m;
+    } else {  // the oldest member ages out
+        sm->pop[sm->pop_head] = m;
+        sm->pop_head = (sm->pop_head + 1) % s->population;
+    }
+}
+
+int asha_rungs(const SweepSpec *s, int *rungs, int cap) {
+    int n = 0;
+    for (long long r = s->min_steps; s->asha && r < s->max_steps; r *= s->eta, n++)
+        if (n < cap) rungs[n] = (int)r;
+    return n;
+}

@@ -1,0 +1,1367 @@
+// space.c: a sweep's YAML file -> SweepSpec, with every check `attnsweep validate` makes.
+//
+// libyaml's document API gives a node tree with positions; each section of the file is
+// read against a table of its keys (unknown keys get the closest known one), every
+// parameter value goes through config_set (the rules the command line uses) and the
+// cross-parameter rules through config_check, over every combination the sweep can
+// produce. Errors are one line "FILE:LINE:COL: message" (1-based).
+#define _POSIX_C_SOURCE 200809L
+#include "space/space.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "common/util.h"
+#include "space/space_impl.h"
+
+enum {
+    MAX_FILE_BYTES = 1 << 20,
+    MAX_TRIALS = 1000000,
+    MAX_REPEATS = 1000,
+    MAX_SEED = 2147482,      // so trial seeds seed*1000 + repeat stay below 2^31
+    MAX_LIST = 1000,         // entries of one values list
+    SOBOL_MAX_DIM = 40,      // gsl_qrng_sobol's limit
+    SOURCE_LIMIT = 100000,   // combinations of the parameters that conditions refer to
+    CHECK_LIMIT = 2000000,   // combinations the cross-parameter checks visit
+    TEXT_MAX = 512,          // longest value text (config_set rejects longer ones anyway)
+    MAX_FLOW_DEPTH = 64,     // nested [ ] and { }: libyaml's time grows with depth squared
+};
+
+// Where the data live when data_dir is "" (the Debian packages dataset-fashion-mnist, fortunes).
+#define FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
+#define FORTUNES_DIR "/usr/share/games/fortunes"
+
+// The parameters config_check reads: their combinations are checked exhaustively.
+static const char *const checked_params[] = {"task",      "attention",    "d_model",      "heads", "core_rank",
+                                             "recall_pairs", "recall_vocab", "steps", "epochs"};
+
+// ---- the keys of each section, in the order they are read
+enum { TOP_NAME, TOP_METHOD, TOP_METRIC, TOP_SEED, TOP_REPEATS, TOP_TRIALS, TOP_TASK, TOP_BUDGET,
+       TOP_EVOLUTION, TOP_SCHEDULER, TOP_REWARD, TOP_PARAMETERS, TOP_N };
+static const char *const top_keys[TOP_N] = {"name",      "method",    "metric", "seed",      "repeats",   "trials",
+                                            "task",      "budget",    "evolution", "scheduler", "reward", "parameters"};
+enum { METRIC_NAME, METRIC_GOAL, METRIC_N };
+static const char *const metric_keys[METRIC_N] = {"name", "goal"};
+enum { BUDGET_STEPS, BUDGET_EPOCHS, BUDGET_EVAL_EVERY, BUDGET_TIME_LIMIT, BUDGET_N };
+static const char *const budget_keys[BUDGET_N] = {"steps", "epochs", "eval_every", "time_limit"};
+enum { SCHED_NAME, SCHED_MIN_STEPS, SCHED_ETA, SCHED_MAX_STEPS, SCHED_N };
+static const char *const sched_keys[SCHED_N] = {"name", "min_steps", "eta", "max_steps"};
+enum { EVO_POPULATION, EVO_SAMPLE_SIZE, EVO_N };
+static const char *const evo_keys[EVO_N] = {"population", "sample_size"};
+enum { REWARD_BETA, REWARD_GAMMA, REWARD_MODES, REWARD_IDEAL_RANKS, REWARD_ENERGY, REWARD_N };
+static const char *const reward_keys[REWARD_N] = {"beta", "gamma", "modes", "ideal_ranks", "energy"};
+enum { PK_VALUE, PK_VALUES, PK_DISTRIBUTION, PK_MIN, PK_MAX, PK_Q, PK_PROBABILITIES, PK_WHEN, PK_N };
+static const char *const param_keys[PK_N] = {"value", "values", "distribution", "min",
+                                             "max",   "q",      "probabilities", "when"};
+
+// ---- the words each choice allows (NULL-terminated)
+static const char *const method_names[] = {"grid", "random", "sobol", "evolution", NULL};  // SweepMethod
+static const char *const metric_names[] = {"reward", "accuracy", "loss", "bits_per_byte", NULL};
+static const char *const goal_names[] = {"maximize", "minimize", NULL};
+static const char *const scheduler_names[] = {"asha", NULL};
+static const char *const mode_names[] = {"heads", "head_dim", "model_dim", "roles", NULL};  // tensor modes 0..3
+// Distribution, from DIST_CATEGORICAL's position down: the YAML spelling of each.
+static const char *const dist_names[] = {"value", "values", "uniform", "int_uniform", "q_uniform",
+                                         "log_uniform_values", "categorical", NULL};
+
+// Keys W&B sweeps have that attnsweep spells differently.
+static const struct { const char *key, *hint; } wandb_keys[] = {
+    {"early_terminate", "use scheduler: {name: asha, min_steps: N, eta: 3}"},
+    {"run_cap", "use trials"},
+};
+
+typedef struct {
+    int line, col;  // 1-based; line 0: not given
+} Mark;
+
+typedef struct {
+    SweepSpec *s;
+    const char *path, *text;
+    size_t len;
+    char *err;
+    size_t errlen;
+    yaml_document_t doc;
+    int have_doc;
+    Mark root;               // the top mapping
+    yaml_node_t *top[TOP_N];
+    Mark top_at[TOP_N];
+    yaml_node_t *sched[SCHED_N];  // the scheduler's values, checked once the file is read
+    Mark *set_at;            // per trial parameter: where the file fixes or sweeps it
+    const char **set_in;     //   and in which section
+    yaml_node_t **when;      // per swept parameter: its `when` mapping (NULL: none)
+} Loader;
+
+static int fail(Loader *L, Mark m, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(Loader *L, Mark m, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    int n = snprintf(L->err, L->errlen, "%s:%d:%d: ", L->path, m.line, m.col);
+    // One line whatever the file holds: control characters (a multi-line scalar) escaped.
+    for (const char *c = msg; n >= 0 && (size_t)n + 5 < L->errlen && *c; c++) {
+        unsigned char u = (unsigned char)*c;
+        if (u >= 0x20 && u != 0x7f)
+            L->err[n++] = *c;
+        else
+            n += snprintf(L->err + n, 5, u == '\n' ? "\\n" : u == '\t' ? "\\t" : "\\x%02x", u);
+    }
+    if (n >= 0 && (size_t)n < L->errlen) L->err[n] = 0;
+    return -1;
+}
+
+static Mark mark_of(const yaml_node_t *n) {
+    return (Mark){(int)n->start_mark.line + 1, (int)n->start_mark.column + 1};
+}
+
+static yaml_node_t *node_at(Loader *L, int index) { return yaml_document_get_node(&L->doc, index); }
+
+// A scalar's text; NULL for lists, mappings and texts holding a NUL byte.
+static const char *text_of(const yaml_node_t *n) {
+    if (n->type != YAML_SCALAR_NODE) return NULL;
+    const char *t = (const char *)n->data.scalar.value;
+    return strlen(t) == n->data.scalar.length ? t : NULL;
+}
+
+// How a node reads in a message: 'text', nothing, a list, a mapping.
+static const char *describe(const yaml_node_t *n, char *buf, size_t len) {
+    if (n->type == YAML_SEQUENCE_NODE) return "a list";
+    if (n->type == YAML_MAPPING_NODE) return "a mapping";
+    const char *t = text_of(n);
+    if (!t) return "a text with a NUL byte";
+    if (!t[0] && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) return "nothing";
+    if (strlen(t) > 40)
+        snprintf(buf, len, "'%.37s...'", t);
+    else
+        snprintf(buf, len, "'%s'", t);
+    return buf;
+}
+
+static void join_names(const char *const *names, int n, char *out, size_t len) {
+    out[0] = 0;
+    for (int i = 0; i < n && names[i]; i++) {
+        size_t used = strlen(out);
+        snprintf(out + used, len - used, "%s%s", i ? ", " : "", names[i]);
+    }
+}
+
+static int name_count(const char *const *names) {
+    int n = 0;
+    while (names[n]) n++;
+    return n;
+}
+
+// Edit distance (insertions, deletions, substitutions) for "did you mean" hints.
+static int edit_distance(const char *a, const char *b) {
+    int n = (int)strlen(a), m = (int)strlen(b);
+    if (n > 63 || m > 63) return INT_MAX;
+    int d[64][64];
+    for (int i = 0; i <= n; i++) d[i][0] = i;
+    for (int j = 0; j <= m; j++) d[0][j] = j;
+    for (int i = 1; i <= n; i++)
+        for (int j = 1; j <= m; j++) {
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            d[i][j] = best;
+        }
+    return d[n][m];
+}
+
+// The name closest to `name`, within about one edit per three characters (the same
+// rule as config_closest), or NULL.
+static const char *closest_name(const char *name, const char *const *names, int n) {
+    const char *best = NULL;
+    int bd = INT_MAX;
+    for (int i = 0; i < n; i++) {
+        int d = edit_distance(name, names[i]);
+        if (d < bd) bd = d, best = names[i];
+    }
+    return bd <= ((int)strlen(name) + 2) / 3 ? best : NULL;
+}
+
+static int find_name(const char *name, const char *const *names, int n) {
+    for (int i = 0; i < n; i++)
+        if (!strcmp(name, names[i])) return i;
+    return -1;
+}
+
+// A mapping key: it must be a scalar.
+static int key_text(Loader *L, const yaml_node_t *k, const char **out) {
+    char b[64];
+    if (!(*out = text_of(k))) return fail(L, mark_of(k), "keys must be names, got %s", describe(k, b, sizeof b));
+    return 0;
+}
+
+// Reads the mapping `map` whose keys come from keys[0..n): val[k] and key_at[k] get key k's
+// value and position (val[k] NULL when absent). what names it in messages (NULL: the top).
+static int read_section(Loader *L, yaml_node_t *map, const char *what, const char *const *keys, int n,
+                        yaml_node_t **val, Mark *key_at) {
+    char allowed[256], b[64];
+    join_names(keys, n, allowed, sizeof allowed);
+    if (map->type != YAML_MAPPING_NODE)
+        return fail(L, mark_of(map), "%s must be a mapping (%s), got %s", what ? what : "the file", allowed,
+                    describe(map, b, sizeof b));
+    for (int k = 0; k < n; k++) val[k] = NULL;
+    for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {
+        yaml_node_t *kn = node_at(L, pr->key);
+        const char *name;
+        if (key_text(L, kn, &name)) return -1;
+        int k = find_name(name, keys, n);
+        if (k < 0) {
+            char in[128] = "";
+            if (what) snprintf(in, sizeof in, " in %s", what);
+            if (!what)
+                for (size_t w = 0; w < sizeof wandb_keys / sizeof wandb_keys[0]; w++)
+                    if (!strcmp(name, wandb_keys[w].key))
+                        return fail(L, mark_of(kn), "unknown key '%s' (%s)", name, wandb_keys[w].hint);
+            const char *hint = closest_name(name, keys, n);
+            if (hint) return fail(L, mark_of(kn), "unknown key '%s'%s (did you mean '%s'?)", name, in, hint);
+            return fail(L, mark_of(kn), "unknown key '%s'%s (allowed: %s)", name, in, allowed);
+        }
+        if (val[k])
+            return fail(L, mark_of(kn), "duplicate key '%s' (first at %d:%d)", name, key_at[k].line, key_at[k].col);
+        val[k] = node_at(L, pr->value);
+        key_at[k] = mark_of(kn);
+    }
+    return 0;
+}
+
+// A number from a scalar: whole (an integer) or real, in [lo, hi] (lo excluded if lo_open).
+static int read_number(Loader *L, yaml_node_t *n, const char *what, int whole, double lo, double hi, int lo_open,
+                       double *out) {
+    char b[64];
+    const char *t = text_of(n);
+    char *end;
+    errno = 0;
+    double v = 0;
+    if (t && whole) {
+        long long w = strtoll(t, &end, 10);
+        v = (double)w;
+        if (errno == ERANGE) v = w < 0 ? -HUGE_VAL : HUGE_VAL;
+    } else if (t) {
+        v = strtod(t, &end);
+    }
+    if (!t || !t[0] || *end != 0 || (!whole && (errno != 0 || !isfinite(v))))
+        return fail(L, mark_of(n), "%s must be %s, got %s", what, whole ? "an integer" : "a number",
+                    describe(n, b, sizeof b));
+    if (v < lo || v > hi || (lo_open && v == lo)) {
+        if (whole) return fail(L, mark_of(n), "%s must be in [%.0f, %.0f], got %s", what, lo, hi, t);
+        return fail(L, mark_of(n), "%s must be in %c%g, %g], got %g", what, lo_open ? '(' : '[', lo, hi, v);
+    }
+    *out = v;
+    return 0;
+}
+
+static int read_int(Loader *L, yaml_node_t *n, const char *what, int lo, int hi, int *out) {
+    double v;
+    if (read_number(L, n, what, 1, lo, hi, 0, &v)) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+// One of names (NULL-terminated).
+static int read_choice(Loader *L, yaml_node_t *n, const char *what, const char *const *names, int *out) {
+    char allowed[256], b[64];
+    int count = name_count(names);
+    join_names(names, count, allowed, sizeof allowed);
+    const char *t = text_of(n);
+    if (t) {
+        int k = find_name(t, names, count);
+        if (k >= 0) {
+            *out = k;
+            return 0;
+        }
+        const char *hint = closest_name(t, names, count);
+        if (hint) return fail(L, mark_of(n), "unknown %s '%s' (did you mean '%s'?)", what, t, hint);
+    }
+    return fail(L, mark_of(n), "unknown %s %s (allowed: %s)", what, describe(n, b, sizeof b), allowed);
+}
+
+// ---- parameter values: always through config_set
+
+static const ParamSpec *param_named(const char *name) {
+    const ParamSpec *p = config_find(name);
+    if (!p) {
+        fprintf(stderr, "attnsweep: internal error: no parameter %s\n", name);
+        abort();
+    }
+    return p;
+}
+
+static int param_index(const ParamSpec *p) { return (int)(p - config_params); }
+
+// The text config_set takes for p: a scalar, or for a list parameter (grassmann_offsets)
+// also a list of scalars, joined with commas.
+static int value_text(Loader *L, const ParamSpec *p, yaml_node_t *n, char *buf, size_t len) {
+    char b[64];
+    const char *t = text_of(n);
+    if (t) {
+        if (strlen(t) >= len) return fail(L, mark_of(n), "%s: value too long (%zu characters)", p->name, strlen(t));
+        memcpy(buf, t, strlen(t) + 1);
+        return 0;
+    }
+    if (p->type != PT_INTLIST || n->type != YAML_SEQUENCE_NODE)
+        return fail(L, mark_of(n), "%s takes a single value here, got %s", p->name, describe(n, b, sizeof b));
+    buf[0] = 0;
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+        yaml_node_t *e = node_at(L, *it);
+        const char *et = text_of(e);
+        if (!et) return fail(L, mark_of(e), "%s lists integers, got %s", p->name, describe(e, b, sizeof b));
+        size_t used = strlen(buf), add = strlen(et);
+        if (used + add + 2 > len) return fail(L, mark_of(n), "%s: value too long", p->name);
+        if (used) buf[used++] = ',';
+        memcpy(buf + used, et, add + 1);
+    }
+    return 0;
+}
+
+// Parse n into c's field for p, with config_set's rules and message; text (TEXT_MAX
+// bytes, or NULL) gets the value as written.
+static int set_value(Loader *L, TrialConfig *c, const ParamSpec *p, yaml_node_t *n, char *text) {
+    char buf[TEXT_MAX], msg[TEXT_MAX];
+    if (!text) text = buf;
+    if (value_text(L, p, n, text, TEXT_MAX)) return -1;
+    if (config_set(c, p, text, msg, sizeof msg)) return fail(L, mark_of(n), "%s", msg);
+    return 0;
+}
+
+static void set_text(TrialConfig *c, const ParamSpec *p, const char *text) {
+    char msg[TEXT_MAX];
+    if (config_set(c, p, text, msg, sizeof msg)) {
+        fprintf(stderr, "attnsweep: internal error: %s\n", msg);
+        abort();
+    }
+}
+
+// The canonical text of a value of p (as config_format writes it): equal texts, equal values.
+static void canonical(const ParamSpec *p, const char *text, char *out, size_t len) {
+    TrialConfig c;
+    config_defaults(&c);
+    set_text(&c, p, text);
+    config_format(&c, p, out, len);
+}
+
+// A numeric parameter's value in c (PT_INT or PT_REAL).
+static double field_number(const TrialConfig *c, const ParamSpec *p) {
+    const char *b = (const char *)c + p->offset;
+    return p->type == PT_REAL ? *(const double *)b : *(const int *)b;
+}
+
+// Record where the file sets p; a second place is an error.
+static int claim(Loader *L, const ParamSpec *p, Mark m, const char *where) {
+    int i = param_index(p);
+    if (L->set_at[i].line)
+        return fail(L, m, "%s is set twice (also in %s at %d:%d)", p->name, L->set_in[i], L->set_at[i].line,
+                    L->set_at[i].col);
+    L->set_at[i] = m;
+    L->set_in[i] = where;
+    return 0;
+}
+
+// ---- supports: what each swept parameter can take
+
+static int is_listed(const SpaceParam *p) {
+    return p->dist == DIST_VALUE || p->dist == DIST_VALUES || p->dist == DIST_CATEGORICAL;
+}
+
+static double q_first(const SpaceParam *p) { return ceil(p->min / p->q - 1e-9); }
+static double q_last(const SpaceParam *p) { return floor(p->max / p->q + 1e-9); }
+
+long space_param_count(const SpaceParam *p) {
+    if (is_listed(p)) return p->n_values;
+    if (p->dist == DIST_INT_UNIFORM) return (long)(p->max - p->min) + 1;
+    if (p->dist == DIST_Q_UNIFORM) return (long)(q_last(p) - q_first(p)) + 1;
+    return -1;
+}
+
+// Choices a parameter runs over in space_enumerate (see space_impl.h).
+static long enum_count(const SpaceParam *p, int checks) {
+    long n = space_param_count(p);
+    if (n >= 0 || !checks) return n;
+    if (p->param->type == PT_INT) return (long)(p->max - p->min) + 1;
+    return p->min == p->max ? 1 : 2;
+}
+
+static void number_text(const SpaceParam *p, double v, const char *real_format, char *buf, size_t len) {
+    if (p->param->type == PT_INT)
+        snprintf(buf, len, "%lld", llround(v));
+    else
+        snprintf(buf, len, real_format, v);
+}
+
+static void choice_text(const SpaceParam *p, long k, char *buf, size_t len) {
+    if (is_listed(p))
+        snprintf(buf, len, "%s", p->values[k]);
+    else if (p->dist == DIST_Q_UNIFORM)
+        number_text(p, (q_first(p) + (double)k) * p->q, "%.15g", buf, len);  // 0.30000000000000004 -> 0.3
+    else if (p->dist == DIST_INT_UNIFORM || p->param->type == PT_INT)
+        snprintf(buf, len, "%lld", (long long)p->min + k);
+    else
+        number_text(p, k ? p->max : p->min, "%.17g", buf, len);
+}
+
+static void gene_text(const SpaceParam *p, double gene, char *buf, size_t len) {
+    if (space_param_count(p) >= 0)
+        choice_text(p, (long)gene, buf, len);
+    else
+        number_text(p, gene, "%.17g", buf, len);
+}
+
+int space_condition_holds(const SpaceParam *p, const TrialConfig *c) {
+    for (int i = 0; i < p->n_when; i++) {
+        const Condition *cd = &p->when[i];
+        char have[TEXT_MAX];
+        config_format(c, cd->param, have, sizeof have);
+        int any = 0;
+        for (int k = 0; k < cd->n_values && !any; k++) any = !strcmp(have, cd->values[k]);
+        if (!any) return 0;
+    }
+    return 1;
+}
+
+void space_render(const SweepSpec *s, const double *gene, TrialConfig *out) {
+    *out = s->base;
+    for (int j = 0; j < s->n_params; j++) {
+        const SpaceParam *p = &s->params[j];
+        if (!space_condition_holds(p, out)) continue;
+        char text[TEXT_MAX];
+        gene_text(p, gene[j], text, sizeof text);
+        set_text(out, p->param, text);
+    }
+}
+
+double space_gene_of(const SpaceParam *p, const TrialConfig *c) {
+    long n = space_param_count(p);
+    if (n < 0) return field_number(c, p->param);
+    if (is_listed(p)) {
+        char have[TEXT_MAX], cand[TEXT_MAX];
+        config_format(c, p->param, have, sizeof have);
+        for (long k = 0; k < n; k++) {
+            canonical(p->param, p->values[k], cand, sizeof cand);
+            if (!strcmp(have, cand)) return (double)k;
+        }
+        return 0;
+    }
+    double v = field_number(c, p->param);
+    double k = p->dist == DIST_Q_UNIFORM ? round(v / p->q) - q_first(p) : v - p->min;
+    return k >= 0 && k < (double)n ? k : 0;
+}
+
+static int swept_index(const SweepSpec *s, const ParamSpec *p) {
+    for (int j = 0; j < s->n_params; j++)
+        if (s->params[j].param == p) return j;
+    return -1;
+}
+
+void space_sources(const SweepSpec *s, unsigned char *is_source) {
+    memset(is_source, 0, (size_t)s->n_params);
+    for (int j = 0; j < s->n_params; j++)
+        for (int i = 0; i < s->params[j].n_when; i++) {
+            int src = swept_index(s, s->params[j].when[i].param);
+            if (src >= 0) is_source[src] = 1;
+        }
+}
+
+typedef struct {
+    const SweepSpec *s;
+    const unsigned char *use;
+    int checks;
+    long limit, visited;
+    SpaceVisit visit;
+    void *ctx;
+    double *gene;
+} Enumeration;
+
+static int enumerate_from(Enumeration *e, int j, const TrialConfig *c) {
+    if (j == e->s->n_params) {
+        if (++e->visited > e->limit) return 2;
+        return e->visit(e->ctx, c, e->gene) ? 1 : 0;
+    }
+    const SpaceParam *p = &e->s->params[j];
+    if (!e->use[j] || !space_condition_holds(p, c)) {
+        e->gene[j] = -1;
+        return enumerate_from(e, j + 1, c);
+    }
+    long n = enum_count(p, e->checks);
+    for (long k = 0; k < n; k++) {
+        TrialConfig next = *c;
+        char text[TEXT_MAX];
+        choice_text(p, k, text, sizeof text);
+        set_text(&next, p->param, text);
+        e->gene[j] = (double)k;
+        int rc = enumerate_from(e, j + 1, &next);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int space_enumerate(const SweepSpec *s, const unsigned char *use, int checks, long limit, SpaceVisit visit,
+                    void *ctx) {
+    Enumeration e = {s, use, checks, limit, 0, visit, ctx, xcalloc((size_t)s->n_params + 1, sizeof(double))};
+    int rc = enumerate_from(&e, 0, &s->base);
+    free(e.gene);
+    return rc;
+}
+
+const char *space_method_name(SweepMethod m) { return method_names[m]; }
+const char *space_distribution_name(Distribution d) { return dist_names[d]; }
+
+// ---- size of the space: sum over the sources' combinations of the product of the
+// other applicable parameters' support sizes.
+
+typedef struct {
+    const SweepSpec *s;
+    const unsigned char *is_source;
+    long total;
+    unsigned char *active;  // per parameter: applies in some combination
+} SizeCount;
+
+static long saturating_mul(long a, long b) { return b && a > LONG_MAX / b ? LONG_MAX : a * b; }
+
+static int count_block(void *ctx, const TrialConfig *c, const double *gene) {
+    SizeCount *sc = ctx;
+    long block = 1;
+    for (int j = 0; j < sc->s->n_params; j++) {
+        const SpaceParam *p = &sc->s->params[j];
+        if (!space_condition_holds(p, c)) continue;
+        sc->active[j] = 1;
+        long n = space_param_count(p);  // -1: continuous (the count is then unused)
+        if (!sc->is_source[j]) block = n < 0 ? LONG_MAX : saturating_mul(block, n);
+    }
+    sc->total = sc->total > LONG_MAX - block ? LONG_MAX : sc->total + block;
+    return 0;
+}
+
+// Counts the grid (LONG_MAX if it overflows) and marks the parameters that apply somewhere;
+// returns space_enumerate's code.
+static int count_space(const SweepSpec *s, long *total, unsigned char *active) {
+    unsigned char *src = xcalloc((size_t)s->n_params + 1, 1);
+    space_sources(s, src);
+    SizeCount sc = {s, src, 0, active};
+    int rc = space_enumerate(s, src, 0, SOURCE_LIMIT, count_block, &sc);
+    free(src);
+    *total = sc.total;
+    return rc;
+}
+
+long space_size(const SweepSpec *s) {
+    for (int j = 0; j < s->n_params; j++)
+        if (space_param_count(&s->params[j]) < 0) return -1;
+    long total;
+    unsigned char *active = xcalloc((size_t)s->n_params + 1, 1);
+    count_space(s, &total, active);
+    free(active);
+    return total;
+}
+
+// ---- reading the sections
+
+static const ParamSpec *seed_param(void) { return param_named("seed"); }
+
+static int read_values(Loader *L, SpaceParam *sp, yaml_node_t *n) {
+    char b[64];
+    const ParamSpec *p = sp->param;
+    if (n->type != YAML_SEQUENCE_NODE)
+        return fail(L, mark_of(n), "values must be a list, got %s", describe(n, b, sizeof b));
+    long count = n->data.sequence.items.top - n->data.sequence.items.start;
+    if (count == 0) return fail(L, mark_of(n), "values of %s is empty (list at least one value)", p->name);
+    if (count > MAX_LIST) return fail(L, mark_of(n), "values of %s lists more than %d entries", p->name, MAX_LIST);
+    sp->values = xcalloc((size_t)count, sizeof *sp->values);
+    char **canon = xcalloc((size_t)count, sizeof *canon);
+    int rc = 0;
+    for (long k = 0; k < count && !rc; k++) {
+        yaml_node_t *e = node_at(L, n->data.sequence.items.start[k]);
+        TrialConfig scratch = L->s->base;
+        char text[TEXT_MAX], key[TEXT_MAX];
+        if ((rc = set_value(L, &scratch, p, e, text))) break;
+        config_format(&scratch, p, key, sizeof key);
+        for (long i = 0; i < k && !rc; i++)
+            if (!strcmp(canon[i], key)) rc = fail(L, mark_of(e), "values of %s lists %s twice", p->name, key);
+        canon[k] = xstrdup(key);
+        sp->values[k] = xstrdup(text);
+        sp->n_values = (int)k + 1;
+    }
+    for (long k = 0; k < count; k++) free(canon[k]);
+    free(canon);
+    return rc;
+}
+
+static int read_probabilities(Loader *L, SpaceParam *sp, yaml_node_t *n) {
+    char b[64];
+    if (n->type != YAML_SEQUENCE_NODE)
+        return fail(L, mark_of(n), "probabilities must be a list of numbers, got %s", describe(n, b, sizeof b));
+    long count = n->data.sequence.items.top - n->data.sequence.items.start;
+    if (count != sp->n_values)
+        return fail(L, mark_of(n), "probabilities of %s has %ld entries, but values has %d", sp->param->name, count,
+                    sp->n_values);
+    sp->probabilities = xcalloc((size_t)count, sizeof(double));
+    double sum = 0;
+    for (long k = 0; k < count; k++) {
+        if (read_number(L, node_at(L, n->data.sequence.items.start[k]), "a probability", 0, 0, 1, 0,
+                        &sp->probabilities[k]))
+            return -1;
+        sum += sp->probabilities[k];
+    }
+    if (fabs(sum - 1) > 1e-6)
+        return fail(L, mark_of(n), "probabilities of %s sum to %.9g, not 1", sp->param->name, sum);
+    return 0;
+}
+
+// min or max of a range: through config_set, so the parameter's own range applies.
+static int read_bound(Loader *L, const ParamSpec *p, yaml_node_t *n, double *out) {
+    TrialConfig scratch = L->s->base;
+    if (set_value(L, &scratch, p, n, NULL)) return -1;
+    *out = field_number(&scratch, p);
+    return 0;
+}
+
+static int read_range(Loader *L, SpaceParam *sp, yaml_node_t **v, const Mark *k_at, int dist) {
+    const ParamSpec *p = sp->param;
+    if (!v[PK_MIN] || !v[PK_MAX]) {
+        int have = v[PK_MIN] ? PK_MIN : PK_MAX;
+        return fail(L, k_at[have], "%s has %s but no %s", p->name, param_keys[have], have == PK_MIN ? "max" : "min");
+    }
+    if (v[PK_PROBABILITIES]) return fail(L, k_at[PK_PROBABILITIES], "probabilities go with values, not min and max");
+    if (p->type != PT_INT && p->type != PT_REAL)
+        return fail(L, k_at[PK_MIN], "%s takes values, not a range (min and max)", p->name);
+    if (dist == DIST_CATEGORICAL)
+        return fail(L, k_at[PK_DISTRIBUTION], "distribution categorical takes values, not min and max");
+    if (dist < 0) dist = p->type == PT_INT ? DIST_INT_UNIFORM : DIST_UNIFORM;
+    if (dist == DIST_UNIFORM && p->type == PT_INT)
+        return fail(L, k_at[PK_DISTRIBUTION], "%s is an integer: use int_uniform, q_uniform or log_uniform_values",
+                    p->name);
+    if (v[PK_Q] && dist != DIST_Q_UNIFORM) return fail(L, k_at[PK_Q], "q only applies to distribution q_uniform");
+    sp->dist = (Distribution)dist;
+    if (read_bound(L, p, v[PK_MIN], &sp->min) || read_bound(L, p, v[PK_MAX], &sp->max)) return -1;
+    if (sp->min > sp->max)
+        return fail(L, mark_of(v[PK_MAX]), "empty range: min %.9g is greater than max %.9g", sp->min, sp->max);
+    if (dist == DIST_INT_UNIFORM && (sp->min != floor(sp->min) || sp->max != floor(sp->max)))
+        return fail(L, mark_of(sp->min != floor(sp->min) ? v[PK_MIN] : v[PK_MAX]),
+                    "int_uniform needs integer min and max, got %.9g and %.9g", sp->min, sp->max);
+    if (dist == DIST_LOG_UNIFORM_VALUES && sp->min <= 0)
+        return fail(L, mark_of(v[PK_MIN]), "log_uniform_values needs min > 0, got %.9g", sp->min);
+    if (dist == DIST_Q_UNIFORM) {
+        sp->q = 1;
+        if (v[PK_Q] && read_number(L, v[PK_Q], "q", p->type == PT_INT, 0, 1e9, 1, &sp->q)) return -1;
+        if ((sp->max - sp->min) / sp->q > 1e12)
+            return fail(L, mark_of(v[PK_Q] ? v[PK_Q] : v[PK_MAX]), "q %.9g is too small for [%.9g, %.9g]", sp->q,
+                        sp->min, sp->max);
+        if (q_first(sp) > q_last(sp))
+            return fail(L, mark_of(v[PK_Q] ? v[PK_Q] : v[PK_MAX]), "no multiple of q %.9g lies in [%.9g, %.9g]",
+                        sp->q, sp->min, sp->max);
+    }
+    if (L->s->method == METHOD_GRID && space_param_count(sp) < 0)
+        return fail(L, v[PK_DISTRIBUTION] ? k_at[PK_DISTRIBUTION] : k_at[PK_MIN],
+                    "method grid needs values or an integer range, but %s has distribution %s (list values, or use "
+                    "method random)",
+                    p->name, dist_names[dist]);
+    return 0;
+}
+
+static SpaceParam *new_param(Loader *L, const ParamSpec *p, Mark at, yaml_node_t *when) {
+    SweepSpec *s = L->s;
+    s->params = xrealloc(s->params, (size_t)(s->n_params + 1) * sizeof *s->params);
+    L->when = xrealloc(L->when, (size_t)(s->n_params + 1) * sizeof *L->when);
+    L->when[s->n_params] = when;
+    SpaceParam *sp = &s->params[s->n_params++];
+    memset(sp, 0, sizeof *sp);
+    sp->param = p;
+    sp->line = at.line;
+    sp->col = at.col;
+    return sp;
+}
+
+static int read_param(Loader *L, yaml_node_t *key, yaml_node_t *spec) {
+    char b[64], what[96];
+    const char *name = text_of(key);
+    const ParamSpec *p = config_find(name);
+    if (!p) {
+        const char *hint = config_closest(name);
+        if (hint) return fail(L, mark_of(key), "unknown parameter '%s' (did you mean '%s'?)", name, hint);
+        return fail(L, mark_of(key), "unknown parameter '%s' (attnsweep train --help lists them)", name);
+    }
+    if (p == seed_param())
+        return fail(L, mark_of(key), "seed is not swept: set the sweep's seed at the top level (and repeats: N for "
+                                     "several seeds per configuration)");
+    if (claim(L, p, mark_of(key), "parameters")) return -1;
+    if (spec->type != YAML_MAPPING_NODE)
+        return fail(L, mark_of(spec), "parameter %s must be a mapping with value, values, or min and max, got %s",
+                    p->name, describe(spec, b, sizeof b));
+    yaml_node_t *v[PK_N];
+    Mark k_at[PK_N];
+    snprintf(what, sizeof what, "parameter %s", p->name);
+    if (read_section(L, spec, what, param_keys, PK_N, v, k_at)) return -1;
+    int dist = -1;
+    if (v[PK_DISTRIBUTION] && read_choice(L, v[PK_DISTRIBUTION], "distribution", dist_names + DIST_UNIFORM, &dist))
+        return -1;
+    if (dist >= 0) dist += DIST_UNIFORM;
+
+    if (v[PK_VALUE]) {
+        static const int others[] = {PK_VALUES, PK_DISTRIBUTION, PK_MIN, PK_MAX, PK_Q, PK_PROBABILITIES};
+        for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+            if (v[others[i]])
+                return fail(L, k_at[others[i]], "value fixes %s, so %s does not apply", p->name,
+                            param_keys[others[i]]);
+        if (!v[PK_WHEN]) return set_value(L, &L->s->base, p, v[PK_VALUE], NULL);
+        SpaceParam *sp = new_param(L, p, mark_of(key), v[PK_WHEN]);
+        sp->dist = DIST_VALUE;
+        TrialConfig scratch = L->s->base;
+        char text[TEXT_MAX];
+        if (set_value(L, &scratch, p, v[PK_VALUE], text)) return -1;
+        sp->values = xcalloc(1, sizeof *sp->values);
+        sp->values[0] = xstrdup(text);
+        sp->n_values = 1;
+        return 0;
+    }
+    if (v[PK_VALUES]) {
+        if (v[PK_MIN] || v[PK_MAX])
+            return fail(L, k_at[v[PK_MIN] ? PK_MIN : PK_MAX], "%s has values, so %s does not apply", p->name,
+                        v[PK_MIN] ? "min" : "max");
+        if (v[PK_Q]) return fail(L, k_at[PK_Q], "q only applies to distribution q_uniform");
+        if (dist >= 0 && dist != DIST_CATEGORICAL)
+            return fail(L, k_at[PK_DISTRIBUTION], "distribution %s takes min and max, not values", dist_names[dist]);
+        SpaceParam *sp = new_param(L, p, mark_of(key), v[PK_WHEN]);
+        sp->dist = dist == DIST_CATEGORICAL ? DIST_CATEGORICAL : DIST_VALUES;
+        if (read_values(L, sp, v[PK_VALUES])) return -1;
+        return v[PK_PROBABILITIES] ? read_probabilities(L, sp, v[PK_PROBABILITIES]) : 0;
+    }
+    if (v[PK_MIN] || v[PK_MAX]) return read_range(L, new_param(L, p, mark_of(key), v[PK_WHEN]), v, k_at, dist);
+    return fail(L, mark_of(key), "parameter %s needs value, values, or min and max", p->name);
+}
+
+static int read_parameters(Loader *L, yaml_node_t *map) {
+    char b[64];
+    if (map->type != YAML_MAPPING_NODE)
+        return fail(L, mark_of(map), "parameters must be a mapping of parameter names, got %s",
+                    describe(map, b, sizeof b));
+    yaml_node_pair_t *first = map->data.mapping.pairs.start;
+    if (first == map->data.mapping.pairs.top)
+        return fail(L, mark_of(map), "parameters is empty (give at least one parameter)");
+    for (yaml_node_pair_t *pr = first; pr < map->data.mapping.pairs.top; pr++) {
+        yaml_node_t *kn = node_at(L, pr->key);
+        const char *name;
+        if (key_text(L, kn, &name)) return -1;
+        for (yaml_node_pair_t *e = first; e < pr; e++)
+            if (!strcmp(text_of(node_at(L, e->key)), name)) {
+                Mark m = mark_of(node_at(L, e->key));
+                return fail(L, mark_of(kn), "duplicate key '%s' (first at %d:%d)", name, m.line, m.col);
+            }
+        if (read_param(L, kn, node_at(L, pr->value))) return -1;
+    }
+    return 0;
+}
+
+static int read_metric(Loader *L, yaml_node_t *map) {
+    yaml_node_t *v[METRIC_N];
+    Mark k_at[METRIC_N];
+    SweepSpec *s = L->s;
+    if (read_section(L, map, "metric", metric_keys, METRIC_N, v, k_at)) return -1;
+    if (!v[METRIC_NAME]) return fail(L, mark_of(map), "metric needs name (reward, accuracy, loss or bits_per_byte)");
+    int k, goal;
+    if (read_choice(L, v[METRIC_NAME], "metric", metric_names, &k)) return -1;
+    snprintf(s->metric, sizeof s->metric, "%s", metric_names[k]);
+    s->maximize = k <= 1;  // reward, accuracy: up; loss, bits_per_byte: down
+    if (v[METRIC_GOAL]) {
+        if (read_choice(L, v[METRIC_GOAL], "goal", goal_names, &goal)) return -1;
+        s->maximize = goal == 0;
+    }
+    return 0;
+}
+
+static int read_budget(Loader *L, yaml_node_t *map) {
+    yaml_node_t *v[BUDGET_N];
+    Mark k_at[BUDGET_N];
+    if (read_section(L, map, "budget", budget_keys, BUDGET_N, v, k_at)) return -1;
+    if (v[BUDGET_STEPS] && v[BUDGET_EPOCHS])
+        return fail(L, k_at[BUDGET_EPOCHS], "budget gives steps and epochs: give one of them");
+    for (int k = BUDGET_STEPS; k <= BUDGET_EVAL_EVERY; k++) {  // trial parameters
+        if (!v[k]) continue;
+        const ParamSpec *p = param_named(budget_keys[k]);
+        if (claim(L, p, k_at[k], "budget") || set_value(L, &L->s->base, p, v[k], NULL)) return -1;
+    }
+    return v[BUDGET_TIME_LIMIT] ? read_number(L, v[BUDGET_TIME_LIMIT], "time_limit (seconds)", 0, 0, 1e9, 0,
+                                              &L->s->time_limit)
+                                : 0;
+}
+
+static int read_evolution(Loader *L, yaml_node_t *map) {
+    yaml_node_t *v[EVO_N];
+    Mark k_at[EVO_N];
+    SweepSpec *s = L->s;
+    if (read_section(L, map, "evolution", evo_keys, EVO_N, v, k_at)) return -1;
+    if (v[EVO_POPULATION] && read_int(L, v[EVO_POPULATION], "population", 2, 100000, &s->population)) return -1;
+    if (v[EVO_SAMPLE_SIZE]) {
+        if (read_int(L, v[EVO_SAMPLE_SIZE], "sample_size", 1, 100000, &s->sample_size)) return -1;
+        if (s->sample_size > s->population)
+            return fail(L, mark_of(v[EVO_SAMPLE_SIZE]), "sample_size (%d) must be at most population (%d)",
+                        s->sample_size, s->population);
+    } else if (s->sample_size > s->population) {
+        s->sample_size = s->population;
+    }
+    return 0;
+}
+
+// The scheduler's keys; checked against the budget once the whole file is read.
+static int read_scheduler(Loader *L, yaml_node_t *map) {
+    SweepSpec *s = L->s;
+    Mark k_at[SCHED_N];
+    if (read_section(L, map, "scheduler", sched_keys, SCHED_N, L->sched, k_at)) return -1;
+    int k;
+    if (!L->sched[SCHED_NAME]) return fail(L, mark_of(map), "scheduler needs name (allowed: asha)");
+    if (read_choice(L, L->sched[SCHED_NAME], "scheduler", scheduler_names, &k)) return -1;
+    s->asha = 1;
+    if (!L->sched[SCHED_MIN_STEPS])
+        return fail(L, mark_of(map), "scheduler asha needs min_steps (the first rung, in steps)");
+    if (read_int(L, L->sched[SCHED_MIN_STEPS], "min_steps", 1, 1000000000, &s->min_steps)) return -1;
+    if (L->sched[SCHED_ETA] && read_int(L, L->sched[SCHED_ETA], "eta", 2, 1000, &s->eta)) return -1;
+    return L->sched[SCHED_MAX_STEPS] ? read_int(L, L->sched[SCHED_MAX_STEPS], "max_steps", 1, 1000000000, &s->max_steps)
+                                     : 0;
+}
+
+static int read_reward(Loader *L, yaml_node_t *map) {
+    yaml_node_t *v[REWARD_N];
+    Mark k_at[REWARD_N];
+    RewardSpec *r = &L->s->reward;
+    char b[64];
+    if (read_section(L, map, "reward", reward_keys, REWARD_N, v, k_at)) return -1;
+    if ((v[REWARD_BETA] && read_number(L, v[REWARD_BETA], "beta", 0, 0, 1e6, 0, &r->beta)) ||
+        (v[REWARD_GAMMA] && read_number(L, v[REWARD_GAMMA], "gamma", 0, 0, 1e6, 0, &r->gamma)) ||
+        (v[REWARD_ENERGY] && read_number(L, v[REWARD_ENERGY], "energy", 0, 0, 1, 1, &L->s->energy)))
+        return -1;
+    if (v[REWARD_MODES]) {
+        yaml_node_t *n = v[REWARD_MODES];
+        if (n->type != YAML_SEQUENCE_NODE || n->data.sequence.items.start == n->data.sequence.items.top)
+            return fail(L, mark_of(n), "modes must be a non-empty list of heads, head_dim, model_dim, roles; got %s",
+                        describe(n, b, sizeof b));
+        for (int m = 0; m < 4; m++) r->use_mode[m] = 0;
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+            int m;
+            if (read_choice(L, node_at(L, *it), "mode", mode_names, &m)) return -1;
+            if (r->use_mode[m]) return fail(L, mark_of(node_at(L, *it)), "modes lists %s twice", mode_names[m]);
+            r->use_mode[m] = 1;
+        }
+    }
+    if (!v[REWARD_IDEAL_RANKS]) return 0;
+    yaml_node_t *ideal = v[REWARD_IDEAL_RANKS];
+    if (ideal->type != YAML_MAPPING_NODE)
+        return fail(L, mark_of(ideal), "ideal_ranks must be a mapping of mode to rank, e.g. {heads: 2}; got %s",
+                    describe(ideal, b, sizeof b));
+    int seen[4] = {0};
+    for (yaml_node_pair_t *pr = ideal->data.mapping.pairs.start; pr < ideal->data.mapping.pairs.top; pr++) {
+        yaml_node_t *kn = node_at(L, pr->key);
+        int m;
+        if (read_choice(L, kn, "mode", mode_names, &m)) return -1;
+        if (seen[m]++) return fail(L, mark_of(kn), "duplicate key '%s'", mode_names[m]);
+        if (!r->use_mode[m])
+            return fail(L, mark_of(kn), "ideal_ranks gives %s, but modes does not include it", mode_names[m]);
+        char what[64];
+        snprintf(what, sizeof what, "ideal rank of %s", mode_names[m]);
+        if (read_number(L, node_at(L, pr->value), what, 0, 1, m == 3 ? 3 : 1e6, 0, &r->ideal_rank[m])) return -1;
+    }
+    return 0;
+}
+
+// Sweep name: it names results/NAME.h5, so letters, digits, '_', '-', '.'.
+static int name_ok(const char *t) {
+    if (!t[0] || t[0] == '.' || strlen(t) > 64) return 0;
+    return strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == strlen(t);
+}
+
+// The file's stem ("sweeps/demo.yaml" -> "demo"), other characters made '_'.
+static void default_name(SweepSpec *s) {
+    const char *base = strrchr(s->path, '/');
+    base = base ? base + 1 : s->path;
+    int n = (int)strcspn(base, ".");
+    char name[65];
+    snprintf(name, sizeof name, "%.*s", n, base);
+    for (char *c = name; *c; c++)
+        if (!isalnum((unsigned char)*c) && *c != '-') *c = '_';
+    s->name = xstrdup(name[0] ? name : "sweep");
+}
+
+static int read_top(Loader *L, yaml_node_t *root) {
+    SweepSpec *s = L->s;
+    yaml_node_t **v = L->top;
+    char b[64];
+    if (read_section(L, root, NULL, top_keys, TOP_N, v, L->top_at)) return -1;
+    if (!v[TOP_METHOD]) return fail(L, L->root, "missing method (allowed: grid, random, sobol, evolution)");
+    if (!v[TOP_PARAMETERS])
+        return fail(L, L->root, "missing parameters (a mapping of parameter names to value, values, or min and max)");
+    if (v[TOP_NAME]) {
+        const char *t = text_of(v[TOP_NAME]);
+        if (!t || !name_ok(t))
+            return fail(L, mark_of(v[TOP_NAME]),
+                        "name must be 1-64 letters, digits, '_', '-' or '.' (it names results/NAME.h5), got %s",
+                        describe(v[TOP_NAME], b, sizeof b));
+        s->name = xstrdup(t);
+    } else {
+        default_name(s);
+    }
+    int k;
+    if (read_choice(L, v[TOP_METHOD], "method", method_names, &k)) return -1;
+    s->method = (SweepMethod)k;
+    if (v[TOP_METRIC] && read_metric(L, v[TOP_METRIC])) return -1;
+    if (v[TOP_SEED] && read_int(L, v[TOP_SEED], "seed", 0, MAX_SEED, &s->seed)) return -1;
+    if (v[TOP_REPEATS] && read_int(L, v[TOP_REPEATS], "repeats", 1, MAX_REPEATS, &s->repeats)) return -1;
+    if (v[TOP_TRIALS] && read_int(L, v[TOP_TRIALS], "trials", 1, MAX_TRIALS, &s->trials)) return -1;
+    if (v[TOP_TASK]) {
+        const ParamSpec *p = param_named("task");
+        if (claim(L, p, L->top_at[TOP_TASK], "the top level") || set_value(L, &s->base, p, v[TOP_TASK], NULL))
+            return -1;
+    }
+    if ((v[TOP_BUDGET] && read_budget(L, v[TOP_BUDGET])) || (v[TOP_EVOLUTION] && read_evolution(L, v[TOP_EVOLUTION])) ||
+        (v[TOP_SCHEDULER] && read_scheduler(L, v[TOP_SCHEDULER])) || (v[TOP_REWARD] && read_reward(L, v[TOP_REWARD])))
+        return -1;
+    return read_parameters(L, v[TOP_PARAMETERS]);
+}
+
+// ---- conditions
+
+// Whether p can take the canonical `value` in the sweep: one of its listed values, or the
+// base value when it is fixed or conditional. all gets those values ("mha, linear").
+static int can_take(const SweepSpec *s, const ParamSpec *p, const char *value, char *all, size_t len) {
+    int j = swept_index(s, p), found = 0;
+    char v[TEXT_MAX];
+    all[0] = 0;
+    for (int k = -1; k < (j >= 0 ? s->params[j].n_values : 0); k++) {
+        if (k < 0 && j >= 0 && !s->params[j].n_when) continue;
+        if (k < 0)
+            config_format(&s->base, p, v, sizeof v);
+        else
+            canonical(p, s->params[j].values[k], v, sizeof v);
+        found |= !strcmp(v, value);
+        size_t used = strlen(all);
+        snprintf(all + used, len - used, "%s%s", used ? ", " : "", v);
+    }
+    return found;
+}
+
+static int read_condition(Loader *L, int j, yaml_node_t *kn, yaml_node_t *vn, Condition *cd) {
+    SweepSpec *s = L->s;
+    const SpaceParam *sp = &s->params[j];
+    const char *name;
+    if (key_text(L, kn, &name)) return -1;
+    const ParamSpec *p = config_find(name);
+    if (!p) {
+        const char *hint = config_closest(name);
+        if (hint) return fail(L, mark_of(kn), "unknown parameter '%s' in when (did you mean '%s'?)", name, hint);
+        return fail(L, mark_of(kn), "unknown parameter '%s' in when", name);
+    }
+    for (int i = 0; i < sp->n_when; i++)
+        if (sp->when[i].param == p) return fail(L, mark_of(kn), "duplicate key '%s' in when", name);
+    if (p == sp->param) return fail(L, mark_of(kn), "%s cannot depend on itself", name);
+    int src = swept_index(s, p);
+    if (src > j)
+        return fail(L, mark_of(kn), "when refers to %s, which must be defined before %s in parameters", p->name,
+                    sp->param->name);
+    if (src >= 0 && !is_listed(&s->params[src]))
+        return fail(L, mark_of(kn), "when can only refer to parameters with listed values, but %s has distribution %s",
+                    p->name, dist_names[s->params[src].dist]);
+    cd->param = p;
+    int single = vn->type != YAML_SEQUENCE_NODE || p->type == PT_INTLIST;
+    long count = single ? 1 : vn->data.sequence.items.top - vn->data.sequence.items.start;
+    if (count == 0) return fail(L, mark_of(vn), "when %s lists no values", p->name);
+    if (count > MAX_LIST) return fail(L, mark_of(vn), "when %s lists more than %d values", p->name, MAX_LIST);
+    cd->values = xcalloc((size_t)count, sizeof *cd->values);
+    for (long k = 0; k < count; k++) {
+        yaml_node_t *e = single ? vn : node_at(L, vn->data.sequence.items.start[k]);
+        TrialConfig scratch = s->base;
+        char value[TEXT_MAX], all[2048];
+        if (set_value(L, &scratch, p, e, NULL)) return -1;
+        config_format(&scratch, p, value, sizeof value);
+        cd->values[k] = xstrdup(value);
+        cd->n_values = (int)k + 1;
+        if (!can_take(s, p, value, all, sizeof all))
+            return fail(L, mark_of(e), "condition %s: %s can never hold (%s %s %s)", p->name, value, p->name,
+                        src >= 0 ? "takes" : "is fixed at", all);
+    }
+    return 0;
+}
+
+static int resolve_conditions(Loader *L) {
+    SweepSpec *s = L->s;
+    char b[64];
+    for (int j = 0; j < s->n_params; j++) {
+        yaml_node_t *map = L->when[j];
+        if (!map) continue;
+        if (map->type != YAML_MAPPING_NODE || map->data.mapping.pairs.start == map->data.mapping.pairs.top)
+            return fail(L, mark_of(map), "when must map parameters to values, e.g. when: {attention: tucker}; got %s",
+                        describe(map, b, sizeof b));
+        SpaceParam *sp = &s->params[j];
+        sp->when = xcalloc((size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start), sizeof *sp->when);
+        for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {
+            int rc = read_condition(L, j, node_at(L, pr->key), node_at(L, pr->value), &sp->when[sp->n_when]);
+            if (sp->when[sp->n_when].param) sp->n_when++;  // owned by sp from here on
+            if (rc) return -1;
+        }
+    }
+    return 0;
+}
+
+// ---- checks over the whole space
+
+// The position of the last place (in the file) that sets one of the used parameters.
+static Mark last_place(Loader *L, const unsigned char *use) {
+    Mark m = L->root;
+    for (size_t i = 0; i < sizeof checked_params / sizeof checked_params[0]; i++) {
+        Mark a = L->set_at[param_index(param_named(checked_params[i]))];
+        if (a.line > m.line || (a.line == m.line && a.col > m.col)) m = a;
+    }
+    for (int j = 0; j < L->s->n_params; j++) {
+        Mark a = {L->s->params[j].line, L->s->params[j].col};
+        if (use[j] && (a.line > m.line || (a.line == m.line && a.col > m.col))) m = a;
+    }
+    return m;
+}
+
+// use[j] for the swept parameters named in names, and every parameter their conditions refer to.
+static void mark_used(const SweepSpec *s, const char *const *names, int n, unsigned char *use) {
+    for (int j = 0; j < s->n_params; j++) use[j] = find_name(s->params[j].param->name, names, n) >= 0;
+    for (int j = s->n_params - 1; j >= 0; j--)  // conditions refer to earlier parameters
+        for (int i = 0; use[j] && i < s->params[j].n_when; i++) {
+            int src = swept_index(s, s->params[j].when[i].param);
+            if (src >= 0) use[src] = 1;
+        }
+}
+
+typedef struct {
+    const SweepSpec *s;
+    const unsigned char *use;
+    char msg[TEXT_MAX];
+    char combination[TEXT_MAX + 32];
+} Found;
+
+// " (in the combination a=1, b=2)" for the used swept parameters that apply in c.
+static void describe_combination(Found *f, const TrialConfig *c, const double *gene) {
+    char list[TEXT_MAX] = "";
+    for (int j = 0; j < f->s->n_params; j++) {
+        if (!f->use[j] || gene[j] < 0 || f->s->params[j].dist == DIST_VALUE) continue;
+        char v[TEXT_MAX];
+        config_format(c, f->s->params[j].param, v, sizeof v);
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "%s%s=%.64s", used ? ", " : "", f->s->params[j].param->name, v);
+    }
+    if (list[0]) snprintf(f->combination, sizeof f->combination, " (in the combination %s)", list);
+}
+
+static int visit_check(void *ctx, const TrialConfig *c, const double *gene) {
+    Found *f = ctx;
+    if (config_check(c, f->msg, sizeof f->msg) == 0) return 0;
+    describe_combination(f, c, gene);
+    return 1;
+}
+
+static int check_combinations(Loader *L) {
+    const SweepSpec *s = L->s;
+    int n = (int)(sizeof checked_params / sizeof checked_params[0]);
+    unsigned char *use = xcalloc((size_t)s->n_params + 1, 1);
+    mark_used(s, checked_params, n, use);
+    Found f = {s, use, "", ""};
+    int rc = space_enumerate(s, use, 1, CHECK_LIMIT, visit_check, &f);
+    Mark at = last_place(L, use);
+    free(use);
+    if (rc == 1) return fail(L, at, "%s%s", f.msg, f.combination);
+    if (rc == 2)
+        return fail(L, at, "more than %d combinations of task, attention, d_model, heads, core_rank, recall_pairs, "
+                           "recall_vocab, steps and epochs to check: list fewer values",
+                    CHECK_LIMIT);
+    return 0;
+}
+
+// The task's data files: cheap existence checks, naming the first missing file.
+static int data_missing(const TrialConfig *c, char *msg, size_t len) {
+    static const char *const fashion_files[] = {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                                                "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"};
+    char path[TEXT_MAX + 64];
+    if (c->task == TASK_FASHION_MNIST) {
+        const char *dir = c->data_dir[0] ? c->data_dir : FASHION_MNIST_DIR;
+        for (size_t i = 0; i < sizeof fashion_files / sizeof fashion_files[0]; i++) {
+            snprintf(path, sizeof path, "%s/%s", dir, fashion_files[i]);
+            if (access(path, R_OK) != 0) {
+                snprintf(msg, len, "fashion_mnist data file %.300s: %s (install the Debian package "
+                         "dataset-fashion-mnist or set data_dir)", path, strerror(errno));
+                return 1;
+            }
+        }
+    } else if (c->task == TASK_CHARLM) {
+        const char *dir = c->data_dir[0] ? c->data_dir : FORTUNES_DIR;
+        snprintf(path, sizeof path, "%s/.", dir);
+        if (access(path, R_OK | X_OK) != 0) {
+            snprintf(msg, len, "charlm data directory %.300s: %s (install the Debian package fortunes or set data_dir)",
+                     dir, strerror(errno));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int visit_data(void *ctx, const TrialConfig *c, const double *gene) {
+    Found *f = ctx;
+    if (!data_missing(c, f->msg, sizeof f->msg)) return 0;
+    describe_combination(f, c, gene);
+    return 1;
+}
+
+static int check_data(Loader *L) {
+    static const char *const names[] = {"task", "data_dir"};
+    const SweepSpec *s = L->s;
+    unsigned char *use = xcalloc((size_t)s->n_params + 1, 1);
+    mark_used(s, names, 2, use);
+    Found f = {s, use, "", ""};
+    int rc = space_enumerate(s, use, 0, CHECK_LIMIT, visit_data, &f);
+    free(use);
+    Mark at = L->set_at[param_index(param_named("data_dir"))];
+    if (!at.line) at = L->set_at[param_index(param_named("task"))];
+    if (!at.line) at = L->root;
+    return rc ? fail(L, at, "%s", f.msg) : 0;
+}
+
+// Every conditional parameter applies in some combination; the grid's size and trials.
+static int check_size(Loader *L) {
+    SweepSpec *s = L->s;
+    unsigned char *active = xcalloc((size_t)s->n_params + 1, 1);
+    long size;
+    int rc = count_space(s, &size, active);
+    int j = 0;
+    while (j < s->n_params && (!s->params[j].n_when || active[j])) j++;
+    free(active);
+    if (rc == 2)
+        return fail(L, L->top_at[TOP_PARAMETERS], "conditions refer to more than %d combinations of values",
+                    SOURCE_LIMIT);
+    if (j < s->n_params)
+        return fail(L, mark_of(L->when[j]), "the conditions of %s never hold together in any combination",
+                    s->params[j].param->name);
+    if (s->method != METHOD_GRID) {
+        if (!L->top[TOP_TRIALS])
+            return fail(L, L->top_at[TOP_METHOD], "method %s needs trials (how many trials to run)",
+                        method_names[s->method]);
+    } else {
+        if (size > MAX_TRIALS / s->repeats)
+            return fail(L, L->top_at[TOP_PARAMETERS], "the grid's size times repeats, %ld x %d, is more than %d trials",
+                        size, s->repeats, MAX_TRIALS);
+        long want = size * s->repeats;
+        if (L->top[TOP_TRIALS] && s->trials != want)
+            return fail(L, mark_of(L->top[TOP_TRIALS]),
+                        "trials (%d) must equal the grid's size times repeats, %ld x %d = %ld (or be left out)",
+                        s->trials, size, s->repeats, want);
+        s->trials = (int)want;
+    }
+    if (s->trials % s->repeats)
+        return fail(L, mark_of(L->top[TOP_TRIALS]), "trials (%d) must be a multiple of repeats (%d)", s->trials,
+                    s->repeats);
+    int dims = 0;
+    for (int i = 0; i < s->n_params; i++) dims += s->params[i].dist != DIST_VALUE;
+    if (s->method == METHOD_SOBOL && dims > SOBOL_MAX_DIM)
+        return fail(L, L->top_at[TOP_METHOD], "method sobol handles at most %d swept parameters, this sweep has %d",
+                    SOBOL_MAX_DIM, dims);
+    return 0;
+}
+
+// ASHA rungs are steps: the budget must be a fixed number of steps, max_steps equal to it.
+static int check_scheduler(Loader *L) {
+    SweepSpec *s = L->s;
+    if (!s->asha) return 0;
+    const ParamSpec *steps = param_named("steps"), *epochs = param_named("epochs");
+    int j = swept_index(s, steps);
+    if (j >= 0) {
+        Mark m = {s->params[j].line, s->params[j].col};
+        return fail(L, m, "scheduler asha needs a fixed number of steps, so steps cannot be swept");
+    }
+    if (L->set_at[param_index(epochs)].line)
+        return fail(L, L->set_at[param_index(epochs)], "scheduler asha counts steps: give steps instead of epochs");
+    if (L->sched[SCHED_MAX_STEPS]) {
+        Mark m = L->set_at[param_index(steps)];
+        if (m.line && s->base.steps != s->max_steps)
+            return fail(L, mark_of(L->sched[SCHED_MAX_STEPS]),
+                        "scheduler max_steps (%d) must equal the budget's steps (%d) (or be left out)", s->max_steps,
+                        s->base.steps);
+        char text[32];
+        snprintf(text, sizeof text, "%d", s->max_steps);
+        set_text(&s->base, steps, text);
+    } else if (s->base.steps == 0) {
+        return fail(L, L->top_at[TOP_SCHEDULER], "scheduler asha needs budget steps (its rungs are counted in steps)");
+    }
+    s->max_steps = s->base.steps;
+    if (s->min_steps >= s->max_steps)
+        return fail(L, mark_of(L->sched[SCHED_MIN_STEPS]), "scheduler min_steps (%d) must be less than max_steps (%d)",
+                    s->min_steps, s->max_steps);
+    return 0;
+}
+
+// ---- libyaml
+
+// Line and column (1-based, in characters) of byte offset `at`.
+static Mark mark_at_offset(const char *text, size_t len, size_t at) {
+    Mark m = {1, 1};
+    for (size_t i = 0; i < at && i < len; i++) {
+        if (text[i] == '\n')
+            m.line++, m.col = 1;
+        else if (((unsigned char)text[i] & 0xC0) != 0x80)
+            m.col++;
+    }
+    return m;
+}
+
+// The byte at a 1-based line and character column, or 0.
+static char char_at(const char *text, size_t len, Mark m) {
+    size_t i = 0;
+    for (int line = 1; line < m.line && i < len; i++)
+        if (text[i] == '\n') line++;
+    for (int col = 1; i < len && text[i] != '\n'; i++)
+        if (((unsigned char)text[i] & 0xC0) != 0x80 && col++ == m.col) return text[i];
+    return 0;
+}
+
+static int syntax_error(Loader *L, const yaml_parser_t *P) {
+    if (P->error == YAML_MEMORY_ERROR) return fail(L, (Mark){1, 1}, "out of memory while reading the YAML");
+    if (P->error == YAML_READER_ERROR) {
+        Mark m = mark_at_offset(L->text, L->len, P->problem_offset);
+        if (P->problem_value >= 0)
+            return fail(L, m, "YAML syntax error: %s (byte 0x%02x)", P->problem, (unsigned)P->problem_value & 0xFF);
+        return fail(L, m, "YAML syntax error: %s", P->problem);
+    }
+    Mark m = {(int)P->problem_mark.line + 1, (int)P->problem_mark.column + 1};
+    const char *problem = P->problem ? P->problem : "malformed YAML";
+    if (char_at(L->text, L->len, m) == '\t')
+        return fail(L, m, "YAML syntax error: %s (a tab: indent with spaces)", problem);
+    if (P->context)
+        return fail(L, m, "YAML syntax error: %s (%s at %d:%d)", problem, P->context, (int)P->context_mark.line + 1,
+                    (int)P->context_mark.column + 1);
+    return fail(L, m, "YAML syntax error: %s", problem);
+}
+
+// Flow collections nested deeper than MAX_FLOW_DEPTH, counting brackets outside comments
+// (a sweep needs a handful; 10^5 levels would keep libyaml busy for minutes).
+static int check_nesting(Loader *L) {
+    int depth = 0, comment = 0;
+    Mark m = {1, 1};
+    for (size_t i = 0; i < L->len; i++) {
+        char c = L->text[i];
+        if (c == '\n') {
+            m.line++, m.col = 1, comment = 0;
+            continue;
+        }
+        if (c == '#' && (i == 0 || strchr(" \t\n", L->text[i - 1]))) comment = 1;
+        if (!comment && (c == '[' || c == '{') && ++depth > MAX_FLOW_DEPTH)
+            return fail(L, m, "lists and mappings nested more than %d deep", MAX_FLOW_DEPTH);
+        if (!comment && (c == ']' || c == '}') && depth > 0) depth--;
+        if (((unsigned char)c & 0xC0) != 0x80) m.col++;
+    }
+    return 0;
+}
+
+static int load_yaml(Loader *L) {
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) return fail(L, (Mark){1, 1}, "out of memory while reading the YAML");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)L->text, L->len);
+    int rc = 0;
+    if (!yaml_parser_load(&parser, &L->doc)) {
+        rc = syntax_error(L, &parser);
+    } else {
+        L->have_doc = 1;
+        yaml_document_t extra;
+        if (!yaml_parser_load(&parser, &extra)) {
+            rc = syntax_error(L, &parser);
+        } else {
+            yaml_node_t *r = yaml_document_get_root_node(&extra);
+            if (r) rc = fail(L, mark_of(r), "a second YAML document: a sweep file holds one");
+            yaml_document_delete(&extra);
+        }
+    }
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
+static int read_sweep(Loader *L) {
+    SweepSpec *s = L->s;
+    if (check_nesting(L) || load_yaml(L)) return -1;
+    yaml_node_t *root = yaml_document_get_root_node(&L->doc);
+    if (!root) return fail(L, (Mark){1, 1}, "empty file (a sweep needs method and parameters)");
+    L->root = mark_of(root);
+    if (read_top(L, root) || resolve_conditions(L) || check_size(L) || check_scheduler(L) || check_combinations(L) ||
+        check_data(L))
+        return -1;
+    char text[32];
+    snprintf(text, sizeof text, "%d", s->seed * 1000);  // repeat 0's seed (sampler.c)
+    set_text(&s->base, seed_param(), text);
+    return 0;
+}
+
+int space_parse(SweepSpec *s, const char *path, const char *text, size_t len, char *err, size_t errlen) {
+    memset(s, 0, sizeof *s);
+    s->path = xstrdup(path);
+    s->text = xmalloc(len + 1);
+    memcpy(s->text, text, len);
+    s->text[len] = 0;
+    config_defaults(&s->base);
+    snprintf(s->metric, sizeof s->metric, "reward");
+    s->maximize = 1;
+    s->repeats = 1;
+    s->seed = 1;
+    s->eta = 3;
+    s->population = 8;
+    s->sample_size = 3;
+    reward_spec_default(&s->reward);
+    s->energy = 0.99;
+
+    Loader L = {.s = s, .path = path, .text = s->text, .len = len, .err = err, .errlen = errlen};
+    L.set_at = xcalloc((size_t)config_nparams, sizeof *L.set_at);
+    L.set_in = xcalloc((size_t)config_nparams, sizeof *L.set_in);
+    int rc = len > MAX_FILE_BYTES ? fail(&L, (Mark){1, 1}, "larger than %d bytes: not a sweep file", MAX_FILE_BYTES)
+                                  : read_sweep(&L);
+    if (L.have_doc) yaml_document_delete(&L.doc);
+    free(L.set_at);
+    free(L.set_in);
+    free(L.when);
+    if (rc) space_free(s);
+    return rc ? -1 : 0;
+}
+
+int space_load(SweepSpec *s, const char *path, char *err, size_t errlen) {
+    memset(s, 0, sizeof *s);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    char *text = xmalloc((size_t)MAX_FILE_BYTES + 2);
+    size_t len = fread(text, 1, (size_t)MAX_FILE_BYTES + 1, f);
+    int bad = ferror(f);
+    fclose(f);
+    int rc = -1;
+    if (bad)
+        snprintf(err, errlen, "%s: read error", path);
+    else
+        rc = space_parse(s, path, text, len, err, errlen);
+    free(text);
+    return rc;
+}
+
+void space_free(SweepSpec *s) {
+    for (int j = 0; j < s->n_params; j++) {
+        SpaceParam *p = &s->params[j];
+        for (int k = 0; k < p->n_values; k++) free(p->values[k]);
+        free(p->values);
+        free(p->probabilities);
+        for (int i = 0; i < p->n_when; i++) {
+            for (int k = 0; k < p->when[i].n_values; k++) free(p->when[i].values[k]);
+            free(p->when[i].values);
+        }
+        free(p->when);
+    }
+    free(s->params);
+    free(s->path);
+    free(s->name);
+    free(s->text);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,271 @@
+// coordinator.c: rank 0. Hands out trials to worker groups as they ask, decides ASHA
+// rungs, journals and stores every finished trial, prints progress, and stops cleanly
+// on SIGTERM/SIGUSR1.
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "common/util.h"
+#include "space/space.h"
+#include "store/h5store.h"
+#include "store/journal.h"
+#include "sweep/coordinator.h"
+#include "sweep/protocol.h"
+
+enum { PROGRESS_SECONDS = 5, MAX_WAIT_SECONDS = 60 };
+
+typedef struct {
+    double *v;
+    int n, cap;
+} Values;
+
+static void values_push(Values *x, double v) {
+    if (x->n == x->cap) x->v = xrealloc(x->v, (size_t)(x->cap = x->cap ? 2 * x->cap : 16) * sizeof(double));
+    x->v[x->n++] = v;
+}
+
+// ASHA's stopping rule (asynchronous successive halving, as Ray Tune's
+// AsyncHyperBand): a trial reaching a rung goes on when its metric is at least the
+// (1 − 1/η) quantile of every metric recorded at that rung so far, itself included.
+// The first trials at a rung always go on; later ones must be in the top 1/η.
+static int asha_continue(Values *rung, double metric, int eta) {
+    values_push(rung, metric);
+    double *s = xmalloc((size_t)rung->n * sizeof(double));
+    memcpy(s, rung->v, (size_t)rung->n * sizeof(double));
+    for (int i = 1; i < rung->n; i++)  // insertion sort: rungs hold few values
+        for (int j = i; j > 0 && s[j - 1] > s[j]; j--) {
+            double t = s[j];
+            s[j] = s[j - 1], s[j - 1] = t;
+        }
+    double pos = (1.0 - 1.0 / eta) * (rung->n - 1);  // linear interpolation, as numpy
+    int lo = (int)floor(pos);
+    double cutoff = lo + 1 < rung->n ? s[lo] + (pos - lo) * (s[lo + 1] - s[lo]) : s[lo];
+    free(s);
+    return metric >= cutoff;
+}
+
+typedef struct {
+    const SweepSpec *spec;
+    const SweepComms *sc;
+    Sampler *sampler;
+    char *done;             // [trials]: recorded (from the journal or this run)
+    int next_id;            // lowest id not yet handed out this run
+    int n_done, n_ok, n_pruned, n_failed, n_running, n_resumed;
+    long steps_run;         // optimizer steps of the trials recorded this run
+    double best;            // best final metric so far (larger is better)
+    int best_id;
+    int *busy;              // [groups]: trial id a group is running, -1 idle
+    int finished_groups;
+    Values rungs[MAX_RUNGS];
+    int rung_steps[MAX_RUNGS], n_rungs;
+    Journal *journal;
+    H5Store *store;
+    double t0, last_progress;
+} Coordinator;
+
+static void record(Coordinator *co, const TrialResult *r, int from_journal) {
+    co->done[r->id] = 1;
+    co->n_done++;
+    if (!strcmp(r->status, "pruned")) co->n_pruned++;
+    else if (!strcmp(r->status, "failed")) co->n_failed++;
+    else co->n_ok++;
+    double m = sweep_final_metric(co->sc->metric_kind, r);
+    if (!isnan(m) && (co->best_id < 0 || m > co->best)) co->best = m, co->best_id = r->id;
+    sampler_report(co->sampler, r->id, &r->config, m);  // failed ones too (NaN): evolution counts on every result
+    if (from_journal) co->n_resumed++;
+    else co->steps_run += r->steps;
+}
+
+// A trial the journal already holds (on --resume): done, and known to the sampler.
+static void replayed(void *ctx, const TrialResult *r) {
+    Coordinator *co = ctx;
+    if (r->id >= 0 && r->id < co->spec->trials && !co->done[r->id]) record(co, (TrialResult *)r, 1);
+}
+
+static void progress(Coordinator *co, int final) {
+    double now = now_seconds();
+    if (!final && now - co->last_progress < PROGRESS_SECONDS) return;
+    co->last_progress = now;
+    const int total = co->spec->trials, run_now = co->n_done - co->n_resumed;
+    double elapsed = now - co->t0, per_hour = elapsed > 0 ? 3600.0 * run_now / elapsed : 0.0;
+    double eta = run_now > 0 ? (total - co->n_done) * elapsed / run_now : 0.0;
+    fprintf(stderr, "sweep %s: %d/%d done (%d ok, %d pruned, %d failed), %d running", co->spec->name, co->n_done,
+            total, co->n_ok, co->n_pruned, co->n_failed, co->n_running);
+    if (co->best_id >= 0)
+        fprintf(stderr, " | best %s %.4f (trial %d)", co->spec->metric,
+                co->sc->metric_kind == METRIC_REWARD || co->sc->metric_kind == METRIC_ACCURACY ? co->best : -co->best,
+                co->best_id);
+    fprintf(stderr, " | %.0f trials/h", per_hour);
+    if (!final && run_now > 0) fprintf(stderr, " | ETA %.0f min", eta / 60.0);
+    fprintf(stderr, "\n");
+}
+
+// The next trial for a free group: 1 with *t filled, 0 when none is left, -1 when
+// evolution must wait for results first.
+static int next_trial(Coordinator *co, TrialAssign *t) {
+    while (co->next_id < co->spec->trials && co->done[co->next_id]) co->next_id++;
+    if (co->next_id >= co->spec->trials) return 0;
+    memset(t, 0, sizeof *t);
+    if (sampler_config(co->sampler, co->next_id, &t->config) != 0) return -1;
+    t->id = co->next_id++;
+    t->n_rungs = co->n_rungs;
+    memcpy(t->rungs, co->rung_steps, sizeof t->rungs);
+    t->time_limit = co->spec->time_limit;
+    t->reward = co->spec->reward;
+    t->energy = co->spec->energy;
+    return 1;
+}
+
+static int group_of_leader(const SweepComms *sc, int rank) { return (rank - 1) / sc->group_size; }
+
+// A free group asks for work: give it a trial, or tell it to leave.
+static void on_ready(Coordinator *co, int leader, int stopping, int *waiting) {
+    MPI_Recv(NULL, 0, MPI_BYTE, leader, TAG_READY, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    const int k = group_of_leader(co->sc, leader);
+    if (co->busy[k] >= 0) {  // its trial was abandoned on a stop: it will run again on --resume
+        co->busy[k] = -1;
+        co->n_running--;
+    }
+    TrialAssign t;
+    int got = stopping ? 0 : next_trial(co, &t);
+    if (got > 0) {
+        MPI_Send(&t, sizeof t, MPI_BYTE, leader, TAG_TRIAL, MPI_COMM_WORLD);
+        co->busy[k] = t.id;
+        co->n_running++;
+    } else if (got < 0) {
+        waiting[k] = 1;  // evolution: ask the sampler again when a result comes in
+    } else {
+        MPI_Send(NULL, 0, MPI_BYTE, leader, TAG_DONE, MPI_COMM_WORLD);
+        co->finished_groups++;
+    }
+}
+
+static void on_eval(Coordinator *co, int leader, int stopping) {
+    RungReport rep;
+    MPI_Recv(&rep, sizeof rep, MPI_BYTE, leader, TAG_EVAL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int go_on = !stopping && rep.rung >= 0 && rep.rung < co->n_rungs &&
+                asha_continue(&co->rungs[rep.rung], rep.metric, co->spec->eta);
+    MPI_Send(&go_on, 1, MPI_INT, leader, TAG_DECISION, MPI_COMM_WORLD);
+}
+
+// A finished trial: journal (fsync) first, then the results file (flushed).
+static void on_result(Coordinator *co, int leader, const MPI_Status *st) {
+    int n;
+    MPI_Get_count(st, MPI_BYTE, &n);
+    unsigned char *buf = xmalloc((size_t)n);
+    MPI_Recv(buf, n, MPI_BYTE, leader, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    TrialResult r;
+    char err[256];
+    if (trial_unpack(&r, buf, (size_t)n, err, sizeof err) != 0)
+        die(EXIT_RUNTIME, "coordinator: a result from rank %d does not unpack: %s", leader, err);
+    free(buf);
+    co->busy[group_of_leader(co->sc, leader)] = -1;
+    co->n_running--;
+    if (r.id < 0 || r.id >= co->spec->trials || co->done[r.id])
+        die(EXIT_RUNTIME, "coordinator: rank %d returned trial %d, which is not running", leader, r.id);
+    journal_append(co->journal, &r);
+    h5store_write_trial(co->store, &r);
+    record(co, &r, 0);
+    trial_result_free(&r);
+}
+
+// Results file and journal: fresh, or rebuilt from the journal on --resume (the
+// journal is the truth: a kill may have left the HDF5 file half-written).
+static void open_results(Coordinator *co, const char *output, int resume) {
+    char journal[4096];
+    snprintf(journal, sizeof journal, "%s.journal", output);
+    struct stat st;
+    const int have_journal = stat(journal, &st) == 0;
+    if (!resume && (have_journal || stat(output, &st) == 0))
+        die(EXIT_BADINPUT, "run: %s already holds a sweep; pass --resume to continue it, or -o for a new file",
+            have_journal ? journal : output);
+    StoreMeta meta = {.sweep = co->spec->name, .yaml = co->spec->text, .seed = co->spec->seed,
+                      .start_time = (double)time(NULL)};
+    long valid = 0;
+    co->store = h5store_rebuild(output, &meta, journal, replayed, co, &valid);
+    if (co->n_resumed > 0)
+        fprintf(stderr, "sweep %s: resuming with %d of %d trials recorded in %s\n", co->spec->name, co->n_resumed,
+                co->spec->trials, journal);
+    co->journal = journal_open(journal, valid);
+}
+
+int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *output, int resume, int quiet) {
+    Coordinator co = {.spec = spec, .sc = sc, .best_id = -1};
+    co.sampler = sampler_create(spec);
+    co.done = xcalloc((size_t)spec->trials, 1);
+    co.busy = xmalloc((size_t)sc->n_groups * sizeof(int));
+    for (int k = 0; k < sc->n_groups; k++) co.busy[k] = -1;
+    if (spec->asha) co.n_rungs = asha_rungs(spec, co.rung_steps, MAX_RUNGS);
+    co.t0 = co.last_progress = now_seconds();
+    open_results(&co, output, resume);
+
+    int *waiting = xcalloc((size_t)sc->n_groups, sizeof(int));
+    int stopping = 0;
+    double stop_time = 0.0;
+    long idle_ns = 1000;  // polling back-off: 1 µs growing to 1 ms while nothing arrives
+    while (co.finished_groups < sc->n_groups) {
+        if (!stopping && sweep_signalled()) {
+            stopping = 1;
+            stop_time = now_seconds();
+            fprintf(stderr, "sweep %s: signal received: stopping the running trials\n", spec->name);
+            for (int k = 0; k < sc->n_groups; k++)
+                if (co.busy[k] >= 0) MPI_Send(NULL, 0, MPI_BYTE, group_leader(sc, k), TAG_STOP, MPI_COMM_WORLD);
+        }
+        if (stopping && now_seconds() - stop_time > MAX_WAIT_SECONDS)
+            die(EXIT_RUNTIME, "coordinator: workers did not stop within %d s", MAX_WAIT_SECONDS);
+        // Groups that evolution kept waiting get their trial as soon as one can be sampled.
+        for (int k = 0; k < sc->n_groups; k++)
+            if (waiting[k]) {
+                TrialAssign t;
+                int got = stopping ? 0 : next_trial(&co, &t);
+                if (got < 0) continue;
+                waiting[k] = 0;
+                if (got > 0) {
+                    MPI_Send(&t, sizeof t, MPI_BYTE, group_leader(sc, k), TAG_TRIAL, MPI_COMM_WORLD);
+                    co.busy[k] = t.id;
+                    co.n_running++;
+                } else {
+                    MPI_Send(NULL, 0, MPI_BYTE, group_leader(sc, k), TAG_DONE, MPI_COMM_WORLD);
+                    co.finished_groups++;
+                }
+            }
+        int flag;
+        MPI_Status st;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+        if (!flag) {
+            struct timespec ts = {0, idle_ns};
+            nanosleep(&ts, NULL);
+            if (idle_ns < 1000000) idle_ns *= 2;
+            if (!quiet) progress(&co, 0);
+            continue;
+        }
+        idle_ns = 1000;
+        switch (st.MPI_TAG) {
+        case TAG_READY: on_ready(&co, st.MPI_SOURCE, stopping, waiting); break;
+        case TAG_EVAL: on_eval(&co, st.MPI_SOURCE, stopping); break;
+        case TAG_RESULT: on_result(&co, st.MPI_SOURCE, &st); break;
+        default: die(EXIT_RUNTIME, "coordinator: unexpected message %d from rank %d", st.MPI_TAG, st.MPI_SOURCE);
+        }
+        if (!quiet) progress(&co, 0);
+    }
+    h5store_close(co.store, (double)time(NULL));
+    journal_close(co.journal);
+    progress(&co, 1);
+    const int complete = co.n_done == spec->trials;
+    if (complete)
+        fprintf(stderr, "sweep %s: finished %d trials in %.0f s; results in %s\n", spec->name, co.n_done,
+                now_seconds() - co.t0, output);
+    else
+        fprintf(stderr, "sweep %s: stopped with %d of %d trials recorded; continue with --resume\n", spec->name,
+                co.n_done, spec->trials);
+    for (int i = 0; i < MAX_RUNGS; i++) free(co.rungs[i].v);
+    free(waiting);
+    free(co.busy);
+    free(co.done);
+    sampler_free(co.sampler);
+    return complete ? 0 : 3;
+}

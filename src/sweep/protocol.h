@@ -1,0 +1,35 @@
+// protocol.h: the messages between the coordinator (rank 0) and the worker groups'
+// leaders. Plain structs sent as MPI_BYTE: every rank runs the same binary.
+//
+//   leader → coordinator   READY               give me a trial
+//   coordinator → leader   TRIAL (TrialAssign) train this one
+//                          DONE                no more trials: leave
+//   leader → coordinator   EVAL (RungReport)   a trial reached an ASHA rung
+//   coordinator → leader   DECISION (int)      1: go on, 0: stop (pruned)
+//                          STOP                abandon the running trial (a signal)
+//   leader → coordinator   RESULT (bytes)      trial_pack of the finished trial
+#ifndef ATTN_PROTOCOL_H
+#define ATTN_PROTOCOL_H
+
+#include "common/config.h"
+#include "invariants/score.h"
+
+enum { TAG_READY = 1, TAG_TRIAL, TAG_DONE, TAG_EVAL, TAG_DECISION, TAG_STOP, TAG_RESULT };
+enum { MAX_RUNGS = 32 };
+
+typedef struct {
+    int id;                  // trial number in the sweep
+    TrialConfig config;
+    int n_rungs;
+    int rungs[MAX_RUNGS];    // ASHA rung steps (empty: no early stopping)
+    double time_limit;       // seconds, 0 = none
+    RewardSpec reward;
+    double energy;           // numerical-rank threshold for scoring
+} TrialAssign;
+
+typedef struct {
+    int id, step, rung;      // the trial, the evaluation step, the rung it stands for
+    double metric;           // larger is better (the coordinator's goal already applied)
+} RungReport;
+
+#endif

@@ -1,0 +1,109 @@
+// sweep.c: the entry point of `attnsweep run`: load the space on rank 0, split the
+// world into the coordinator and worker groups, install the stop signals, run.
+#define _POSIX_C_SOURCE 200809L
+#include "sweep/sweep.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/util.h"
+#include "space/space.h"
+#include "sweep/coordinator.h"
+#include "sweep/sweep_internal.h"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig) { stop_signal = sig; }
+
+int sweep_signalled(void) { return stop_signal != 0; }
+
+double sweep_eval_metric(int task, MetricKind kind, const CurvePoint *pt) {
+    (void)task;
+    return kind == METRIC_REWARD || kind == METRIC_ACCURACY ? pt->eval_accuracy : -pt->eval_loss;
+}
+
+double sweep_final_metric(MetricKind kind, const TrialResult *r) {
+    if (!strcmp(r->status, "failed")) return NAN;
+    switch (kind) {
+    case METRIC_REWARD: return r->reward;
+    case METRIC_ACCURACY: return r->accuracy;
+    case METRIC_LOSS: return -r->loss;
+    case METRIC_BITS_PER_BYTE: return -r->bits_per_byte;
+    }
+    return NAN;
+}
+
+static MetricKind metric_kind(const SweepSpec *s) {
+    static const char *const names[] = {"reward", "accuracy", "loss", "bits_per_byte"};
+    for (int k = 0; k < 4; k++)
+        if (!strcmp(s->metric, names[k])) return (MetricKind)k;
+    return METRIC_REWARD;  // space_load allows only these names
+}
+
+// results/NAME.h5 unless -o says otherwise; makes results/ if needed.
+static void output_path(char *out, size_t len, const RunOptions *o, const SweepSpec *s) {
+    if (o->output) {
+        snprintf(out, len, "%s", o->output);
+        return;
+    }
+    if (mkdir("results", 0777) != 0 && errno != EEXIST) die(EXIT_RUNTIME, "results: %s", strerror(errno));
+    snprintf(out, len, "results/%s.h5", s->name);
+}
+
+int sweep_run(const RunOptions *o) {
+    SweepComms sc = {.group_size = o->group_size};
+    MPI_Comm_rank(MPI_COMM_WORLD, &sc.world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &sc.world_size);
+
+    // Rank 0 reads and checks the space; the others learn only whether to go on.
+    SweepSpec spec;
+    int status[2] = {0, 0};  // exit code (0: go on), metric kind
+    if (sc.world_rank == 0) {
+        char err[1024];
+        if (space_load(&spec, o->spec_path, err, sizeof err) != 0) {
+            warnf("%s", err);
+            status[0] = EXIT_BADINPUT;
+        } else if (sc.world_size < 1 + o->group_size || (sc.world_size - 1) % o->group_size != 0) {
+            warnf("run: %d ranks cannot form a coordinator and groups of %d (need 1 + a multiple of %d, at least %d)",
+                  sc.world_size, o->group_size, o->group_size, 1 + o->group_size);
+            status[0] = EXIT_BADINPUT;
+            space_free(&spec);
+        } else {
+            status[1] = metric_kind(&spec);
+        }
+    }
+    MPI_Bcast(status, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    if (status[0] != 0) return status[0];
+    sc.metric_kind = (MetricKind)status[1];
+    sc.n_groups = (sc.world_size - 1) / sc.group_size;
+    sc.group_index = sc.world_rank == 0 ? -1 : (sc.world_rank - 1) / sc.group_size;
+    MPI_Comm_split(MPI_COMM_WORLD, sc.world_rank == 0 ? MPI_UNDEFINED : sc.group_index, sc.world_rank, &sc.group);
+    sc.group_rank = 0;
+    if (sc.group != MPI_COMM_NULL) MPI_Comm_rank(sc.group, &sc.group_rank);
+
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+
+    int rc = 0;
+    if (sc.world_rank == 0) {
+        char out[4096];
+        output_path(out, sizeof out, o, &spec);
+        if (!o->quiet)
+            fprintf(stderr, "sweep %s: %d trials (%s) on %d worker group(s) of %d rank(s); results in %s\n", spec.name,
+                    spec.trials, o->spec_path, sc.n_groups, sc.group_size, out);
+        rc = sweep_coordinate(&spec, &sc, out, o->resume, o->quiet);
+        space_free(&spec);
+    } else {
+        sweep_worker(&sc);
+        MPI_Comm_free(&sc.group);
+    }
+    // Every rank leaves with the coordinator's verdict.
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return rc;
+}

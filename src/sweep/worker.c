@@ -1,0 +1,101 @@
+// worker.c: a worker group's loop. The group's leader asks the coordinator for trials;
+// every rank of the group trains the trial together (data parallel) and scores it on
+// the group's BLACS grid; the leader reports rungs and sends the result.
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "data/dataset.h"
+#include "model/train.h"
+#include "store/journal.h"
+#include "sweep/protocol.h"
+#include "sweep/sweep_internal.h"
+
+typedef struct {
+    const SweepComms *sc;
+    const TrialAssign *trial;
+    int next_rung;  // index of the next rung to report
+} WorkerTrial;
+
+// ASHA: at the first evaluation at or past each rung the leader asks the coordinator;
+// the answer goes to the whole group. Nonzero = stop (pruned).
+static int at_eval(void *ctx, const CurvePoint *pt, long total_steps) {
+    WorkerTrial *w = ctx;
+    const TrialAssign *t = w->trial;
+    if (w->next_rung >= t->n_rungs || pt->step < t->rungs[w->next_rung] || pt->step >= total_steps) return 0;
+    int go_on = 1;
+    if (w->sc->group_rank == 0) {
+        RungReport rep = {.id = t->id, .step = pt->step, .rung = w->next_rung,
+                          .metric = sweep_eval_metric(t->config.task, w->sc->metric_kind, pt)};
+        MPI_Send(&rep, sizeof rep, MPI_BYTE, 0, TAG_EVAL, MPI_COMM_WORLD);
+        MPI_Recv(&go_on, 1, MPI_INT, 0, TAG_DECISION, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    MPI_Bcast(&go_on, 1, MPI_INT, 0, w->sc->group);
+    w->next_rung++;
+    return !go_on;
+}
+
+// Asked after every step on every rank; train_trial combines the answers over the group.
+static int should_stop(void *ctx) {
+    WorkerTrial *w = ctx;
+    if (sweep_signalled()) return 1;
+    if (w->sc->group_rank != 0) return 0;
+    int flag;
+    MPI_Iprobe(0, TAG_STOP, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    if (flag) MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return flag;
+}
+
+void sweep_worker(const SweepComms *sc) {
+    BlacsGrid grid;
+    grid_init(&grid, sc->group);
+    Dataset *data = NULL;  // kept across trials of the same task
+    for (;;) {
+        // The leader asks; the group learns the answer (a trial, or -1: leave).
+        TrialAssign t;
+        if (sc->group_rank == 0) {
+            MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, MPI_COMM_WORLD);
+            MPI_Status st;
+            MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            if (st.MPI_TAG == TAG_STOP) {  // a stop for a trial that had already finished
+                MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            }
+            if (st.MPI_TAG == TAG_DONE) {
+                MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_DONE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                t.id = -1;
+            } else {
+                MPI_Recv(&t, sizeof t, MPI_BYTE, 0, TAG_TRIAL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
+        }
+        MPI_Bcast(&t, sizeof t, MPI_BYTE, 0, sc->group);
+        if (t.id < 0) break;
+
+        if (data && !dataset_serves(data, &t.config)) {
+            dataset_free(data);
+            data = NULL;
+        }
+        if (!data) data = dataset_open(&t.config);
+        ScoreOptions so;
+        score_options_default(&so);
+        so.energy = t.energy;
+        WorkerTrial w = {.sc = sc, .trial = &t};
+        TrainHooks hooks = {.on_eval = at_eval, .should_stop = should_stop, .ctx = &w, .grid = &grid,
+                            .reward = &t.reward, .score = &so, .group = &sc->group,
+                            .time_limit = t.time_limit, .dataset = data};
+        TrialResult r;
+        train_trial(&t.config, &hooks, &r);
+        r.id = t.id;
+        r.rank = sc->world_rank;
+        if (sc->group_rank == 0 && strcmp(r.status, "interrupted") != 0) {
+            Bytes b = {0};
+            trial_pack(&b, &r);
+            MPI_Send(b.data, (int)b.len, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
+            bytes_free(&b);
+        }
+        trial_result_free(&r);
+    }
+    dataset_free(data);
+    grid_free(&grid);
+}

@@ -1,0 +1,483 @@
+// test_space.c: the search space (space.c) and its samplers (sampler.c).
+//
+// Every example in sweeps/ and the example in space.h's header comment load; a grid
+// with a condition has the right size and order; random and Sobol trials depend only
+// on (seed, trial); distributions keep their promises (probabilities, log-uniform
+// spread, q multiples, inclusive integer ends); evolution mutates one parameter;
+// repeats share a configuration and differ in seed; ASHA rungs.
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "space/space.h"
+
+static int parse(SweepSpec *s, const char *text) {
+    char err[1024];
+    int rc = space_parse(s, "mem.yaml", text, strlen(text), err, sizeof err);
+    CHECK(rc == 0, "parse failed: %s\n%s", err, text);
+    return rc;
+}
+
+// The value of a parameter in c, as text.
+static const char *value_of(const TrialConfig *c, const char *name) {
+    static char buf[8][CONFIG_TEXT + 8];
+    static int next;
+    char *out = buf[next++ % 8];
+    config_format(c, config_find(name), out, CONFIG_TEXT + 8);
+    return out;
+}
+
+static int same_config(const TrialConfig *a, const TrialConfig *b) {
+    for (int i = 0; i < config_nparams; i++) {
+        char x[CONFIG_TEXT + 8], y[CONFIG_TEXT + 8];
+        config_format(a, &config_params[i], x, sizeof x);
+        config_format(b, &config_params[i], y, sizeof y);
+        if (strcmp(x, y)) return 0;
+    }
+    return 1;
+}
+
+// Every trial the sampler gives passes config_check.
+static void check_trials_valid(const SweepSpec *s, const char *what) {
+    Sampler *sm = sampler_create(s);
+    for (int id = 0; id < s->trials && id < 64; id++) {
+        TrialConfig c;
+        char err[256];
+        if (sampler_config(sm, id, &c)) break;  // evolution waiting for results
+        CHECK(config_check(&c, err, sizeof err) == 0, "%s trial %d: %s", what, id, err);
+    }
+    sampler_free(sm);
+}
+
+static void test_examples_load(void) {
+    DIR *d = opendir("sweeps");
+    CHECK(d != NULL, "sweeps/ not found (run from the repository root)");
+    if (!d) return;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".yaml")) continue;
+        char path[512], err[1024];
+        snprintf(path, sizeof path, "sweeps/%s", e->d_name);
+        SweepSpec s;
+        int rc = space_load(&s, path, err, sizeof err);
+        CHECK(rc == 0, "%s: %s", path, err);
+        if (rc) continue;
+        CHECK(s.trials >= 1 && s.n_params >= 1, "%s: %d trials, %d parameters", path, s.trials, s.n_params);
+        check_trials_valid(&s, path);
+        space_free(&s);
+        n++;
+    }
+    closedir(d);
+    CHECK(n >= 5, "only %d examples in sweeps/", n);
+    SweepSpec demo;
+    char err[1024];
+    if (space_load(&demo, "sweeps/demo.yaml", err, sizeof err) == 0) {
+        CHECK(demo.method == METHOD_GRID && demo.trials == 12 && demo.base.steps == 300,
+              "demo: method %d, %d trials of %d steps", demo.method, demo.trials, demo.base.steps);
+        space_free(&demo);
+    }
+}
+
+// The example in space.h's header comment: the indented comment lines after "feel at home:".
+static void test_header_example(void) {
+    FILE *f = fopen("src/space/space.h", "r");
+    CHECK(f != NULL, "src/space/space.h not found");
+    if (!f) return;
+    char line[512], text[8192] = "";
+    int in = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "feel at home:")) {
+            in = 1;
+            continue;
+        }
+        if (!in) continue;
+        if (strncmp(line, "//   ", 5)) {
+            if (text[0]) break;  // the blank comment line after the example
+            continue;            // the one before it
+        }
+        strncat(text, line + 5, sizeof text - strlen(text) - 1);
+    }
+    fclose(f);
+    CHECK(strstr(text, "parameters:") != NULL, "no example found in space.h:\n%s", text);
+    SweepSpec s;
+    if (parse(&s, text)) return;
+    CHECK(!strcmp(s.name, "fashion_variants") && s.method == METHOD_RANDOM && s.trials == 24 && s.repeats == 2 &&
+              s.seed == 7 && s.asha && s.min_steps == 100 && s.eta == 3 && s.max_steps == s.base.steps &&
+              s.base.steps == 600 && s.base.eval_every == 100 && s.time_limit == 600 && s.population == 8 &&
+              s.sample_size == 3,
+          "header example: fields read wrong");
+    CHECK(s.reward.beta == 0.1 && s.reward.use_mode[0] && !s.reward.use_mode[1] && s.reward.ideal_rank[0] == 4 &&
+              s.energy == 0.99,
+          "header example: reward read wrong");
+    CHECK(s.base.d_model == 64 && s.n_params == 4, "header example: d_model %d, %d swept", s.base.d_model, s.n_params);
+    check_trials_valid(&s, "header example");
+    space_free(&s);
+}
+
+// attention x lambda_orth, core_rank only for tucker: 2 + 2*2 = 6 configurations, in
+// file order with the last parameter fastest.
+static void test_grid_condition(void) {
+    SweepSpec s;
+    if (parse(&s, "method: grid\n"
+                  "parameters:\n"
+                  "  attention: {values: [mha, tucker]}\n"
+                  "  lambda_orth: {values: [0, 0.1]}\n"
+                  "  core_rank: {values: [1, 2], when: {attention: tucker}}\n"
+                  "  heads: {value: 4}\n"))
+        return;
+    CHECK(space_size(&s) == 6 && s.trials == 6, "grid size %ld, trials %d", space_size(&s), s.trials);
+    static const char *const want[6][3] = {{"mha", "0", "2"},      {"mha", "0.1", "2"},      {"tucker", "0", "1"},
+                                           {"tucker", "0", "2"},   {"tucker", "0.1", "1"},   {"tucker", "0.1", "2"}};
+    Sampler *sm = sampler_create(&s);
+    for (int id = 0; id < 6; id++) {
+        TrialConfig c;
+        CHECK(sampler_config(sm, id, &c) == 0, "grid trial %d", id);
+        const char *a = value_of(&c, "attention"), *l = value_of(&c, "lambda_orth"), *r = value_of(&c, "core_rank");
+        CHECK(!strcmp(a, want[id][0]) && !strcmp(l, want[id][1]) && !strcmp(r, want[id][2]),
+              "grid trial %d: %s %s %s, want %s %s %s", id, a, l, r, want[id][0], want[id][1], want[id][2]);
+        CHECK(c.heads == 4 && c.seed == 1000, "grid trial %d: heads %d seed %d", id, c.heads, c.seed);
+    }
+    sampler_free(sm);
+    space_free(&s);
+
+    // The parameter conditions refer to varies slowest even when defined later.
+    if (parse(&s, "method: grid\nrepeats: 2\nseed: 3\n"
+                  "parameters:\n"
+                  "  lambda_orth: {values: [0, 0.1]}\n"
+                  "  attention: {values: [linear, tucker]}\n"
+                  "  core_rank: {values: [1, 2], when: {attention: tucker}}\n"))
+        return;
+    CHECK(space_size(&s) == 6 && s.trials == 12, "grid size %ld, trials %d", space_size(&s), s.trials);
+    static const char *const want2[6][3] = {{"linear", "0", "2"}, {"linear", "0.1", "2"}, {"tucker", "0", "1"},
+                                            {"tucker", "0", "2"}, {"tucker", "0.1", "1"}, {"tucker", "0.1", "2"}};
+    sm = sampler_create(&s);
+    for (int id = 0; id < 12; id++) {
+        TrialConfig c;
+        sampler_config(sm, id, &c);
+        const char *a = value_of(&c, "attention"), *l = value_of(&c, "lambda_orth"), *r = value_of(&c, "core_rank");
+        int k = id / 2;
+        CHECK(!strcmp(a, want2[k][0]) && !strcmp(l, want2[k][1]) && !strcmp(r, want2[k][2]) &&
+                  c.seed == 3000 + id % 2,
+              "grid trial %d: %s %s %s seed %d", id, a, l, r, c.seed);
+    }
+    sampler_free(sm);
+    space_free(&s);
+
+    // Integer ranges enumerate in a grid; sizes multiply.
+    if (parse(&s, "method: grid\nparameters:\n  layers: {min: 1, max: 3}\n"
+                  "  batch: {distribution: q_uniform, min: 32, max: 128, q: 32}\n"))
+        return;
+    CHECK(space_size(&s) == 12, "int grid size %ld", space_size(&s));
+    space_free(&s);
+}
+
+static void test_random_sobol_reproducible(void) {
+    static const char *const methods[] = {"random", "sobol"};
+    for (int m = 0; m < 2; m++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "method: %s\ntrials: 40\nseed: 9\n"
+                 "parameters:\n"
+                 "  attention: {values: [mha, tucker, linear, grassmann]}\n"
+                 "  lr: {distribution: log_uniform_values, min: 0.0001, max: 0.01}\n"
+                 "  layers: {min: 1, max: 4}\n"
+                 "  core_rank: {values: [1, 2], when: {attention: tucker}}\n",
+                 methods[m]);
+        SweepSpec s, t;
+        if (parse(&s, text)) return;
+        CHECK(space_size(&s) == -1, "%s: size %ld, want infinite", methods[m], space_size(&s));
+        Sampler *a = sampler_create(&s), *b = sampler_create(&s);
+        TrialConfig first[40];
+        for (int id = 0; id < 40; id++) sampler_config(a, id, &first[id]);
+        for (int id = 39; id >= 0; id -= 3) {  // out of order, from a fresh sampler
+            TrialConfig c;
+            sampler_config(b, id, &c);
+            CHECK(same_config(&c, &first[id]), "%s: trial %d differs when asked out of order", methods[m], id);
+        }
+        int distinct = 0;
+        for (int id = 1; id < 40; id++) distinct += !same_config(&first[id], &first[id - 1]);
+        CHECK(distinct >= 35, "%s: only %d of 39 neighbours differ", methods[m], distinct);
+        for (int id = 0; id < 40; id++) {
+            CHECK(first[id].attention == ATTN_TUCKER || first[id].core_rank == 2,
+                  "%s trial %d: core_rank %d applies only to tucker", methods[m], id, first[id].core_rank);
+            CHECK(first[id].lr >= 0.0001 && first[id].lr <= 0.01, "%s: lr %g", methods[m], first[id].lr);
+        }
+        sampler_free(a);
+        sampler_free(b);
+
+        char *seed = strstr(text, "seed: 9");
+        seed[6] = '8';
+        if (parse(&t, text)) return;
+        Sampler *c8 = sampler_create(&t);
+        int same = 0;
+        for (int id = 0; id < 40; id++) {
+            TrialConfig c;
+            sampler_config(c8, id, &c);
+            same += first[id].lr == c.lr;
+        }
+        CHECK(same == 0, "%s: seed 8 repeats %d of seed 9's learning rates", methods[m], same);
+        sampler_free(c8);
+        space_free(&t);
+        space_free(&s);
+    }
+}
+
+// Draws of trials 0..n-1 of a random sweep with one swept parameter.
+static void draw(const char *param_yaml, int n, TrialConfig *out) {
+    char text[1024];
+    snprintf(text, sizeof text, "method: random\ntrials: %d\nseed: 4\nparameters:\n  %s\n", n, param_yaml);
+    SweepSpec s;
+    if (parse(&s, text)) return;
+    Sampler *sm = sampler_create(&s);
+    for (int id = 0; id < n; id++) sampler_config(sm, id, &out[id]);
+    sampler_free(sm);
+    space_free(&s);
+}
+
+enum { DRAWS = 2000 };
+
+static void test_distributions(void) {
+    static TrialConfig c[DRAWS];
+
+    // probabilities: chi-square with 2 degrees of freedom below 13.8 (p = 0.001)
+    draw("lambda_orth: {values: [0, 0.01, 0.1], probabilities: [0.5, 0.3, 0.2]}", DRAWS, c);
+    double p[3] = {0.5, 0.3, 0.2}, v[3] = {0, 0.01, 0.1};
+    int count[3] = {0};
+    for (int i = 0; i < DRAWS; i++)
+        for (int k = 0; k < 3; k++) count[k] += c[i].lambda_orth == v[k];
+    double chi2 = 0;
+    for (int k = 0; k < 3; k++) chi2 += pow(count[k] - DRAWS * p[k], 2) / (DRAWS * p[k]);
+    CHECK(count[0] + count[1] + count[2] == DRAWS && chi2 < 13.8, "probabilities: counts %d %d %d, chi2 %.2f",
+          count[0], count[1], count[2], chi2);
+
+    // log_uniform_values: within range, a third of the draws in each decade
+    draw("lr: {distribution: log_uniform_values, min: 0.0001, max: 0.1}", DRAWS, c);
+    int decade[3] = {0}, inside = 0;
+    for (int i = 0; i < DRAWS; i++) {
+        inside += c[i].lr >= 0.0001 && c[i].lr <= 0.1;
+        int k = (int)floor(log10(c[i].lr) + 4);
+        if (k >= 0 && k < 3) decade[k]++;
+    }
+    chi2 = 0;
+    for (int k = 0; k < 3; k++) chi2 += pow(decade[k] - DRAWS / 3.0, 2) / (DRAWS / 3.0);
+    CHECK(inside == DRAWS && chi2 < 13.8, "log_uniform: %d inside, decades %d %d %d (chi2 %.2f)", inside, decade[0],
+          decade[1], decade[2], chi2);
+
+    // q_uniform: multiples of q, every multiple in [min, max] reached, reals and integers
+    draw("lambda_l2: {distribution: q_uniform, min: 0.1, max: 1, q: 0.25}", DRAWS, c);
+    int seen[5] = {0}, multiples = 0;
+    for (int i = 0; i < DRAWS; i++) {
+        double k = c[i].lambda_l2 / 0.25;
+        multiples += fabs(k - round(k)) < 1e-12 && c[i].lambda_l2 >= 0.1 && c[i].lambda_l2 <= 1;
+        if (k >= 0 && k < 5) seen[(int)round(k)]++;
+    }
+    CHECK(multiples == DRAWS && !seen[0] && seen[1] && seen[2] && seen[3] && seen[4],
+          "q_uniform: %d multiples, seen %d %d %d %d %d", multiples, seen[0], seen[1], seen[2], seen[3], seen[4]);
+    draw("batch: {distribution: q_uniform, min: 16, max: 128, q: 16}", DRAWS, c);
+    int ok = 1, lo = 0, hi = 0;
+    for (int i = 0; i < DRAWS; i++) {
+        ok &= c[i].batch % 16 == 0 && c[i].batch >= 16 && c[i].batch <= 128;
+        lo += c[i].batch == 16;
+        hi += c[i].batch == 128;
+    }
+    CHECK(ok && lo && hi, "q_uniform integers: ok %d, ends %d %d", ok, lo, hi);
+
+    // int_uniform: inclusive ends, nothing outside, roughly even
+    draw("layers: {distribution: int_uniform, min: 1, max: 3}", DRAWS, c);
+    int per[4] = {0};
+    ok = 1;
+    for (int i = 0; i < DRAWS; i++) {
+        ok &= c[i].layers >= 1 && c[i].layers <= 3;
+        if (c[i].layers >= 1 && c[i].layers <= 3) per[c[i].layers]++;
+    }
+    CHECK(ok && per[1] > 550 && per[3] > 550 && per[2] > 550, "int_uniform: %d %d %d", per[1], per[2], per[3]);
+
+    // uniform reals and log_uniform_values on an integer parameter
+    draw("warmup_frac: {distribution: uniform, min: 0.2, max: 0.4}", DRAWS, c);
+    double mean = 0;
+    ok = 1;
+    for (int i = 0; i < DRAWS; i++) {
+        ok &= c[i].warmup_frac >= 0.2 && c[i].warmup_frac <= 0.4;
+        mean += c[i].warmup_frac / DRAWS;
+    }
+    CHECK(ok && fabs(mean - 0.3) < 0.01, "uniform: ok %d, mean %.4f", ok, mean);
+    draw("batch: {distribution: log_uniform_values, min: 16, max: 256}", DRAWS, c);
+    int below64 = 0;
+    ok = 1;
+    for (int i = 0; i < DRAWS; i++) {
+        ok &= c[i].batch >= 16 && c[i].batch <= 256;
+        below64 += c[i].batch < 64;
+    }
+    CHECK(ok && below64 > 850 && below64 < 1150, "log_uniform integers: ok %d, %d below 64 (want ~1000)", ok,
+          below64);
+}
+
+// How many of the swept parameters differ between a and b.
+static int differences(const SweepSpec *s, const TrialConfig *a, const TrialConfig *b) {
+    int n = 0;
+    for (int j = 0; j < s->n_params; j++) {
+        char x[CONFIG_TEXT + 8], y[CONFIG_TEXT + 8];
+        config_format(a, s->params[j].param, x, sizeof x);
+        config_format(b, s->params[j].param, y, sizeof y);
+        n += strcmp(x, y) != 0;
+    }
+    return n;
+}
+
+static void test_evolution(void) {
+    SweepSpec s;
+    if (parse(&s, "method: evolution\ntrials: 60\nseed: 2\n"
+                  "evolution: {population: 6, sample_size: 3}\n"
+                  "parameters:\n"
+                  "  attention: {values: [mha, tucker, linear, grassmann]}\n"
+                  "  lr: {distribution: log_uniform_values, min: 0.0001, max: 0.01}\n"
+                  "  layers: {min: 1, max: 4}\n"
+                  "  lambda_orth: {values: [0, 0.01, 0.1]}\n"))
+        return;
+    Sampler *sm = sampler_create(&s);
+    TrialConfig c[60];
+    for (int id = 0; id < 6; id++) CHECK(sampler_config(sm, id, &c[id]) == 0, "evolution: initial trial %d", id);
+    CHECK(sampler_config(sm, 6, &c[6]) == -1, "evolution: trial 6 before any result");
+    // The metric: larger lr is better, so the population drifts up.
+    for (int id = 0; id < 6; id++) sampler_report(sm, id, &c[id], log(c[id].lr));
+    int one_change = 1;
+    for (int id = 6; id < 60; id++) {
+        CHECK(sampler_config(sm, id, &c[id]) == 0, "evolution: trial %d", id);
+        // Its parent is among the last 6 reported: some member differs in exactly one parameter.
+        int found = 0;
+        for (int k = id - 6; k < id; k++) found |= differences(&s, &c[id], &c[k]) == 1;
+        one_change &= found;
+        sampler_report(sm, id, &c[id], log(c[id].lr));
+    }
+    CHECK(one_change, "evolution: a child differs from every population member in other than one parameter");
+    double first = 0, last = 0;
+    for (int id = 0; id < 6; id++) first += log(c[id].lr) / 6, last += log(c[54 + id].lr) / 6;
+    CHECK(last > first, "evolution: mean log lr went from %.3f to %.3f", first, last);
+
+    // A resumed sweep: a fresh sampler learns the population from reported configurations.
+    Sampler *again = sampler_create(&s);
+    for (int id = 0; id < 30; id++) sampler_report(again, id, &c[id], log(c[id].lr));
+    TrialConfig next;
+    CHECK(sampler_config(again, 30, &next) == 0, "evolution after resume: trial 30");
+    int found = 0;
+    for (int k = 24; k < 30; k++) found |= differences(&s, &next, &c[k]) == 1;
+    CHECK(found, "evolution after resume: trial 30 is not one mutation from the population");
+    sampler_free(again);
+    sampler_free(sm);
+    space_free(&s);
+
+    // With repeats, a configuration joins the population when all its repeats are in.
+    if (parse(&s, "method: evolution\ntrials: 20\nrepeats: 2\nevolution: {population: 2, sample_size: 1}\n"
+                  "parameters:\n  lambda_orth: {values: [0, 0.01, 0.1]}\n  layers: {min: 1, max: 4}\n"))
+        return;
+    sm = sampler_create(&s);
+    for (int id = 0; id < 4; id++) sampler_config(sm, id, &c[id]);
+    CHECK(same_config(&c[0], &c[0]) && c[0].seed != c[1].seed && c[0].layers == c[1].layers,
+          "evolution repeats share a configuration");
+    sampler_report(sm, 0, &c[0], 1.0);
+    CHECK(sampler_config(sm, 4, &c[4]) == -1, "evolution: one repeat of one configuration is not a member yet");
+    sampler_report(sm, 1, &c[1], NAN);  // a failed repeat counts as the worst
+    CHECK(sampler_config(sm, 4, &c[4]) == 0 && c[4].seed == c[0].seed, "evolution: member after both repeats");
+    sampler_free(sm);
+    space_free(&s);
+}
+
+static void test_repeats(void) {
+    SweepSpec s;
+    if (parse(&s, "method: random\ntrials: 12\nrepeats: 3\nseed: 42\n"
+                  "parameters:\n  lr: {distribution: log_uniform_values, min: 0.0001, max: 0.01}\n"))
+        return;
+    Sampler *sm = sampler_create(&s);
+    TrialConfig c[12];
+    for (int id = 0; id < 12; id++) sampler_config(sm, id, &c[id]);
+    for (int id = 0; id < 12; id++) {
+        const TrialConfig *first = &c[id - id % 3];
+        CHECK(c[id].lr == first->lr, "repeat %d of configuration %d: lr %g vs %g", id % 3, id / 3, c[id].lr, first->lr);
+        CHECK(c[id].seed == 42000 + id % 3, "trial %d: seed %d, want %d", id, c[id].seed, 42000 + id % 3);
+    }
+    CHECK(c[0].lr != c[3].lr, "configurations 0 and 1 share a learning rate");
+    sampler_free(sm);
+    space_free(&s);
+}
+
+static void test_asha(void) {
+    SweepSpec s;
+    if (parse(&s, "method: random\ntrials: 4\nbudget: {steps: 900}\nscheduler: {name: asha, min_steps: 100}\n"
+                  "parameters:\n  lr: {min: 0.001, max: 0.01}\n"))
+        return;
+    int r[8];
+    int n = asha_rungs(&s, r, 8);
+    CHECK(s.max_steps == 900 && n == 2 && r[0] == 100 && r[1] == 300, "asha: %d rungs %d %d (max %d)", n, r[0], r[1],
+          s.max_steps);
+    space_free(&s);
+    if (parse(&s, "method: random\ntrials: 4\nscheduler: {name: asha, min_steps: 1, eta: 2, max_steps: 17}\n"
+                  "parameters:\n  lr: {min: 0.001, max: 0.01}\n"))
+        return;
+    n = asha_rungs(&s, r, 3);
+    CHECK(s.base.steps == 17 && n == 5 && r[0] == 1 && r[1] == 2 && r[2] == 4,
+          "asha from max_steps: steps %d, %d rungs %d %d %d", s.base.steps, n, r[0], r[1], r[2]);
+    space_free(&s);
+    if (parse(&s, "method: random\ntrials: 4\nparameters:\n  lr: {min: 0.001, max: 0.01}\n")) return;
+    CHECK(asha_rungs(&s, r, 8) == 0 && !s.asha, "no scheduler, no rungs");
+    space_free(&s);
+}
+
+// Errors come back as one "mem.yaml:LINE:COL: message" line; the spec is left empty.
+static void test_errors(void) {
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"method: grid\nparameters:\n  lr: {values: [0.1, 0.1]}\n", "mem.yaml:3:22: values of lr lists 0.1 twice"},
+        {"method: grid\nparameters:\n  heads: {values: [2, 3]}\n  d_model: {value: 64}\n",
+         "mem.yaml:4:3: heads (3) must divide d_model (64) (in the combination heads=3)"},
+        {"method: grid\nparameters:\n  attention: {values: [mha, tucker]}\n  task: {values: [recall]}\n"
+         "  recall_vocab: {values: [64, 65], when: {attention: tucker}}\n",
+         "mem.yaml:5:3: recall_vocab (65) must be even (half keys, half values) (in the combination attention=tucker, "
+         "task=recall, recall_vocab=65)"},
+        {"method: random\ntrials: 3\nparameters:\n  core_rank: {values: [1], when: {core_rank: 1}}\n",
+         "mem.yaml:4:35: core_rank cannot depend on itself"},
+        {"method: grid\nparameters:\n  core_rank: {values: [1, 2], when: {attention: tucker}}\n"
+         "  attention: {values: [mha, tucker]}\n",
+         "mem.yaml:3:38: when refers to attention, which must be defined before core_rank in parameters"},
+        {"method: grid\ntask: charlm\nparameters:\n  data_dir: {values: [/nonexistent/fortunes]}\n",
+         "mem.yaml:4:3: charlm data directory /nonexistent/fortunes: No such file or directory (install the Debian "
+         "package fortunes or set data_dir)"},
+        {"method: grid\nparameters:\n  grassmann_offsets: {values: [[1, 2], [1, 2, 4], '1,2']}\n",
+         "mem.yaml:3:51: values of grassmann_offsets lists 1,2 twice"},
+        {"method: grid\n---\nmethod: random\n", "mem.yaml:3:1: a second YAML document: a sweep file holds one"},
+        {"method: grid\nparameters: {a: [1}\n", "mem.yaml:2:19: YAML syntax error: did not find expected ',' or ']' "
+                                               "(while parsing a flow sequence at 2:17)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        SweepSpec s;
+        char err[1024];
+        int rc = space_parse(&s, "mem.yaml", cases[i].text, strlen(cases[i].text), err, sizeof err);
+        CHECK(rc == -1 && !strcmp(err, cases[i].want), "case %zu:\n  got  %s\n  want %s", i, rc ? err : "(no error)",
+              cases[i].want);
+        CHECK(s.params == NULL && s.text == NULL, "case %zu: spec not emptied", i);
+        space_free(&s);  // harmless after a failure
+    }
+    char err[256];
+    SweepSpec s;
+    CHECK(space_load(&s, "/nonexistent/x.yaml", err, sizeof err) == -1 &&
+              !strcmp(err, "/nonexistent/x.yaml: No such file or directory"),
+          "missing file: %s", err);
+}
+
+int main(void) {
+    test_examples_load();
+    test_header_example();
+    test_grid_condition();
+    test_random_sobol_reproducible();
+    test_distributions();
+    test_evolution();
+    test_repeats();
+    test_asha();
+    test_errors();
+    return check_report("test_space");
+}

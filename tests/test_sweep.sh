@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# End-to-end tests of `attnsweep run` under mpirun:
+#   1. 2, 3 and 5 ranks (oversubscribed), and 5 ranks in groups of 2: every trial in the
+#      results file exactly once, reward = accuracy − β·RankDeviation − γ·Correlation on
+#      every row, the file reads in h5py and pandas;
+#   2. a configuration that diverges (absurd learning rate) is recorded failed and the
+#      sweep finishes;
+#   3. --resume on a sweep that has not started starts it; a second run without
+#      --resume refuses to overwrite;
+#   4. kill -9 of the whole job at 10 random moments, each followed by --resume: every
+#      trial the journal held before a kill is in the final file unchanged, nothing is
+#      duplicated, the file opens;
+#   5. SIGUSR1 to mpirun stops the sweep within seconds with exit code 3, and --resume
+#      completes it.
+# Usage: bash tests/test_sweep.sh /path/to/attnsweep   (from the repository root)
+set -euo pipefail
+
+bin=${1:?usage: bash tests/test_sweep.sh /path/to/attnsweep}
+bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+py=/usr/bin/python3
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 \
+    OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
+# shellcheck source=tests/sanitizer_env.sh
+source "$here/sanitizer_env.sh"
+export ASAN_OPTIONS=$asan_noleaks  # mpirun runs: see sanitizer_env.sh
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_sweep.XXXXXX")
+trap 'pkill -9 -f "$tmp/" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+cd "$tmp"
+start=$SECONDS
+checks=0
+fail() { echo "FAIL: $*" >&2; [[ -s $tmp/err ]] && { echo "--- stderr:" >&2; tail -n 30 "$tmp/err" >&2; }; exit 1; }
+pass() { checks=$((checks + 1)); echo "ok   $*"; }
+
+# A sweep of tiny recall trials: N trials of STEPS steps, each well under a second.
+sweep_yaml() {  # sweep_yaml NAME TRIALS STEPS [EXTRA-PARAMETER-LINES]
+    cat >"$tmp/$1.yaml" <<YAML
+name: $1
+method: random
+trials: $2
+metric: {name: reward, goal: maximize}
+task: recall
+seed: 11
+budget: {steps: $3, eval_every: $(($3 / 2))}
+reward: {beta: 0.2, gamma: 0.3, modes: [heads], energy: 0.99}
+parameters:
+  attention: {values: [mha, linear, tucker, grassmann]}
+  lambda_orth: {values: [0, 0.1]}
+  d_model: {value: 16}
+  heads: {value: 2}
+  layers: {value: 1}
+  batch: {value: 16}
+  eval_batches: {value: 2}
+  recall_pairs: {value: 4}
+  grassmann_rank: {value: 4}
+  core_rank: {value: 1}
+${4:-}
+YAML
+}
+
+# check_file FILE TRIALS: each trial once, the reward formula on every row, pandas reads it.
+check_file() {
+    "$py" - "$1" "$2" <<'PY' || fail "results file $1"
+import sys, h5py, numpy, pandas
+path, n = sys.argv[1], int(sys.argv[2])
+f = h5py.File(path, "r")
+df = pandas.DataFrame(f["summary"][:])
+ids = sorted(df.trial.tolist())
+assert ids == list(range(n)), f"trials {ids}, expected 0..{n-1} once each"
+assert sorted(f["trials"].keys()) == [f"{i:06d}" for i in range(n)], list(f["trials"].keys())
+ok = df[df.status == b"ok"]
+want = ok.accuracy - 0.2 * ok.rank_deviation - 0.3 * ok.correlation
+assert numpy.allclose(ok.reward, want, rtol=0, atol=1e-12), (ok.reward - want).abs().max()
+assert "method: random" in f.attrs["yaml"] and f.attrs["sweep"] in f.attrs["yaml"], f.attrs["sweep"]
+PY
+}
+
+echo "== 1. every trial exactly once, on 2, 3 and 5 ranks and in groups of 2"
+sweep_yaml e2e 10 20
+for np in 2 3 5; do
+    rc=0
+    mpirun -np "$np" "$bin" run e2e.yaml -o "e2e-$np.h5" --quiet 2>"$tmp/err" || rc=$?
+    [[ $rc == 0 ]] || fail "run on $np ranks: exit code $rc"
+    check_file "e2e-$np.h5" 10
+    pass "$np ranks: 10 trials, each once; reward = accuracy - 0.2 RD - 0.3 Corr on every row"
+done
+rc=0
+mpirun -np 5 "$bin" run e2e.yaml -o e2e-g2.h5 --group-size 2 --quiet 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "run with --group-size 2: exit code $rc"
+check_file e2e-g2.h5 10
+pass "5 ranks in 2 groups of 2 (data parallel): 10 trials, each once"
+# The same sweep on 2 and 3 ranks gives the same trials (configurations and results).
+"$py" - e2e-2.h5 e2e-3.h5 <<'PY' || fail "the same sweep on 2 and 3 ranks differs"
+import sys, h5py, pandas
+a, b = (pandas.DataFrame(h5py.File(p)["summary"][:]).set_index("trial").sort_index() for p in sys.argv[1:])
+cols = ["attention", "lambda_orth", "lr", "seed", "accuracy", "loss", "reward"]
+assert a[cols].equals(b[cols]), (a[cols].compare(b[cols]))
+PY
+pass "2 and 3 ranks: identical configurations and results per trial"
+
+echo "== 2. a diverging configuration is recorded failed; the sweep finishes"
+sweep_yaml nan 4 20 "  lr: {value: 10}
+  weight_decay: {value: 10}"
+rc=0
+mpirun -np 3 "$bin" run nan.yaml -o nan.h5 --quiet 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "sweep with diverging trials: exit code $rc"
+"$py" - nan.h5 <<'PY' || fail "failed trials"
+import sys, h5py, pandas
+f = h5py.File(sys.argv[1])
+df = pandas.DataFrame(f["summary"][:])
+assert len(df) == 4 and (df.status == b"failed").all(), df.status.tolist()
+for t in f["trials"].values():
+    assert "non-finite" in t.attrs["reason"], t.attrs["reason"]
+PY
+pass "4 diverging trials recorded failed with their reason; exit 0"
+
+echo "== 3. --resume starts a sweep that has not started; no overwrite without it"
+rc=0
+mpirun -np 3 "$bin" run e2e.yaml -o fresh.h5 --resume --quiet 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "--resume on a new sweep: exit code $rc"
+check_file fresh.h5 10
+rc=0
+mpirun -np 3 "$bin" run e2e.yaml -o fresh.h5 --quiet >/dev/null 2>"$tmp/err" || rc=$?
+[[ $rc == 2 ]] || fail "a second run without --resume: exit code $rc, expected 2"
+grep -qF "already holds a sweep; pass --resume" "$tmp/err" || fail "a second run without --resume: message"
+rc=0
+mpirun -np 3 "$bin" run e2e.yaml -o fresh.h5 --resume --quiet 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "--resume of a finished sweep: exit code $rc"
+check_file fresh.h5 10
+pass "--resume starts a new sweep, refuses a rerun without it, and leaves a finished sweep as it is"
+
+echo "== 4. kill -9 of the whole job at 10 random moments, then --resume"
+sweep_yaml killed 40 60
+RANDOM=7
+snapshots=0
+for k in $(seq 1 10); do
+    mpirun -np 3 "$bin" run killed.yaml -o killed.h5 --resume --quiet 2>>"$tmp/kill.log" &
+    pid=$!
+    sleep "$((RANDOM % 3)).$((RANDOM % 10))$((RANDOM % 10))"  # 0 to 3 s: start-up, training, writing
+    pkill -9 -f "attnsweep run killed.yaml" || true
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    # What the journal holds now must survive into the final file unchanged.
+    if [[ -f killed.h5.journal ]]; then
+        cp killed.h5.journal "journal.$k"
+        snapshots=$((snapshots + 1))
+    fi
+done
+rc=0
+mpirun -np 3 "$bin" run killed.yaml -o killed.h5 --resume --quiet 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "final --resume after the kills: exit code $rc"
+check_file killed.h5 40
+# Every trial a snapshot of the journal held is in the final file, none twice.
+"$py" - killed.h5 journal.* <<'PY' || fail "a trial recorded before a kill differs in the final file"
+import sys, struct, zlib, h5py, pandas
+final = pandas.DataFrame(h5py.File(sys.argv[1])["summary"][:]).set_index("trial")
+def ids_in(path):  # trial ids of the intact records (journal.h: magic line, then records)
+    data = open(path, "rb").read()
+    pos = data.index(b"\n") + 1
+    ids = []
+    while pos + 12 <= len(data):
+        magic, n, crc = struct.unpack_from("<III", data, pos)
+        payload = data[pos + 12: pos + 12 + n]
+        if magic != 0x4A524E4C or len(payload) != n or zlib.crc32(payload) != crc:
+            break
+        # trial_pack: u32 magic, u32 version, str config (u32 length + bytes), i32 id
+        clen = struct.unpack_from("<I", payload, 8)[0]
+        ids.append(struct.unpack_from("<i", payload, 12 + clen)[0])
+        pos += 12 + n
+    return ids
+seen = set()
+for p in sys.argv[2:]:
+    ids = ids_in(p)
+    assert len(ids) == len(set(ids)), f"{p}: a trial journaled twice: {ids}"
+    assert set(ids) <= set(final.index), f"{p}: trials {set(ids) - set(final.index)} lost"
+    seen |= set(ids)
+print(f"{len(sys.argv) - 2} snapshots, {len(seen)} trials recorded before some kill, all in the final file")
+PY
+pass "10 kills at random moments ($snapshots journal snapshots): nothing lost, nothing duplicated, 40 trials once"
+
+echo "== 5. SIGUSR1 stops the sweep within seconds (exit 3); --resume completes it"
+sweep_yaml signal 30 200
+mpirun -np 3 "$bin" run signal.yaml -o signal.h5 --quiet 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 1 100); do  # wait until the first trial is recorded
+    [[ -s signal.h5.journal && $(stat -c %s signal.h5.journal) -gt 100 ]] && break
+    sleep 0.1
+done
+t0=$SECONDS
+kill -USR1 "$pid"
+rc=0
+wait "$pid" || rc=$?
+[[ $rc == 3 ]] || fail "SIGUSR1: exit code $rc, expected 3"
+[[ $((SECONDS - t0)) -le 10 ]] || fail "SIGUSR1: took $((SECONDS - t0)) s to stop"
+grep -qF "continue with --resume" "$tmp/err" || fail "SIGUSR1: the message should say how to continue"
+rc=0
+mpirun -np 3 "$bin" run signal.yaml -o signal.h5 --resume --quiet 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "--resume after SIGUSR1: exit code $rc"
+check_file signal.h5 30
+pass "SIGUSR1: stopped in $((SECONDS - t0)) s or less with exit 3; --resume completed all 30 trials once"
+
+echo "PASS: $checks checks of attnsweep run in $((SECONDS - start)) s"
