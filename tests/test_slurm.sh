@@ -1,0 +1,407 @@
+#!/usr/bin/env bash
+# `attnsweep slurm` and its batch script under a real Slurm: bad input; the generated
+# script against the template; the script's decisions (requeue or not, exit code) with
+# stand-ins for mpirun and scontrol; then a one-machine Slurm
+# (scripts/slurm/start-local-slurm.sh, in a private state directory on free ports,
+# stopped at the end) runs
+#   1. a small sweep submitted with `attnsweep slurm --submit`, to completion;
+#   2. a sweep preempted after its first trials with `scancel --signal=USR1 --batch`
+#      (what Slurm's --signal does before the time limit): the job stops cleanly, leaves
+#      a readable results file and journal, requeues itself and completes on restart;
+#   3. a sweep cancelled with plain `scancel`: no requeue, finished trials kept, and
+#      submitting the same script again completes it.
+# Every results file is read with /usr/bin/python3 h5py: each trial exactly once.
+#
+# Usage: bash tests/test_slurm.sh /path/to/attnsweep   (from the repository root; ctest
+# runs it so). Needs root (it starts munged, slurmctld and slurmd) and installs the Slurm
+# packages if they are missing; prints "SKIP: ..." and exits 0 only when this machine
+# cannot run Slurm at all (not root, or no Slurm and no apt-get). About a minute.
+set -euo pipefail
+
+bin=${1:?usage: bash tests/test_slurm.sh /path/to/attnsweep}
+[[ -x $bin ]] || { echo "FAIL: $bin is not an executable" >&2; exit 1; }
+bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+self=$root/tests/$(basename "${BASH_SOURCE[0]}")
+py=/usr/bin/python3
+start=$SECONDS
+checks=0
+
+skip() { echo "SKIP: $*"; exit 0; }
+pass() { checks=$((checks + 1)); echo "ok   $*"; }
+
+[[ $(id -u) -eq 0 ]] || skip "not root: a local Slurm needs root to start munged, slurmctld and slurmd"
+if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
+  command -v apt-get >/dev/null || skip "Slurm is not installed and there is no apt-get to install it"
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_slurm.XXXXXX")
+chmod 0755 "$tmp"  # munged (user munge) needs to reach its socket in here
+export ATTNSWEEP_SLURM_DIR=$tmp/slurm
+slurm_ctl() { bash "$root/scripts/slurm/start-local-slurm.sh" "$@"; }
+cleanup() {
+  slurm_ctl stop >/dev/null 2>&1 || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM  # so that cleanup runs (and stops Slurm) on ctest's timeout too
+cd "$tmp"  # relative paths of the tests (results/, the scripts' --chdir) land here
+
+last_log=""
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$tmp/out" "$tmp/err" "$last_log"; do
+    [[ -n $f && -s $f ]] && { echo "--- $f:" >&2; tail -n 40 "$f" >&2; }
+  done
+  for f in "$ATTNSWEEP_SLURM_DIR"/log/*.log; do
+    [[ -s $f ]] && { echo "--- $f (last lines):" >&2; tail -n 15 "$f" >&2; }
+  done
+  exit 1
+}
+
+# run ARGS...: the binary; stdout in $tmp/out, stderr in $tmp/err, exit code in $rc.
+run() {
+  rc=0
+  "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+}
+
+# ---------------------------------------------------------------------------
+echo "== 1. attnsweep slurm: bad input, and the script it writes"
+
+# A tiny sweep on the recall task: TRIALS trials of STEPS steps. trials.yaml NAME TRIALS STEPS
+sweep_yaml() {
+  cat >"$tmp/$1.yaml" <<EOF
+name: $1
+method: random
+task: recall
+seed: 5
+trials: $2
+budget: {steps: $3, eval_every: $3}
+parameters:
+  attention: {values: [mha, linear]}
+  lr: {distribution: log_uniform_values, min: 0.001, max: 0.01}
+  d_model: {value: 16}
+  heads: {value: 2}
+  layers: {value: 1}
+  batch: {value: 16}
+EOF
+}
+# Trials of about half a second each, so that a signal finds a sweep half done (the
+# sanitizer build runs about 20 times slower: fewer steps there).
+steps=400
+[[ -n ${ATTNSWEEP_SANITIZED:-} ]] && steps=30
+sweep_yaml quick 4 10
+sweep_yaml preempt 10 "$steps"
+sweep_yaml cancel 10 "$steps"
+
+# bad_input WHAT PHRASE ARGS...: exit 2, one stderr line "attnsweep: ..." containing
+# PHRASE, nothing on stdout, no script written.
+bad_input() {
+  local what=$1 phrase=$2
+  shift 2
+  rm -rf "$tmp/results"
+  run slurm --script "$tmp/bad.sbatch" "$@"
+  [[ $rc == 2 ]] || fail "$what: exit code: expected 2, got $rc"
+  [[ $(wc -l <"$tmp/err") == 1 ]] || fail "$what: expected one line on stderr, got: $(cat "$tmp/err")"
+  grep -q '^attnsweep: ' "$tmp/err" || fail "$what: stderr does not start with 'attnsweep: ': $(cat "$tmp/err")"
+  grep -qF -- "$phrase" "$tmp/err" || fail "$what: expected '$phrase' in: $(cat "$tmp/err")"
+  [[ ! -s $tmp/out ]] || fail "$what: printed on stdout: $(cat "$tmp/out")"
+  [[ ! -e $tmp/bad.sbatch && ! -e $tmp/bad.sbatch.partial ]] || fail "$what: a script was written"
+  pass "$what: exit 2, one line: $(cat "$tmp/err")"
+}
+bad_input "no search space" "no search space" --nodes 1
+bad_input "unknown option" "unknown option '--nodez'" quick.yaml --nodez 2
+bad_input "missing YAML" "nosuch.yaml" nosuch.yaml
+printf 'name: x\nmethod: random\nparameters: [\n' >"$tmp/broken.yaml"
+bad_input "broken YAML" "broken.yaml:" broken.yaml
+bad_input "bad --nodes" "--nodes" quick.yaml --nodes two
+bad_input "zero --ntasks-per-node" "--ntasks-per-node" quick.yaml --ntasks-per-node 0
+bad_input "--group-size too big" "cannot form a coordinator and groups" quick.yaml --ntasks-per-node 3 --group-size 4
+bad_input "ranks not 1 + groups" "need 1 + a multiple of 2" quick.yaml --ntasks-per-node 4 --group-size 2
+bad_input "bad --time" "not a Slurm time" quick.yaml --time 1:99:00
+bad_input "--time too short" "too short" quick.yaml --time 3
+bad_input "--nodes without a value" "needs a value" quick.yaml --nodes
+bad_input "--submit to stdout" "--submit" quick.yaml --submit --script -
+bad_input "--output with a space" "--output" quick.yaml -o "$tmp/a b.h5"
+
+run slurm quick.yaml --nodes 2 --ntasks-per-node 8 --time 1-12:00:00 --partition debug --group-size 5 \
+  --max-requeues 5 --script -
+[[ $rc == 0 ]] || fail "--script -: exit code $rc: $(cat "$tmp/err")"
+script=$tmp/out
+# shellcheck disable=SC2016  # the lines are literal shell text
+for line in '#SBATCH --job-name=quick' '#SBATCH --nodes=2' '#SBATCH --ntasks-per-node=8' \
+  '#SBATCH --time=1-12:00:00' '#SBATCH --partition=debug' "#SBATCH --chdir=$tmp" \
+  '#SBATCH --output=results/quick.slurm-%j.log' '#SBATCH --open-mode=append' '#SBATCH --requeue' \
+  '#SBATCH --signal=B:USR1@120' "ATTNSWEEP=$bin" 'SWEEP=quick.yaml' 'OUT=results/quick.h5' \
+  'GROUP_SIZE=5' 'MAX_REQUEUES=5' 'export OPENBLAS_NUM_THREADS=1' 'export OMPI_MCA_mpi_yield_when_idle=1' \
+  "trap 'forward USR1' USR1" "trap 'forward TERM' TERM" \
+  'mpirun "$ATTNSWEEP" run "$SWEEP" --resume -o "$OUT" --group-size "$GROUP_SIZE" &' \
+  'if scontrol requeue "$SLURM_JOB_ID"; then exit 0; fi'; do
+  grep -qF -- "$line" "$script" || fail "the script lacks the line: $line"
+done
+grep -q -- '--overcommit' "$script" && fail "the script has --overcommit without being asked for it"
+pass "the script has the #SBATCH lines, settings, environment, signal traps, mpirun and requeue"
+[[ -d $tmp/results ]] || fail "the output's directory results/ was not created (Slurm needs it for the log)"
+pass "the output's directory (where the log goes) is created"
+
+body() { sed -n '/^# ---- body/,$p' "$1"; }
+[[ -n $(body "$root/scripts/slurm/attnsweep.sbatch") ]] || fail "the template has no '# ---- body' line"
+diff <(body "$root/scripts/slurm/attnsweep.sbatch") <(body "$script") >"$tmp/diff" ||
+  fail "the generated script's body differs from scripts/slurm/attnsweep.sbatch: $(head -20 "$tmp/diff")"
+pass "the generated body is the template's, line for line"
+bash -n "$script" || fail "bash -n: the generated script does not parse"
+bash -n "$root/scripts/slurm/attnsweep.sbatch" || fail "bash -n: the template does not parse"
+if command -v shellcheck >/dev/null; then
+  shellcheck -s bash "$script" "$root/scripts/slurm/attnsweep.sbatch" "$root/scripts/slurm/"*.sh "$self" >"$tmp/sc" 2>&1 ||
+    fail "shellcheck: $(head -30 "$tmp/sc")"
+  pass "bash -n and shellcheck: the generated script, the template, the Slurm scripts, this test"
+else
+  pass "bash -n: the generated script and the template parse (shellcheck not installed)"
+fi
+
+# The script's decisions, outside Slurm: stand-ins for mpirun (ends at once with a given
+# code, or on SIGUSR1 with code 3, as attnsweep does) and scontrol (records its calls,
+# reports the job in state FAKE_STATE).
+mkdir -p "$tmp/fakebin"
+cat >"$tmp/fakebin/mpirun" <<'EOF'
+#!/bin/bash
+echo "mpirun $*" >>"$FAKE_LOG"
+[[ $FAKE_MODE == wait ]] || exit "$FAKE_MODE"
+trap 'exit 3' USR1
+touch "$FAKE_LOG.started"
+while :; do sleep 0.05; done
+EOF
+cat >"$tmp/fakebin/scontrol" <<'EOF'
+#!/bin/bash
+echo "scontrol $*" >>"$FAKE_LOG"
+[[ $1 == -o && $2 == show ]] && echo "JobId=$4 JobName=x JobState=${FAKE_STATE:-RUNNING} Restarts=0"
+exit 0
+EOF
+chmod +x "$tmp/fakebin/mpirun" "$tmp/fakebin/scontrol"
+run slurm quick.yaml --ntasks-per-node 2 --max-requeues 2 --script "$tmp/logic.sbatch"
+[[ $rc == 0 ]] || fail "attnsweep slurm --script logic.sbatch: exit code $rc"
+# logic WHAT MODE SIGNAL STATE RESTARTS WANT_RC WANT_REQUEUE(0/1)
+logic() {
+  local what=$1 mode=$2 sig=$3 state=$4 restarts=$5 want_rc=$6 want_requeue=$7 pid src=0 t
+  export FAKE_LOG=$tmp/fake.log FAKE_MODE=$mode FAKE_STATE=$state
+  rm -f "$FAKE_LOG" "$FAKE_LOG.started"
+  PATH=$tmp/fakebin:$PATH SLURM_JOB_ID=42 SLURM_RESTART_COUNT=$restarts bash "$tmp/logic.sbatch" \
+    >"$tmp/out" 2>"$tmp/err" &
+  pid=$!
+  if [[ $sig != none ]]; then
+    t=$((SECONDS + 10))
+    while [[ ! -e $FAKE_LOG.started ]] && ((SECONDS < t)); do sleep 0.05; done
+    [[ -e $FAKE_LOG.started ]] || fail "$what: the stand-in mpirun did not start"
+    kill -s "$sig" "$pid"
+  fi
+  wait "$pid" || src=$?
+  [[ $src == "$want_rc" ]] || fail "$what: exit code $src, expected $want_rc"
+  grep -qx 'mpirun .*/attnsweep run quick.yaml --resume -o results/quick.h5 --group-size 1' "$FAKE_LOG" ||
+    fail "$what: mpirun was not run as expected: $(cat "$FAKE_LOG")"
+  if ((want_requeue)); then
+    grep -qx 'scontrol requeue 42' "$FAKE_LOG" || fail "$what: no 'scontrol requeue 42'"
+  else
+    grep -q 'scontrol requeue' "$FAKE_LOG" && fail "$what: requeued"
+  fi
+  pass "script logic: $what: exit $src, $( ((want_requeue)) && echo requeued || echo 'no requeue')"
+}
+logic "sweep complete" 0 none RUNNING 0 0 0
+logic "attnsweep fails" 1 none RUNNING 0 1 0
+logic "SIGUSR1 (time limit near)" wait USR1 RUNNING 0 0 1
+logic "SIGTERM (scancel, preemption)" wait TERM RUNNING 0 3 0
+logic "SIGUSR1 but the job is being cancelled" wait USR1 CANCELLED 0 3 0
+logic "SIGUSR1 after MAX_REQUEUES restarts" wait USR1 RUNNING 2 3 0
+unset FAKE_LOG FAKE_MODE FAKE_STATE
+
+run slurm quick.yaml --ntasks-per-node 2
+[[ $rc == 0 && -s $tmp/results/quick.sbatch ]] || fail "default --script: no results/quick.sbatch (exit $rc)"
+grep -qF "results/quick.sbatch" "$tmp/out" || fail "default --script: stdout does not name the file: $(cat "$tmp/out")"
+pass "without --script it writes results/quick.sbatch and says so"
+
+# ---------------------------------------------------------------------------
+echo "== 2. a one-machine Slurm"
+"$bin" run --help >/dev/null 2>&1 || fail "'attnsweep run --help' fails: the run verb is missing"
+bash "$root/scripts/install-deps.sh" slurm-wlm slurmctld slurmd slurm-client munge ||
+  fail "could not install the Slurm packages"
+read -r ATTNSWEEP_SLURMCTLD_PORT ATTNSWEEP_SLURMD_PORT < <("$py" -c '
+import socket
+ss = [socket.socket() for _ in range(2)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(*[s.getsockname()[1] for s in ss])')
+export ATTNSWEEP_SLURMCTLD_PORT ATTNSWEEP_SLURMD_PORT
+t0=$SECONDS
+slurm_ctl start >"$tmp/slurm.env" 2>"$tmp/err" || fail "start-local-slurm.sh failed"
+# shellcheck disable=SC1091  # one line: export SLURM_CONF=...
+source "$tmp/slurm.env"
+[[ -s ${SLURM_CONF:-} ]] || fail "start-local-slurm.sh printed no SLURM_CONF"
+slurm_ctl start >/dev/null 2>"$tmp/err" || fail "start-local-slurm.sh is not idempotent"
+grep -q "already running" "$tmp/err" || fail "a second start did not find the running cluster"
+pass "Slurm is up in $((SECONDS - t0)) s (ports $ATTNSWEEP_SLURMCTLD_PORT/$ATTNSWEEP_SLURMD_PORT); a second start finds it"
+
+# Into every job (sbatch's --export=ALL): Slurm's config, mpirun as root, no leak reports
+# from Open MPI's allocations at exit in the sanitizer build.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+
+# job_field ID FIELD: the field of `scontrol show job` (JobState, Restarts, ExitCode, ...).
+job_field() { scontrol -o show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
+# wait_done ID TIMEOUT: until the job has ended; its state in $state.
+wait_done() {
+  local t=$((SECONDS + $2))
+  while ((SECONDS < t)); do
+    state=$(job_field "$1" JobState)
+    case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE) return 0 ;; esac
+    sleep 0.5
+  done
+  fail "job $1 still '$state' after $2 s"
+}
+
+# journal_count OUT: intact records in the journal beside OUT (the file starting with
+# "attnsweep-journal 1"; record: u32 magic, u32 length, u32 crc32, payload).
+journal_count() {
+  "$py" - "$1" <<'EOF'
+import glob, os, struct, sys, zlib
+out = sys.argv[1]
+n = 0
+for path in glob.glob(os.path.join(os.path.dirname(out) or ".", "*")):
+    try:
+        data = open(path, "rb").read()
+    except OSError:
+        continue
+    head = b"attnsweep-journal 1\n"
+    if not data.startswith(head) or not os.path.basename(path).startswith(os.path.basename(out)):
+        continue
+    i = len(head)
+    while i + 12 <= len(data):
+        magic, size, crc = struct.unpack_from("<III", data, i)
+        payload = data[i + 12:i + 12 + size]
+        if magic != 0x4A524E4C or len(payload) != size or zlib.crc32(payload) != crc:
+            break
+        n += 1
+        i += 12 + size
+print(n)
+EOF
+}
+
+# check_h5 OUT N [partial]: every trial 0..N-1 exactly once in /summary and /trials (with
+# "partial": 1 <= trials < N, each at most once).
+check_h5() {
+  "$py" - "$@" <<'EOF' || fail "results file $1: see above"
+import sys
+import h5py
+path, n = sys.argv[1], int(sys.argv[2])
+partial = len(sys.argv) > 3
+with h5py.File(path, "r") as f:
+    ids = [int(t) for t in f["summary"]["trial"][:]]
+    groups = sorted(f["trials"].keys()) if "trials" in f else []
+if len(set(ids)) != len(ids):
+    sys.exit(f"FAIL: {path}: trials recorded twice in /summary: {sorted(ids)}")
+if len(groups) != len(ids):
+    sys.exit(f"FAIL: {path}: {len(ids)} rows in /summary but {len(groups)} groups in /trials")
+if partial:
+    if not 1 <= len(ids) < n or not set(ids) <= set(range(n)):
+        sys.exit(f"FAIL: {path}: expected some but not all of trials 0..{n - 1}, got {sorted(ids)}")
+elif sorted(ids) != list(range(n)):
+    sys.exit(f"FAIL: {path}: expected trials 0..{n - 1} once each, got {sorted(ids)}")
+print(len(ids))
+EOF
+}
+
+# ---------------------------------------------------------------------------
+echo "== 3. a sweep submitted with attnsweep slurm --submit runs to completion"
+t0=$SECONDS
+run slurm quick.yaml --ntasks-per-node 3 --overcommit --submit
+[[ $rc == 0 ]] || fail "attnsweep slurm --submit: exit code $rc: $(cat "$tmp/err")"
+id=$(cat "$tmp/out")
+[[ $id =~ ^[0-9]+$ ]] || fail "--submit printed '$id', not a job id"
+last_log=$tmp/results/quick.slurm-$id.log
+wait_done "$id" 120
+[[ $state == COMPLETED && $(job_field "$id" ExitCode) == 0:0 ]] ||
+  fail "job $id ended $state, exit code $(job_field "$id" ExitCode)"
+grep -q "sweep complete" "$last_log" || fail "the log does not say 'sweep complete'"
+grep -q "with 3 ranks" "$last_log" || fail "the job did not get 3 ranks"
+check_h5 results/quick.h5 4 >/dev/null
+pass "job $id (3 ranks, --overcommit): COMPLETED, exit 0:0, 4 trials once each, in $((SECONDS - t0)) s"
+
+# start_and_wait_trial SCRIPT OUT: submit; wait until the job runs and has journaled a trial.
+submit_and_wait_trial() {
+  id=$(sbatch --parsable "$1") || fail "sbatch $1"
+  id=${id%%;*}
+  local t=$((SECONDS + 90)) n=0
+  while ((SECONDS < t)); do
+    state=$(job_field "$id" JobState)
+    n=$(journal_count "$2")
+    [[ $state == RUNNING && $n -ge 1 ]] && return 0
+    [[ $state == RUNNING || $state == PENDING || $state == CONFIGURING ]] || fail "job $id ended ($state) early"
+    sleep 0.3
+  done
+  fail "job $id: no trial journaled after 90 s (state $state)"
+}
+
+# ---------------------------------------------------------------------------
+echo "== 4. preempted (SIGUSR1 to the batch shell): stops, requeues itself, resumes"
+t0=$SECONDS
+run slurm preempt.yaml --ntasks-per-node 2
+[[ $rc == 0 ]] || fail "attnsweep slurm preempt.yaml: exit code $rc: $(cat "$tmp/err")"
+submit_and_wait_trial results/preempt.sbatch results/preempt.h5
+last_log=$tmp/results/preempt.slurm-$id.log
+scancel --signal=USR1 --batch "$id" || fail "scancel --signal=USR1 --batch $id"
+# The script requeues the job: it goes back to PENDING with Restarts=1 (held ~2 min by
+# Slurm's BeginTime for requeued jobs).
+t=$((SECONDS + 60))
+while ((SECONDS < t)); do
+  state=$(job_field "$id" JobState)
+  [[ $(job_field "$id" Restarts) == 1 && $state == PENDING ]] && break
+  [[ $state == COMPLETED ]] && fail "job $id completed before SIGUSR1 reached it: make the preempt sweep longer"
+  [[ $state == RUNNING || $state == PENDING || $state == COMPLETING ]] || fail "job $id ended $state instead of requeueing"
+  sleep 0.3
+done
+[[ $(job_field "$id" Restarts) == 1 && $state == PENDING ]] || fail "job $id was not requeued within 60 s (state $state)"
+grep -q "SIGUSR1: asking attnsweep to stop" "$last_log" || fail "the log does not show SIGUSR1 forwarded"
+grep -q "stopped, resumable: requeueing job $id" "$last_log" || fail "attnsweep did not exit with code 3 (log above)"
+done1=$(journal_count results/preempt.h5)
+kept=$(check_h5 results/preempt.h5 10 partial)
+[[ $kept == "$done1" ]] || fail "after the stop: $done1 trials journaled but $kept in results/preempt.h5"
+pass "SIGUSR1: attnsweep stopped (exit 3), $done1 of 10 trials kept in journal and HDF5 file, job requeued (Restarts=1)"
+scontrol update JobId="$id" StartTime=now || fail "scontrol update StartTime=now"
+wait_done "$id" 120
+[[ $state == COMPLETED && $(job_field "$id" ExitCode) == 0:0 ]] ||
+  fail "requeued job $id ended $state, exit code $(job_field "$id" ExitCode)"
+grep -q "start 2" "$last_log" || fail "the log shows no second start"
+grep -q "sweep complete" "$last_log" || fail "the log does not say 'sweep complete'"
+check_h5 results/preempt.h5 10 >/dev/null
+[[ $(journal_count results/preempt.h5) == 10 ]] || fail "the journal does not hold the 10 trials once each"
+pass "the requeued job $id resumed and completed: 10 trials once each (one log, appended), in $((SECONDS - t0)) s"
+
+# ---------------------------------------------------------------------------
+echo "== 5. cancelled with scancel: no requeue, trials kept; submitting again completes it"
+t0=$SECONDS
+run slurm cancel.yaml --ntasks-per-node 2
+[[ $rc == 0 ]] || fail "attnsweep slurm cancel.yaml: exit code $rc: $(cat "$tmp/err")"
+submit_and_wait_trial results/cancel.sbatch results/cancel.h5
+last_log=$tmp/results/cancel.slurm-$id.log
+scancel "$id"
+wait_done "$id" 60
+sleep 1  # a requeue would show within a second
+[[ $(job_field "$id" JobState) == CANCELLED && $(job_field "$id" Restarts) == 0 ]] ||
+  fail "cancelled job $id: state $(job_field "$id" JobState), Restarts=$(job_field "$id" Restarts)"
+grep -q "not requeueing" "$last_log" || fail "the log does not say 'not requeueing'"
+done1=$(journal_count results/cancel.h5)
+((done1 >= 1 && done1 < 10)) || fail "after scancel the journal holds $done1 trials (expected 1..9)"
+pass "scancel: job $id CANCELLED, not requeued, $done1 of 10 trials journaled"
+id=$(sbatch --parsable results/cancel.sbatch) || fail "sbatch results/cancel.sbatch again"
+id=${id%%;*}
+last_log=$tmp/results/cancel.slurm-$id.log
+wait_done "$id" 120
+[[ $state == COMPLETED && $(job_field "$id" ExitCode) == 0:0 ]] ||
+  fail "resubmitted job $id ended $state, exit code $(job_field "$id" ExitCode)"
+check_h5 results/cancel.h5 10 >/dev/null
+pass "the same script submitted again (job $id) resumed and completed: 10 trials once each, in $((SECONDS - t0)) s"
+
+slurm_ctl stop 2>"$tmp/err" || fail "stop-local-slurm failed"
+for p in slurmctld slurmd munged; do
+  [[ ! -e $ATTNSWEEP_SLURM_DIR/$p.pid ]] || fail "$p.pid is left after stop"
+done
+pass "Slurm stopped by its pid files"
+echo "all $checks checks passed in $((SECONDS - start)) s"
