@@ -345,6 +345,43 @@ static int trial_exists(const H5Store *s, int id) {
 }
 
 // The trial's group and /summary row, without the flush.
+// The reward a trial was scored under, as the JSON text of its "reward_spec" attribute:
+// {"beta": B, "gamma": G, "modes": {"heads": null, "model_dim": 32}} where a mode's
+// value is its ideal rank (null: the mode's full rank).
+static const char *const reward_modes[4] = {"heads", "head_dim", "model_dim", "roles"};
+
+static char *reward_json(const RewardSpec *r) {
+    cJSON *o = cJSON_CreateObject(), *modes = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "beta", r->beta);
+    cJSON_AddNumberToObject(o, "gamma", r->gamma);
+    for (int n = 0; n < 4; n++)
+        if (r->use_mode[n])
+            cJSON_AddItemToObject(modes, reward_modes[n],
+                                  r->ideal_rank[n] < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(r->ideal_rank[n]));
+    cJSON_AddItemToObject(o, "modes", modes);
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!text) die(EXIT_RUNTIME, "out of memory printing JSON");
+    return text;
+}
+
+static int parse_reward_json(RewardSpec *r, const char *text) {
+    cJSON *o = cJSON_Parse(text);
+    const cJSON *beta = cJSON_GetObjectItem(o, "beta"), *gamma = cJSON_GetObjectItem(o, "gamma");
+    const cJSON *modes = cJSON_GetObjectItem(o, "modes");
+    int ok = cJSON_IsNumber(beta) && cJSON_IsNumber(gamma) && cJSON_IsObject(modes);
+    if (ok) {
+        r->beta = beta->valuedouble, r->gamma = gamma->valuedouble;
+        for (int n = 0; n < 4; n++) {
+            const cJSON *m = cJSON_GetObjectItem(modes, reward_modes[n]);
+            r->use_mode[n] = m != NULL;
+            r->ideal_rank[n] = cJSON_IsNumber(m) ? m->valuedouble : -1.0;
+        }
+    }
+    cJSON_Delete(o);
+    return ok ? 0 : -1;
+}
+
 static void write_trial(H5Store *s, const TrialResult *r) {
     char name[32];
     trial_group_name(name, sizeof name, r->id);
@@ -357,6 +394,9 @@ static void write_trial(H5Store *s, const TrialResult *r) {
     write_attr_string(s, g, "config", config);
     cJSON_free(config);
     cJSON_Delete(json);
+    char *reward = reward_json(&r->reward_spec);
+    write_attr_string(s, g, "reward_spec", reward);
+    cJSON_free(reward);
     for (size_t i = 0; i < COUNT(trial_texts); i++)
         write_attr_string(s, g, trial_texts[i].name, (const char *)r + trial_texts[i].offset);
     for (size_t i = 0; i < COUNT(trial_numbers); i++)
@@ -569,6 +609,10 @@ static int read_trial_attrs(const Reader *rd, hid_t g, TrialResult *out) {
     cJSON_Delete(json);
     if (rc != 0) return fail(rd, "config: %s", msg);
 
+    if (read_attr_string(rd, g, "reward_spec", &text) != 0) return -1;
+    rc = parse_reward_json(&out->reward_spec, text);
+    free(text);
+    if (rc != 0) return fail(rd, "attribute 'reward_spec' is not a reward specification");
     for (size_t i = 0; i < COUNT(trial_texts); i++) {
         if (read_attr_string(rd, g, trial_texts[i].name, &text) != 0) return -1;
         snprintf((char *)out + trial_texts[i].offset, trial_texts[i].size, "%s", text);
@@ -635,6 +679,33 @@ static int read_weights(const Reader *rd, hid_t g, TrialResult *out) {
     return 0;
 }
 
+// invariants/ (absent when training ran without a grid).
+static int read_trace(const Reader *rd, hid_t g, TrialResult *out) {
+    if (H5Lexists(g, "invariants", H5P_DEFAULT) <= 0) return 0;
+    InvariantTrace *t = &out->trace;
+    hsize_t n, d3[3];
+    hid_t d = open_dataset(rd, g, "invariants/step", 1, &n);
+    if (d < 0) return -1;
+    H5Dclose(d);
+    if ((d = open_dataset(rd, g, "invariants/head_sv", 3, d3)) < 0) return -1;
+    H5Dclose(d);
+    if (n > INT_MAX || d3[0] != n || d3[1] > 65536 || d3[2] > 65536 || n * d3[1] * d3[2] > MAX_WEIGHT_FLOATS)
+        return fail(rd, "invariants/ has implausible shapes");
+    t->n = t->cap = (int)n, t->layers = (int)d3[1], t->groups = (int)d3[2];
+    const size_t nl = n * d3[1];
+    t->step = xmalloc((n ? n : 1) * sizeof(int));
+    t->correlation = xmalloc((nl ? nl : 1) * sizeof(double));
+    t->eff_rank = xmalloc((nl ? nl : 1) * 4 * sizeof(double));
+    t->head_sv = xmalloc((nl ? nl : 1) * d3[2] * sizeof(double));
+    hsize_t d2[2] = {n, d3[1]}, de[3] = {n, d3[1], 4};
+    return read_dataset(rd, g, "invariants/step", H5T_NATIVE_INT, 1, &n, t->step) ||
+                   read_dataset(rd, g, "invariants/correlation", H5T_NATIVE_DOUBLE, 2, d2, t->correlation) ||
+                   read_dataset(rd, g, "invariants/eff_rank", H5T_NATIVE_DOUBLE, 3, de, t->eff_rank) ||
+                   read_dataset(rd, g, "invariants/head_sv", H5T_NATIVE_DOUBLE, 3, d3, t->head_sv)
+               ? -1
+               : 0;
+}
+
 static int check_format(const Reader *rd, hid_t file) {
     int version;
     if (read_attr_number(rd, file, "format_version", H5T_NATIVE_INT, &version) != 0)
@@ -654,7 +725,10 @@ static int read_trial_file(Reader *rd, hid_t file, int id, TrialResult *out) {
     rd->where = name;
     if (g < 0) return fail(rd, "not a group");
     out->id = id;
-    int rc = read_trial_attrs(rd, g, out) || read_curves(rd, g, out) || read_weights(rd, g, out) ? -1 : 0;
+    int rc = read_trial_attrs(rd, g, out) || read_curves(rd, g, out) || read_weights(rd, g, out) ||
+                     read_trace(rd, g, out)
+                 ? -1
+                 : 0;
     H5Gclose(g);
     rd->where = NULL;
     return rc;
