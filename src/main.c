@@ -15,6 +15,7 @@ static const struct {
     {"validate", cmd_validate, "check a search space and show its first configurations"},
     {"train", cmd_train, "train one configuration and report its metrics"},
     {"score", cmd_score, "score a trial's or a checkpoint's attention tensors (under mpirun)"},
+    {"report", cmd_report, "summarise a sweep's results file: leaderboard, variants, ablations"},
     {"slurm", cmd_slurm, "write (and submit) a Slurm batch script for a sweep"},
 };
 enum { N_VERBS = sizeof verbs / sizeof verbs[0] };

@@ -18,23 +18,9 @@
 # Usage: bash tests/test_analyze.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
 
-bin=${1:?usage: bash tests/test_analyze.sh /path/to/attnsweep}
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 script=$here/../scripts/analyze.py
-py=/usr/bin/python3
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 \
-    OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1 MPLBACKEND=Agg
-# shellcheck source=tests/sanitizer_env.sh
-source "$here/sanitizer_env.sh"
-export ASAN_OPTIONS=$asan_noleaks  # mpirun runs: see sanitizer_env.sh
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_analyze.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-start=$SECONDS
-checks=0
-fail() { echo "FAIL: $*" >&2; [[ -s $tmp/err ]] && { echo "--- stderr:" >&2; tail -n 30 "$tmp/err" >&2; }; exit 1; }
-pass() { checks=$((checks + 1)); echo "ok   $*"; }
+export MPLBACKEND=Agg ASAN_OPTIONS=$asan_noleaks  # mpirun runs: see sanitizer_env.sh
 
 echo "== 1. a tiny sweep with repeats, lambda_orth values, all four variants"
 cat >sweep.yaml <<'YAML'

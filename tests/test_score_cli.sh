@@ -14,61 +14,8 @@
 # one-line message.
 set -euo pipefail
 
-bin=${1:?usage: bash tests/test_score_cli.sh /path/to/attnsweep}
-[[ -x $bin ]] || { echo "FAIL: $bin is not an executable" >&2; exit 1; }
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-py=/usr/bin/python3
-
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 \
-    OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_score_cli.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 leaks=1
-# shellcheck source=tests/sanitizer_env.sh
-source "$here/sanitizer_env.sh"
-cd "$tmp"  # anything written by mistake lands here and is removed
-start=$SECONDS
-checks=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    for f in out err; do
-        [[ -s $tmp/$f ]] && { echo "--- std$f of the last run:" >&2; head -c 3000 "$tmp/$f" >&2; echo >&2; }
-    done
-    exit 1
-}
-pass() { checks=$((checks + 1)); echo "ok   $*"; }
-
-# run ARGS...: run the binary; stdout in $tmp/out, stderr in $tmp/err, exit code in $rc.
-# Under AddressSanitizer with leak detection when $leaks is 1 (see the top).
-run() {
-    local opts=$asan_noleaks
-    [[ $leaks == 1 ]] && opts=$asan_leaks
-    rc=0
-    ASAN_OPTIONS=$opts "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
-}
-# mpi NP ARGS...: the same under mpirun -np NP (--oversubscribe beyond the cores).
-mpi() {
-    local np=$1 extra=()
-    shift
-    [[ $np -gt $(nproc) ]] && extra=(--oversubscribe)
-    rc=0
-    ASAN_OPTIONS=$asan_noleaks mpirun -np "$np" "${extra[@]}" "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
-}
-
-expect_rc() {  # expect_rc WANT WHAT
-    [[ $rc == "$1" ]] || fail "$2: exit code: expected $1, got $rc"
-}
-expect_quiet_stderr() {  # expect_quiet_stderr WHAT
-    [[ ! -s $tmp/err ]] || fail "$1: stderr: expected nothing, got '$(head -c 500 "$tmp/err")'"
-}
-expect_one_error_line() {  # expect_one_error_line WHAT
-    local n
-    n=$(wc -l <"$tmp/err")
-    [[ $n == 1 ]] || fail "$1: stderr: expected exactly one line, got $n lines"
-    grep -q '^attnsweep: ' "$tmp/err" || fail "$1: stderr: expected a line starting 'attnsweep: ', got '$(cat "$tmp/err")'"
-}
 
 # pycheck WHAT ARGS... <<'EOF' ... EOF: run the Python on stdin with ARGS; it prints one
 # line per problem ("what: expected X, got Y") and exits non-zero if there were any.

@@ -15,22 +15,8 @@
 # Usage: bash tests/test_sweep.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
 
-bin=${1:?usage: bash tests/test_sweep.sh /path/to/attnsweep}
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-py=/usr/bin/python3
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 \
-    OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
-# shellcheck source=tests/sanitizer_env.sh
-source "$here/sanitizer_env.sh"
-export ASAN_OPTIONS=$asan_noleaks  # mpirun runs: see sanitizer_env.sh
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_sweep.XXXXXX")
-trap 'pkill -9 -f "$tmp/" 2>/dev/null || true; rm -rf "$tmp"' EXIT
-cd "$tmp"
-start=$SECONDS
-checks=0
-fail() { echo "FAIL: $*" >&2; [[ -s $tmp/err ]] && { echo "--- stderr:" >&2; tail -n 30 "$tmp/err" >&2; }; exit 1; }
-pass() { checks=$((checks + 1)); echo "ok   $*"; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+export ASAN_OPTIONS=$asan_noleaks  # every run here is under mpirun: see sanitizer_env.sh
 
 # A sweep of tiny recall trials: N trials of STEPS steps, each well under a second.
 sweep_yaml() {  # sweep_yaml NAME TRIALS STEPS [EXTRA-PARAMETER-LINES]

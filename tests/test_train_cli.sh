@@ -7,54 +7,9 @@
 # few seconds, also in the AddressSanitizer build.
 set -euo pipefail
 
-bin=${1:?usage: bash tests/test_train_cli.sh /path/to/attnsweep}
-[[ -x $bin ]] || { echo "FAIL: $bin is not an executable" >&2; exit 1; }
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-leaks=1  # bad input and the first run of each task; repeats run without (see run)
-# shellcheck source=tests/sanitizer_env.sh
-source "$here/sanitizer_env.sh"
-py=/usr/bin/python3
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 checker=$here/check_trial_h5.py
-
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_train_cli.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"  # anything written by mistake lands here and is removed
-start=$SECONDS
-checks=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    for f in out err; do
-        [[ -s $tmp/$f ]] && { echo "--- std$f of the last run:" >&2; head -c 3000 "$tmp/$f" >&2; echo >&2; }
-    done
-    exit 1
-}
-pass() { checks=$((checks + 1)); echo "ok   $*"; }
-
-# run ARGS...: run the binary; stdout in $tmp/out, stderr in $tmp/err, exit code in $rc.
-# Under AddressSanitizer with leak detection when $leaks is 1 (tests/sanitizer_env.sh).
-run() {
-    local opts=$asan_noleaks
-    [[ $leaks == 1 ]] && opts=$asan_leaks
-    rc=0
-    ASAN_OPTIONS=$opts "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
-}
-
-# JSON field of $tmp/out (the one object --json prints).
-jfield() { "$py" -c 'import json,sys; v=json.load(open(sys.argv[1]))[sys.argv[2]]; print(json.dumps(v))' "$tmp/out" "$1"; }
-
-expect_rc() {  # expect_rc WANT WHAT
-    [[ $rc == "$1" ]] || fail "$2: exit code: expected $1, got $rc"
-}
-
-expect_one_error_line() {  # expect_one_error_line WHAT
-    local n
-    n=$(wc -l <"$tmp/err")
-    [[ $n == 1 ]] || fail "$1: stderr: expected exactly one line, got $n lines"
-    grep -q '^attnsweep: ' "$tmp/err" || fail "$1: stderr: expected a line starting 'attnsweep: ', got '$(cat "$tmp/err")'"
-}
+leaks=1  # bad input and the first run of each task; repeats run without (see run)
 
 # ---------------------------------------------------------------------------
 echo "== 1. bad input: exit 2, one line 'attnsweep: ...' on stderr, nothing written"

@@ -7,6 +7,7 @@ int cmd_score(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_slurm(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #include "common/trial.h"
 

@@ -1,0 +1,148 @@
+// attnsweep report: what a sweep's results file says — leaderboard, per-variant summary,
+// Pareto front, regulariser ablations with Welch's t-test, failures and pruning — as
+// aligned text, CSV or JSON. Reads the file only (no MPI); works on a file whose sweep
+// is still running (what has been flushed) and on a resumed one.
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds/cmds.h"
+#include "common/util.h"
+#include "report/report.h"
+#include "store/summary.h"
+
+typedef enum { FORMAT_TABLE, FORMAT_CSV, FORMAT_JSON } Format;
+static const char *const format_names[] = {"table", "csv", "json"};  // indexed by Format
+
+static void report_usage(FILE *f) {
+    fprintf(f,
+            "usage: attnsweep report RESULTS.h5 [--top K] [--format table|csv|json] [--metric NAME]\n"
+            "\n"
+            "Summarises a sweep's results file (attnsweep run, or attnsweep train -o): the top trials,\n"
+            "mean ± sd per attention variant and per configuration over repeats, the Pareto front of\n"
+            "accuracy against Correlation and RankDeviation, each regulariser's λ against λ = 0 and\n"
+            "against plain L2 of equal strength (Welch's t-test over repeats), failures and the steps\n"
+            "ASHA saved. A file whose sweep is still running is read as far as it has been flushed.\n"
+            "\n"
+            "  --top K          leaderboard rows (10)\n"
+            "  --format F       table (aligned text), csv (a '# section' line and a header row per\n"
+            "                   table) or json (one object) (table)\n"
+            "  --json           the same as --format json\n"
+            "  --metric NAME    rank by reward, accuracy, loss, bits_per_byte, rank_deviation or\n"
+            "                   correlation (the sweep's metric; reward for a single trial)\n");
+}
+
+static int parse_top(const char *text) {
+    char *end;
+    errno = 0;
+    const long v = strtol(text, &end, 10);
+    if (end == text || *end || errno || v < 1 || v > 1000000)
+        die(EXIT_BADINPUT, "report: --top must be an integer in [1, 1000000], got '%s'", text);
+    return (int)v;
+}
+
+static Format parse_format(const char *text) {
+    for (int k = 0; k < (int)(sizeof format_names / sizeof format_names[0]); k++)
+        if (!strcmp(text, format_names[k])) return (Format)k;
+    die(EXIT_BADINPUT, "report: --format must be table, csv or json, got '%s'", text);
+}
+
+static void print_header(const SweepSummary *s, const char *path, const ReportOptions *o) {
+    printf("attnsweep report: %s: sweep %s, %d trial%s, metric %s (%s is better)\n", path, s->sweep, s->n_trials,
+           s->n_trials == 1 ? "" : "s", o->metric, o->maximize ? "higher" : "lower");
+    if (s->being_written)
+        printf("The sweep is still running (another process is writing the file): this covers the trials "
+               "flushed so far.\n");
+}
+
+static void print_json(const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "file", path);
+    cJSON_AddStringToObject(root, "sweep", s->sweep);
+    cJSON_AddStringToObject(root, "metric", o->metric);
+    cJSON_AddStringToObject(root, "goal", o->maximize ? "maximize" : "minimize");
+    cJSON_AddNumberToObject(root, "trials", s->n_trials);
+    cJSON_AddBoolToObject(root, "being_written", s->being_written);
+    for (int i = 0; i < r->n; i++) table_add_json(r->tables[i], root);
+    char *text = cJSON_PrintUnformatted(root);
+    if (!text) die(EXIT_RUNTIME, "out of memory printing JSON");
+    puts(text);
+    free(text);
+    cJSON_Delete(root);
+}
+
+int cmd_report(int argc, char **argv) {
+    const char *path = NULL, *metric = NULL;
+    int top = 10;
+    Format format = FORMAT_TABLE;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        // --option=value as well as --option value (as the other verbs take them)
+        char name[64];
+        const char *inline_value = NULL, *eq = strchr(a, '=');
+        if (a[0] == '-' && a[1] == '-' && eq && (size_t)(eq - a) < sizeof name) {
+            snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+            a = name;
+            inline_value = eq + 1;
+        }
+#define VALUE() (inline_value ? inline_value : v ? (i++, v) : (die(EXIT_BADINPUT, "report: %s needs a value", a), ""))
+        const int is_flag = !strcmp(a, "--help") || !strcmp(a, "--json");
+        if (is_flag && inline_value) die(EXIT_BADINPUT, "report: %s takes no value", a);
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            report_usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--json")) {
+            format = FORMAT_JSON;
+        } else if (!strcmp(a, "--top")) {
+            top = parse_top(VALUE());
+        } else if (!strcmp(a, "--format")) {
+            format = parse_format(VALUE());
+        } else if (!strcmp(a, "--metric")) {
+            metric = VALUE();
+        } else if (a[0] == '-' && a[1]) {
+            die(EXIT_BADINPUT, "report: unknown option '%s' (see attnsweep report --help)", a);
+        } else if (path) {
+            die(EXIT_BADINPUT, "report: one results file only (got '%s' and '%s')", path, a);
+        } else {
+            path = a;
+        }
+#undef VALUE
+    }
+    if (!path) die(EXIT_BADINPUT, "report: which file? (attnsweep report RESULTS.h5)");
+    char allowed[256];
+    if (metric && !report_metric_known(metric, allowed, sizeof allowed))
+        die(EXIT_BADINPUT, "report: --metric must be one of %s, got '%s'", allowed, metric);
+
+    SweepSummary s;
+    char err[1024];
+    if (summary_read(path, &s, err, sizeof err) != 0) die(EXIT_BADINPUT, "report: %s", err);
+    // The sweep's own goal for its metric; the natural one for another metric.
+    const ReportOptions o = {.metric = metric ? metric : s.metric,
+                             .maximize = !metric || !strcmp(metric, s.metric) ? s.maximize : metric_maximized(metric),
+                             .top = top};
+    Report r;
+    report_build(&s, &o, &r);
+    switch (format) {
+    case FORMAT_TABLE:
+        print_header(&s, path, &o);
+        for (int i = 0; i < r.n; i++) {
+            putchar('\n');
+            table_print_text(r.tables[i], stdout);
+        }
+        break;
+    case FORMAT_CSV:
+        for (int i = 0; i < r.n; i++) {
+            if (i) putchar('\n');
+            table_print_csv(r.tables[i], stdout);
+        }
+        break;
+    case FORMAT_JSON: print_json(&s, path, &o, &r); break;
+    }
+    report_free(&r);
+    summary_free(&s);
+    if (fflush(stdout) != 0 || ferror(stdout)) die(EXIT_RUNTIME, "report: cannot write the report: %s", strerror(errno));
+    return 0;
+}

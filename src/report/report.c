@@ -1,0 +1,666 @@
+// report.c: the sections of attnsweep report (report.h), built from a SweepSummary.
+#include "report/report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "report/stats.h"
+
+// The /summary metrics the report shows and ranks by. The first N_SHOWN are in every
+// table of trials; a leaderboard ranked by another adds its column.
+static const struct {
+    const char *key, *head;
+    size_t offset;  // of the double in TrialResult
+} metrics[] = {
+    {"accuracy", "accuracy", offsetof(TrialResult, accuracy)},
+    {"rank_deviation", "RankDeviation", offsetof(TrialResult, rank_deviation)},
+    {"correlation", "Correlation", offsetof(TrialResult, correlation)},
+    {"reward", "reward", offsetof(TrialResult, reward)},
+    {"loss", "loss (nats)", offsetof(TrialResult, loss)},
+    {"bits_per_byte", "bits/byte", offsetof(TrialResult, bits_per_byte)},
+};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+enum { N_SHOWN = 4, M_ACCURACY = 0, M_REWARD = 3 };
+// The metrics each ablation tests, in the order of its columns and verdict.
+static const int ablation_metrics[2] = {M_ACCURACY, M_REWARD};
+
+// The regularisers ablated, and the control: plain L2 of the same strength.
+static const char *const regularisers[] = {"lambda_orth", "lambda_nuclear", "lambda_stability"};
+#define CONTROL "lambda_l2"
+
+static int metric_index(const char *name) {
+    for (size_t m = 0; m < COUNT(metrics); m++)
+        if (!strcmp(metrics[m].key, name)) return (int)m;
+    return -1;
+}
+
+static double metric_of(const TrialResult *t, int m) {
+    return *(const double *)((const char *)t + metrics[m].offset);
+}
+
+int report_metric_known(const char *name, char *allowed, size_t len) {
+    allowed[0] = 0;
+    for (size_t m = 0; m < COUNT(metrics); m++)
+        snprintf(allowed + strlen(allowed), len - strlen(allowed), "%s%s", m ? ", " : "", metrics[m].key);
+    return metric_index(name) >= 0;
+}
+
+static int is_ok(const TrialResult *t) { return !strcmp(t->status, "ok"); }
+
+// A real parameter (a λ) of a configuration, by name.
+static double *lambda_at(TrialConfig *c, const char *name) { return (double *)((char *)c + config_find(name)->offset); }
+static double lambda_of(const TrialConfig *c, const char *name) {
+    return *(const double *)((const char *)c + config_find(name)->offset);
+}
+
+// The /summary column of a parameter, as h5store.c names it: "steps" (asked for) is
+// "config_steps" beside the result column "steps" (taken).
+static const char *param_key(const ParamSpec *p) { return strcmp(p->name, "steps") ? p->name : "config_steps"; }
+
+// ---------------------------------------------------------------- the sweep's structure
+
+// A configuration: every parameter but the seed. Its trials with different seeds are its
+// repeats; trials with the same seed are the same run (same seed, same numbers: a random
+// sweep may draw a configuration twice) and count once in the statistics.
+typedef struct {
+    char *key;                 // "name=value\n" for every parameter but the seed
+    const TrialResult *first;  // its trial with the lowest id
+    int seeds;                 // distinct seeds among its trials of any status
+    int n;                     // its finished trials, one per seed (the lowest id), in ok[]
+    const TrialResult **ok;
+} Config;
+
+typedef struct {
+    const SweepSummary *s;
+    int *swept;                // per parameter: differs across trials (attention: always shown apart)
+    int n_ok;
+    const TrialResult **ok;    // finished trials, by id
+    int n_configs;
+    Config *configs;           // sorted by key
+    int *order;                // configs by attention variant, then first trial
+    int has_repeats;           // some configuration has more than one seed
+    int duplicates;            // finished trials left out of the statistics: a seed seen before
+} Analysis;
+
+static char *config_key(const TrialConfig *c) {
+    size_t cap = 1024, len = 0;
+    char *key = xmalloc(cap);
+    key[0] = 0;
+    for (int i = 0; i < config_nparams; i++) {
+        const ParamSpec *p = &config_params[i];
+        if (!strcmp(p->name, "seed")) continue;
+        char value[CONFIG_TEXT + 64];
+        config_format(c, p, value, sizeof value);
+        const size_t need = strlen(p->name) + strlen(value) + 3;
+        if (len + need > cap) key = xrealloc(key, cap = 2 * (len + need));
+        len += (size_t)snprintf(key + len, cap - len, "%s=%s\n", p->name, value);
+    }
+    return key;
+}
+
+// For qsort and bsearch of Config and of the Keyed trials below: both begin with the key.
+static int by_key(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static const Config *find_config(const Analysis *a, const TrialConfig *c) {
+    Config probe = {.key = config_key(c)};
+    const Config *found = bsearch(&probe, a->configs, (size_t)a->n_configs, sizeof *a->configs, by_key);
+    free(probe.key);
+    return found;
+}
+
+// Configurations in the order of the tables: by attention variant, then first trial.
+typedef struct {
+    int attention, id, index;
+} ConfigPlace;
+
+static int by_place(const void *x, const void *y) {
+    const ConfigPlace *a = x, *b = y;
+    if (a->attention != b->attention) return a->attention - b->attention;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+static void analyse(const SweepSummary *s, Analysis *a) {
+    memset(a, 0, sizeof *a);
+    a->s = s;
+    const int n = s->n_trials;
+    a->swept = xcalloc((size_t)config_nparams, sizeof *a->swept);
+    for (int i = 0; i < config_nparams && n > 0; i++) {
+        const ParamSpec *p = &config_params[i];
+        char first[CONFIG_TEXT + 64], other[CONFIG_TEXT + 64];
+        config_format(&s->trials[0].config, p, first, sizeof first);
+        for (int t = 1; t < n && !a->swept[i]; t++) {
+            config_format(&s->trials[t].config, p, other, sizeof other);
+            a->swept[i] = strcmp(first, other) != 0;
+        }
+    }
+    a->ok = xcalloc((size_t)n, sizeof *a->ok);
+    for (int t = 0; t < n; t++)
+        if (is_ok(&s->trials[t])) a->ok[a->n_ok++] = &s->trials[t];
+
+    // Trials by configuration key: each run of equal keys is one configuration.
+    typedef struct {
+        char *key;
+        const TrialResult *t;
+    } Keyed;
+    Keyed *all = xcalloc((size_t)n, sizeof *all);
+    for (int t = 0; t < n; t++) all[t] = (Keyed){config_key(&s->trials[t].config), &s->trials[t]};
+    qsort(all, (size_t)n, sizeof *all, by_key);
+    a->configs = xcalloc((size_t)n, sizeof *a->configs);
+    for (int t = 0; t < n;) {
+        int end = t + 1;
+        while (end < n && !strcmp(all[end].key, all[t].key)) end++;
+        Config *c = &a->configs[a->n_configs++];
+        *c = (Config){.key = all[t].key, .first = all[t].t};
+        c->ok = xcalloc((size_t)(end - t), sizeof *c->ok);
+        for (int k = t; k < end; k++) {
+            if (all[k].t->id < c->first->id) c->first = all[k].t;
+            int seen = 0;
+            for (int j = t; j < k && !seen; j++) seen = all[j].t->config.seed == all[k].t->config.seed;
+            c->seeds += !seen;
+            if (k > t) free(all[k].key);
+        }
+        a->has_repeats |= c->seeds > 1;
+        t = end;
+    }
+    free(all);
+    for (int i = 0; i < a->n_ok; i++) {  // in id order, so each ok[] is by id and keeps a seed's first
+        Config *c = (Config *)find_config(a, &a->ok[i]->config);
+        int seen = 0;
+        for (int j = 0; j < c->n && !seen; j++) seen = c->ok[j]->config.seed == a->ok[i]->config.seed;
+        if (seen)
+            a->duplicates++;
+        else
+            c->ok[c->n++] = a->ok[i];
+    }
+    ConfigPlace *place = xcalloc((size_t)(a->n_configs ? a->n_configs : 1), sizeof *place);
+    for (int i = 0; i < a->n_configs; i++)
+        place[i] = (ConfigPlace){a->configs[i].first->config.attention, a->configs[i].first->id, i};
+    qsort(place, (size_t)a->n_configs, sizeof *place, by_place);
+    a->order = xcalloc((size_t)(a->n_configs ? a->n_configs : 1), sizeof *a->order);
+    for (int i = 0; i < a->n_configs; i++) a->order[i] = place[i].index;
+    free(place);
+}
+
+static void analysis_free(Analysis *a) {
+    for (int i = 0; i < a->n_configs; i++) free(a->configs[i].key), free(a->configs[i].ok);
+    free(a->configs);
+    free(a->order);
+    free(a->ok);
+    free(a->swept);
+}
+
+// ---------------------------------------------------------------- columns and cells
+
+// Whether parameter i gets a column: swept, not the variant (its own column), and not
+// the seed or `skip` when asked.
+static int param_shown(const Analysis *a, int i, int with_seed, const char *skip) {
+    const char *name = config_params[i].name;
+    return a->swept[i] && strcmp(name, "attention") && (with_seed || strcmp(name, "seed")) &&
+           (!skip || strcmp(name, skip));
+}
+
+static void param_columns(Table *t, const Analysis *a, int with_seed, const char *skip) {
+    table_column(t, "attention", "variant", COL_TEXT, NULL);
+    for (int i = 0; i < config_nparams; i++) {
+        if (!param_shown(a, i, with_seed, skip)) continue;
+        const ParamSpec *p = &config_params[i];
+        const ColumnKind kind = p->type == PT_INT ? COL_INT : p->type == PT_REAL ? COL_REAL : COL_TEXT;
+        table_column(t, param_key(p), p->name, kind, "%g");
+    }
+}
+
+// A parameter that does not apply to the configuration (core_rank of mha) is empty.
+static void param_cells(Table *t, const Analysis *a, const TrialConfig *c, int with_seed, const char *skip) {
+    table_text(t, "%s", attention_names[c->attention]);
+    for (int i = 0; i < config_nparams; i++) {
+        if (!param_shown(a, i, with_seed, skip)) continue;
+        const ParamSpec *p = &config_params[i];
+        const void *v = (const char *)c + p->offset;
+        char text[CONFIG_TEXT + 64];
+        if (!config_relevant(c, p))
+            table_empty(t);
+        else if (p->type == PT_INT)
+            table_number(t, *(const int *)v);
+        else if (p->type == PT_REAL)
+            table_number(t, *(const double *)v);
+        else {
+            config_format(c, p, text, sizeof text);
+            table_text(t, "%s", text);
+        }
+    }
+}
+
+static void metric_columns(Table *t, int n_metrics, ColumnKind kind) {
+    for (int m = 0; m < n_metrics; m++) table_column(t, metrics[m].key, metrics[m].head, kind, "%.4f");
+}
+
+static SampleStats stats_of(const TrialResult *const *t, int n, int m) {
+    double *x = xmalloc((size_t)(n ? n : 1) * sizeof *x);
+    for (int i = 0; i < n; i++) x[i] = metric_of(t[i], m);
+    SampleStats s = sample_stats(x, n);
+    free(x);
+    return s;
+}
+
+// n, then mean ± sd of the shown metrics.
+static void stats_cells(Table *t, const TrialResult *const *trials, int n) {
+    table_number(t, n);
+    for (int m = 0; m < N_SHOWN; m++) {
+        const SampleStats s = stats_of(trials, n, m);
+        table_mean_sd(t, s.mean, s.sd);
+    }
+}
+
+// ---------------------------------------------------------------- leaderboard
+
+typedef struct {
+    double key;  // smaller ranks first
+    const TrialResult *t;
+} Ranked;
+
+static int by_rank(const void *x, const void *y) {
+    const Ranked *a = x, *b = y;
+    if (a->key != b->key) return a->key < b->key ? -1 : 1;
+    return (a->t->id > b->t->id) - (a->t->id < b->t->id);
+}
+
+static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
+    const int m = metric_index(o->metric);
+    Ranked *r = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *r);
+    int n = 0;
+    for (int i = 0; i < a->n_ok; i++) {
+        const double v = metric_of(a->ok[i], m);
+        if (isfinite(v)) r[n++] = (Ranked){o->maximize ? -v : v, a->ok[i]};
+    }
+    qsort(r, (size_t)n, sizeof *r, by_rank);
+    const int shown = n < o->top ? n : o->top;
+    char title[256];
+    snprintf(title, sizeof title, "Leaderboard: the top %d of %d finished trials by %s (%s is better)", shown, n,
+             o->metric, o->maximize ? "higher" : "lower");
+    Table *t = table_new("leaderboard", title);
+    table_note(t, "finished trials only (status ok); pruned and failed ones are counted under Failures and pruning");
+    table_column(t, "rank", "#", COL_INT, NULL);
+    table_column(t, "trial", "trial", COL_INT, NULL);
+    param_columns(t, a, 1, NULL);
+    metric_columns(t, N_SHOWN, COL_REAL);
+    if (m >= N_SHOWN) table_column(t, metrics[m].key, metrics[m].head, COL_REAL, "%.4f");
+    table_column(t, "steps", "steps", COL_INT, NULL);
+    table_column(t, "seconds", "time (s)", COL_REAL, "%.1f");
+    for (int i = 0; i < shown; i++) {
+        const TrialResult *x = r[i].t;
+        table_row(t);
+        table_number(t, i + 1);
+        table_number(t, x->id);
+        param_cells(t, a, &x->config, 1, NULL);
+        for (int k = 0; k < N_SHOWN; k++) table_number(t, metric_of(x, k));
+        if (m >= N_SHOWN) table_number(t, metric_of(x, m));
+        table_number(t, x->steps);
+        table_number(t, x->seconds);
+    }
+    free(r);
+    return t;
+}
+
+// ---------------------------------------------------------------- variants
+
+// The note of the tables of statistics when a configuration ran twice with one seed.
+static void duplicates_note(Table *t, const Analysis *a) {
+    if (a->duplicates)
+        table_note(t, "%d finished trial%s repeated a configuration with the same seed (the same run) and count once",
+                   a->duplicates, a->duplicates == 1 ? "" : "s");
+}
+
+static Table *by_variant(const Analysis *a) {
+    Table *t = table_new("variants.by_variant", "Per attention variant: mean ± sd over its finished trials");
+    duplicates_note(t, a);
+    table_column(t, "attention", "variant", COL_TEXT, NULL);
+    table_column(t, "n", "n", COL_INT, NULL);
+    metric_columns(t, N_SHOWN, COL_MEAN_SD);
+    const TrialResult **v = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *v);
+    for (int k = 0; k < ATTN_COUNT; k++) {
+        int n = 0;
+        for (int i = 0; i < a->n_configs; i++) {
+            const Config *c = &a->configs[i];
+            if (c->first->config.attention != k) continue;
+            memcpy(v + n, c->ok, (size_t)c->n * sizeof *v);
+            n += c->n;
+        }
+        if (!n) continue;
+        table_row(t);
+        table_text(t, "%s", attention_names[k]);
+        stats_cells(t, v, n);
+    }
+    free(v);
+    return t;
+}
+
+static Table *by_configuration(const Analysis *a) {
+    Table *t = table_new("variants.by_configuration",
+                         "Per configuration: mean ± sd over repeats (finished trials with the same parameters apart "
+                         "from the seed)");
+    if (!a->has_repeats) table_note(t, "the sweep has no repeats: every configuration ran with one seed (see the leaderboard)");
+    duplicates_note(t, a);
+    param_columns(t, a, 0, NULL);
+    table_column(t, "n", "n", COL_INT, NULL);
+    metric_columns(t, N_SHOWN, COL_MEAN_SD);
+    for (int i = 0; a->has_repeats && i < a->n_configs; i++) {
+        const Config *c = &a->configs[a->order[i]];
+        if (!c->n) continue;
+        table_row(t);
+        param_cells(t, a, &c->first->config, 0, NULL);
+        stats_cells(t, c->ok, c->n);
+    }
+    return t;
+}
+
+// ---------------------------------------------------------------- Pareto front
+
+static int has_nan(const TrialResult *t) {
+    return isnan(t->accuracy) || isnan(t->correlation) || isnan(t->rank_deviation);
+}
+
+static int dominates(const TrialResult *a, const TrialResult *b) {
+    return a->accuracy >= b->accuracy && a->correlation <= b->correlation && a->rank_deviation <= b->rank_deviation &&
+           (a->accuracy > b->accuracy || a->correlation < b->correlation || a->rank_deviation < b->rank_deviation);
+}
+
+int pareto_front(const TrialResult *const *t, int n, int *front) {
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (has_nan(t[i])) continue;
+        int dominated = 0;
+        for (int j = 0; j < n && !dominated; j++) dominated = j != i && !has_nan(t[j]) && dominates(t[j], t[i]);
+        if (dominated) continue;
+        int k = m++;  // insert by accuracy descending; equal accuracies keep index order
+        for (; k > 0 && t[front[k - 1]]->accuracy < t[i]->accuracy; k--) front[k] = front[k - 1];
+        front[k] = i;
+    }
+    return m;
+}
+
+static Table *pareto(const Analysis *a) {
+    int *front = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *front);
+    const int n = pareto_front(a->ok, a->n_ok, front);
+    char title[256];
+    snprintf(title, sizeof title, "Pareto front: %d of %d finished trials", n, a->n_ok);
+    Table *t = table_new("pareto", title);
+    table_note(t, "accuracy (higher is better) against Correlation and RankDeviation (lower are better): no other "
+                  "trial is at least as good on all three and better on one; finished trials only (status ok)");
+    table_column(t, "trial", "trial", COL_INT, NULL);
+    param_columns(t, a, 1, NULL);
+    metric_columns(t, N_SHOWN, COL_REAL);
+    for (int i = 0; i < n; i++) {
+        const TrialResult *x = a->ok[front[i]];
+        table_row(t);
+        table_number(t, x->id);
+        param_cells(t, a, &x->config, 1, NULL);
+        for (int k = 0; k < N_SHOWN; k++) table_number(t, metric_of(x, k));
+    }
+    free(front);
+    return t;
+}
+
+// ---------------------------------------------------------------- ablations
+
+// "p = 0.012", or "p < 0.001"; with more digits where two would round across or onto the
+// significance level (0.0501 is "p = 0.0501", not "p = 0.05").
+static void p_text(char *out, size_t len, double p) {
+    if (p < 0.001) {
+        snprintf(out, len, "p < 0.001");
+        return;
+    }
+    for (int digits = 2; digits <= 6; digits++) {
+        snprintf(out, len, "p = %.*g", digits, p);
+        const double shown = strtod(out + 4, NULL);
+        if ((shown < REPORT_ALPHA) == (p < REPORT_ALPHA) && (shown != REPORT_ALPHA || p == REPORT_ALPHA)) return;
+    }
+}
+
+void ablation_verdict(char *out, size_t len, const char *reg, double lambda, const char *against,
+                      const char *variant, int n_arm, int n_ctl, const double d[2], const double p[2]) {
+    if (n_arm < 2 || n_ctl < 2) {
+        snprintf(out, len, "n too small (%d against %d trials; the test needs at least 2 each)", n_arm, n_ctl);
+        return;
+    }
+    char claims[256] = "", plain[256] = "", untested[256] = "";
+    for (int k = 0; k < 2; k++) {
+        const char *name = metrics[ablation_metrics[k]].key;
+        char pt[32];
+        p_text(pt, sizeof pt, p[k]);
+        if (isnan(p[k]))
+            snprintf(untested + strlen(untested), sizeof untested - strlen(untested), "%s%s", untested[0] ? " and " : "",
+                     name);
+        else if (p[k] < REPORT_ALPHA)
+            snprintf(claims + strlen(claims), sizeof claims - strlen(claims), "%s%s %s (%s)", claims[0] ? " and " : "",
+                     d[k] > 0 ? "raises" : "lowers", name, pt);
+        else
+            snprintf(plain + strlen(plain), sizeof plain - strlen(plain), "%s%s (%s)",
+                     plain[0] ? " or " : "no significant difference in ", name, pt);
+    }
+    int n = 0;
+    if (claims[0])
+        n += snprintf(out, len, "λ_%s = %g %s over %s for %s", reg + strlen("lambda_"), lambda, claims, against, variant);
+    if (plain[0] && n >= 0 && (size_t)n < len) n += snprintf(out + n, len - (size_t)n, "%s%s", n ? "; " : "", plain);
+    if (untested[0] && n >= 0 && (size_t)n < len)
+        snprintf(out + n, len - (size_t)n, "%s%s: no spread within either arm, no test", n ? "; " : "", untested);
+}
+
+static Table *ablation(const Analysis *a, const char *reg) {
+    char key[64], title[256];
+    snprintf(key, sizeof key, "ablations.%s", reg);
+    snprintf(title, sizeof title, "Ablation of %s: each λ > 0 against λ = 0 and against plain L2 of equal strength", reg);
+    Table *t = table_new(key, title);
+    duplicates_note(t, a);
+    table_note(t,
+               "matched on every other parameter (the L2 control: " CONTROL " = λ, %s = 0); finished trials; Welch's "
+               "t-test over repeats; a verdict only at p < %g",
+               reg, REPORT_ALPHA);
+    table_column(t, reg, "λ", COL_REAL, "%g");
+    table_column(t, "against", "against", COL_TEXT, NULL);
+    param_columns(t, a, 0, reg);
+    table_column(t, "n", "n", COL_INT, NULL);
+    table_column(t, "n_control", "n ctrl", COL_INT, NULL);
+    table_column(t, "d_accuracy", "Δ accuracy", COL_REAL, "%+.4f");
+    table_column(t, "p_accuracy", "p", COL_REAL, "%.3g");
+    table_column(t, "d_reward", "Δ reward", COL_REAL, "%+.4f");
+    table_column(t, "p_reward", "p", COL_REAL, "%.3g");
+    table_column(t, "verdict", "verdict", COL_TEXT, NULL);
+    int any_arm = 0;
+    for (int i = 0; i < a->n_configs; i++) {
+        const Config *arm = &a->configs[a->order[i]];
+        const double lambda = lambda_of(&arm->first->config, reg);
+        any_arm |= lambda > 0;
+        if (lambda <= 0 || !arm->n) continue;
+        for (int vs_l2 = 0; vs_l2 < 2; vs_l2++) {
+            if (vs_l2 && lambda_of(&arm->first->config, CONTROL) != 0) continue;
+            TrialConfig c = arm->first->config;
+            *lambda_at(&c, reg) = 0;
+            if (vs_l2) *lambda_at(&c, CONTROL) = lambda;
+            const Config *ctl = find_config(a, &c);
+            if (!ctl || !ctl->n) continue;
+            char against[64], words[1024];
+            if (vs_l2)
+                snprintf(against, sizeof against, CONTROL " = %g", lambda);
+            else
+                snprintf(against, sizeof against, "%s = 0", reg);
+            double d[2], p[2];
+            for (int k = 0; k < 2; k++) {
+                const int m = ablation_metrics[k];
+                const SampleStats sa = stats_of(arm->ok, arm->n, m), sc = stats_of(ctl->ok, ctl->n, m);
+                WelchTest w;
+                d[k] = sa.mean - sc.mean;
+                p[k] = welch_test(sa, sc, &w) == 0 ? w.p : NAN;
+            }
+            ablation_verdict(words, sizeof words, reg, lambda, vs_l2 ? "plain L2 of equal strength" : "λ = 0",
+                             attention_names[arm->first->config.attention], arm->n, ctl->n, d, p);
+            table_row(t);
+            table_number(t, lambda);
+            table_text(t, "%s", against);
+            param_cells(t, a, &arm->first->config, 0, reg);
+            table_number(t, arm->n);
+            table_number(t, ctl->n);
+            table_number(t, d[0]);
+            table_number(t, p[0]);
+            table_number(t, d[1]);
+            table_number(t, p[1]);
+            table_text(t, "%s", words);
+        }
+    }
+    if (!any_arm)
+        table_note(t, "%s is 0 in every trial: nothing to compare", reg);
+    else if (!t->n_rows)
+        table_note(t, "no finished configuration with %s > 0 has a finished counterpart that differs only in %s "
+                      "(or in %s and " CONTROL ")",
+                   reg, reg, reg);
+    return t;
+}
+
+// ---------------------------------------------------------------- failures and pruning
+
+void reason_group(const char *reason, char *out, size_t len) {
+    const char *at = strstr(reason, " at step");
+    snprintf(out, len, "%.*s", (int)(at ? (size_t)(at - reason) : strlen(reason)), reason);
+}
+
+static Table *by_status(const Analysis *a) {
+    const SweepSummary *s = a->s;
+    Table *t = table_new("failures.by_status", "Failures and pruning: trials by status");
+    table_column(t, "status", "status", COL_TEXT, NULL);
+    table_column(t, "n", "trials", COL_INT, NULL);
+    // ok, pruned, failed, then any other status in the order first seen
+    static const char *const known[] = {"ok", "pruned", "failed"};
+    const char **names = xcalloc(COUNT(known) + (size_t)s->n_trials, sizeof *names);
+    int n_names = 0;
+    for (size_t k = 0; k < COUNT(known); k++) names[n_names++] = known[k];
+    for (int i = 0; i < s->n_trials; i++) {
+        int seen = 0;
+        for (int k = 0; k < n_names && !seen; k++) seen = !strcmp(names[k], s->trials[i].status);
+        if (!seen) names[n_names++] = s->trials[i].status;
+    }
+    for (int k = 0; k < n_names; k++) {
+        int n = 0;
+        for (int i = 0; i < s->n_trials; i++) n += !strcmp(names[k], s->trials[i].status);
+        if (!n) continue;
+        table_row(t);
+        table_text(t, "%s", names[k]);
+        table_number(t, n);
+    }
+    free(names);
+    return t;
+}
+
+typedef struct {
+    const char *status;
+    char reason[256];
+    int n;
+} ReasonCount;
+
+static int by_count(const void *x, const void *y) {
+    const ReasonCount *a = x, *b = y;
+    if (a->n != b->n) return b->n - a->n;
+    const int c = strcmp(a->status, b->status);
+    return c ? c : strcmp(a->reason, b->reason);
+}
+
+static Table *by_reason(const Analysis *a) {
+    const SweepSummary *s = a->s;
+    Table *t = table_new("failures.by_reason", "Failures and pruning: trials by reason (the text before \"at step\")");
+    table_column(t, "status", "status", COL_TEXT, NULL);
+    table_column(t, "reason", "reason", COL_TEXT, NULL);
+    table_column(t, "n", "trials", COL_INT, NULL);
+    ReasonCount *r = xcalloc((size_t)(s->n_trials ? s->n_trials : 1), sizeof *r);
+    int n = 0;
+    for (int i = 0; i < s->n_trials; i++) {
+        const TrialResult *x = &s->trials[i];
+        if (!x->reason[0]) continue;
+        ReasonCount c = {.status = x->status};
+        reason_group(x->reason, c.reason, sizeof c.reason);
+        int k = 0;
+        while (k < n && (strcmp(r[k].status, c.status) || strcmp(r[k].reason, c.reason))) k++;
+        if (k == n) r[n++] = c;
+        r[k].n++;
+    }
+    qsort(r, (size_t)n, sizeof *r, by_count);
+    for (int k = 0; k < n; k++) {
+        table_row(t);
+        table_text(t, "%s", r[k].status);
+        table_text(t, "%s", r[k].reason);
+        table_number(t, r[k].n);
+    }
+    free(r);
+    return t;
+}
+
+// The steps trial x was to run: its steps parameter; when that is 0 (a budget in epochs,
+// which ASHA does not allow) the steps it took if it finished, else those of a finished
+// trial with the same training set, epochs and batch (epochs × examples / batch, as
+// train_total_steps counts them); -1 if none finished.
+static long budget_steps(const Analysis *a, const TrialResult *x) {
+    const TrialConfig *c = &x->config;
+    if (c->steps > 0) return c->steps;
+    if (is_ok(x)) return x->steps;
+    for (int i = 0; i < a->n_ok; i++) {
+        const TrialConfig *o = &a->ok[i]->config;
+        if (o->steps == 0 && o->task == c->task && !strcmp(o->data_dir, c->data_dir) && o->seq_len == c->seq_len &&
+            o->recall_pairs == c->recall_pairs && o->recall_vocab == c->recall_vocab && o->epochs == c->epochs &&
+            o->batch == c->batch)
+            return a->ok[i]->steps;
+    }
+    return -1;
+}
+
+static Table *asha(const Analysis *a) {
+    const SweepSummary *s = a->s;
+    Table *t = table_new("failures.asha", "Failures and pruning: steps saved by ASHA, Σ (budget − steps taken) over the pruned trials");
+    t->single = 1;
+    table_column(t, "pruned", "pruned trials", COL_INT, NULL);
+    table_column(t, "steps_saved", "steps saved", COL_INT, NULL);
+    table_column(t, "budget_steps", "full budget (steps)", COL_INT, NULL);
+    table_column(t, "fraction_saved", "saved (fraction of the budget)", COL_REAL, "%.3f");
+    long pruned = 0, saved = 0, budget = 0, unknown = 0;
+    for (int i = 0; i < s->n_trials; i++) {
+        const TrialResult *x = &s->trials[i];
+        const long b = budget_steps(a, x);
+        if (b < 0) {
+            unknown++;
+            continue;
+        }
+        budget += b;
+        if (!strcmp(x->status, "pruned")) {
+            pruned++;
+            saved += b > x->steps ? b - x->steps : 0;
+        }
+    }
+    table_note(t, "full budget: Σ over the trials of the steps each was to run (its steps parameter)");
+    if (unknown)
+        table_note(t, "%ld trials with a budget in epochs that no finished trial of the same size shows are left out",
+                   unknown);
+    table_row(t);
+    table_number(t, (double)pruned);
+    table_number(t, (double)saved);
+    table_number(t, (double)budget);
+    table_number(t, budget > 0 ? (double)saved / (double)budget : NAN);
+    return t;
+}
+
+// ---------------------------------------------------------------- the report
+
+void report_build(const SweepSummary *s, const ReportOptions *o, Report *out) {
+    Analysis a;
+    analyse(s, &a);
+    Table *tables[] = {leaderboard(&a, o), by_variant(&a),          by_configuration(&a),      pareto(&a),
+                       ablation(&a, regularisers[0]), ablation(&a, regularisers[1]), ablation(&a, regularisers[2]),
+                       by_status(&a),     by_reason(&a),            asha(&a)};
+    out->n = (int)COUNT(tables);
+    out->tables = xmalloc(sizeof tables);
+    memcpy(out->tables, tables, sizeof tables);
+    analysis_free(&a);
+}
+
+void report_free(Report *r) {
+    for (int i = 0; i < r->n; i++) table_free(r->tables[i]);
+    free(r->tables);
+    r->n = 0;
+}

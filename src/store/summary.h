@@ -1,0 +1,35 @@
+// summary.h: a sweep's results file as plain C data, for attnsweep report: every trial
+// of /summary (its metrics) with its configuration and reason from /trials/NNNNNN, the
+// root attributes and the sweep's metric. Curves, invariants and weights are not read.
+//
+// A file whose sweep is still running can be read: HDF5 1.10 locks a file open for
+// writing, so this opens it with file locking switched off and reads what the writer
+// has flushed (the coordinator flushes after every trial). A read that catches the
+// writer between two flushes is retried.
+#ifndef ATTN_SUMMARY_H
+#define ATTN_SUMMARY_H
+
+#include <stddef.h>
+
+#include "common/trial.h"
+
+typedef struct {
+    char *sweep;          // root attribute "sweep"
+    char *yaml;           // root attribute "yaml": the search space (or the trained configuration)
+    char metric[32];      // the sweep's metric: yaml `metric: {name: ...}`, else reward
+    int maximize;         // its goal: yaml `goal`, else maximize except for loss and bits_per_byte
+    int being_written;    // another process held the file open for writing
+    int n_trials;
+    TrialResult *trials;  // sorted by id; only config, id, status, reason and the metrics are set
+} SweepSummary;
+
+// Read the file. Returns 0, or -1 with one line "PATH: what is wrong" in err (missing
+// file, not HDF5, damaged, not an attnsweep results file, another format version).
+int summary_read(const char *path, SweepSummary *out, char *err, size_t errlen);
+void summary_free(SweepSummary *s);
+
+// The goal of a metric when nothing says otherwise: lower is better for loss,
+// bits_per_byte, rank_deviation and correlation, higher for the others.
+int metric_maximized(const char *metric);
+
+#endif

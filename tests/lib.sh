@@ -1,0 +1,64 @@
+# lib.sh: what the tests/test_*.sh scripts share. A script starts with
+#     set -euo pipefail
+#     source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+# and gets: bin (the attnsweep binary, absolute; ctest passes it as $1), here (tests/),
+# py (Debian's python with h5py), tmp (a scratch directory, the working directory,
+# removed at exit), checks and start (for the last line), the Open MPI environment for
+# root and oversubscription, and the helpers below.
+bin=${1:?usage: bash tests/$(basename "$0") /path/to/attnsweep}
+[[ -x $bin ]] || { echo "FAIL: $bin is not an executable" >&2; exit 1; }
+bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+py=/usr/bin/python3
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 \
+    OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
+leaks=0  # a script sets leaks=1 around the runs that leak-check each code path once
+# shellcheck source=tests/sanitizer_env.sh
+source "$here/sanitizer_env.sh"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/$(basename "$0" .sh).XXXXXX")
+# Ranks left behind by a failed mpirun would keep the scratch directory busy.
+trap 'pkill -9 -f "$tmp/" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+cd "$tmp"  # anything written by mistake lands here and is removed
+start=$SECONDS
+checks=0
+
+fail() {
+    echo "FAIL: $*" >&2
+    for f in out err; do
+        [[ -s $tmp/$f ]] && { echo "--- std$f of the last run:" >&2; tail -c 3000 "$tmp/$f" >&2; echo >&2; }
+    done
+    exit 1
+}
+pass() { checks=$((checks + 1)); echo "ok   $*"; }
+
+# run ARGS...: run the binary; stdout in $tmp/out, stderr in $tmp/err, exit code in $rc.
+# Under AddressSanitizer with leak detection when $leaks is 1 (tests/sanitizer_env.sh).
+run() {
+    local opts=$asan_noleaks
+    [[ $leaks == 1 ]] && opts=$asan_leaks
+    rc=0
+    ASAN_OPTIONS=$opts "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+}
+# mpi NP ARGS...: the same under mpirun -np NP (never leak-checked: see sanitizer_env.sh).
+mpi() {
+    local np=$1
+    shift
+    rc=0
+    ASAN_OPTIONS=$asan_noleaks mpirun -np "$np" "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+}
+
+# JSON field of $tmp/out (the one object --json prints).
+jfield() { "$py" -c 'import json,sys; v=json.load(open(sys.argv[1]))[sys.argv[2]]; print(json.dumps(v))' "$tmp/out" "$1"; }
+
+expect_rc() {  # expect_rc WANT WHAT
+    [[ $rc == "$1" ]] || fail "$2: exit code: expected $1, got $rc"
+}
+expect_quiet_stderr() {  # expect_quiet_stderr WHAT
+    [[ ! -s $tmp/err ]] || fail "$1: stderr: expected nothing, got '$(head -c 500 "$tmp/err")'"
+}
+expect_one_error_line() {  # expect_one_error_line WHAT
+    local n
+    n=$(wc -l <"$tmp/err")
+    [[ $n == 1 ]] || fail "$1: stderr: expected exactly one line, got $n lines"
+    grep -q '^attnsweep: ' "$tmp/err" || fail "$1: stderr: expected a line starting 'attnsweep: ', got '$(cat "$tmp/err")'"
+}

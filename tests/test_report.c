@@ -1,0 +1,577 @@
+// test_report: the statistics of attnsweep report against known values, the table
+// renderers, the Pareto front, and the report's sections on a sweep made up in memory
+// (leaderboard order, means over repeats, ablation verdicts that follow the test and only
+// the test, failure counts, steps saved); then a results file written by h5store and read
+// back by summary_read (the metric from the stored YAML, trials in id order).
+//
+// Reference values: scipy 1.10.1, scipy.stats.ttest_ind(a, b, equal_var=False) (Welch),
+// and numpy's mean and std(ddof=1); two cases have closed forms: with df = 2,
+// P(|T| > t) = 1 − t/√(2 + t²), and with df = 1 (Cauchy), P(|T| > t) = 1 − (2/π)·atan(t).
+#define _POSIX_C_SOURCE 200809L  // mkstemp, open_memstream
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "common/util.h"
+#include "report/report.h"
+#include "report/stats.h"
+#include "store/h5store.h"
+#include "store/summary.h"
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+// ---------------------------------------------------------------- statistics
+
+static void test_sample_stats(void) {
+    const double x[] = {2, 4, 4, 4, 5, 5, 7, 9};  // mean 5, Σ(x − 5)² = 32, sd = √(32/7)
+    SampleStats s = sample_stats(x, 8);
+    CHECK(s.n == 8, "n: got %d", s.n);
+    CHECK_CLOSE(s.mean, 5.0, 0, 1e-15, "mean of 2,4,4,4,5,5,7,9");
+    CHECK_CLOSE(s.sd, sqrt(32.0 / 7.0), 0, 1e-15, "sd of 2,4,4,4,5,5,7,9");
+    CHECK_CLOSE(s.sd, 2.138089935299395, 0, 1e-14, "sd against numpy");
+    s = sample_stats(x, 1);
+    CHECK(s.mean == 2 && isnan(s.sd), "one value: mean 2, sd NaN; got %g, %g", s.mean, s.sd);
+    s = sample_stats(x, 0);
+    CHECK(isnan(s.mean) && isnan(s.sd), "no values: NaN");
+    // Large offset, small spread: the two-pass sum keeps the digits.
+    const double y[] = {1e9 + 1, 1e9 + 2, 1e9 + 3};
+    CHECK_CLOSE(sample_stats(y, 3).sd, 1.0, 0, 1e-9, "sd of 1e9 + (1, 2, 3)");
+}
+
+static void test_welch(void) {
+    static const struct {
+        const char *what;
+        double a[20], b[20];
+        int na, nb;
+        double t, df, p;  // scipy, or the closed form
+    } cases[] = {
+        // The three examples of Wikipedia's "Welch's t-test" article.
+        {"example 1",
+         {27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4},
+         {27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4},
+         15, 15, -2.455356398286006, 24.988529290231416, 0.021378001462866985},
+        {"example 2",
+         {17.2, 20.9, 22.6, 18.1, 21.7, 21.4, 23.5, 24.2, 14.7, 21.8},
+         {21.5, 22.8, 21.0, 23.0, 21.6, 23.6, 22.5, 20.7, 23.4, 21.8, 20.7, 21.7, 21.5, 22.5, 23.6, 21.5, 22.5, 23.5,
+          21.5, 21.8},
+         10, 20, -1.5654335235985037, 9.904741248650831, 0.14884169660532834},
+        {"example 3",
+         {19.8, 20.4, 19.6, 17.8, 18.5, 18.9, 18.3, 18.9, 19.5, 22.0},
+         {28.2, 26.6, 20.1, 23.3, 25.2, 22.1, 17.7, 27.6, 20.6, 13.7, 23.2, 17.5, 20.6, 18.0, 23.9, 21.6, 24.3, 20.4,
+          23.9, 13.3},
+         10, 20, -2.225512039969852, 24.524634944257343, 0.035484530830010325},
+        // df = 2 exactly (two pairs of equal spread): t = −1/√2, p = 1 − (1/√2)/√2.5.
+        {"df = 2", {0, 2}, {1, 3}, 2, 2, -0.7071067811865475, 2.0, 0.5527864045000421},
+        // df = 1 exactly (one arm without spread): t = −4, p = 1 − (2/π)·atan 4.
+        {"df = 1", {0, 2}, {5, 5}, 2, 2, -4.0, 1.0, 0.1559582607547385},
+    };
+    for (size_t i = 0; i < COUNT(cases); i++) {
+        WelchTest w;
+        const int rc = welch_test(sample_stats(cases[i].a, cases[i].na), sample_stats(cases[i].b, cases[i].nb), &w);
+        CHECK(rc == 0, "%s: welch_test returned %d", cases[i].what, rc);
+        CHECK_CLOSE(w.t, cases[i].t, 0, 1e-12, cases[i].what);
+        CHECK_CLOSE(w.df, cases[i].df, 0, 1e-12, cases[i].what);
+        CHECK_CLOSE(w.p, cases[i].p, 0, 1e-10, cases[i].what);
+    }
+    // Swapping the arms flips t and keeps p.
+    WelchTest ab, ba;
+    welch_test(sample_stats(cases[0].a, 15), sample_stats(cases[0].b, 15), &ab);
+    welch_test(sample_stats(cases[0].b, 15), sample_stats(cases[0].a, 15), &ba);
+    CHECK(ab.t == -ba.t && ab.p == ba.p, "swapped arms: t %g / %g, p %g / %g", ab.t, ba.t, ab.p, ba.p);
+
+    const double one[] = {1}, two[] = {1, 2}, flat[] = {3, 3, 3};
+    WelchTest w = {0};
+    CHECK(welch_test(sample_stats(one, 1), sample_stats(two, 2), &w) == -1, "n = 1: no test");
+    CHECK(welch_test(sample_stats(two, 2), sample_stats(one, 1), &w) == -1, "n = 1 (second): no test");
+    CHECK(welch_test(sample_stats(flat, 3), sample_stats(flat, 2), &w) == 0 && isnan(w.t) && isnan(w.p),
+          "no spread in either arm: t and p NaN, got %g, %g", w.t, w.p);
+}
+
+// ---------------------------------------------------------------- tables
+
+// What a renderer prints, as a string the caller frees.
+static char *render(const Table *t, void (*print)(const Table *, FILE *)) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    print(t, f);
+    fclose(f);
+    return buf;
+}
+
+static void test_tables(void) {
+    Table *t = table_new("outer.inner", "Title");
+    table_note(t, "first note");
+    table_note(t, "second note");
+    table_column(t, "name", "name", COL_TEXT, NULL);
+    table_column(t, "n", "n", COL_INT, NULL);
+    table_column(t, "x", "x (s)", COL_REAL, "%.2f");
+    table_column(t, "m", "m", COL_MEAN_SD, "%.1f");
+    table_row(t);
+    table_text(t, "a, \"b\"");
+    table_number(t, 3);
+    table_number(t, 1.5);
+    table_mean_sd(t, 0.25, 0.5);
+    table_row(t);
+    table_text(t, "λ");
+    table_empty(t);
+    table_number(t, NAN);
+    table_mean_sd(t, 1, NAN);
+
+    char *text = render(t, table_print_text);
+    // Widths in characters (λ, – and ± are one each): text left-aligned, numbers right-aligned.
+    const char *want_text = "Title\nfirst note\nsecond note\n"
+                            "  name    n  x (s)          m\n"
+                            "  a, \"b\"  3   1.50  0.2 ± 0.5\n"
+                            "  λ       –      –    1.0 ± –\n";
+    CHECK(!strcmp(text, want_text), "text table:\n%s\nwanted:\n%s", text, want_text);
+    free(text);
+
+    char *csv = render(t, table_print_csv);
+    const char *want_csv = "# outer.inner\nname,n,x,m_mean,m_sd\n\"a, \"\"b\"\"\",3,1.5,0.25,0.5\nλ,,,1,\n";
+    CHECK(!strcmp(csv, want_csv), "CSV:\n%s\nwanted:\n%s", csv, want_csv);
+    free(csv);
+
+    cJSON *root = cJSON_CreateObject();
+    table_add_json(t, root);
+    Table *single = table_new("outer.one", "One row");
+    single->single = 1;
+    table_column(single, "k", "k", COL_INT, NULL);
+    table_row(single);
+    table_number(single, 7);
+    table_add_json(single, root);
+    char *json = cJSON_PrintUnformatted(root);
+    const char *want_json = "{\"outer\":{\"inner\":[{\"name\":\"a, \\\"b\\\"\",\"n\":3,\"x\":1.5,\"m\":{\"mean\":0.25,"
+                            "\"sd\":0.5}},{\"name\":\"λ\",\"n\":null,\"x\":null,\"m\":{\"mean\":1,\"sd\":null}}],"
+                            "\"one\":{\"k\":7}}}";
+    CHECK(!strcmp(json, want_json), "JSON:\n%s\nwanted:\n%s", json, want_json);
+    free(json);
+    cJSON_Delete(root);
+    table_free(single);
+
+    Table *empty = table_new("e", "Empty");
+    table_column(empty, "a", "a", COL_TEXT, NULL);
+    text = render(empty, table_print_text);
+    CHECK(!strcmp(text, "Empty\n  (none)\n"), "empty table: '%s'", text);
+    free(text);
+    table_free(empty);
+    table_free(t);
+}
+
+// ---------------------------------------------------------------- Pareto front, reasons
+
+static void test_pareto(void) {
+    // accuracy, correlation, rank_deviation
+    static const double v[][3] = {
+        {0.9, 0.5, 0.5},  // 0: best accuracy: on the front
+        {0.8, 0.1, 0.5},  // 1: lowest correlation: on the front
+        {0.8, 0.2, 0.5},  // 2: dominated by 1
+        {0.7, 0.3, 0.0},  // 3: lowest rank deviation: on the front
+        {0.7, 0.3, 0.0},  // 4: equal to 3: neither dominates, both on the front
+        {0.6, 0.6, 0.6},  // 5: dominated by everything
+        {NAN, 0.0, 0.0},  // 6: NaN: left out
+        {0.8, 0.1, 0.5},  // 7: equal to 1: on the front
+    };
+    enum { N = COUNT(v) };
+    TrialResult trials[N];
+    const TrialResult *p[N];
+    for (int i = 0; i < N; i++) {
+        trials[i] = (TrialResult){.accuracy = v[i][0], .correlation = v[i][1], .rank_deviation = v[i][2]};
+        p[i] = &trials[i];
+    }
+    int front[N];
+    const int n = pareto_front(p, N, front);
+    static const int want[] = {0, 1, 7, 3, 4};  // by accuracy descending, then index
+    CHECK(n == (int)COUNT(want), "front size: got %d want %zu", n, COUNT(want));
+    for (int i = 0; i < n && i < (int)COUNT(want); i++) CHECK(front[i] == want[i], "front[%d]: got %d want %d", i, front[i], want[i]);
+}
+
+static void test_reasons(void) {
+    static const char *const cases[][2] = {
+        {"diverged: non-finite training loss at step 12", "diverged: non-finite training loss"},
+        {"time limit of 600 s exceeded at step 4000", "time limit of 600 s exceeded"},
+        {"stopped by the scheduler at step 100", "stopped by the scheduler"},
+        {"out of memory allocating the model and its activations", "out of memory allocating the model and its activations"},
+        {"", ""},
+    };
+    for (size_t i = 0; i < COUNT(cases); i++) {
+        char out[256];
+        reason_group(cases[i][0], out, sizeof out);
+        CHECK(!strcmp(out, cases[i][1]), "reason_group('%s'): got '%s' want '%s'", cases[i][0], out, cases[i][1]);
+    }
+}
+
+// ---------------------------------------------------------------- the report on a made-up sweep
+
+static void set(TrialConfig *c, const char *name, const char *value) {
+    char err[256];
+    if (config_set(c, config_find(name), value, err, sizeof err) != 0) die(EXIT_RUNTIME, "test setup: %s", err);
+}
+
+// Configurations A..H of the sweep below and the extra trials. Repeats have seeds 1000 + r.
+static const struct {
+    const char *attention, *orth, *l2, *status, *reason;
+    double accuracy, reward;
+    int steps;
+} made_up[] = {
+    // A: mha, λ_orth 0, λ_l2 0 (trials 0-2)
+    {"mha", "0", "0", "ok", "", 0.60, 0.50, 100}, {"mha", "0", "0", "ok", "", 0.61, 0.52, 100},
+    {"mha", "0", "0", "ok", "", 0.62, 0.51, 100},
+    // B: mha, λ_orth 0.1 (3-5): reward up against A, accuracy the same; accuracy up against C (L2)
+    {"mha", "0.1", "0", "ok", "", 0.60, 0.60, 100}, {"mha", "0.1", "0", "ok", "", 0.61, 0.61, 100},
+    {"mha", "0.1", "0", "ok", "", 0.62, 0.62, 100},
+    // C: mha, λ_l2 0.1 (6-8): the L2 control of B
+    {"mha", "0", "0.1", "ok", "", 0.55, 0.58, 100}, {"mha", "0", "0.1", "ok", "", 0.56, 0.62, 100},
+    {"mha", "0", "0.1", "ok", "", 0.57, 0.60, 100},
+    // D: mha, λ_orth 0.1 and λ_l2 0.1 (9-11): against C (λ = 0), accuracy up and reward down
+    {"mha", "0.1", "0.1", "ok", "", 0.60, 0.50, 100}, {"mha", "0.1", "0.1", "ok", "", 0.60, 0.50, 100},
+    {"mha", "0.1", "0.1", "ok", "", 0.60, 0.50, 100},
+    // E, F: tucker, λ_orth 0.1 and 0 (12-13, 14-15), no spread at all: no test
+    {"tucker", "0.1", "0", "ok", "", 0.40, 0.30, 100}, {"tucker", "0.1", "0", "ok", "", 0.40, 0.30, 100},
+    {"tucker", "0", "0", "ok", "", 0.40, 0.30, 100}, {"tucker", "0", "0", "ok", "", 0.40, 0.30, 100},
+    // G, H: grassmann, λ_orth 0.1 once (16), 0 twice (17-18) and once pruned (19): n too small
+    {"grassmann", "0.1", "0", "ok", "", 0.30, 0.20, 100}, {"grassmann", "0", "0", "ok", "", 0.30, 0.20, 100},
+    {"grassmann", "0", "0", "ok", "", 0.31, 0.21, 100},
+    {"grassmann", "0", "0", "pruned", "stopped by the scheduler at step 25", 0.10, 0.05, 25},
+    // two failures of one kind at different steps (20-21)
+    {"mha", "0.5", "0", "failed", "diverged: non-finite training loss at step 7", NAN, NAN, 7},
+    {"mha", "0.5", "0", "failed", "diverged: non-finite training loss at step 9", NAN, NAN, 9},
+};
+enum { N_MADE_UP = COUNT(made_up) };
+
+static void make_sweep(SweepSummary *s) {
+    memset(s, 0, sizeof *s);
+    s->n_trials = N_MADE_UP;
+    s->trials = xcalloc(N_MADE_UP, sizeof *s->trials);
+    int repeat = 0;
+    for (int i = 0; i < N_MADE_UP; i++) {
+        TrialResult *t = &s->trials[i];
+        config_defaults(&t->config);
+        set(&t->config, "attention", made_up[i].attention);
+        set(&t->config, "lambda_orth", made_up[i].orth);
+        set(&t->config, "lambda_l2", made_up[i].l2);
+        set(&t->config, "steps", "100");
+        // repeat r of a configuration: the r-th trial since its configuration began
+        repeat = i > 0 && !strcmp(made_up[i].attention, made_up[i - 1].attention) &&
+                         !strcmp(made_up[i].orth, made_up[i - 1].orth) && !strcmp(made_up[i].l2, made_up[i - 1].l2)
+                     ? repeat + 1
+                     : 0;
+        char seed[16];
+        snprintf(seed, sizeof seed, "%d", 1000 + repeat);
+        set(&t->config, "seed", seed);
+        t->id = i;
+        snprintf(t->status, sizeof t->status, "%s", made_up[i].status);
+        snprintf(t->reason, sizeof t->reason, "%s", made_up[i].reason);
+        t->accuracy = made_up[i].accuracy;
+        t->reward = made_up[i].reward;
+        t->rank_deviation = isnan(t->accuracy) ? NAN : 0.1;
+        t->correlation = isnan(t->accuracy) ? NAN : 0.2;
+        t->loss = isnan(t->accuracy) ? NAN : 1 - t->accuracy;
+        t->bits_per_byte = t->loss / log(2.0);
+        t->steps = made_up[i].steps;
+        t->seconds = 1.5;
+    }
+    snprintf(s->metric, sizeof s->metric, "reward");
+    s->maximize = 1;
+}
+
+static int is_ok_status(const TrialResult *t) { return !strcmp(t->status, "ok"); }
+
+static const Table *find_table(const Report *r, const char *key) {
+    for (int i = 0; i < r->n; i++)
+        if (!strcmp(r->tables[i]->key, key)) return r->tables[i];
+    die(EXIT_RUNTIME, "no table %s", key);
+}
+
+static const Cell *at(const Table *t, int row, const char *col) {
+    for (int c = 0; c < t->n_cols; c++)
+        if (!strcmp(t->cols[c].key, col)) return &t->cells[row * t->n_cols + c];
+    die(EXIT_RUNTIME, "table %s has no column %s", t->key, col);
+}
+
+static int has_column(const Table *t, const char *col) {
+    for (int c = 0; c < t->n_cols; c++)
+        if (!strcmp(t->cols[c].key, col)) return 1;
+    return 0;
+}
+
+static void test_report_sections(void) {
+    SweepSummary s;
+    make_sweep(&s);
+    Report r;
+    report_build(&s, &(ReportOptions){.metric = "reward", .maximize = 1, .top = 5}, &r);
+
+    // Leaderboard: finished trials by reward, ties by id: 5 and 7 (0.62), 4 (0.61), 3 and 8 (0.60).
+    const Table *lb = find_table(&r, "leaderboard");
+    static const int want_ids[] = {5, 7, 4, 3, 8};
+    CHECK(lb->n_rows == 5, "leaderboard rows: %d", lb->n_rows);
+    for (int i = 0; i < lb->n_rows && i < 5; i++)
+        CHECK(at(lb, i, "trial")->value == want_ids[i], "leaderboard row %d: trial %g want %d", i,
+              at(lb, i, "trial")->value, want_ids[i]);
+    // The swept parameters are columns (seed too, for a list of trials); fixed ones are not.
+    CHECK(has_column(lb, "lambda_orth") && has_column(lb, "lambda_l2") && has_column(lb, "seed") &&
+              !has_column(lb, "d_model") && !has_column(lb, "lambda_nuclear") && !has_column(lb, "loss"),
+          "leaderboard columns");
+
+    // Ranked by loss (lower is better): its column is added; 0.38 (trials 2 and 5) first.
+    Report by_loss;
+    report_build(&s, &(ReportOptions){.metric = "loss", .maximize = 0, .top = 2}, &by_loss);
+    const Table *lbl = find_table(&by_loss, "leaderboard");
+    CHECK(has_column(lbl, "loss") && lbl->n_rows == 2 && at(lbl, 0, "trial")->value == 2 &&
+              at(lbl, 1, "trial")->value == 5,
+          "leaderboard by loss: %d rows, first trials %g, %g", lbl->n_rows, at(lbl, 0, "trial")->value,
+          at(lbl, 1, "trial")->value);
+    report_free(&by_loss);
+
+    // Per variant: mha over its 12 finished trials; grassmann over 3 (the pruned one is left out).
+    const Table *bv = find_table(&r, "variants.by_variant");
+    CHECK(bv->n_rows == 3, "variants: %d rows", bv->n_rows);
+    CHECK(!strcmp(at(bv, 0, "attention")->text, "mha") && at(bv, 0, "n")->value == 12, "mha row");
+    const double mha_acc[] = {.60, .61, .62, .60, .61, .62, .55, .56, .57, .60, .60, .60};
+    const SampleStats ms = sample_stats(mha_acc, 12);
+    CHECK_CLOSE(at(bv, 0, "accuracy")->value, ms.mean, 0, 1e-15, "mha mean accuracy");
+    CHECK_CLOSE(at(bv, 0, "accuracy")->sd, ms.sd, 0, 1e-15, "mha sd accuracy");
+    CHECK(!strcmp(at(bv, 2, "attention")->text, "grassmann") && at(bv, 2, "n")->value == 3, "grassmann: n = 3");
+
+    // Per configuration: 8 with a finished trial (A..H); H has n = 2 of its 3 trials.
+    const Table *bc = find_table(&r, "variants.by_configuration");
+    CHECK(bc->n_rows == 8, "configurations: %d rows", bc->n_rows);
+    CHECK(!has_column(bc, "seed"), "configurations have no seed column");
+    const Cell *h = at(bc, 7, "reward");
+    CHECK(at(bc, 7, "n")->value == 2 && fabs(h->value - 0.205) < 1e-15 && fabs(h->sd - sqrt(0.00005)) < 1e-15,
+          "configuration H: n %g, reward %.17g ± %.17g", at(bc, 7, "n")->value, h->value, h->sd);
+
+    // Pareto front: every finished trial has RankDeviation 0.1 and Correlation 0.2, so the
+    // front is the best accuracy, 0.62: trials 2 and 5 (equal on all three).
+    const Table *pf = find_table(&r, "pareto");
+    CHECK(pf->n_rows == 2 && at(pf, 0, "trial")->value == 2 && at(pf, 1, "trial")->value == 5, "Pareto front");
+
+    // Ablations of lambda_orth: B against A (λ = 0) and C (L2), D against C (λ = 0; D has
+    // λ_l2 > 0, so no L2 control), E against F, G against H. p-values: scipy (see the top).
+    const Table *ab = find_table(&r, "ablations.lambda_orth");
+    static const struct {
+        const char *against, *attention;
+        double l2, d_acc, p_acc, d_rew, p_rew;
+        const char *verdict;
+    } rows[] = {
+        {"lambda_orth = 0", "mha", 0, 0, 1.0, 0.1, 0.00025521674944192785,
+         "λ_orth = 0.1 raises reward (p < 0.001) over λ = 0 for mha; no significant difference in accuracy (p = 1)"},
+        {"lambda_l2 = 0.1", "mha", 0, 0.05, 0.0036022326091039976, 0.01, 0.4960553744585209,
+         "λ_orth = 0.1 raises accuracy (p = 0.0036) over plain L2 of equal strength for mha; no significant "
+         "difference in reward (p = 0.5)"},
+        {"lambda_orth = 0", "mha", 0.1, 0.04, 0.020204102886728654, -0.1, 0.013072457560346544,
+         "λ_orth = 0.1 raises accuracy (p = 0.02) and lowers reward (p = 0.013) over λ = 0 for mha"},
+        {"lambda_orth = 0", "tucker", 0, 0, NAN, 0, NAN, "accuracy and reward: no spread within either arm, no test"},
+        {"lambda_orth = 0", "grassmann", 0, -0.005, NAN, -0.005, NAN,
+         "n too small (1 against 2 trials; the test needs at least 2 each)"},
+    };
+    CHECK(ab->n_rows == (int)COUNT(rows), "ablation rows: got %d want %zu", ab->n_rows, COUNT(rows));
+    for (int i = 0; i < ab->n_rows && i < (int)COUNT(rows); i++) {
+        char what[64];
+        snprintf(what, sizeof what, "ablation row %d", i);
+        CHECK(at(ab, i, "lambda_orth")->value == 0.1, "%s: λ", what);
+        CHECK(!strcmp(at(ab, i, "against")->text, rows[i].against), "%s: against '%s'", what, at(ab, i, "against")->text);
+        CHECK(!strcmp(at(ab, i, "attention")->text, rows[i].attention), "%s: variant", what);
+        CHECK(at(ab, i, "lambda_l2")->value == rows[i].l2, "%s: lambda_l2", what);
+        CHECK_CLOSE(at(ab, i, "d_accuracy")->value, rows[i].d_acc, 1e-12, 0, what);
+        CHECK_CLOSE(at(ab, i, "d_reward")->value, rows[i].d_rew, 1e-12, 0, what);
+        if (isnan(rows[i].p_acc))
+            CHECK(isnan(at(ab, i, "p_accuracy")->value) && isnan(at(ab, i, "p_reward")->value), "%s: p NaN", what);
+        else {
+            CHECK_CLOSE(at(ab, i, "p_accuracy")->value, rows[i].p_acc, 1e-12, 1e-9, what);
+            CHECK_CLOSE(at(ab, i, "p_reward")->value, rows[i].p_rew, 1e-12, 1e-9, what);
+        }
+        CHECK(!strcmp(at(ab, i, "verdict")->text, rows[i].verdict), "%s: verdict\n  got  '%s'\n  want '%s'", what,
+              at(ab, i, "verdict")->text, rows[i].verdict);
+    }
+    // Where two digits would round across 0.05, the verdict prints more.
+    static const struct {
+        double p;
+        const char *text;
+    } near[] = {{0.0501, "p = 0.0501"}, {0.04996, "p = 0.04996"}, {0.05, "p = 0.05"}, {0.0449, "p = 0.045"}};
+    for (size_t i = 0; i < COUNT(near); i++) {
+        const double d[2] = {0.01, 0.02}, p[2] = {near[i].p, near[i].p};
+        char words[256];
+        ablation_verdict(words, sizeof words, "lambda_orth", 0.1, "λ = 0", "mha", 3, 3, d, p);
+        CHECK(strstr(words, near[i].text) != NULL, "p %g: verdict '%s' should say '%s'", near[i].p, words, near[i].text);
+        CHECK((strstr(words, "raises") != NULL) == (near[i].p < REPORT_ALPHA), "p %g: verdict '%s'", near[i].p, words);
+    }
+    const Table *nuc = find_table(&r, "ablations.lambda_nuclear");
+    CHECK(nuc->n_rows == 0 && nuc->note && strstr(nuc->note, "lambda_nuclear is 0 in every trial"),
+          "lambda_nuclear: no rows, and says why");
+
+    // Failures and pruning.
+    const Table *st = find_table(&r, "failures.by_status");
+    CHECK(st->n_rows == 3 && !strcmp(at(st, 0, "status")->text, "ok") && at(st, 0, "n")->value == 19 &&
+              !strcmp(at(st, 1, "status")->text, "pruned") && at(st, 1, "n")->value == 1 &&
+              !strcmp(at(st, 2, "status")->text, "failed") && at(st, 2, "n")->value == 2,
+          "by status");
+    const Table *re = find_table(&r, "failures.by_reason");
+    CHECK(re->n_rows == 2 && !strcmp(at(re, 0, "reason")->text, "diverged: non-finite training loss") &&
+              at(re, 0, "n")->value == 2 && !strcmp(at(re, 1, "reason")->text, "stopped by the scheduler") &&
+              !strcmp(at(re, 1, "status")->text, "pruned") && at(re, 1, "n")->value == 1,
+          "by reason");
+    // Steps saved: the pruned trial ran 25 of its 100; the full budget is 22 × 100.
+    const Table *as = find_table(&r, "failures.asha");
+    CHECK(as->single && as->n_rows == 1 && at(as, 0, "pruned")->value == 1 && at(as, 0, "steps_saved")->value == 75 &&
+              at(as, 0, "budget_steps")->value == 2200,
+          "ASHA: pruned %g, saved %g, budget %g", at(as, 0, "pruned")->value, at(as, 0, "steps_saved")->value,
+          at(as, 0, "budget_steps")->value);
+    CHECK_CLOSE(at(as, 0, "fraction_saved")->value, 75.0 / 2200.0, 0, 1e-15, "ASHA fraction saved");
+
+    report_free(&r);
+
+    // A configuration drawn twice with one seed is one run: the second trial (here with a
+    // made-up reward) is on the leaderboard but not in any mean or test.
+    s.trials = xrealloc(s.trials, (N_MADE_UP + 1) * sizeof *s.trials);
+    s.trials[N_MADE_UP] = s.trials[3];  // B, seed 1000
+    s.trials[N_MADE_UP].id = N_MADE_UP;
+    s.trials[N_MADE_UP].reward = 0.99;
+    s.n_trials++;
+    report_build(&s, &(ReportOptions){.metric = "reward", .maximize = 1, .top = 5}, &r);
+    lb = find_table(&r, "leaderboard");
+    CHECK(at(lb, 0, "trial")->value == N_MADE_UP, "duplicate: on the leaderboard");
+    bc = find_table(&r, "variants.by_configuration");
+    CHECK(at(bc, 1, "n")->value == 3 && fabs(at(bc, 1, "reward")->value - 0.61) < 1e-15 && bc->note &&
+              strstr(bc->note, "1 finished trial repeated a configuration with the same seed"),
+          "duplicate: configuration B keeps n 3 and mean 0.61, got %g, %g", at(bc, 1, "n")->value,
+          at(bc, 1, "reward")->value);
+    ab = find_table(&r, "ablations.lambda_orth");
+    CHECK(at(ab, 0, "n")->value == 3 && fabs(at(ab, 0, "p_reward")->value - rows[0].p_rew) < 1e-12,
+          "duplicate: ablation unchanged");
+    bv = find_table(&r, "variants.by_variant");
+    CHECK(at(bv, 0, "n")->value == 12, "duplicate: mha keeps n 12");
+    report_free(&r);
+    s.n_trials--;
+
+    // A budget in epochs (steps 0): a finished trial ran its whole budget, and shows it for
+    // the others of the same training set, epochs and batch. The grassmann trials (batch
+    // 128) ran 300 steps, the others (batch 64) 100: the pruned one saved 300 − 25.
+    for (int i = 0; i < N_MADE_UP; i++) {
+        TrialResult *t = &s.trials[i];
+        set(&t->config, "steps", "0");
+        if (t->config.attention == ATTN_GRASSMANN && is_ok_status(t)) t->steps = 300;
+        if (t->config.attention != ATTN_GRASSMANN) set(&t->config, "batch", "64");
+    }
+    report_build(&s, &(ReportOptions){.metric = "reward", .maximize = 1, .top = 5}, &r);
+    as = find_table(&r, "failures.asha");
+    CHECK(at(as, 0, "steps_saved")->value == 275 && at(as, 0, "budget_steps")->value == 4 * 300 + 18 * 100 &&
+              !strstr(as->note, "left out"),
+          "epochs budget: saved %g, budget %g", at(as, 0, "steps_saved")->value, at(as, 0, "budget_steps")->value);
+    report_free(&r);
+    // Without a finished trial of its size, a trial's budget is unknown and left out.
+    set(&s.trials[20].config, "batch", "32");
+    report_build(&s, &(ReportOptions){.metric = "reward", .maximize = 1, .top = 5}, &r);
+    as = find_table(&r, "failures.asha");
+    CHECK(at(as, 0, "budget_steps")->value == 4 * 300 + 17 * 100 && strstr(as->note, "1 trials with a budget in epochs"),
+          "unknown budget: %g; note '%s'", at(as, 0, "budget_steps")->value, as->note);
+    report_free(&r);
+    summary_free(&s);
+}
+
+// ---------------------------------------------------------------- a results file, read back
+
+static void temp_file(char *path, size_t len) {
+    snprintf(path, len, "/tmp/test_report_XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0) die(EXIT_RUNTIME, "cannot create a temporary file");
+    close(fd);
+}
+
+static void write_file(const char *path, const char *yaml) {
+    H5Store *st = h5store_create(path, &(StoreMeta){.sweep = "readback", .yaml = yaml, .seed = 3, .start_time = 1.7e9});
+    static const int ids[] = {2, 0, 1};  // workers finish out of order
+    for (size_t k = 0; k < COUNT(ids); k++) {
+        TrialResult t = {0};
+        config_defaults(&t.config);
+        t.id = ids[k];
+        set(&t.config, "lambda_orth", ids[k] == 1 ? "0.25" : "0");
+        set(&t.config, "attention", ids[k] == 2 ? "linear" : "mha");
+        snprintf(t.status, sizeof t.status, "%s", ids[k] == 0 ? "pruned" : "ok");
+        snprintf(t.reason, sizeof t.reason, "%s", ids[k] == 0 ? "stopped by the scheduler at step 5" : "");
+        t.accuracy = 0.5 + 0.125 * ids[k];
+        t.rank_deviation = 0.25, t.correlation = 0.125 * ids[k];
+        t.reward = t.accuracy - 0.1 * t.rank_deviation - 0.1 * t.correlation;
+        t.loss = 1.5, t.bits_per_byte = 1.5 / log(2.0);
+        t.steps = 10 + ids[k];
+        t.n_params = 5000000000L + ids[k];
+        t.seconds = 2.5;
+        h5store_write_trial(st, &t);
+    }
+    h5store_close(st, 1.7e9 + 10);
+}
+
+static void test_read_back(void) {
+    char path[64], err[512];
+    temp_file(path, sizeof path);
+    static const struct {
+        const char *yaml, *metric;
+        int maximize;
+    } cases[] = {
+        {"name: x\nmethod: grid\nmetric: {name: loss}\nparameters: {}\n", "loss", 0},
+        {"metric:\n  name: accuracy\n  goal: minimize\n", "accuracy", 0},
+        {"metric: {name: bits_per_byte, goal: maximize}\n", "bits_per_byte", 1},
+        {"task: recall\nattention: mha\n", "reward", 1},  // attnsweep train's configuration: no metric
+        {"metric: {name: nonsense}\n", "reward", 1},
+        {"{{{ not yaml", "reward", 1},
+    };
+    for (size_t i = 0; i < COUNT(cases); i++) {
+        write_file(path, cases[i].yaml);
+        SweepSummary s;
+        const int rc = summary_read(path, &s, err, sizeof err);
+        CHECK(rc == 0, "summary_read (yaml %zu): %s", i, err);
+        if (rc) continue;
+        CHECK(!strcmp(s.metric, cases[i].metric) && s.maximize == cases[i].maximize,
+              "yaml %zu: metric %s (%s), want %s (%s)", i, s.metric, s.maximize ? "max" : "min", cases[i].metric,
+              cases[i].maximize ? "max" : "min");
+        if (i == 0) {
+            CHECK(s.n_trials == 3 && !strcmp(s.sweep, "readback") && !s.being_written, "3 trials of sweep readback");
+            for (int k = 0; k < s.n_trials && k < 3; k++) {
+                const TrialResult *t = &s.trials[k];
+                CHECK(t->id == k, "trial %d in place %d", t->id, k);
+                CHECK(!strcmp(t->status, k == 0 ? "pruned" : "ok"), "trial %d: status %s", k, t->status);
+                CHECK(!strcmp(t->reason, k == 0 ? "stopped by the scheduler at step 5" : ""), "trial %d: reason", k);
+                CHECK(t->config.lambda_orth == (k == 1 ? 0.25 : 0) &&
+                          t->config.attention == (k == 2 ? ATTN_LINEAR : ATTN_MHA),
+                      "trial %d: configuration from the config attribute", k);
+                CHECK(t->accuracy == 0.5 + 0.125 * k && t->correlation == 0.125 * k && t->rank_deviation == 0.25 &&
+                          t->reward == t->accuracy - 0.1 * 0.25 - 0.1 * t->correlation && t->steps == 10 + k &&
+                          t->n_params == 5000000000L + k && t->seconds == 2.5 && t->loss == 1.5,
+                      "trial %d: metrics from /summary", k);
+            }
+        }
+        summary_free(&s);
+    }
+    // A sweep that has not finished a trial yet: read, and every section empty.
+    H5Store *st = h5store_create(path, &(StoreMeta){.sweep = "empty", .yaml = "metric: {name: loss}\n"});
+    h5store_close(st, 0);
+    SweepSummary s;
+    CHECK(summary_read(path, &s, err, sizeof err) == 0 && s.n_trials == 0 && !strcmp(s.metric, "loss"),
+          "a file without trials: %s", err);
+    Report r;
+    report_build(&s, &(ReportOptions){.metric = "loss", .maximize = 0, .top = 10}, &r);
+    int rows = 0;
+    for (int i = 0; i < r.n; i++) rows += r.tables[i]->single ? 0 : r.tables[i]->n_rows;
+    CHECK(rows == 0 && find_table(&r, "failures.asha")->n_rows == 1, "a file without trials: %d rows", rows);
+    report_free(&r);
+    summary_free(&s);
+    remove(path);
+    CHECK(summary_read("/nonexistent/x.h5", &(SweepSummary){0}, err, sizeof err) == -1 &&
+              !strcmp(err, "/nonexistent/x.h5: No such file or directory"),
+          "missing file: '%s'", err);
+    CHECK(summary_read("/tmp", &(SweepSummary){0}, err, sizeof err) == -1 && !strcmp(err, "/tmp: not a regular file"),
+          "a directory: '%s'", err);
+}
+
+int main(void) {
+    test_sample_stats();
+    test_welch();
+    test_tables();
+    test_pareto();
+    test_reasons();
+    test_report_sections();
+    test_read_back();
+    return check_report("test_report");
+}
