@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmds/args.h"
 #include "cmds/cmds.h"
 #include "common/util.h"
 #include "report/report.h"
@@ -32,15 +33,6 @@ static void report_usage(FILE *f) {
             "  --json           the same as --format json\n"
             "  --metric NAME    rank by reward, accuracy, loss, bits_per_byte, rank_deviation or\n"
             "                   correlation (the sweep's metric; reward for a single trial)\n");
-}
-
-static int parse_top(const char *text) {
-    char *end;
-    errno = 0;
-    const long v = strtol(text, &end, 10);
-    if (end == text || *end || errno || v < 1 || v > 1000000)
-        die(EXIT_BADINPUT, "report: --top must be an integer in [1, 1000000], got '%s'", text);
-    return (int)v;
 }
 
 static Format parse_format(const char *text) {
@@ -77,39 +69,25 @@ int cmd_report(int argc, char **argv) {
     const char *path = NULL, *metric = NULL;
     int top = 10;
     Format format = FORMAT_TABLE;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        // --option=value as well as --option value (as the other verbs take them)
-        char name[64];
-        const char *inline_value = NULL, *eq = strchr(a, '=');
-        if (a[0] == '-' && a[1] == '-' && eq && (size_t)(eq - a) < sizeof name) {
-            snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
-            a = name;
-            inline_value = eq + 1;
-        }
-#define VALUE() (inline_value ? inline_value : v ? (i++, v) : (die(EXIT_BADINPUT, "report: %s needs a value", a), ""))
-        const int is_flag = !strcmp(a, "--help") || !strcmp(a, "--json");
-        if (is_flag && inline_value) die(EXIT_BADINPUT, "report: %s takes no value", a);
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    Args a;
+    args_begin(&a, "report", argc, argv);
+    while (args_next(&a)) {
+        if (args_flag(&a, "--help") || args_flag(&a, "-h")) {
             report_usage(stdout);
             return 0;
-        } else if (!strcmp(a, "--json")) {
+        } else if (args_flag(&a, "--json")) {
             format = FORMAT_JSON;
-        } else if (!strcmp(a, "--top")) {
-            top = parse_top(VALUE());
-        } else if (!strcmp(a, "--format")) {
-            format = parse_format(VALUE());
-        } else if (!strcmp(a, "--metric")) {
-            metric = VALUE();
-        } else if (a[0] == '-' && a[1]) {
-            die(EXIT_BADINPUT, "report: unknown option '%s' (see attnsweep report --help)", a);
-        } else if (path) {
-            die(EXIT_BADINPUT, "report: one results file only (got '%s' and '%s')", path, a);
+        } else if (args_option(&a, "--top")) {
+            top = args_int(&a, 1, 1000000);
+        } else if (args_option(&a, "--format")) {
+            format = parse_format(args_value(&a));
+        } else if (args_option(&a, "--metric")) {
+            metric = args_value(&a);
+        } else if (args_positional(&a) && path) {
+            die(EXIT_BADINPUT, "report: one results file only (got '%s' and '%s')", path, a.arg);
         } else {
-            path = a;
+            path = a.arg;
         }
-#undef VALUE
     }
     if (!path) die(EXIT_BADINPUT, "report: which file? (attnsweep report RESULTS.h5)");
     char allowed[256];

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cmds/args.h"
 #include "cmds/cmds.h"
 #include "common/config_json.h"
 #include "common/util.h"
@@ -48,24 +49,6 @@ static int mode_index(const char *name) {
     die(EXIT_BADINPUT, "score: unknown mode '%s' (allowed: heads, head_dim, model_dim, roles)", name);
 }
 
-static double parse_number(const char *opt, const char *text, double lo, double hi) {
-    char *end;
-    double v = strtod(text, &end);
-    if (end == text || *end || !isfinite(v) || v < lo || v > hi)
-        die(EXIT_BADINPUT, "score: %s must be a number in [%g, %g], got '%s'", opt, lo, hi, text);
-    return v;
-}
-
-// Trial numbers, head counts, ranks: "1.5" is an error, not trial 1.
-static int parse_int(const char *opt, const char *text, long lo, long hi) {
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (end == text || *end || errno || v < lo || v > hi)
-        die(EXIT_BADINPUT, "score: %s must be an integer in [%ld, %ld], got '%s'", opt, lo, hi, text);
-    return (int)v;
-}
-
 // "heads,model_dim" → use_mode
 static void parse_modes(RewardSpec *r, const char *text) {
     char buf[256];
@@ -84,7 +67,7 @@ static void parse_ideal(RewardSpec *r, const char *text) {
         char *eq = strchr(tok, '=');
         if (!eq) die(EXIT_BADINPUT, "score: --ideal-ranks takes MODE=RANK pairs, got '%s'", tok);
         *eq = 0;
-        r->ideal_rank[mode_index(tok)] = parse_number("--ideal-ranks", eq + 1, 1, 1e9);
+        r->ideal_rank[mode_index(tok)] = args_parse_number("score", "--ideal-ranks", eq + 1, 1, 1e9);
     }
 }
 
@@ -192,56 +175,41 @@ int cmd_score(int argc, char **argv) {
     score_options_default(&o);
     RewardSpec spec;
     reward_spec_default(&spec);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        // --option=value as well as --option value (as attnsweep train takes them)
-        char name[64];
-        const char *inline_value = NULL, *eq = strchr(a, '=');
-        if (a[0] == '-' && a[1] == '-' && eq && (size_t)(eq - a) < sizeof name) {
-            snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
-            a = name;
-            inline_value = eq + 1;
-        }
-#define VALUE() (inline_value ? inline_value : v ? (i++, v) : (die(EXIT_BADINPUT, "score: %s needs a value", a), ""))
-        const int is_flag = !strcmp(a, "--help") || !strcmp(a, "--json") || !strcmp(a, "--verbose") ||
-                            !strcmp(a, "--no-cp");
-        if (is_flag && inline_value) die(EXIT_BADINPUT, "score: %s takes no value", a);
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    Args a;
+    args_begin(&a, "score", argc, argv);
+    while (args_next(&a)) {
+        if (args_flag(&a, "--help") || args_flag(&a, "-h")) {
             score_usage(stdout);
             return 0;
-        } else if (!strcmp(a, "--json")) {
+        } else if (args_flag(&a, "--json")) {
             json = 1;
-        } else if (!strcmp(a, "--verbose")) {
+        } else if (args_flag(&a, "--verbose")) {
             o.verbose = 1;
-        } else if (!strcmp(a, "--no-cp")) {
+        } else if (args_flag(&a, "--no-cp")) {
             o.cp = 0;
-        } else if (!strcmp(a, "--trial")) {
-            trial = parse_int(a, VALUE(), 0, 999999);
-        } else if (!strcmp(a, "--heads")) {
-            heads = parse_int(a, VALUE(), 1, 65536);
-        } else if (!strcmp(a, "--beta")) {
-            spec.beta = parse_number(a, VALUE(), 0, 1e6);
-        } else if (!strcmp(a, "--gamma")) {
-            spec.gamma = parse_number(a, VALUE(), 0, 1e6);
-        } else if (!strcmp(a, "--energy")) {
-            o.energy = parse_number(a, VALUE(), 1e-6, 1);
-        } else if (!strcmp(a, "--cp-rank-max")) {
-            o.cp_rank_max = parse_int(a, VALUE(), 1, 256);
-        } else if (!strcmp(a, "--modes")) {
-            parse_modes(&spec, VALUE());
-        } else if (!strcmp(a, "--ideal-ranks")) {
-            parse_ideal(&spec, VALUE());
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            output = VALUE();
-        } else if (a[0] == '-') {
-            die(EXIT_BADINPUT, "score: unknown option '%s' (see attnsweep score --help)", a);
-        } else if (path) {
-            die(EXIT_BADINPUT, "score: one input file only (got '%s' and '%s')", path, a);
+        } else if (args_option(&a, "--trial")) {
+            trial = args_int(&a, 0, 999999);
+        } else if (args_option(&a, "--heads")) {
+            heads = args_int(&a, 1, 65536);
+        } else if (args_option(&a, "--beta")) {
+            spec.beta = args_number(&a, 0, 1e6);
+        } else if (args_option(&a, "--gamma")) {
+            spec.gamma = args_number(&a, 0, 1e6);
+        } else if (args_option(&a, "--energy")) {
+            o.energy = args_number(&a, 1e-6, 1);
+        } else if (args_option(&a, "--cp-rank-max")) {
+            o.cp_rank_max = args_int(&a, 1, 256);
+        } else if (args_option(&a, "--modes")) {
+            parse_modes(&spec, args_value(&a));
+        } else if (args_option(&a, "--ideal-ranks")) {
+            parse_ideal(&spec, args_value(&a));
+        } else if (args_option(&a, "-o") || args_option(&a, "--output")) {
+            output = args_value(&a);
+        } else if (args_positional(&a) && path) {
+            die(EXIT_BADINPUT, "score: one input file only (got '%s' and '%s')", path, a.arg);
         } else {
-            path = a;
+            path = a.arg;
         }
-#undef VALUE
     }
     if (!path) die(EXIT_BADINPUT, "score: which file? (attnsweep score TRIAL.h5 | MODEL.safetensors)");
     char out_path[4096];
