@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <hdf5.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +16,10 @@
 
 #include "common/config_json.h"
 #include "common/util.h"
+#include "store/h5read.h"
 #include "store/journal.h"
 
 enum {
-    FORMAT_VERSION = 1,
     STATUS_LEN = 16,              // /summary column widths, bytes (null-padded)
     CHOICE_LEN = 32,
     LIST_LEN = MAX_OFFSETS * 5,   // up to 16 offsets of at most 4 digits, comma-separated
@@ -220,7 +219,7 @@ H5Store *h5store_create(const char *path, const StoreMeta *meta) {
     s->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (s->file < 0) die(EXIT_RUNTIME, "%s: cannot create HDF5 file", path);
 
-    int format = FORMAT_VERSION;
+    int format = H5STORE_FORMAT_VERSION;
     write_attr(s, s->file, "format_version", H5T_NATIVE_INT, &format);
     write_attr_string(s, s->file, "version", "attnsweep " ATTNSWEEP_VERSION);
     write_attr_string(s, s->file, "sweep", meta->sweep);
@@ -463,7 +462,7 @@ void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, c
     H5Store s = {.path = tmp};
     s.file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (s.file < 0) die(EXIT_RUNTIME, "%s: cannot create HDF5 file", path);
-    int format = FORMAT_VERSION;
+    int format = H5STORE_FORMAT_VERSION;
     write_attr(&s, s.file, "format_version", H5T_NATIVE_INT, &format);
     write_attr_string(&s, s.file, "version", "attnsweep " ATTNSWEEP_VERSION);
     write_attr_string(&s, s.file, "source", meta->source);
@@ -500,148 +499,50 @@ void h5store_close(H5Store *s, double end_time) {
 // Every check returns -1 with "PATH: [WHERE: ]what is wrong" in err; nothing read
 // from the file is trusted (types, shapes, counts are checked before use).
 
-typedef struct {
-    const char *path;
-    const char *where;  // the object being read, or NULL for the file itself
-    char *err;
-    size_t errlen;
-} Reader;
-
-static int fail(const Reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(const Reader *rd, const char *fmt, ...) {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (rd->where)
-        snprintf(rd->err, rd->errlen, "%s: %s: %s", rd->path, rd->where, msg);
-    else
-        snprintf(rd->err, rd->errlen, "%s: %s", rd->path, msg);
-    return -1;
-}
-
-// Attribute `name` of loc if it holds exactly one value.
-static hid_t open_scalar_attr(const Reader *rd, hid_t loc, const char *name) {
-    if (H5Aexists(loc, name) <= 0) return fail(rd, "missing attribute '%s'", name);
-    hid_t attr = H5Aopen(loc, name, H5P_DEFAULT);
-    if (attr < 0) return fail(rd, "unreadable attribute '%s'", name);
-    hid_t space = H5Aget_space(attr);
-    hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
-    if (space >= 0) H5Sclose(space);
-    if (n != 1) {
-        H5Aclose(attr);
-        return fail(rd, "attribute '%s' is not a single value", name);
-    }
-    return attr;
-}
-
-// A numeric attribute converted to memtype.
-static int read_attr_number(const Reader *rd, hid_t loc, const char *name, hid_t memtype, void *out) {
-    hid_t attr = open_scalar_attr(rd, loc, name);
-    if (attr < 0) return -1;
-    hid_t type = H5Aget_type(attr);
-    H5T_class_t cls = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
-    int ok = (cls == H5T_INTEGER || cls == H5T_FLOAT) && H5Aread(attr, memtype, out) >= 0;
-    if (type >= 0) H5Tclose(type);
-    H5Aclose(attr);
-    return ok ? 0 : fail(rd, "attribute '%s' is not a number", name);
-}
-
-// A variable-length string attribute, copied into *out (the caller frees it).
-static int read_attr_string(const Reader *rd, hid_t loc, const char *name, char **out) {
-    hid_t attr = open_scalar_attr(rd, loc, name);
-    if (attr < 0) return -1;
-    hid_t type = H5Aget_type(attr);
-    char *text = NULL;
-    int ok = type >= 0 && H5Tget_class(type) == H5T_STRING && H5Tis_variable_str(type) > 0 &&
-             H5Aread(attr, type, &text) >= 0 && text;
-    if (ok) *out = xstrdup(text);
-    if (text) H5free_memory(text);
-    if (type >= 0) H5Tclose(type);
-    H5Aclose(attr);
-    return ok ? 0 : fail(rd, "attribute '%s' is not a string", name);
-}
-
-// The dataset `name` (a path relative to loc) if it has `rank` dimensions; its shape in dims.
-static hid_t open_dataset(const Reader *rd, hid_t loc, const char *name, int rank, hsize_t *dims) {
-    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
-    if (d < 0) return fail(rd, "missing dataset %s", name);
-    hid_t space = H5Dget_space(d);
-    int ok = space >= 0 && H5Sget_simple_extent_ndims(space) == rank &&
-             H5Sget_simple_extent_dims(space, dims, NULL) == rank;
-    if (space >= 0) H5Sclose(space);
-    if (!ok) {
-        H5Dclose(d);
-        return fail(rd, "dataset %s does not have %d dimensions", name, rank);
-    }
-    return d;
-}
-
-// Read dataset `name`, which must have exactly the shape dims, into buf as memtype.
-static int read_dataset(const Reader *rd, hid_t loc, const char *name, hid_t memtype, int rank,
-                        const hsize_t *dims, void *buf) {
-    hsize_t got[4];
-    hid_t d = open_dataset(rd, loc, name, rank, got);
-    if (d < 0) return -1;
-    int same = 1;
-    for (int k = 0; k < rank; k++) same &= got[k] == dims[k];
-    // A damaged element type could make HDF5 allocate gigabytes for the conversion.
-    hid_t type = H5Dget_type(d);
-    H5T_class_t cls = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
-    int numeric = (cls == H5T_INTEGER || cls == H5T_FLOAT) && H5Tget_size(type) <= 8;
-    if (type >= 0) H5Tclose(type);
-    int ok = same && numeric && H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
-    H5Dclose(d);
-    if (!same) return fail(rd, "dataset %s has the wrong shape", name);
-    if (!numeric) return fail(rd, "dataset %s does not hold numbers", name);
-    return ok ? 0 : fail(rd, "dataset %s is unreadable", name);
-}
-
-static int read_trial_attrs(const Reader *rd, hid_t g, TrialResult *out) {
+static int read_trial_attrs(const H5Reader *rd, hid_t g, TrialResult *out) {
     char *text;
-    if (read_attr_string(rd, g, "config", &text) != 0) return -1;
+    if (h5read_attr_string(rd, g, "config", &text) != 0) return -1;
     cJSON *json = cJSON_Parse(text);
     free(text);
-    if (!json) return fail(rd, "attribute 'config' is not JSON");
+    if (!json) return h5read_fail(rd, "attribute 'config' is not JSON");
     char msg[256];
     int rc = config_from_json(&out->config, json, msg, sizeof msg);
     cJSON_Delete(json);
-    if (rc != 0) return fail(rd, "config: %s", msg);
+    if (rc != 0) return h5read_fail(rd, "config: %s", msg);
 
-    if (read_attr_string(rd, g, "reward_spec", &text) != 0) return -1;
+    if (h5read_attr_string(rd, g, "reward_spec", &text) != 0) return -1;
     rc = parse_reward_json(&out->reward_spec, text);
     free(text);
-    if (rc != 0) return fail(rd, "attribute 'reward_spec' is not a reward specification");
+    if (rc != 0) return h5read_fail(rd, "attribute 'reward_spec' is not a reward specification");
     for (size_t i = 0; i < COUNT(trial_texts); i++) {
-        if (read_attr_string(rd, g, trial_texts[i].name, &text) != 0) return -1;
+        if (h5read_attr_string(rd, g, trial_texts[i].name, &text) != 0) return -1;
         snprintf((char *)out + trial_texts[i].offset, trial_texts[i].size, "%s", text);
         free(text);
     }
     for (size_t i = 0; i < COUNT(trial_numbers); i++)
-        if (read_attr_number(rd, g, trial_numbers[i].name, native_type(trial_numbers[i].kind),
+        if (h5read_attr_number(rd, g, trial_numbers[i].name, native_type(trial_numbers[i].kind),
                              (char *)out + trial_numbers[i].offset) != 0)
             return -1;
     return 0;
 }
 
-static int read_curves(const Reader *rd, hid_t g, TrialResult *out) {
+static int read_curves(const H5Reader *rd, hid_t g, TrialResult *out) {
     hsize_t n;
-    hid_t d = open_dataset(rd, g, "curves/step", 1, &n);
+    hid_t d = h5read_open_dataset(rd, g, "curves/step", 1, &n);
     if (d < 0) return -1;
     H5Dclose(d);
-    if (n > INT_MAX) return fail(rd, "curves/step has %llu points", (unsigned long long)n);
+    if (n > INT_MAX) return h5read_fail(rd, "curves/step has %llu points", (unsigned long long)n);
     out->n_curve = (int)n;
     out->curve = xcalloc(n, sizeof *out->curve);
 
     int *steps = xmalloc(n * sizeof *steps);
     double *values = xmalloc(n * sizeof *values);
-    int rc = read_dataset(rd, g, "curves/step", H5T_NATIVE_INT, 1, &n, steps);
+    int rc = h5read_dataset(rd, g, "curves/step", H5T_NATIVE_INT, 1, &n, steps);
     for (size_t i = 0; rc == 0 && i < n; i++) out->curve[i].step = steps[i];
     for (size_t c = 0; rc == 0 && c < COUNT(curve_reals); c++) {
         char name[64];
         snprintf(name, sizeof name, "curves/%s", curve_reals[c].name);
-        rc = read_dataset(rd, g, name, H5T_NATIVE_DOUBLE, 1, &n, values);
+        rc = h5read_dataset(rd, g, name, H5T_NATIVE_DOUBLE, 1, &n, values);
         for (size_t i = 0; rc == 0 && i < n; i++)
             *(double *)((char *)&out->curve[i] + curve_reals[c].offset) = values[i];
     }
@@ -651,10 +552,10 @@ static int read_curves(const Reader *rd, hid_t g, TrialResult *out) {
 }
 
 // weights/layer0..layerN-1, all of one shape (N = the number of links in weights/).
-static int read_weights(const Reader *rd, hid_t g, TrialResult *out) {
+static int read_weights(const H5Reader *rd, hid_t g, TrialResult *out) {
     H5G_info_t info;
-    if (H5Gget_info_by_name(g, "weights", &info, H5P_DEFAULT) < 0) return fail(rd, "missing group weights");
-    if (info.nlinks > INT_MAX) return fail(rd, "weights has %llu entries", (unsigned long long)info.nlinks);
+    if (H5Gget_info_by_name(g, "weights", &info, H5P_DEFAULT) < 0) return h5read_fail(rd, "missing group weights");
+    if (info.nlinks > INT_MAX) return h5read_fail(rd, "weights has %llu entries", (unsigned long long)info.nlinks);
     out->weights = xcalloc(info.nlinks, sizeof *out->weights);
     hsize_t dims[4];
     size_t count = 1;
@@ -662,35 +563,35 @@ static int read_weights(const Reader *rd, hid_t g, TrialResult *out) {
         char name[32];
         snprintf(name, sizeof name, "weights/layer%d", l);
         if (l == 0) {
-            hid_t d = open_dataset(rd, g, name, 4, dims);
+            hid_t d = h5read_open_dataset(rd, g, name, 4, dims);
             if (d < 0) return -1;
             H5Dclose(d);
             for (int k = 0; k < 4; k++) {
                 if (dims[k] > MAX_WEIGHT_FLOATS || count * dims[k] > MAX_WEIGHT_FLOATS)
-                    return fail(rd, "%s is implausibly large", name);
+                    return h5read_fail(rd, "%s is implausibly large", name);
                 count *= dims[k];
                 out->dims[k] = (int)dims[k];
             }
         }
         out->weights[l] = xmalloc(count * sizeof(float));
         out->n_layers = l + 1;
-        if (read_dataset(rd, g, name, H5T_NATIVE_FLOAT, 4, dims, out->weights[l]) != 0) return -1;
+        if (h5read_dataset(rd, g, name, H5T_NATIVE_FLOAT, 4, dims, out->weights[l]) != 0) return -1;
     }
     return 0;
 }
 
 // invariants/ (absent when training ran without a grid).
-static int read_trace(const Reader *rd, hid_t g, TrialResult *out) {
+static int read_trace(const H5Reader *rd, hid_t g, TrialResult *out) {
     if (H5Lexists(g, "invariants", H5P_DEFAULT) <= 0) return 0;
     InvariantTrace *t = &out->trace;
     hsize_t n, d3[3];
-    hid_t d = open_dataset(rd, g, "invariants/step", 1, &n);
+    hid_t d = h5read_open_dataset(rd, g, "invariants/step", 1, &n);
     if (d < 0) return -1;
     H5Dclose(d);
-    if ((d = open_dataset(rd, g, "invariants/head_sv", 3, d3)) < 0) return -1;
+    if ((d = h5read_open_dataset(rd, g, "invariants/head_sv", 3, d3)) < 0) return -1;
     H5Dclose(d);
     if (n > INT_MAX || d3[0] != n || d3[1] > 65536 || d3[2] > 65536 || n * d3[1] * d3[2] > MAX_WEIGHT_FLOATS)
-        return fail(rd, "invariants/ has implausible shapes");
+        return h5read_fail(rd, "invariants/ has implausible shapes");
     t->n = t->cap = (int)n, t->layers = (int)d3[1], t->groups = (int)d3[2];
     const size_t nl = n * d3[1];
     t->step = xmalloc((n ? n : 1) * sizeof(int));
@@ -698,32 +599,24 @@ static int read_trace(const Reader *rd, hid_t g, TrialResult *out) {
     t->eff_rank = xmalloc((nl ? nl : 1) * 4 * sizeof(double));
     t->head_sv = xmalloc((nl ? nl : 1) * d3[2] * sizeof(double));
     hsize_t d2[2] = {n, d3[1]}, de[3] = {n, d3[1], 4};
-    return read_dataset(rd, g, "invariants/step", H5T_NATIVE_INT, 1, &n, t->step) ||
-                   read_dataset(rd, g, "invariants/correlation", H5T_NATIVE_DOUBLE, 2, d2, t->correlation) ||
-                   read_dataset(rd, g, "invariants/eff_rank", H5T_NATIVE_DOUBLE, 3, de, t->eff_rank) ||
-                   read_dataset(rd, g, "invariants/head_sv", H5T_NATIVE_DOUBLE, 3, d3, t->head_sv)
+    return h5read_dataset(rd, g, "invariants/step", H5T_NATIVE_INT, 1, &n, t->step) ||
+                   h5read_dataset(rd, g, "invariants/correlation", H5T_NATIVE_DOUBLE, 2, d2, t->correlation) ||
+                   h5read_dataset(rd, g, "invariants/eff_rank", H5T_NATIVE_DOUBLE, 3, de, t->eff_rank) ||
+                   h5read_dataset(rd, g, "invariants/head_sv", H5T_NATIVE_DOUBLE, 3, d3, t->head_sv)
                ? -1
                : 0;
 }
 
-static int check_format(const Reader *rd, hid_t file) {
-    int version;
-    if (read_attr_number(rd, file, "format_version", H5T_NATIVE_INT, &version) != 0)
-        return fail(rd, "not an attnsweep results file");
-    if (version != FORMAT_VERSION)
-        return fail(rd, "results format %d, this attnsweep reads %d", version, FORMAT_VERSION);
-    return 0;
-}
 
-static int read_trial_file(Reader *rd, hid_t file, int id, TrialResult *out) {
-    if (check_format(rd, file) != 0) return -1;
+static int read_trial_file(H5Reader *rd, hid_t file, int id, TrialResult *out) {
+    if (h5read_check_format(rd, file) != 0) return -1;
     char name[32];
     trial_group_name(name, sizeof name, id);
     if (id < 0 || H5Lexists(file, "trials", H5P_DEFAULT) <= 0 || H5Lexists(file, name, H5P_DEFAULT) <= 0)
-        return fail(rd, "no trial %d", id);
+        return h5read_fail(rd, "no trial %d", id);
     hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
     rd->where = name;
-    if (g < 0) return fail(rd, "not a group");
+    if (g < 0) return h5read_fail(rd, "not a group");
     out->id = id;
     int rc = read_trial_attrs(rd, g, out) || read_curves(rd, g, out) || read_weights(rd, g, out) ||
                      read_trace(rd, g, out)
@@ -749,15 +642,15 @@ static int locked_by_writer(const char *path) {
 int h5store_read_trial(const char *path, int id, TrialResult *out, char *err, size_t errlen) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     memset(out, 0, sizeof *out);
-    Reader rd = {.path = path, .err = err, .errlen = errlen};
+    H5Reader rd = {.path = path, .err = err, .errlen = errlen};
     FILE *f = fopen(path, "rb");
-    if (!f) return fail(&rd, "%s", strerror(errno));
+    if (!f) return h5read_fail(&rd, "%s", strerror(errno));
     fclose(f);
-    if (H5Fis_hdf5(path) <= 0) return fail(&rd, "not an HDF5 file");
+    if (H5Fis_hdf5(path) <= 0) return h5read_fail(&rd, "not an HDF5 file");
     hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0 && locked_by_writer(path))
-        return fail(&rd, "another process is writing this file (a running sweep?); read it when that ends");
-    if (file < 0) return fail(&rd, "cannot open: damaged or truncated HDF5 file");
+        return h5read_fail(&rd, "another process is writing this file (a running sweep?); read it when that ends");
+    if (file < 0) return h5read_fail(&rd, "cannot open: damaged or truncated HDF5 file");
     int rc = read_trial_file(&rd, file, id, out);
     H5Fclose(file);
     if (rc != 0) trial_result_free(out);

@@ -15,6 +15,9 @@
 
 #include "common/trial.h"
 
+// The layout version in the root attribute format_version; readers refuse others.
+enum { H5STORE_FORMAT_VERSION = 1 };
+
 typedef struct H5Store H5Store;
 
 typedef struct {

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +19,9 @@
 
 #include "common/config_json.h"
 #include "common/util.h"
+#include "store/h5read.h"
 
 enum {
-    READS_FORMAT = 1,         // the root attribute format_version that h5store.c writes
     MAX_ROWS = 1000000,       // the most trials a sweep has (space.c): more is a damaged /summary
     RETRIES = 50,             // reads of a file being written, RETRY_MS apart
     RETRY_MS = 100,
@@ -50,68 +49,11 @@ static const struct {
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 enum { STATUS_LEN = sizeof(((TrialResult *)0)->status) };
 
-typedef struct {
-    const char *path;
-    char *err;
-    size_t errlen;
-} Reader;
-
-static int fail(const Reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(const Reader *rd, const char *fmt, ...) {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    snprintf(rd->err, rd->errlen, "%s: %s", rd->path, msg);
-    return -1;
-}
-
 int metric_maximized(const char *metric) {
     static const char *const minimized[] = {"loss", "bits_per_byte", "rank_deviation", "correlation"};
     for (size_t i = 0; i < COUNT(minimized); i++)
         if (!strcmp(metric, minimized[i])) return 0;
     return 1;
-}
-
-// ---------------------------------------------------------------- attributes
-
-// Attribute `name` of loc if it holds exactly one value of the class wanted.
-static hid_t open_attr(const Reader *rd, hid_t loc, const char *where, const char *name, H5T_class_t want) {
-    if (H5Aexists(loc, name) <= 0) return fail(rd, "%smissing attribute '%s'", where, name);
-    hid_t attr = H5Aopen(loc, name, H5P_DEFAULT);
-    if (attr < 0) return fail(rd, "%sunreadable attribute '%s'", where, name);
-    hid_t space = H5Aget_space(attr), type = H5Aget_type(attr);
-    const int ok = space >= 0 && H5Sget_simple_extent_npoints(space) == 1 && type >= 0 &&
-                   (H5Tget_class(type) == want || (want == H5T_FLOAT && H5Tget_class(type) == H5T_INTEGER)) &&
-                   (want != H5T_STRING || H5Tis_variable_str(type) > 0);
-    if (space >= 0) H5Sclose(space);
-    if (type >= 0) H5Tclose(type);
-    if (ok) return attr;
-    H5Aclose(attr);
-    return fail(rd, "%sattribute '%s' is not a single %s", where, name, want == H5T_STRING ? "string" : "number");
-}
-
-static int read_attr_double(const Reader *rd, hid_t loc, const char *name, double *out) {
-    hid_t attr = open_attr(rd, loc, "", name, H5T_FLOAT);
-    if (attr < 0) return -1;
-    const herr_t rc = H5Aread(attr, H5T_NATIVE_DOUBLE, out);
-    H5Aclose(attr);
-    return rc < 0 ? fail(rd, "attribute '%s' is unreadable", name) : 0;
-}
-
-// A variable-length string attribute, copied into *out (the caller frees it).
-static int read_attr_string(const Reader *rd, hid_t loc, const char *where, const char *name, char **out) {
-    hid_t attr = open_attr(rd, loc, where, name, H5T_STRING);
-    if (attr < 0) return -1;
-    hid_t type = H5Aget_type(attr);
-    char *text = NULL;
-    const int ok = type >= 0 && H5Aread(attr, type, &text) >= 0 && text;
-    if (ok) *out = xstrdup(text);
-    if (text) H5free_memory(text);
-    if (type >= 0) H5Tclose(type);
-    H5Aclose(attr);
-    return ok ? 0 : fail(rd, "%sattribute '%s' is unreadable", where, name);
 }
 
 // ---------------------------------------------------------------- the sweep's metric
@@ -187,37 +129,37 @@ static hid_t summary_memtype(size_t *size) {
 }
 
 // Whether the file's /summary row type has every column read, each of the right class.
-static int check_columns(const Reader *rd, hid_t filetype) {
-    if (H5Tget_class(filetype) != H5T_COMPOUND) return fail(rd, "/summary is not a table");
+static int check_columns(const H5Reader *rd, hid_t filetype) {
+    if (H5Tget_class(filetype) != H5T_COMPOUND) return h5read_fail(rd, "/summary is not a table");
     for (size_t i = 0; i < COUNT(summary_columns); i++) {
         const int k = H5Tget_member_index(filetype, summary_columns[i].name);
-        if (k < 0) return fail(rd, "/summary has no column '%s'", summary_columns[i].name);
+        if (k < 0) return h5read_fail(rd, "/summary has no column '%s'", summary_columns[i].name);
         const H5T_class_t cls = H5Tget_member_class(filetype, (unsigned)k);
         const int ok = summary_columns[i].kind == SUM_STATUS ? cls == H5T_STRING
                                                             : cls == H5T_INTEGER || cls == H5T_FLOAT;
-        if (!ok) return fail(rd, "/summary column '%s' has the wrong type", summary_columns[i].name);
+        if (!ok) return h5read_fail(rd, "/summary column '%s' has the wrong type", summary_columns[i].name);
     }
     return 0;
 }
 
-static int read_rows(const Reader *rd, hid_t file, SweepSummary *s) {
+static int read_rows(const H5Reader *rd, hid_t file, SweepSummary *s) {
     if (H5Lexists(file, "summary", H5P_DEFAULT) <= 0)
-        return fail(rd, "no /summary table: not the results of a sweep or a trial (a model's scores file?)");
+        return h5read_fail(rd, "no /summary table: not the results of a sweep or a trial (a model's scores file?)");
     hid_t d = H5Dopen2(file, "summary", H5P_DEFAULT);
-    if (d < 0) return fail(rd, "/summary is unreadable");
+    if (d < 0) return h5read_fail(rd, "/summary is unreadable");
     hid_t space = H5Dget_space(d), filetype = H5Dget_type(d);
     hsize_t n = 0;
     int rc = space < 0 || filetype < 0 || H5Sget_simple_extent_ndims(space) != 1 ||
                      H5Sget_simple_extent_dims(space, &n, NULL) != 1
-                 ? fail(rd, "/summary is not a one-dimensional table")
+                 ? h5read_fail(rd, "/summary is not a one-dimensional table")
                  : check_columns(rd, filetype);
-    if (rc == 0 && n > MAX_ROWS) rc = fail(rd, "/summary has an implausible %llu rows", (unsigned long long)n);
+    if (rc == 0 && n > MAX_ROWS) rc = h5read_fail(rd, "/summary has an implausible %llu rows", (unsigned long long)n);
     if (rc == 0 && n > 0) {
         size_t row_size;
         hid_t mem = summary_memtype(&row_size);
         unsigned char *rows = xcalloc((size_t)n, row_size);
         if (H5Dread(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) {
-            rc = fail(rd, "/summary is unreadable");
+            rc = h5read_fail(rd, "/summary is unreadable");
         } else {
             s->trials = xcalloc((size_t)n, sizeof *s->trials);
             s->n_trials = (int)n;
@@ -230,7 +172,7 @@ static int read_rows(const Reader *rd, hid_t file, SweepSummary *s) {
                 memcpy((char *)t + summary_columns[i].offset, row + off, column_size(summary_columns[i].kind));
                 off += column_size(summary_columns[i].kind);
             }
-            if (!t->status[0]) rc = fail(rd, "/summary row %llu has no status", (unsigned long long)r);
+            if (!t->status[0]) rc = h5read_fail(rd, "/summary row %llu has no status", (unsigned long long)r);
         }
         free(rows);
         H5Tclose(mem);
@@ -242,24 +184,26 @@ static int read_rows(const Reader *rd, hid_t file, SweepSummary *s) {
 }
 
 // config and reason of /trials/NNNNNN.
-static int read_trial_attrs(const Reader *rd, hid_t file, TrialResult *t) {
-    char name[32], where[48];
+static int read_trial_attrs(const H5Reader *file_rd, hid_t file, TrialResult *t) {
+    char name[32];
     snprintf(name, sizeof name, "trials/%06d", t->id);
-    snprintf(where, sizeof where, "%s: ", name);
     if (t->id < 0 || H5Lexists(file, "trials", H5P_DEFAULT) <= 0 || H5Lexists(file, name, H5P_DEFAULT) <= 0)
-        return fail(rd, "/summary lists trial %d but there is no group %s", t->id, name);
+        return h5read_fail(file_rd, "/summary lists trial %d but there is no group %s", t->id, name);
+    H5Reader trial_rd = *file_rd;
+    trial_rd.where = name;
+    const H5Reader *rd = &trial_rd;
     hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
-    if (g < 0) return fail(rd, "%sunreadable group", where);
+    if (g < 0) return h5read_fail(rd, "unreadable group");
     char *config = NULL, *reason = NULL;
-    int rc = read_attr_string(rd, g, where, "config", &config) || read_attr_string(rd, g, where, "reason", &reason);
+    int rc = h5read_attr_string(rd, g, "config", &config) || h5read_attr_string(rd, g, "reason", &reason);
     H5Gclose(g);
     if (rc == 0) {
         cJSON *json = cJSON_Parse(config);
         char msg[256];
         if (!json)
-            rc = fail(rd, "%sattribute 'config' is not JSON", where);
+            rc = h5read_fail(rd, "attribute 'config' is not JSON");
         else if (config_from_json(&t->config, json, msg, sizeof msg) != 0)
-            rc = fail(rd, "%sconfig: %s", where, msg);
+            rc = h5read_fail(rd, "config: %s", msg);
         cJSON_Delete(json);
         snprintf(t->reason, sizeof t->reason, "%s", reason);
     }
@@ -273,21 +217,16 @@ static int by_id(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static int read_file(const Reader *rd, hid_t file, SweepSummary *s) {
-    double version;
-    if (H5Aexists(file, "format_version") <= 0) return fail(rd, "not an attnsweep results file");
-    if (read_attr_double(rd, file, "format_version", &version) != 0) return -1;
-    if (version != READS_FORMAT)
-        return fail(rd, "results format %g, this attnsweep reads %d", version, READS_FORMAT);
-    if (read_rows(rd, file, s) || read_attr_string(rd, file, "", "sweep", &s->sweep) ||
-        read_attr_string(rd, file, "", "yaml", &s->yaml))
+static int read_file(const H5Reader *rd, hid_t file, SweepSummary *s) {
+    if (h5read_check_format(rd, file) || read_rows(rd, file, s) || h5read_attr_string(rd, file, "sweep", &s->sweep) ||
+        h5read_attr_string(rd, file, "yaml", &s->yaml))
         return -1;
     read_metric(s);
     for (int i = 0; i < s->n_trials; i++)
         if (read_trial_attrs(rd, file, &s->trials[i]) != 0) return -1;
     if (s->n_trials > 1) qsort(s->trials, (size_t)s->n_trials, sizeof *s->trials, by_id);
     for (int i = 1; i < s->n_trials; i++)
-        if (s->trials[i].id == s->trials[i - 1].id) return fail(rd, "/summary lists trial %d twice", s->trials[i].id);
+        if (s->trials[i].id == s->trials[i - 1].id) return h5read_fail(rd, "/summary lists trial %d twice", s->trials[i].id);
     return 0;
 }
 
@@ -325,20 +264,20 @@ void summary_free(SweepSummary *s) {
 int summary_read(const char *path, SweepSummary *out, char *err, size_t errlen) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);  // our one-line messages replace HDF5's stack dumps
     memset(out, 0, sizeof *out);
-    const Reader rd = {.path = path, .err = err, .errlen = errlen};
+    const H5Reader rd = {.path = path, .err = err, .errlen = errlen};
     struct stat st;
-    if (stat(path, &st) != 0) return fail(&rd, "%s", strerror(errno));
-    if (!S_ISREG(st.st_mode)) return fail(&rd, "not a regular file");
+    if (stat(path, &st) != 0) return h5read_fail(&rd, "%s", strerror(errno));
+    if (!S_ISREG(st.st_mode)) return h5read_fail(&rd, "not a regular file");
     FILE *f = fopen(path, "rb");
-    if (!f) return fail(&rd, "%s", strerror(errno));
+    if (!f) return h5read_fail(&rd, "%s", strerror(errno));
     fclose(f);
-    if (H5Fis_hdf5(path) <= 0) return fail(&rd, "not an HDF5 file");
+    if (H5Fis_hdf5(path) <= 0) return h5read_fail(&rd, "not an HDF5 file");
     // A read that catches the writer of a running sweep between two flushes fails or finds
     // the file inconsistent; it is tried again.
     int writing = locked_by_writer(path);
     for (int attempt = 0;; attempt++) {
         hid_t file = open_file(path);
-        const int rc = file >= 0 ? read_file(&rd, file, out) : fail(&rd, "cannot open: damaged or truncated HDF5 file");
+        const int rc = file >= 0 ? read_file(&rd, file, out) : h5read_fail(&rd, "cannot open: damaged or truncated HDF5 file");
         if (file >= 0) H5Fclose(file);
         if (rc == 0) {
             out->being_written = writing;

@@ -1,0 +1,31 @@
+// h5read.h: checked reading of attnsweep's HDF5 files, shared by the trial reader
+// (h5store.c) and the sweep summary reader (summary.c). Every check returns -1 with
+// "PATH: [WHERE: ]what is wrong" in the reader's err; nothing read from a file is
+// trusted (types, shapes and counts are checked before use).
+#ifndef ATTN_H5READ_H
+#define ATTN_H5READ_H
+
+#include <hdf5.h>
+#include <stddef.h>
+
+typedef struct {
+    const char *path;
+    const char *where;  // the object being read, or NULL for the file itself
+    char *err;
+    size_t errlen;
+} H5Reader;
+
+int h5read_fail(const H5Reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// A numeric attribute of loc converted to memtype.
+int h5read_attr_number(const H5Reader *rd, hid_t loc, const char *name, hid_t memtype, void *out);
+// A variable-length string attribute, copied into *out (the caller frees it).
+int h5read_attr_string(const H5Reader *rd, hid_t loc, const char *name, char **out);
+// The dataset `name` (relative to loc) if it has `rank` dimensions; its shape in dims.
+hid_t h5read_open_dataset(const H5Reader *rd, hid_t loc, const char *name, int rank, hsize_t *dims);
+// Dataset `name`, which must have exactly the shape dims, into buf as memtype.
+int h5read_dataset(const H5Reader *rd, hid_t loc, const char *name, hid_t memtype, int rank, const hsize_t *dims,
+                   void *buf);
+// The root attribute format_version is the one this attnsweep writes.
+int h5read_check_format(const H5Reader *rd, hid_t file);
+
+#endif
