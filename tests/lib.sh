@@ -16,8 +16,17 @@ leaks=0  # a script sets leaks=1 around the runs that leak-check each code path 
 # shellcheck source=tests/sanitizer_env.sh
 source "$here/sanitizer_env.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/$(basename "$0" .sh).XXXXXX")
-# Ranks left behind by a failed mpirun would keep the scratch directory busy.
-trap 'pkill -9 -f "$tmp/" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+# Jobs a script starts in the background (add their pids to `background`) are stopped at
+# exit, so a failure leaves no sweep running (mpirun passes SIGTERM on to its ranks).
+background=()
+cleanup() {
+    local p
+    for p in "${background[@]}"; do
+        kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
+    done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
 cd "$tmp"  # anything written by mistake lands here and is removed
 start=$SECONDS
 checks=0

@@ -17,44 +17,15 @@
 # mpirun runs do not (tests/sanitizer_env.sh).
 set -euo pipefail
 
-bin=${1:?usage: bash tests/test_report_cli.sh /path/to/attnsweep}
-[[ -x $bin ]] || { echo "FAIL: $bin is not an executable" >&2; exit 1; }
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-py=/usr/bin/python3
-
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 \
-    OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
-# shellcheck source=tests/sanitizer_env.sh
-source "$here/sanitizer_env.sh"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_report_cli.XXXXXX")
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+leaks=1  # report starts no MPI: every run is leak-checked but the repeats noted below
 sweep_pid=
-cleanup() {  # a sweep still running after a failure: mpirun passes SIGTERM on to its ranks
-    if [[ -n $sweep_pid ]]; then
-        kill -TERM "$sweep_pid" 2>/dev/null
-        wait "$sweep_pid" 2>/dev/null
-    fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-cd "$tmp"
-start=$SECONDS
-checks=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    for f in out err; do
-        [[ -s $tmp/$f ]] && { echo "--- std$f of the last run:" >&2; head -c 3000 "$tmp/$f" >&2; echo >&2; }
-    done
-    exit 1
-}
-pass() { checks=$((checks + 1)); echo "ok   $*"; }
 
 # report ARGS...: attnsweep report, with leak detection unless leaks=0; stdout in $tmp/out,
 # stderr in $tmp/err, exit code in $rc. A report that takes over 60 s counts as hung.
 report() {
     local opts=$asan_leaks
-    [[ ${leaks:-1} == 0 ]] && opts=$asan_noleaks
+    [[ $leaks == 0 ]] && opts=$asan_noleaks
     rc=0
     ASAN_OPTIONS=$opts timeout 60 "$bin" report "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
 }
@@ -417,6 +388,7 @@ read_while_running() {
 }
 ASAN_OPTIONS=$asan_noleaks mpirun -np 3 "$bin" run live.yaml -o live.h5 --quiet >/dev/null 2>"$tmp/live.err" &
 sweep_pid=$!
+background+=("$sweep_pid")
 read_while_running 4
 [[ $rc == 3 ]] || fail "the sweep should have been stopped by SIGUSR1 (exit 3), got exit $rc after $reads reads"
 all_formats live.h5 --top 100
@@ -425,6 +397,7 @@ n_stopped=$("$py" -c 'import json; d=json.load(open("r.json")); assert not d["be
 [[ $n_stopped -lt 16 ]] || fail "the stopped sweep already holds all 16 trials"
 ASAN_OPTIONS=$asan_noleaks mpirun -np 3 "$bin" run live.yaml -o live.h5 --resume --quiet >/dev/null 2>"$tmp/live.err" &
 sweep_pid=$!
+background+=("$sweep_pid")
 read_while_running 0
 [[ $rc == 0 ]] || fail "--resume: exit code $rc"
 [[ $written -gt 0 ]] || fail "no read of the running sweep said being_written"

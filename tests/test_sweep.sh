@@ -122,6 +122,7 @@ snapshots=0
 for k in $(seq 1 10); do
     mpirun -np 3 "$bin" run killed.yaml -o killed.h5 --resume --quiet 2>>"$tmp/kill.log" &
     pid=$!
+    background+=("$pid")
     sleep "$((RANDOM % 3)).$((RANDOM % 10))$((RANDOM % 10))"  # 0 to 3 s: start-up, training, writing
     pkill -9 -f "attnsweep run killed.yaml" || true
     kill -9 "$pid" 2>/dev/null || true
@@ -168,6 +169,7 @@ echo "== 5. SIGUSR1 stops the sweep within seconds (exit 3); --resume completes 
 sweep_yaml signal 30 200
 mpirun -np 3 "$bin" run signal.yaml -o signal.h5 --quiet 2>"$tmp/err" &
 pid=$!
+background+=("$pid")
 for _ in $(seq 1 100); do  # wait until the first trial is recorded
     [[ -s signal.h5.journal && $(stat -c %s signal.h5.journal) -gt 100 ]] && break
     sleep 0.1
