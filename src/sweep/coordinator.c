@@ -18,6 +18,14 @@
 #include "sweep/protocol.h"
 
 enum { PROGRESS_SECONDS = 5, MAX_WAIT_SECONDS = 60 };
+// Longest sleep between polls while nothing arrives. Each idle poll (MPI_Iprobe, which
+// yields under mpi_yield_when_idle, then nanosleep) costs about 15-25 us of CPU here,
+// so a 1 ms cap cost 1.5-2 % of a core all sweep long, taken from the workers on an
+// oversubscribed node; 5 ms costs about 0.5 %. A message that ends a quiet spell waits
+// up to this long (measured: a worker's result hand-over took about 13 ms with 5 ms,
+// 10-20 ms with 1 ms, 20-30 ms with 10 ms); in busy spells the back-off restarts at 1 us.
+// (scripts/bench/sweep_scaling.sh and coordinator_overhead.sh measure both sides.)
+enum { POLL_MAX_NS = 5000000 };
 
 typedef struct {
     double *v;
@@ -208,7 +216,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     int *waiting = xcalloc((size_t)sc->n_groups, sizeof(int));
     int stopping = 0;
     double stop_time = 0.0;
-    long idle_ns = 1000;  // polling back-off: 1 µs growing to 1 ms while nothing arrives
+    long idle_ns = 1000;  // polling back-off: 1 µs doubling to POLL_MAX_NS while nothing arrives
     while (co.finished_groups < sc->n_groups) {
         if (!stopping && sweep_signalled()) {
             stopping = 1;
@@ -241,7 +249,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
         if (!flag) {
             struct timespec ts = {0, idle_ns};
             nanosleep(&ts, NULL);
-            if (idle_ns < 1000000) idle_ns *= 2;
+            idle_ns = idle_ns < POLL_MAX_NS / 2 ? 2 * idle_ns : POLL_MAX_NS;
             if (!quiet) progress(&co, 0);
             continue;
         }

@@ -1,0 +1,539 @@
+#!/usr/bin/python3
+"""sweep_report.py: the reports of the sweep benchmarks (run by sweep_scaling.sh,
+coordinator_overhead.sh and asha_vs_full.sh; see sweep_bench_lib.sh for the files
+a run leaves in the work directory).
+
+    sweep_report.py scaling  WORK NAME1 NAME2        1 worker against 2 workers
+    sweep_report.py overhead WORK NAME FSYNC_FILE    coordinator cost per trial
+    sweep_report.py asha     WORK FULL ASHA          best reward and steps of each
+
+Times: Unix seconds. Wall time of a run is reported three ways: mpirun (launch to
+exit, measured by the script), MPI start-up (launch until every rank is past MPI_Init,
+from the trace library), and the coordinator's wall (from its first output line,
+printed just before it opens the results file, to its "finished" line; the results
+file's root start_time/end_time say the same to the second). Speed-up and
+utilisation use the coordinator's wall: the sweep itself, without Open MPI's start-up.
+"""
+import glob
+import os
+import re
+import statistics
+import sys
+
+import h5py
+import numpy as np
+
+TAG = {"READY": 1, "TRIAL": 2, "DONE": 3, "EVAL": 4, "DECISION": 5, "STOP": 6, "RESULT": 7}
+
+
+class Run:
+    def __init__(self, work, name):
+        self.name = name
+        self.lines = []  # (time, text)
+        self.launch = self.exit = None
+        with open(os.path.join(work, name + ".log")) as f:
+            for raw in f:
+                head, _, rest = raw.rstrip("\n").partition(" ")
+                if head == "launch":
+                    self.launch = float(rest)
+                elif head == "exit":
+                    t, rc = rest.split()
+                    self.exit, self.rc = float(t), int(rc)
+                else:
+                    self.lines.append((float(head), rest))
+        self.coord_start = next((t for t, l in self.lines if re.match(r"sweep \S+: \d+ trials \(", l)), None)
+        self.coord_end = next((t for t, l in self.lines if re.search(r": finished \d+ trials in", l)), None)
+        self.coord_cpu_ms = self.coord_answer_ms = None
+        for _, l in self.lines:
+            m = re.search(r"coordinator ([\d.]+) ms CPU and ([\d.]+) ms answering", l)
+            if m:
+                self.coord_cpu_ms, self.coord_answer_ms = float(m.group(1)), float(m.group(2))
+        self.stat = {}
+        with open(os.path.join(work, name + ".stat")) as f:
+            for raw in f:
+                k, busy, total = raw.split()
+                self.stat[k] = (float(busy), float(total))
+        self.read_results(os.path.join(work, name + ".h5"))
+        self.trace_dir = os.path.join(work, "trace." + name)
+        self.read_trace(self.trace_dir)
+
+    def read_results(self, path):
+        with h5py.File(path, "r") as f:
+            self.file_start = float(f.attrs["start_time"])
+            self.file_end = float(f.attrs["end_time"]) if "end_time" in f.attrs else float("nan")
+            self.summary = f["summary"][:]
+            self.trials = []
+            for k in sorted(f["trials"]):
+                a = f["trials"][k].attrs
+                st = a["status"]
+                self.trials.append({
+                    "id": int(k), "rank": int(a["rank"]), "seconds": float(a["seconds"]),
+                    "steps": int(a["steps"]), "status": st.decode() if isinstance(st, bytes) else str(st),
+                    "start": float(a["start_time"]), "end": float(a["end_time"]),
+                })
+
+    def read_trace(self, tdir):
+        self.trace = {}
+        for p in glob.glob(os.path.join(tdir, "rank*.log")):
+            rank = int(re.search(r"rank(\d+)\.log$", p).group(1))
+            ev = {"msgs": []}
+            with open(p) as f:
+                for raw in f:
+                    w = raw.split()
+                    if w[0] == "init":
+                        ev["init"], ev["init_cpu"] = float(w[1]), float(w[2])
+                    elif w[0] == "finalize":
+                        ev["finalize"], ev["fin_cpu"] = float(w[1]), float(w[2])
+                    else:
+                        ev["msgs"].append((w[0], int(w[1]), int(w[2]), float(w[3])))
+            self.trace[rank] = ev
+
+    # ---- derived numbers
+    @property
+    def mpirun_wall(self):
+        return self.exit - self.launch
+
+    @property
+    def coord_wall(self):
+        return self.coord_end - self.coord_start
+
+    @property
+    def mpi_startup(self):
+        if not self.trace or any("init" not in e for e in self.trace.values()):
+            return None
+        return max(e["init"] for e in self.trace.values()) - self.launch
+
+    @property
+    def workers(self):
+        return sorted(r for r in self.trace if r != 0) if self.trace else sorted({t["rank"] for t in self.trials})
+
+    def worker_intervals(self, rank):
+        """Busy intervals (TRIAL received → RESULT sent), waits (READY sent → answer), and
+        ASHA round trips (EVAL sent → DECISION received) of one worker leader; self.handover:
+        RESULT sent → next READY sent (the result's transfer: a large message waits in
+        MPI_Send until the coordinator receives it)."""
+        busy, waits, evals, handover = [], [], [], []
+        t_trial = t_ready = t_eval = t_result = None
+        for kind, tag, _, t in self.trace.get(rank, {"msgs": []})["msgs"]:
+            if kind == "send" and tag == TAG["READY"]:
+                t_ready = t
+                if t_result is not None:
+                    handover.append(t - t_result)
+                    t_result = None
+            elif kind == "recv" and tag in (TAG["TRIAL"], TAG["DONE"]):
+                if t_ready is not None:
+                    waits.append(t - t_ready)
+                    t_ready = None
+                if tag == TAG["TRIAL"]:
+                    t_trial = t
+            elif kind == "send" and tag == TAG["RESULT"] and t_trial is not None:
+                busy.append((t_trial, t))
+                t_trial = None
+                t_result = t
+            elif kind == "send" and tag == TAG["EVAL"]:
+                t_eval = t
+            elif kind == "recv" and tag == TAG["DECISION"] and t_eval is not None:
+                evals.append(t - t_eval)
+                t_eval = None
+        self.handover = handover
+        return busy, waits, evals
+
+    def our_cpu(self):
+        """CPU seconds of every rank (MPI_Init included) from the trace."""
+        if not self.trace or any("fin_cpu" not in e for e in self.trace.values()):
+            return None
+        return sum(e["fin_cpu"] for e in self.trace.values())
+
+
+def fmt_pct(x):
+    return "n/a" if x is None else f"{100 * x:.1f} %"
+
+
+def load_line(run):
+    busy = run.stat["after"][0] - run.stat["before"][0]
+    total = run.stat["after"][1] - run.stat["before"][1]
+    ours = run.our_cpu()
+    s = f"machine CPU during the run: {busy:.1f} of {total:.1f} core-seconds busy ({100 * busy / total:.0f} %)"
+    if ours is not None:
+        other = max(0.0, busy - ours)
+        s += f"; this sweep's ranks {ours:.1f}, everything else (mpirun, other work) {other:.1f} core-s = {other / (total / os.cpu_count()):.2f} cores on average"
+    return s
+
+
+def describe_run(run, label):
+    W = len(run.workers)
+    print(f"--- {label}: mpirun -np {W + 1} ({W} worker{'s' if W > 1 else ''} + the coordinator)")
+    print(f"  mpirun wall (launch -> exit, measured by the script)      {run.mpirun_wall:8.2f} s")
+    if run.mpi_startup is not None:
+        print(f"    MPI start-up (launch -> every rank past MPI_Init)       {run.mpi_startup:8.2f} s")
+    print(f"    coordinator wall (first line -> 'finished' line)         {run.coord_wall:8.2f} s"
+          f"   (file root start_time..end_time: {run.file_end - run.file_start:.0f} s, 1 s resolution)")
+    print(f"    shut-down ('finished' -> mpirun exit)                   {run.exit - run.coord_end:8.2f} s")
+    ok = [t for t in run.trials if t["status"] == "ok"]
+    secs = [t["seconds"] for t in run.trials]
+    print(f"  trials: {len(run.trials)} recorded ({len(ok)} ok); trial seconds (training + evaluation, the trial's own clock):"
+          f" mean {statistics.mean(secs):.2f}, min {min(secs):.2f}, max {max(secs):.2f}, sum {sum(secs):.2f} s")
+    return W
+
+
+def worker_accounting(run):
+    """Per worker and in total: where workers x coordinator wall went."""
+    W = run.workers
+    tot = {"seconds": 0.0, "outside": 0.0, "first_extra": 0.0, "handover": 0.0, "wait": 0.0, "head": 0.0, "tail": 0.0,
+           "busy": 0.0, "cpu": 0.0, "cpu_wall": 0.0}
+    rows = []
+    for r in W:
+        mine = sorted((t for t in run.trials if t["rank"] == r), key=lambda t: t["id"])
+        sec = sum(t["seconds"] for t in mine)
+        busy, waits, _ = run.worker_intervals(r)
+        row = {"rank": r, "n": len(mine), "seconds": sec}
+        if busy:
+            b = sum(e - s for s, e in busy)
+            row.update(busy=b, outside=b - sec, first_extra=(busy[0][1] - busy[0][0]) - mine[0]["seconds"],
+                       handover=sum(run.handover),
+                       wait=sum(waits[1:len(busy)]),  # READY -> TRIAL between trials (the first is in head)
+                       head=busy[0][0] - run.coord_start, tail=max(0.0, run.coord_end - busy[-1][1]))
+            ev = run.trace[r]
+            if "fin_cpu" in ev:
+                row["cpu"] = ev["fin_cpu"] - ev["init_cpu"]
+                row["cpu_wall"] = ev["finalize"] - ev["init"]
+        rows.append(row)
+        for k in tot:
+            tot[k] += row.get(k, 0.0)
+    return rows, tot
+
+
+def report_scaling(work, n1, n2):
+    runs = [Run(work, n1), Run(work, n2)]
+    accts = []
+    for run in runs:
+        W = describe_run(run, f"{len(run.workers)} worker{'s' if len(run.workers) > 1 else ''}")
+        rows, tot = worker_accounting(run)
+        accts.append((rows, tot))
+        wall = run.coord_wall
+        cap = W * wall
+        print("  per worker (rank: trials, trial seconds, busy = TRIAL received -> RESULT sent):")
+        for row in rows:
+            extra = ""
+            if "busy" in row:
+                extra = (f", busy {row['busy']:.2f} s, handing over results {1e3 * row['handover']:.0f} ms,"
+                         f" waiting for answers {1e3 * row['wait']:.0f} ms,"
+                         f" before its first trial {row['head']:.2f} s, after its last result {row['tail']:.2f} s")
+                if row.get("cpu_wall"):
+                    extra += f", CPU {row['cpu']:.1f} s in {row['cpu_wall']:.1f} s ({100 * row['cpu'] / row['cpu_wall']:.0f} % of a core)"
+            print(f"    rank {row['rank']}: {row['n']} trials, {row['seconds']:.2f} s{extra}")
+        print(f"  worker utilisation = sum busy / (workers x coordinator wall) = "
+              f"{tot['seconds']:.2f} / ({W} x {wall:.2f})  = {fmt_pct(tot['seconds'] / cap)} (busy = trial seconds)")
+        if tot["busy"]:
+            print(f"                                                                   "
+                  f"{fmt_pct(tot['busy'] / cap)} (busy = TRIAL received -> RESULT sent)")
+            print(f"  where workers x wall = {cap:.2f} worker-seconds went:")
+            parts = [("training + evaluation (trial seconds)", tot["seconds"]),
+                     ("outside the trial's clock: dataset load, final scoring, packing", tot["outside"]),
+                     ("   of which the first trial's extra (dataset load)", tot["first_extra"]),
+                     ("handing over the result (RESULT sent -> READY sent)", tot["handover"]),
+                     ("waiting for the coordinator between trials (READY -> TRIAL)", tot["wait"]),
+                     ("before the first trial (coordinator start -> first TRIAL)", tot["head"]),
+                     ("after the last result (tail imbalance + DONE)", tot["tail"])]
+            for label, v in parts:
+                print(f"    {label:<66} {v:8.2f} s  {100 * v / cap:5.1f} %")
+            rest = cap - tot["seconds"] - tot["outside"] - tot["handover"] - tot["wait"] - tot["head"] - tot["tail"]
+            print(f"    {'unaccounted':<66} {rest:8.2f} s  {100 * rest / cap:5.1f} %")
+        c0 = run.trace.get(0, {})
+        if run.coord_cpu_ms is not None:
+            n = len(run.trials)
+            s = (f"  coordinator: {run.coord_cpu_ms:.2f} ms CPU and {run.coord_answer_ms:.2f} ms answering per trial (its own report;"
+                 f" CPU since process start: {run.coord_cpu_ms * n / 1e3:.2f} s")
+            if "init_cpu" in c0 and "fin_cpu" in c0:
+                loop = c0["fin_cpu"] - c0["init_cpu"]
+                s += (f", of which MPI_Init {c0['init_cpu']:.2f} s; after MPI_Init {loop:.2f} s ="
+                      f" {1e3 * loop / n:.1f} ms per trial, {100 * loop / (c0['finalize'] - c0['init']):.1f} % of a core while it ran")
+            print(s + ")")
+        print("  " + load_line(run))
+    print()
+    print("=== scaling summary")
+    sp_c = runs[0].coord_wall / runs[1].coord_wall
+    sp_m = runs[0].mpirun_wall / runs[1].mpirun_wall
+    print(f"  wall, 1 worker: coordinator {runs[0].coord_wall:.2f} s, mpirun {runs[0].mpirun_wall:.2f} s")
+    print(f"  wall, 2 workers: coordinator {runs[1].coord_wall:.2f} s, mpirun {runs[1].mpirun_wall:.2f} s")
+    print(f"  speed-up (coordinator wall)    {sp_c:.2f}x   (target >= 1.8x: {'met' if sp_c >= 1.8 else 'MISSED'})")
+    print(f"  speed-up (mpirun wall)         {sp_m:.2f}x   (MPI start-up and shut-down included)")
+    for run, (rows, tot) in zip(runs, accts):
+        u = tot["seconds"] / (len(run.workers) * run.coord_wall)
+        ub = tot["busy"] / (len(run.workers) * run.coord_wall) if tot["busy"] else None
+        print(f"  utilisation, {len(run.workers)} worker(s): {fmt_pct(u)} (trial seconds), {fmt_pct(ub)} (TRIAL -> RESULT)"
+              f"   (target >= 95 %: {'met' if u >= 0.95 else 'MISSED'} on trial seconds)")
+    cpu1 = [row.get("cpu") for row in accts[0][0]]
+    cpu2 = [row.get("cpu") for row in accts[1][0]]
+    if all(cpu1) and all(cpu2):
+        print(f"  work split (worker CPU seconds, which other load on the machine does not inflate):"
+              f" {sum(cpu1):.1f} s on 1 worker, {' + '.join(f'{c:.1f}' for c in cpu2)} s on 2:"
+              f" CPU-bound speed-up {sum(cpu1) / max(cpu2):.2f}x (what a quiet machine would show, contention aside)")
+    other = []
+    for run in runs:
+        busy = run.stat["after"][0] - run.stat["before"][0]
+        total = run.stat["after"][1] - run.stat["before"][1]
+        ours = run.our_cpu()
+        if ours is not None:
+            other.append(max(0.0, busy - ours) / (total / os.cpu_count()))
+    if len(other) == 2:
+        quiet = max(other) < 0.15
+        print(f"  other work on the machine: {other[0]:.2f} cores on average during the 1-worker run, {other[1]:.2f} during"
+              f" the 2-worker run" + ("" if quiet else
+              " -- NOT a quiet machine: the 1-worker run had a core to spare for it, the 2-worker run did not,"
+              " so the wall-time speed-up understates the runner; rerun on a quiet machine"))
+    m1 = statistics.mean(t["seconds"] for t in runs[0].trials)
+    m2 = statistics.mean(t["seconds"] for t in runs[1].trials)
+    print(f"  mean trial seconds: {m1:.2f} s with 1 worker, {m2:.2f} s with 2 ({100 * (m2 / m1 - 1):+.1f} %):"
+          f" the per-trial slowdown when two trainers (and the coordinator) share the 2 cores")
+    ideal = runs[0].coord_wall / 2
+    print(f"  2-worker wall against half the 1-worker wall ({ideal:.2f} s): {runs[1].coord_wall - ideal:+.2f} s, of which"
+          f" slower trials {(sum(t['seconds'] for t in runs[1].trials) - sum(t['seconds'] for t in runs[0].trials)) / 2:+.2f} s"
+          f" (sum of trial seconds difference / 2)")
+
+
+def read_fsync(path):
+    """The fsync loop's numbers: one line 'fsync N BYTES t1 t2 ...' (seconds)."""
+    with open(path) as f:
+        w = f.read().split()
+    ts = sorted(float(x) for x in w[3:])
+    return int(w[1]), int(w[2]), ts
+
+
+def report_overhead(work, name, fsync_path, perf_path=None, perf_name=None):
+    run = Run(work, name)
+    describe_run(run, "coordinator overhead")
+    n = len(run.trials)
+    ids = sorted(t["id"] for t in run.trials)
+    rows = len(run.summary)
+    print(f"  counts: /summary {rows} rows, /trials {n} groups, ids {ids[0]}..{ids[-1]} ({len(set(ids))} distinct),"
+          f" status {dict((s, sum(t['status'] == s for t in run.trials)) for s in sorted({t['status'] for t in run.trials}))},"
+          f" per rank min {min(sum(t['rank'] == r for t in run.trials) for r in run.workers)}"
+          f" max {max(sum(t['rank'] == r for t in run.trials) for r in run.workers)}")
+    print(f"  throughput: {n / run.coord_wall:.1f} trials/s over the coordinator wall ({1e3 * run.coord_wall / n:.2f} ms per trial)")
+    jpath = os.path.join(work, name + ".h5.journal")
+    jbytes = os.path.getsize(jpath) if os.path.exists(jpath) else 0
+    hbytes = os.path.getsize(os.path.join(work, name + ".h5"))
+    print(f"  per trial on disk: journal {jbytes / n / 1024:.1f} KiB, HDF5 file {hbytes / n / 1024:.1f} KiB")
+    print()
+    print(f"  coordinator, its own report: {run.coord_cpu_ms:.3f} ms CPU per trial (getrusage since process start)"
+          f"   target < 1 ms: {'met' if run.coord_cpu_ms < 1 else 'MISSED'}")
+    print(f"                               {run.coord_answer_ms:.3f} ms answering per trial (READY answers, journal append + fsync,"
+          f" HDF5 write + flush)")
+    c0 = run.trace.get(0, {})
+    if "init_cpu" in c0 and "fin_cpu" in c0:
+        loop = c0["fin_cpu"] - c0["init_cpu"]
+        print(f"  coordinator, from the trace: MPI_Init {1e3 * c0['init_cpu']:.0f} ms CPU ({c0['init_cpu'] * 1e3 / n:.3f} ms per trial);"
+              f" after MPI_Init {1e3 * loop:.0f} ms = {1e3 * loop / n:.3f} ms per trial"
+              f" ({100 * loop / (c0['finalize'] - c0['init']):.0f} % of a core over {c0['finalize'] - c0['init']:.2f} s)")
+        msgs = c0["msgs"]
+        lat = []
+        for i, (kind, tag, peer, t) in enumerate(msgs):
+            if kind == "recv" and tag == TAG["READY"]:
+                for kind2, tag2, peer2, t2 in msgs[i + 1:i + 3]:
+                    if kind2 == "send" and peer2 == peer and tag2 in (TAG["TRIAL"], TAG["DONE"]):
+                        lat.append(t2 - t)
+                        break
+        if lat:
+            print(f"  answering a READY (READY received -> TRIAL sent): median {1e6 * statistics.median(lat):.0f} us,"
+                  f" max {1e6 * max(lat):.0f} us")
+    waits = []
+    for r in run.workers:
+        waits += run.worker_intervals(r)[1]
+    if waits:
+        print(f"  a worker's wait for its next trial (READY sent -> TRIAL received; queueing behind other workers and"
+              f" 16 processes sharing 2 cores included): median {1e3 * statistics.median(waits):.2f} ms,"
+              f" mean {1e3 * statistics.mean(waits):.2f} ms")
+    N, size, ts = read_fsync(fsync_path)
+    med, mean = statistics.median(ts), statistics.mean(ts)
+    p90 = ts[int(0.9 * (len(ts) - 1))]
+    print(f"  this disk: append {size} bytes + fsync, {N} times in {work}: median {1e3 * med:.3f} ms, mean {1e3 * mean:.3f} ms,"
+          f" p90 {1e3 * p90:.3f} ms, min {1e3 * ts[0]:.3f} ms")
+    print(f"  => of the {run.coord_answer_ms:.3f} ms answering per trial, about {1e3 * mean:.3f} ms ({100 * 1e3 * mean / run.coord_answer_ms:.0f} %)"
+          f" is the journal's fsync (the disk); the rest, {run.coord_answer_ms - 1e3 * mean:.3f} ms, is unpacking, the journal"
+          f" write, the HDF5 write and flush (page cache) and bookkeeping")
+    print("  " + load_line(run))
+    if perf_path:
+        report_perf(Run(work, perf_name), perf_path)
+
+
+PERF_ROWS = [
+    ("the sweep loop (sweep_coordinate)", r"sweep_coordinate$"),
+    ("  a result: on_result", r"on_result\b"),
+    ("    HDF5 write of the trial (h5store_write_trial)", r"h5store_write_trial$"),
+    ("      of which H5Fflush", r"H5Fflush$"),
+    ("        of which H5C_set_slist_enabled (metadata-cache scan)", r"H5C_set_slist_enabled$"),
+    ("    journal append (journal_append)", r"journal_append$"),
+    ("      of which fsync (kernel side)", r"__x64_sys_fsync$"),
+    ("    unpacking the result (trial_unpack)", r"trial_unpack$"),
+    ("  a READY: on_ready (sampler, MPI_Send of the trial)", r"on_ready\b"),
+    ("  polling: MPI_Iprobe", r"P?MPI_Iprobe$"),
+    ("  polling: nanosleep", r"(__GI___)?nanosleep|clock_nanosleep"),
+    ("sched_yield (Open MPI's yield_when_idle, anywhere)", r"(__GI_)?_?_?sched_yield"),
+    ("MPI_Init (ompi_mpi_init)", r"ompi_mpi_init$"),
+    ("opening / closing the results file", r"h5store_(rebuild|close)$"),
+]
+
+
+def report_perf(run, path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"\s+([\d.]+)%\s+([\d.]+)%\s+\[[.k]\]\s+(.*?)\s{2,}", line)
+            if m:
+                rows.append((float(m.group(1)), m.group(3).replace(" (inlined)", "")))
+    cpu = run.coord_cpu_ms
+    print(f"  where the coordinator's CPU goes (perf, inclusive, a second run of the same sweep: {cpu:.3f} ms CPU per trial"
+          f" by its own report):")
+    for label, pat in PERF_ROWS:
+        share = max((p for p, sym in rows if re.match(pat, sym)), default=0.0)
+        print(f"    {label:<68} {share:5.1f} %  {cpu * share / 100:7.3f} ms per trial")
+    print("    (shares of the rank-0 process's samples; inclusive, so the indented rows are parts of the row above)")
+
+
+def summary_rows(run):
+    s = run.summary
+    names = s.dtype.names
+    out = []
+    for row in s:
+        d = {k: row[k] for k in names}
+        for k, v in d.items():
+            if isinstance(v, bytes):
+                d[k] = v.decode()
+        out.append(d)
+    return out
+
+
+def report_asha(work, full_name, asha_name, params):
+    full, asha = Run(work, full_name), Run(work, asha_name)
+    print("--- the same 27 configurations, every trial to the full budget, then with ASHA")
+    for label, run in (("full", full), ("asha", asha)):
+        print(f"  {label}: mpirun wall {run.mpirun_wall:.2f} s (MPI start-up {run.mpi_startup or float('nan'):.2f} s),"
+              f" coordinator wall {run.coord_wall:.2f} s; coordinator {run.coord_cpu_ms:.2f} ms CPU and"
+              f" {run.coord_answer_ms:.2f} ms answering per trial")
+    rf, ra = summary_rows(full), summary_rows(asha)
+    key = lambda d: tuple(d[p] for p in params)
+    bf = max(rf, key=lambda d: d["reward"])
+    ba = max((d for d in ra if d["status"] == "ok"), key=lambda d: d["reward"])
+    cfg = lambda d: ", ".join(f"{p}={d[p]:g}" if isinstance(d[p], (float, np.floating)) else f"{p}={d[p]}" for p in params)
+    full_by = {key(d): d for d in rf}
+    print()
+    print(f"  full: best reward {bf['reward']:.4f} (trial {bf['trial']}: {cfg(bf)}; accuracy {bf['accuracy']:.4f})")
+    print(f"  asha: best reward {ba['reward']:.4f} (trial {ba['trial']}: {cfg(ba)}; accuracy {ba['accuracy']:.4f});"
+          f" the same configuration in the full run: {full_by[key(ba)]['reward']:.4f}")
+    rank_full = sorted(rf, key=lambda d: -d["reward"])
+    pos = [key(d) for d in rank_full].index(key(ba)) + 1
+    diff = bf["reward"] - ba["reward"]
+    print(f"  difference (full best - asha best): {diff:+.4f}   (target <= 0.01: {'met' if diff <= 0.01 else 'MISSED'});"
+          f" ASHA's winner is number {pos} of 27 in the full run")
+    sf = sum(int(d["steps"]) for d in rf)
+    sa = sum(int(d["steps"]) for d in ra)
+    print(f"  optimizer steps (sum of /summary steps): full {sf}, asha {sa} = {100 * sa / sf:.1f} %"
+          f"   (target <= 40 %: {'met' if sa / sf <= 0.40 else 'MISSED'})")
+    st = {}
+    for d in ra:
+        st.setdefault(int(d["steps"]), []).append(d)
+    print("  asha trials by steps taken: " + ", ".join(
+        f"{k} steps: {len(v)} ({sum(x['status'] == 'ok' for x in v)} ok, {sum(x['status'] == 'pruned' for x in v)} pruned)"
+        for k, v in sorted(st.items())))
+    print(f"  wall: asha {asha.coord_wall:.1f} s against full {full.coord_wall:.1f} s = {100 * asha.coord_wall / full.coord_wall:.0f} %"
+          f" (coordinator walls)")
+    # How well early evaluations predict the final ones, on the full run's curves.
+    print("  how well the full run's early evaluations predict its final accuracy (Spearman over the 27):")
+    with h5py.File(os.path.join(work, full_name + ".h5"), "r") as f:
+        curves = {int(k): (f["trials"][k]["curves"]["step"][:], f["trials"][k]["curves"]["eval_accuracy"][:])
+                  for k in f["trials"]}
+    final = np.array([curves[i][1][-1] for i in sorted(curves)])
+    steps0 = curves[min(curves)][0]
+    def ranks(x):
+        return np.argsort(np.argsort(x)).astype(float)
+    out = []
+    for j, s in enumerate(steps0[:-1]):
+        early = np.array([curves[i][1][j] for i in sorted(curves)])
+        out.append(f"step {s}: {np.corrcoef(ranks(early), ranks(final))[0, 1]:.2f}")
+    print("    " + ", ".join(out))
+    evals = []
+    for r in asha.workers:
+        evals += asha.worker_intervals(r)[2]
+    if evals:
+        print(f"  rung decisions: {len(evals)}, round trip (EVAL sent -> DECISION received) median {1e3 * statistics.median(evals):.1f} ms,"
+              f" max {1e3 * max(evals):.1f} ms")
+    replay_asha(full, rf, params, bf["reward"])
+    print("  " + load_line(full))
+    print("  " + load_line(asha))
+
+
+def asha_replay(order, acc, cost, reward, rungs, max_steps, eta, workers):
+    """ASHA's rule (coordinator.c: asha_continue) replayed on known curves: trials handed
+    out in `order` to `workers` free workers, each reaching its rungs at times given by
+    its measured seconds per step. Returns (steps spent, best final reward)."""
+    import heapq
+    seen = [[] for _ in rungs]
+    events, nxt, steps, finals = [], 0, 0, []
+    for w in range(min(workers, len(order))):
+        heapq.heappush(events, (cost[order[nxt]] * rungs[0], nxt, order[nxt], 0))
+        nxt += 1
+    while events:
+        t, seq, c, k = heapq.heappop(events)
+        if k < len(rungs):
+            m = acc[c][rungs[k]]
+            seen[k].append(m)
+            s = sorted(seen[k])
+            pos = (1 - 1 / eta) * (len(s) - 1)
+            lo = int(np.floor(pos))
+            cut = s[lo] + (pos - lo) * (s[lo + 1] - s[lo]) if lo + 1 < len(s) else s[lo]
+            if m >= cut:
+                upto = rungs[k + 1] if k + 1 < len(rungs) else max_steps
+                heapq.heappush(events, (t + cost[c] * (upto - rungs[k]), seq, c, k + 1))
+                continue
+            steps += rungs[k]
+        else:
+            steps += max_steps
+            finals.append(reward[c])
+        if nxt < len(order):
+            heapq.heappush(events, (t + cost[order[nxt]] * rungs[0], nxt, order[nxt], 0))
+            nxt += 1
+    return steps, max(finals)
+
+
+def replay_asha(full, rows, params, best):
+    """What ASHA would spend on this grid in grid order and in random orders, replayed on
+    the full run's evaluation curves (same rule, eta 3, rungs from the asha run's YAML)."""
+    with h5py.File(os.path.join(os.path.dirname(full.trace_dir), full.name + ".h5"), "r") as f:
+        curves = {int(k): dict(zip(f["trials"][k]["curves"]["step"][:].tolist(),
+                                   f["trials"][k]["curves"]["eval_accuracy"][:].tolist())) for k in f["trials"]}
+    max_steps = max(int(d["steps"]) for d in rows)
+    rungs, r = [], max_steps // 9
+    while r < max_steps:
+        rungs.append(r)
+        r *= 3
+    reward = {int(d["trial"]): float(d["reward"]) for d in rows}
+    cost = {int(d["trial"]): float(d["seconds"]) / max(1, int(d["steps"])) for d in rows}
+    ids = sorted(curves)
+    total = len(ids) * max_steps
+    s0, b0 = asha_replay(ids, curves, cost, reward, rungs, max_steps, 3, len(full.workers))
+    rng = np.random.default_rng(1)
+    res = [asha_replay([ids[i] for i in rng.permutation(len(ids))], curves, cost, reward, rungs, max_steps, 3,
+                       len(full.workers)) for _ in range(200)]
+    fr = np.array([s for s, _ in res]) / total
+    df = best - np.array([b for _, b in res])
+    print(f"  replay of ASHA's rule on the full run's curves (rungs {rungs}, eta 3, {len(full.workers)} workers, measured step times):")
+    print(f"    trials handed out in grid order (as the runner does): {100 * s0 / total:.1f} % of the steps, best reward"
+          f" {b0:.4f} (difference {best - b0:+.4f})")
+    print(f"    in 200 random orders: {100 * fr.mean():.1f} % of the steps on average (10-90 %: {100 * np.percentile(fr, 10):.1f}"
+          f"-{100 * np.percentile(fr, 90):.1f} %), difference {df.mean():+.4f} on average, <= 0.01 in {100 * (df <= 0.01).mean():.0f} %"
+          f" of orders, <= 40 % of the steps in {100 * (fr <= 0.40).mean():.0f} %")
+    print("    (asynchronous ASHA promotes a trial in the top 1/eta of those seen so far at its rung, so what it prunes"
+          " depends on the order trials arrive: in a grid's order, quality drifts with the slower-varying parameters)")
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "scaling":
+        report_scaling(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif cmd == "overhead":
+        report_overhead(*sys.argv[2:])
+    elif cmd == "asha":
+        report_asha(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5].split(","))
+    else:
+        sys.exit(f"unknown report {cmd}")
