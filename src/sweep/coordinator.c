@@ -2,6 +2,7 @@
 // rungs, journals and stores every finished trial, prints progress, and stops cleanly
 // on SIGTERM/SIGUSR1.
 #define _POSIX_C_SOURCE 200809L
+#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +63,8 @@ typedef struct {
     const SweepComms *sc;
     Sampler *sampler;
     char *done;             // [trials]: recorded (from the journal or this run)
-    int next_id;            // lowest id not yet handed out this run
+    int *order;             // [trials]: the order trial ids are handed out in
+    int next;               // position in order of the next trial to hand out
     int n_done, n_ok, n_pruned, n_failed, n_running, n_resumed;
     long steps_run;         // optimizer steps of the trials recorded this run
     double best;            // best final metric so far (larger is better)
@@ -117,11 +119,13 @@ static void progress(Coordinator *co, int final) {
 // The next trial for a free group: 1 with *t filled, 0 when none is left, -1 when
 // evolution must wait for results first.
 static int next_trial(Coordinator *co, TrialAssign *t) {
-    while (co->next_id < co->spec->trials && co->done[co->next_id]) co->next_id++;
-    if (co->next_id >= co->spec->trials) return 0;
+    while (co->next < co->spec->trials && co->done[co->order[co->next]]) co->next++;
+    if (co->next >= co->spec->trials) return 0;
     memset(t, 0, sizeof *t);
-    if (sampler_config(co->sampler, co->next_id, &t->config) != 0) return -1;
-    t->id = co->next_id++;
+    const int id = co->order[co->next];
+    if (sampler_config(co->sampler, id, &t->config) != 0) return -1;
+    t->id = id;
+    co->next++;
     t->n_rungs = co->n_rungs;
     memcpy(t->rungs, co->rung_steps, sizeof t->rungs);
     t->time_limit = co->spec->time_limit;
@@ -203,8 +207,38 @@ static void open_results(Coordinator *co, const char *output, int resume) {
     co->journal = journal_open(journal, valid);
 }
 
+// The order trials are handed out in: by id, except under ASHA, where a grid in id
+// order would improve steadily (its slowest-varying parameter last) and so keep
+// promoting the later trials: there a permutation drawn from the sweep's seed, the same
+// on --resume. Ids, configurations and seeds do not change. Evolution stays in id order
+// (its sampler waits for results).
+static int *trial_order(const SweepSpec *spec) {
+    int *order = xmalloc((size_t)spec->trials * sizeof(int));
+    for (int i = 0; i < spec->trials; i++) order[i] = i;
+    if (spec->asha && spec->method != METHOD_EVOLUTION) {
+        gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+        gsl_rng_set(rng, (unsigned long)spec->seed + 0x5A5A5AUL);
+        for (int i = spec->trials - 1; i > 0; i--) {
+            int j = (int)gsl_rng_uniform_int(rng, (unsigned long)i + 1), t = order[i];
+            order[i] = order[j], order[j] = t;
+        }
+        gsl_rng_free(rng);
+    }
+    return order;
+}
+
+// CPU seconds this process has used.
+static double cpu_seconds(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + 1e-6 * ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+           1e-6 * ru.ru_stime.tv_usec;
+}
+
 int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *output, int resume, int quiet) {
+    const double cpu0 = cpu_seconds();
     Coordinator co = {.spec = spec, .sc = sc, .best_id = -1};
+    co.order = trial_order(spec);
     co.sampler = sampler_create(spec);
     co.done = xcalloc((size_t)spec->trials, 1);
     co.busy = xmalloc((size_t)sc->n_groups * sizeof(int));
@@ -269,10 +303,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     progress(&co, 1);
     const int ran = co.n_done - co.n_resumed;
     if (ran > 0) {
-        struct rusage ru;
-        getrusage(RUSAGE_SELF, &ru);
-        const double cpu = (double)ru.ru_utime.tv_sec + 1e-6 * ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
-                           1e-6 * ru.ru_stime.tv_usec;
+        const double cpu = cpu_seconds() - cpu0;  // from here on: MPI's start-up is not the coordinator's
         fprintf(stderr, "sweep %s: coordinator %.3f ms CPU and %.3f ms answering (journal fsync and HDF5 included) per trial\n",
                 spec->name, 1e3 * cpu / ran, 1e3 * co.handling / ran);
     }
@@ -287,6 +318,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     free(waiting);
     free(co.busy);
     free(co.done);
+    free(co.order);
     sampler_free(co.sampler);
     return complete ? 0 : 3;
 }
