@@ -3,10 +3,11 @@
 // rank 0. test_invariants_mpi_ranks.sh runs it on 1, 2 and 4 ranks and compares the
 // files; without an argument (as ctest runs it) it scores on its ranks and prints.
 //
-// The tensor, [12, 16, 96, 3], is a rank-(4, 6, 10, 3) Tucker tensor plus 5 % noise,
-// generated identically on every rank: on a 2×2 grid with 64 × 64 blocks the tall
-// transposed unfoldings (up to 13824 rows, 96 columns for mode 2) are split over both
-// grid rows and, for mode 2, both grid columns.
+// The tensor, [8, 24, 128, 3], is a rank-(4, 6, 10, 3) Tucker tensor plus 5 % noise,
+// generated identically on every rank. It is the smallest shape whose every unfolding
+// gets two TSQR leaves (tucker.c): on 2 ranks sibling triangles are folded across ranks,
+// on 4 two ranks hold no leaf, every leaf spans two chunks, and the eight SVD tasks
+// (values and vectors of each mode) land on different ranks.
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -79,7 +80,7 @@ int main(int argc, char **argv) {
     if (argc > 2) die(EXIT_BADINPUT, "usage: test_invariants_mpi [OUT.txt]");
     BlacsGrid g;
     grid_init(&g, MPI_COMM_WORLD);
-    const int dims[4] = {12, 16, 96, 3}, ranks[4] = {4, 6, 10, 3};
+    const int dims[4] = {8, 24, 128, 3}, ranks[4] = {4, 6, 10, 3};
     float *W = layer_tensor(dims, ranks, 0.05);
     ScoreOptions o;
     score_options_default(&o);
@@ -102,7 +103,7 @@ int main(int argc, char **argv) {
         for (int n = 0; n < 4; n++) fprintf(f, "cp_cond%d %.17g\n", n, s.cp_cond[n]);
         for (int i = 0; i < s.cp_rank * dims[3]; i++) fprintf(f, "cp_role%d %.17g\n", i, s.cp_roles[i]);
         fclose(f);
-        printf("test_invariants_mpi: %d rank(s), %d×%d grid, [12,16,96,3] scored in %.3f s: Tucker ranks "
+        printf("test_invariants_mpi: %d rank(s), %d×%d grid, [8,24,128,3] scored in %.3f s: Tucker ranks "
                "(%d,%d,%d,%d) fit %.6f, CP rank %d fit %.6f\n",
                g.size, g.nprow, g.npcol, t, s.tucker_ranks[0], s.tucker_ranks[1], s.tucker_ranks[2],
                s.tucker_ranks[3], s.tucker_fit, s.cp_rank, s.cp_fit);

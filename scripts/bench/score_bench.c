@@ -1,14 +1,17 @@
 // score_bench: time the Tucker scoring of one synthetic attention layer on the ranks
 // mpirun gives (built and run by scripts/bench/score_vs_numpy.sh).
 //
-//   score_bench G DG DM R r0 r1 r2 r3 NOISE REPS [TENSOR.f32]
+//   score_bench G DG DM R r0 r1 r2 r3 NOISE REPS [OUT]
 //
 // W[G, DG, DM, R] = core ×₀ F₀ ×₁ F₁ ×₂ F₂ ×₃ F₃ (Gaussian core of size r0×r1×r2×r3,
 // Gaussian factors) plus Gaussian noise of NOISE × its rms, the same on every rank
-// (fixed seed). With TENSOR.f32, rank 0 also writes W there (float32, row-major) for
-// numpy. Prints one JSON object from rank 0: the median and minimum over REPS of the
-// time of score_layer without the CP sweep and of the HOSVD alone (the four unfolding
-// SVDs on the grid), the Tucker ranks/fit/sweeps, and the peak resident memory per rank.
+// (fixed seed). With OUT, rank 0 also writes, for numpy, W to OUT.f32 (float32,
+// row-major) and the HOSVD of the last repetition to OUT.svd: per mode, as float64,
+// m, n_sv, n_vec, the n_sv singular values, then the m × n_vec leading left singular
+// vectors (column-major). Prints one JSON object from rank 0: the median and minimum
+// over REPS of the time of score_layer without the CP sweep and of the HOSVD alone
+// (unfolding_svds with the vectors score_layer asks for), the Tucker ranks/fit/sweeps,
+// and the peak resident memory per rank.
 #define _DEFAULT_SOURCE  // M_PI
 #include <cblas.h>
 #include <gsl/gsl_rng.h>
@@ -73,7 +76,7 @@ static int cmp_double(const void *a, const void *b) {
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     if (argc != 11 && argc != 12)
-        die(EXIT_BADINPUT, "usage: score_bench G DG DM R r0 r1 r2 r3 NOISE REPS [TENSOR.f32]");
+        die(EXIT_BADINPUT, "usage: score_bench G DG DM R r0 r1 r2 r3 NOISE REPS [OUT]");
     int dims[4], ranks[4];
     for (int n = 0; n < 4; n++) {
         dims[n] = atoi(argv[1 + n]);
@@ -85,9 +88,12 @@ int main(int argc, char **argv) {
     grid_init(&g, MPI_COMM_WORLD);
     float *W = synthetic_layer(dims, ranks, noise);
     const size_t size = (size_t)dims[0] * dims[1] * dims[2] * dims[3];
-    if (argc == 12 && g.rank == 0) {
-        FILE *f = xfopen(argv[11], "wb");
-        if (fwrite(W, sizeof(float), size, f) != size) die(EXIT_RUNTIME, "%s: short write", argv[11]);
+    const char *out = argc == 12 && g.rank == 0 ? argv[11] : NULL;
+    char path[4096];
+    if (out) {
+        snprintf(path, sizeof path, "%s.f32", out);
+        FILE *f = xfopen(path, "wb");
+        if (fwrite(W, sizeof(float), size, f) != size) die(EXIT_RUNTIME, "%s: short write", path);
         fclose(f);
     }
     const double rss_before = (double)peak_rss_bytes();
@@ -109,13 +115,25 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < size; i++) X[i] = W[i];
         MPI_Barrier(g.comm);
         t0 = MPI_Wtime();
-        for (int n = 0; n < 4; n++) {
-            UnfoldingSvd u;
-            unfolding_svd(&u, X, dims, n, 0, o.energy, &g);
-            unfolding_svd_free(&u);
-        }
+        UnfoldingSvd u[4];
+        const int n_vec_min[4] = {0, 0, 0, 0};
+        unfolding_svds(u, X, dims, n_vec_min, o.energy, &g);
         MPI_Barrier(g.comm);
         t_hosvd[k] = MPI_Wtime() - t0;
+        if (out && k + 1 == reps) {
+            snprintf(path, sizeof path, "%s.svd", out);
+            FILE *f = xfopen(path, "wb");
+            for (int n = 0; n < 4; n++) {
+                const double head[3] = {u[n].m, u[n].n_sv, u[n].n_vec};
+                const size_t n_u = (size_t)u[n].m * u[n].n_vec;
+                if (fwrite(head, sizeof(double), 3, f) != 3 ||
+                    fwrite(u[n].sv, sizeof(double), (size_t)u[n].n_sv, f) != (size_t)u[n].n_sv ||
+                    fwrite(u[n].U, sizeof(double), n_u, f) != n_u)
+                    die(EXIT_RUNTIME, "%s: short write", path);
+            }
+            fclose(f);
+        }
+        for (int n = 0; n < 4; n++) unfolding_svd_free(&u[n]);
         free(X);
     }
     qsort(t_score, (size_t)reps, sizeof(double), cmp_double);

@@ -45,9 +45,14 @@ void grid_init(BlacsGrid *g, MPI_Comm comm) {
     Cblacs_gridinit(&g->ctxt, "Row", nprow, npcol);
     Cfree_blacs_system_handle(handle);
     Cblacs_gridinfo(g->ctxt, &g->nprow, &g->npcol, &g->myrow, &g->mycol);
+    handle = Csys2blacs_handle(MPI_COMM_SELF);
+    g->self_ctxt = handle;
+    Cblacs_gridinit(&g->self_ctxt, "Row", 1, 1);
+    Cfree_blacs_system_handle(handle);
 }
 
 void grid_free(BlacsGrid *g) {
+    Cblacs_gridexit(g->self_ctxt);
     Cblacs_gridexit(g->ctxt);
-    g->ctxt = -1;
+    g->ctxt = g->self_ctxt = -1;
 }

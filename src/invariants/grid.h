@@ -1,6 +1,6 @@
-// grid.h: a BLACS process grid over an MPI communicator, and the ScaLAPACK/PBLAS/BLACS
-// prototypes (Debian ships no headers for them: Fortran symbols, lower case with a
-// trailing underscore, every argument by pointer).
+// grid.h: a BLACS process grid over an MPI communicator, each rank's own 1×1 grid, and
+// the BLACS and ScaLAPACK prototypes (Debian ships no headers for them: Fortran symbols,
+// lower case with a trailing underscore, every argument by pointer).
 //
 // Every scoring routine takes a grid; on one rank it is a 1×1 grid and the same code
 // runs (SPLATT's lesson: the distributed path is the single-rank path plus exchanges).
@@ -15,6 +15,8 @@ typedef struct {
     int nprow, npcol;    // grid shape: as square as the rank count allows, nprow >= npcol
     int myrow, mycol;
     int rank, size;      // in comm
+    int self_ctxt;       // BLACS context of a 1×1 grid holding this rank alone (tucker.c
+                         // deals whole dense problems to single ranks and solves each on it)
 } BlacsGrid;
 
 // MPI for the verbs that compute on a grid, started once they have checked their input
@@ -35,23 +37,15 @@ void Cblacs_gridinit(int *ctxt, const char *order, int nprow, int npcol);
 void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
 void Cblacs_gridexit(int ctxt);
 
-// ---- ScaLAPACK tools and drivers (Fortran interface)
-int numroc_(const int *n, const int *nb, const int *iproc, const int *isrcproc, const int *nprocs);
+// ---- ScaLAPACK (Fortran interface)
 void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *nb, const int *irsrc,
                const int *icsrc, const int *ictxt, const int *lld, int *info);
-void pdgesvd_(const char *jobu, const char *jobvt, const int *m, const int *n, double *a, const int *ia,
-              const int *ja, const int *desca, double *s, double *u, const int *iu, const int *ju,
-              const int *descu, double *vt, const int *ivt, const int *jvt, const int *descvt, double *work,
-              const int *lwork, int *info);
-void pdsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *ia, const int *ja,
-              const int *desca, double *w, double *z, const int *iz, const int *jz, const int *descz,
-              double *work, const int *lwork, int *iwork, const int *liwork, int *info);
-void pdgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
-             const double *alpha, const double *a, const int *ia, const int *ja, const int *desca,
-             const double *b, const int *ib, const int *jb, const int *descb, const double *beta, double *c,
-             const int *ic, const int *jc, const int *descc);
-void pdsyrk_(const char *uplo, const char *trans, const int *n, const int *k, const double *alpha,
-             const double *a, const int *ia, const int *ja, const int *desca, const double *beta, double *c,
-             const int *ic, const int *jc, const int *descc);
+void pdgebrd_(const int *m, const int *n, double *a, const int *ia, const int *ja, const int *desca, double *d,
+              double *e, double *tauq, double *taup, double *work, const int *lwork, int *info);
+void pdsytrd_(const char *uplo, const int *n, double *a, const int *ia, const int *ja, const int *desca, double *d,
+              double *e, double *tau, double *work, const int *lwork, int *info);
+void pdormtr_(const char *side, const char *uplo, const char *trans, const int *m, const int *n, const double *a,
+              const int *ia, const int *ja, const int *desca, const double *tau, double *c, const int *ic,
+              const int *jc, const int *descc, double *work, const int *lwork, int *info);
 
 #endif

@@ -176,12 +176,14 @@ void score_layer(LayerScore *out, const float *W, const int dims[4], const Score
     out->norm = sqrt(norm2);
     const int rmax = o->decompose && o->cp ? (o->cp_rank_max > 0 ? o->cp_rank_max : imin(8, dims[0] * dims[3])) : 0;
 
-    // HOSVD: singular values and leading vectors of every unfolding
+    // HOSVD: singular values of every unfolding, and the leading vectors when HOOI and
+    // CP-ALS will start from them
     UnfoldingSvd svd[4];
-    int N[4];
+    int N[4], n_vec_min[4];
+    for (int n = 0; n < 4; n++) n_vec_min[n] = imax(o->ranks[n], rmax);
+    unfolding_svds(svd, X, dims, o->decompose ? n_vec_min : NULL, o->energy, g);
     for (int n = 0; n < 4; n++) {
         N[n] = (int)(size / dims[n]);
-        unfolding_svd(&svd[n], X, dims, n, imax(o->ranks[n], rmax), o->energy, g);
         out->n_sv[n] = svd[n].n_sv;
         out->sv[n] = xmalloc((size_t)svd[n].n_sv * sizeof(double));
         memcpy(out->sv[n], svd[n].sv, (size_t)svd[n].n_sv * sizeof(double));
@@ -210,7 +212,7 @@ void score_layer(LayerScore *out, const float *W, const int dims[4], const Score
         }
         const double *U0[4] = {svd[0].U, svd[1].U, svd[2].U, svd[3].U};
         TuckerModel t;
-        tucker_hooi(&t, X, dims, r, U0, o->tucker_tol, o->tucker_max_iter, o->verbose && g->rank == 0);
+        tucker_hooi(&t, X, dims, r, U0, o->tucker_tol, o->tucker_max_iter, o->verbose && g->rank == 0, g);
         memcpy(out->tucker_ranks, t.ranks, sizeof out->tucker_ranks);
         out->tucker_fit = t.fit;
         out->tucker_iters = t.iters;

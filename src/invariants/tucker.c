@@ -1,47 +1,58 @@
-// tucker.c: unfoldings, their SVDs on the BLACS grid, and HOOI (see tucker.h).
+// tucker.c: unfoldings, their SVDs over the ranks of a grid, and HOOI (see tucker.h).
 //
 // Shapes: X ∈ R^{d0×d1×d2×d3} row-major; for mode n, outer = Π_{k<n} d_k, inner =
 // Π_{k>n} d_k, N = outer·inner, and X[a, i, b] (a < outer, i < d_n, b < inner) sits at
 // (a·d_n + i)·inner + b. Column j = a·inner + b of X_(n) is the fibre X[a, :, b].
 //
-// Unfolding SVD on the grid (the dense work of scoring; every other step is small).
-// The unfoldings of an attention tensor are short and wide (d_n ≪ N), so the grid holds
-// the tall transpose T = X_(n)ᵀ (N × d_n, NB × NB blocks), filled by each rank from its
-// own copy of X, and:
-//     T = QR                      pdgeqrf       2·N·d_n² flops, the bulk; R is k × d_n, k = min(N, d_n)
-//     σ(R) = σ(X_(n))             pdgesvd 'N'   bidiagonalisation of R, values only
-//     RᵀR = X_(n)X_(n)ᵀ = VΛVᵀ    pdsyrk, pdsyevd  left singular vectors of X_(n)
-// The singular values come from an SVD, never from the Gram matrix: √λ of X_(n)X_(n)ᵀ
-// has absolute error ε‖X‖²/σ, which puts every zero singular value of a low-rank
-// unfolding near √ε‖X‖ ≈ 1e-8‖X‖ and moves the effective rank in the 5th digit.
-// The vectors may come from the Gram matrix: they only start HOOI and CP-ALS, and their
-// error, ε‖X‖²/gap, matters only where the subspace is ill-defined anyway. pdgesvd with
-// vectors would give both at once, but its bidiagonal QR (dbdsqr) applies the rotations
-// to U one at a time and took 0.4 s on d_n = 768 against 0.1 s for pdsyevd.
+// Unfolding SVDs (the dense work of scoring). The unfoldings of an attention tensor are
+// short and wide (m = d_n ≪ N), so everything goes through the m × m triangle R of
+//     X_(n)ᵀ = QR     σ(X_(n)) = σ(R),   X_(n)X_(n)ᵀ = RᵀR,
+// in three steps:
+//  1. R by TSQR over a fixed tree: the N fibres (rows of X_(n)ᵀ) are cut into L leaves
+//     (a power of two up to 64; see tree_triangle), dealt to the ranks in contiguous
+//     runs; a leaf is packed in chunks of about 256 KB (factored in cache) and
+//     each chunk folded into the leaf's triangle (dgeqrf, then dtpqrt); sibling triangles
+//     are folded pairwise up the tree (dtpqrt of two triangles, (2/3)m³ flops), sent
+//     between ranks where siblings live apart. 2·N·m² flops, split evenly. The tree does
+//     not depend on the number of ranks, so neither do R's bits, nor anything after it:
+//     scores are identical on 1, 2 or 4 ranks (a rank-dependent reduction moved the
+//     vectors by rounding, which an unconverged CP-ALS amplified to 1e-9).
+//  2. Two tasks per mode, all eight dealt over the ranks by cost, each solved by
+//     ScaLAPACK on its rank's own 1×1 grid (grid.h):
+//     values   pdgebrd + dbdsqr on R: σ as accurate as a direct SVD (ε‖X‖ absolute);
+//     vectors  RᵀR (dsyrk), pdsytrd, then the leading eigenvectors only (dstemr for the
+//              top K, pdormtr back-transforms K columns, not m).
+//     Why one rank per task and not the whole grid per task: at m = 768 the bidiagonal
+//     and tridiagonal reductions are latency-bound (one reduction per column), and on
+//     a 2×1 grid pdgebrd and pdsytrd ran 2-7 times slower than on one rank; the two
+//     tasks of one mode instead run at once. With more ranks than tasks, a task's grid
+//     could grow to several ranks (the routines take any grid); at the sizes scored
+//     here that does not pay.
+//  3. Every task's result is broadcast from its rank.
+// The singular values come from the bidiagonal, never from the Gram matrix: √λ of
+// X_(n)X_(n)ᵀ has absolute error ε‖X‖²/σ, which puts every zero singular value of a
+// low-rank unfolding near √ε‖X‖ ≈ 1e-8‖X‖ and moves the effective rank in the 5th
+// digit. The vectors may come from the Gram matrix: they only start HOOI and CP-ALS, and
+// their error, ε‖X‖²/gap, matters only where the subspace is ill-defined anyway.
+// The vectors task does not wait for σ: it keeps the numerical rank of the Gram
+// eigenvalues (the same as σ's but for a rounding-level tie at the energy threshold, in
+// which case the missing vectors are computed once σ is known).
 //
-// HOOI runs on every rank on its copy of X (replicated): its products X ×_k U_kᵀ cost
-// 2·|X|·r_k flops, a few GEMMs per sweep, and its SVDs are of the small projected
-// unfoldings; splitting them over the grid would add exchanges of the projected tensors
-// for little gain at the sizes scored during a sweep.
+// HOOI: each update of U_n projects X on the other three factors, first on the most
+// shrinking one (2·|X|·r_k flops, the bulk); that product is shared by the three
+// updates of a sweep that precede its own mode's, and is split over the ranks in fixed
+// blocks and gathered. The later, smaller products and the SVDs of the projected
+// unfoldings run on every rank (the same inputs give the same bits).
 #include "invariants/tucker.h"
 
 #include <cblas.h>
 #include <lapacke.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/util.h"
-
-// ScaLAPACK routines grid.h does not declare (same conventions).
-void pdgeqrf_(const int *m, const int *n, double *a, const int *ia, const int *ja, const int *desca, double *tau,
-              double *work, const int *lwork, int *info);
-void pdlacpy_(const char *uplo, const int *m, const int *n, const double *a, const int *ia, const int *ja,
-              const int *desca, double *b, const int *ib, const int *jb, const int *descb);
-
-enum { NB = 64 };  // ScaLAPACK block size (rows and columns)
 
 static int imax(int a, int b) { return a > b ? a : b; }
 static int imin(int a, int b) { return a < b ? a : b; }
@@ -68,37 +79,280 @@ int numerical_rank(const double *sv, int n_sv, double energy) {
     return n_sv;
 }
 
-// ---- block-cyclic matrices on the grid
-
-typedef struct {
-    int rows, cols, mloc, nloc, lld;
-    int desc[9];
-    double *a;  // lld × nloc local blocks, column-major (not initialised)
-} DistMatrix;
-
-static void dist_init(DistMatrix *A, int rows, int cols, const BlacsGrid *g) {
-    const int zero = 0, nb = NB;
-    int info;
-    A->rows = rows;
-    A->cols = cols;
-    A->mloc = numroc_(&rows, &nb, &g->myrow, &zero, &g->nprow);
-    A->nloc = numroc_(&cols, &nb, &g->mycol, &zero, &g->npcol);
-    A->lld = imax(1, A->mloc);
-    descinit_(A->desc, &rows, &cols, &nb, &nb, &zero, &zero, &g->ctxt, &A->lld, &info);
-    if (info != 0) die(EXIT_RUNTIME, "descinit: %d × %d matrix on the grid: info %d", rows, cols, info);
-    A->a = xmalloc((size_t)A->lld * imax(1, A->nloc) * sizeof(double));
+// LAPACK's info for a routine on the mode-n unfolding (n ≥ 0) or in HOOI (n < 0).
+static void lapack_check(int info, const char *routine, int n) {
+    if (info == 0) return;
+    if (n >= 0) die(EXIT_RUNTIME, "%s on the mode-%d unfolding: info %d", routine, n, info);
+    die(EXIT_RUNTIME, "%s in HOOI: info %d", routine, info);
 }
 
-// Global index of local index l, blocks of NB dealt cyclically over np processes from 0.
-static int global_index(int l, int p, int np) { return (l / NB * np + p) * NB + l % NB; }
+// ---- ScaLAPACK on a rank's own 1×1 grid
 
-static double *workspace(double query, int *lwork) {
-    *lwork = (int)query + 1;
+enum { SCA_NB = 32 };  // ScaLAPACK block size: the panel width of pdgebrd and pdsytrd
+
+// The descriptor of an m × n column-major matrix (leading dimension ld) that the calling
+// rank holds whole, on its 1×1 grid ctxt.
+static void self_desc(int desc[9], int m, int n, int ld, int ctxt) {
+    const int nb = SCA_NB, zero = 0;
+    int info;
+    descinit_(desc, &m, &n, &nb, &nb, &zero, &zero, &ctxt, &ld, &info);
+    if (info != 0) die(EXIT_RUNTIME, "descinit for a %d × %d matrix: info %d", m, n, info);
+}
+
+// A workspace of the size a ScaLAPACK query (lwork = −1) left in q.
+static double *query_work(double q, int *lwork) {
+    *lwork = imax(1, (int)q);
     return xmalloc((size_t)*lwork * sizeof(double));
 }
 
+// ---- leading eigenvectors of a symmetric matrix (the HOSVD's vectors task and HOOI)
+
+// A = Q T Qᵀ (pdsytrd, lower triangle): T tridiagonal (d, e), Q in A's reflectors and
+// tau.
+typedef struct {
+    int n, ctxt;
+    int desc[9];
+    double *A, *tau, *d, *e;
+} Tridiagonal;
+
+// Takes A (n × n, column-major, lower triangle set), which t owns from then on.
+static void tridiagonalize(Tridiagonal *t, double *A, int n, int ctxt, int mode) {
+    t->n = n;
+    t->ctxt = ctxt;
+    t->A = A;
+    t->tau = xmalloc((size_t)n * sizeof(double));
+    t->d = xmalloc((size_t)n * sizeof(double));
+    t->e = xcalloc((size_t)n, sizeof(double));  // n − 1 used; dstemr's copy needs n
+    self_desc(t->desc, n, n, n, ctxt);
+    const int one = 1, minus1 = -1;
+    int lwork, info;
+    double q;
+    pdsytrd_("L", &n, A, &one, &one, t->desc, t->d, t->e, t->tau, &q, &minus1, &info);
+    lapack_check(info, "pdsytrd (workspace query)", mode);
+    double *work = query_work(q, &lwork);
+    pdsytrd_("L", &n, A, &one, &one, t->desc, t->d, t->e, t->tau, work, &lwork, &info);
+    lapack_check(info, "pdsytrd", mode);
+    free(work);
+}
+
+static void tridiagonal_free(Tridiagonal *t) {
+    free(t->A);
+    free(t->tau);
+    free(t->d);
+    free(t->e);
+    memset(t, 0, sizeof *t);
+}
+
+// V (n × K, column-major) and lam (K) = the eigenpairs of A for its K largest
+// eigenvalues, descending: those of T by MRRR (dstemr, for the K only: O(n·K) flops,
+// where dsyevr with a partial range bisects and inverse-iterates), back-transformed by
+// Q (pdormtr on K columns, not n).
+static void top_eigenvectors(double *V, double *lam, const Tridiagonal *t, int K, int mode) {
+    const int n = t->n;
+    if (K == 0) return;
+    double *d = xmalloc((size_t)n * sizeof(double)), *e = xmalloc((size_t)n * sizeof(double));
+    double *w = xmalloc((size_t)n * sizeof(double)), *Z = xmalloc((size_t)n * K * sizeof(double));
+    int *isuppz = xmalloc((size_t)2 * K * sizeof(int));
+    memcpy(d, t->d, (size_t)n * sizeof(double));
+    memcpy(e, t->e, (size_t)n * sizeof(double));
+    int found = 0, tryrac = 1;
+    lapack_check(LAPACKE_dstemr(LAPACK_COL_MAJOR, 'V', 'I', n, d, e, 0.0, 0.0, n - K + 1, n, &found, w, Z, n, K,
+                                isuppz, &tryrac),
+                 "dstemr", mode);
+    if (found != K) lapack_check(-1, "dstemr (eigenvector count)", mode);
+    int descz[9], lwork, info;
+    const int one = 1, minus1 = -1;
+    double q;
+    self_desc(descz, n, K, n, t->ctxt);
+    pdormtr_("L", "L", "N", &n, &K, t->A, &one, &one, t->desc, t->tau, Z, &one, &one, descz, &q, &minus1, &info);
+    lapack_check(info, "pdormtr (workspace query)", mode);
+    double *work = query_work(q, &lwork);
+    pdormtr_("L", "L", "N", &n, &K, t->A, &one, &one, t->desc, t->tau, Z, &one, &one, descz, work, &lwork, &info);
+    lapack_check(info, "pdormtr", mode);
+    free(work);
+    for (int c = 0; c < K; c++) {  // dstemr's order is ascending
+        memcpy(V + (size_t)c * n, Z + (size_t)(K - 1 - c) * n, (size_t)n * sizeof(double));
+        lam[c] = w[K - 1 - c];
+    }
+    free(isuppz);
+    free(Z);
+    free(w);
+    free(e);
+    free(d);
+}
+
+// ---- step 1: the triangle R of X_(n)ᵀ = QR
+
+enum { CHUNK_DOUBLES = 32768, TP_NB = 32 };  // chunk of X_(n)ᵀ: 256 KB; dtpqrt block size
+
+// C[j − j0, i] = X[a, i, b] for the fibres j = a·inner + b in [j0, j1) (C column-major,
+// leading dimension ldc): X is read in order within each a, each column of C written
+// in order. For the last mode (inner = 1, fibre j = row j of X seen as N × m) that
+// loop would copy one entry at a time: there each column is gathered at stride m
+// (ten times faster for m = 3).
+static void pack_fibres(double *C, size_t ldc, const double *X, int m, size_t inner, size_t j0, size_t j1) {
+    if (inner == 1) {
+        for (int i = 0; i < m; i++)
+            for (size_t j = j0; j < j1; j++) C[(j - j0) + i * ldc] = X[j * m + i];
+        return;
+    }
+    for (size_t j = j0; j < j1;) {
+        const size_t a = j / inner, b0 = j % inner, b1 = (a + 1) * inner <= j1 ? inner : j1 - a * inner;
+        const double *src = X + a * m * inner;
+        for (int i = 0; i < m; i++) {
+            double *dst = C + (j - j0) + i * ldc;
+            const double *s = src + (size_t)i * inner;
+            for (size_t b = b0; b < b1; b++) dst[b - b0] = s[b];
+        }
+        j = a * inner + b1;
+    }
+}
+
+// R (m × m column-major, upper triangular, zero below) := the triangle of the QR of
+// [R; B] for B upper trapezoidal in its last l rows (dtpqrt; l = 0: B rectangular).
+static void fold_rows(double *R, int m, double *B, int rows, int ldb, int l, int n) {
+    const int nb = imin(TP_NB, m);
+    double *T = xmalloc((size_t)nb * m * sizeof(double));
+    lapack_check(LAPACKE_dtpqrt(LAPACK_COL_MAJOR, rows, m, l, nb, R, m, B, ldb, T, nb), "dtpqrt", n);
+    free(T);
+}
+
+// R (m × m, upper triangular) of the QR of rows [j0, j1) of X_(n)ᵀ (one leaf), zero if
+// there are none: chunks of at least m rows, the first factored by dgeqrf, the next
+// ones folded in (2·rows·m² flops each, what dgeqrf spends on the same rows).
+static void local_triangle(double *R, const double *X, int m, size_t inner, size_t j0, size_t j1, int n) {
+    const size_t chunk = (size_t)imax(m, CHUNK_DOUBLES / m), ldc = j1 - j0 < chunk ? j1 - j0 : chunk;
+    double *C = xmalloc((ldc ? ldc : 1) * m * sizeof(double));
+    double *tau = xmalloc((size_t)m * sizeof(double));
+    memset(R, 0, (size_t)m * m * sizeof(double));
+    for (size_t c0 = j0; c0 < j1; c0 += chunk) {
+        const int rows = (int)(j1 - c0 < chunk ? j1 - c0 : chunk);
+        pack_fibres(C, ldc, X, m, inner, c0, c0 + rows);
+        if (c0 > j0) {
+            fold_rows(R, m, C, rows, (int)ldc, 0, n);
+            continue;
+        }
+        lapack_check(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, rows, m, C, (int)ldc, tau), "dgeqrf", n);
+        lapack_check(LAPACKE_dlacpy(LAPACK_COL_MAJOR, 'U', imin(rows, m), m, C, (int)ldc, R, m), "dlacpy", n);
+    }
+    free(tau);
+    free(C);
+}
+
+// The TSQR tree of one unfolding: L leaves of fibres [N·ℓ/L, N·(ℓ+1)/L), leaf ℓ on
+// rank ℓ·P/L.
+typedef struct {
+    const double *X;
+    int m, n, L;
+    size_t inner, N;
+    const BlacsGrid *g;
+} Tsqr;
+
+static int leaf_rank(const Tsqr *t, int leaf) { return (int)((long long)leaf * t->g->size / t->L); }
+
+// The triangle of leaves [lo, hi), on leaf_rank(lo) (NULL on the other ranks): the two
+// halves' triangles folded, the right one first sent over if it lives elsewhere. Every
+// rank walks the same tree depth first, so sends and receives pair up in order.
+static double *subtree_triangle(const Tsqr *t, int lo, int hi) {
+    const int me = t->g->rank, m = t->m, a = leaf_rank(t, lo);
+    if (hi - lo == 1) {
+        if (a != me) return NULL;
+        double *R = xmalloc((size_t)m * m * sizeof(double));
+        local_triangle(R, t->X, m, t->inner, t->N * lo / t->L, t->N * (lo + 1) / t->L, t->n);
+        return R;
+    }
+    const int mid = (lo + hi) / 2, b = leaf_rank(t, mid);
+    double *A = subtree_triangle(t, lo, mid), *B = subtree_triangle(t, mid, hi);
+    if (me == b && b != a) {
+        MPI_Send(B, m * m, MPI_DOUBLE, a, t->n, t->g->comm);
+        free(B);
+        return A;
+    }
+    if (me == a && b != a) {
+        B = xmalloc((size_t)m * m * sizeof(double));
+        MPI_Recv(B, m * m, MPI_DOUBLE, b, t->n, t->g->comm, MPI_STATUS_IGNORE);
+    }
+    if (me == a) fold_rows(A, m, B, m, m, m, t->n);
+    free(B);
+    return A;
+}
+
+// R of the whole X_(n)ᵀ on rank 0 (NULL elsewhere). Leaves: the largest power of two
+// up to 64 that leaves at least m rows and one chunk in each: a leaf's QR then costs at
+// least twice the (2/3)m³ flops of folding it in (BERT's mode 2, m = 768, N = 2304: 2
+// leaves, 0.089 s against 0.086 s for one dgeqrf; 4 leaves took 0.097 s), and a small
+// tensor gains nothing from being cut.
+static double *tree_triangle(const double *X, const int dims[4], int n, const BlacsGrid *g) {
+    Tsqr t = {.X = X, .m = dims[n], .n = n, .L = 1, .inner = 1, .N = 1, .g = g};
+    for (int k = 0; k < 4; k++)
+        if (k != n) t.N *= (size_t)dims[k];
+    for (int k = n + 1; k < 4; k++) t.inner *= (size_t)dims[k];
+    const size_t min_rows = (size_t)imax(t.m, CHUNK_DOUBLES / t.m);
+    while (t.L < 64 && t.N / (2 * (size_t)t.L) >= min_rows) t.L *= 2;
+    return subtree_triangle(&t, 0, t.L);
+}
+
+// ---- step 2: the tasks
+
+typedef struct {
+    int m, k;          // d_n; rows of R, min(d_n, N)
+    int owner[2];      // ranks of the values task [0] and the vectors task [1]
+    double *R;         // on both owners
+    Tridiagonal gram;  // vectors task: RᵀR = Q T Qᵀ
+} ModeWork;
+
+// The values task: σ of R (k × m, k ≤ m) from its bidiagonal B = QᵀRP (pdgebrd, upper
+// for k = m, lower for k < m) by implicit zero-shift QR (dbdsqr), descending: what
+// pdgesvd does for σ alone, without its copy of R and its check that every rank agrees.
+static void values_task(double *sv, double *R, int k, int m, int ctxt, int n) {
+    double *e = xmalloc((size_t)imax(1, k) * sizeof(double));
+    double *tauq = xmalloc((size_t)k * sizeof(double)), *taup = xmalloc((size_t)k * sizeof(double));
+    int desc[9], lwork, info;
+    const int one = 1, minus1 = -1;
+    double q;
+    self_desc(desc, k, m, m, ctxt);
+    pdgebrd_(&k, &m, R, &one, &one, desc, sv, e, tauq, taup, &q, &minus1, &info);
+    lapack_check(info, "pdgebrd (workspace query)", n);
+    double *work = query_work(q, &lwork);
+    pdgebrd_(&k, &m, R, &one, &one, desc, sv, e, tauq, taup, work, &lwork, &info);
+    lapack_check(info, "pdgebrd", n);
+    free(work);
+    lapack_check(LAPACKE_dbdsqr(LAPACK_COL_MAJOR, k < m ? 'L' : 'U', k, 0, 0, 0, sv, e, NULL, 1, NULL, 1, NULL, 1),
+                 "dbdsqr", n);
+    free(taup);
+    free(tauq);
+    free(e);
+}
+
+// The vectors task, first half: RᵀR (lower triangle) in tridiagonal form.
+static void gram_tridiagonal(ModeWork *w, int ctxt, int n) {
+    double *A = xmalloc((size_t)w->m * w->m * sizeof(double));
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, w->m, w->k, 1.0, w->R, w->m, 0.0, A, w->m);
+    tridiagonalize(&w->gram, A, w->m, ctxt, n);
+}
+
+// Numerical rank of √λ for the eigenvalues λ of RᵀR (dsterf on a copy of T; λ < 0 from
+// rounding count as 0).
+static int gram_rank(const ModeWork *w, double energy, int n) {
+    const int m = w->m;
+    double *lam = xmalloc((size_t)m * sizeof(double)), *e = xmalloc((size_t)m * sizeof(double));
+    memcpy(lam, w->gram.d, (size_t)m * sizeof(double));
+    memcpy(e, w->gram.e, (size_t)m * sizeof(double));
+    lapack_check(LAPACKE_dsterf(m, lam, e), "dsterf", n);
+    for (int i = 0; i < m / 2; i++) {  // descending
+        const double t = lam[i];
+        lam[i] = lam[m - 1 - i];
+        lam[m - 1 - i] = t;
+    }
+    for (int i = 0; i < m; i++) lam[i] = sqrt(fmax(0.0, lam[i]));
+    const int r = numerical_rank(lam, m, energy);
+    free(e);
+    free(lam);
+    return r;
+}
+
 // Flip U's columns so each one's largest-|·| entry (the first of equals) is positive:
-// the eigensolver's sign is arbitrary and may differ between grids.
+// the eigensolver's sign is arbitrary.
 static void fix_signs(double *U, int m, int ncol) {
     for (int c = 0; c < ncol; c++) {
         double *u = U + (size_t)c * m;
@@ -110,99 +364,123 @@ static void fix_signs(double *U, int m, int ncol) {
     }
 }
 
-void unfolding_svd(UnfoldingSvd *out, const double *X, const int dims[4], int n, int n_vec_min, double energy,
-                   const BlacsGrid *g) {
-    size_t outer = 1, inner = 1;
-    for (int k = 0; k < n; k++) outer *= (size_t)dims[k];
-    for (int k = n + 1; k < 4; k++) inner *= (size_t)dims[k];
-    if (outer * inner > INT_MAX) die(EXIT_RUNTIME, "unfolding_svd: mode-%d unfolding has too many columns", n);
-    const int m = dims[n], N = (int)(outer * inner), k = imin(m, N);
-    const int one = 1;
-    const double d_one = 1.0, d_zero = 0.0;
-    int info, lwork;
-    double query;
+// The vectors task, second half: U (m × K) = RᵀR's leading K eigenvectors, signs fixed.
+static double *gram_vectors(const ModeWork *w, int K, int n) {
+    double *U = xcalloc((size_t)w->m * imax(1, K), sizeof(double));
+    double *lam = xmalloc((size_t)imax(1, K) * sizeof(double));
+    top_eigenvectors(U, lam, &w->gram, K, n);
+    fix_signs(U, w->m, K);
+    free(lam);
+    return U;
+}
 
-    // T = X_(n)ᵀ (N × m): local row il is column j of X_(n), read at off[il] + i·inner.
-    DistMatrix T;
-    dist_init(&T, N, m, g);
-    size_t *off = xmalloc((size_t)imax(1, T.mloc) * sizeof(size_t));
-    for (int il = 0; il < T.mloc; il++) {
-        const size_t j = (size_t)global_index(il, g->myrow, g->nprow);
-        off[il] = j / inner * m * inner + j % inner;
+// ---- the four unfoldings
+
+// Owners of the eight tasks: longest first, each to the least loaded rank (ties: the
+// lowest), by flop counts: values dgebrd 4mk² − (4/3)k³; vectors dsyrk m²k + dsytrd
+// (4/3)m³. Depends only on the shapes, so every rank computes the same deal.
+static void deal_tasks(ModeWork w[4], int vectors, int size) {
+    double cost[8], *load = xcalloc((size_t)size, sizeof(double));
+    int order[8], n_tasks = 0;
+    for (int n = 0; n < 4; n++) {
+        const double m = w[n].m, k = w[n].k;
+        cost[2 * n] = 4.0 * m * k * k - 4.0 / 3.0 * k * k * k;
+        cost[2 * n + 1] = vectors ? m * m * k + 4.0 / 3.0 * m * m * m : -1.0;
+        w[n].owner[0] = w[n].owner[1] = 0;
     }
-    for (int jl = 0; jl < T.nloc; jl++) {
-        const size_t i = (size_t)global_index(jl, g->mycol, g->npcol);
-        double *col = T.a + (size_t)jl * T.lld;
-        for (int il = 0; il < T.mloc; il++) col[il] = X[off[il] + i * inner];
+    for (int t = 0; t < 8; t++)
+        if (cost[t] >= 0.0) order[n_tasks++] = t;
+    for (int i = 1; i < n_tasks; i++)  // insertion sort, decreasing cost
+        for (int j = i; j > 0 && cost[order[j]] > cost[order[j - 1]]; j--) {
+            const int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (int i = 0; i < n_tasks; i++) {
+        int best = 0;
+        for (int p = 1; p < size; p++)
+            if (load[p] < load[best]) best = p;
+        load[best] += cost[order[i]];
+        w[order[i] / 2].owner[order[i] % 2] = best;
     }
-    free(off);
+    free(load);
+}
 
-    // T = QR; R (k × m) is T's upper trapezoid, zeros below.
-    double *tau = xmalloc((size_t)(T.nloc + NB) * sizeof(double));
-    lwork = -1;
-    pdgeqrf_(&N, &m, T.a, &one, &one, T.desc, tau, &query, &lwork, &info);
-    double *work = workspace(query, &lwork);
-    pdgeqrf_(&N, &m, T.a, &one, &one, T.desc, tau, work, &lwork, &info);
-    if (info != 0) die(EXIT_RUNTIME, "pdgeqrf on the mode-%d unfolding: info %d", n, info);
-    free(work);
-    free(tau);
-    DistMatrix R;
-    dist_init(&R, k, m, g);
-    memset(R.a, 0, (size_t)R.lld * imax(1, R.nloc) * sizeof(double));
-    pdlacpy_("U", &k, &m, T.a, &one, &one, T.desc, R.a, &one, &one, R.desc);
-    free(T.a);
-
-    // G = RᵀR (m × m, lower triangle), before pdgesvd overwrites R.
-    DistMatrix G, Z;
-    dist_init(&G, m, m, g);
-    pdsyrk_("L", "T", &m, &k, &d_one, R.a, &one, &one, R.desc, &d_zero, G.a, &one, &one, G.desc);
-
-    out->m = m;
-    out->n_sv = k;
-    out->sv = xmalloc((size_t)k * sizeof(double));
-    lwork = -1;
-    pdgesvd_("N", "N", &k, &m, R.a, &one, &one, R.desc, out->sv, NULL, &one, &one, R.desc, NULL, &one, &one,
-             R.desc, &query, &lwork, &info);
-    work = workspace(query, &lwork);
-    pdgesvd_("N", "N", &k, &m, R.a, &one, &one, R.desc, out->sv, NULL, &one, &one, R.desc, NULL, &one, &one,
-             R.desc, work, &lwork, &info);
-    if (info != 0) die(EXIT_RUNTIME, "pdgesvd on the mode-%d unfolding: info %d", n, info);
-    free(work);
-    free(R.a);
-
-    // G = Z diag(w) Zᵀ, w ascending.
-    dist_init(&Z, m, m, g);
-    double *w = xmalloc((size_t)m * sizeof(double));
-    int liwork = -1, iquery;
-    lwork = -1;
-    pdsyevd_("V", "L", &m, G.a, &one, &one, G.desc, w, Z.a, &one, &one, Z.desc, &query, &lwork, &iquery, &liwork,
-             &info);
-    // The query leaves out the back-transformation's own workspace (pdormtr: about
-    // (mloc + nloc + NB)·NB + NB²/2), which exceeds the rest when d_n < NB.
-    work = workspace(query + (double)(Z.mloc + Z.nloc + 2 * NB) * NB, &lwork);
-    liwork = iquery + 1;
-    int *iwork = xmalloc((size_t)liwork * sizeof(int));
-    pdsyevd_("V", "L", &m, G.a, &one, &one, G.desc, w, Z.a, &one, &one, Z.desc, work, &lwork, iwork, &liwork,
-             &info);
-    if (info != 0) die(EXIT_RUNTIME, "pdsyevd on the mode-%d Gram matrix: info %d", n, info);
-    free(iwork);
-    free(work);
-    free(w);
-    free(G.a);
-
-    // Leading vector c is column m−1−c of Z: each rank writes its entries into a zero
-    // matrix and the sum over ranks (exact: one non-zero term per entry) replicates it.
-    out->n_vec = imin(m, imax(n_vec_min, numerical_rank(out->sv, k, energy)));
-    out->U = xcalloc((size_t)m * imax(1, out->n_vec), sizeof(double));
-    for (int jl = 0; jl < Z.nloc; jl++) {
-        const int c = m - 1 - global_index(jl, g->mycol, g->npcol);
-        if (c >= out->n_vec) continue;
-        for (int il = 0; il < Z.mloc; il++)
-            out->U[global_index(il, g->myrow, g->nprow) + (size_t)c * m] = Z.a[il + (size_t)jl * Z.lld];
+void unfolding_svds(UnfoldingSvd out[4], const double *X, const int dims[4], const int *n_vec_min, double energy,
+                    const BlacsGrid *g) {
+    const int me = g->rank, P = g->size;
+    ModeWork w[4];
+    for (int n = 0; n < 4; n++) {
+        size_t N = 1;
+        for (int k = 0; k < 4; k++)
+            if (k != n) N *= (size_t)dims[k];
+        w[n] = (ModeWork){.m = dims[n], .k = N < (size_t)dims[n] ? (int)N : dims[n]};
+        memset(&out[n], 0, sizeof out[n]);
+        out[n].m = w[n].m;
+        out[n].n_sv = w[n].k;
+        out[n].sv = xmalloc((size_t)w[n].k * sizeof(double));
     }
-    free(Z.a);
-    MPI_Allreduce(MPI_IN_PLACE, out->U, m * out->n_vec, MPI_DOUBLE, MPI_SUM, g->comm);
-    fix_signs(out->U, m, out->n_vec);
+    deal_tasks(w, n_vec_min != NULL, P);
+
+    // step 1: R of every unfolding, on rank 0, then on the owners of its two tasks; the
+    // smallest modes first, so that the owners of the largest mode's tasks start them
+    // as soon as its R arrives
+    int seq[4] = {0, 1, 2, 3};
+    for (int i = 1; i < 4; i++)
+        for (int j = i; j > 0 && dims[seq[j]] < dims[seq[j - 1]]; j--) {
+            const int t = seq[j];
+            seq[j] = seq[j - 1];
+            seq[j - 1] = t;
+        }
+    for (int i = 0; i < 4; i++) {
+        const int n = seq[i], mm = w[n].m * w[n].m, val = w[n].owner[0], vec = n_vec_min ? w[n].owner[1] : val;
+        double *R = tree_triangle(X, dims, n, g);
+        for (int t = 0; t < 2; t++) {
+            const int to = t ? vec : val;
+            if (to == 0 || (t && vec == val)) continue;
+            if (me == 0) MPI_Send(R, mm, MPI_DOUBLE, to, n, g->comm);
+            if (me == to) {
+                R = xmalloc((size_t)mm * sizeof(double));
+                MPI_Recv(R, mm, MPI_DOUBLE, 0, n, g->comm, MPI_STATUS_IGNORE);
+            }
+        }
+        if (me == val || me == vec) {
+            w[n].R = R;
+        } else {
+            free(R);
+        }
+    }
+
+    // step 2: this rank's tasks; the vectors task keeps K = the Gram matrix's numerical
+    // rank (at least n_vec_min) and its tridiagonal form, should σ's rank be larger
+    int K[4] = {0, 0, 0, 0};
+    for (int n = 0; n < 4; n++) {
+        if (n_vec_min && me == w[n].owner[1]) {
+            gram_tridiagonal(&w[n], g->self_ctxt, n);
+            K[n] = imin(w[n].m, imax(n_vec_min[n], gram_rank(&w[n], energy, n)));
+            out[n].U = gram_vectors(&w[n], K[n], n);
+        }
+        if (me == w[n].owner[0]) values_task(out[n].sv, w[n].R, w[n].k, w[n].m, g->self_ctxt, n);
+    }
+
+    // step 3: results from their owners
+    for (int n = 0; n < 4; n++) {
+        MPI_Bcast(out[n].sv, w[n].k, MPI_DOUBLE, w[n].owner[0], g->comm);
+        if (!n_vec_min) continue;
+        const int m = w[n].m, vec = w[n].owner[1];
+        MPI_Bcast(&K[n], 1, MPI_INT, vec, g->comm);
+        out[n].n_vec = imin(m, imax(n_vec_min[n], numerical_rank(out[n].sv, w[n].k, energy)));
+        if (me == vec && out[n].n_vec > K[n]) {  // a tie at the energy threshold (see above)
+            free(out[n].U);
+            out[n].U = gram_vectors(&w[n], out[n].n_vec, n);
+        }
+        if (me != vec) out[n].U = xmalloc((size_t)m * imax(1, out[n].n_vec) * sizeof(double));
+        MPI_Bcast(out[n].U, m * out[n].n_vec, MPI_DOUBLE, vec, g->comm);
+    }
+    for (int n = 0; n < 4; n++) {
+        free(w[n].R);
+        tridiagonal_free(&w[n].gram);
+    }
 }
 
 void unfolding_svd_free(UnfoldingSvd *u) {
@@ -211,7 +489,7 @@ void unfolding_svd_free(UnfoldingSvd *u) {
     memset(u, 0, sizeof *u);
 }
 
-// ---- HOOI (local)
+// ---- HOOI
 
 // out[a, r, b] = Σ_i U[i, ·] in[a, i, b]: the mode product in ×_k Uᵀ of a row-major
 // tensor seen as [a, d, b]; U is d × r column-major, i.e. Uᵀ row-major r × d.
@@ -226,60 +504,92 @@ static void ttm(double *out, const double *in, int a, int d, int b, const double
 }
 
 // U (m × r, column-major, orthonormal) = the leading r left singular vectors of Y
-// (m × p, column-major), r ≤ min(m, p), from the smaller Gram matrix (YYᵀ or YᵀY) and
-// dsyevr; returns Σ of the top r σ². With YᵀY = VΛVᵀ, U spans Y V_r and is
-// re-orthonormalised by a QR.
-static double leading_left_vectors(double *U, const double *Y, int m, int p, int r) {
+// (m × p, column-major), r ≤ min(m, p), from the smaller Gram matrix (YYᵀ or YᵀY);
+// returns Σ of the top r σ². With YᵀY = VΛVᵀ, U spans Y V_r and is re-orthonormalised
+// by a QR. ctxt: the calling rank's 1×1 grid.
+static double leading_left_vectors(double *U, const double *Y, int m, int p, int r, int ctxt) {
     const int s = imin(m, p);
     double *M = xmalloc((size_t)s * s * sizeof(double));
-    double *V = xmalloc((size_t)s * r * sizeof(double));
-    double *w = xmalloc((size_t)s * sizeof(double));
-    int *isuppz = xmalloc((size_t)2 * s * sizeof(int));
+    double *V = s == m ? U : xmalloc((size_t)s * r * sizeof(double));
+    double *lam = xmalloc((size_t)r * sizeof(double));
     if (s == m)
-        cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, m, p, 1.0, Y, m, 0.0, M, m);
+        cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, m, p, 1.0, Y, m, 0.0, M, m);
     else
-        cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, p, m, 1.0, Y, m, 0.0, M, p);
-    int found = 0;
-    int info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'I', 'U', s, M, s, 0.0, 0.0, s - r + 1, s, 0.0, &found, w, V,
-                              s, isuppz);
-    if (info != 0 || found != r) die(EXIT_RUNTIME, "HOOI: dsyevr failed (info %d)", info);
+        cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, p, m, 1.0, Y, m, 0.0, M, p);
+    Tridiagonal t;
+    tridiagonalize(&t, M, s, ctxt, -1);
+    top_eigenvectors(V, lam, &t, r, -1);
+    tridiagonal_free(&t);
     double kept = 0.0;
-    for (int c = 0; c < r; c++) kept += w[c];
-    // descending: column c of the result is column r−1−c of V
-    double *Vd = M;  // M is free now: s·s ≥ s·r
-    for (int c = 0; c < r; c++) memcpy(Vd + (size_t)c * s, V + (size_t)(r - 1 - c) * s, (size_t)s * sizeof(double));
-    if (s == m) {
-        memcpy(U, Vd, (size_t)m * r * sizeof(double));
-    } else {
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, r, p, 1.0, Y, m, Vd, p, 0.0, U, m);
+    for (int c = 0; c < r; c++) kept += lam[c];
+    if (s < m) {
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, r, p, 1.0, Y, m, V, p, 0.0, U, m);
         double *tau = xmalloc((size_t)r * sizeof(double));
-        if (LAPACKE_dgeqrf(LAPACK_COL_MAJOR, m, r, U, m, tau) != 0 ||
-            LAPACKE_dorgqr(LAPACK_COL_MAJOR, m, r, r, U, m, tau) != 0)
-            die(EXIT_RUNTIME, "HOOI: QR of the projected vectors failed");
+        lapack_check(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, m, r, U, m, tau), "dgeqrf", -1);
+        lapack_check(LAPACKE_dorgqr(LAPACK_COL_MAJOR, m, r, r, U, m, tau), "dorgqr", -1);
         free(tau);
+        free(V);
     }
-    free(isuppz);
-    free(w);
-    free(V);
-    free(M);
+    free(lam);
     return kept;
 }
 
+enum { HOOI_BLOCKS = 8 };  // blocks of the outer index of a split mode product
+
+// out = in ×_k Uᵀ as ttm (in seen as [a, d, b]), with the outer index cut into
+// HOOI_BLOCKS fixed blocks, block β computed on rank β·P/HOOI_BLOCKS and gathered on
+// every rank. For the first product of a projection, the one on X itself (2·|X|·r
+// flops); the blocks do not depend on the number of ranks, so neither do the bits.
+static void ttm_split(double *out, const double *in, int a, int d, int b, const double *U, int r, const BlacsGrid *g) {
+    const int nb = imin(a, HOOI_BLOCKS), P = g->size;
+    int *count = xcalloc((size_t)P, sizeof(int)), *displ = xcalloc((size_t)P, sizeof(int));
+    for (int blk = 0; blk < nb; blk++) {
+        const int a0 = (int)((long long)a * blk / nb), a1 = (int)((long long)a * (blk + 1) / nb);
+        const int owner = blk * P / nb;
+        if (owner == g->rank) ttm(out + (size_t)a0 * r * b, in + (size_t)a0 * d * b, a1 - a0, d, b, U, r);
+        count[owner] += (a1 - a0) * r * b;
+    }
+    for (int p = 1; p < P; p++) displ[p] = displ[p - 1] + count[p - 1];
+    if (P > 1) MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, count, displ, MPI_DOUBLE, g->comm);
+    free(displ);
+    free(count);
+}
+
+// The products of one HOOI run: the permuted X, the factors, and the first product of
+// the last projection, A = Xp ×_k U_kᵀ (k = A_mode, −1 if none), reused while U_k is
+// unchanged: every order starts with the most shrinking mode, so A serves the three
+// updates of a sweep before that mode's own.
+typedef struct {
+    const double *Xp;
+    int d[4], r[4], order[4][3];
+    double *U[4];
+    double *A, *buf[2];
+    int A_mode;
+    const BlacsGrid *g;
+} Hooi;
+
 // Yn (d_n × p, column-major) = the mode-n unfolding of X ×_k U_kᵀ over the three
-// k ≠ n, in the order given; returns p = Π_{k≠n} r_k. buf: two buffers for the
-// intermediates.
-static int project_unfolded(double *Yn, const double *Xp, const int d[4], const int order[3], int n,
-                            double *const U[4], const int r[4], double *const buf[2]) {
-    int cd[4] = {d[0], d[1], d[2], d[3]};
-    const double *src = Xp;
-    for (int i = 0; i < 3; i++) {
+// k ≠ n, in the order given; returns p = Π_{k≠n} r_k.
+static int project_unfolded(double *Yn, Hooi *h, int n) {
+    const int *order = h->order[n], k0 = order[0];
+    int cd[4] = {h->d[0], h->d[1], h->d[2], h->d[3]};
+    if (h->A_mode != k0) {
+        int a = 1, b = 1;
+        for (int j = 0; j < k0; j++) a *= cd[j];
+        for (int j = k0 + 1; j < 4; j++) b *= cd[j];
+        ttm_split(h->A, h->Xp, a, cd[k0], b, h->U[k0], h->r[k0], h->g);
+        h->A_mode = k0;
+    }
+    cd[k0] = h->r[k0];
+    const double *src = h->A;
+    for (int i = 1; i < 3; i++) {
         const int k = order[i];
         int a = 1, b = 1;
         for (int j = 0; j < k; j++) a *= cd[j];
         for (int j = k + 1; j < 4; j++) b *= cd[j];
-        ttm(buf[i % 2], src, a, cd[k], b, U[k], r[k]);
-        src = buf[i % 2];
-        cd[k] = r[k];
+        ttm(h->buf[i % 2], src, a, cd[k], b, h->U[k], h->r[k]);
+        src = h->buf[i % 2];
+        cd[k] = h->r[k];
     }
     tensor_unfold(Yn, src, cd, n);
     return cd[order[0]] * cd[order[1]] * cd[order[2]];
@@ -289,7 +599,9 @@ static int project_unfolded(double *Yn, const double *Xp, const int d[4], const 
 // mode of an attention tensor): then every product is one GEMM or a loop of wide
 // ones (b ≥ the product of the two largest modes), never a loop of GEMMs with b = 3.
 void tucker_hooi(TuckerModel *t, const double *X, const int dims[4], const int ranks[4], const double *const U0[4],
-                 double tol, int max_iter, int verbose) {
+                 double tol, int max_iter, int verbose, const BlacsGrid *g) {
+    Hooi h = {.A_mode = -1, .g = g};
+    int *d = h.d, *r = h.r;
     // perm[q] = original mode at internal position q
     int perm[4], smallest = 0;
     for (int k = 1; k < 4; k++)
@@ -297,7 +609,6 @@ void tucker_hooi(TuckerModel *t, const double *X, const int dims[4], const int r
     perm[0] = smallest;
     for (int k = 0, q = 1; k < 4; k++)
         if (k != smallest) perm[q++] = k;
-    int d[4], r[4];
     size_t size = 1;
     for (int q = 0; q < 4; q++) {
         d[q] = dims[perm[q]];
@@ -319,10 +630,11 @@ void tucker_hooi(TuckerModel *t, const double *X, const int dims[4], const int r
                 double *dst = Xp + i0 * stride[0] + i1 * stride[1] + i2 * stride[2];
                 for (int i3 = 0; i3 < dims[3]; i3++) dst[i3 * stride[3]] = *x++;
             }
+    h.Xp = Xp;
     double normX2 = 0.0;
     for (size_t i = 0; i < size; i++) normX2 += Xp[i] * Xp[i];
 
-    double *U[4];
+    double **U = h.U;
     for (int q = 0; q < 4; q++) {
         U[q] = xmalloc((size_t)d[q] * r[q] * sizeof(double));
         memcpy(U[q], U0[perm[q]], (size_t)d[q] * r[q] * sizeof(double));
@@ -330,55 +642,58 @@ void tucker_hooi(TuckerModel *t, const double *X, const int dims[4], const int r
 
     // Mode products for U_n in order of decreasing shrinkage r_k/d_k, so the large
     // intermediate comes first and is small; order[n] lists the three k ≠ n.
-    int order[4][3];
-    size_t buf_size = 1, p_max = 1;
+    size_t A_size = 1, buf_size = 1, p_max = 1;  // the first product, the later ones, Y_(n)
     for (int n = 0; n < 4; n++) {
-        int c = 0;
+        int *order = h.order[n], c = 0;
         for (int k = 0; k < 4; k++)
-            if (k != n) order[n][c++] = k;
+            if (k != n) order[c++] = k;
         for (int i = 1; i < 3; i++)
-            for (int j = i; j > 0 && (double)r[order[n][j]] / d[order[n][j]] <
-                                         (double)r[order[n][j - 1]] / d[order[n][j - 1]];
+            for (int j = i; j > 0 && (double)r[order[j]] / d[order[j]] < (double)r[order[j - 1]] / d[order[j - 1]];
                  j--) {
-                int tmp = order[n][j];
-                order[n][j] = order[n][j - 1];
-                order[n][j - 1] = tmp;
+                int tmp = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = tmp;
             }
         size_t s = size, p = 1;
         for (int i = 0; i < 3; i++) {
-            s = s / d[order[n][i]] * r[order[n][i]];
-            if (s > buf_size) buf_size = s;
-            p *= (size_t)r[order[n][i]];
+            s = s / d[order[i]] * r[order[i]];
+            size_t *max = i ? &buf_size : &A_size;
+            if (s > *max) *max = s;
+            p *= (size_t)r[order[i]];
         }
         if (p * d[n] > p_max) p_max = p * d[n];
     }
-    double *const buf[2] = {xmalloc(buf_size * sizeof(double)), xmalloc(buf_size * sizeof(double))};
+    h.A = xmalloc(A_size * sizeof(double));
+    h.buf[0] = xmalloc(buf_size * sizeof(double));
+    h.buf[1] = xmalloc(buf_size * sizeof(double));
     double *Yn = xmalloc(p_max * sizeof(double));
 
     if (verbose)
         fprintf(stderr, "tucker_hooi: ranks %d×%d×%d×%d, tol %.1e, max %d sweeps\n", ranks[0], ranks[1], ranks[2],
                 ranks[3], tol, max_iter);
     // ‖X − X̂‖² = ‖X‖² − ‖C‖² for the core C = X ×_k U_kᵀ (all k), so the fit needs
-    // only ‖C‖. The HOSVD start's fit is the reference for the first sweep's change.
+    // only ‖C‖. The HOSVD start's fit, ‖C‖ = ‖U_0ᵀ Y_(0)‖ from the first update's own
+    // projection, is the reference for the first sweep's change.
     t->fit = NAN;
     t->iters = 0;
     double fit_prev = NAN;
-    if (normX2 > 0.0) {  // ‖C‖ = ‖U_3ᵀ Y_(3)‖
-        const double t0 = now_seconds();
-        const int p = project_unfolded(Yn, Xp, d, order[3], 3, U, r, buf);
-        double *C = buf[0];  // r_3 × p: no larger than the last intermediate
-        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, r[3], p, d[3], 1.0, U[3], d[3], Yn, d[3], 0.0, C, r[3]);
-        double core2 = 0.0;
-        for (size_t i = 0; i < (size_t)r[3] * p; i++) core2 += C[i] * C[i];
-        t->fit = fit_prev = 1.0 - sqrt(fmax(0.0, normX2 - core2)) / sqrt(normX2);
-        if (verbose) fprintf(stderr, "its = 0 (%.3fs)  fit = %.5f  (HOSVD)\n", now_seconds() - t0, fit_prev);
-    }
     for (int it = 1; normX2 > 0.0 && it <= max_iter; it++) {
-        const double t0 = now_seconds();
+        double t0 = now_seconds();
         double kept = 0.0;  // Σ top σ² of the last projected unfolding = ‖C‖²
         for (int n = 0; n < 4; n++) {
-            const int p = project_unfolded(Yn, Xp, d, order[n], n, U, r, buf);
-            kept = leading_left_vectors(U[n], Yn, d[n], p, r[n]);
+            const int p = project_unfolded(Yn, &h, n);
+            if (it == 1 && n == 0) {
+                double *C = h.buf[0];  // r_0 × p: no larger than the last intermediate
+                cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, r[0], p, d[0], 1.0, U[0], d[0], Yn, d[0], 0.0, C,
+                            r[0]);
+                double core2 = 0.0;
+                for (size_t i = 0; i < (size_t)r[0] * p; i++) core2 += C[i] * C[i];
+                t->fit = fit_prev = 1.0 - sqrt(fmax(0.0, normX2 - core2)) / sqrt(normX2);
+                if (verbose) fprintf(stderr, "its = 0 (%.3fs)  fit = %.5f  (HOSVD)\n", now_seconds() - t0, fit_prev);
+                t0 = now_seconds();
+            }
+            kept = leading_left_vectors(U[n], Yn, d[n], p, r[n], g->self_ctxt);
+            if (h.A_mode == n) h.A_mode = -1;
         }
         const double fit = 1.0 - sqrt(fmax(0.0, normX2 - kept)) / sqrt(normX2);
         t->fit = fit;
@@ -395,8 +710,9 @@ void tucker_hooi(TuckerModel *t, const double *X, const int dims[4], const int r
         t->U[perm[q]] = U[q];
     }
     free(Yn);
-    free(buf[0]);
-    free(buf[1]);
+    free(h.A);
+    free(h.buf[0]);
+    free(h.buf[1]);
     free(Xp);
 }
 

@@ -1,7 +1,7 @@
 // tucker.h: Tucker decomposition of a four-mode tensor, X ≈ C ×₀ U₀ ×₁ U₁ ×₂ U₂ ×₃ U₃,
 // by HOSVD and HOOI (De Lathauwer, De Moor & Vandewalle 2000), with the SVDs of the
-// unfoldings computed block-cyclically on a BLACS grid. Private to the invariants
-// module: score.c and the tests use it.
+// unfoldings computed over the ranks of a grid. Private to the invariants module:
+// score.c and the tests use it.
 //
 // X is double, row-major [d0][d1][d2][d3] (last mode fastest). The mode-n unfolding
 // X_(n) is the d_n × (Π_{k≠n} d_k) matrix of mode-n fibres. Its columns are taken in
@@ -26,14 +26,15 @@ typedef struct {
     double *U;   // d_n × n_vec, column-major, orthonormal; sign: largest-|·| entry positive
 } UnfoldingSvd;
 
-// Collective over g->comm. The singular values and leading left singular vectors of
-// X_(n), replicated on every rank. The grid holds X_(n)ᵀ block-cyclically (each rank
-// fills its blocks from X); σ come from the QR X_(n)ᵀ = QR and the SVD of R (pdgeqrf,
-// pdgesvd), so they are accurate to ε‖X‖ like a direct SVD; the vectors are the
-// eigenvectors of RᵀR = X_(n)X_(n)ᵀ (pdsyrk, pdsyevd). Keeps
-// n_vec = min(d_n, max(n_vec_min, numerical_rank(σ, energy))) vectors.
-void unfolding_svd(UnfoldingSvd *out, const double *X, const int dims[4], int n, int n_vec_min, double energy,
-                   const BlacsGrid *g);
+// Collective over g->comm. The singular values of the four unfoldings X_(n) and, unless
+// n_vec_min is NULL, their leading left singular vectors, replicated on every rank
+// (see tucker.c for how the work is split). σ come from the QR X_(n)ᵀ = QR (TSQR over
+// the ranks) and the bidiagonal SVD of R (dgebrd, dbdsqr), so they are accurate to
+// ε‖X‖ like a direct SVD; the vectors are eigenvectors of RᵀR = X_(n)X_(n)ᵀ. Keeps
+// n_vec = min(d_n, max(n_vec_min[n], numerical_rank(σ, energy))) vectors (none, and
+// U NULL, when n_vec_min is NULL). The bits do not depend on the number of ranks.
+void unfolding_svds(UnfoldingSvd out[4], const double *X, const int dims[4], const int *n_vec_min, double energy,
+                    const BlacsGrid *g);
 void unfolding_svd_free(UnfoldingSvd *u);
 
 typedef struct {
@@ -46,10 +47,12 @@ typedef struct {
 // HOOI from U0[n] (d_n × ranks[n], column-major, orthonormal; the HOSVD factors): each
 // sweep replaces U_n by the leading ranks[n] left singular vectors of
 // X ×_{k≠n} U_kᵀ, n = 0..3, and stops when the fit changes by less than tol or after
-// max_iter sweeps. Needs ranks[n] ≤ Π_{k≠n} ranks[k]. Local to the calling rank (every
-// rank of a grid runs it on the same data). verbose: one line per sweep on stderr.
+// max_iter sweeps. Needs ranks[n] ≤ Π_{k≠n} ranks[k]. Collective over g->comm: every
+// rank passes the same X and U0 and gets the same model, whatever the number of ranks;
+// the mode products on X itself are split over the ranks, the rest is repeated on each.
+// verbose: one line per sweep on stderr.
 void tucker_hooi(TuckerModel *t, const double *X, const int dims[4], const int ranks[4], const double *const U0[4],
-                 double tol, int max_iter, int verbose);
+                 double tol, int max_iter, int verbose, const BlacsGrid *g);
 void tucker_model_free(TuckerModel *t);
 
 #endif
