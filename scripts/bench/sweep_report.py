@@ -518,7 +518,7 @@ def replay_asha(full, rows, params, best):
     fr = np.array([s for s, _ in res]) / total
     df = best - np.array([b for _, b in res])
     print(f"  replay of ASHA's rule on the full run's curves (rungs {rungs}, eta 3, {len(full.workers)} workers, measured step times):")
-    print(f"    trials handed out in grid order (as the runner does): {100 * s0 / total:.1f} % of the steps, best reward"
+    print(f"    trials handed out in grid (id) order (the runner shuffles them under ASHA; this shows why): {100 * s0 / total:.1f} % of the steps, best reward"
           f" {b0:.4f} (difference {best - b0:+.4f})")
     print(f"    in 200 random orders: {100 * fr.mean():.1f} % of the steps on average (10-90 %: {100 * np.percentile(fr, 10):.1f}"
           f"-{100 * np.percentile(fr, 90):.1f} %), difference {df.mean():+.4f} on average, <= 0.01 in {100 * (df <= 0.01).mean():.0f} %"
