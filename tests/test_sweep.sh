@@ -2,7 +2,8 @@
 # End-to-end tests of `attnsweep run` under mpirun:
 #   1. 2, 3 and 5 ranks (oversubscribed), and 5 ranks in groups of 2: every trial in the
 #      results file exactly once, reward = accuracy − β·RankDeviation − γ·Correlation on
-#      every row, the file reads in h5py and pandas;
+#      every row, the file reads in h5py and pandas; regularised evolution with more
+#      workers than its population, so workers wait for results before they get a trial;
 #   2. a configuration that diverges (absurd learning rate) is recorded failed and the
 #      sweep finishes;
 #   3. --resume on a sweep that has not started starts it; a second run without
@@ -44,11 +45,12 @@ ${4:-}
 YAML
 }
 
-# check_file FILE TRIALS: each trial once, the reward formula on every row, pandas reads it.
+# check_file FILE TRIALS [METHOD]: each trial once, the reward formula on every row, pandas
+# reads it.
 check_file() {
-    "$py" - "$1" "$2" <<'PY' || fail "results file $1"
+    "$py" - "$1" "$2" "${3:-random}" <<'PY' || fail "results file $1"
 import sys, h5py, numpy, pandas
-path, n = sys.argv[1], int(sys.argv[2])
+path, n, method = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 f = h5py.File(path, "r")
 df = pandas.DataFrame(f["summary"][:])
 ids = sorted(df.trial.tolist())
@@ -57,7 +59,7 @@ assert sorted(f["trials"].keys()) == [f"{i:06d}" for i in range(n)], list(f["tri
 ok = df[df.status == b"ok"]
 want = ok.accuracy - 0.2 * ok.rank_deviation - 0.3 * ok.correlation
 assert numpy.allclose(ok.reward, want, rtol=0, atol=1e-12), (ok.reward - want).abs().max()
-assert "method: random" in f.attrs["yaml"] and f.attrs["sweep"] in f.attrs["yaml"], f.attrs["sweep"]
+assert f"method: {method}" in f.attrs["yaml"] and f.attrs["sweep"] in f.attrs["yaml"], f.attrs["sweep"]
 PY
 }
 
@@ -83,6 +85,13 @@ cols = ["attention", "lambda_orth", "lr", "seed", "accuracy", "loss", "reward"]
 assert a[cols].equals(b[cols]), (a[cols].compare(b[cols]))
 PY
 pass "2 and 3 ranks: identical configurations and results per trial"
+sweep_yaml evo 8 20
+sed -i 's/^method: random$/method: evolution\nevolution: {population: 2, sample_size: 2}/' "$tmp/evo.yaml"
+rc=0
+mpirun -np 5 "$bin" run evo.yaml -o evo.h5 --quiet 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "evolution on 5 ranks: exit code $rc"
+check_file evo.h5 8 evolution
+pass "evolution, population 2, on 4 workers: 8 trials, each once"
 
 echo "== 2. a diverging configuration is recorded failed; the sweep finishes"
 sweep_yaml nan 4 20 "  lr: {value: 10}

@@ -243,7 +243,7 @@ def report_scaling(work, n1, n2):
         if run.coord_cpu_ms is not None:
             n = len(run.trials)
             s = (f"  coordinator: {run.coord_cpu_ms:.2f} ms CPU and {run.coord_answer_ms:.2f} ms answering per trial (its own report;"
-                 f" CPU since process start: {run.coord_cpu_ms * n / 1e3:.2f} s")
+                 f" CPU from the sweep's start, MPI's threads included: {run.coord_cpu_ms * n / 1e3:.2f} s")
             if "init_cpu" in c0 and "fin_cpu" in c0:
                 loop = c0["fin_cpu"] - c0["init_cpu"]
                 s += (f", of which MPI_Init {c0['init_cpu']:.2f} s; after MPI_Init {loop:.2f} s ="
@@ -316,7 +316,7 @@ def report_overhead(work, name, fsync_path, perf_path=None, perf_name=None):
     hbytes = os.path.getsize(os.path.join(work, name + ".h5"))
     print(f"  per trial on disk: journal {jbytes / n / 1024:.1f} KiB, HDF5 file {hbytes / n / 1024:.1f} KiB")
     print()
-    print(f"  coordinator, its own report: {run.coord_cpu_ms:.3f} ms CPU per trial (getrusage since process start)"
+    print(f"  coordinator, its own report: {run.coord_cpu_ms:.3f} ms CPU per trial (getrusage from the sweep's start: MPI's threads included, MPI_Init not)"
           f"   target < 1 ms: {'met' if run.coord_cpu_ms < 1 else 'MISSED'}")
     print(f"                               {run.coord_answer_ms:.3f} ms answering per trial (READY answers, journal append + fsync,"
           f" HDF5 write + flush)")
@@ -366,7 +366,7 @@ PERF_ROWS = [
     ("    journal append (journal_append)", r"journal_append$"),
     ("      of which fsync (kernel side)", r"__x64_sys_fsync$"),
     ("    unpacking the result (trial_unpack)", r"trial_unpack$"),
-    ("  a READY: on_ready (sampler, MPI_Send of the trial)", r"on_ready\b"),
+    ("  a READY: on_ready (sampler, MPI_Isend of the trial)", r"on_ready\b"),
     ("  polling: MPI_Iprobe", r"P?MPI_Iprobe$"),
     ("  polling: nanosleep", r"(__GI___)?nanosleep|clock_nanosleep"),
     ("sched_yield (Open MPI's yield_when_idle, anywhere)", r"(__GI_)?_?_?sched_yield"),
