@@ -9,14 +9,16 @@
 //     X_(n)ᵀ = QR     σ(X_(n)) = σ(R),   X_(n)X_(n)ᵀ = RᵀR,
 // in three steps:
 //  1. R by TSQR over a fixed tree: the N fibres (rows of X_(n)ᵀ) are cut into L leaves
-//     (a power of two up to 64; see tree_triangle), dealt to the ranks in contiguous
-//     runs; a leaf is packed in chunks of about 256 KB (factored in cache) and
+//     (a power of two up to 64; see tree_triangle), dealt in contiguous runs to the
+//     ranks taking part (step 2 says which); a leaf is packed in chunks of about 256 KB (factored in cache) and
 //     each chunk folded into the leaf's triangle (dgeqrf, then dtpqrt); sibling triangles
 //     are folded pairwise up the tree (dtpqrt of two triangles, (2/3)m³ flops), sent
 //     between ranks where siblings live apart. 2·N·m² flops, split evenly. The tree does
 //     not depend on the number of ranks, so neither do R's bits, nor anything after it:
-//     scores are identical on 1, 2 or 4 ranks (a rank-dependent reduction moved the
-//     vectors by rounding, which an unconverged CP-ALS amplified to 1e-9).
+//     with one BLAS thread per rank, scores are identical on any number of ranks (a
+//     rank-dependent reduction moved the vectors by rounding, which an unconverged
+//     CP-ALS amplified to 1e-9). R goes from the tree's root to the owners of the
+//     mode's tasks without blocking the root (MPI_Isend).
 //  2. Two tasks per mode, all eight dealt over the ranks by cost, each solved by
 //     ScaLAPACK on its rank's own 1×1 grid (grid.h):
 //     values   pdgebrd + dbdsqr on R: σ as accurate as a direct SVD (ε‖X‖ absolute);
@@ -28,6 +30,11 @@
 //     tasks of one mode instead run at once. With more ranks than tasks, a task's grid
 //     could grow to several ranks (the routines take any grid); at the sizes scored
 //     here that does not pay.
+//     The longest task (the σ of the largest mode, for an attention tensor) sets the
+//     time, so its mode goes first: all ranks compute its R, then its owner starts it
+//     while the other ranks compute the other modes' R without it. BERT-base's layer on
+//     2 ranks: 0.13 s for this HOSVD, against 0.15 s when every R was computed by all
+//     ranks before any task began, and 0.25 s on one rank.
 //  3. Every task's result is broadcast from its rank.
 // The singular values come from the bidiagonal, never from the Gram matrix: √λ of
 // X_(n)X_(n)ᵀ has absolute error ε‖X‖²/σ, which puts every zero singular value of a
@@ -240,15 +247,17 @@ static void local_triangle(double *R, const double *X, int m, size_t inner, size
 }
 
 // The TSQR tree of one unfolding: L leaves of fibres [N·ℓ/L, N·(ℓ+1)/L), leaf ℓ on
-// rank ℓ·P/L.
+// rank ranks[ℓ·n_ranks/L] (the ranks taking part, in increasing order).
 typedef struct {
     const double *X;
     int m, n, L;
     size_t inner, N;
+    const int *ranks;
+    int n_ranks;
     const BlacsGrid *g;
 } Tsqr;
 
-static int leaf_rank(const Tsqr *t, int leaf) { return (int)((long long)leaf * t->g->size / t->L); }
+static int leaf_rank(const Tsqr *t, int leaf) { return t->ranks[(long long)leaf * t->n_ranks / t->L]; }
 
 // The triangle of leaves [lo, hi), on leaf_rank(lo) (NULL on the other ranks): the two
 // halves' triangles folded, the right one first sent over if it lives elsewhere. Every
@@ -277,13 +286,16 @@ static double *subtree_triangle(const Tsqr *t, int lo, int hi) {
     return A;
 }
 
-// R of the whole X_(n)ᵀ on rank 0 (NULL elsewhere). Leaves: the largest power of two
+// R of the whole X_(n)ᵀ, computed by ranks[0..n_ranks) (all of which call this), on
+// ranks[0] (NULL on the others). The tree, and so R's bits, depend only on the shape,
+// not on which ranks take part. Leaves: the largest power of two
 // up to 64 that leaves at least m rows and one chunk in each: a leaf's QR then costs at
 // least twice the (2/3)m³ flops of folding it in (BERT's mode 2, m = 768, N = 2304: 2
 // leaves, 0.089 s against 0.086 s for one dgeqrf; 4 leaves took 0.097 s), and a small
 // tensor gains nothing from being cut.
-static double *tree_triangle(const double *X, const int dims[4], int n, const BlacsGrid *g) {
-    Tsqr t = {.X = X, .m = dims[n], .n = n, .L = 1, .inner = 1, .N = 1, .g = g};
+static double *tree_triangle(const double *X, const int dims[4], int n, const int *ranks, int n_ranks,
+                             const BlacsGrid *g) {
+    Tsqr t = {.X = X, .m = dims[n], .n = n, .L = 1, .inner = 1, .N = 1, .ranks = ranks, .n_ranks = n_ranks, .g = g};
     for (int k = 0; k < 4; k++)
         if (k != n) t.N *= (size_t)dims[k];
     for (int k = n + 1; k < 4; k++) t.inner *= (size_t)dims[k];
@@ -295,10 +307,13 @@ static double *tree_triangle(const double *X, const int dims[4], int n, const Bl
 // ---- step 2: the tasks
 
 typedef struct {
-    int m, k;          // d_n; rows of R, min(d_n, N)
-    int owner[2];      // ranks of the values task [0] and the vectors task [1]
-    double *R;         // on both owners
-    Tridiagonal gram;  // vectors task: RᵀR = Q T Qᵀ
+    int m, k;               // d_n; rows of R, min(d_n, N)
+    int owner[2];           // ranks of the values task [0] and the vectors task [1]
+    int root;               // the rank R is computed on
+    double *R;              // on the owners: R for their tasks
+    double *R_sent;         // on the root when it sends R and R is not its own (freed last)
+    MPI_Request send[2];    // on the root: R on its way to the owners
+    Tridiagonal gram;       // vectors task: RᵀR = Q T Qᵀ
 } ModeWork;
 
 // The values task: σ of R (k × m, k ≤ m) from its bidiagonal B = QᵀRP (pdgebrd, upper
@@ -378,8 +393,9 @@ static double *gram_vectors(const ModeWork *w, int K, int n) {
 
 // Owners of the eight tasks: longest first, each to the least loaded rank (ties: the
 // lowest), by flop counts: values dgebrd 4mk² − (4/3)k³; vectors dsyrk m²k + dsytrd
-// (4/3)m³. Depends only on the shapes, so every rank computes the same deal.
-static void deal_tasks(ModeWork w[4], int vectors, int size) {
+// (4/3)m³. Depends only on the shapes, so every rank computes the same deal. Returns
+// the longest task, 2n for mode n's values, 2n + 1 for its vectors.
+static int deal_tasks(ModeWork w[4], int vectors, int size) {
     double cost[8], *load = xcalloc((size_t)size, sizeof(double));
     int order[8], n_tasks = 0;
     for (int n = 0; n < 4; n++) {
@@ -404,6 +420,29 @@ static void deal_tasks(ModeWork w[4], int vectors, int size) {
         w[order[i] / 2].owner[order[i] % 2] = best;
     }
     free(load);
+    return order[0];
+}
+
+enum { TAG_R = 4 };  // R of mode n to a task owner: tag TAG_R + n (the trees use tag n)
+
+// On the root of mode n's tree, which holds its R: R to the owners of the mode's tasks
+// (nonblocking: they take it when they get to their task), and what the root keeps.
+// The values task overwrites its R, so a root that runs it while sending R works on a
+// copy.
+static void send_triangle(ModeWork *w, double *R, int vectors, int n, const BlacsGrid *g) {
+    const int me = g->rank, mm = w->m * w->m, val = w->owner[0], vec = vectors ? w->owner[1] : val;
+    int sends = 0;
+    if (val != me) MPI_Isend(R, mm, MPI_DOUBLE, val, TAG_R + n, g->comm, &w->send[sends++]);
+    if (vec != me && vec != val) MPI_Isend(R, mm, MPI_DOUBLE, vec, TAG_R + n, g->comm, &w->send[sends++]);
+    if (val == me && sends) {
+        w->R = xmalloc((size_t)mm * sizeof(double));
+        memcpy(w->R, R, (size_t)mm * sizeof(double));
+        w->R_sent = R;
+    } else if (val == me || vec == me) {
+        w->R = R;
+    } else {
+        w->R_sent = R;
+    }
 }
 
 void unfolding_svds(UnfoldingSvd out[4], const double *X, const int dims[4], const int *n_vec_min, double energy,
@@ -414,53 +453,64 @@ void unfolding_svds(UnfoldingSvd out[4], const double *X, const int dims[4], con
         size_t N = 1;
         for (int k = 0; k < 4; k++)
             if (k != n) N *= (size_t)dims[k];
-        w[n] = (ModeWork){.m = dims[n], .k = N < (size_t)dims[n] ? (int)N : dims[n]};
+        w[n] = (ModeWork){.m = dims[n], .k = N < (size_t)dims[n] ? (int)N : dims[n],
+                          .send = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}};
         memset(&out[n], 0, sizeof out[n]);
         out[n].m = w[n].m;
         out[n].n_sv = w[n].k;
         out[n].sv = xmalloc((size_t)w[n].k * sizeof(double));
     }
-    deal_tasks(w, n_vec_min != NULL, P);
+    const int vectors = n_vec_min != NULL, lead_task = deal_tasks(w, vectors, P);
+    const int lead = lead_task / 2, lead_owner = w[lead].owner[lead_task % 2];
 
-    // step 1: R of every unfolding, on rank 0, then on the owners of its two tasks; the
-    // smallest modes first, so that the owners of the largest mode's tasks start them
-    // as soon as its R arrives
-    int seq[4] = {0, 1, 2, 3};
-    for (int i = 1; i < 4; i++)
-        for (int j = i; j > 0 && dims[seq[j]] < dims[seq[j - 1]]; j--) {
+    // The modes in the order every rank takes them: the lead mode (that of the longest
+    // task) first, then the others from the smallest. The lead's R is computed by all
+    // ranks; the other modes' by all but the lead task's owner, which starts that task
+    // as soon as the lead's R is done.
+    int seq[4] = {lead}, n_seq = 1;
+    for (int n = 0; n < 4; n++)
+        if (n != lead) seq[n_seq++] = n;
+    for (int i = 2; i < 4; i++)
+        for (int j = i; j > 1 && dims[seq[j]] < dims[seq[j - 1]]; j--) {
             const int t = seq[j];
             seq[j] = seq[j - 1];
             seq[j - 1] = t;
         }
-    for (int i = 0; i < 4; i++) {
-        const int n = seq[i], mm = w[n].m * w[n].m, val = w[n].owner[0], vec = n_vec_min ? w[n].owner[1] : val;
-        double *R = tree_triangle(X, dims, n, g);
-        for (int t = 0; t < 2; t++) {
-            const int to = t ? vec : val;
-            if (to == 0 || (t && vec == val)) continue;
-            if (me == 0) MPI_Send(R, mm, MPI_DOUBLE, to, n, g->comm);
-            if (me == to) {
-                R = xmalloc((size_t)mm * sizeof(double));
-                MPI_Recv(R, mm, MPI_DOUBLE, 0, n, g->comm, MPI_STATUS_IGNORE);
-            }
-        }
-        if (me == val || me == vec) {
-            w[n].R = R;
-        } else {
-            free(R);
-        }
+    int *all = xmalloc((size_t)P * sizeof(int)), *helpers = xmalloc((size_t)P * sizeof(int)), n_helpers = 0;
+    for (int p = 0; p < P; p++) {
+        all[p] = p;
+        if (P == 1 || p != lead_owner) helpers[n_helpers++] = p;
     }
 
-    // step 2: this rank's tasks; the vectors task keeps K = the Gram matrix's numerical
-    // rank (at least n_vec_min) and its tridiagonal form, should σ's rank be larger
+    // step 1: R of every unfolding on its tree's root, sent on to the owners of its tasks
+    for (int i = 0; i < 4; i++) {
+        const int n = seq[i], *ranks = n == lead ? all : helpers, n_ranks = n == lead ? P : n_helpers;
+        w[n].root = ranks[0];
+        int in = 0;
+        for (int q = 0; q < n_ranks; q++) in |= ranks[q] == me;
+        double *R = in ? tree_triangle(X, dims, n, ranks, n_ranks, g) : NULL;
+        if (me == w[n].root) send_triangle(&w[n], R, vectors, n, g);
+    }
+    free(helpers);
+    free(all);
+
+    // step 2: this rank's tasks, in the same order; the vectors task keeps K = the Gram
+    // matrix's numerical rank (at least n_vec_min) and its tridiagonal form, should σ's
+    // rank be larger
     int K[4] = {0, 0, 0, 0};
-    for (int n = 0; n < 4; n++) {
-        if (n_vec_min && me == w[n].owner[1]) {
+    for (int i = 0; i < 4; i++) {
+        const int n = seq[i], val = me == w[n].owner[0], vec = vectors && me == w[n].owner[1];
+        if (!val && !vec) continue;
+        if (!w[n].R) {
+            w[n].R = xmalloc((size_t)w[n].m * w[n].m * sizeof(double));
+            MPI_Recv(w[n].R, w[n].m * w[n].m, MPI_DOUBLE, w[n].root, TAG_R + n, g->comm, MPI_STATUS_IGNORE);
+        }
+        if (vec) {
             gram_tridiagonal(&w[n], g->self_ctxt, n);
             K[n] = imin(w[n].m, imax(n_vec_min[n], gram_rank(&w[n], energy, n)));
             out[n].U = gram_vectors(&w[n], K[n], n);
         }
-        if (me == w[n].owner[0]) values_task(out[n].sv, w[n].R, w[n].k, w[n].m, g->self_ctxt, n);
+        if (val) values_task(out[n].sv, w[n].R, w[n].k, w[n].m, g->self_ctxt, n);
     }
 
     // step 3: results from their owners
@@ -478,6 +528,8 @@ void unfolding_svds(UnfoldingSvd out[4], const double *X, const int dims[4], con
         MPI_Bcast(out[n].U, m * out[n].n_vec, MPI_DOUBLE, vec, g->comm);
     }
     for (int n = 0; n < 4; n++) {
+        MPI_Waitall(2, w[n].send, MPI_STATUSES_IGNORE);
+        free(w[n].R_sent);
         free(w[n].R);
         tridiagonal_free(&w[n].gram);
     }
