@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "invariants/grid.h"
 
+#include <cblas.h>
 #include <stdlib.h>
 
 static int mpi_started;
@@ -21,6 +22,12 @@ void grid_mpi_start(void) {
         MPI_Init(NULL, NULL);
         mpi_started = 1;
     }
+    // One BLAS thread per rank in a job of several ranks, unless the user chose a number:
+    // OpenBLAS otherwise starts a thread per core in every rank, which oversubscribes the
+    // node, and the thread count changes the last bits of the results.
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size > 1 && !getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS")) openblas_set_num_threads(1);
 }
 
 void grid_mpi_stop(void) {

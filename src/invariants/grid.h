@@ -21,7 +21,8 @@ typedef struct {
 
 // MPI for the verbs that compute on a grid, started once they have checked their input
 // (bad input fails fast, without MPI's start-up). Without mpirun MPI starts as a
-// singleton. grid_mpi_stop finalises only what grid_mpi_start began; an error exit
+// singleton. In a job of several ranks it sets one BLAS thread per rank unless
+// OPENBLAS_NUM_THREADS or OMP_NUM_THREADS is set. grid_mpi_stop finalises only what grid_mpi_start began; an error exit
 // skips it, which mpirun reports as a failed rank.
 void grid_mpi_start(void);
 void grid_mpi_stop(void);
