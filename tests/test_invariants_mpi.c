@@ -1,6 +1,6 @@
 // test_invariants_mpi: score one layer on however many ranks mpirun gives and write
 // every number (%.17g, one "name value" per line) to the file named by argv[1] from
-// rank 0. test_invariants_mpi_ranks.sh runs it on 1, 2 and 4 ranks and compares the
+// rank 0. test_invariants_mpi_ranks.sh runs it on 1, 2, 3 and 4 ranks and compares the
 // files; without an argument (as ctest runs it) it scores on its ranks and prints.
 //
 // The tensor, [8, 24, 128, 3], is a rank-(4, 6, 10, 3) Tucker tensor plus 5 % noise,

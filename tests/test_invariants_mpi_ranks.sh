@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The invariants of one layer are the same numbers (to 1e-10 relative) on 1, 2 (2×1
-# grid) and 4 (2×2 grid, oversubscribed) MPI ranks: test_invariants_mpi writes every
-# number of its score with %.17g and this script compares the three files.
+# The invariants of one layer are the same numbers (to 1e-10 relative; with one BLAS
+# thread per rank they come out bit for bit the same) on 1, 2, 3 and 4 MPI ranks
+# (oversubscribed beyond the cores): test_invariants_mpi writes every number of its
+# score with %.17g and this script compares the files.
 # Usage: bash tests/test_invariants_mpi_ranks.sh /path/to/attnsweep   (from the
 # repository root; ctest runs it so). test_invariants_mpi is the program beside attnsweep
 # (ctest also runs that program alone, on one rank, as its own test).
@@ -19,7 +20,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_invariants_mpi.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-for np in 1 2 4; do
+for np in 1 2 3 4; do
   extra=()
   [[ $np -gt $(nproc) ]] && extra=(--oversubscribe)
   if ! mpirun -np "$np" "${extra[@]}" "$prog" "$tmp/np$np.txt" >"$tmp/out$np" 2>"$tmp/err$np"; then
@@ -38,7 +39,7 @@ def load(np):
         return [(k, float(v)) for k, v in (line.split() for line in f)]
 ref = load(1)
 bad = 0
-for np in (2, 4):
+for np in (2, 3, 4):
     got = load(np)
     if [k for k, _ in got] != [k for k, _ in ref]:
         print(f"FAIL: {np} ranks report different quantities than 1 rank"); bad += 1; continue
