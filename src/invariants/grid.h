@@ -41,8 +41,10 @@ void Cblacs_gridexit(int ctxt);
 // ---- ScaLAPACK (Fortran interface)
 void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *nb, const int *irsrc,
                const int *icsrc, const int *ictxt, const int *lld, int *info);
-void pdgebrd_(const int *m, const int *n, double *a, const int *ia, const int *ja, const int *desca, double *d,
-              double *e, double *tauq, double *taup, double *work, const int *lwork, int *info);
+void pdgesvd_(const char *jobu, const char *jobvt, const int *m, const int *n, double *a, const int *ia,
+              const int *ja, const int *desca, double *s, double *u, const int *iu, const int *ju,
+              const int *descu, double *vt, const int *ivt, const int *jvt, const int *descvt, double *work,
+              const int *lwork, int *info);
 void pdsytrd_(const char *uplo, const int *n, double *a, const int *ia, const int *ja, const int *desca, double *d,
               double *e, double *tau, double *work, const int *lwork, int *info);
 void pdormtr_(const char *side, const char *uplo, const char *trans, const int *m, const int *n, const double *a,

@@ -21,7 +21,7 @@
 //     mode's tasks without blocking the root (MPI_Isend).
 //  2. Two tasks per mode, all eight dealt over the ranks by cost, each solved by
 //     ScaLAPACK on its rank's own 1×1 grid (grid.h):
-//     values   pdgebrd + dbdsqr on R: σ as accurate as a direct SVD (ε‖X‖ absolute);
+//     values   pdgesvd of R without vectors: σ as accurate as a direct SVD (ε‖X‖ absolute);
 //     vectors  RᵀR (dsyrk), pdsytrd, then the leading eigenvectors only (dstemr for the
 //              top K, pdormtr back-transforms K columns, not m).
 //     Why one rank per task and not the whole grid per task: at m = 768 the bidiagonal
@@ -95,7 +95,7 @@ static void lapack_check(int info, const char *routine, int n) {
 
 // ---- ScaLAPACK on a rank's own 1×1 grid
 
-enum { SCA_NB = 32 };  // ScaLAPACK block size: the panel width of pdgebrd and pdsytrd
+enum { SCA_NB = 32 };  // ScaLAPACK block size: the panel width of pdgesvd's and pdsytrd's reductions
 
 // The descriptor of an m × n column-major matrix (leading dimension ld) that the calling
 // rank holds whole, on its 1×1 grid ctxt.
@@ -316,27 +316,21 @@ typedef struct {
     Tridiagonal gram;       // vectors task: RᵀR = Q T Qᵀ
 } ModeWork;
 
-// The values task: σ of R (k × m, k ≤ m) from its bidiagonal B = QᵀRP (pdgebrd, upper
-// for k = m, lower for k < m) by implicit zero-shift QR (dbdsqr), descending: what
-// pdgesvd does for σ alone, without its copy of R and its check that every rank agrees.
+// The values task: σ of R (k × m, k ≤ m), descending, by pdgesvd without vectors (a
+// bidiagonal reduction, pdgebrd, then implicit zero-shift QR, dbdsqr). R is destroyed.
 static void values_task(double *sv, double *R, int k, int m, int ctxt, int n) {
-    double *e = xmalloc((size_t)imax(1, k) * sizeof(double));
-    double *tauq = xmalloc((size_t)k * sizeof(double)), *taup = xmalloc((size_t)k * sizeof(double));
     int desc[9], lwork, info;
     const int one = 1, minus1 = -1;
     double q;
     self_desc(desc, k, m, m, ctxt);
-    pdgebrd_(&k, &m, R, &one, &one, desc, sv, e, tauq, taup, &q, &minus1, &info);
-    lapack_check(info, "pdgebrd (workspace query)", n);
+    pdgesvd_("N", "N", &k, &m, R, &one, &one, desc, sv, NULL, &one, &one, desc, NULL, &one, &one, desc, &q, &minus1,
+             &info);
+    lapack_check(info, "pdgesvd (workspace query)", n);
     double *work = query_work(q, &lwork);
-    pdgebrd_(&k, &m, R, &one, &one, desc, sv, e, tauq, taup, work, &lwork, &info);
-    lapack_check(info, "pdgebrd", n);
+    pdgesvd_("N", "N", &k, &m, R, &one, &one, desc, sv, NULL, &one, &one, desc, NULL, &one, &one, desc, work, &lwork,
+             &info);
+    lapack_check(info, "pdgesvd", n);
     free(work);
-    lapack_check(LAPACKE_dbdsqr(LAPACK_COL_MAJOR, k < m ? 'L' : 'U', k, 0, 0, 0, sv, e, NULL, 1, NULL, 1, NULL, 1),
-                 "dbdsqr", n);
-    free(taup);
-    free(tauq);
-    free(e);
 }
 
 // The vectors task, first half: RᵀR (lower triangle) in tridiagonal form.
