@@ -27,7 +27,6 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-    malloc_keep_pages();
     if (argc < 2) {
         usage(stderr);
         return EXIT_BADINPUT;

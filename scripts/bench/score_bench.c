@@ -74,7 +74,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    malloc_keep_pages();  // as attnsweep's main
+    malloc_keep_pages();  // as attnsweep score
     MPI_Init(&argc, &argv);
     if (argc != 11 && argc != 12)
         die(EXIT_BADINPUT, "usage: score_bench G DG DM R r0 r1 r2 r3 NOISE REPS [OUT]");

@@ -169,6 +169,7 @@ static cJSON *layer_json(const LayerScore *x) {
 }
 
 int cmd_score(int argc, char **argv) {
+    malloc_keep_pages();
     const char *path = NULL, *output = NULL;
     int trial = 0, heads = 0, json = 0;
     ScoreOptions o;

@@ -51,6 +51,7 @@ static int is_flag(const char *arg, const char *flag) {
 }
 
 int cmd_train(int argc, char **argv) {
+    malloc_keep_pages();
     TrialConfig c;
     config_defaults(&c);
     const char *output = NULL;

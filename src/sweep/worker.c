@@ -48,6 +48,7 @@ static int should_stop(void *ctx) {
 }
 
 void sweep_worker(const SweepComms *sc) {
+    malloc_keep_pages();
     BlacsGrid grid;
     grid_init(&grid, sc->group);
     Dataset *data = NULL;  // kept across trials of the same task
