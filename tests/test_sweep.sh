@@ -123,6 +123,22 @@ mpirun -np 3 "$bin" run e2e.yaml -o fresh.h5 --resume --quiet 2>"$tmp/err" || rc
 [[ $rc == 0 ]] || fail "--resume of a finished sweep: exit code $rc"
 check_file fresh.h5 10
 pass "--resume starts a new sweep, refuses a rerun without it, and leaves a finished sweep as it is"
+# An edited search space is refused on --resume, with nothing changed; more trials are not.
+cp fresh.h5 before.h5
+cp fresh.h5.journal before.journal
+sed 's/lambda_orth: {values: \[0, 0.1\]}/lambda_orth: {values: [0, 0.2]}/' "$tmp/e2e.yaml" >"$tmp/edited.yaml"
+grep -q "0.2]" "$tmp/edited.yaml" || fail "test setup: the edit did not apply"
+rc=0
+mpirun -np 3 "$bin" run edited.yaml -o fresh.h5 --resume --quiet 2>"$tmp/err" || rc=$?
+[[ $rc == 2 ]] || fail "--resume with an edited YAML: exit code $rc, expected 2"
+grep -qF "the search space changed since the sweep began" "$tmp/err" || fail "--resume with an edited YAML: message"
+cmp -s fresh.h5 before.h5 && cmp -s fresh.h5.journal before.journal || fail "--resume with an edited YAML changed files"
+sed 's/^trials: 10$/trials: 12/' "$tmp/e2e.yaml" >"$tmp/more.yaml"
+rc=0
+mpirun -np 3 "$bin" run more.yaml -o fresh.h5 --resume --quiet 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "--resume with more trials: exit code $rc"
+check_file fresh.h5 12
+pass "--resume refuses an edited search space (exit 2, files untouched) and extends a sweep given more trials"
 
 echo "== 4. kill -9 of the whole job at 10 random moments, then --resume"
 sweep_yaml killed 40 60

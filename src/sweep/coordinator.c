@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/config_json.h"
 #include "common/util.h"
 #include "space/space.h"
 #include "store/h5store.h"
@@ -200,6 +201,54 @@ static void on_result(Coordinator *co, int leader, const MPI_Status *st) {
     trial_result_free(&r);
 }
 
+// On --resume, each trial the journal holds must be the one this search space gives its
+// id (configuration, seed and reward), or a YAML edited since the sweep began would mix
+// two sweeps in one file. Raising `trials` passes; changing a range, the budget, the
+// repeats or β does not. Evolution's later trials depend on results, so for it only
+// the reward is compared.
+typedef struct {
+    Coordinator *co;
+    const char *journal;
+} SpaceCheck;
+
+static char *config_text(const TrialConfig *c) {
+    cJSON *j = config_to_json(c);
+    char *text = cJSON_PrintUnformatted(j);
+    if (!text) die(EXIT_RUNTIME, "out of memory printing JSON");
+    cJSON_Delete(j);
+    return text;
+}
+
+static int same_reward(const RewardSpec *a, const RewardSpec *b) {
+    int same = a->beta == b->beta && a->gamma == b->gamma;
+    for (int n = 0; n < 4; n++) same &= a->use_mode[n] == b->use_mode[n] && a->ideal_rank[n] == b->ideal_rank[n];
+    return same;
+}
+
+static void check_journal_trial(void *ctx, TrialResult *r) {
+    const SpaceCheck *c = ctx;
+    const SweepSpec *spec = c->co->spec;
+    const char *what = NULL;
+    if (r->id < 0 || r->id >= spec->trials) {
+        what = "an id beyond the search space's trials";
+    } else if (!same_reward(&r->reward_spec, &spec->reward)) {
+        what = "a different reward section";
+    } else if (spec->method != METHOD_EVOLUTION) {
+        TrialConfig want;
+        sampler_config(c->co->sampler, r->id, &want);
+        char *a = config_text(&r->config), *b = config_text(&want);
+        if (strcmp(a, b)) what = "a different configuration than the YAML now gives it";
+        cJSON_free(a);
+        cJSON_free(b);
+    }
+    if (what)
+        die(EXIT_BADINPUT,
+            "run: %s: trial %d was run with %s: the search space changed since the sweep began; resume it with its "
+            "original YAML (the results file keeps it, attribute 'yaml'), or start a new sweep with -o",
+            c->journal, r->id, what);
+    trial_result_free(r);
+}
+
 // Results file and journal: fresh, or rebuilt from the journal on --resume (the
 // journal is the truth: a kill may have left the HDF5 file half-written).
 static void open_results(Coordinator *co, const char *output, int resume) {
@@ -210,9 +259,15 @@ static void open_results(Coordinator *co, const char *output, int resume) {
     if (!resume && (have_journal || stat(output, &st) == 0))
         die(EXIT_BADINPUT, "run: %s already holds a sweep; pass --resume to continue it, or -o for a new file",
             have_journal ? journal : output);
+    long valid = 0;
+    if (have_journal) {
+        SpaceCheck check = {co, journal};
+        char err[512];
+        if (journal_replay(journal, check_journal_trial, &check, &valid, err, sizeof err) < 0)
+            die(EXIT_BADINPUT, "run: %s", err);
+    }
     StoreMeta meta = {.sweep = co->spec->name, .yaml = co->spec->text, .seed = co->spec->seed,
                       .start_time = (double)time(NULL)};
-    long valid = 0;
     co->store = h5store_rebuild(output, &meta, journal, replayed, co, &valid);
     if (co->n_resumed > 0)
         fprintf(stderr, "sweep %s: resuming with %d of %d trials recorded in %s\n", co->spec->name, co->n_resumed,
