@@ -68,8 +68,10 @@ int sweep_run(const RunOptions *o) {
             warnf("%s", err);
             status[0] = EXIT_BADINPUT;
         } else if (sc.world_size < 1 + o->group_size || (sc.world_size - 1) % o->group_size != 0) {
-            warnf("run: %d ranks cannot form a coordinator and groups of %d (need 1 + a multiple of %d, at least %d)",
-                  sc.world_size, o->group_size, o->group_size, 1 + o->group_size);
+            warnf("run: %d rank%s cannot form a coordinator and groups of %d (need 1 + a multiple of %d, at least "
+                  "%d: mpirun -np %d attnsweep run ...)",
+                  sc.world_size, sc.world_size == 1 ? "" : "s", o->group_size, o->group_size, 1 + o->group_size,
+                  1 + 2 * o->group_size);
             status[0] = EXIT_BADINPUT;
             space_free(&spec);
         } else {
