@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "python_ref.h"
 #include "common/config_json.h"
 #include "common/util.h"
 #include "store/h5store.h"
@@ -158,15 +159,9 @@ static const char *python_check =
 static void test_results_file_reads_in_h5py_and_pandas(const char *path) {
     int ncols = 2 + 9;
     for (int i = 0; i < config_nparams; i++) ncols += config_params[i].type != PT_TEXT;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 - %s %d", path, ncols);
-    FILE *py = popen(cmd, "w");
-    CHECK(py != NULL, "cannot run %s", cmd);
-    if (!py) return;
-    fputs(python_check, py);
-    int status = pclose(py);
-    CHECK(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-          "the h5py/pandas check failed (status %d); see its traceback above", status);
+    char args[512];
+    snprintf(args, sizeof args, "%s %d", path, ncols);
+    check_python(python_check, args, "h5py/pandas");
 }
 
 static void check_read_fails(const char *path, int id, const char *expect) {

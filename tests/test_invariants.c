@@ -25,9 +25,9 @@
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "check.h"
+#include "python_ref.h"
 #include "common/util.h"
 #include "invariants/score.h"
 #include "invariants/tucker.h"
@@ -365,12 +365,6 @@ enum { NP_TENSORS = 4 };
 // numpy's σ of the four unfoldings, effective rank and numerical rank (0.99) of each,
 // and the head correlation, for tensors written back to back as float32.
 static int numpy_reference(double **out, float *const *W, const int (*dims)[4], int n) {
-    char path[] = "/tmp/test_invariants_XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0) return -1;
-    FILE *f = fdopen(fd, "wb");
-    for (int k = 0; k < n; k++) fwrite(W[k], sizeof(float), dims_size(dims[k]), f);
-    fclose(f);
     static const char *script =
         "import sys, numpy as np\n"
         "a = np.fromfile(sys.argv[1], dtype=np.float32).astype(np.float64)\n"
@@ -387,11 +381,9 @@ static int numpy_reference(double **out, float *const *W, const int (*dims)[4], 
         "    den = np.outer(nrm, nrm); C = np.divide(np.abs(H @ H.T), den, out=np.zeros((G, G)), where=den > 0)\n"
         "    out.append(0.0 if G < 2 else (np.minimum(C, 1).sum() - np.minimum(np.diag(C), 1).sum()) / (G * (G - 1)))\n"
         "    print(' '.join('%.17g' % x for x in out))\n";
-    char cmd[4096];
-    int len = snprintf(cmd, sizeof cmd, "/usr/bin/python3 -c \"%s\" %s", script, path);
-    for (int k = 0; k < n; k++)
-        len += snprintf(cmd + len, sizeof cmd - len, " %d %d %d %d", dims[k][0], dims[k][1], dims[k][2], dims[k][3]);
-    FILE *p = popen(cmd, "r");
+    NumpyRun run;
+    numpy_start(&run, script, W, dims, n);
+    FILE *p = run.out;
     int got = 0, want = 0;
     for (int k = 0; k < n; k++) {
         int count = 1;
@@ -403,8 +395,7 @@ static int numpy_reference(double **out, float *const *W, const int (*dims)[4], 
         want += count;
         for (int j = 0; p && j < count; j++) got += fscanf(p, "%lf", &out[k][j]) == 1;
     }
-    if (p) pclose(p);
-    unlink(path);
+    numpy_finish(&run);
     return got == want ? 0 : -1;
 }
 

@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "python_ref.h"
 #include "common/util.h"
 #include "store/h5store.h"
 #include "store/journal.h"
@@ -550,15 +551,9 @@ static const char *python_check =
     "print('test_journal: h5py reads the rebuilt file')\n";
 
 static void check_with_h5py(const char *path, const char *ids) {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 - %s %s", path, ids);
-    FILE *py = popen(cmd, "w");
-    CHECK(py != NULL, "cannot run %s", cmd);
-    if (!py) return;
-    fputs(python_check, py);
-    int status = pclose(py);
-    CHECK(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-          "the h5py check failed (status %d); see its traceback above", status);
+    char args[512];
+    snprintf(args, sizeof args, "%s %s", path, ids);
+    check_python(python_check, args, "h5py");
 }
 
 static const StoreMeta meta = {.sweep = "resume", .yaml = "name: resume\nseed: 7\n", .seed = 7, .start_time = 1.7e9};

@@ -17,9 +17,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "check.h"
+#include "python_ref.h"
 #include "common/util.h"
 #include "model/regularisers.h"
 
@@ -134,12 +134,6 @@ static void check_gradient(int which, Shape sh, gsl_rng *rng) {
 // reading the tensors back to back from one file.
 static int numpy_reference(double **s, double *nuclear, float *const *W, const Shape *shapes,
                            int n) {
-    char path[] = "/tmp/test_regularisers_XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0) return -1;
-    FILE *f = fdopen(fd, "wb");
-    for (int k = 0; k < n; k++) fwrite(W[k], sizeof(float), shape_size(shapes[k]), f);
-    fclose(f);
     static const char *script =
         "import sys, numpy as np\n"
         "a = np.fromfile(sys.argv[1], dtype=np.float32).astype(np.float64)\n"
@@ -152,20 +146,21 @@ static int numpy_reference(double **s, double *nuclear, float *const *W, const S
         "    nuc = sum(np.linalg.svd(W[..., r].reshape(G * Dg, Dm), compute_uv=False).sum()\n"
         "              for r in range(R))\n"
         "    print(' '.join('%.17g' % x for x in list(s) + [nuc]))\n";
-    char cmd[2048];
-    int len = snprintf(cmd, sizeof cmd, "/usr/bin/python3 -c \"%s\" %s", script, path);
-    for (int k = 0; k < n; k++)
-        len += snprintf(cmd + len, sizeof cmd - len, " %d %d %d %d", shapes[k].G, shapes[k].Dg,
-                        shapes[k].Dm, shapes[k].R);
-    FILE *p = popen(cmd, "r");
+    int (*dims)[4] = xmalloc((size_t)n * sizeof *dims);
+    for (int k = 0; k < n; k++) {
+        dims[k][0] = shapes[k].G, dims[k][1] = shapes[k].Dg, dims[k][2] = shapes[k].Dm, dims[k][3] = shapes[k].R;
+    }
+    NumpyRun run;
+    numpy_start(&run, script, W, (const int(*)[4])dims, n);
+    free(dims);
+    FILE *p = run.out;
     int got = 0, want = 0;
     for (int k = 0; k < n; k++) {
         want += shapes[k].G + 1;
         for (int j = 0; p && j < shapes[k].G; j++) got += fscanf(p, "%lf", &s[k][j]) == 1;
         got += p && fscanf(p, "%lf", &nuclear[k]) == 1;
     }
-    if (p) pclose(p);
-    unlink(path);
+    numpy_finish(&run);
     return got == want ? 0 : -1;
 }
 
