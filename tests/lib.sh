@@ -71,3 +71,19 @@ expect_one_error_line() {  # expect_one_error_line WHAT
     [[ $n == 1 ]] || fail "$1: stderr: expected exactly one line, got $n lines"
     grep -q '^attnsweep: ' "$tmp/err" || fail "$1: stderr: expected a line starting 'attnsweep: ', got '$(cat "$tmp/err")'"
 }
+# expect_bad_input WHAT PHRASE OUTPUT ARGS...: `attnsweep ARGS...` must exit 2 with one
+# stderr line 'attnsweep: ...' containing PHRASE (exact text, grep -F), print nothing on
+# stdout, and leave neither OUTPUT nor OUTPUT.partial.
+expect_bad_input() {
+    local what=$1 phrase=$2 output=$3
+    shift 3
+    run "$@"
+    expect_rc 2 "$what"
+    expect_one_error_line "$what"
+    grep -qF -- "$phrase" "$tmp/err" ||
+        fail "$what: stderr: expected the phrase '$phrase', got '$(cat "$tmp/err")'"
+    [[ ! -s $tmp/out ]] || fail "$what: stdout: expected nothing, got '$(head -c 200 "$tmp/out")'"
+    [[ ! -e $output && ! -e $output.partial ]] ||
+        fail "$what: expected no $(basename "$output") or $(basename "$output").partial, got: $(ls "$tmp")"
+    pass "$what -> $(cat "$tmp/err")"
+}

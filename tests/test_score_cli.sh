@@ -426,15 +426,7 @@ mkdir "$tmp/adir.h5"
 bad_input() {
     local what=$1 phrase=$2
     shift 2
-    run score "$@"
-    expect_rc 2 "$what"
-    expect_one_error_line "$what"
-    grep -qF -- "$phrase" "$tmp/err" ||
-        fail "$what: stderr: expected the phrase '$phrase', got '$(cat "$tmp/err")'"
-    [[ ! -s $tmp/out ]] || fail "$what: stdout: expected nothing, got '$(head -c 200 "$tmp/out")'"
-    [[ ! -e $tmp/bad.h5 && ! -e $tmp/bad.h5.partial ]] ||
-        fail "$what: expected no bad.h5 or bad.h5.partial, got: $(ls "$tmp")"
-    pass "$what -> $(cat "$tmp/err")"
+    expect_bad_input "$what" "$phrase" "$tmp/bad.h5" score "$@"
 }
 bad_input "missing file" "attnsweep: score: $tmp/nothere.h5: No such file or directory" \
     "$tmp/nothere.h5" -o "$tmp/bad.h5"

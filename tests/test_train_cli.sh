@@ -20,15 +20,7 @@ echo "== 1. bad input: exit 2, one line 'attnsweep: ...' on stderr, nothing writ
 bad_input() {
     local what=$1 phrase=$2
     shift 2
-    run train -o "$tmp/bad.h5" "$@"
-    expect_rc 2 "$what"
-    expect_one_error_line "$what"
-    grep -qF -- "$phrase" "$tmp/err" ||
-        fail "$what: stderr: expected the phrase '$phrase', got '$(cat "$tmp/err")'"
-    [[ ! -s $tmp/out ]] || fail "$what: stdout: expected nothing, got '$(head -c 200 "$tmp/out")'"
-    [[ ! -e $tmp/bad.h5 && ! -e $tmp/bad.h5.partial ]] ||
-        fail "$what: expected no bad.h5 or bad.h5.partial, got: $(ls "$tmp")"
-    pass "$what -> $(cat "$tmp/err")"
+    expect_bad_input "$what" "$phrase" "$tmp/bad.h5" train -o "$tmp/bad.h5" "$@"
 }
 
 bad_input "heads not dividing d_model" "attnsweep: train: heads (4) must divide d_model (30)" \
