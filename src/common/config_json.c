@@ -30,6 +30,14 @@ cJSON *config_to_json(const TrialConfig *c) {
     return obj;
 }
 
+char *config_to_json_text(const TrialConfig *c) {
+    cJSON *json = config_to_json(c);
+    char *text = cJSON_PrintUnformatted(json);
+    if (!text) die(EXIT_RUNTIME, "out of memory printing JSON");
+    cJSON_Delete(json);
+    return text;
+}
+
 static const char *json_kind(const cJSON *v) {
     if (cJSON_IsNumber(v)) return "a number";
     if (cJSON_IsString(v)) return "a string";

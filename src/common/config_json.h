@@ -14,6 +14,8 @@
 
 // Every parameter of c; the caller frees the object with cJSON_Delete.
 cJSON *config_to_json(const TrialConfig *c);
+// The same printed on one line (exits on allocation failure); free with cJSON_free.
+char *config_to_json_text(const TrialConfig *c);
 // Start from config_defaults and set each key present in obj. On an unknown key
 // (with a "did you mean" hint), a value of the wrong type or out of range, returns
 // -1 with one line in err (no file prefix: the caller adds it). Cross-parameter

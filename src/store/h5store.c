@@ -394,12 +394,9 @@ static void write_trial(H5Store *s, const TrialResult *r) {
     if (trial_exists(s, r->id)) die(EXIT_RUNTIME, "%s: trial %d is already in the file", s->path, r->id);
     hid_t g = must(s, H5Gcreate2(s->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), name);
 
-    cJSON *json = config_to_json(&r->config);
-    char *config = cJSON_PrintUnformatted(json);
-    if (!config) die(EXIT_RUNTIME, "out of memory printing JSON");
+    char *config = config_to_json_text(&r->config);
     write_attr_string(s, g, "config", config);
     cJSON_free(config);
-    cJSON_Delete(json);
     char *reward = reward_json(&r->reward_spec);
     write_attr_string(s, g, "reward_spec", reward);
     cJSON_free(reward);

@@ -164,12 +164,9 @@ static void pack_score(Bytes *b, const LayerScore *s) {
 void trial_pack(Bytes *b, const TrialResult *r) {
     put_u32(b, TRIAL_MAGIC);
     put_u32(b, TRIAL_VERSION);
-    cJSON *json = config_to_json(&r->config);
-    char *config = cJSON_PrintUnformatted(json);
-    if (!config) die(EXIT_RUNTIME, "out of memory printing JSON");
+    char *config = config_to_json_text(&r->config);
     put_text(b, config, strlen(config));
     cJSON_free(config);
-    cJSON_Delete(json);
 
     put_i32(b, r->id);
     put_i32(b, r->rank);

@@ -211,14 +211,6 @@ typedef struct {
     const char *journal;
 } SpaceCheck;
 
-static char *config_text(const TrialConfig *c) {
-    cJSON *j = config_to_json(c);
-    char *text = cJSON_PrintUnformatted(j);
-    if (!text) die(EXIT_RUNTIME, "out of memory printing JSON");
-    cJSON_Delete(j);
-    return text;
-}
-
 static int same_reward(const RewardSpec *a, const RewardSpec *b) {
     int same = a->beta == b->beta && a->gamma == b->gamma;
     for (int n = 0; n < 4; n++) same &= a->use_mode[n] == b->use_mode[n] && a->ideal_rank[n] == b->ideal_rank[n];
@@ -236,7 +228,7 @@ static void check_journal_trial(void *ctx, TrialResult *r) {
     } else if (spec->method != METHOD_EVOLUTION) {
         TrialConfig want;
         sampler_config(c->co->sampler, r->id, &want);
-        char *a = config_text(&r->config), *b = config_text(&want);
+        char *a = config_to_json_text(&r->config), *b = config_to_json_text(&want);
         if (strcmp(a, b)) what = "a different configuration than the YAML now gives it";
         cJSON_free(a);
         cJSON_free(b);
