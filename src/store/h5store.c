@@ -25,6 +25,8 @@ enum {
     LIST_LEN = MAX_OFFSETS * 5,   // up to 16 offsets of at most 4 digits, comma-separated
     SUMMARY_CHUNK = 64,           // rows per chunk of the extendible /summary
     MAX_WEIGHT_FLOATS = 1 << 30,  // refuse to allocate more for one layer of a damaged file
+    PAGE_BYTES = 16 << 10,        // file space page (4, 8, 16, 64 KiB measured: 16 best)
+    PAGE_BUFFER_BYTES = 1 << 20,  // HDF5's page buffer (1 and 4 MiB: the same)
 };
 
 // The numeric and text attributes of /trials/NNNNNN, one list for writer and reader.
@@ -222,7 +224,15 @@ H5Store *h5store_create(const char *path, const StoreMeta *meta) {
     // with the eviction: scripts/bench/coordinator_overhead.sh).
     hid_t fapl = must(s, H5Pcreate(H5P_FILE_ACCESS), "file access");
     must(s, H5Pset_evict_on_close(fapl, 1), "file access");
-    s->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    // File space in pages, written through a page buffer: the metadata a trial evicts
+    // reaches the file as a few whole pages at the flush instead of some 60 small
+    // pwrites (0.60 -> 0.44 ms per trial of 1 layer; the file grows about 1 %).
+    hid_t fcpl = must(s, H5Pcreate(H5P_FILE_CREATE), "file creation");
+    must(s, H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_PAGE, 0, 1), "file creation");
+    must(s, H5Pset_file_space_page_size(fcpl, PAGE_BYTES), "file creation");
+    must(s, H5Pset_page_buffer_size(fapl, PAGE_BUFFER_BYTES, 0, 0), "file access");
+    s->file = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
+    H5Pclose(fcpl);
     H5Pclose(fapl);
     if (s->file < 0) die(EXIT_RUNTIME, "%s: cannot create HDF5 file", path);
 
