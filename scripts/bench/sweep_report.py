@@ -108,34 +108,30 @@ class Run:
         return sorted(r for r in self.trace if r != 0) if self.trace else sorted({t["rank"] for t in self.trials})
 
     def worker_intervals(self, rank):
-        """Busy intervals (TRIAL received → RESULT sent), waits (READY sent → answer), and
-        ASHA round trips (EVAL sent → DECISION received) of one worker leader; self.handover:
-        RESULT sent → next READY sent (the result's transfer: a large message waits in
-        MPI_Send until the coordinator receives it)."""
-        busy, waits, evals, handover = [], [], [], []
-        t_trial = t_ready = t_eval = t_result = None
+        """Busy intervals (TRIAL received → RESULT sent), waits (request sent → answer: a
+        leader asks with READY the first time and with its RESULT after every trial, so a
+        wait includes handing the result over), and ASHA round trips (EVAL sent →
+        DECISION received) of one worker leader."""
+        busy, waits, evals = [], [], []
+        t_trial = t_ask = t_eval = None
         for kind, tag, _, t in self.trace.get(rank, {"msgs": []})["msgs"]:
             if kind == "send" and tag == TAG["READY"]:
-                t_ready = t
-                if t_result is not None:
-                    handover.append(t - t_result)
-                    t_result = None
+                t_ask = t
             elif kind == "recv" and tag in (TAG["TRIAL"], TAG["DONE"]):
-                if t_ready is not None:
-                    waits.append(t - t_ready)
-                    t_ready = None
+                if t_ask is not None:
+                    waits.append(t - t_ask)
+                    t_ask = None
                 if tag == TAG["TRIAL"]:
                     t_trial = t
             elif kind == "send" and tag == TAG["RESULT"] and t_trial is not None:
                 busy.append((t_trial, t))
                 t_trial = None
-                t_result = t
+                t_ask = t
             elif kind == "send" and tag == TAG["EVAL"]:
                 t_eval = t
             elif kind == "recv" and tag == TAG["DECISION"] and t_eval is not None:
                 evals.append(t - t_eval)
                 t_eval = None
-        self.handover = handover
         return busy, waits, evals
 
     def our_cpu(self):
@@ -179,7 +175,7 @@ def describe_run(run, label):
 def worker_accounting(run):
     """Per worker and in total: where workers x coordinator wall went."""
     W = run.workers
-    tot = {"seconds": 0.0, "outside": 0.0, "first_extra": 0.0, "handover": 0.0, "wait": 0.0, "head": 0.0, "tail": 0.0,
+    tot = {"seconds": 0.0, "outside": 0.0, "first_extra": 0.0, "wait": 0.0, "head": 0.0, "tail": 0.0,
            "busy": 0.0, "cpu": 0.0, "cpu_wall": 0.0}
     rows = []
     for r in W:
@@ -190,8 +186,7 @@ def worker_accounting(run):
         if busy:
             b = sum(e - s for s, e in busy)
             row.update(busy=b, outside=b - sec, first_extra=(busy[0][1] - busy[0][0]) - mine[0]["seconds"],
-                       handover=sum(run.handover),
-                       wait=sum(waits[1:len(busy)]),  # READY -> TRIAL between trials (the first is in head)
+                       wait=sum(waits[1:len(busy)]),  # RESULT -> TRIAL between trials (the first is in head)
                        head=busy[0][0] - run.coord_start, tail=max(0.0, run.coord_end - busy[-1][1]))
             ev = run.trace[r]
             if "fin_cpu" in ev:
@@ -216,8 +211,7 @@ def report_scaling(work, n1, n2):
         for row in rows:
             extra = ""
             if "busy" in row:
-                extra = (f", busy {row['busy']:.2f} s, handing over results {1e3 * row['handover']:.0f} ms,"
-                         f" waiting for answers {1e3 * row['wait']:.0f} ms,"
+                extra = (f", busy {row['busy']:.2f} s, between trials {1e3 * row['wait']:.0f} ms,"
                          f" before its first trial {row['head']:.2f} s, after its last result {row['tail']:.2f} s")
                 if row.get("cpu_wall"):
                     extra += f", CPU {row['cpu']:.1f} s in {row['cpu_wall']:.1f} s ({100 * row['cpu'] / row['cpu_wall']:.0f} % of a core)"
@@ -231,13 +225,12 @@ def report_scaling(work, n1, n2):
             parts = [("training + evaluation (trial seconds)", tot["seconds"]),
                      ("outside the trial's clock: dataset load, final scoring, packing", tot["outside"]),
                      ("   of which the first trial's extra (dataset load)", tot["first_extra"]),
-                     ("handing over the result (RESULT sent -> READY sent)", tot["handover"]),
-                     ("waiting for the coordinator between trials (READY -> TRIAL)", tot["wait"]),
+                     ("between trials (RESULT sent -> next TRIAL received)", tot["wait"]),
                      ("before the first trial (coordinator start -> first TRIAL)", tot["head"]),
                      ("after the last result (tail imbalance + DONE)", tot["tail"])]
             for label, v in parts:
                 print(f"    {label:<66} {v:8.2f} s  {100 * v / cap:5.1f} %")
-            rest = cap - tot["seconds"] - tot["outside"] - tot["handover"] - tot["wait"] - tot["head"] - tot["tail"]
+            rest = cap - tot["seconds"] - tot["outside"] - tot["wait"] - tot["head"] - tot["tail"]
             print(f"    {'unaccounted':<66} {rest:8.2f} s  {100 * rest / cap:5.1f} %")
         c0 = run.trace.get(0, {})
         if run.coord_cpu_ms is not None:
@@ -318,7 +311,7 @@ def report_overhead(work, name, fsync_path, perf_path=None, perf_name=None):
     print()
     print(f"  coordinator, its own report: {run.coord_cpu_ms:.3f} ms CPU per trial (getrusage from the sweep's start: MPI's threads included, MPI_Init not)"
           f"   target < 1 ms: {'met' if run.coord_cpu_ms < 1 else 'MISSED'}")
-    print(f"                               {run.coord_answer_ms:.3f} ms answering per trial (READY answers, journal append + fsync,"
+    print(f"                               {run.coord_answer_ms:.3f} ms answering per trial (results and READYs: journal append + fsync,"
           f" HDF5 write + flush)")
     c0 = run.trace.get(0, {})
     if "init_cpu" in c0 and "fin_cpu" in c0:
@@ -329,19 +322,19 @@ def report_overhead(work, name, fsync_path, perf_path=None, perf_name=None):
         msgs = c0["msgs"]
         lat = []
         for i, (kind, tag, peer, t) in enumerate(msgs):
-            if kind == "recv" and tag == TAG["READY"]:
+            if kind == "recv" and tag in (TAG["READY"], TAG["RESULT"]):
                 for kind2, tag2, peer2, t2 in msgs[i + 1:i + 3]:
                     if kind2 == "send" and peer2 == peer and tag2 in (TAG["TRIAL"], TAG["DONE"]):
                         lat.append(t2 - t)
                         break
         if lat:
-            print(f"  answering a READY (READY received -> TRIAL sent): median {1e6 * statistics.median(lat):.0f} us,"
+            print(f"  answering a request (RESULT or READY received -> TRIAL sent; the journal's fsync included): median {1e6 * statistics.median(lat):.0f} us,"
                   f" max {1e6 * max(lat):.0f} us")
     waits = []
     for r in run.workers:
         waits += run.worker_intervals(r)[1]
     if waits:
-        print(f"  a worker's wait for its next trial (READY sent -> TRIAL received; queueing behind other workers and"
+        print(f"  a worker's wait for its next trial (RESULT or READY sent -> TRIAL received; queueing behind other workers and"
               f" 16 processes sharing 2 cores included): median {1e3 * statistics.median(waits):.2f} ms,"
               f" mean {1e3 * statistics.mean(waits):.2f} ms")
     N, size, ts = read_fsync(fsync_path)
@@ -363,10 +356,10 @@ PERF_ROWS = [
     ("    HDF5 write of the trial (h5store_write_trial)", r"h5store_write_trial$"),
     ("      of which H5Fflush", r"H5Fflush$"),
     ("        of which H5C_set_slist_enabled (metadata-cache scan)", r"H5C_set_slist_enabled$"),
-    ("    journal append (journal_append)", r"journal_append$"),
+    ("    journal append (journal_append_packed)", r"journal_append_packed$"),
     ("      of which fsync (kernel side)", r"__x64_sys_fsync$"),
     ("    unpacking the result (trial_unpack)", r"trial_unpack$"),
-    ("  a READY: on_ready (sampler, MPI_Isend of the trial)", r"on_ready\b"),
+    ("    handing out the next trial (hand_out: sampler, MPI_Isend)", r"hand_out$"),
     ("  polling: MPI_Iprobe", r"P?MPI_Iprobe$"),
     ("  polling: nanosleep", r"(__GI___)?nanosleep|clock_nanosleep"),
     ("sched_yield (Open MPI's yield_when_idle, anywhere)", r"(__GI_)?_?_?sched_yield"),

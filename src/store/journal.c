@@ -572,17 +572,22 @@ Journal *journal_open(const char *path, long valid_bytes) {
     return j;
 }
 
+void journal_append_packed(Journal *j, int id, const unsigned char *payload, size_t n) {
+    if (n > UINT32_MAX) die(EXIT_RUNTIME, "%s: trial %d is %zu bytes, more than a record holds", j->path, id, n);
+    unsigned char *rec = xmalloc(RECORD_HEADER + n);
+    store_le(rec, RECORD_MAGIC, 4);
+    store_le(rec + 4, n, 4);
+    store_le(rec + 8, crc32(0L, payload, (uInt)n), 4);
+    memcpy(rec + RECORD_HEADER, payload, n);
+    if (write_full(j->fd, rec, RECORD_HEADER + n) != 0 || fsync(j->fd) != 0)
+        die(EXIT_RUNTIME, "%s: cannot append trial %d: %s", j->path, id, strerror(errno));
+    free(rec);
+}
+
 void journal_append(Journal *j, const TrialResult *r) {
     Bytes b = {0};
-    bytes_extend(&b, RECORD_HEADER);
     trial_pack(&b, r);
-    const size_t n = b.len - RECORD_HEADER;
-    if (n > UINT32_MAX) die(EXIT_RUNTIME, "%s: trial %d is %zu bytes, more than a record holds", j->path, r->id, n);
-    store_le(b.data, RECORD_MAGIC, 4);
-    store_le(b.data + 4, n, 4);
-    store_le(b.data + 8, crc32(0L, b.data + RECORD_HEADER, (uInt)n), 4);
-    if (write_full(j->fd, b.data, b.len) != 0 || fsync(j->fd) != 0)
-        die(EXIT_RUNTIME, "%s: cannot append trial %d: %s", j->path, r->id, strerror(errno));
+    journal_append_packed(j, r->id, b.data, b.len);
     bytes_free(&b);
 }
 

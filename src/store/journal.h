@@ -43,6 +43,9 @@ typedef struct Journal Journal;
 Journal *journal_open(const char *path, long valid_bytes);
 // Append one record and fsync: when this returns, the trial survives a crash.
 void journal_append(Journal *j, const TrialResult *r);
+// The same for a trial already in byte form (trial_pack's output, as a worker sends it:
+// the coordinator journals the bytes it received once they unpack).
+void journal_append_packed(Journal *j, int id, const unsigned char *payload, size_t n);
 void journal_close(Journal *j);
 
 // Calls fn for every intact record in file order (fn owns the TrialResult's arrays: it

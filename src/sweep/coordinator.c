@@ -20,14 +20,16 @@
 #include "sweep/protocol.h"
 
 enum { PROGRESS_SECONDS = 5, MAX_WAIT_SECONDS = 60 };
-// Longest sleep between polls while nothing arrives. Each idle poll (MPI_Iprobe, which
-// yields under mpi_yield_when_idle, then nanosleep) costs about 15-25 us of CPU here,
-// so a 1 ms cap cost 1.5-2 % of a core all sweep long, taken from the workers on an
-// oversubscribed node; 5 ms costs about 0.5 %. A message that ends a quiet spell waits
-// up to this long (measured: a worker's result hand-over took about 13 ms with 5 ms,
-// 10-20 ms with 1 ms, 20-30 ms with 10 ms); in busy spells the back-off restarts at 1 us.
+// Polling back-off while nothing arrives: sleeps from POLL_MIN_NS doubling to
+// POLL_MAX_NS. Each idle poll (MPI_Iprobe, which yields under mpi_yield_when_idle, then
+// nanosleep) costs about 15-30 us of CPU here. The cap: 1 ms cost 1.5-2 % of a core all
+// sweep long, taken from the workers on an oversubscribed node; 5 ms costs about 0.5 %.
+// A message that ends a quiet spell waits up to the cap (measured: a worker's result
+// hand-over took about 13 ms with 5 ms, 10-20 ms with 1 ms, 20-30 ms with 10 ms). The
+// start: Linux's default timer slack (50 us) makes any shorter sleep last about as long,
+// so starting lower only added polls. In busy spells the back-off restarts.
 // (scripts/bench/sweep_scaling.sh and coordinator_overhead.sh measure both sides.)
-enum { POLL_MAX_NS = 5000000 };
+enum { POLL_MIN_NS = 50000, POLL_MAX_NS = 5000000 };
 
 typedef struct {
     double *v;
@@ -161,7 +163,8 @@ static int hand_out(Coordinator *co, int k, int stopping) {
     return 0;
 }
 
-// A free group asks for work.
+// A free group asks for work: its first request, or the one after a trial abandoned
+// on a stop (a finished trial's RESULT is its next request).
 static void on_ready(Coordinator *co, int leader, int stopping, int *waiting) {
     MPI_Recv(NULL, 0, MPI_BYTE, leader, TAG_READY, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     const int k = group_of_leader(co->sc, leader);
@@ -180,8 +183,10 @@ static void on_eval(Coordinator *co, int leader, int stopping) {
     MPI_Send(&go_on, 1, MPI_INT, leader, TAG_DECISION, MPI_COMM_WORLD);
 }
 
-// A finished trial: journal (fsync) first, then the results file (flushed).
-static void on_result(Coordinator *co, int leader, const MPI_Status *st) {
+// A finished trial, which is also its group's request for the next one: journal (fsync)
+// first, so the trial is safe; then the group gets its next trial, and only then is the
+// trial written to the results file (flushed), while the group already trains.
+static void on_result(Coordinator *co, int leader, const MPI_Status *st, int stopping, int *waiting) {
     int n;
     MPI_Get_count(st, MPI_BYTE, &n);
     unsigned char *buf = xmalloc((size_t)n);
@@ -190,14 +195,16 @@ static void on_result(Coordinator *co, int leader, const MPI_Status *st) {
     char err[256];
     if (trial_unpack(&r, buf, (size_t)n, err, sizeof err) != 0)
         die(EXIT_RUNTIME, "coordinator: a result from rank %d does not unpack: %s", leader, err);
-    free(buf);
-    co->busy[group_of_leader(co->sc, leader)] = -1;
-    co->n_running--;
-    if (r.id < 0 || r.id >= co->spec->trials || co->done[r.id])
+    const int k = group_of_leader(co->sc, leader);
+    if (r.id < 0 || r.id >= co->spec->trials || co->done[r.id] || co->busy[k] != r.id)
         die(EXIT_RUNTIME, "coordinator: rank %d returned trial %d, which is not running", leader, r.id);
-    journal_append(co->journal, &r);
+    co->busy[k] = -1;
+    co->n_running--;
+    journal_append_packed(co->journal, r.id, buf, (size_t)n);
+    free(buf);
+    record(co, &r, 0);  // before the hand-out: evolution samples from the results so far
+    if (hand_out(co, k, stopping) < 0) waiting[k] = 1;
     h5store_write_trial(co->store, &r);
-    record(co, &r, 0);
     trial_result_free(&r);
 }
 
@@ -312,7 +319,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     int *waiting = xcalloc((size_t)sc->n_groups, sizeof(int));
     int stopping = 0;
     double stop_time = 0.0;
-    long idle_ns = 1000;  // polling back-off: 1 µs doubling to POLL_MAX_NS while nothing arrives
+    long idle_ns = POLL_MIN_NS;
     while (co.finished_groups < sc->n_groups) {
         if (!stopping && sweep_signalled()) {
             stopping = 1;
@@ -336,12 +343,12 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
             if (!quiet) progress(&co, 0);
             continue;
         }
-        idle_ns = 1000;
+        idle_ns = POLL_MIN_NS;
         const double th = now_seconds();
         switch (st.MPI_TAG) {
         case TAG_READY: on_ready(&co, st.MPI_SOURCE, stopping, waiting); break;
         case TAG_EVAL: on_eval(&co, st.MPI_SOURCE, stopping); break;
-        case TAG_RESULT: on_result(&co, st.MPI_SOURCE, &st); break;
+        case TAG_RESULT: on_result(&co, st.MPI_SOURCE, &st, stopping, waiting); break;
         default: die(EXIT_RUNTIME, "coordinator: unexpected message %d from rank %d", st.MPI_TAG, st.MPI_SOURCE);
         }
         co.handling += now_seconds() - th;

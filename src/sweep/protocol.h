@@ -1,13 +1,15 @@
 // protocol.h: the messages between the coordinator (rank 0) and the worker groups'
 // leaders. Plain structs sent as MPI_BYTE: every rank runs the same binary.
 //
-//   leader → coordinator   READY               give me a trial
+//   leader → coordinator   READY               give me a trial (the first time, and after
+//                                              a trial abandoned on a STOP)
 //   coordinator → leader   TRIAL (TrialAssign) train this one
 //                          DONE                no more trials: leave
 //   leader → coordinator   EVAL (RungReport)   a trial reached an ASHA rung
 //   coordinator → leader   DECISION (int)      1: go on, 0: stop (pruned)
 //                          STOP                abandon the running trial (a signal)
-//   leader → coordinator   RESULT (bytes)      trial_pack of the finished trial
+//   leader → coordinator   RESULT (bytes)      trial_pack of the finished trial; also
+//                                              asks for the next trial (no READY follows)
 #ifndef ATTN_PROTOCOL_H
 #define ATTN_PROTOCOL_H
 

@@ -52,11 +52,13 @@ void sweep_worker(const SweepComms *sc) {
     BlacsGrid grid;
     grid_init(&grid, sc->group);
     Dataset *data = NULL;  // kept across trials of the same task
+    int ask = 1;           // the leader has no RESULT out that asks for the next trial
     for (;;) {
-        // The leader asks; the group learns the answer (a trial, or -1: leave).
+        // The leader asks (READY, or the last RESULT asked); the group learns the answer
+        // (a trial, or -1: leave).
         TrialAssign t;
         if (sc->group_rank == 0) {
-            MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, MPI_COMM_WORLD);
+            if (ask) MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, MPI_COMM_WORLD);
             MPI_Status st;
             MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
             if (st.MPI_TAG == TAG_STOP) {  // a stop for a trial that had already finished
@@ -89,7 +91,8 @@ void sweep_worker(const SweepComms *sc) {
         train_trial(&t.config, &hooks, &r);
         r.id = t.id;
         r.rank = sc->world_rank;
-        if (sc->group_rank == 0 && strcmp(r.status, "interrupted") != 0) {
+        ask = strcmp(r.status, "interrupted") == 0;
+        if (sc->group_rank == 0 && !ask) {
             Bytes b = {0};
             trial_pack(&b, &r);
             MPI_Send(b.data, (int)b.len, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
