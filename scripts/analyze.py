@@ -23,7 +23,7 @@ Every metric (accuracy, rank_deviation, correlation, reward, the curves, the inv
 the CP role vectors) is read from the file, never recomputed; the only arithmetic is the
 normalisation of the head singular values by their sum and the Pareto dominance test.
 A list of the files written goes to stdout. A missing file, a file that is not HDF5 or
-not an attnsweep results file of format_version 1 ends with one line on stderr and exit
+not an attnsweep results file of format_version 2 ends with one line on stderr and exit
 code 2.
 
 Needs only Debian's python3-h5py, -numpy, -matplotlib (Agg) and -pandas.
@@ -54,7 +54,7 @@ def import_plotting():
     import pandas
 
 PROG = "analyze.py"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 DPI = 120
 
 # The metric columns of /summary (README "Results file"); every other column except
@@ -590,7 +590,7 @@ def plot_cp_roles(f, df, title, outdir, written, notes, top):
         g = trial_group(f, row["trial"])
         if g is None or "scores" not in g or not math.isfinite(float(row["reward"])):
             continue
-        if any("cp_roles" in g["scores"][k] for k in g["scores"]):
+        if any("cp_roles" in g["scores"][k].attrs for k in g["scores"]):
             scored.append(row)
     if not scored:
         notes.append("cp_roles_trial*.png not written: no trial has CP role weights "
@@ -612,10 +612,10 @@ def plot_cp_roles(f, df, title, outdir, written, notes, top):
         for j, lname in enumerate(layers):
             s = g["scores"][lname]
             ax = axes[0, j]
-            if "cp_roles" not in s:
+            if "cp_roles" not in s.attrs:
                 ax.text(0.5, 0.5, "CP sweep skipped", transform=ax.transAxes, ha="center")
                 continue
-            w = s["cp_roles"][:]
+            w = s.attrs["cp_roles"]
             R, nroles = w.shape
             names = roles_names if roles_names and len(roles_names) == nroles else \
                 [f"role {i}" for i in range(nroles)]

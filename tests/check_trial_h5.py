@@ -108,19 +108,20 @@ def main(argv):
         check(config.get("attention") == a.attention, f"{where}: config attribute attention", a.attention,
               config.get("attention"))
 
-        # Curves: step increasing, ending at the steps taken.
-        step = t["curves/step"][:]
-        check(len(step) >= 1, f"{where}: curves/step length", ">= 1", len(step))
+        # Curves: a table with every column, step increasing, ending at the steps taken.
+        curves = t["curves"]
+        columns = list(curves.dtype.names or ())
+        want_columns = ["step", "lr", "train_loss", "eval_loss", "eval_accuracy", "penalty", "seconds"]
+        check(columns == want_columns, f"{where}: curves columns", want_columns, columns)
+        step = curves["step"] if "step" in columns else np.zeros(0)
+        check(len(step) >= 1, f"{where}: curves step length", ">= 1", len(step))
         if len(step):
-            check(bool(np.all(np.diff(step) > 0)), f"{where}: curves/step strictly increasing", "increasing",
+            check(bool(np.all(np.diff(step) > 0)), f"{where}: curves step strictly increasing", "increasing",
                   step.tolist())
             if a.status == "ok":
-                check(int(step[-1]) == a.steps, f"{where}: curves/step last", a.steps, int(step[-1]))
-            check(int(step[-1]) <= run["steps"], f"{where}: curves/step last <= steps taken",
+                check(int(step[-1]) == a.steps, f"{where}: curves step last", a.steps, int(step[-1]))
+            check(int(step[-1]) <= run["steps"], f"{where}: curves step last <= steps taken",
                   f"<= {run['steps']}", int(step[-1]))
-        for name in ("eval_loss", "eval_accuracy", "train_loss", "lr"):
-            n = t[f"curves/{name}"].shape
-            check(n == step.shape, f"{where}: curves/{name} length", step.shape, n)
 
         # Final attention tensors, one per layer.
         if a.attention == "grassmann":

@@ -120,9 +120,11 @@ static const char *python_check =
     "assert df.rank_deviation.tolist() == [0.25, 0.375, 0.5] and df.correlation[1] == 0.375\n"
     "assert abs(df.reward[0] - (0.8125 - 0.1 * 0.25 - 0.1 * 0.5)) < 1e-15\n"
     "sc = f['trials/000000/scores/layer1']\n"
-    "assert sc['sv_mode0'][:].tolist() == [4.0, 3.0, 2.0, 1.0] and sc['sv_mode3'].shape == (3,)\n"
-    "assert sc['num_rank'][:].tolist() == [3, 10, 30, 2] and sc.attrs['correlation'] == 0.125\n"
-    "assert sc['cp_roles'].shape == (2, 3) and sc['cp_fits'].shape == (4,) and sc.attrs['cp_rank'] == 2\n"
+    "assert sc.attrs['sv_mode0'].tolist() == [4.0, 3.0, 2.0, 1.0] and sc.attrs['sv_mode3'].shape == (3,)\n"
+    "assert len(sc) == 0, list(sc)\n"
+    "assert sc.attrs['num_rank'].tolist() == [3, 10, 30, 2] and sc.attrs['correlation'] == 0.125\n"
+    "assert sc.attrs['dims'].tolist() == [4, 16, 64, 3] and sc.attrs['cp_cond'].shape == (4,)\n"
+    "assert sc.attrs['cp_roles'].shape == (2, 3) and sc.attrs['cp_fits'].shape == (4,) and sc.attrs['cp_rank'] == 2\n"
     "inv = f['trials/000000/invariants']\n"
     "assert inv['step'][:].tolist() == [10, 20] and inv['head_sv'].shape == (2, 2, 4)\n"
     "assert inv['eff_rank'].shape == (2, 2, 4) and inv['correlation'][1, 1] == 0.75\n"
@@ -138,7 +140,7 @@ static const char *python_check =
     "assert df.lr[1] == 0.0031234567891234\n"
     "assert f.attrs['version'].startswith('attnsweep '), f.attrs['version']\n"
     "assert f.attrs['sweep'] == 'unit' and f.attrs['yaml'] == 'name: unit\\nseed: 42\\n'\n"
-    "assert f.attrs['seed'] == 42 and f.attrs['format_version'] == 1\n"
+    "assert f.attrs['seed'] == 42 and f.attrs['format_version'] == 2\n"
     "assert f.attrs['start_time'] == 1.7e9 and f.attrs['end_time'] == 1.7e9 + 60\n"
     "w = f['trials/000000/weights/layer1']\n"
     "assert w.shape == (4, 16, 64, 3) and w.dtype == numpy.float32, (w.shape, w.dtype)\n"
@@ -151,8 +153,11 @@ static const char *python_check =
     "cfg = json.loads(t.attrs['config'])\n"
     "assert cfg['attention'] == 'grassmann' and cfg['grassmann_offsets'] == [1, 2, 4], cfg\n"
     "assert t.attrs['host'] == 'node01' and t.attrs['rank'] == 2 and t.attrs['n_params'] == 5000000001\n"
-    "assert t['curves/step'][:].tolist() == [10, 20, 30] and t['curves/lr'].dtype == numpy.float64\n"
-    "assert f['trials/000002/curves/eval_loss'].shape == (0,)\n"
+    "c = pandas.DataFrame(t['curves'][:])\n"
+    "assert list(c.columns) == ['step', 'lr', 'train_loss', 'eval_loss', 'eval_accuracy', 'penalty', 'seconds']\n"
+    "assert c.step.tolist() == [10, 20, 30] and c.lr.dtype == numpy.float64\n"
+    "assert t['curves']['step'].tolist() == [10, 20, 30]\n"
+    "assert f['trials/000002/curves'].shape == (0,)\n"
     "assert f['trials/000002'].attrs['reason'] == 'loss became NaN at step 17'\n"
     "print('test_h5store: h5py/pandas checks passed')\n";
 
@@ -200,6 +205,30 @@ static void add_scores_and_trace(TrialResult *r) {
     for (int i = 0; i < 2 * t->layers; i++) t->correlation[i] = 0.25 * i;
     t->eff_rank = xcalloc((size_t)2 * t->layers * 4, sizeof(double));
     t->head_sv = xcalloc((size_t)2 * t->layers * G, sizeof(double));
+}
+
+// A checkpoint's layer wider than any sweep's (d_model 9000): its sv_mode2 attribute is
+// 72 000 bytes, more than an attribute of the sweep's file format may hold.
+static void test_model_scores_of_a_wide_layer(void) {
+    char path[64];
+    temp_file(path, sizeof path);
+    LayerScore ls = {.dims = {2, 3, 9000, 3}, .cp_rank = 0, .cp_fit = NAN};
+    for (int m = 0; m < 4; m++) {
+        ls.n_sv[m] = ls.dims[m];
+        ls.sv[m] = xmalloc((size_t)ls.dims[m] * sizeof(double));
+        for (int i = 0; i < ls.dims[m]; i++) ls.sv[m][i] = ls.dims[m] - i;
+    }
+    char *names[1] = {"model.layers.0"};
+    ModelScoresMeta meta = {.source = "wide.safetensors", .family = "LLaMA", .names = names};
+    h5store_write_model_scores(path, &meta, &ls, 1);
+    check_python("import sys, h5py\n"
+                 "g = h5py.File(sys.argv[1], 'r')['scores/layer0']\n"
+                 "sv = g.attrs['sv_mode2']\n"
+                 "assert sv.shape == (9000,) and sv[0] == 9000 and sv[-1] == 1, sv\n"
+                 "assert g.attrs['name'] == 'model.layers.0' and g.attrs['dims'].tolist() == [2, 3, 9000, 3]\n",
+                 path, "wide model scores");
+    for (int m = 0; m < 4; m++) free(ls.sv[m]);
+    remove(path);
 }
 
 static void test_results_file_round_trip_and_errors(void) {
@@ -288,12 +317,12 @@ static void test_results_file_round_trip_and_errors(void) {
     file = H5Fcreate(other, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     hid_t space = H5Screate(H5S_SCALAR);
     hid_t attr = H5Acreate2(file, "format_version", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT);
-    int two = 2;
-    H5Awrite(attr, H5T_NATIVE_INT, &two);
+    int later = H5STORE_FORMAT_VERSION + 1;
+    H5Awrite(attr, H5T_NATIVE_INT, &later);
     H5Aclose(attr);
     H5Sclose(space);
     H5Fclose(file);
-    check_read_fails(other, 0, "results format 2, this attnsweep reads 1");
+    check_read_fails(other, 0, "results format 3, this attnsweep reads 2");
 
     // Every path above, the failing ones included, closed the files and objects it opened.
     ssize_t open_ids = H5Fget_obj_count((hid_t)H5F_OBJ_ALL, H5F_OBJ_ALL);
@@ -388,6 +417,7 @@ static void test_trial_result_json_has_every_field(void) {
 
 int main(void) {
     test_results_file_round_trip_and_errors();
+    test_model_scores_of_a_wide_layer();
     test_config_json_round_trip_is_exact();
     test_config_json_errors_say_what_is_wrong();
     test_trial_result_json_has_every_field();

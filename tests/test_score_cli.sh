@@ -33,7 +33,7 @@ expect_rc 0 "train mha -o"
 run train --attention grassmann --grassmann-rank 4 "${tiny[@]}" -o "$tmp/grassmann.h5"
 expect_rc 0 "train grassmann -o"
 
-# Every trial file: invariants/ has one row per evaluation step (curves/step) with the
+# Every trial file: invariants/ has one row per evaluation step (curves' step) with the
 # shapes [n], [n, L], [n, L, 4], [n, L, G] (G = groups = the weights' first dimension);
 # its last row is the final tensor, so it equals scores/layerK; scores/layer0..L-1 hold
 # the full score; the /summary row's rank_deviation and correlation are recomputed from
@@ -59,7 +59,7 @@ with h5py.File(path, "r") as f:
     want(L == 2, "number of weights/layerK", 2, L)
     want(G == (2 if variant == "mha" else 4), "groups (weights/layer0 first dimension)",
          2 if variant == "mha" else 4, G)
-    steps = t["curves/step"][:]
+    steps = t["curves"]["step"]
     inv = t["invariants"]
     n = len(steps)
     for name, shape in (("step", (n,)), ("correlation", (n, L)), ("eff_rank", (n, L, 4)), ("head_sv", (n, L, G))):
@@ -67,36 +67,36 @@ with h5py.File(path, "r") as f:
         want(got == shape, f"invariants/{name} shape", shape, got)
     if bad:
         print("\n".join(bad)); sys.exit(1)
-    want(list(inv["step"][:]) == list(steps), "invariants/step", f"curves/step {list(steps)}", list(inv["step"][:]))
-    want(list(steps) == [10, 20], "curves/step", [10, 20], list(steps))
+    want(list(inv["step"][:]) == list(steps), "invariants/step", f"curves step {list(steps)}", list(inv["step"][:]))
+    want(list(steps) == [10, 20], "curves step", [10, 20], list(steps))
     sc = t["scores"]
     want(sorted(sc) == [f"layer{k}" for k in range(L)], "scores groups", [f"layer{k}" for k in range(L)], sorted(sc))
     rd_terms, corrs = [], []
     for k in range(L):
         g = sc[f"layer{k}"]
-        for d in ("sv_mode0", "sv_mode1", "sv_mode2", "sv_mode3", "dims", "num_rank", "eff_rank",
-                  "core_energy", "tucker_ranks", "cp_fits", "cp_cond", "cp_roles"):
-            want(d in g, f"scores/layer{k}/{d}", "present", "missing")
-        for a in ("norm", "correlation", "tucker_fit", "tucker_iters", "cp_rank", "cp_fit"):
+        for a in ("sv_mode0", "sv_mode1", "sv_mode2", "sv_mode3", "cp_fits", "cp_roles", "dims", "num_rank",
+                  "eff_rank", "core_energy", "tucker_ranks", "cp_cond", "norm", "correlation", "tucker_fit",
+                  "tucker_iters", "cp_rank", "cp_fit"):
             want(a in g.attrs, f"scores/layer{k} attribute {a}", "present", "missing")
         if bad:
             continue
-        dims = list(g["dims"][:])
+        dims = list(g.attrs["dims"])
         want(dims == list(w), f"scores/layer{k}/dims", list(w), dims)
         for m in range(4):
             rmax = min(dims[m], int(np.prod(dims)) // dims[m])
-            want(len(g[f"sv_mode{m}"]) == rmax, f"scores/layer{k}/sv_mode{m} length", rmax, len(g[f"sv_mode{m}"]))
-        eff = g["eff_rank"][:]
+            want(len(g.attrs[f"sv_mode{m}"]) == rmax, f"scores/layer{k} sv_mode{m} length", rmax,
+                 len(g.attrs[f"sv_mode{m}"]))
+        eff = g.attrs["eff_rank"]
         # the last evaluation is at the last step: the trace's last row is the final tensor
         want(np.allclose(inv["eff_rank"][-1, k], eff, rtol=1e-10, atol=0), f"invariants/eff_rank[-1, {k}]",
              f"scores/layer{k}/eff_rank {eff}", inv["eff_rank"][-1, k])
-        want(np.allclose(inv["head_sv"][-1, k], g["sv_mode0"][:], rtol=1e-10, atol=0),
-             f"invariants/head_sv[-1, {k}]", f"scores/layer{k}/sv_mode0 {g['sv_mode0'][:]}", inv["head_sv"][-1, k])
+        want(np.allclose(inv["head_sv"][-1, k], g.attrs["sv_mode0"], rtol=1e-10, atol=0),
+             f"invariants/head_sv[-1, {k}]", f"scores/layer{k} sv_mode0 {g.attrs['sv_mode0']}", inv["head_sv"][-1, k])
         want(close(inv["correlation"][-1, k], g.attrs["correlation"], 1e-10), f"invariants/correlation[-1, {k}]",
              g.attrs["correlation"], inv["correlation"][-1, k])
-        want(int(g.attrs["cp_rank"]) >= 1 and len(g["cp_roles"]) == g.attrs["cp_rank"],
-             f"scores/layer{k} cp_roles rows", f"cp_rank {g.attrs['cp_rank']}", len(g["cp_roles"]))
-        r0 = len(g["sv_mode0"])
+        want(int(g.attrs["cp_rank"]) >= 1 and len(g.attrs["cp_roles"]) == g.attrs["cp_rank"],
+             f"scores/layer{k} cp_roles rows", f"cp_rank {g.attrs['cp_rank']}", len(g.attrs["cp_roles"]))
+        r0 = len(g.attrs["sv_mode0"])
         rd_terms.append(abs(eff[0] - r0) / r0)
         corrs.append(g.attrs["correlation"])
     row = f["summary"][0]
@@ -193,7 +193,7 @@ def scores_of(path):  # every dataset and attribute under trials/000000/scores, 
     with h5py.File(path, "r") as f:
         def visit(name, obj):
             if isinstance(obj, h5py.Dataset): out[name] = obj[()].tolist()
-            for k, v in obj.attrs.items(): out[f"{name}@{k}"] = v.item() if hasattr(v, "item") else v
+            for k, v in obj.attrs.items(): out[f"{name}@{k}"] = v.tolist() if hasattr(v, "tolist") else v
         f["trials/000000/scores"].visititems(visit)
     return out
 
@@ -204,7 +204,7 @@ for variant in ("mha", "grassmann"):
         h5 = f"{tmp}/{variant}.np{np_}.scores.h5"
         with h5py.File(h5, "r") as f:
             want(f.attrs.get("sweep") == "score", f"{h5}: root attribute sweep", "score", f.attrs.get("sweep"))
-            for obj in ("trials/000000/scores/layer1/sv_mode0", "trials/000000/weights/layer1", "trials/000000/curves/step"):
+            for obj in ("trials/000000/scores/layer1", "trials/000000/weights/layer1", "trials/000000/curves"):
                 want(obj in f, f"{h5}: {obj}", "present", "missing")
             want(len(f["summary"]) == 1, f"{h5}: /summary rows", 1, len(f["summary"]))
             row = f["summary"][0]
@@ -219,10 +219,10 @@ for variant in ("mha", "grassmann"):
                     want(abs(float(row[c]) - d[c]) <= 1e-12 * max(1, abs(d[c])), f"{h5}: /summary {c}",
                          f"the JSON's {d[c]!r}", float(row[c]))
                 for k, layer in enumerate(d.get("layers", [])):
-                    eff = f[f"trials/000000/scores/layer{k}/eff_rank"][:]
+                    eff = f[f"trials/000000/scores/layer{k}"].attrs["eff_rank"]
                     # cJSON prints 15 digits when they read back within about 1 ulp: 1e-14
                     want(all(abs(a - b) <= 1e-14 * abs(a) for a, b in zip(eff, layer["eff_rank"])),
-                         f"{h5}: scores/layer{k}/eff_rank", layer["eff_rank"], list(eff))
+                         f"{h5}: scores/layer{k} eff_rank", layer["eff_rank"], list(eff))
     if variant == "mha":
         ref = json.load(open(f"{tmp}/mha.np1.json"))
         for np_ in (2, 4):
@@ -365,8 +365,8 @@ for path in (h5, h5_table):
             g = f[f"scores/layer{k}"]
             name = g.attrs.get("name", "missing")
             want(name == pattern.format(k=k), f"{path}: scores/layer{k} attribute name", pattern.format(k=k), name)
-            want(list(g["dims"][:]) == [4, 8, 32, 3], f"{path}: scores/layer{k}/dims", [4, 8, 32, 3],
-                 list(g["dims"][:]))
+            want(list(g.attrs["dims"]) == [4, 8, 32, 3], f"{path}: scores/layer{k} dims", [4, 8, 32, 3],
+                 list(g.attrs["dims"]))
 # RankDeviation from the JSON: heads mode, ideal = r_max = len(head_sv)
 rd = np.mean([abs(l["eff_rank"][0] - len(l["head_sv"])) / len(l["head_sv"]) for l in d["layers"]])
 want(abs(rd - d["rank_deviation"]) <= 1e-12, "JSON rank_deviation", f"mean |eff_rank[0] - 4| / 4 = {rd!r}",
@@ -390,7 +390,7 @@ with h5py.File(h5, "r") as f:
         name = f[f"scores/layer{k}"].attrs.get("name", "missing")
         if name != pattern.format(k=k):
             bad.append(f"scores/layer{k} name: expected {pattern.format(k=k)}, got {name!r}")
-        if "cp_fits" in f[f"scores/layer{k}"]:
+        if "cp_fits" in f[f"scores/layer{k}"].attrs:
             bad.append(f"scores/layer{k}: --no-cp: expected no cp_fits")
 if d["reward"] is not None or len(d["layers"]) != L or any(l["cp_rank"] != 0 for l in d["layers"]):
     bad.append(f"JSON: expected reward null, {L} layers, cp_rank 0 each (--no-cp)")

@@ -200,7 +200,7 @@ done
 echo "== 4. the -o files, read back with h5py and pandas"
 # Each: /summary has one row agreeing with the JSON (status, attention, accuracy, steps) and
 # pandas.DataFrame(f["summary"][:]) works; root attribute yaml has "attention: <variant>";
-# curves/step increases and ends at the steps; weights/layer0 is [heads, d_k, d_model, 3]
+# curves (a table) has its columns and step increases and ends at the steps; weights/layer0 is [heads, d_k, d_model, 3]
 # (mha, tucker, linear) or [grassmann_rank, 1, d_model, 1]; failed trials keep their reason.
 : >"$tmp/out"; : >"$tmp/err"  # fail() shows the last run's output; there is none here
 "$py" "$checker" --list "$tmp/h5checks" >"$tmp/check" 2>&1 ||

@@ -99,6 +99,19 @@ int h5read_dataset(const H5Reader *rd, hid_t loc, const char *name, hid_t memtyp
     return ok ? 0 : h5read_fail(rd, "dataset %s is unreadable", name);
 }
 
+int h5read_table_column(const H5Reader *rd, hid_t filetype, const char *what, const char *name, int is_string) {
+    if (H5Tget_class(filetype) != H5T_COMPOUND) return h5read_fail(rd, "%s is not a table", what);
+    const int k = H5Tget_member_index(filetype, name);
+    if (k < 0) return h5read_fail(rd, "%s has no column '%s'", what, name);
+    const H5T_class_t cls = H5Tget_member_class(filetype, (unsigned)k);
+    int ok = is_string ? cls == H5T_STRING : cls == H5T_INTEGER || cls == H5T_FLOAT;
+    if (ok && !is_string) {
+        hid_t t = H5Tget_member_type(filetype, (unsigned)k);
+        ok = t >= 0 && H5Tget_size(t) <= 8;
+        if (t >= 0) H5Tclose(t);
+    }
+    return ok ? 0 : h5read_fail(rd, "%s column '%s' has the wrong type", what, name);
+}
 
 int h5read_check_format(const H5Reader *rd, hid_t file) {
     int version;

@@ -25,6 +25,9 @@ hid_t h5read_open_dataset(const H5Reader *rd, hid_t loc, const char *name, int r
 // Dataset `name`, which must have exactly the shape dims, into buf as memtype.
 int h5read_dataset(const H5Reader *rd, hid_t loc, const char *name, hid_t memtype, int rank, const hsize_t *dims,
                    void *buf);
+// Whether the compound row type of table `what` has the column `name`: a string if
+// is_string, else a number of at most 8 bytes.
+int h5read_table_column(const H5Reader *rd, hid_t filetype, const char *what, const char *name, int is_string);
 // The root attribute format_version is the one this attnsweep writes.
 int h5read_check_format(const H5Reader *rd, hid_t file);
 

@@ -55,7 +55,7 @@ static const struct {
     size_t offset, size;  // of the char array in TrialResult
 } trial_texts[] = {{TEXT_FIELD(status)}, {TEXT_FIELD(reason)}, {TEXT_FIELD(host)}};
 
-// The curve columns besides "step" (int32): float64 datasets under curves/.
+// The curve columns besides "step" (int32): float64 columns of the curves table.
 static const struct {
     const char *name;
     size_t offset;  // into CurvePoint
@@ -68,6 +68,19 @@ static const struct {
     {"seconds", offsetof(CurvePoint, seconds)},
 };
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+// A curves row as CurvePoint lays it out. The file keeps this layout (4 bytes of padding
+// after step): a packed file type made HDF5 convert every write through a 1 MiB buffer it
+// allocates and clears each time (5 ms per trial). The reader converts a file's row into
+// it by column name.
+static hid_t curve_type(void) {
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(CurvePoint));
+    if (t < 0) return t;
+    H5Tinsert(t, "step", offsetof(CurvePoint, step), H5T_NATIVE_INT);
+    for (size_t c = 0; c < COUNT(curve_reals); c++)
+        H5Tinsert(t, curve_reals[c].name, curve_reals[c].offset, H5T_NATIVE_DOUBLE);
+    return t;
+}
 
 static hid_t native_type(NumKind k) {
     switch (k) {
@@ -92,6 +105,8 @@ struct H5Store {
     hid_t file, summary, row_type;
     size_t row_size;
     hsize_t n_rows;
+    hid_t scalar, text;         // dataspace and type of every scalar and string attribute
+    hid_t curve;                // a curves row: CurvePoint's layout, in memory and in the file
 };
 
 // A failed HDF5 call while writing ends the run (the journal already holds the trial).
@@ -111,19 +126,39 @@ static hid_t string_type(const H5Store *s, size_t len) {
     return t;
 }
 
-// A scalar attribute of loc (a file id means the root group) holding *value.
-static void write_attr(const H5Store *s, hid_t loc, const char *name, hid_t type, const void *value) {
-    hid_t space = must(s, H5Screate(H5S_SCALAR), name);
+// The ids every trial's objects share, made once per file.
+static void open_types(H5Store *s) {
+    s->scalar = must(s, H5Screate(H5S_SCALAR), "scalar dataspace");
+    s->text = string_type(s, 0);
+    s->curve = must(s, curve_type(), "curves type");
+}
+
+static void close_types(H5Store *s) {
+    H5Sclose(s->scalar);
+    H5Tclose(s->text);
+    H5Tclose(s->curve);
+}
+
+// An attribute of loc (a file id means the root group) holding *value, in space.
+static void write_attr_in(const H5Store *s, hid_t loc, const char *name, hid_t type, hid_t space, const void *value) {
     hid_t attr = must(s, H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT), name);
     must(s, H5Awrite(attr, type, value), name);
     H5Aclose(attr);
-    H5Sclose(space);
+}
+
+static void write_attr(const H5Store *s, hid_t loc, const char *name, hid_t type, const void *value) {
+    write_attr_in(s, loc, name, type, s->scalar, value);
 }
 
 static void write_attr_string(const H5Store *s, hid_t loc, const char *name, const char *value) {
-    hid_t t = string_type(s, 0);
-    write_attr(s, loc, name, t, &value);
-    H5Tclose(t);
+    write_attr(s, loc, name, s->text, &value);
+}
+
+// A one-dimensional attribute of n values.
+static void write_attr_vector(const H5Store *s, hid_t loc, const char *name, hid_t type, hsize_t n, const void *data) {
+    hid_t space = must(s, H5Screate_simple(1, &n, NULL), name);
+    write_attr_in(s, loc, name, type, space, data);
+    H5Sclose(space);
 }
 
 // A dataset of loc with the given shape filled from data; the caller closes it.
@@ -235,6 +270,7 @@ H5Store *h5store_create(const char *path, const StoreMeta *meta) {
     H5Pclose(fcpl);
     H5Pclose(fapl);
     if (s->file < 0) die(EXIT_RUNTIME, "%s: cannot create HDF5 file", path);
+    open_types(s);
 
     int format = H5STORE_FORMAT_VERSION;
     write_attr(s, s->file, "format_version", H5T_NATIVE_INT, &format);
@@ -266,21 +302,14 @@ static void append_summary_row(H5Store *s, const TrialResult *r) {
     s->n_rows = size;
 }
 
+// curves: one row per evaluation (a compound table, as /summary).
 static void write_curves(const H5Store *s, hid_t trial, const TrialResult *r) {
-    hid_t g = must(s, H5Gcreate2(trial, "curves", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "curves");
     hsize_t n = (hsize_t)r->n_curve;
-    int *steps = xmalloc((size_t)r->n_curve * sizeof *steps);
-    double *values = xmalloc((size_t)r->n_curve * sizeof *values);
-    for (int i = 0; i < r->n_curve; i++) steps[i] = r->curve[i].step;
-    H5Dclose(write_dataset(s, g, "step", H5T_NATIVE_INT, 1, &n, steps));
-    for (size_t c = 0; c < COUNT(curve_reals); c++) {
-        for (int i = 0; i < r->n_curve; i++)
-            values[i] = *(const double *)((const char *)&r->curve[i] + curve_reals[c].offset);
-        H5Dclose(write_dataset(s, g, curve_reals[c].name, H5T_NATIVE_DOUBLE, 1, &n, values));
-    }
-    free(values);
-    free(steps);
-    H5Gclose(g);
+    hid_t space = must(s, H5Screate_simple(1, &n, NULL), "curves");
+    hid_t d = must(s, H5Dcreate2(trial, "curves", s->curve, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "curves");
+    must(s, H5Dwrite(d, s->curve, H5S_ALL, H5S_ALL, H5P_DEFAULT, r->curve), "curves");
+    H5Dclose(d);
+    H5Sclose(space);
 }
 
 static void write_weights(const H5Store *s, hid_t trial, const TrialResult *r) {
@@ -303,7 +332,10 @@ static void write_vector(const H5Store *s, hid_t loc, const char *name, hid_t ty
     H5Dclose(write_dataset(s, loc, name, type, 1, &n, data));
 }
 
-// scores/layerK: the invariants of the final tensor of layer K (see invariants/score.h).
+// scores/layerK: the invariants of the final tensor of layer K (see invariants/score.h),
+// all as attributes of the layer's group (an attribute costs a fifth of a dataset to
+// write; the longest, sv_mode2 of d_model <= 4096 values, is 32 KiB, within the 64 KiB
+// an attribute may have in this file format).
 static void write_layer_scores(const H5Store *s, hid_t parent, const LayerScore *scores, int n_layers) {
     hid_t g = must(s, H5Gcreate2(parent, "scores", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "scores");
     for (int l = 0; l < n_layers; l++) {
@@ -314,13 +346,13 @@ static void write_layer_scores(const H5Store *s, hid_t parent, const LayerScore 
         for (int m = 0; m < 4; m++) {
             char sv[16];
             snprintf(sv, sizeof sv, "sv_mode%d", m);
-            write_vector(s, lg, sv, H5T_NATIVE_DOUBLE, (hsize_t)ls->n_sv[m], ls->sv[m]);
+            write_attr_vector(s, lg, sv, H5T_NATIVE_DOUBLE, (hsize_t)ls->n_sv[m], ls->sv[m]);
         }
-        write_vector(s, lg, "dims", H5T_NATIVE_INT, 4, ls->dims);
-        write_vector(s, lg, "num_rank", H5T_NATIVE_INT, 4, ls->num_rank);
-        write_vector(s, lg, "eff_rank", H5T_NATIVE_DOUBLE, 4, ls->eff_rank);
-        write_vector(s, lg, "core_energy", H5T_NATIVE_DOUBLE, 4, ls->core_energy);
-        write_vector(s, lg, "tucker_ranks", H5T_NATIVE_INT, 4, ls->tucker_ranks);
+        write_attr_vector(s, lg, "dims", H5T_NATIVE_INT, 4, ls->dims);
+        write_attr_vector(s, lg, "num_rank", H5T_NATIVE_INT, 4, ls->num_rank);
+        write_attr_vector(s, lg, "eff_rank", H5T_NATIVE_DOUBLE, 4, ls->eff_rank);
+        write_attr_vector(s, lg, "core_energy", H5T_NATIVE_DOUBLE, 4, ls->core_energy);
+        write_attr_vector(s, lg, "tucker_ranks", H5T_NATIVE_INT, 4, ls->tucker_ranks);
         write_attr(s, lg, "norm", H5T_NATIVE_DOUBLE, &ls->norm);
         write_attr(s, lg, "correlation", H5T_NATIVE_DOUBLE, &ls->correlation);
         write_attr(s, lg, "tucker_fit", H5T_NATIVE_DOUBLE, &ls->tucker_fit);
@@ -328,12 +360,14 @@ static void write_layer_scores(const H5Store *s, hid_t parent, const LayerScore 
         write_attr(s, lg, "cp_rank", H5T_NATIVE_INT, &ls->cp_rank);
         write_attr(s, lg, "cp_fit", H5T_NATIVE_DOUBLE, &ls->cp_fit);
         if (ls->cp_rank_max > 0) {
-            write_vector(s, lg, "cp_fits", H5T_NATIVE_DOUBLE, (hsize_t)ls->cp_rank_max, ls->cp_fits);
-            write_vector(s, lg, "cp_cond", H5T_NATIVE_DOUBLE, 4, ls->cp_cond);
+            write_attr_vector(s, lg, "cp_fits", H5T_NATIVE_DOUBLE, (hsize_t)ls->cp_rank_max, ls->cp_fits);
+            write_attr_vector(s, lg, "cp_cond", H5T_NATIVE_DOUBLE, 4, ls->cp_cond);
         }
         if (ls->cp_rank > 0) {
             hsize_t d[2] = {(hsize_t)ls->cp_rank, (hsize_t)ls->dims[3]};
-            H5Dclose(write_dataset(s, lg, "cp_roles", H5T_NATIVE_DOUBLE, 2, d, ls->cp_roles));
+            hid_t space = must(s, H5Screate_simple(2, d, NULL), "cp_roles");
+            write_attr_in(s, lg, "cp_roles", H5T_NATIVE_DOUBLE, space, ls->cp_roles);
+            H5Sclose(space);
         }
         H5Gclose(lg);
     }
@@ -474,8 +508,14 @@ void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, c
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.partial", path);
     H5Store s = {.path = tmp};
-    s.file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    // A checkpoint's layer can be wider than a sweep's (d_model 8192: sv_mode2 is 64 KiB):
+    // the 1.8 file format stores attributes of any size.
+    hid_t fapl = must(&s, H5Pcreate(H5P_FILE_ACCESS), "file access");
+    must(&s, H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST), "file access");
+    s.file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    H5Pclose(fapl);
     if (s.file < 0) die(EXIT_RUNTIME, "%s: cannot create HDF5 file", path);
+    open_types(&s);
     int format = H5STORE_FORMAT_VERSION;
     write_attr(&s, s.file, "format_version", H5T_NATIVE_INT, &format);
     write_attr_string(&s, s.file, "version", "attnsweep " ATTNSWEEP_VERSION);
@@ -495,6 +535,7 @@ void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, c
         H5Gclose(lg);
     }
     H5Gclose(g);
+    close_types(&s);
     H5Fclose(s.file);
     if (rename(tmp, path) != 0) die(EXIT_RUNTIME, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
 }
@@ -503,6 +544,7 @@ void h5store_close(H5Store *s, double end_time) {
     write_attr(s, s->file, "end_time", H5T_NATIVE_DOUBLE, &end_time);
     H5Tclose(s->row_type);
     H5Dclose(s->summary);
+    close_types(s);
     must(s, H5Fclose(s->file), "file");
     free(s->path);
     free(s);
@@ -542,26 +584,23 @@ static int read_trial_attrs(const H5Reader *rd, hid_t g, TrialResult *out) {
 
 static int read_curves(const H5Reader *rd, hid_t g, TrialResult *out) {
     hsize_t n;
-    hid_t d = h5read_open_dataset(rd, g, "curves/step", 1, &n);
+    hid_t d = h5read_open_dataset(rd, g, "curves", 1, &n);
     if (d < 0) return -1;
-    H5Dclose(d);
-    if (n > INT_MAX) return h5read_fail(rd, "curves/step has %llu points", (unsigned long long)n);
-    out->n_curve = (int)n;
-    out->curve = xcalloc(n, sizeof *out->curve);
-
-    int *steps = xmalloc(n * sizeof *steps);
-    double *values = xmalloc(n * sizeof *values);
-    int rc = h5read_dataset(rd, g, "curves/step", H5T_NATIVE_INT, 1, &n, steps);
-    for (size_t i = 0; rc == 0 && i < n; i++) out->curve[i].step = steps[i];
-    for (size_t c = 0; rc == 0 && c < COUNT(curve_reals); c++) {
-        char name[64];
-        snprintf(name, sizeof name, "curves/%s", curve_reals[c].name);
-        rc = h5read_dataset(rd, g, name, H5T_NATIVE_DOUBLE, 1, &n, values);
-        for (size_t i = 0; rc == 0 && i < n; i++)
-            *(double *)((char *)&out->curve[i] + curve_reals[c].offset) = values[i];
+    hid_t filetype = H5Dget_type(d);
+    int rc = filetype < 0 ? h5read_fail(rd, "curves is unreadable") : h5read_table_column(rd, filetype, "curves", "step", 0);
+    for (size_t c = 0; rc == 0 && c < COUNT(curve_reals); c++)
+        rc = h5read_table_column(rd, filetype, "curves", curve_reals[c].name, 0);
+    if (filetype >= 0) H5Tclose(filetype);
+    if (rc == 0 && n > INT_MAX) rc = h5read_fail(rd, "curves has %llu rows", (unsigned long long)n);
+    if (rc == 0) {
+        out->n_curve = (int)n;
+        out->curve = xcalloc(n ? n : 1, sizeof *out->curve);
+        hid_t mem = curve_type();
+        if (mem < 0 || H5Dread(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, out->curve) < 0)
+            rc = h5read_fail(rd, "curves is unreadable");
+        if (mem >= 0) H5Tclose(mem);
     }
-    free(values);
-    free(steps);
+    H5Dclose(d);
     return rc;
 }
 

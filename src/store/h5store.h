@@ -3,10 +3,12 @@
 //   /                    attributes: version, sweep, yaml, seed, start_time, end_time
 //   /summary             compound table, one row per trial (see README "Results file")
 //   /trials/NNNNNN/      attributes (config as JSON, status, reason, rank, host, times)
-//        curves/         step, lr, train_loss, eval_loss, eval_accuracy, penalty, seconds
+//        curves          compound table, one row per evaluation: step, lr, train_loss,
+//                        eval_loss, eval_accuracy, penalty, seconds
 //        weights/layerK  final attention tensor [groups, d_group, d_model, roles], float32
 //        invariants/     step, correlation [n, layers], eff_rank [n, layers, 4], head_sv [n, layers, heads]
-//        scores/layerK   invariants of the final tensor (sv_mode0..3, ranks, fits, CP)
+//        scores/layerK   invariants of the final tensor (datasets sv_mode0..3, cp_fits,
+//                        cp_roles; per-mode numbers and scalars as attributes)
 //
 // Only one process (the coordinator, or attnsweep train) writes a file. Every
 // h5store_write_trial ends with H5Fflush, so a trial written is a trial kept.
@@ -16,7 +18,7 @@
 #include "common/trial.h"
 
 // The layout version in the root attribute format_version; readers refuse others.
-enum { H5STORE_FORMAT_VERSION = 1 };
+enum { H5STORE_FORMAT_VERSION = 2 };
 
 typedef struct H5Store H5Store;
 

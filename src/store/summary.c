@@ -130,15 +130,10 @@ static hid_t summary_memtype(size_t *size) {
 
 // Whether the file's /summary row type has every column read, each of the right class.
 static int check_columns(const H5Reader *rd, hid_t filetype) {
-    if (H5Tget_class(filetype) != H5T_COMPOUND) return h5read_fail(rd, "/summary is not a table");
-    for (size_t i = 0; i < COUNT(summary_columns); i++) {
-        const int k = H5Tget_member_index(filetype, summary_columns[i].name);
-        if (k < 0) return h5read_fail(rd, "/summary has no column '%s'", summary_columns[i].name);
-        const H5T_class_t cls = H5Tget_member_class(filetype, (unsigned)k);
-        const int ok = summary_columns[i].kind == SUM_STATUS ? cls == H5T_STRING
-                                                            : cls == H5T_INTEGER || cls == H5T_FLOAT;
-        if (!ok) return h5read_fail(rd, "/summary column '%s' has the wrong type", summary_columns[i].name);
-    }
+    for (size_t i = 0; i < COUNT(summary_columns); i++)
+        if (h5read_table_column(rd, filetype, "/summary", summary_columns[i].name,
+                                summary_columns[i].kind == SUM_STATUS) != 0)
+            return -1;
     return 0;
 }
 
