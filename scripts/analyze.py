@@ -510,7 +510,7 @@ def plot_invariants(f, df, title, outdir, written, notes):
             traces.append((row, step, inv["head_sv"][:], inv["correlation"][:]))
         name = f"invariants_{v}.png"
         if not traces:
-            why = "failed" if (sub["status"] == "failed").all() else "no invariants/ trace"
+            why = "failed" if (sub["status"] == "failed").all() else "no invariants trace"
             notes.append(f"{name} not written: no trial of {v} has an invariant trace ({why})")
             continue
         n_layers = max(t[3].shape[1] for t in traces)

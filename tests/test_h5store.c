@@ -104,6 +104,18 @@ static void check_same_trial(const TrialResult *got, const TrialResult *want) {
     for (int l = 0; l < got->n_layers && l < want->n_layers; l++)
         CHECK(memcmp(got->weights[l], want->weights[l], count * sizeof(float)) == 0, "trial %d: layer %d differs",
               want->id, l);
+    const InvariantTrace *gt = &got->trace, *wt = &want->trace;
+    CHECK(gt->n == wt->n && (wt->n == 0 || (gt->layers == wt->layers && gt->groups == wt->groups)),
+          "trial %d: trace %d x %d x %d, want %d x %d x %d", want->id, gt->n, gt->layers, gt->groups, wt->n,
+          wt->layers, wt->groups);
+    if (wt->n > 0 && gt->n == wt->n && gt->layers == wt->layers && gt->groups == wt->groups) {
+        const size_t nl = (size_t)wt->n * wt->layers;
+        CHECK(memcmp(gt->step, wt->step, (size_t)wt->n * sizeof(int)) == 0 &&
+                  memcmp(gt->correlation, wt->correlation, nl * sizeof(double)) == 0 &&
+                  memcmp(gt->eff_rank, wt->eff_rank, nl * 4 * sizeof(double)) == 0 &&
+                  memcmp(gt->head_sv, wt->head_sv, nl * wt->groups * sizeof(double)) == 0,
+              "trial %d: the invariant trace differs after the round trip", want->id);
+    }
 }
 
 // h5py and pandas see the documented layout. argv: path, expected column count.
@@ -126,6 +138,7 @@ static const char *python_check =
     "assert sc.attrs['dims'].tolist() == [4, 16, 64, 3] and sc.attrs['cp_cond'].shape == (4,)\n"
     "assert sc.attrs['cp_roles'].shape == (2, 3) and sc.attrs['cp_fits'].shape == (4,) and sc.attrs['cp_rank'] == 2\n"
     "inv = f['trials/000000/invariants']\n"
+    "assert inv.shape == (2,) and inv.dtype.names == ('step', 'correlation', 'eff_rank', 'head_sv')\n"
     "assert inv['step'][:].tolist() == [10, 20] and inv['head_sv'].shape == (2, 2, 4)\n"
     "assert inv['eff_rank'].shape == (2, 2, 4) and inv['correlation'][1, 1] == 0.75\n"
     "assert 'scores' not in f['trials/000001'] and 'invariants' not in f['trials/000001']\n"
@@ -203,8 +216,10 @@ static void add_scores_and_trace(TrialResult *r) {
     t->step[0] = 10, t->step[1] = 20;
     t->correlation = xmalloc((size_t)2 * t->layers * sizeof(double));
     for (int i = 0; i < 2 * t->layers; i++) t->correlation[i] = 0.25 * i;
-    t->eff_rank = xcalloc((size_t)2 * t->layers * 4, sizeof(double));
-    t->head_sv = xcalloc((size_t)2 * t->layers * G, sizeof(double));
+    t->eff_rank = xmalloc((size_t)2 * t->layers * 4 * sizeof(double));
+    for (int i = 0; i < 2 * t->layers * 4; i++) t->eff_rank[i] = 1.0 + 0.5 * i;
+    t->head_sv = xmalloc((size_t)2 * t->layers * G * sizeof(double));
+    for (int i = 0; i < 2 * t->layers * G; i++) t->head_sv[i] = 100.0 - i;
 }
 
 // A checkpoint's layer wider than any sweep's (d_model 9000): its sv_mode2 attribute is

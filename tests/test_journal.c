@@ -546,7 +546,7 @@ static const char *python_check =
     "    t = f['trials/%06d' % i]\n"
     "    assert t.attrs['status'] == st.decode() == ('ok' if len(t['weights']) else 'failed'), i\n"
     "assert f['trials/000002/scores/layer0'].attrs['cp_roles'].shape == (2, 3)\n"
-    "assert f['trials/000002/invariants/head_sv'].shape == (3, 2, 4)\n"
+    "assert f['trials/000002/invariants']['head_sv'].shape == (3, 2, 4)\n"
     "assert f['trials/000007/weights/layer1'].shape == (4, 2, 8, 3)\n"
     "print('test_journal: h5py reads the rebuilt file')\n";
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end tests of `attnsweep score` and of the scores `attnsweep train -o` records:
-# the trial file's invariants/ and scores/ groups and reward columns; scoring a trial on
+# the trial file's invariants table, scores/ groups and reward columns; scoring a trial on
 # 1, 2 and 4 MPI ranks (the same numbers, one BLACS grid of 1x1, 2x1, 2x2); the reward
 # options recomputed from the JSON; a safetensors checkpoint; bad input; --help.
 # Usage: bash tests/test_score_cli.sh /path/to/attnsweep     (from the repository root;
@@ -33,7 +33,7 @@ expect_rc 0 "train mha -o"
 run train --attention grassmann --grassmann-rank 4 "${tiny[@]}" -o "$tmp/grassmann.h5"
 expect_rc 0 "train grassmann -o"
 
-# Every trial file: invariants/ has one row per evaluation step (curves' step) with the
+# Every trial file: invariants has one row per evaluation step (curves' step) with the
 # shapes [n], [n, L], [n, L, 4], [n, L, G] (G = groups = the weights' first dimension);
 # its last row is the final tensor, so it equals scores/layerK; scores/layer0..L-1 hold
 # the full score; the /summary row's rank_deviation and correlation are recomputed from
@@ -61,9 +61,11 @@ with h5py.File(path, "r") as f:
          2 if variant == "mha" else 4, G)
     steps = t["curves"]["step"]
     inv = t["invariants"]
+    want(list(inv.dtype.names or ()) == ["step", "correlation", "eff_rank", "head_sv"], "invariants columns",
+         ["step", "correlation", "eff_rank", "head_sv"], inv.dtype.names)
     n = len(steps)
     for name, shape in (("step", (n,)), ("correlation", (n, L)), ("eff_rank", (n, L, 4)), ("head_sv", (n, L, G))):
-        got = inv[name].shape if name in inv else "missing"
+        got = inv[name].shape if name in (inv.dtype.names or ()) else "missing"
         want(got == shape, f"invariants/{name} shape", shape, got)
     if bad:
         print("\n".join(bad)); sys.exit(1)
@@ -117,7 +119,7 @@ with h5py.File(path, "r") as f:
 print("\n".join(bad) if bad else f"accuracy {acc:.4f}, RankDeviation {rd:.6f}, Correlation {corr:.6f}, reward {reward:.6f}")
 sys.exit(1 if bad else 0)
 EOF
-    pass "train -o ($variant): invariants/ shapes, steps and last row = scores/; summary $(tail -1 "$tmp/check") (= accuracy - 0.1 RD - 0.1 Corr)"
+    pass "train -o ($variant): invariants shapes, steps and last row = scores/; summary $(tail -1 "$tmp/check") (= accuracy - 0.1 RD - 0.1 Corr)"
 done
 
 # ---------------------------------------------------------------------------

@@ -219,7 +219,7 @@ int cmd_score(int argc, char **argv) {
     else
         default_output(out_path, sizeof out_path, path);
 
-    struct stat in_st, out_st;  // -o naming the input would replace it by a file without its invariants/
+    struct stat in_st, out_st;  // -o naming the input would replace it by a file without its invariants
     if (stat(path, &in_st) == 0 && stat(out_path, &out_st) == 0 && in_st.st_dev == out_st.st_dev &&
         in_st.st_ino == out_st.st_ino)
         die(EXIT_BADINPUT, "score: -o %s is the input file; write the scores to another file", out_path);

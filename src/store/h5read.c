@@ -113,6 +113,24 @@ int h5read_table_column(const H5Reader *rd, hid_t filetype, const char *what, co
     return ok ? 0 : h5read_fail(rd, "%s column '%s' has the wrong type", what, name);
 }
 
+int h5read_table_array(const H5Reader *rd, hid_t filetype, const char *what, const char *name, int rank,
+                       hsize_t *dims) {
+    if (H5Tget_class(filetype) != H5T_COMPOUND) return h5read_fail(rd, "%s is not a table", what);
+    const int k = H5Tget_member_index(filetype, name);
+    if (k < 0) return h5read_fail(rd, "%s has no column '%s'", what, name);
+    hid_t t = H5Tget_member_type(filetype, (unsigned)k);
+    int ok = t >= 0 && H5Tget_class(t) == H5T_ARRAY && rank <= 2 && H5Tget_array_ndims(t) == rank &&
+             H5Tget_array_dims2(t, dims) == rank;
+    if (ok) {
+        hid_t base = H5Tget_super(t);
+        const H5T_class_t cls = base >= 0 ? H5Tget_class(base) : H5T_NO_CLASS;
+        ok = (cls == H5T_INTEGER || cls == H5T_FLOAT) && H5Tget_size(base) <= 8;
+        if (base >= 0) H5Tclose(base);
+    }
+    if (t >= 0) H5Tclose(t);
+    return ok ? 0 : h5read_fail(rd, "%s column '%s' is not a %d-dimensional array of numbers", what, name, rank);
+}
+
 int h5read_check_format(const H5Reader *rd, hid_t file) {
     int version;
     if (h5read_attr_number(rd, file, "format_version", H5T_NATIVE_INT, &version) != 0)

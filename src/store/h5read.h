@@ -28,6 +28,10 @@ int h5read_dataset(const H5Reader *rd, hid_t loc, const char *name, hid_t memtyp
 // Whether the compound row type of table `what` has the column `name`: a string if
 // is_string, else a number of at most 8 bytes.
 int h5read_table_column(const H5Reader *rd, hid_t filetype, const char *what, const char *name, int is_string);
+// Whether that row type has the column `name` holding an array of numbers of `rank`
+// dimensions (at most 2); their sizes in dims.
+int h5read_table_array(const H5Reader *rd, hid_t filetype, const char *what, const char *name, int rank,
+                       hsize_t *dims);
 // The root attribute format_version is the one this attnsweep writes.
 int h5read_check_format(const H5Reader *rd, hid_t file);
 

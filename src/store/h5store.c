@@ -327,11 +327,6 @@ static void write_weights(const H5Store *s, hid_t trial, const TrialResult *r) {
     H5Gclose(g);
 }
 
-// A small 1-D dataset of doubles or ints.
-static void write_vector(const H5Store *s, hid_t loc, const char *name, hid_t type, hsize_t n, const void *data) {
-    H5Dclose(write_dataset(s, loc, name, type, 1, &n, data));
-}
-
 // scores/layerK: the invariants of the final tensor of layer K (see invariants/score.h),
 // all as attributes of the layer's group (an attribute costs a fifth of a dataset to
 // write; the longest, sv_mode2 of d_model <= 4096 values, is 32 KiB, within the 64 KiB
@@ -374,16 +369,64 @@ static void write_layer_scores(const H5Store *s, hid_t parent, const LayerScore 
     H5Gclose(g);
 }
 
-// invariants/: the trace recorded at every evaluation.
+// invariants: the trace recorded at every evaluation, a table with one row per
+// evaluation: step, correlation [L], eff_rank [L, 4], head_sv [L, G]. The row layout
+// (step padded to 8 bytes, then the arrays) is the same in memory and in the file.
+typedef struct {
+    size_t correlation, eff_rank, head_sv, size;  // byte offsets in a row, and its size
+} TraceRow;
+
+static TraceRow trace_row(int L, int G) {
+    TraceRow r = {.correlation = 8};
+    r.eff_rank = r.correlation + (size_t)L * sizeof(double);
+    r.head_sv = r.eff_rank + (size_t)L * 4 * sizeof(double);
+    r.size = r.head_sv + (size_t)L * G * sizeof(double);
+    return r;
+}
+
+static hid_t trace_type(int L, int G) {
+    const TraceRow r = trace_row(L, G);
+    hsize_t d1[1] = {(hsize_t)L}, d4[2] = {(hsize_t)L, 4}, dg[2] = {(hsize_t)L, (hsize_t)G};
+    hid_t t = H5Tcreate(H5T_COMPOUND, r.size);
+    hid_t corr = H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, d1), eff = H5Tarray_create2(H5T_NATIVE_DOUBLE, 2, d4),
+          sv = H5Tarray_create2(H5T_NATIVE_DOUBLE, 2, dg);
+    int ok = t >= 0 && corr >= 0 && eff >= 0 && sv >= 0 && H5Tinsert(t, "step", 0, H5T_NATIVE_INT) >= 0 &&
+             H5Tinsert(t, "correlation", r.correlation, corr) >= 0 && H5Tinsert(t, "eff_rank", r.eff_rank, eff) >= 0 &&
+             H5Tinsert(t, "head_sv", r.head_sv, sv) >= 0;
+    H5Tclose(corr);
+    H5Tclose(eff);
+    H5Tclose(sv);
+    if (!ok && t >= 0) H5Tclose(t);
+    return ok ? t : H5I_INVALID_HID;
+}
+
+// Between the trace's arrays and rows (to_rows: into rows, else out of them).
+static void trace_rows(InvariantTrace *t, unsigned char *rows, int to_rows) {
+    const TraceRow r = trace_row(t->layers, t->groups);
+    const size_t L = (size_t)t->layers, G = (size_t)t->groups;
+    for (size_t i = 0; i < (size_t)t->n; i++) {
+        unsigned char *row = rows + i * r.size;
+        struct {
+            void *field, *array;
+            size_t bytes;
+        } parts[4] = {{row, t->step + i, sizeof(int)},
+                      {row + r.correlation, t->correlation + i * L, L * sizeof(double)},
+                      {row + r.eff_rank, t->eff_rank + i * L * 4, L * 4 * sizeof(double)},
+                      {row + r.head_sv, t->head_sv + i * L * G, L * G * sizeof(double)}};
+        for (int k = 0; k < 4; k++)
+            memcpy(to_rows ? parts[k].field : parts[k].array, to_rows ? parts[k].array : parts[k].field,
+                   parts[k].bytes);
+    }
+}
+
 static void write_trace(const H5Store *s, hid_t trial, const InvariantTrace *t) {
-    hid_t g = must(s, H5Gcreate2(trial, "invariants", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "invariants");
-    hsize_t n = (hsize_t)t->n, L = (hsize_t)t->layers;
-    write_vector(s, g, "step", H5T_NATIVE_INT, n, t->step);
-    hsize_t d2[2] = {n, L}, d3[3] = {n, L, 4}, dg[3] = {n, L, (hsize_t)t->groups};
-    H5Dclose(write_dataset(s, g, "correlation", H5T_NATIVE_DOUBLE, 2, d2, t->correlation));
-    H5Dclose(write_dataset(s, g, "eff_rank", H5T_NATIVE_DOUBLE, 3, d3, t->eff_rank));
-    H5Dclose(write_dataset(s, g, "head_sv", H5T_NATIVE_DOUBLE, 3, dg, t->head_sv));
-    H5Gclose(g);
+    hid_t type = must(s, trace_type(t->layers, t->groups), "invariants type");
+    unsigned char *rows = xcalloc((size_t)t->n, trace_row(t->layers, t->groups).size);
+    trace_rows((InvariantTrace *)t, rows, 1);
+    hsize_t n = (hsize_t)t->n;
+    H5Dclose(write_dataset(s, trial, "invariants", type, 1, &n, rows));
+    free(rows);
+    H5Tclose(type);
 }
 
 static void trial_group_name(char *name, size_t len, int id) { snprintf(name, len, "trials/%06d", id); }
@@ -633,33 +676,44 @@ static int read_weights(const H5Reader *rd, hid_t g, TrialResult *out) {
     return 0;
 }
 
-// invariants/ (absent when training ran without a grid).
+// invariants (absent when training ran without a grid).
 static int read_trace(const H5Reader *rd, hid_t g, TrialResult *out) {
     if (H5Lexists(g, "invariants", H5P_DEFAULT) <= 0) return 0;
     InvariantTrace *t = &out->trace;
-    hsize_t n, d3[3];
-    hid_t d = h5read_open_dataset(rd, g, "invariants/step", 1, &n);
+    hsize_t n, corr[1], eff[2], sv[2];
+    hid_t d = h5read_open_dataset(rd, g, "invariants", 1, &n);
     if (d < 0) return -1;
+    hid_t filetype = H5Dget_type(d);
+    int rc = filetype < 0 ? h5read_fail(rd, "invariants is unreadable")
+                          : h5read_table_column(rd, filetype, "invariants", "step", 0) ||
+                                    h5read_table_array(rd, filetype, "invariants", "correlation", 1, corr) ||
+                                    h5read_table_array(rd, filetype, "invariants", "eff_rank", 2, eff) ||
+                                    h5read_table_array(rd, filetype, "invariants", "head_sv", 2, sv)
+                                ? -1
+                                : 0;
+    if (filetype >= 0) H5Tclose(filetype);
+    if (rc == 0 && (n > INT_MAX || corr[0] < 1 || corr[0] > 65536 || eff[0] != corr[0] || eff[1] != 4 ||
+                    sv[0] != corr[0] || sv[1] < 1 || sv[1] > 65536 || n * corr[0] * sv[1] > MAX_WEIGHT_FLOATS))
+        rc = h5read_fail(rd, "invariants has implausible shapes");
+    if (rc == 0) {
+        t->n = t->cap = (int)n, t->layers = (int)corr[0], t->groups = (int)sv[1];
+        const size_t nl = n * corr[0];
+        t->step = xmalloc((n ? n : 1) * sizeof(int));
+        t->correlation = xmalloc((nl ? nl : 1) * sizeof(double));
+        t->eff_rank = xmalloc((nl ? nl : 1) * 4 * sizeof(double));
+        t->head_sv = xmalloc((nl ? nl : 1) * sv[1] * sizeof(double));
+        unsigned char *rows = xcalloc(n ? n : 1, trace_row(t->layers, t->groups).size);
+        hid_t mem = trace_type(t->layers, t->groups);
+        if (mem < 0 || H5Dread(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0)
+            rc = h5read_fail(rd, "invariants is unreadable");
+        else
+            trace_rows(t, rows, 0);
+        if (mem >= 0) H5Tclose(mem);
+        free(rows);
+    }
     H5Dclose(d);
-    if ((d = h5read_open_dataset(rd, g, "invariants/head_sv", 3, d3)) < 0) return -1;
-    H5Dclose(d);
-    if (n > INT_MAX || d3[0] != n || d3[1] > 65536 || d3[2] > 65536 || n * d3[1] * d3[2] > MAX_WEIGHT_FLOATS)
-        return h5read_fail(rd, "invariants/ has implausible shapes");
-    t->n = t->cap = (int)n, t->layers = (int)d3[1], t->groups = (int)d3[2];
-    const size_t nl = n * d3[1];
-    t->step = xmalloc((n ? n : 1) * sizeof(int));
-    t->correlation = xmalloc((nl ? nl : 1) * sizeof(double));
-    t->eff_rank = xmalloc((nl ? nl : 1) * 4 * sizeof(double));
-    t->head_sv = xmalloc((nl ? nl : 1) * d3[2] * sizeof(double));
-    hsize_t d2[2] = {n, d3[1]}, de[3] = {n, d3[1], 4};
-    return h5read_dataset(rd, g, "invariants/step", H5T_NATIVE_INT, 1, &n, t->step) ||
-                   h5read_dataset(rd, g, "invariants/correlation", H5T_NATIVE_DOUBLE, 2, d2, t->correlation) ||
-                   h5read_dataset(rd, g, "invariants/eff_rank", H5T_NATIVE_DOUBLE, 3, de, t->eff_rank) ||
-                   h5read_dataset(rd, g, "invariants/head_sv", H5T_NATIVE_DOUBLE, 3, d3, t->head_sv)
-               ? -1
-               : 0;
+    return rc;
 }
-
 
 static int read_trial_file(H5Reader *rd, hid_t file, int id, TrialResult *out) {
     if (h5read_check_format(rd, file) != 0) return -1;

@@ -6,7 +6,8 @@
 //        curves          compound table, one row per evaluation: step, lr, train_loss,
 //                        eval_loss, eval_accuracy, penalty, seconds
 //        weights/layerK  final attention tensor [groups, d_group, d_model, roles], float32
-//        invariants/     step, correlation [n, layers], eff_rank [n, layers, 4], head_sv [n, layers, heads]
+//        invariants      compound table, one row per evaluation: step, correlation [layers],
+//                        eff_rank [layers, 4], head_sv [layers, heads]
 //        scores/layerK   invariants of the final tensor (datasets sv_mode0..3, cp_fits,
 //                        cp_roles; per-mode numbers and scalars as attributes)
 //
