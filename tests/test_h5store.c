@@ -165,7 +165,9 @@ static const char *python_check =
     "t = f['trials/000001']\n"
     "cfg = json.loads(t.attrs['config'])\n"
     "assert cfg['attention'] == 'grassmann' and cfg['grassmann_offsets'] == [1, 2, 4], cfg\n"
-    "assert t.attrs['host'] == 'node01' and t.attrs['rank'] == 2 and t.attrs['n_params'] == 5000000001\n"
+    "assert t.attrs['host'] == 'node01' and t.attrs['rank'] == 2 and t.attrs['seconds'] == df.seconds[1]\n"
+    "assert sorted(t.attrs) == ['config', 'end_time', 'host', 'rank', 'reason', 'reward_spec', 'seconds',\n"
+    "                           'start_time', 'status'], sorted(t.attrs)\n"
     "c = pandas.DataFrame(t['curves'][:])\n"
     "assert list(c.columns) == ['step', 'lr', 'train_loss', 'eval_loss', 'eval_accuracy', 'penalty', 'seconds']\n"
     "assert c.step.tolist() == [10, 20, 30] and c.lr.dtype == numpy.float64\n"
@@ -282,6 +284,15 @@ static void test_results_file_round_trip_and_errors(void) {
 
     check_read_fails(path, 7, "no trial 7");
     check_read_fails(path, -1, "no trial -1");
+    // The metrics come from /summary: a trial without its row is refused.
+    char args[160];
+    snprintf(args, sizeof args, "%s %s", path, other);
+    check_python("import shutil, sys, h5py\n"
+                 "shutil.copy(sys.argv[1], sys.argv[2])\n"
+                 "with h5py.File(sys.argv[2], 'a') as f:\n"
+                 "    f['summary'].resize((2,))\n",
+                 args, "dropping the last /summary row");
+    check_read_fails(other, 2, "/summary has no row for trial 2");
     check_read_fails("/tmp/test_h5store_no_such_file", 0, "No such file");
 
     FILE *f = xfopen(other, "wb");

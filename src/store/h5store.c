@@ -18,6 +18,7 @@
 #include "common/util.h"
 #include "store/h5read.h"
 #include "store/journal.h"
+#include "store/summary.h"
 
 enum {
     STATUS_LEN = 16,              // /summary column widths, bytes (null-padded)
@@ -30,7 +31,8 @@ enum {
 };
 
 // The numeric and text attributes of /trials/NNNNNN, one list for writer and reader.
-typedef enum { NUM_INT, NUM_LONG, NUM_DOUBLE } NumKind;
+// The trial's metrics are in its /summary row only.
+typedef enum { NUM_INT, NUM_DOUBLE } NumKind;
 static const struct {
     const char *name;
     NumKind kind;
@@ -40,14 +42,6 @@ static const struct {
     {"start_time", NUM_DOUBLE, offsetof(TrialResult, start_time)},
     {"end_time", NUM_DOUBLE, offsetof(TrialResult, end_time)},
     {"seconds", NUM_DOUBLE, offsetof(TrialResult, seconds)},
-    {"n_params", NUM_LONG, offsetof(TrialResult, n_params)},
-    {"accuracy", NUM_DOUBLE, offsetof(TrialResult, accuracy)},
-    {"loss", NUM_DOUBLE, offsetof(TrialResult, loss)},
-    {"bits_per_byte", NUM_DOUBLE, offsetof(TrialResult, bits_per_byte)},
-    {"rank_deviation", NUM_DOUBLE, offsetof(TrialResult, rank_deviation)},
-    {"correlation", NUM_DOUBLE, offsetof(TrialResult, correlation)},
-    {"reward", NUM_DOUBLE, offsetof(TrialResult, reward)},
-    {"steps", NUM_INT, offsetof(TrialResult, steps)},
 };
 #define TEXT_FIELD(f) #f, offsetof(TrialResult, f), sizeof(((TrialResult *)0)->f)
 static const struct {
@@ -85,7 +79,6 @@ static hid_t curve_type(void) {
 static hid_t native_type(NumKind k) {
     switch (k) {
     case NUM_INT: return H5T_NATIVE_INT;
-    case NUM_LONG: return H5T_NATIVE_LONG;
     case NUM_DOUBLE: return H5T_NATIVE_DOUBLE;
     }
     return H5I_INVALID_HID;
@@ -715,12 +708,30 @@ static int read_trace(const H5Reader *rd, hid_t g, TrialResult *out) {
     return rc;
 }
 
+// The metrics of trial id from its /summary row.
+static int read_summary_row(const H5Reader *rd, hid_t file, int id, TrialResult *out) {
+    TrialResult *rows;
+    int n;
+    if (summary_rows(rd, file, &rows, &n) != 0) return -1;
+    int i = 0;
+    while (i < n && rows[i].id != id) i++;
+    if (i < n) {
+        const TrialResult *r = &rows[i];
+        out->accuracy = r->accuracy, out->loss = r->loss, out->bits_per_byte = r->bits_per_byte;
+        out->rank_deviation = r->rank_deviation, out->correlation = r->correlation, out->reward = r->reward;
+        out->steps = r->steps, out->n_params = r->n_params;
+    }
+    free(rows);
+    return i < n ? 0 : h5read_fail(rd, "/summary has no row for trial %d", id);
+}
+
 static int read_trial_file(H5Reader *rd, hid_t file, int id, TrialResult *out) {
     if (h5read_check_format(rd, file) != 0) return -1;
     char name[32];
     trial_group_name(name, sizeof name, id);
     if (id < 0 || H5Lexists(file, "trials", H5P_DEFAULT) <= 0 || H5Lexists(file, name, H5P_DEFAULT) <= 0)
         return h5read_fail(rd, "no trial %d", id);
+    if (read_summary_row(rd, file, id, out) != 0) return -1;
     hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
     rd->where = name;
     if (g < 0) return h5read_fail(rd, "not a group");

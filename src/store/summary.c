@@ -137,7 +137,8 @@ static int check_columns(const H5Reader *rd, hid_t filetype) {
     return 0;
 }
 
-static int read_rows(const H5Reader *rd, hid_t file, SweepSummary *s) {
+int summary_rows(const H5Reader *rd, hid_t file, TrialResult **trials, int *n_trials) {
+    *trials = NULL, *n_trials = 0;
     if (H5Lexists(file, "summary", H5P_DEFAULT) <= 0)
         return h5read_fail(rd, "no /summary table: not the results of a sweep or a trial (a model's scores file?)");
     hid_t d = H5Dopen2(file, "summary", H5P_DEFAULT);
@@ -156,12 +157,12 @@ static int read_rows(const H5Reader *rd, hid_t file, SweepSummary *s) {
         if (H5Dread(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) {
             rc = h5read_fail(rd, "/summary is unreadable");
         } else {
-            s->trials = xcalloc((size_t)n, sizeof *s->trials);
-            s->n_trials = (int)n;
+            *trials = xcalloc((size_t)n, sizeof **trials);
+            *n_trials = (int)n;
         }
         for (hsize_t r = 0; rc == 0 && r < n; r++) {
             const unsigned char *row = rows + r * row_size;
-            TrialResult *t = &s->trials[r];
+            TrialResult *t = &(*trials)[r];
             size_t off = 0;
             for (size_t i = 0; i < COUNT(summary_columns); i++) {
                 memcpy((char *)t + summary_columns[i].offset, row + off, column_size(summary_columns[i].kind));
@@ -175,6 +176,10 @@ static int read_rows(const H5Reader *rd, hid_t file, SweepSummary *s) {
     if (filetype >= 0) H5Tclose(filetype);
     if (space >= 0) H5Sclose(space);
     H5Dclose(d);
+    if (rc != 0) {
+        free(*trials);
+        *trials = NULL, *n_trials = 0;
+    }
     return rc;
 }
 
@@ -213,7 +218,7 @@ static int by_id(const void *a, const void *b) {
 }
 
 static int read_file(const H5Reader *rd, hid_t file, SweepSummary *s) {
-    if (h5read_check_format(rd, file) || read_rows(rd, file, s) || h5read_attr_string(rd, file, "sweep", &s->sweep) ||
+    if (h5read_check_format(rd, file) || summary_rows(rd, file, &s->trials, &s->n_trials) || h5read_attr_string(rd, file, "sweep", &s->sweep) ||
         h5read_attr_string(rd, file, "yaml", &s->yaml))
         return -1;
     read_metric(s);

@@ -9,9 +9,11 @@
 #ifndef ATTN_SUMMARY_H
 #define ATTN_SUMMARY_H
 
+#include <hdf5.h>
 #include <stddef.h>
 
 #include "common/trial.h"
+#include "store/h5read.h"
 
 typedef struct {
     char *sweep;          // root attribute "sweep"
@@ -27,6 +29,10 @@ typedef struct {
 // file, not HDF5, damaged, not an attnsweep results file, another format version).
 int summary_read(const char *path, SweepSummary *out, char *err, size_t errlen);
 void summary_free(SweepSummary *s);
+// The rows of /summary of an open results file, in file order: id, status and the
+// metrics of each trial (the rest of each TrialResult zero). Returns 0 with *trials
+// (the caller frees it) and *n_trials, or -1 with the reason in rd's err.
+int summary_rows(const H5Reader *rd, hid_t file, TrialResult **trials, int *n_trials);
 
 // The goal of a metric when nothing says otherwise: lower is better for loss,
 // bits_per_byte, rank_deviation and correlation, higher for the others.
