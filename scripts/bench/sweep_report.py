@@ -62,13 +62,14 @@ class Run:
             self.file_start = float(f.attrs["start_time"])
             self.file_end = float(f.attrs["end_time"]) if "end_time" in f.attrs else float("nan")
             self.summary = f["summary"][:]
+            steps = {int(row["trial"]): int(row["steps"]) for row in self.summary}
             self.trials = []
             for k in sorted(f["trials"]):
                 a = f["trials"][k].attrs
                 st = a["status"]
                 self.trials.append({
                     "id": int(k), "rank": int(a["rank"]), "seconds": float(a["seconds"]),
-                    "steps": int(a["steps"]), "status": st.decode() if isinstance(st, bytes) else str(st),
+                    "steps": steps[int(k)], "status": st.decode() if isinstance(st, bytes) else str(st),
                     "start": float(a["start_time"]), "end": float(a["end_time"]),
                 })
 
