@@ -218,8 +218,8 @@ static int by_id(const void *a, const void *b) {
 }
 
 static int read_file(const H5Reader *rd, hid_t file, SweepSummary *s) {
-    if (h5read_check_format(rd, file) || summary_rows(rd, file, &s->trials, &s->n_trials) || h5read_attr_string(rd, file, "sweep", &s->sweep) ||
-        h5read_attr_string(rd, file, "yaml", &s->yaml))
+    if (h5read_check_format(rd, file) || summary_rows(rd, file, &s->trials, &s->n_trials) ||
+        h5read_attr_string(rd, file, "sweep", &s->sweep) || h5read_attr_string(rd, file, "yaml", &s->yaml))
         return -1;
     read_metric(s);
     for (int i = 0; i < s->n_trials; i++)
