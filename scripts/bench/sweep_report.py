@@ -11,7 +11,7 @@ Times: Unix seconds. Wall time of a run is reported three ways: mpirun (launch t
 exit, measured by the script), MPI start-up (launch until every rank is past MPI_Init,
 from the trace library), and the coordinator's wall (from its first output line,
 printed just before it opens the results file, to its "finished" line; the results
-file's root start_time/end_time say the same to the second). Speed-up and
+file's root start_time/end_time say nearly the same). Speed-up and
 utilisation use the coordinator's wall: the sweep itself, without Open MPI's start-up.
 """
 import glob
@@ -164,7 +164,7 @@ def describe_run(run, label):
     if run.mpi_startup is not None:
         print(f"    MPI start-up (launch -> every rank past MPI_Init)       {run.mpi_startup:8.2f} s")
     print(f"    coordinator wall (first line -> 'finished' line)         {run.coord_wall:8.2f} s"
-          f"   (file root start_time..end_time: {run.file_end - run.file_start:.0f} s, 1 s resolution)")
+          f"   (file root start_time..end_time: {run.file_end - run.file_start:.2f} s)")
     print(f"    shut-down ('finished' -> mpirun exit)                   {run.exit - run.coord_end:8.2f} s")
     ok = [t for t in run.trials if t["status"] == "ok"]
     secs = [t["seconds"] for t in run.trials]

@@ -38,6 +38,8 @@ FILE *xfopen(const char *path, const char *mode);
 
 // Wall-clock seconds from a monotonic clock.
 double now_seconds(void);
+// The time of day as Unix seconds, to the microsecond (the results file's times).
+double unix_seconds(void);
 
 // Peak resident set size of this process in bytes (0 if unknown).
 size_t peak_rss_bytes(void);

@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -127,7 +126,7 @@ static void export_weights(Model *m, TrialResult *out) {
 int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out) {
     memset(out, 0, sizeof *out);
     out->config = *c;
-    out->start_time = (double)time(NULL);
+    out->start_time = unix_seconds();
     gethostname(out->host, sizeof out->host - 1);
     snprintf(out->status, sizeof out->status, "ok");
 
@@ -142,7 +141,7 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
         snprintf(out->status, sizeof out->status, "failed");
         snprintf(out->reason, sizeof out->reason, "out of memory allocating the model and its activations");
         out->rank_deviation = out->correlation = out->reward = NAN;
-        out->end_time = (double)time(NULL);
+        out->end_time = unix_seconds();
         if (own_data) dataset_free(data);
         return 1;
     }
@@ -237,7 +236,7 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
     out->steps = (int)step;
     out->seconds = now_seconds() - t0;
     out->train_seconds = train_time;
-    out->end_time = (double)time(NULL);
+    out->end_time = unix_seconds();
     if (out->n_curve > 0) {
         const CurvePoint *last = &out->curve[out->n_curve - 1];
         out->accuracy = last->eval_accuracy;

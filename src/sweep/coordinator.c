@@ -266,7 +266,7 @@ static void open_results(Coordinator *co, const char *output, int resume) {
             die(EXIT_BADINPUT, "run: %s", err);
     }
     StoreMeta meta = {.sweep = co->spec->name, .yaml = co->spec->text, .seed = co->spec->seed,
-                      .start_time = (double)time(NULL)};
+                      .start_time = unix_seconds()};
     co->store = h5store_rebuild(output, &meta, journal, replayed, co, &valid);
     if (co->n_resumed > 0)
         fprintf(stderr, "sweep %s: resuming with %d of %d trials recorded in %s\n", co->spec->name, co->n_resumed,
@@ -355,7 +355,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
         if (!quiet) progress(&co, 0);
     }
     MPI_Waitall(sc->n_groups, co.sending, MPI_STATUSES_IGNORE);
-    h5store_close(co.store, (double)time(NULL));
+    h5store_close(co.store, unix_seconds());
     journal_close(co.journal);
     progress(&co, 1);
     const int ran = co.n_done - co.n_resumed;
