@@ -18,34 +18,26 @@
 # cannot run Slurm at all (not root, or no Slurm and no apt-get). About a minute.
 set -euo pipefail
 
-bin=${1:?usage: bash tests/test_slurm.sh /path/to/attnsweep}
-[[ -x $bin ]] || { echo "FAIL: $bin is not an executable" >&2; exit 1; }
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-self=$root/tests/$(basename "${BASH_SOURCE[0]}")
-py=/usr/bin/python3
-start=$SECONDS
-checks=0
-
-skip() { echo "SKIP: $*"; exit 0; }
-pass() { checks=$((checks + 1)); echo "ok   $*"; }
-
-[[ $(id -u) -eq 0 ]] || skip "not root: a local Slurm needs root to start munged, slurmctld and slurmd"
+[[ $(id -u) -eq 0 ]] || { echo "SKIP: not root: a local Slurm needs root to start munged, slurmctld and slurmd"; exit 0; }
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
-  command -v apt-get >/dev/null || skip "Slurm is not installed and there is no apt-get to install it"
+  command -v apt-get >/dev/null ||
+    { echo "SKIP: Slurm is not installed and there is no apt-get to install it"; exit 0; }
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_slurm.XXXXXX")
+# shellcheck source=tests/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+root=$(cd "$here/.." && pwd)
+self=$here/$(basename "${BASH_SOURCE[0]}")
 chmod 0755 "$tmp"  # munged (user munge) needs to reach its socket in here
 export ATTNSWEEP_SLURM_DIR=$tmp/slurm
 slurm_ctl() { bash "$root/scripts/slurm/start-local-slurm.sh" "$@"; }
+# lib.sh's exit trap calls cleanup and its fail shows the last run: here both also see
+# to Slurm (stopped at exit; its logs and the job's shown on a failure).
 cleanup() {
   slurm_ctl stop >/dev/null 2>&1 || true
   rm -rf "$tmp"
 }
-trap cleanup EXIT
 trap 'exit 130' INT TERM  # so that cleanup runs (and stops Slurm) on ctest's timeout too
-cd "$tmp"  # relative paths of the tests (results/, the scripts' --chdir) land here
 
 last_log=""
 fail() {
@@ -57,12 +49,6 @@ fail() {
     [[ -s $f ]] && { echo "--- $f (last lines):" >&2; tail -n 15 "$f" >&2; }
   done
   exit 1
-}
-
-# run ARGS...: the binary; stdout in $tmp/out, stderr in $tmp/err, exit code in $rc.
-run() {
-  rc=0
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
 }
 
 # ---------------------------------------------------------------------------
@@ -94,20 +80,12 @@ sweep_yaml quick 4 10
 sweep_yaml preempt 10 "$steps"
 sweep_yaml cancel 10 "$steps"
 
-# bad_input WHAT PHRASE ARGS...: exit 2, one stderr line "attnsweep: ..." containing
-# PHRASE, nothing on stdout, no script written.
+# bad_input WHAT PHRASE ARGS...: `attnsweep slurm --script bad.sbatch ARGS...` is bad input
+# (tests/lib.sh) and writes no script.
 bad_input() {
   local what=$1 phrase=$2
   shift 2
-  rm -rf "$tmp/results"
-  run slurm --script "$tmp/bad.sbatch" "$@"
-  [[ $rc == 2 ]] || fail "$what: exit code: expected 2, got $rc"
-  [[ $(wc -l <"$tmp/err") == 1 ]] || fail "$what: expected one line on stderr, got: $(cat "$tmp/err")"
-  grep -q '^attnsweep: ' "$tmp/err" || fail "$what: stderr does not start with 'attnsweep: ': $(cat "$tmp/err")"
-  grep -qF -- "$phrase" "$tmp/err" || fail "$what: expected '$phrase' in: $(cat "$tmp/err")"
-  [[ ! -s $tmp/out ]] || fail "$what: printed on stdout: $(cat "$tmp/out")"
-  [[ ! -e $tmp/bad.sbatch && ! -e $tmp/bad.sbatch.partial ]] || fail "$what: a script was written"
-  pass "$what: exit 2, one line: $(cat "$tmp/err")"
+  expect_bad_input "$what" "$phrase" "$tmp/bad.sbatch" slurm --script "$tmp/bad.sbatch" "$@"
 }
 bad_input "no search space" "no search space" --nodes 1
 bad_input "unknown option" "unknown option '--nodez'" quick.yaml --nodez 2
@@ -152,7 +130,8 @@ pass "the generated body is the template's, line for line"
 bash -n "$script" || fail "bash -n: the generated script does not parse"
 bash -n "$root/scripts/slurm/attnsweep.sbatch" || fail "bash -n: the template does not parse"
 if command -v shellcheck >/dev/null; then
-  shellcheck -s bash "$script" "$root/scripts/slurm/attnsweep.sbatch" "$root/scripts/slurm/"*.sh "$self" >"$tmp/sc" 2>&1 ||
+  shellcheck -s bash -x --source-path="$root" "$script" "$root/scripts/slurm/attnsweep.sbatch" \
+    "$root/scripts/slurm/"*.sh "$self" >"$tmp/sc" 2>&1 ||
     fail "shellcheck: $(head -30 "$tmp/sc")"
   pass "bash -n and shellcheck: the generated script, the template, the Slurm scripts, this test"
 else
