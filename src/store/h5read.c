@@ -99,10 +99,16 @@ int h5read_dataset(const H5Reader *rd, hid_t loc, const char *name, hid_t memtyp
     return ok ? 0 : h5read_fail(rd, "dataset %s is unreadable", name);
 }
 
-int h5read_table_column(const H5Reader *rd, hid_t filetype, const char *what, const char *name, int is_string) {
+// The index of column `name` in the compound row type of table `what`, or -1 (failed).
+static int table_member(const H5Reader *rd, hid_t filetype, const char *what, const char *name) {
     if (H5Tget_class(filetype) != H5T_COMPOUND) return h5read_fail(rd, "%s is not a table", what);
     const int k = H5Tget_member_index(filetype, name);
-    if (k < 0) return h5read_fail(rd, "%s has no column '%s'", what, name);
+    return k >= 0 ? k : h5read_fail(rd, "%s has no column '%s'", what, name);
+}
+
+int h5read_table_column(const H5Reader *rd, hid_t filetype, const char *what, const char *name, int is_string) {
+    const int k = table_member(rd, filetype, what, name);
+    if (k < 0) return -1;
     const H5T_class_t cls = H5Tget_member_class(filetype, (unsigned)k);
     int ok = is_string ? cls == H5T_STRING : cls == H5T_INTEGER || cls == H5T_FLOAT;
     if (ok && !is_string) {
@@ -115,9 +121,8 @@ int h5read_table_column(const H5Reader *rd, hid_t filetype, const char *what, co
 
 int h5read_table_array(const H5Reader *rd, hid_t filetype, const char *what, const char *name, int rank,
                        hsize_t *dims) {
-    if (H5Tget_class(filetype) != H5T_COMPOUND) return h5read_fail(rd, "%s is not a table", what);
-    const int k = H5Tget_member_index(filetype, name);
-    if (k < 0) return h5read_fail(rd, "%s has no column '%s'", what, name);
+    const int k = table_member(rd, filetype, what, name);
+    if (k < 0) return -1;
     hid_t t = H5Tget_member_type(filetype, (unsigned)k);
     int ok = t >= 0 && H5Tget_class(t) == H5T_ARRAY && rank <= 2 && H5Tget_array_ndims(t) == rank &&
              H5Tget_array_dims2(t, dims) == rank;

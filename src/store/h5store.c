@@ -147,11 +147,16 @@ static void write_attr_string(const H5Store *s, hid_t loc, const char *name, con
     write_attr(s, loc, name, s->text, &value);
 }
 
-// A one-dimensional attribute of n values.
-static void write_attr_vector(const H5Store *s, hid_t loc, const char *name, hid_t type, hsize_t n, const void *data) {
-    hid_t space = must(s, H5Screate_simple(1, &n, NULL), name);
+// An attribute of the given shape filled from data.
+static void write_attr_array(const H5Store *s, hid_t loc, const char *name, hid_t type, int rank, const hsize_t *dims,
+                             const void *data) {
+    hid_t space = must(s, H5Screate_simple(rank, dims, NULL), name);
     write_attr_in(s, loc, name, type, space, data);
     H5Sclose(space);
+}
+
+static void write_attr_vector(const H5Store *s, hid_t loc, const char *name, hid_t type, hsize_t n, const void *data) {
+    write_attr_array(s, loc, name, type, 1, &n, data);
 }
 
 // A dataset of loc with the given shape filled from data; the caller closes it.
@@ -298,11 +303,7 @@ static void append_summary_row(H5Store *s, const TrialResult *r) {
 // curves: one row per evaluation (a compound table, as /summary).
 static void write_curves(const H5Store *s, hid_t trial, const TrialResult *r) {
     hsize_t n = (hsize_t)r->n_curve;
-    hid_t space = must(s, H5Screate_simple(1, &n, NULL), "curves");
-    hid_t d = must(s, H5Dcreate2(trial, "curves", s->curve, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "curves");
-    must(s, H5Dwrite(d, s->curve, H5S_ALL, H5S_ALL, H5P_DEFAULT, r->curve), "curves");
-    H5Dclose(d);
-    H5Sclose(space);
+    H5Dclose(write_dataset(s, trial, "curves", s->curve, 1, &n, r->curve));
 }
 
 static void write_weights(const H5Store *s, hid_t trial, const TrialResult *r) {
@@ -353,9 +354,7 @@ static void write_layer_scores(const H5Store *s, hid_t parent, const LayerScore 
         }
         if (ls->cp_rank > 0) {
             hsize_t d[2] = {(hsize_t)ls->cp_rank, (hsize_t)ls->dims[3]};
-            hid_t space = must(s, H5Screate_simple(2, d, NULL), "cp_roles");
-            write_attr_in(s, lg, "cp_roles", H5T_NATIVE_DOUBLE, space, ls->cp_roles);
-            H5Sclose(space);
+            write_attr_array(s, lg, "cp_roles", H5T_NATIVE_DOUBLE, 2, d, ls->cp_roles);
         }
         H5Gclose(lg);
     }
