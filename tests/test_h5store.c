@@ -293,6 +293,26 @@ static void test_results_file_round_trip_and_errors(void) {
                  "    f['summary'].resize((2,))\n",
                  args, "dropping the last /summary row");
     check_read_fails(other, 2, "/summary has no row for trial 2");
+    // A curves table without one of its columns, an invariants table with a column of
+    // the wrong shape: one line each.
+    check_python("import shutil, sys, h5py, numpy\n"
+                 "shutil.copy(sys.argv[1], sys.argv[2])\n"
+                 "with h5py.File(sys.argv[2], 'a') as f:\n"
+                 "    t = f['trials/000000']\n"
+                 "    c = t['curves'][:]\n"
+                 "    del t['curves']\n"
+                 "    t['curves'] = c[[n for n in c.dtype.names if n != 'lr']]\n",
+                 args, "dropping the lr column of curves");
+    check_read_fails(other, 0, "curves has no column 'lr'");
+    check_python("import shutil, sys, h5py, numpy\n"
+                 "shutil.copy(sys.argv[1], sys.argv[2])\n"
+                 "with h5py.File(sys.argv[2], 'a') as f:\n"
+                 "    t = f['trials/000000']\n"
+                 "    del t['invariants']\n"
+                 "    t['invariants'] = numpy.zeros(2, dtype=[('step', 'i4'), ('correlation', 'f8', (2,)),\n"
+                 "                                           ('eff_rank', 'f8', (2, 3)), ('head_sv', 'f8', (2, 4))])\n",
+                 args, "an invariants table with eff_rank [L, 3]");
+    check_read_fails(other, 0, "invariants has implausible shapes");
     check_read_fails("/tmp/test_h5store_no_such_file", 0, "No such file");
 
     FILE *f = xfopen(other, "wb");
