@@ -201,8 +201,10 @@ int model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B)
     m->NP = m->encoder ? B : B * m->T;
     if (cfg->attention == ATTN_GRASSMANN) {
         m->dims[0] = m->r, m->dims[1] = 1, m->dims[2] = m->C, m->dims[3] = 1;
+        m->out_dims[0] = m->C, m->out_dims[1] = grassmann_pairs(m->r);
     } else {
         m->dims[0] = m->NH, m->dims[1] = m->hs, m->dims[2] = m->C, m->dims[3] = 3;
+        m->out_dims[0] = m->C, m->out_dims[1] = m->C;
     }
 
     m->params.blocks = xcalloc(m->L, sizeof(BlockParams));
@@ -408,6 +410,12 @@ void model_export_attention(Model *m, int l, float *W) {
     for (int rho = 0; rho < 3; rho++)
         for (int i = 0; i < C; i++)
             for (int j = 0; j < C; j++) W[((long)i * C + j) * 3 + rho] = w[((long)rho * C + i) * C + j];
+}
+
+void model_export_output(const Model *m, int l, float *O) {
+    const BlockParams *p = &m->params.blocks[l];
+    const float *src = m->cfg.attention == ATTN_GRASSMANN ? p->gm.plu_w : p->proj_w;
+    memcpy(O, src, (size_t)m->out_dims[0] * m->out_dims[1] * sizeof(float));
 }
 
 // Adds λ·∇penalty for every regulariser with λ > 0 into the attention gradients.

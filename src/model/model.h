@@ -66,6 +66,7 @@ typedef struct {
     int B, T, C, NH, hs, L, F, K, V, R, r, NP;
     int causal, encoder;
     int dims[4];          // the attention tensor's four modes (see model_export_attention)
+    int out_dims[2];      // the output side's shape (see model_export_output)
     long n_params;
     Arena params_arena, grads_arena, acts_arena, dacts_arena;
     Params params, grads;
@@ -100,5 +101,11 @@ double model_flops_per_step(const Model *m);
 //       generated weight G ×₁ U);
 //   grassmann: [r, 1, d_model, 1], the reduction W_red: its r rows play the part of heads.
 void model_export_attention(Model *m, int l, float *W);
+// Layer l's output side into O (out_dims[0]·out_dims[1] floats, row-major), what the
+// function-level view (common/circuits.h) reads besides the tensor above:
+//   mha, linear, tucker: W_O (d_model, heads·d_k), row i = output feature i, column
+//       h·d_k + k reads feature k of head h;
+//   grassmann: W_plu (d_model, r(r−1)/2), the projection of the Plücker coordinates.
+void model_export_output(const Model *m, int l, float *O);
 
 #endif

@@ -1,0 +1,82 @@
+// circuits.h: the function-level view of an attention layer, shared by the scorer
+// (invariants/) and the regularisers (model/), so both measure the same thing.
+//
+// Softmax-family layers (mha, tucker, linear, and checkpoints): head h computes with
+// its QK form and its OV map (the "circuits" of Elhage et al. 2021),
+//     B_h = W_Q^hᵀ W_K^h / √d_k,     C_h = W_O^h W_V^h          (d_model × d_model each)
+// where W_Q^h, W_K^h, W_V^h are head h's d_k × d_model rows of the projections and W_O^h
+// the d_model × d_k block of the output projection that reads head h. The logits are
+// x_tᵀ B_h x_s and the head's contribution to the output is C_h Σ_s p_ts x_s (biases
+// aside), so B_h and C_h are what the head computes: W_Q^h ↦ A W_Q^h, W_K^h ↦ A⁻ᵀ W_K^h
+// (any invertible A) and W_V^h ↦ M W_V^h, W_O^h ↦ W_O^h M⁻¹ leave both unchanged.
+// The layer's function-level tensor is T[h, i, j, ρ] = X_hρ[i, j] with X_h0 = B_h,
+// X_h1 = C_h: dims [heads, d_model, d_model, 2]. It is never formed here: each slice is
+// held as a product of two thin factors,
+//     X_hρ = L_hρᵀ R_hρ,    L_hρ, R_hρ: d_k × d_model,
+//     ρ = 0 (QK): L = W_Q^h / √d_k, R = W_K^h;    ρ = 1 (OV): L = W_O^hᵀ, R = W_V^h,
+// and everything is computed from d_k × d_k products of the factors. For the whole
+// layer, L_ρ and R_ρ stack the heads: (heads·d_k) × d_model, head h in rows
+// [h·d_k, (h+1)·d_k).
+//
+// Grassmann mixing: with z = W_red h (r dims) the mixer reads each token pair through
+// the Plücker coordinates of z_t ∧ z_s, and its output g = W_plu p̂ (p̂ the normalised
+// coordinates, averaged over offsets). Output feature o reads the pair through the
+// antisymmetric bilinear form
+//     K_o = W_redᵀ A_o W_red    (d_model × d_model),   A_o[i, j] = W_plu[o, (i, j)] for i < j,
+//                                                      A_o[j, i] = −A_o[i, j]  (r × r),
+// K_o[m, n] = Σ_{i<j} W_plu[o, (i,j)] (W_red[i, m] W_red[j, n] − W_red[j, m] W_red[i, n]).
+// A change of basis z ↦ O z (O ∈ O(r), W_red ↦ O W_red, W_plu ↦ W_plu (Λ²O)ᵀ, i.e.
+// A_o ↦ O A_o Oᵀ) leaves the mixer's output and every K_o unchanged. The function-level
+// tensor is K[o, m, n, 1]: dims [d_model, d_model, d_model, 1], the output features
+// playing the part of heads. Two things it leaves out: the normalisation's metric
+// W_redᵀ W_red (K is also unchanged under z ↦ A z for any invertible A, which is not a
+// symmetry), and the gate, whose weights act per output feature and have no symmetry
+// to remove.
+//
+// Both views agree on what a "head" is for the metrics: mode 0, heads for softmax
+// layers, output features for Grassmann; the head Gram matrix is that of the rows of the
+// mode-0 unfolding.
+#ifndef ATTN_CIRCUITS_H
+#define ATTN_CIRCUITS_H
+
+typedef struct {
+    int heads, d_k, d_model;
+    double *L[2], *R[2];  // (heads·d_k) × d_model row-major, ρ = 0 (QK) and 1 (OV)
+} Circuits;
+
+// From a layer's Q/K/V tensor qkv [heads, d_k, d_model, 3] (W[h, k, m, ρ], roles Q, K,
+// V: the parameter tensor of score.h) and its output projection out [d_model, heads·d_k]
+// (row i = output feature i; column h·d_k + k reads feature k of head h).
+void circuits_init(Circuits *c, const float *qkv, const float *out, int heads, int d_k, int d_model);
+void circuits_free(Circuits *c);
+
+// P (heads·d_k)² row-major, both triangles = F Fᵀ for F = c->L[rho] (left) or c->R[rho].
+void circuits_factor_gram(double *P, const Circuits *c, int left, int rho);
+
+// Gram of the heads' slices, one role: gram[g·heads + h] = ⟨X_gρ, X_hρ⟩_F
+// = Σ_{a,b} PL[g·d_k + a, h·d_k + b] · PR[g·d_k + a, h·d_k + b] for PL = L_ρL_ρᵀ,
+// PR = R_ρR_ρᵀ (circuits_factor_gram). Overwrites gram.
+void circuits_block_inner(double *gram, const double *PL, const double *PR, int heads, int d_k);
+
+// The head Gram matrix of T: gram[g·heads + h] = ⟨B_g, B_h⟩ + ⟨C_g, C_h⟩ (heads × heads,
+// both triangles). Cost 2·(heads·d_k)²·d_model multiply-adds.
+void circuits_head_gram(double *gram, const Circuits *c);
+
+// ---- Grassmann mixing kernel
+typedef struct {
+    int r, d_model;
+    double *W;  // r × d_model row-major: W_red
+    double *A;  // d_model × r × r: the antisymmetric A_o of every output feature o
+} MixingKernel;
+
+// From W_red (r, d_model) and W_plu (d_model, r(r−1)/2) as the model holds them.
+void mixing_kernel_init(MixingKernel *k, const float *red, const float *plu, int r, int d_model);
+void mixing_kernel_free(MixingKernel *k);
+
+// K [d_model, d_model, d_model] row-major: K[o, m, n] = K_o[m, n].
+void mixing_kernel_tensor(double *K, const MixingKernel *k);
+
+// gram[o·d_model + p] = ⟨K_o, K_p⟩_F = tr(A_oᵀ M A_p M), M = W Wᵀ (both triangles).
+void mixing_kernel_gram(double *gram, const MixingKernel *k);
+
+#endif
