@@ -23,7 +23,7 @@ Every metric (accuracy, rank_deviation, correlation, reward, the curves, the inv
 the CP role vectors) is read from the file, never recomputed; the only arithmetic is the
 normalisation of the head singular values by their sum and the Pareto dominance test.
 A list of the files written goes to stdout. A missing file, a file that is not HDF5 or
-not an attnsweep results file of format_version 2 ends with one line on stderr and exit
+not an attnsweep results file of format_version 3 ends with one line on stderr and exit
 code 2.
 
 Needs only Debian's python3-h5py, -numpy, -matplotlib (Agg) and -pandas.
@@ -54,13 +54,13 @@ def import_plotting():
     import pandas
 
 PROG = "analyze.py"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 DPI = 120
 
 # The metric columns of /summary (README "Results file"); every other column except
 # trial and status is a trial parameter.
-METRICS = ("accuracy", "rank_deviation", "correlation", "reward", "loss", "bits_per_byte",
-           "steps", "n_params", "seconds")
+METRICS = ("accuracy", "rank_deviation", "correlation", "reward", "correlation_chance", "loss",
+           "bits_per_byte", "steps", "n_params", "seconds")
 NOT_SWEPT = ("trial", "status", "seed")  # seed = sweep seed * 1000 + repeat: the repeat
 REGULARISERS = ("lambda_orth", "lambda_nuclear", "lambda_stability", "lambda_l2")
 VARIANT_ORDER = ("mha", "tucker", "linear", "grassmann")
@@ -448,6 +448,13 @@ def plot_pareto(df, title, outdir, written):
                            marker=STATUS_MARKERS.get(sub["status"].iloc[i], "o"))
                 ax.annotate(f"{int(sub['trial'].iloc[i])}", (x[i], y[i]), xytext=(4, 4),
                             textcoords="offset points", fontsize=7)
+        if metric == "correlation" and len(sub):
+            # chance: the correlation independent Gaussian heads of the same shapes give
+            chance = float(np.nanmedian(sub["correlation_chance"].to_numpy(dtype=float)))
+            panel["chance"] = chance
+            ax.axvline(chance, color="0.4", lw=1.0, linestyle=":", zorder=1)
+            handles.append(Line2D([], [], color="0.4", lw=1.0, linestyle=":",
+                                  label=f"chance level ({chance:.4f})"))
         if not len(sub):
             ax.text(0.5, 0.5, "no trial with metrics", transform=ax.transAxes, ha="center")
         ax.set_xlabel(label)
@@ -508,6 +515,8 @@ def plot_invariants(f, df, title, outdir, written, notes):
             if len(step) == 0:
                 continue
             traces.append((row, step, inv["head_sv"][:], inv["correlation"][:]))
+        chance = (float(np.nanmedian(sub["correlation_chance"].to_numpy(dtype=float)))
+                  if len(sub) else float("nan"))
         name = f"invariants_{v}.png"
         if not traces:
             why = "failed" if (sub["status"] == "failed").all() else "no invariants trace"
@@ -517,7 +526,7 @@ def plot_invariants(f, df, title, outdir, written, notes):
         fig, axes = new_figure(n_layers, 2, 5.0, 2.9, sharex=True)
         colourbar = None
         record = {"kind": "invariants", "variant": v, "colour_by": regs, "x": "step",
-                  "y": ["head_sv_normalised", "correlation"], "series": []}
+                  "y": ["head_sv_normalised", "correlation"], "chance": chance, "series": []}
         groups = set()
         corr_max = max(float(np.nanmax(t[3])) if np.isfinite(t[3]).any() else 0.0
                        for t in traces)
@@ -550,14 +559,17 @@ def plot_invariants(f, df, title, outdir, written, notes):
             ax_sv.set_ylabel(f"layer {layer}: " + r"$\sigma_i\,/\,\Sigma_j\,\sigma_j$" +
                              "\n(fraction)")
             ax_c.set_ylabel(f"layer {layer}: head correlation\n(mean |cos|, 0-1)")
+            if np.isfinite(chance):
+                ax_c.axhline(chance, color="0.4", lw=1.0, linestyle=":", zorder=0)
             ax_sv.set_ylim(-0.02, 1.02)  # a share of the total: the whole range
-            ax_c.set_ylim(0, min(1.02, max(0.05, corr_max * 1.15)))  # zoomed: small values matter
+            top_c = max(corr_max, chance if np.isfinite(chance) else 0.0)
+            ax_c.set_ylim(0, min(1.02, max(0.05, top_c * 1.15)))  # zoomed: small values matter
             for ax in (ax_sv, ax_c):
                 ax.grid(alpha=0.3)
         axes[0, 0].set_title("head singular values / their sum\n(solid: largest, dotted: the "
                              "others; dash-dot: equal heads 1/G)", fontsize=9)
-        axes[0, 1].set_title("head correlation (1 = heads collapsed onto one direction)",
-                             fontsize=9)
+        axes[0, 1].set_title("head correlation (1 = heads collapsed onto one direction;\n"
+                             "dotted: chance, independent Gaussian heads)", fontsize=9)
         axes[-1, 0].set_xlabel(LABEL_STEP)
         axes[-1, 1].set_xlabel(LABEL_STEP)
         axes[-1, 0].xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -603,9 +615,9 @@ def plot_cp_roles(f, df, title, outdir, written, notes, top):
         trial = int(row["trial"])
         g = trial_group(f, trial)
         layers = sorted((k for k in g["scores"]), key=lambda k: int(k[len("layer"):]))
-        roles_names = None
-        if "weights" in g and layers and layers[0] in g["weights"]:
-            roles_names = text(g["weights"][layers[0]].attrs.get("roles", "")).split(",")
+        roles_names = None  # the scored tensor's roles (QK, OV of the function-level tensor)
+        if layers:
+            roles_names = text(g["scores"][layers[0]].attrs.get("roles", "")).split(",")
         fig, axes = new_figure(1, len(layers), 4.2, 3.4, sharey=True)
         record = {"kind": "cp_roles", "trial": trial, "variant": row["attention"],
                   "reward": float(row["reward"]), "rank_by_reward": rank_k, "layers": []}

@@ -12,7 +12,7 @@
 #      normalised head singular values and head correlation per layer with their
 #      lambda_orth colours, the CP role weights of the best trials by reward;
 #   4. the default output directory RESULTS_plots/ beside the file, --top 1;
-#   5. bad input: a missing file, a file that is not HDF5, format_version 3, an HDF5 file
+#   5. bad input: a missing file, a file that is not HDF5, format_version 2, an HDF5 file
 #      without format_version, one without /summary: one line on stderr, exit 2, nothing
 #      written.
 # Usage: bash tests/test_analyze.sh /path/to/attnsweep   (from the repository root)
@@ -198,10 +198,10 @@ for name, fig in cp.items():
         same(arr(l["weights"]), s.attrs["cp_roles"], f"{name} {l['layer']} cp_roles")
         assert l["cp_rank"] == s.attrs["cp_rank"] == s.attrs["cp_roles"].shape[0], name
         same(l["cp_fit"], s.attrs["cp_fit"], f"{name} cp_fit")
-        roles = trials[t]["weights"][l["layer"]].attrs["roles"].split(",")
+        roles = s.attrs["roles"].split(",")
         assert l["roles"] == roles, (l["roles"], roles)
 print(f"CP roles of trials {best} (best by reward)")
-assert data["trials"] == len(df) and data["format_version"] == 2
+assert data["trials"] == len(df) and data["format_version"] == 3
 PY
 pass "plots.json: curves, reward panels, Pareto fronts, invariants and CP roles equal the file"
 
@@ -220,13 +220,13 @@ echo "== 5. bad input: one line on stderr, exit code 2, nothing written"
 printf 'not an HDF5 file\n' >text.h5
 "$py" - res.h5 <<'PY' || fail "making the bad files"
 import shutil, sys, h5py
-shutil.copy(sys.argv[1], "v3.h5")
-with h5py.File("v3.h5", "a") as f:
-    f.attrs["format_version"] = 3
+shutil.copy(sys.argv[1], "v2.h5")
+with h5py.File("v2.h5", "a") as f:
+    f.attrs["format_version"] = 2
 with h5py.File("plain.h5", "w") as f:
     f["x"] = [1, 2, 3]
 with h5py.File("nosummary.h5", "w") as f:
-    f.attrs["format_version"] = 2
+    f.attrs["format_version"] = 3
     f.attrs["family"] = "BERT"
 PY
 bad() {  # bad FILE EXPECTED-MESSAGE-PART
@@ -240,9 +240,9 @@ bad() {  # bad FILE EXPECTED-MESSAGE-PART
 }
 bad missing.h5 "no such file"
 bad text.h5 "not an HDF5 file"
-bad v3.h5 "format_version 3; this script reads format_version 2"
+bad v2.h5 "format_version 2; this script reads format_version 3"
 bad plain.h5 "no format_version attribute"
 bad nosummary.h5 "have no /summary"
-pass "missing, not HDF5, format_version 3, no format_version, no /summary: exit 2 with one line"
+pass "missing, not HDF5, format_version 2, no format_version, no /summary: exit 2 with one line"
 
 echo "PASS: $checks checks of scripts/analyze.py in $((SECONDS - start)) s"

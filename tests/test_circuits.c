@@ -1,5 +1,8 @@
 // test_circuits: the function-level factors and Gram matrices of common/circuits.h
-// against the slices built entry by entry from their definitions.
+// against the slices built entry by entry from their definitions, and the scores of the
+// function-level tensor (factored unfolding SVDs, head correlation, Tucker and CP on the
+// materialised tensor) against numpy building T from the raw weights itself.
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +10,8 @@
 #include "check.h"
 #include "common/circuits.h"
 #include "common/util.h"
+#include "invariants/score.h"
+#include "python_ref.h"
 
 static void check_all(const double *got, const double *want, int n, double tol, const char *what) {
     for (int i = 0; i < n; i++) CHECK_CLOSE(got[i], want[i], tol, tol, what);
@@ -30,14 +35,21 @@ static double slice_entry(const float *qkv, const float *out, int H, int dk, int
     return s;
 }
 
+// Random weights qkv [H, dk, D, 3] and out [D, H·dk] (the caller frees them) and their circuits.
+static void random_layer(Circuits *c, float **qkv, float **out, int H, int dk, int D, unsigned seed) {
+    const int n = H * dk;
+    *qkv = xmalloc((size_t)n * D * 3 * sizeof(float));
+    *out = xmalloc((size_t)D * n * sizeof(float));
+    for (int i = 0; i < n * D * 3; i++) (*qkv)[i] = (float)uniform(&seed);
+    for (int i = 0; i < D * n; i++) (*out)[i] = (float)uniform(&seed);
+    circuits_init(c, *qkv, *out, H, dk, D);
+}
+
 static void test_head_gram(void) {
-    const int H = 3, dk = 4, D = 7, n = H * dk;
-    unsigned st = 7;
-    float *qkv = xmalloc((size_t)n * D * 3 * sizeof(float)), *out = xmalloc((size_t)D * n * sizeof(float));
-    for (int i = 0; i < n * D * 3; i++) qkv[i] = (float)uniform(&st);
-    for (int i = 0; i < D * n; i++) out[i] = (float)uniform(&st);
+    const int H = 3, dk = 4, D = 7;
+    float *qkv, *out;
     Circuits c;
-    circuits_init(&c, qkv, out, H, dk, D);
+    random_layer(&c, &qkv, &out, H, dk, D, 7);
     double gram[9], want[9] = {0};
     circuits_head_gram(gram, &c);
     for (int g = 0; g < H; g++)
@@ -82,8 +94,73 @@ static void test_mixing_kernel(void) {
     mixing_kernel_free(&k);
 }
 
-int main(void) {
+// numpy builds T[h, i, j, ρ] from qkv and out by the definitions (B_h = W_Q^hᵀW_K^h/√d_k,
+// C_h = W_O^hW_V^h) and compares the singular values of its four unfoldings, the head
+// correlation, the norm and the HOSVD-truncated Tucker fit bound with what score_circuits
+// printed. An uneven shape (d_k < d_model < 2·heads·d_k) exercises both kinds of modes.
+static const char numpy_script[] =
+    "import sys, numpy as np\n"
+    "f = open(sys.argv[1], 'rb'); H, dk, D = (int(x) for x in sys.argv[2:5])\n"
+    "qkv = np.fromfile(f, np.float32, H*dk*D*3).astype(np.float64).reshape(H, dk, D, 3)\n"
+    "out = np.fromfile(f, np.float32, D*H*dk).astype(np.float64).reshape(D, H, dk)\n"
+    "got = np.fromfile(f, np.float64)\n"
+    "Q, K, V = qkv[..., 0], qkv[..., 1], qkv[..., 2]\n"
+    "B = np.einsum('hki,hkj->hij', Q, K) / np.sqrt(dk)\n"
+    "C = np.einsum('ihk,hkj->hij', out, V)\n"
+    "T = np.stack([B, C], axis=-1)\n"
+    "want = []\n"
+    "for n in range(4):\n"
+    "    s = np.linalg.svd(np.moveaxis(T, n, 0).reshape(T.shape[n], -1), compute_uv=False)\n"
+    "    want.extend(s)\n"
+    "rows = T.reshape(H, -1); G = rows @ rows.T; nr = np.sqrt(np.diag(G))\n"
+    "cos = np.abs(G) / np.outer(nr, nr); corr = (cos.sum() - H) / (H * (H - 1))\n"
+    "want.extend([corr, np.linalg.norm(T)])\n"
+    "want = np.array(want)\n"
+    "assert got.shape == want.shape, (got.shape, want.shape)\n"
+    "scale = np.abs(want).max()\n"
+    "err = np.abs(got - want) / scale\n"
+    "assert np.all(np.isfinite(got)) and np.all(err <= 1e-12), (err.max(), got, want)\n"
+    "print(f'  numpy: T[{H},{D},{D},2] σ of the four unfoldings, correlation and norm agree to {err.max():.1e}')\n";
+
+static void test_scores_against_numpy(const BlacsGrid *g) {
+    const int H = 5, dk = 3, D = 11, n = H * dk;
+    float *qkv, *out;
+    Circuits c;
+    random_layer(&c, &qkv, &out, H, dk, D, 3);
+    ScoreOptions o;
+    score_options_default(&o);
+    LayerScore s;
+    score_circuits(&s, &c, &o, g);
+    char path[] = "/tmp/attnsweep_circuits_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    FILE *f = fdopen(fd, "wb");
+    fwrite(qkv, sizeof(float), (size_t)n * D * 3, f);
+    fwrite(out, sizeof(float), (size_t)D * n, f);
+    for (int m = 0; m < 4; m++) fwrite(s.sv[m], sizeof(double), (size_t)s.n_sv[m], f);
+    fwrite(&s.correlation, sizeof(double), 1, f);
+    fwrite(&s.norm, sizeof(double), 1, f);
+    fclose(f);
+    char args[256];
+    snprintf(args, sizeof args, "%s %d %d %d", path, H, dk, D);
+    check_python(numpy_script, args, "numpy reference of the function-level scores");
+    unlink(path);
+    CHECK(isfinite(s.tucker_fit) && s.tucker_fit > 0.0 && s.tucker_fit <= 1.0, "Tucker fit %g", s.tucker_fit);
+    CHECK(s.cp_rank > 0 && isfinite(s.cp_fit), "CP rank %d fit %g", s.cp_rank, s.cp_fit);
+    layer_score_free(&s);
+    circuits_free(&c);
+    free(out);
+    free(qkv);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    BlacsGrid g;
+    grid_init(&g, MPI_COMM_WORLD);
     test_head_gram();
     test_mixing_kernel();
+    test_scores_against_numpy(&g);
+    grid_free(&g);
+    MPI_Finalize();
     return check_report("test_circuits");
 }

@@ -76,6 +76,13 @@ static TrialResult make_trial(int id, const char *attention, const char *task, c
         r.weights[l] = xmalloc(count * sizeof(float));
         for (size_t i = 0; i < count; i++) r.weights[l][i] = weight_value(l, i);
     }
+    r.out_dims[0] = dims[2], r.out_dims[1] = dims[0] * dims[1] + 1;  // any shape: the store keeps it
+    const size_t out_count = (size_t)r.out_dims[0] * r.out_dims[1];
+    r.weights_out = xcalloc((size_t)n_layers, sizeof *r.weights_out);
+    for (int l = 0; l < n_layers; l++) {
+        r.weights_out[l] = xmalloc(out_count * sizeof(float));
+        for (size_t i = 0; i < out_count; i++) r.weights_out[l][i] = -weight_value(l + 1, i);
+    }
     return r;
 }
 
@@ -102,8 +109,10 @@ static void check_same_trial(const TrialResult *got, const TrialResult *want) {
           got->dims[1], got->dims[2], got->dims[3]);
     size_t count = (size_t)want->dims[0] * want->dims[1] * want->dims[2] * want->dims[3];
     for (int l = 0; l < got->n_layers && l < want->n_layers; l++)
-        CHECK(memcmp(got->weights[l], want->weights[l], count * sizeof(float)) == 0, "trial %d: layer %d differs",
-              want->id, l);
+        CHECK(memcmp(got->weights[l], want->weights[l], count * sizeof(float)) == 0 &&
+                  memcmp(got->weights_out[l], want->weights_out[l],
+                         (size_t)want->out_dims[0] * want->out_dims[1] * sizeof(float)) == 0,
+              "trial %d: layer %d differs", want->id, l);
     const InvariantTrace *gt = &got->trace, *wt = &want->trace;
     CHECK(gt->n == wt->n && (wt->n == 0 || (gt->layers == wt->layers && gt->groups == wt->groups)),
           "trial %d: trace %d x %d x %d, want %d x %d x %d", want->id, gt->n, gt->layers, gt->groups, wt->n,
@@ -127,10 +136,11 @@ static const char *python_check =
     "assert len(df) == 3, len(df)\n"
     "assert len(cols) == int(sys.argv[2]), (len(cols), cols)\n"
     "assert cols[:5] == ['trial', 'status', 'task', 'attention', 'd_model'], cols\n"
-    "assert cols[-9:] == ['accuracy', 'rank_deviation', 'correlation', 'reward', 'loss', 'bits_per_byte',\n"
-    "                     'steps', 'n_params', 'seconds'], cols\n"
+    "assert cols[-10:] == ['accuracy', 'rank_deviation', 'correlation', 'correlation_chance', 'reward', 'loss',\n"
+    "                      'bits_per_byte', 'steps', 'n_params', 'seconds'], cols\n"
     "assert df.rank_deviation.tolist() == [0.25, 0.375, 0.5] and df.correlation[1] == 0.375\n"
     "assert abs(df.reward[0] - (0.8125 - 0.1 * 0.25 - 0.1 * 0.5)) < 1e-15\n"
+    "assert f['trials/000000/weights_out/layer1'].shape == (64, 65)\n"
     "sc = f['trials/000000/scores/layer1']\n"
     "assert sc.attrs['sv_mode0'].tolist() == [4.0, 3.0, 2.0, 1.0] and sc.attrs['sv_mode3'].shape == (3,)\n"
     "assert len(sc) == 0, list(sc)\n"
@@ -153,7 +163,7 @@ static const char *python_check =
     "assert df.lr[1] == 0.0031234567891234\n"
     "assert f.attrs['version'].startswith('attnsweep '), f.attrs['version']\n"
     "assert f.attrs['sweep'] == 'unit' and f.attrs['yaml'] == 'name: unit\\nseed: 42\\n'\n"
-    "assert f.attrs['seed'] == 42 and f.attrs['format_version'] == 2\n"
+    "assert f.attrs['seed'] == 42 and f.attrs['format_version'] == 3\n"
     "assert f.attrs['start_time'] == 1.7e9 and f.attrs['end_time'] == 1.7e9 + 60\n"
     "w = f['trials/000000/weights/layer1']\n"
     "assert w.shape == (4, 16, 64, 3) and w.dtype == numpy.float32, (w.shape, w.dtype)\n"
@@ -177,7 +187,7 @@ static const char *python_check =
     "print('test_h5store: h5py/pandas checks passed')\n";
 
 static void test_results_file_reads_in_h5py_and_pandas(const char *path) {
-    int ncols = 2 + 9;
+    int ncols = 2 + 10;
     for (int i = 0; i < config_nparams; i++) ncols += config_params[i].type != PT_TEXT;
     char args[512];
     snprintf(args, sizeof args, "%s %d", path, ncols);
@@ -368,7 +378,7 @@ static void test_results_file_round_trip_and_errors(void) {
     H5Aclose(attr);
     H5Sclose(space);
     H5Fclose(file);
-    check_read_fails(other, 0, "results format 3, this attnsweep reads 2");
+    check_read_fails(other, 0, "results format 4, this attnsweep reads 3");
 
     // Every path above, the failing ones included, closed the files and objects it opened.
     ssize_t open_ids = H5Fget_obj_count((hid_t)H5F_OBJ_ALL, H5F_OBJ_ALL);

@@ -95,7 +95,7 @@ static void check_tucker_ranks_recovered(const BlacsGrid *g, gsl_rng *rng) {
     o.energy = 1.0 - 1e-10;  // everything but rounding: the exact multilinear rank
     o.cp = 0;
     LayerScore s;
-    score_layer(&s, W, dims, &o, g);
+    score_weights(&s, W, dims, &o, g);
     for (int n = 0; n < 4; n++) {
         CHECK(s.num_rank[n] == ranks[n], "mode %d numerical rank %d, want %d", n, s.num_rank[n], ranks[n]);
         CHECK(s.tucker_ranks[n] == ranks[n], "mode %d Tucker rank %d, want %d", n, s.tucker_ranks[n], ranks[n]);
@@ -109,7 +109,8 @@ static void check_tucker_ranks_recovered(const BlacsGrid *g, gsl_rng *rng) {
 
     // HOOI from a perturbed start recovers the same subspaces
     UnfoldingSvd u[4];
-    unfolding_svds(u, X, dims, ranks, 0.99, g);
+    const Tensor4 t4 = tensor4_dense(X, dims);
+    unfolding_svds(u, &t4, ranks, 0.99, g);
     const double *U0[4] = {u[0].U, u[1].U, u[2].U, u[3].U};
     TuckerModel t;
     tucker_hooi(&t, X, dims, ranks, U0, 1e-10, 50, 0, g);
@@ -147,7 +148,7 @@ static void check_cp_rank_recovered(const BlacsGrid *g, gsl_rng *rng) {
     o.cp_max_iter = 1000;
     o.cp_tol = 1e-12;
     LayerScore s;
-    score_layer(&s, W, dims, &o, g);
+    score_weights(&s, W, dims, &o, g);
     CHECK(s.cp_rank == C, "CP rank %d chosen, want %d", s.cp_rank, C);
     CHECK(s.cp_fit >= 1.0 - 1e-6, "CP fit %.12f at the chosen rank", s.cp_fit);
     for (int r = 1; r < C; r++)
@@ -181,8 +182,9 @@ static void check_vectors_follow_sigma_rank(const BlacsGrid *g, gsl_rng *rng) {
         for (int k = -4; k <= 4; k++) {
             const double energy = r / 64.0 * (1.0 + k * 1.1e-16);
             UnfoldingSvd u[4], v[4];
-            unfolding_svds(u, X, dims, n_vec_min, energy, g);
-            unfolding_svds(v, X, dims, NULL, energy, g);
+            const Tensor4 t = tensor4_dense(X, dims);
+            unfolding_svds(u, &t, n_vec_min, energy, g);
+            unfolding_svds(v, &t, NULL, energy, g);
             for (int n = 0; n < 4; n++) {
                 const int want = u[n].m < n_vec_min[n] ? u[n].m : n_vec_min[n];
                 const int rank = numerical_rank(u[n].sv, u[n].n_sv, energy);
@@ -278,7 +280,7 @@ static void check_invariance(const BlacsGrid *g, gsl_rng *rng) {
     ScoreOptions o;
     score_options_default(&o);
     LayerScore ref;
-    score_layer(&ref, W, dims, &o, g);
+    score_weights(&ref, W, dims, &o, g);
 
     // rotate modes 1 and 2, permute heads: Y[π(g), k', m', ρ] = Σ Q1[k', k] Q2[m', m] X[g, k, m, ρ]
     double *Q1 = xmalloc((size_t)Dg * Dg * sizeof(double)), *Q2 = xmalloc((size_t)Dm * Dm * sizeof(double));
@@ -301,7 +303,7 @@ static void check_invariance(const BlacsGrid *g, gsl_rng *rng) {
     CHECK(inexact == 0, "rotated tensor not exact in float (%zu entries)", inexact);
 
     LayerScore rot;
-    score_layer(&rot, Wt, dims, &o, g);
+    score_weights(&rot, Wt, dims, &o, g);
     double best = 0.0;  // no rank reaches the 0.9 threshold here: the best fit is chosen
     for (int r = 0; r < ref.cp_rank_max; r++) best = fmax(best, ref.cp_fits[r]);
     CHECK(ref.cp_fits[ref.cp_rank_max - 1] < o.cp_fit_threshold && ref.cp_fit == best,
@@ -318,7 +320,7 @@ static void check_invariance(const BlacsGrid *g, gsl_rng *rng) {
     float *Wh = to_float(T1, size);
     LayerScore haar;
     o.cp = 0;
-    score_layer(&haar, Wh, dims, &o, g);
+    score_weights(&haar, Wh, dims, &o, g);
     double worst = 0.0;
     for (int n = 0; n < 4; n++)
         for (int i = 0; i < ref.n_sv[n]; i++) worst = fmax(worst, fabs(haar.sv[n][i] - ref.sv[n][i]) / ref.sv[n][0]);
@@ -336,7 +338,7 @@ static void check_invariance(const BlacsGrid *g, gsl_rng *rng) {
         float *Ws = xmalloc(size * sizeof(float));
         for (size_t i = 0; i < size; i++) Ws[i] = (float)(scales[k] * W[i]);
         LayerScore sc;
-        score_layer(&sc, Ws, dims, &o, g);
+        score_weights(&sc, Ws, dims, &o, g);
         CHECK_CLOSE(rank_deviation(&sc, 1, &spec), rank_deviation(&ref, 1, &spec), 1e-12, 0.0,
                     "RankDeviation under scaling");
         CHECK_CLOSE(mean_correlation(&sc, 1), mean_correlation(&ref, 1), 1e-12, 0.0, "Correlation under scaling");
@@ -417,7 +419,7 @@ static void check_against_numpy(const BlacsGrid *g, gsl_rng *rng) {
     o.cp = 0;
     for (int k = 0; ok && k < NP_TENSORS; k++) {
         LayerScore s;
-        score_layer(&s, W[k], dims[k], &o, g);
+        score_weights(&s, W[k], dims[k], &o, g);
         const double *r = ref[k];
         double sv_diff = 0.0, eff_diff = 0.0;
         for (int n = 0; n < 4; n++) {
@@ -450,7 +452,7 @@ static void check_edge_cases(const BlacsGrid *g, gsl_rng *rng) {
     const int dims[4] = {3, 4, 5, 3};
     float *W = xcalloc(dims_size(dims), sizeof(float));
     LayerScore s;
-    score_layer(&s, W, dims, &o, g);
+    score_weights(&s, W, dims, &o, g);
     for (int n = 0; n < 4; n++) {
         CHECK(s.num_rank[n] == 0 && s.eff_rank[n] == 0.0 && s.sv[n][0] == 0.0, "zero tensor: mode %d", n);
         CHECK(s.core_energy[n] == 0.0, "zero tensor: core energy %g", s.core_energy[n]);
@@ -466,11 +468,11 @@ static void check_edge_cases(const BlacsGrid *g, gsl_rng *rng) {
     float *V = xmalloc(dims_size(three) * sizeof(float));
     for (size_t i = 0; i < dims_size(one); i++) V[i] = V[i + dims_size(one)] = (float)gsl_ran_gaussian(rng, 1.0);
     memset(V + 2 * dims_size(one), 0, dims_size(one) * sizeof(float));
-    score_layer(&s, V, one, &o, g);
+    score_weights(&s, V, one, &o, g);
     CHECK(s.correlation == 0.0, "one head: correlation %g", s.correlation);
     CHECK(s.n_sv[0] == 1 && s.eff_rank[0] == 1.0, "one head: %d σ, effective rank %g", s.n_sv[0], s.eff_rank[0]);
     layer_score_free(&s);
-    score_layer(&s, V, three, &o, g);
+    score_weights(&s, V, three, &o, g);
     CHECK_CLOSE(s.correlation, 1.0 / 3.0, 1e-12, 0.0, "two equal heads and a zero head");
     layer_score_free(&s);
     free(V);
@@ -515,7 +517,7 @@ static void time_small_layer(const BlacsGrid *g, gsl_rng *rng) {
         LayerScore s;
         for (int k = 0; k < REPS; k++) {
             const double t0 = now_seconds();
-            score_layer(&s, W, dims, &o, g);
+            score_weights(&s, W, dims, &o, g);
             t[k] = now_seconds() - t0;
             if (k + 1 < REPS) layer_score_free(&s);
         }

@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
     score_options_default(&o);
     LayerScore s;
     const double t0 = MPI_Wtime();
-    score_layer(&s, W, dims, &o, &g);
+    score_weights(&s, W, dims, &o, &g);
     const double t = MPI_Wtime() - t0;
 
     if (g.rank == 0) {

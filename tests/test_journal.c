@@ -57,8 +57,10 @@ static void add_scores(TrialResult *r) {
     r->scores = xcalloc((size_t)r->n_layers, sizeof *r->scores);
     for (int l = 0; l < r->n_layers; l++) {
         LayerScore *s = &r->scores[l];
+        s->view = TENSOR_PARAMETERS;
         memcpy(s->dims, r->dims, sizeof s->dims);
         s->norm = 3.5 + l;
+        s->correlation_chance = 0.01 * l;
         for (int m = 0; m < 4; m++) {
             s->n_sv[m] = r->dims[m];
             s->sv[m] = doubles((size_t)r->dims[m], 10.0 * m);
@@ -92,7 +94,8 @@ static TrialResult make_trial(int id, int kind) {
     r.start_time = 1.7e9 + id;
     r.end_time = r.start_time + 42.5;
     r.n_params = 5000000000L + id;
-    r.reward_spec = (RewardSpec){.beta = 0.1, .gamma = 0.2, .use_mode = {1, 0, 1, 0}, .ideal_rank = {-1, 2, 3.5, -1}};
+    r.reward_spec = (RewardSpec){.tensor = TENSOR_PARAMETERS, .beta = 0.1, .gamma = 0.2, .use_mode = {1, 0, 1, 0},
+                                 .ideal_rank = {-1, 2, 3.5, -1}};
     if (kind == 0) {
         snprintf(r.status, sizeof r.status, "failed");
         snprintf(r.reason, sizeof r.reason, "loss became NaN at step %d", 17 + id);
@@ -115,6 +118,7 @@ static TrialResult make_trial(int id, int kind) {
     r.flops_per_step = 1.5e9;
     r.rank_deviation = 0.25;
     r.correlation = -0.0;
+    r.correlation_chance = 0.0123;
     r.reward = r.accuracy - 0.1 * r.rank_deviation;
     r.n_layers = 2;
     const int dims[4] = {4, 2, 8, 3};
@@ -125,6 +129,12 @@ static TrialResult make_trial(int id, int kind) {
         for (int i = 0; i < 192; i++) r.weights[l][i] = (float)(l + 1) * 0.5f + (float)i / 1024.0f;
         r.weights[l][5] = bits_f32(0x7fc0beefU);
         r.weights[l][6] = -0.0f;
+    }
+    r.out_dims[0] = 8, r.out_dims[1] = 8;
+    r.weights_out = xcalloc(2, sizeof *r.weights_out);
+    for (int l = 0; l < 2; l++) {
+        r.weights_out[l] = xmalloc(64 * sizeof(float));
+        for (int i = 0; i < 64; i++) r.weights_out[l][i] = (float)(l + 2) * 0.25f - (float)i / 512.0f;
     }
     if (kind == 1) return r;
 
@@ -154,7 +164,8 @@ static int same_bits(const void *a, const void *b, size_t n) { return n == 0 || 
     CHECK(same_bits(got->P, want->P, (size_t)(n) * sizeof *want->P), "trial %d: %s differs", id, #P)
 
 static void check_same_score(const LayerScore *got, const LayerScore *want, int id) {
-    SAME(dims); SAME(norm); SAME(n_sv); SAME(num_rank); SAME(eff_rank); SAME(correlation); SAME(core_energy);
+    SAME(view); SAME(dims); SAME(norm); SAME(n_sv); SAME(num_rank); SAME(eff_rank); SAME(correlation); SAME(correlation_chance);
+    SAME(core_energy);
     SAME(tucker_ranks); SAME(tucker_fit); SAME(tucker_iters); SAME(cp_rank); SAME(cp_fit); SAME(cp_rank_max);
     SAME(cp_cond);
     for (int m = 0; m < 4; m++) SAME_ARRAY(sv[m], want->n_sv[m]);
@@ -167,7 +178,7 @@ static void check_same_trial(const TrialResult *got, const TrialResult *want) {
     SAME(config); SAME(id); SAME(status); SAME(reason); SAME(accuracy); SAME(loss); SAME(bits_per_byte);
     SAME(steps); SAME(n_params); SAME(seconds); SAME(train_seconds); SAME(flops_per_step); SAME(start_time);
     SAME(end_time); SAME(host); SAME(rank); SAME(n_curve); SAME(reward_spec); SAME(rank_deviation);
-    SAME(correlation); SAME(reward); SAME(n_layers); SAME(dims);
+    SAME(correlation); SAME(correlation_chance); SAME(reward); SAME(n_layers); SAME(dims); SAME(out_dims);
     SAME(trace.n); SAME(trace.layers); SAME(trace.groups);
     for (int i = 0; i < got->n_curve && i < want->n_curve; i++) {  // CurvePoint has padding after step
         SAME(curve[i].step);
@@ -180,7 +191,10 @@ static void check_same_trial(const TrialResult *got, const TrialResult *want) {
     SAME_ARRAY(trace.eff_rank, points * 4);
     SAME_ARRAY(trace.head_sv, points * want->trace.groups);
     const size_t count = (size_t)want->dims[0] * want->dims[1] * want->dims[2] * want->dims[3];
-    for (int l = 0; l < got->n_layers && l < want->n_layers; l++) SAME_ARRAY(weights[l], count);
+    for (int l = 0; l < got->n_layers && l < want->n_layers; l++) {
+        SAME_ARRAY(weights[l], count);
+        SAME_ARRAY(weights_out[l], (size_t)want->out_dims[0] * want->out_dims[1]);
+    }
     CHECK(!got->scores == !want->scores, "trial %d: scores %s", id, got->scores ? "appeared" : "lost");
     if (got->scores && want->scores && got->n_layers == want->n_layers)
         for (int l = 0; l < want->n_layers; l++) check_same_score(&got->scores[l], &want->scores[l], id);
@@ -190,8 +204,12 @@ static void check_same_trial(const TrialResult *got, const TrialResult *want) {
 static void check_same_stored(const TrialResult *got, const TrialResult *want) {
     const int id = want->id;
     SAME(config); SAME(status); SAME(reason); SAME(host); SAME(accuracy); SAME(n_layers); SAME(dims); SAME(n_curve);
+    SAME(out_dims);
     const size_t count = (size_t)want->dims[0] * want->dims[1] * want->dims[2] * want->dims[3];
-    for (int l = 0; l < got->n_layers && l < want->n_layers; l++) SAME_ARRAY(weights[l], count);
+    for (int l = 0; l < got->n_layers && l < want->n_layers; l++) {
+        SAME_ARRAY(weights[l], count);
+        SAME_ARRAY(weights_out[l], (size_t)want->out_dims[0] * want->out_dims[1]);
+    }
 }
 
 static Bytes packed(const TrialResult *r) {

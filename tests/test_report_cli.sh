@@ -96,7 +96,7 @@ for c in df.columns:
 df = df.sort_values("trial").reset_index(drop=True)
 reasons = {int(k): f["trials"][k].attrs["reason"] for k in f["trials"]}
 rep = json.load(open(jpath))
-RESULTS = ["trial", "status", "accuracy", "rank_deviation", "correlation", "reward", "loss", "bits_per_byte",
+RESULTS = ["trial", "status", "accuracy", "rank_deviation", "correlation", "correlation_chance", "reward", "loss", "bits_per_byte",
            "steps", "n_params", "seconds"]
 SHOWN = ["accuracy", "rank_deviation", "correlation", "reward"]
 params = [c for c in df.columns if c not in RESULTS]
@@ -432,13 +432,13 @@ report scrambled.h5
 expect_error "a scrambled file" "scrambled.h5: "
 "$py" - <<'PY'
 import h5py, numpy, shutil
-shutil.copy("abl.h5", "v3.h5")
-with h5py.File("v3.h5", "a") as f:
-    f.attrs["format_version"] = numpy.int32(3)
+shutil.copy("abl.h5", "v2.h5")
+with h5py.File("v2.h5", "a") as f:
+    f.attrs["format_version"] = numpy.int32(2)
 with h5py.File("foreign.h5", "w") as f:
     f["x"] = [1, 2, 3]
 with h5py.File("scores.h5", "w") as f:  # like attnsweep score MODEL.safetensors writes
-    f.attrs["format_version"] = numpy.int32(2)
+    f.attrs["format_version"] = numpy.int32(3)
     f.attrs["source"] = "model.safetensors"
 shutil.copy("abl.h5", "nocol.h5")
 with h5py.File("nocol.h5", "a") as f:
@@ -447,8 +447,8 @@ with h5py.File("nocol.h5", "a") as f:
     del f["summary"]
     f["summary"] = s[keep]
 PY
-report v3.h5
-expect_error "another format version" "v3.h5: results format 3, this attnsweep reads 2"
+report v2.h5
+expect_error "another format version" "v2.h5: results format 2, this attnsweep reads 3"
 report foreign.h5
 expect_error "an HDF5 file of something else" "foreign.h5: not an attnsweep results file"
 report scores.h5

@@ -34,11 +34,14 @@ run train --attention grassmann --grassmann-rank 4 "${tiny[@]}" -o "$tmp/grassma
 expect_rc 0 "train grassmann -o"
 
 # Every trial file: invariants has one row per evaluation step (curves' step) with the
-# shapes [n], [n, L], [n, L, 4], [n, L, G] (G = groups = the weights' first dimension);
-# its last row is the final tensor, so it equals scores/layerK; scores/layer0..L-1 hold
-# the full score; the /summary row's rank_deviation and correlation are recomputed from
-# scores/ (default reward: heads mode, ideal = full rank) and reward = accuracy - 0.1
-# rank_deviation - 0.1 correlation.
+# shapes [n], [n, L], [n, L, 4], [n, L, G] (G = the function-level tensor's first mode:
+# heads, or Grassmann's output features); its last row is the final tensor, so it equals
+# scores/layerK; scores/layer0..L-1 hold the full score of the function-level tensor,
+# which numpy rebuilds from weights/ and weights_out/ (mha: B_h = W_Q^hT W_K^h / sqrt(d_k)
+# and C_h = W_O^h W_V^h; grassmann: K_o = W_red^T A_o W_red) to compare the singular
+# values of its unfoldings, its norm and the head correlation; the /summary row's
+# rank_deviation and correlation are recomputed from scores/ (default reward: heads mode,
+# ideal = full rank) and reward = accuracy - 0.1 rank_deviation - 0.1 correlation.
 for variant in mha grassmann; do
     pycheck "trial file of $variant" "$tmp/$variant.h5" "$variant" <<'EOF'
 import sys
@@ -51,14 +54,29 @@ def want(ok, what, expected, got):
         bad.append(f"{what}: expected {expected}, got {got}")
 def close(a, b, tol=1e-12):
     return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
+def function_tensor(W, O):  # the definitions of src/common/circuits.h, from the raw weights
+    W, O = W.astype(np.float64), O.astype(np.float64)
+    if variant == "mha":
+        H, dk, D = W.shape[:3]
+        B = np.einsum("hki,hkj->hij", W[..., 0], W[..., 1]) / np.sqrt(dk)
+        C = np.einsum("ihk,hkj->hij", O.reshape(D, H, dk), W[..., 2])
+        return np.stack([B, C], axis=-1)
+    r, D = W.shape[0], W.shape[2]
+    Wr = W.reshape(r, D)
+    iu = np.triu_indices(r, 1)
+    K = np.empty((D, D, D, 1))
+    for o in range(D):
+        A = np.zeros((r, r)); A[iu] = O[o]; A -= A.T
+        K[o, :, :, 0] = Wr.T @ A @ Wr
+    return K
 with h5py.File(path, "r") as f:
     t = f["trials/000000"]
     w = t["weights/layer0"].shape
     L = len(t["weights"])
-    G = w[0]
+    fdims = [2, 16, 16, 2] if variant == "mha" else [16, 16, 16, 1]
+    G = fdims[0]
     want(L == 2, "number of weights/layerK", 2, L)
-    want(G == (2 if variant == "mha" else 4), "groups (weights/layer0 first dimension)",
-         2 if variant == "mha" else 4, G)
+    want(len(t["weights_out"]) == L, "number of weights_out/layerK", L, len(t["weights_out"]))
     steps = t["curves"]["step"]
     inv = t["invariants"]
     want(list(inv.dtype.names or ()) == ["step", "correlation", "eff_rank", "head_sv"], "invariants columns",
@@ -76,14 +94,31 @@ with h5py.File(path, "r") as f:
     rd_terms, corrs = [], []
     for k in range(L):
         g = sc[f"layer{k}"]
-        for a in ("sv_mode0", "sv_mode1", "sv_mode2", "sv_mode3", "cp_fits", "cp_roles", "dims", "num_rank",
-                  "eff_rank", "core_energy", "tucker_ranks", "cp_cond", "norm", "correlation", "tucker_fit",
-                  "tucker_iters", "cp_rank", "cp_fit"):
+        cp = ("cp_fits", "cp_roles", "cp_cond") if variant == "mha" else ()  # no CP of the Grassmann kernel
+        for a in ("sv_mode0", "sv_mode1", "sv_mode2", "sv_mode3", "dims", "num_rank", "eff_rank", "core_energy",
+                  "tucker_ranks", "norm", "correlation", "correlation_chance", "tucker_fit", "tucker_iters",
+                  "cp_rank", "cp_fit") + cp:
             want(a in g.attrs, f"scores/layer{k} attribute {a}", "present", "missing")
         if bad:
             continue
         dims = list(g.attrs["dims"])
-        want(dims == list(w), f"scores/layer{k}/dims", list(w), dims)
+        want(dims == fdims, f"scores/layer{k}/dims", fdims, dims)
+        T = function_tensor(t[f"weights/layer{k}"][()], t[f"weights_out/layer{k}"][()])
+        want(list(T.shape) == fdims, f"numpy's tensor of layer {k}", fdims, list(T.shape))
+        for m in range(4):
+            sn = np.linalg.svd(np.moveaxis(T, m, 0).reshape(T.shape[m], -1), compute_uv=False)
+            got = g.attrs[f"sv_mode{m}"]
+            err = np.abs(got - sn[:len(got)]).max() / sn[0] if len(got) <= len(sn) else np.inf
+            want(np.isfinite(err) and err <= 1e-10, f"scores/layer{k} sv_mode{m} against numpy", "within 1e-10 of sigma_1", err)
+        rows = T.reshape(G, -1); Gm = rows @ rows.T; nr = np.sqrt(np.diag(Gm))
+        corr_np = (np.abs(Gm) / np.outer(nr, nr)).sum() - G
+        corr_np /= G * (G - 1)
+        want(close(g.attrs["correlation"], corr_np, 1e-10), f"scores/layer{k} correlation against numpy", corr_np,
+             g.attrs["correlation"])
+        want(close(g.attrs["norm"], np.linalg.norm(T), 1e-10), f"scores/layer{k} norm against numpy",
+             np.linalg.norm(T), g.attrs["norm"])
+        want(0 < g.attrs["correlation_chance"] < 1, f"scores/layer{k} correlation_chance", "in (0, 1)",
+             g.attrs["correlation_chance"])
         for m in range(4):
             rmax = min(dims[m], int(np.prod(dims)) // dims[m])
             want(len(g.attrs[f"sv_mode{m}"]) == rmax, f"scores/layer{k} sv_mode{m} length", rmax,
@@ -96,8 +131,12 @@ with h5py.File(path, "r") as f:
              f"invariants/head_sv[-1, {k}]", f"scores/layer{k} sv_mode0 {g.attrs['sv_mode0']}", inv["head_sv"][-1, k])
         want(close(inv["correlation"][-1, k], g.attrs["correlation"], 1e-10), f"invariants/correlation[-1, {k}]",
              g.attrs["correlation"], inv["correlation"][-1, k])
-        want(int(g.attrs["cp_rank"]) >= 1 and len(g.attrs["cp_roles"]) == g.attrs["cp_rank"],
-             f"scores/layer{k} cp_roles rows", f"cp_rank {g.attrs['cp_rank']}", len(g.attrs["cp_roles"]))
+        if variant == "mha":
+            want(int(g.attrs["cp_rank"]) >= 1 and len(g.attrs["cp_roles"]) == g.attrs["cp_rank"],
+                 f"scores/layer{k} cp_roles rows", f"cp_rank {g.attrs['cp_rank']}", len(g.attrs["cp_roles"]))
+        else:
+            want(int(g.attrs["cp_rank"]) == 0, f"scores/layer{k} cp_rank (no CP of the Grassmann kernel)", 0,
+                 int(g.attrs["cp_rank"]))
         r0 = len(g.attrs["sv_mode0"])
         rd_terms.append(abs(eff[0] - r0) / r0)
         corrs.append(g.attrs["correlation"])
@@ -117,7 +156,7 @@ with h5py.File(path, "r") as f:
 print("\n".join(bad) if bad else f"accuracy {acc:.4f}, RankDeviation {rd:.6f}, Correlation {corr:.6f}, reward {reward:.6f}")
 sys.exit(1 if bad else 0)
 EOF
-    pass "train -o ($variant): invariants shapes, steps and last row = scores/; summary $(tail -1 "$tmp/check") (= accuracy - 0.1 RD - 0.1 Corr)"
+    pass "train -o ($variant): invariants shapes, steps and last row = scores/ = numpy on the function-level tensor; summary $(tail -1 "$tmp/check") (= accuracy - 0.1 RD - 0.1 Corr)"
 done
 
 # ---------------------------------------------------------------------------
@@ -151,11 +190,12 @@ for np in 1 2 4; do
             cp "$tmp/out" "$tmp/mha.np$np.json"
         else
             # the table: the first line names the grid the ranks formed
-            grep -qF "2 layers of [4, 1, 16, 1] on a $(grid_of "$np") grid" "$tmp/out" ||
-                fail "$what: expected '2 layers of [4, 1, 16, 1] on a $(grid_of "$np") grid' in the first line, got '$(head -1 "$tmp/out")'"
+            want_first="2 layers, function tensor [heads 16, dest_dim 16, src_dim 16, roles 1], on a $(grid_of "$np") grid"
+            grep -qF "$want_first" "$tmp/out" ||
+                fail "$what: expected '$want_first' in the first line, got '$(head -1 "$tmp/out")'"
             [[ $(grep -cE '^ +[01]  [0-9]+ [0-9]+ [0-9]+ [0-9]+  ' "$tmp/out") == 2 ]] || fail "$what: expected two layer rows"
-            grep -qE '^RankDeviation [0-9.]+  Correlation [0-9.]+  reward -?[0-9.]+ = -?[0-9.]+ - 0.1 x [0-9.]+ - 0.1 x [0-9.]+$' "$tmp/out" ||
-                fail "$what: expected the line 'RankDeviation R  Correlation C  reward W = A - 0.1 x R - 0.1 x C'"
+            grep -qE '^RankDeviation [0-9.]+  Correlation [0-9.]+ \(chance [0-9.]+\)  reward -?[0-9.]+ = -?[0-9.]+ - 0.1 x [0-9.]+ - 0.1 x [0-9.]+$' "$tmp/out" ||
+                fail "$what: expected the line 'RankDeviation R  Correlation C (chance X)  reward W = A - 0.1 x R - 0.1 x C'"
             grep -qF "wrote $scores" "$tmp/out" || fail "$what: expected 'wrote $scores'"
         fi
     done
@@ -262,25 +302,31 @@ reward_case() {  # reward_case VARIANT BETA GAMMA MODES IDEAL -- ARGS...
 reward_case mha 0.1 0.1 heads "" --
 reward_case mha 0.5 0.25 heads "" -- --beta 0.5 --gamma 0.25
 reward_case mha 0 0 heads "" -- --beta 0 --gamma 0
-reward_case mha 0.1 0.1 heads,model_dim heads=1,model_dim=4 -- --modes heads,model_dim --ideal-ranks heads=1,model_dim=4
-reward_case mha 2 0.1 heads,head_dim,model_dim,roles head_dim=3.5 -- --modes 0,1,2,3 --ideal-ranks head_dim=3.5 --beta 2
+reward_case mha 0.1 0.1 heads,src_dim heads=1,src_dim=4 -- --modes heads,src_dim --ideal-ranks heads=1,src_dim=4
+reward_case mha 2 0.1 heads,dest_dim,src_dim,roles dest_dim=3.5 -- --modes 0,1,2,3 --ideal-ranks dest_dim=3.5 --beta 2
 reward_case mha 0.1 0.1 heads heads=100 -- --ideal-ranks heads=100  # above r_max: clipped to it
-reward_case grassmann 0.3 0.7 model_dim,roles roles=1 -- --modes=model_dim,roles --ideal-ranks=roles=1 --beta=0.3 --gamma=0.7
+reward_case grassmann 0.3 0.7 src_dim,roles roles=1 -- --modes=src_dim,roles --ideal-ranks=roles=1 --beta=0.3 --gamma=0.7
+reward_case mha 0.1 0.1 heads,model_dim model_dim=4 -- --tensor parameters --modes heads,model_dim --ideal-ranks model_dim=4
 pycheck "reward options" "$tmp/cases" <<'EOF'
 import json, sys
 import h5py
 import numpy as np
-names = ["heads", "head_dim", "model_dim", "roles"]
 bad = []
 for line in open(sys.argv[1]):
     what, trial, case, beta, gamma, modes, ideal = line.rstrip("\n").split("\t")
     beta, gamma = float(beta), float(gamma)
+    d = json.load(open(case + ".json"))
+    names = (["heads", "dest_dim", "src_dim", "roles"] if d["tensor"] == "function" else
+             ["heads", "head_dim", "model_dim", "roles"])
     modes = [names.index(m) for m in modes.split(",")]
     ideal = {names.index(k): float(v) for k, v in (p.split("=") for p in ideal.split(",") if p)}
-    d = json.load(open(case + ".json"))
     with h5py.File(trial, "r") as f:
-        dims = f["trials/000000/weights/layer0"].shape
         acc = float(f["summary"][0]["accuracy"])
+    with h5py.File(case + ".h5", "r") as f:
+        dims = list(f["trials/000000/scores/layer0"].attrs["dims"])
+        spec = json.loads(f["trials/000000"].attrs["reward_spec"])
+    if spec["tensor"] != d["tensor"] or sorted(spec["modes"]) != sorted(names[n] for n in modes):
+        bad.append(f"{what}: reward_spec {spec}: expected tensor {d['tensor']} and modes {[names[n] for n in modes]}")
     size = int(np.prod(dims))
     rmax = [min(dims[n], size // dims[n]) for n in range(4)]
     terms = []
@@ -319,21 +365,21 @@ leaks=1
 "$py" "$here/make_safetensors.py" "$tmp/st"
 # bert_f16 has no config.json: the heads come from --heads.
 model=$tmp/st/bert_f16/model.safetensors
-run score "$model" --heads 4
+run score "$model" --heads 4 --tensor parameters
 expect_rc 0 "score bert_f16 --heads 4"
 expect_quiet_stderr "score bert_f16 --heads 4"
-grep -qF "(BERT, 4 heads): 2 layers of [4, 8, 32, 3] on a 1 x 1 grid" "$tmp/out" ||
-    fail "score bert_f16: expected '(BERT, 4 heads): 2 layers of [4, 8, 32, 3] on a 1 x 1 grid', got '$(head -1 "$tmp/out")'"
-grep -qE '^layer +numerical ranks +effective ranks +head corr +tucker ranks +fit +cp rank +cp fit +time$' "$tmp/out" ||
+want_first="(BERT, 4 heads): 2 layers, parameters tensor [heads 4, head_dim 8, model_dim 32, roles 3], on a 1 x 1 grid"
+grep -qF "$want_first" "$tmp/out" || fail "score bert_f16: expected '$want_first', got '$(head -1 "$tmp/out")'"
+grep -qE '^layer +numerical ranks +effective ranks +head corr +chance +tucker ranks +fit +cp rank +cp fit +time$' "$tmp/out" ||
     fail "score bert_f16: expected the table header line, got '$(sed -n 2p "$tmp/out")'"
 [[ $(grep -cE '^ +[01]  [0-9]+ [0-9]+ [0-9]+ [0-9]+ ' "$tmp/out") == 2 ]] ||
     fail "score bert_f16: expected two layer rows"
-grep -qE '^RankDeviation [0-9.]+  Correlation [0-9.]+$' "$tmp/out" ||
+grep -qE '^RankDeviation [0-9.]+  Correlation [0-9.]+ \(chance [0-9.]+\)$' "$tmp/out" ||
     fail "score bert_f16: expected 'RankDeviation X  Correlation Y' and no reward, got '$(grep RankDeviation "$tmp/out")'"
 grep -qF "wrote $tmp/st/bert_f16/model.scores.h5" "$tmp/out" || fail "score bert_f16: expected 'wrote .../model.scores.h5'"
 pass "bert_f16 --heads 4: a table of 2 layers, no reward line, wrote model.scores.h5"
 cp "$tmp/st/bert_f16/model.scores.h5" "$tmp/bert_table.h5"
-run score "$model" --heads 4 --json
+run score "$model" --heads 4 --json --tensor parameters
 expect_rc 0 "score bert_f16 --heads 4 --json"
 pycheck "bert_f16 scores file" "$tmp/out" "$tmp/st/bert_f16/model.scores.h5" "$tmp/bert_table.h5" 2 \
     "bert.encoder.layer.{k}" <<'EOF'
@@ -377,7 +423,7 @@ EOF
 pass "bert_f16 --json: reward null; model.scores.h5 has scores/layer0..1 named bert.encoder.layer.0..1, root rank_deviation/correlation equal to the JSON"
 
 # llama: 12 layers named model.layers.K (config.json gives the heads): scores/layerK is layer K
-run score "$tmp/st/llama/model.safetensors" --json -o "$tmp/llama.h5" --no-cp
+run score "$tmp/st/llama/model.safetensors" --json -o "$tmp/llama.h5" --no-cp --tensor parameters
 expect_rc 0 "score llama"
 pycheck "llama scores file" "$tmp/out" "$tmp/llama.h5" 12 "model.layers.{k}" <<'EOF'
 import json, sys
@@ -400,7 +446,7 @@ EOF
 pass "llama (12 layers, config.json): scores/layer0..11 named model.layers.0..11 in order; --no-cp skips CP"
 
 # The same checkpoint on 2 ranks gives the same numbers.
-mpi 2 score "$model" --heads 4 --json -o "$tmp/bert2.h5"
+mpi 2 score "$model" --heads 4 --json -o "$tmp/bert2.h5" --tensor parameters
 expect_rc 0 "score bert_f16 on 2 ranks"
 "$py" - "$tmp/out" "$tmp/st/bert_f16/model.scores.h5" >"$tmp/check" 2>&1 <<'EOF' || fail "bert_f16 on 2 ranks: $(cat "$tmp/check")"
 import json, sys
@@ -441,10 +487,14 @@ bad_input "--trial not an integer" "--trial must be an integer in [0, 999999], g
     "$tmp/mha.h5" --trial 1.5 -o "$tmp/bad.h5"
 bad_input "unknown option" "attnsweep: score: unknown option '--betta' (see attnsweep score --help)" \
     "$tmp/mha.h5" --betta 0.2 -o "$tmp/bad.h5"
-bad_input "unknown mode in --modes" "unknown mode 'heds' (allowed: heads, head_dim, model_dim, roles)" \
+bad_input "unknown mode in --modes" "unknown mode 'heds' of the function tensor (allowed: heads, dest_dim, src_dim, roles or 0..3)" \
     "$tmp/mha.h5" --modes heads,heds -o "$tmp/bad.h5"
-bad_input "unknown mode in --ideal-ranks" "unknown mode 'model' (allowed: heads, head_dim, model_dim, roles)" \
-    "$tmp/mha.h5" --ideal-ranks model=3 -o "$tmp/bad.h5"
+bad_input "a parameter mode for the function tensor" "unknown mode 'model_dim' of the function tensor" \
+    "$tmp/mha.h5" --ideal-ranks model_dim=3 -o "$tmp/bad.h5"
+bad_input "unknown mode in --ideal-ranks" "unknown mode 'model' of the parameters tensor (allowed: heads, head_dim, model_dim, roles or 0..3)" \
+    "$tmp/mha.h5" --ideal-ranks model=3 --tensor parameters -o "$tmp/bad.h5"
+bad_input "unknown --tensor" "--tensor takes function or parameters, got 'weights'" \
+    "$tmp/mha.h5" --tensor weights -o "$tmp/bad.h5"
 bad_input "empty --modes" "--modes needs at least one mode" "$tmp/mha.h5" --modes , -o "$tmp/bad.h5"
 bad_input "--ideal-ranks without =" "--ideal-ranks takes MODE=RANK pairs, got 'heads'" \
     "$tmp/mha.h5" --ideal-ranks heads -o "$tmp/bad.h5"
@@ -479,7 +529,7 @@ echo "== 6. --help  [$((SECONDS - start)) s]"
 run score --help
 expect_rc 0 "score --help"
 expect_quiet_stderr "score --help"
-for opt in --trial --heads --beta --modes --ideal-ranks --energy --cp-rank-max --json; do
+for opt in --trial --heads --tensor --beta --modes --ideal-ranks --energy --cp-rank-max --json; do
     grep -qF -- "$opt" "$tmp/out" || fail "score --help: expected $opt in the option list"
 done
 pass "score --help exits 0 and lists every option"

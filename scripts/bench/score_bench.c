@@ -107,7 +107,7 @@ int main(int argc, char **argv) {
     for (int k = 0; k < reps; k++) {
         MPI_Barrier(g.comm);
         double t0 = MPI_Wtime();
-        score_layer(&s, W, dims, &o, &g);
+        score_weights(&s, W, dims, &o, &g);
         MPI_Barrier(g.comm);
         t_score[k] = MPI_Wtime() - t0;
         if (k + 1 < reps) layer_score_free(&s);
@@ -118,7 +118,8 @@ int main(int argc, char **argv) {
         t0 = MPI_Wtime();
         UnfoldingSvd u[4];
         const int n_vec_min[4] = {0, 0, 0, 0};
-        unfolding_svds(u, X, dims, n_vec_min, o.energy, &g);
+        const Tensor4 t4 = tensor4_dense(X, dims);
+        unfolding_svds(u, &t4, n_vec_min, o.energy, &g);
         MPI_Barrier(g.comm);
         t_hosvd[k] = MPI_Wtime() - t0;
         if (out && k + 1 == reps) {

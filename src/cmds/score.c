@@ -18,48 +18,55 @@
 #include "invariants/score.h"
 #include "store/h5store.h"
 
-static const char *const mode_names[4] = {"heads", "head_dim", "model_dim", "roles"};
-
 static void score_usage(FILE *f) {
     fprintf(f,
             "usage: mpirun -np N attnsweep score TRIAL.h5 | MODEL.safetensors [options]\n"
             "\n"
-            "Scores every layer's attention tensor W[heads, head_dim, model_dim, roles]: the\n"
-            "singular values and ranks of each unfolding, Tucker (HOSVD + HOOI) and CP rank\n"
-            "sweeps, head correlation, and reward = accuracy - beta*RankDeviation - gamma*Correlation.\n"
+            "Scores every layer's attention tensor: by default the function-level tensor\n"
+            "T[heads, dest_dim, src_dim, roles] of each head's QK form and OV map (Grassmann:\n"
+            "the output features' mixing forms), or with --tensor parameters the weight tensor\n"
+            "W[heads, head_dim, model_dim, roles]: the singular values and ranks of each\n"
+            "unfolding, Tucker (HOSVD + HOOI) and CP rank sweeps, head correlation beside its\n"
+            "chance level, and reward = accuracy - beta*RankDeviation - gamma*Correlation.\n"
             "The N ranks form one BLACS grid.\n"
             "\n"
             "  --trial N            trial of a results file (default 0, what attnsweep train writes)\n"
             "  --heads H            heads of a safetensors model (default: config.json beside it)\n"
+            "  --tensor VIEW        function (default) or parameters\n"
             "  --beta B, --gamma G  reward weights (0.1, 0.1)\n"
             "  --modes LIST         modes RankDeviation averages over (heads)\n"
-            "  --ideal-ranks LIST   ideal effective rank per mode, e.g. heads=4,model_dim=32\n"
+            "  --ideal-ranks LIST   ideal effective rank per mode, e.g. heads=4,src_dim=32\n"
             "                       (default: each mode's full rank)\n"
             "  --energy E           numerical-rank energy threshold (0.99)\n"
             "  --cp-rank-max R      CP ranks tried, 1..R (min(8, heads x roles)); --no-cp skips CP\n"
             "  -o FILE              where the scores go (default: FILE.scores.h5 beside the input)\n"
             "  --json               print the scores as one JSON object\n"
             "  --verbose            HOOI and CP-ALS iterations on stderr\n"
-            "Modes: heads, head_dim, model_dim, roles (or 0..3).\n");
+            "Modes: function view heads, dest_dim, src_dim, roles; parameter view heads, head_dim,\n"
+            "model_dim, roles (or 0..3 in either).\n");
 }
 
-static int mode_index(const char *name) {
-    for (int n = 0; n < 4; n++)
-        if (!strcmp(name, mode_names[n]) || (name[0] == '0' + n && !name[1])) return n;
-    die(EXIT_BADINPUT, "score: unknown mode '%s' (allowed: heads, head_dim, model_dim, roles)", name);
+static int mode_index(TensorView view, const char *name) {
+    const int n = tensor_mode_index(view, name);
+    if (n < 0) {
+        const char *const *m = tensor_mode_names[view];
+        die(EXIT_BADINPUT, "score: unknown mode '%s' of the %s tensor (allowed: %s, %s, %s, %s or 0..3)", name,
+            tensor_view_names[view], m[0], m[1], m[2], m[3]);
+    }
+    return n;
 }
 
-// "heads,model_dim" → use_mode
+// "heads,src_dim" → use_mode
 static void parse_modes(RewardSpec *r, const char *text) {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", text);
     int any = 0;
     for (int n = 0; n < 4; n++) r->use_mode[n] = 0;
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) r->use_mode[mode_index(tok)] = any = 1;
-    if (!any) die(EXIT_BADINPUT, "score: --modes needs at least one mode (heads, head_dim, model_dim, roles)");
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) r->use_mode[mode_index(r->tensor, tok)] = any = 1;
+    if (!any) die(EXIT_BADINPUT, "score: --modes needs at least one mode");
 }
 
-// "heads=4,model_dim=32" → ideal_rank
+// "heads=4,src_dim=32" → ideal_rank
 static void parse_ideal(RewardSpec *r, const char *text) {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", text);
@@ -67,7 +74,7 @@ static void parse_ideal(RewardSpec *r, const char *text) {
         char *eq = strchr(tok, '=');
         if (!eq) die(EXIT_BADINPUT, "score: --ideal-ranks takes MODE=RANK pairs, got '%s'", tok);
         *eq = 0;
-        r->ideal_rank[mode_index(tok)] = args_parse_number("score", "--ideal-ranks", eq + 1, 1, 1e9);
+        r->ideal_rank[mode_index(r->tensor, tok)] = args_parse_number("score", "--ideal-ranks", eq + 1, 1, 1e9);
     }
 }
 
@@ -76,9 +83,18 @@ typedef struct {
     int is_trial;
     TrialResult trial;
     AttentionLayers model;
-    int n_layers, dims[4];
-    float **weights;
+    int n_layers;
 } Input;
+
+// Layer l of the input as scoring reads it.
+static LayerWeights input_layer(const Input *in, int l) {
+    if (in->is_trial) return trial_layer_weights(&in->trial, l);
+    const AttentionLayers *m = &in->model;
+    LayerWeights w = {.qkv = m->weights[l], .out = m->out ? m->out[l] : NULL};
+    memcpy(w.dims, m->dims, sizeof w.dims);
+    memcpy(w.out_dims, m->out_dims, sizeof w.out_dims);
+    return w;
+}
 
 enum { KIND_HDF5, KIND_SAFETENSORS, KIND_OTHER };
 
@@ -109,8 +125,6 @@ static void read_input(Input *in, const char *path, int trial, int heads) {
         if (in->trial.n_layers == 0)
             die(EXIT_BADINPUT, "score: %s: trial %d has no attention weights (status %s)", path, trial, in->trial.status);
         in->n_layers = in->trial.n_layers;
-        memcpy(in->dims, in->trial.dims, sizeof in->dims);
-        in->weights = in->trial.weights;
     } else {
         if (safetensors_attention(path, heads, &in->model, err, sizeof err) != 0) {
             if (kind == KIND_OTHER)
@@ -118,8 +132,6 @@ static void read_input(Input *in, const char *path, int trial, int heads) {
             die(EXIT_BADINPUT, "score: %s", err);
         }
         in->n_layers = in->model.n_layers;
-        memcpy(in->dims, in->model.dims, sizeof in->dims);
-        in->weights = in->model.weights;
     }
 }
 
@@ -130,18 +142,20 @@ static void default_output(char *out, size_t len, const char *path) {
     snprintf(out, len, "%.*s.scores.h5", (int)stem, path);
 }
 
-static void print_table(const Input *in, const char *path, const LayerScore *s, const double *secs,
+static void print_table(const Input *in, const char *path, const LayerScore *s, const double *secs, TensorView view,
                         const BlacsGrid *g) {
+    const int *dims = s[0].dims;
+    const char *const *m = tensor_mode_names[view];
     printf("attnsweep score: %s", path);
     if (in->is_trial)
         printf(" trial %d (%s on %s, accuracy %.4f)", in->trial.id, attention_names[in->trial.config.attention],
                task_names[in->trial.config.task], in->trial.accuracy);
     else
-        printf(" (%s, %d heads)", in->model.family, in->dims[0]);
-    printf(": %d layers of [%d, %d, %d, %d] on a %d x %d grid\n", in->n_layers, in->dims[0], in->dims[1], in->dims[2],
-           in->dims[3], g->nprow, g->npcol);
-    printf("%5s  %-19s  %-27s  %9s  %-19s  %7s  %7s  %6s  %8s\n", "layer", "numerical ranks", "effective ranks",
-           "head corr", "tucker ranks", "fit", "cp rank", "cp fit", "time");
+        printf(" (%s, %d heads)", in->model.family, in->model.dims[0]);
+    printf(": %d layers, %s tensor [%s %d, %s %d, %s %d, %s %d], on a %d x %d grid\n", in->n_layers,
+           tensor_view_names[view], m[0], dims[0], m[1], dims[1], m[2], dims[2], m[3], dims[3], g->nprow, g->npcol);
+    printf("%5s  %-19s  %-27s  %9s  %6s  %-19s  %7s  %7s  %6s  %8s\n", "layer", "numerical ranks", "effective ranks",
+           "head corr", "chance", "tucker ranks", "fit", "cp rank", "cp fit", "time");
     for (int l = 0; l < in->n_layers; l++) {
         const LayerScore *x = &s[l];
         char num[32], eff[48], tr[32];
@@ -149,8 +163,8 @@ static void print_table(const Input *in, const char *path, const LayerScore *s, 
         snprintf(eff, sizeof eff, "%.2f %.2f %.2f %.2f", x->eff_rank[0], x->eff_rank[1], x->eff_rank[2], x->eff_rank[3]);
         snprintf(tr, sizeof tr, "%d %d %d %d", x->tucker_ranks[0], x->tucker_ranks[1], x->tucker_ranks[2],
                  x->tucker_ranks[3]);
-        printf("%5d  %-19s  %-27s  %9.4f  %-19s  %7.4f  %7d  %6.4f  %6.0f ms\n", l, num, eff, x->correlation, tr,
-               x->tucker_fit, x->cp_rank, x->cp_fit, 1e3 * secs[l]);
+        printf("%5d  %-19s  %-27s  %9.4f  %6.4f  %-19s  %7.4f  %7d  %6.4f  %6.0f ms\n", l, num, eff, x->correlation,
+               x->correlation_chance, tr, x->tucker_fit, x->cp_rank, x->cp_fit, 1e3 * secs[l]);
     }
 }
 
@@ -161,6 +175,7 @@ static cJSON *layer_json(const LayerScore *x) {
     cJSON_AddItemToObject(o, "core_energy", cJSON_CreateDoubleArray(x->core_energy, 4));
     cJSON_AddItemToObject(o, "head_sv", cJSON_CreateDoubleArray(x->sv[0], x->n_sv[0]));
     cJSON_AddNumberToObject(o, "correlation", x->correlation);
+    cJSON_AddNumberToObject(o, "correlation_chance", x->correlation_chance);
     cJSON_AddItemToObject(o, "tucker_ranks", cJSON_CreateIntArray(x->tucker_ranks, 4));
     cJSON_AddNumberToObject(o, "tucker_fit", x->tucker_fit);
     cJSON_AddNumberToObject(o, "cp_rank", x->cp_rank);
@@ -170,7 +185,7 @@ static cJSON *layer_json(const LayerScore *x) {
 
 int cmd_score(int argc, char **argv) {
     malloc_keep_pages();
-    const char *path = NULL, *output = NULL;
+    const char *path = NULL, *output = NULL, *modes = NULL, *ideal = NULL;
     int trial = 0, heads = 0, json = 0;
     ScoreOptions o;
     score_options_default(&o);
@@ -200,10 +215,15 @@ int cmd_score(int argc, char **argv) {
             o.energy = args_number(&a, 1e-6, 1);
         } else if (args_option(&a, "--cp-rank-max")) {
             o.cp_rank_max = args_int(&a, 1, 256);
+        } else if (args_option(&a, "--tensor")) {
+            const char *v = args_value(&a);
+            if (strcmp(v, "function") && strcmp(v, "parameters"))
+                die(EXIT_BADINPUT, "score: --tensor takes function or parameters, got '%s'", v);
+            spec.tensor = strcmp(v, "function") ? TENSOR_PARAMETERS : TENSOR_FUNCTION;
         } else if (args_option(&a, "--modes")) {
-            parse_modes(&spec, args_value(&a));
+            modes = args_value(&a);
         } else if (args_option(&a, "--ideal-ranks")) {
-            parse_ideal(&spec, args_value(&a));
+            ideal = args_value(&a);
         } else if (args_option(&a, "-o") || args_option(&a, "--output")) {
             output = args_value(&a);
         } else if (args_positional(&a) && path) {
@@ -213,6 +233,8 @@ int cmd_score(int argc, char **argv) {
         }
     }
     if (!path) die(EXIT_BADINPUT, "score: which file? (attnsweep score TRIAL.h5 | MODEL.safetensors)");
+    if (modes) parse_modes(&spec, modes);  // after --tensor, whose mode names they use
+    if (ideal) parse_ideal(&spec, ideal);
     char out_path[4096];
     if (output)
         snprintf(out_path, sizeof out_path, "%s", output);
@@ -229,6 +251,11 @@ int cmd_score(int argc, char **argv) {
     grid_init(&g, MPI_COMM_WORLD);
     Input in;
     read_input(&in, path, trial, heads);
+    if (spec.tensor == TENSOR_FUNCTION && !(in.is_trial ? in.trial.weights_out != NULL : in.model.out != NULL))
+        die(EXIT_BADINPUT,
+            "score: %s has no output projections, which the function-level tensor needs; "
+            "score its parameter tensor with --tensor parameters",
+            path);
     if (g.rank == 0) check_output("score", out_path);
 
     LayerScore *s = xcalloc((size_t)in.n_layers, sizeof *s);
@@ -236,10 +263,12 @@ int cmd_score(int argc, char **argv) {
     double t0 = now_seconds();
     for (int l = 0; l < in.n_layers; l++) {
         double ts = now_seconds();
-        score_layer(&s[l], in.weights[l], in.dims, &o, &g);
+        const LayerWeights w = input_layer(&in, l);
+        score_layer(&s[l], &w, spec.tensor, &o, &g);
         secs[l] = now_seconds() - ts;
     }
     const double rd = rank_deviation(s, in.n_layers, &spec), corr = mean_correlation(s, in.n_layers);
+    const double chance = mean_correlation_chance(s, in.n_layers);
     const double seconds = now_seconds() - t0;
 
     if (g.rank == 0) {
@@ -253,21 +282,25 @@ int cmd_score(int argc, char **argv) {
             r->scores = s;  // the trial now owns the scores
             r->reward_spec = spec;
             r->rank_deviation = rd, r->correlation = corr, r->reward = reward;
+            r->correlation_chance = chance;
             write_trial_file(out_path, r, "score");
         } else {
             ModelScoresMeta meta = {.source = path, .family = in.model.family, .names = in.model.names,
-                                    .spec = spec, .rank_deviation = rd, .correlation = corr};
+                                    .spec = spec, .rank_deviation = rd, .correlation = corr,
+                                    .correlation_chance = chance};
             h5store_write_model_scores(out_path, &meta, s, in.n_layers);
         }
         if (json) {
             cJSON *j = cJSON_CreateObject();
             cJSON_AddStringToObject(j, "source", path);
             cJSON_AddStringToObject(j, "output", out_path);
+            cJSON_AddStringToObject(j, "tensor", tensor_view_names[spec.tensor]);
             cJSON_AddNumberToObject(j, "ranks", g.size);
             cJSON *layers = cJSON_AddArrayToObject(j, "layers");
             for (int l = 0; l < in.n_layers; l++) cJSON_AddItemToArray(layers, layer_json(&s[l]));
             cJSON_AddNumberToObject(j, "rank_deviation", rd);
             cJSON_AddNumberToObject(j, "correlation", corr);
+            cJSON_AddNumberToObject(j, "correlation_chance", chance);
             cJSON_AddNumberToObject(j, "reward", reward);  // null for a checkpoint (no accuracy)
             cJSON_AddNumberToObject(j, "seconds", seconds);
             char *text = cJSON_PrintUnformatted(j);
@@ -275,8 +308,8 @@ int cmd_score(int argc, char **argv) {
             free(text);
             cJSON_Delete(j);
         } else {
-            print_table(&in, path, s, secs, &g);
-            printf("RankDeviation %.4f  Correlation %.4f", rd, corr);
+            print_table(&in, path, s, secs, spec.tensor, &g);
+            printf("RankDeviation %.4f  Correlation %.4f (chance %.4f)", rd, corr, chance);
             if (in.is_trial)
                 printf("  reward %.4f = %.4f - %g x %.4f - %g x %.4f", reward, in.trial.accuracy, spec.beta, rd,
                        spec.gamma, corr);

@@ -41,35 +41,57 @@ void circuits_factor_gram(double *P, const Circuits *c, int left, int rho) {
         for (int j = 0; j < i; j++) P[(size_t)i * n + j] = P[(size_t)j * n + i];
 }
 
+// Σ_{a,b} P[a, b]·Q[a, b] over a d_k × d_k block of two row blocks (leading dimension ld).
+static double block_dot(const double *P, const double *Q, int d_k, size_t ld) {
+    double s = 0.0;
+    for (int a = 0; a < d_k; a++)
+        for (int b = 0; b < d_k; b++) s += P[a * ld + b] * Q[a * ld + b];
+    return s;
+}
+
 void circuits_block_inner(double *gram, const double *PL, const double *PR, int heads, int d_k) {
     const size_t n = (size_t)heads * d_k;
     for (int g = 0; g < heads; g++)
         for (int h = 0; h < heads; h++) {
-            double s = 0.0;
-            for (int a = 0; a < d_k; a++) {
-                const size_t row = ((size_t)g * d_k + a) * n + (size_t)h * d_k;
-                for (int b = 0; b < d_k; b++) s += PL[row + b] * PR[row + b];
-            }
-            gram[g * heads + h] = s;
+            const size_t at = (size_t)g * d_k * n + (size_t)h * d_k;
+            gram[g * heads + h] = block_dot(PL + at, PR + at, d_k, n);
         }
 }
 
-void circuits_head_gram(double *gram, const Circuits *c) {
-    const int H = c->heads;
-    const size_t n = (size_t)H * c->d_k;
-    double *PL = xmalloc(n * n * sizeof(double)), *PR = xmalloc(n * n * sizeof(double));
-    double *part = xmalloc((size_t)H * H * sizeof(double));
-    memset(gram, 0, (size_t)H * H * sizeof(double));
-    for (int rho = 0; rho < 2; rho++) {
-        circuits_factor_gram(PL, c, 1, rho);
-        circuits_factor_gram(PR, c, 0, rho);
-        circuits_block_inner(part, PL, PR, H, c->d_k);
-        for (int i = 0; i < H * H; i++) gram[i] += part[i];
+void circuits_head_gram_rows(double *gram, double *roles, const Circuits *c, int g0, int g1) {
+    const int H = c->heads, dk = c->d_k, D = c->d_model;
+    const size_t n = (size_t)H * dk;
+    // PL[a, ·] = L_g[a] · L_{≥g}ᵀ: d_k × (heads − g)·d_k, and the same for R; then the
+    // cross-role blocks L_g0 L_g1ᵀ, R_g0 R_g1ᵀ for the role Gram
+    double *PL = xmalloc((size_t)dk * n * sizeof(double)), *PR = xmalloc((size_t)dk * n * sizeof(double));
+    for (int g = g0; g < g1; g++) {
+        const int w = (H - g) * dk;
+        const size_t off = (size_t)g * dk * D;
+        double part[2] = {0.0, 0.0};
+        for (int h = g; h < H; h++) gram[g * H + h] = 0.0;
+        for (int rho = 0; rho < 2; rho++) {
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, dk, w, D, 1.0, c->L[rho] + off, D, c->L[rho] + off, D,
+                        0.0, PL, w);
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, dk, w, D, 1.0, c->R[rho] + off, D, c->R[rho] + off, D,
+                        0.0, PR, w);
+            for (int h = g; h < H; h++) gram[g * H + h] += block_dot(PL + (h - g) * dk, PR + (h - g) * dk, dk, w);
+            part[rho] = block_dot(PL, PR, dk, w);
+        }
+        for (int h = g + 1; h < H; h++) gram[h * H + g] = gram[g * H + h];
+        if (!roles) continue;
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, dk, dk, D, 1.0, c->L[0] + off, D, c->L[1] + off, D, 0.0,
+                    PL, dk);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, dk, dk, D, 1.0, c->R[0] + off, D, c->R[1] + off, D, 0.0,
+                    PR, dk);
+        roles[3 * g] = part[0];
+        roles[3 * g + 1] = block_dot(PL, PR, dk, dk);
+        roles[3 * g + 2] = part[1];
     }
-    free(part);
     free(PR);
     free(PL);
 }
+
+void circuits_head_gram(double *gram, const Circuits *c) { circuits_head_gram_rows(gram, NULL, c, 0, c->heads); }
 
 // ---- Grassmann mixing kernel
 

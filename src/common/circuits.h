@@ -62,6 +62,12 @@ void circuits_block_inner(double *gram, const double *PL, const double *PR, int 
 // both triangles). Cost 2·(heads·d_k)²·d_model multiply-adds.
 void circuits_head_gram(double *gram, const Circuits *c);
 
+// The rows g ∈ [g0, g1) of the head Gram matrix, from the blocks h ≥ g only (so the
+// ranks of a grid can share the work): writes gram[g·heads + h] and gram[h·heads + g]
+// for those pairs and nothing else. roles (NULL: skipped) gets each head's 2 × 2 role
+// Gram, roles[3g..3g+2] = ‖B_g‖², ⟨B_g, C_g⟩, ‖C_g‖², for g in the range.
+void circuits_head_gram_rows(double *gram, double *roles, const Circuits *c, int g0, int g1);
+
 // ---- Grassmann mixing kernel
 typedef struct {
     int r, d_model;

@@ -53,14 +53,21 @@ typedef struct {
     LayerScore *scores;     // n_layers
     RewardSpec reward_spec;
     double rank_deviation, correlation, reward;
+    double correlation_chance;  // mean over layers of the scores' correlation_chance
 
-    // Final attention tensor of each layer, shape dims = [groups, d_group, d_model, roles]
-    // (row-major, roles fastest), as the variant documents.
+    // Final attention weights of each layer, what scoring reads (score.h LayerWeights):
+    // the parameter tensor, shape dims = [groups, d_group, d_model, roles] (row-major,
+    // roles fastest), and the output side, shape out_dims (W_O or W_plu), as the variant
+    // documents (model.h).
     int n_layers;
     int dims[4];
-    float **weights;  // n_layers pointers to dims[0]*dims[1]*dims[2]*dims[3] floats
+    float **weights;      // n_layers pointers to dims[0]*dims[1]*dims[2]*dims[3] floats
+    int out_dims[2];
+    float **weights_out;  // n_layers pointers to out_dims[0]*out_dims[1] floats
 } TrialResult;
 
 void trial_result_free(TrialResult *r);
+// Layer l's weights as scoring reads them.
+LayerWeights trial_layer_weights(const TrialResult *r, int l);
 
 #endif

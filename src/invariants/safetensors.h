@@ -51,6 +51,8 @@ typedef struct {
     const char *family;  // "BERT", "GPT-2" or "LLaMA" (a static string; NULL when empty)
     float **weights;     // n_layers arrays of dims[0]·dims[1]·dims[2]·3 floats
     char **names;        // n_layers layer prefixes, e.g. "bert.encoder.layer.3"
+    int out_dims[2];     // d_model, heads·d_k
+    float **out;         // n_layers output projections, or NULL when the file has none
 } AttentionLayers;
 
 // Read PATH. heads > 0: the number of heads; 0: from PATH's directory's config.json.

@@ -1,14 +1,51 @@
-// score.h: invariants of one layer's attention tensor and the sweep's reward.
+// score.h: invariants of one attention layer and the sweep's reward.
 //
-// W[G, Dg, Dm, R] (groups/heads, head feature, input feature, roles; row-major, last
-// mode fastest) as the variants export it (model.h). Modes are numbered 0..3 in that
-// order; mode-n unfoldings follow Kolda & Bader. Every metric here is invariant under
-// orthogonal changes of basis of modes 1 and 2 and under permutation of mode 0, and
-// RankDeviation and Correlation under scaling of W.
+// What is scored is a four-mode tensor of the layer, one of two views (TensorView):
+//   function (default): what the layer computes, invariant under the reparameterisations
+//       that leave the layer's function unchanged (common/circuits.h):
+//       mha, tucker, linear, checkpoints   T[h, i, j, ρ], dims [heads, d_model, d_model, 2]:
+//           ρ = 0 the QK form B_h = W_Q^hᵀW_K^h/√d_k, ρ = 1 the OV map C_h = W_O^hW_V^h;
+//       grassmann                          K[o, m, n, 1], dims [d_model, d_model, d_model, 1]:
+//           output feature o's antisymmetric form K_o = W_redᵀ A_o W_red on token pairs;
+//   parameters: the seed's literal tensor W[G, Dg, Dm, R] (groups/heads, head feature,
+//       input feature, roles) as the variants export it (model.h): [heads, d_k, d_model, 3]
+//       (Q, K, V), or W_red as [r, 1, d_model, 1]. Its metrics move under per-head
+//       invertible maps of Q/K and of V/O and under W_red ↦ O·W_red, which leave the
+//       model's function unchanged; they are invariant only under orthogonal changes of
+//       basis of modes 1 and 2 and permutations of mode 0.
+// Modes are numbered 0..3 in that order (mode 0: the heads; the output features for
+// Grassmann); mode-n unfoldings follow Kolda & Bader. Every metric here is invariant
+// under orthogonal changes of basis of modes 1 and 2 and under permutation of mode 0,
+// and RankDeviation and Correlation under scaling of the tensor.
 #ifndef ATTN_SCORE_H
 #define ATTN_SCORE_H
 
+#include "common/circuits.h"
 #include "invariants/grid.h"
+
+typedef enum { TENSOR_FUNCTION = 0, TENSOR_PARAMETERS = 1 } TensorView;
+extern const char *const tensor_view_names[2];  // "function", "parameters"
+
+// One layer's weights as scoring reads them (model_export_attention and
+// model_export_output for a trained model; safetensors.h for a checkpoint).
+typedef struct {
+    int grassmann;      // 0: softmax-family heads (mha, tucker, linear, checkpoints); 1: Grassmann mixing
+    int dims[4];        // of qkv: [heads, d_k, d_model, 3], or [r, 1, d_model, 1] for W_red
+    const float *qkv;   // the parameter tensor W (row-major, roles fastest)
+    int out_dims[2];    // of out: [d_model, heads·d_k] (W_O), or [d_model, r(r−1)/2] (W_plu)
+    const float *out;   // the output side; needed by the function view only
+} LayerWeights;
+
+// The dims of the tensor the view scores.
+void scored_dims(int dims[4], const LayerWeights *w, TensorView view);
+
+// The names of each view's modes: parameters heads, head_dim, model_dim, roles;
+// function heads, dest_dim (the attending token's features: the query side of B_h, the
+// output side of C_h; token t of a Grassmann pair), src_dim (the attended token's:
+// the key side of B_h, the value side of C_h; the partner t − Δ), roles (QK, OV).
+extern const char *const tensor_mode_names[2][4];
+// Mode n for a name of that view's table or a digit 0..3; −1 if neither.
+int tensor_mode_index(TensorView view, const char *name);
 
 typedef struct {
     int decompose;           // 1: HOOI and the CP sweep too; 0: only what the unfoldings'
@@ -29,13 +66,15 @@ typedef struct {
 void score_options_default(ScoreOptions *o);
 
 typedef struct {
-    int dims[4];
+    TensorView view;        // what was scored
+    int dims[4];            // its shape
     double norm;            // ‖W‖_F
     double *sv[4];          // singular values of each mode-n unfolding, descending,
     int n_sv[4];            //   n_sv[n] = min(dims[n], Π others) of them
     int num_rank[4];        // numerical multilinear ranks at the energy threshold
     double eff_rank[4];     // exp(entropy of σ/Σσ) per mode
     double correlation;     // mean off-diagonal |cosine| between the G rows of the mode-0 unfolding
+    double correlation_chance;  // its expectation for independent Gaussian weights of this shape (chance.h)
     double core_energy[4];  // fraction of ‖W‖² kept by mode n's leading num_rank[n] singular vectors
     int tucker_ranks[4];    // ranks the Tucker decomposition used
     double tucker_fit;      // 1 − ‖W − Ŵ‖/‖W‖ of the HOOI result
@@ -48,23 +87,31 @@ typedef struct {
     double *cp_roles;       // cp_rank × dims[3]: each component's role weights (unit-norm role factor column)
 } LayerScore;
 
-// Collective over g->comm: every rank passes the same W and gets the same result.
-void score_layer(LayerScore *out, const float *W, const int dims[4], const ScoreOptions *o, const BlacsGrid *g);
+// Collective over g->comm: every rank passes the same weights and gets the same result.
+void score_layer(LayerScore *out, const LayerWeights *w, TensorView view, const ScoreOptions *o, const BlacsGrid *g);
+// What score_layer runs for each kind of tensor, also for callers holding the factors
+// in double (tests of invariance, which must not round them to float):
+void score_circuits(LayerScore *out, const Circuits *c, const ScoreOptions *o, const BlacsGrid *g);
+void score_mixing_kernel(LayerScore *out, const MixingKernel *k, const ScoreOptions *o, const BlacsGrid *g);
+// the parameter view of a tensor W of any dims, scored as it is
+void score_weights(LayerScore *out, const float *W, const int dims[4], const ScoreOptions *o, const BlacsGrid *g);
 void layer_score_free(LayerScore *s);
 
 // ---- the reward: accuracy − β·RankDeviation − γ·Correlation
 typedef struct {
+    TensorView tensor;       // the view scored (function)
     double beta, gamma;
     int use_mode[4];         // which modes RankDeviation averages over
     double ideal_rank[4];    // r_ideal per mode (absolute effective rank); < 0 = the mode's r_max
 } RewardSpec;
 
-void reward_spec_default(RewardSpec *r);  // β = γ = 0.1, mode 0 only, ideal = r_max (distinct heads)
+void reward_spec_default(RewardSpec *r);  // function view, β = γ = 0.1, mode 0 only, ideal = r_max (distinct heads)
 // Mean over layers and used modes of |eff_rank − r_ideal| / r_max, with r_max the
 // largest rank mode n can have (min(dims[n], Π others)); in [0, 1].
 double rank_deviation(const LayerScore *layers, int n_layers, const RewardSpec *r);
-// Mean over layers of LayerScore.correlation; in [0, 1].
+// Mean over layers of LayerScore.correlation (and of its chance level); in [0, 1].
 double mean_correlation(const LayerScore *layers, int n_layers);
+double mean_correlation_chance(const LayerScore *layers, int n_layers);
 double reward_value(double accuracy, double rank_dev, double correlation, const RewardSpec *r);
 
 #endif

@@ -36,7 +36,11 @@
 //     2 ranks: 0.13 s for this HOSVD, against 0.15 s when every R was computed by all
 //     ranks before any task began, and 0.25 s on one rank.
 //  3. Every task's result is broadcast from its rank.
-// The singular values come from the bidiagonal, never from the Gram matrix: √λ of
+// What is factored is mode n's tall matrix Y_nᵀ of tensor4.h: X_(n)ᵀ itself for a dense
+// tensor, thin rows built from the factors for a circuits tensor's modes 1 and 2; its
+// modes 0 and 3 have no rows, and R = diag(√λ)Vᵀ comes from their Gram matrix instead
+// (gram_triangle; tensor4.h says what that costs in accuracy).
+// Otherwise the singular values come from the bidiagonal, never from the Gram matrix: √λ of
 // X_(n)X_(n)ᵀ has absolute error ε‖X‖²/σ, which puts every zero singular value of a
 // low-rank unfolding near √ε‖X‖ ≈ 1e-8‖X‖ and moves the effective rank in the 5th
 // digit. The vectors may come from the Gram matrix: they only start HOOI and CP-ALS, and
@@ -60,6 +64,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "invariants/tensor4.h"
 
 static int imax(int a, int b) { return a > b ? a : b; }
 static int imin(int a, int b) { return a < b ? a : b; }
@@ -192,29 +197,6 @@ static void top_eigenvectors(double *V, double *lam, const Tridiagonal *t, int K
 
 enum { CHUNK_DOUBLES = 32768, TP_NB = 32 };  // chunk of X_(n)ᵀ: 256 KB; dtpqrt block size
 
-// C[j − j0, i] = X[a, i, b] for the fibres j = a·inner + b in [j0, j1) (C column-major,
-// leading dimension ldc): X is read in order within each a, each column of C written
-// in order. For the last mode (inner = 1, fibre j = row j of X seen as N × m) that
-// loop would copy one entry at a time: there each column is gathered at stride m
-// (ten times faster for m = 3).
-static void pack_fibres(double *C, size_t ldc, const double *X, int m, size_t inner, size_t j0, size_t j1) {
-    if (inner == 1) {
-        for (int i = 0; i < m; i++)
-            for (size_t j = j0; j < j1; j++) C[(j - j0) + i * ldc] = X[j * m + i];
-        return;
-    }
-    for (size_t j = j0; j < j1;) {
-        const size_t a = j / inner, b0 = j % inner, b1 = (a + 1) * inner <= j1 ? inner : j1 - a * inner;
-        const double *src = X + a * m * inner;
-        for (int i = 0; i < m; i++) {
-            double *dst = C + (j - j0) + i * ldc;
-            const double *s = src + (size_t)i * inner;
-            for (size_t b = b0; b < b1; b++) dst[b - b0] = s[b];
-        }
-        j = a * inner + b1;
-    }
-}
-
 // R (m × m column-major, upper triangular, zero below) := the triangle of the QR of
 // [R; B] for B upper trapezoidal in its last l rows (dtpqrt; l = 0: B rectangular).
 static void fold_rows(double *R, int m, double *B, int rows, int ldb, int l, int n) {
@@ -224,17 +206,18 @@ static void fold_rows(double *R, int m, double *B, int rows, int ldb, int l, int
     free(T);
 }
 
-// R (m × m, upper triangular) of the QR of rows [j0, j1) of X_(n)ᵀ (one leaf), zero if
+// R (m × m, upper triangular) of the QR of rows [j0, j1) of Y_nᵀ (one leaf), zero if
 // there are none: chunks of at least m rows, the first factored by dgeqrf, the next
 // ones folded in (2·rows·m² flops each, what dgeqrf spends on the same rows).
-static void local_triangle(double *R, const double *X, int m, size_t inner, size_t j0, size_t j1, int n) {
+static void local_triangle(double *R, const ModeRows *src, size_t j0, size_t j1) {
+    const int m = src->m, n = src->n;
     const size_t chunk = (size_t)imax(m, CHUNK_DOUBLES / m), ldc = j1 - j0 < chunk ? j1 - j0 : chunk;
     double *C = xmalloc((ldc ? ldc : 1) * m * sizeof(double));
     double *tau = xmalloc((size_t)m * sizeof(double));
     memset(R, 0, (size_t)m * m * sizeof(double));
     for (size_t c0 = j0; c0 < j1; c0 += chunk) {
         const int rows = (int)(j1 - c0 < chunk ? j1 - c0 : chunk);
-        pack_fibres(C, ldc, X, m, inner, c0, c0 + rows);
+        mode_rows_pack(C, ldc, src, c0, c0 + rows);
         if (c0 > j0) {
             fold_rows(R, m, C, rows, (int)ldc, 0, n);
             continue;
@@ -246,12 +229,12 @@ static void local_triangle(double *R, const double *X, int m, size_t inner, size
     free(C);
 }
 
-// The TSQR tree of one unfolding: L leaves of fibres [N·ℓ/L, N·(ℓ+1)/L), leaf ℓ on
+// The TSQR tree of one unfolding: L leaves of rows [N·ℓ/L, N·(ℓ+1)/L), leaf ℓ on
 // rank ranks[ℓ·n_ranks/L] (the ranks taking part, in increasing order).
 typedef struct {
-    const double *X;
+    const ModeRows *src;
     int m, n, L;
-    size_t inner, N;
+    size_t N;
     const int *ranks;
     int n_ranks;
     const BlacsGrid *g;
@@ -267,7 +250,7 @@ static double *subtree_triangle(const Tsqr *t, int lo, int hi) {
     if (hi - lo == 1) {
         if (a != me) return NULL;
         double *R = xmalloc((size_t)m * m * sizeof(double));
-        local_triangle(R, t->X, m, t->inner, t->N * lo / t->L, t->N * (lo + 1) / t->L, t->n);
+        local_triangle(R, t->src, t->N * lo / t->L, t->N * (lo + 1) / t->L);
         return R;
     }
     const int mid = (lo + hi) / 2, b = leaf_rank(t, mid);
@@ -286,22 +269,33 @@ static double *subtree_triangle(const Tsqr *t, int lo, int hi) {
     return A;
 }
 
-// R of the whole X_(n)ᵀ, computed by ranks[0..n_ranks) (all of which call this), on
+// R of the whole Y_nᵀ, computed by ranks[0..n_ranks) (all of which call this), on
 // ranks[0] (NULL on the others). The tree, and so R's bits, depend only on the shape,
 // not on which ranks take part. Leaves: the largest power of two
 // up to 64 that leaves at least m rows and one chunk in each: a leaf's QR then costs at
 // least twice the (2/3)m³ flops of folding it in (BERT's mode 2, m = 768, N = 2304: 2
 // leaves, 0.089 s against 0.086 s for one dgeqrf; 4 leaves took 0.097 s), and a small
 // tensor gains nothing from being cut.
-static double *tree_triangle(const double *X, const int dims[4], int n, const int *ranks, int n_ranks,
-                             const BlacsGrid *g) {
-    Tsqr t = {.X = X, .m = dims[n], .n = n, .L = 1, .inner = 1, .N = 1, .ranks = ranks, .n_ranks = n_ranks, .g = g};
-    for (int k = 0; k < 4; k++)
-        if (k != n) t.N *= (size_t)dims[k];
-    for (int k = n + 1; k < 4; k++) t.inner *= (size_t)dims[k];
+static double *tree_triangle(const ModeRows *src, const int *ranks, int n_ranks, const BlacsGrid *g) {
+    Tsqr t = {.src = src, .m = src->m, .n = src->n, .L = 1, .N = src->N, .ranks = ranks, .n_ranks = n_ranks, .g = g};
     const size_t min_rows = (size_t)imax(t.m, CHUNK_DOUBLES / t.m);
     while (t.L < 64 && t.N / (2 * (size_t)t.L) >= min_rows) t.L *= 2;
     return subtree_triangle(&t, 0, t.L);
+}
+
+// R (m × m, column-major) with RᵀR = gram (m × m, symmetric positive semi-definite):
+// R = diag(√λ) Vᵀ from gram = V diag(λ) Vᵀ, λ < 0 from rounding taken as 0. For the
+// modes whose Gram matrix is computed directly (tensor4.h); R then feeds the same tasks.
+static double *gram_triangle(const double *gram, int m, int n) {
+    double *V = xmalloc((size_t)m * m * sizeof(double)), *lam = xmalloc((size_t)m * sizeof(double));
+    double *R = xmalloc((size_t)m * m * sizeof(double));
+    memcpy(V, gram, (size_t)m * m * sizeof(double));
+    lapack_check(LAPACKE_dsyev(LAPACK_COL_MAJOR, 'V', 'L', m, V, m, lam), "dsyev", n);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++) R[i + (size_t)j * m] = sqrt(fmax(0.0, lam[i])) * V[j + (size_t)i * m];
+    free(lam);
+    free(V);
+    return R;
 }
 
 // ---- step 2: the tasks
@@ -331,6 +325,15 @@ static void values_task(double *sv, double *R, int k, int m, int ctxt, int n) {
              &info);
     lapack_check(info, "pdgesvd", n);
     free(work);
+}
+
+// RᵀR (m × m, both triangles) of the first k rows of R (m × m, column-major).
+static double *gram_of_triangle(const double *R, int k, int m) {
+    double *A = xmalloc((size_t)m * m * sizeof(double));
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, m, k, 1.0, R, m, 0.0, A, m);
+    for (int j = 0; j < m; j++)
+        for (int i = 0; i < j; i++) A[i + (size_t)j * m] = A[j + (size_t)i * m];
+    return A;
 }
 
 // The vectors task, first half: RᵀR (lower triangle) in tridiagonal form.
@@ -439,9 +442,8 @@ static void send_triangle(ModeWork *w, double *R, int vectors, int n, const Blac
     }
 }
 
-void unfolding_svds(UnfoldingSvd out[4], const double *X, const int dims[4], const int *n_vec_min, double energy,
-                    const BlacsGrid *g) {
-    const int me = g->rank, P = g->size;
+void unfolding_svds(UnfoldingSvd out[4], const Tensor4 *t, const int *n_vec_min, double energy, const BlacsGrid *g) {
+    const int me = g->rank, P = g->size, *dims = t->dims;
     ModeWork w[4];
     for (int n = 0; n < 4; n++) {
         size_t N = 1;
@@ -466,9 +468,9 @@ void unfolding_svds(UnfoldingSvd out[4], const double *X, const int dims[4], con
         if (n != lead) seq[n_seq++] = n;
     for (int i = 2; i < 4; i++)
         for (int j = i; j > 1 && dims[seq[j]] < dims[seq[j - 1]]; j--) {
-            const int t = seq[j];
+            const int tmp = seq[j];
             seq[j] = seq[j - 1];
-            seq[j - 1] = t;
+            seq[j - 1] = tmp;
         }
     int *all = xmalloc((size_t)P * sizeof(int)), *helpers = xmalloc((size_t)P * sizeof(int)), n_helpers = 0;
     for (int p = 0; p < P; p++) {
@@ -476,14 +478,37 @@ void unfolding_svds(UnfoldingSvd out[4], const double *X, const int dims[4], con
         if (P == 1 || p != lead_owner) helpers[n_helpers++] = p;
     }
 
-    // step 1: R of every unfolding on its tree's root, sent on to the owners of its tasks
+    // step 1: R of every unfolding on its tree's root, sent on to the owners of its
+    // tasks; for a mode without rows (tensor4.h) from its Gram matrix, which every rank
+    // has, on the owners themselves
+    ModeRows rows[4];
+    int has_rows[4];
+    double *gram[4] = {NULL, NULL, NULL, NULL};
+    for (int n = 0; n < 4; n++) has_rows[n] = mode_rows_init(&rows[n], t, n) == 0;
+    if (!has_rows[0]) {
+        gram[0] = xmalloc((size_t)dims[0] * dims[0] * sizeof(double));
+        gram[3] = xmalloc((size_t)dims[3] * dims[3] * sizeof(double));
+        circuits_mode_grams(gram[0], gram[3], t->c, g);
+    }
     for (int i = 0; i < 4; i++) {
         const int n = seq[i], *ranks = n == lead ? all : helpers, n_ranks = n == lead ? P : n_helpers;
+        if (!has_rows[n]) {
+            w[n].root = -1;
+            if (me == w[n].owner[0] || (vectors && me == w[n].owner[1])) w[n].R = gram_triangle(gram[n], w[n].m, n);
+            continue;
+        }
         w[n].root = ranks[0];
         int in = 0;
         for (int q = 0; q < n_ranks; q++) in |= ranks[q] == me;
-        double *R = in ? tree_triangle(X, dims, n, ranks, n_ranks, g) : NULL;
+        double *R = in ? tree_triangle(&rows[n], ranks, n_ranks, g) : NULL;
         if (me == w[n].root) send_triangle(&w[n], R, vectors, n, g);
+    }
+    // mode 0's Gram matrix (the head correlation reads it) where it exists already
+    out[0].gram = gram[0];
+    gram[0] = NULL;
+    for (int n = 0; n < 4; n++) {
+        if (has_rows[n]) mode_rows_free(&rows[n]);
+        free(gram[n]);
     }
     free(helpers);
     free(all);
@@ -504,10 +529,15 @@ void unfolding_svds(UnfoldingSvd out[4], const double *X, const int dims[4], con
             K[n] = imin(w[n].m, imax(n_vec_min[n], gram_rank(&w[n], energy, n)));
             out[n].U = gram_vectors(&w[n], K[n], n);
         }
+        if (val && n == 0 && !out[0].gram) out[0].gram = gram_of_triangle(w[0].R, w[0].k, w[0].m);
         if (val) values_task(out[n].sv, w[n].R, w[n].k, w[n].m, g->self_ctxt, n);
     }
 
     // step 3: results from their owners
+    if (has_rows[0]) {
+        if (!out[0].gram) out[0].gram = xmalloc((size_t)w[0].m * w[0].m * sizeof(double));
+        MPI_Bcast(out[0].gram, w[0].m * w[0].m, MPI_DOUBLE, w[0].owner[0], g->comm);
+    }
     for (int n = 0; n < 4; n++) {
         MPI_Bcast(out[n].sv, w[n].k, MPI_DOUBLE, w[n].owner[0], g->comm);
         if (!n_vec_min) continue;
@@ -531,6 +561,7 @@ void unfolding_svds(UnfoldingSvd out[4], const double *X, const int dims[4], con
 
 void unfolding_svd_free(UnfoldingSvd *u) {
     free(u->sv);
+    free(u->gram);
     free(u->U);
     memset(u, 0, sizeof *u);
 }

@@ -11,6 +11,7 @@
 #define ATTN_TUCKER_H
 
 #include "invariants/grid.h"
+#include "invariants/tensor4.h"
 
 // Xn (d_n × Π_{k≠n} d_k, column-major) = X_(n).
 void tensor_unfold(double *Xn, const double *X, const int dims[4], int n);
@@ -24,17 +25,19 @@ typedef struct {
     double *sv;  // n_sv singular values, descending
     int n_vec;   // leading left singular vectors kept
     double *U;   // d_n × n_vec, column-major, orthonormal; sign: largest-|·| entry positive
+    double *gram;  // mode 0 only (NULL for the others): X_(0)X_(0)ᵀ, d_0 × d_0
 } UnfoldingSvd;
 
-// Collective over g->comm. The singular values of the four unfoldings X_(n) and, unless
-// n_vec_min is NULL, their leading left singular vectors, replicated on every rank
-// (see tucker.c for how the work is split). σ come from the QR X_(n)ᵀ = QR (TSQR over
-// the ranks) and the bidiagonal SVD of R (dgebrd, dbdsqr), so they are accurate to
-// ε‖X‖ like a direct SVD; the vectors are eigenvectors of RᵀR = X_(n)X_(n)ᵀ. Keeps
-// n_vec = min(d_n, max(n_vec_min[n], numerical_rank(σ, energy))) vectors (none, and
-// U NULL, when n_vec_min is NULL). The bits do not depend on the number of ranks.
-void unfolding_svds(UnfoldingSvd out[4], const double *X, const int dims[4], const int *n_vec_min, double energy,
-                    const BlacsGrid *g);
+// Collective over g->comm. The singular values of the four unfoldings X_(n) of t and,
+// unless n_vec_min is NULL, their leading left singular vectors, replicated on every
+// rank (see tucker.c for how the work is split). σ come from the QR Y_nᵀ = QR (TSQR
+// over the ranks; Y_n = X_(n) for a dense tensor, see tensor4.h) and the bidiagonal SVD
+// of R (dgebrd, dbdsqr), so they are accurate to ε‖X‖ like a direct SVD (a circuits
+// tensor's modes 0 and 3 excepted: tensor4.h); the vectors are eigenvectors of
+// RᵀR = X_(n)X_(n)ᵀ. Keeps n_vec = min(d_n, max(n_vec_min[n], numerical_rank(σ, energy)))
+// vectors (none, and U NULL, when n_vec_min is NULL). The bits do not depend on the
+// number of ranks.
+void unfolding_svds(UnfoldingSvd out[4], const Tensor4 *t, const int *n_vec_min, double energy, const BlacsGrid *g);
 void unfolding_svd_free(UnfoldingSvd *u);
 
 typedef struct {

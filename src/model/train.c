@@ -83,43 +83,64 @@ static void trace_init(InvariantTrace *t, int cap, int layers, int groups) {
     t->head_sv = xmalloc((size_t)cap * layers * groups * sizeof(double));
 }
 
+// Layer weights W (m->dims) and O (m->out_dims) as scoring reads them.
+static LayerWeights layer_weights(const Model *m, const float *W, const float *O) {
+    LayerWeights w = {.grassmann = m->cfg.attention == ATTN_GRASSMANN, .qkv = W, .out = O};
+    memcpy(w.dims, m->dims, sizeof w.dims);
+    memcpy(w.out_dims, m->out_dims, sizeof w.out_dims);
+    return w;
+}
+
 // The invariants of every layer now (the cheap pass: no decompositions), appended to the trace.
-static void record_invariants(Model *m, InvariantTrace *t, int step, const BlacsGrid *g) {
+static void record_invariants(Model *m, InvariantTrace *t, int step, TensorView view, const BlacsGrid *g) {
     ScoreOptions o;
     score_options_default(&o);
     o.decompose = 0;
     const int i = t->n++, L = t->layers, G = t->groups;
     t->step[i] = step;
+    float *out = xmalloc((size_t)m->out_dims[0] * m->out_dims[1] * sizeof(float));
     for (int l = 0; l < L; l++) {
         LayerScore s;
         model_export_attention(m, l, m->w4);
-        score_layer(&s, m->w4, m->dims, &o, g);
+        model_export_output(m, l, out);
+        const LayerWeights w = layer_weights(m, m->w4, out);
+        score_layer(&s, &w, view, &o, g);
         t->correlation[(size_t)i * L + l] = s.correlation;
         memcpy(t->eff_rank + ((size_t)i * L + l) * 4, s.eff_rank, 4 * sizeof(double));
         double *sv = t->head_sv + ((size_t)i * L + l) * G;
         for (int k = 0; k < G; k++) sv[k] = k < s.n_sv[0] ? s.sv[0][k] : 0.0;
         layer_score_free(&s);
     }
+    free(out);
 }
 
 // Full scores of the final tensors and the reward.
 static void score_final(TrialResult *out, const BlacsGrid *g, const ScoreOptions *o, const RewardSpec *spec) {
     out->scores = xcalloc((size_t)out->n_layers, sizeof(LayerScore));
-    for (int l = 0; l < out->n_layers; l++) score_layer(&out->scores[l], out->weights[l], out->dims, o, g);
+    for (int l = 0; l < out->n_layers; l++) {
+        const LayerWeights w = trial_layer_weights(out, l);
+        score_layer(&out->scores[l], &w, spec->tensor, o, g);
+    }
     out->reward_spec = *spec;
     out->rank_deviation = rank_deviation(out->scores, out->n_layers, spec);
     out->correlation = mean_correlation(out->scores, out->n_layers);
+    out->correlation_chance = mean_correlation_chance(out->scores, out->n_layers);
     out->reward = reward_value(out->accuracy, out->rank_deviation, out->correlation, spec);
 }
 
 static void export_weights(Model *m, TrialResult *out) {
     size_t n4 = (size_t)m->dims[0] * m->dims[1] * m->dims[2] * m->dims[3];
+    size_t n2 = (size_t)m->out_dims[0] * m->out_dims[1];
     out->n_layers = m->L;
     memcpy(out->dims, m->dims, sizeof out->dims);
+    memcpy(out->out_dims, m->out_dims, sizeof out->out_dims);
     out->weights = xcalloc(m->L, sizeof(float *));
+    out->weights_out = xcalloc(m->L, sizeof(float *));
     for (int l = 0; l < m->L; l++) {
         out->weights[l] = xmalloc(n4 * sizeof(float));
         model_export_attention(m, l, out->weights[l]);
+        out->weights_out[l] = xmalloc(n2 * sizeof(float));
+        model_export_output(m, l, out->weights_out[l]);
     }
 }
 
@@ -156,7 +177,15 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
     int cap = (int)(total / eval_every) + 2;
     out->curve = xcalloc(cap, sizeof(CurvePoint));
     const BlacsGrid *grid = hooks ? hooks->grid : NULL;
-    if (grid) trace_init(&out->trace, cap, m.L, m.dims[0]);
+    RewardSpec default_spec;
+    reward_spec_default(&default_spec);
+    const RewardSpec *spec = hooks && hooks->reward ? hooks->reward : &default_spec;
+    if (grid) {
+        const LayerWeights lw = layer_weights(&m, NULL, NULL);
+        int sdims[4];
+        scored_dims(sdims, &lw, spec->tensor);
+        trace_init(&out->trace, cap, m.L, sdims[0]);
+    }
     out->n_params = m.n_params;
     out->flops_per_step = model_flops_per_step(&m);
 
@@ -223,7 +252,7 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
                 snprintf(out->reason, sizeof out->reason, "diverged: non-finite held-out loss at step %ld", step);
                 break;
             }
-            if (grid) record_invariants(&m, &out->trace, (int)step, grid);
+            if (grid) record_invariants(&m, &out->trace, (int)step, spec->tensor, grid);
             if (hooks && hooks->progress)
                 print_progress(hooks->progress, pt, &out->trace, total, (double)step / train_time, c->task);
             if (hooks && hooks->on_eval && hooks->on_eval(hooks->ctx, pt, total) && step < total) {
@@ -248,11 +277,9 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
     // an interrupted one is not recorded.
     out->rank_deviation = out->correlation = out->reward = NAN;
     if (grid && (strcmp(out->status, "ok") == 0 || strcmp(out->status, "pruned") == 0)) {
-        RewardSpec spec;
-        reward_spec_default(&spec);
         ScoreOptions o;
         score_options_default(&o);
-        score_final(out, grid, hooks->score ? hooks->score : &o, hooks->reward ? hooks->reward : &spec);
+        score_final(out, grid, hooks->score ? hooks->score : &o, spec);
     }
 
     gsl_rng_free(rng);

@@ -219,6 +219,7 @@ static void summary_columns(Row *w, const TrialResult *r) {
     column_f64(w, "accuracy", r->accuracy);
     column_f64(w, "rank_deviation", r->rank_deviation);
     column_f64(w, "correlation", r->correlation);
+    column_f64(w, "correlation_chance", r->correlation_chance);
     column_f64(w, "reward", r->reward);
     column_f64(w, "loss", r->loss);
     column_f64(w, "bits_per_byte", r->bits_per_byte);
@@ -319,6 +320,28 @@ static void write_weights(const H5Store *s, hid_t trial, const TrialResult *r) {
         H5Dclose(d);
     }
     H5Gclose(g);
+    // the output side (model_export_output): W_O, or Grassmann's W_plu
+    g = must(s, H5Gcreate2(trial, "weights_out", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "weights_out");
+    const hsize_t out_dims[2] = {(hsize_t)r->out_dims[0], (hsize_t)r->out_dims[1]};
+    for (int l = 0; l < r->n_layers; l++) {
+        char name[32];
+        snprintf(name, sizeof name, "layer%d", l);
+        hid_t d = write_dataset(s, g, name, H5T_NATIVE_FLOAT, 2, out_dims, r->weights_out[l]);
+        write_attr_string(s, d, "layout", r->dims[3] == 3 ? "d_model,heads*d_k" : "d_model,pairs");
+        H5Dclose(d);
+    }
+    H5Gclose(g);
+}
+
+// What a score was computed on: attributes tensor (its view), modes (the view's mode
+// names, comma-separated) and roles (the names of the roles mode's entries).
+static void write_scored_tensor(const H5Store *s, hid_t g, const LayerScore *ls) {
+    const char *const *m = tensor_mode_names[ls->view];
+    char modes[64];
+    snprintf(modes, sizeof modes, "%s,%s,%s,%s", m[0], m[1], m[2], m[3]);
+    write_attr_string(s, g, "tensor", tensor_view_names[ls->view]);
+    write_attr_string(s, g, "modes", modes);
+    write_attr_string(s, g, "roles", ls->dims[3] == 3 ? "Q,K,V" : ls->dims[3] == 2 ? "QK,OV" : "mixing");
 }
 
 // scores/layerK: the invariants of the final tensor of layer K (see invariants/score.h),
@@ -338,12 +361,14 @@ static void write_layer_scores(const H5Store *s, hid_t parent, const LayerScore 
             write_attr_vector(s, lg, sv, H5T_NATIVE_DOUBLE, (hsize_t)ls->n_sv[m], ls->sv[m]);
         }
         write_attr_vector(s, lg, "dims", H5T_NATIVE_INT, 4, ls->dims);
+        write_scored_tensor(s, lg, ls);
         write_attr_vector(s, lg, "num_rank", H5T_NATIVE_INT, 4, ls->num_rank);
         write_attr_vector(s, lg, "eff_rank", H5T_NATIVE_DOUBLE, 4, ls->eff_rank);
         write_attr_vector(s, lg, "core_energy", H5T_NATIVE_DOUBLE, 4, ls->core_energy);
         write_attr_vector(s, lg, "tucker_ranks", H5T_NATIVE_INT, 4, ls->tucker_ranks);
         write_attr(s, lg, "norm", H5T_NATIVE_DOUBLE, &ls->norm);
         write_attr(s, lg, "correlation", H5T_NATIVE_DOUBLE, &ls->correlation);
+        write_attr(s, lg, "correlation_chance", H5T_NATIVE_DOUBLE, &ls->correlation_chance);
         write_attr(s, lg, "tucker_fit", H5T_NATIVE_DOUBLE, &ls->tucker_fit);
         write_attr(s, lg, "tucker_iters", H5T_NATIVE_INT, &ls->tucker_iters);
         write_attr(s, lg, "cp_rank", H5T_NATIVE_INT, &ls->cp_rank);
@@ -431,12 +456,13 @@ static int trial_exists(const H5Store *s, int id) {
 
 // The trial's group and /summary row, without the flush.
 // The reward a trial was scored under, as the JSON text of its "reward_spec" attribute:
-// {"beta": B, "gamma": G, "modes": {"heads": null, "model_dim": 32}} where a mode's
-// value is its ideal rank (null: the mode's full rank).
-static const char *const reward_modes[4] = {"heads", "head_dim", "model_dim", "roles"};
-
+// {"tensor": "function", "beta": B, "gamma": G, "modes": {"heads": null, "src_dim": 32}}
+// where a mode's value is its ideal rank (null: the mode's full rank), modes named as
+// the tensor's (score.h).
 static char *reward_json(const RewardSpec *r) {
+    const char *const *reward_modes = tensor_mode_names[r->tensor];
     cJSON *o = cJSON_CreateObject(), *modes = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "tensor", tensor_view_names[r->tensor]);
     cJSON_AddNumberToObject(o, "beta", r->beta);
     cJSON_AddNumberToObject(o, "gamma", r->gamma);
     for (int n = 0; n < 4; n++)
@@ -453,9 +479,13 @@ static char *reward_json(const RewardSpec *r) {
 static int parse_reward_json(RewardSpec *r, const char *text) {
     cJSON *o = cJSON_Parse(text);
     const cJSON *beta = cJSON_GetObjectItem(o, "beta"), *gamma = cJSON_GetObjectItem(o, "gamma");
-    const cJSON *modes = cJSON_GetObjectItem(o, "modes");
-    int ok = cJSON_IsNumber(beta) && cJSON_IsNumber(gamma) && cJSON_IsObject(modes);
+    const cJSON *modes = cJSON_GetObjectItem(o, "modes"), *tensor = cJSON_GetObjectItem(o, "tensor");
+    const char *view = cJSON_GetStringValue(tensor);
+    int ok = cJSON_IsNumber(beta) && cJSON_IsNumber(gamma) && cJSON_IsObject(modes) && view &&
+             (!strcmp(view, "function") || !strcmp(view, "parameters"));
     if (ok) {
+        r->tensor = strcmp(view, "function") ? TENSOR_PARAMETERS : TENSOR_FUNCTION;
+        const char *const *reward_modes = tensor_mode_names[r->tensor];
         r->beta = beta->valuedouble, r->gamma = gamma->valuedouble;
         for (int n = 0; n < 4; n++) {
             const cJSON *m = cJSON_GetObjectItem(modes, reward_modes[n]);
@@ -560,6 +590,10 @@ void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, c
     write_attr(&s, s.file, "gamma", H5T_NATIVE_DOUBLE, &meta->spec.gamma);
     write_attr(&s, s.file, "rank_deviation", H5T_NATIVE_DOUBLE, &meta->rank_deviation);
     write_attr(&s, s.file, "correlation", H5T_NATIVE_DOUBLE, &meta->correlation);
+    write_attr(&s, s.file, "correlation_chance", H5T_NATIVE_DOUBLE, &meta->correlation_chance);
+    char *reward = reward_json(&meta->spec);
+    write_attr_string(&s, s.file, "reward_spec", reward);
+    cJSON_free(reward);
     write_layer_scores(&s, s.file, scores, n_layers);
     hid_t g = must(&s, H5Gopen2(s.file, "scores", H5P_DEFAULT), "scores");
     for (int l = 0; l < n_layers; l++) {
@@ -639,33 +673,44 @@ static int read_curves(const H5Reader *rd, hid_t g, TrialResult *out) {
     return rc;
 }
 
-// weights/layer0..layerN-1, all of one shape (N = the number of links in weights/).
+// GROUP/layer0..layer{n−1}, float arrays of rank `rank`, all of the shape of the first,
+// which goes to dims; arrays gets n allocated arrays (the caller frees them).
+static int read_layers(const H5Reader *rd, hid_t g, const char *group, int n, int rank, int *dims, float **arrays) {
+    hsize_t d[4];
+    size_t count = 1;
+    for (int l = 0; l < n; l++) {
+        char name[48];
+        snprintf(name, sizeof name, "%s/layer%d", group, l);
+        if (l == 0) {
+            hid_t ds = h5read_open_dataset(rd, g, name, rank, d);
+            if (ds < 0) return -1;
+            H5Dclose(ds);
+            for (int k = 0; k < rank; k++) {
+                if (d[k] > MAX_WEIGHT_FLOATS || count * d[k] > MAX_WEIGHT_FLOATS)
+                    return h5read_fail(rd, "%s is implausibly large", name);
+                count *= d[k];
+                dims[k] = (int)d[k];
+            }
+        }
+        arrays[l] = xmalloc(count * sizeof(float));
+        if (h5read_dataset(rd, g, name, H5T_NATIVE_FLOAT, rank, d, arrays[l]) != 0) return -1;
+    }
+    return 0;
+}
+
+// weights/layer0..layerN-1 (N = the number of links in weights/) and weights_out/ of
+// the same layers.
 static int read_weights(const H5Reader *rd, hid_t g, TrialResult *out) {
     H5G_info_t info;
     if (H5Gget_info_by_name(g, "weights", &info, H5P_DEFAULT) < 0) return h5read_fail(rd, "missing group weights");
     if (info.nlinks > INT_MAX) return h5read_fail(rd, "weights has %llu entries", (unsigned long long)info.nlinks);
-    out->weights = xcalloc(info.nlinks, sizeof *out->weights);
-    hsize_t dims[4];
-    size_t count = 1;
-    for (int l = 0; l < (int)info.nlinks; l++) {
-        char name[32];
-        snprintf(name, sizeof name, "weights/layer%d", l);
-        if (l == 0) {
-            hid_t d = h5read_open_dataset(rd, g, name, 4, dims);
-            if (d < 0) return -1;
-            H5Dclose(d);
-            for (int k = 0; k < 4; k++) {
-                if (dims[k] > MAX_WEIGHT_FLOATS || count * dims[k] > MAX_WEIGHT_FLOATS)
-                    return h5read_fail(rd, "%s is implausibly large", name);
-                count *= dims[k];
-                out->dims[k] = (int)dims[k];
-            }
-        }
-        out->weights[l] = xmalloc(count * sizeof(float));
-        out->n_layers = l + 1;
-        if (h5read_dataset(rd, g, name, H5T_NATIVE_FLOAT, 4, dims, out->weights[l]) != 0) return -1;
-    }
-    return 0;
+    out->n_layers = (int)info.nlinks;
+    out->weights = xcalloc(info.nlinks ? info.nlinks : 1, sizeof *out->weights);
+    out->weights_out = xcalloc(info.nlinks ? info.nlinks : 1, sizeof *out->weights_out);
+    return read_layers(rd, g, "weights", out->n_layers, 4, out->dims, out->weights) ||
+                   read_layers(rd, g, "weights_out", out->n_layers, 2, out->out_dims, out->weights_out)
+               ? -1
+               : 0;
 }
 
 // invariants (absent when training ran without a grid).

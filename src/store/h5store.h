@@ -6,6 +6,8 @@
 //        curves          compound table, one row per evaluation: step, lr, train_loss,
 //                        eval_loss, eval_accuracy, penalty, seconds
 //        weights/layerK  final attention tensor [groups, d_group, d_model, roles], float32
+//        weights_out/layerK  its output side [d_model, heads·d_k] (W_O) or [d_model, pairs]
+//                        (Grassmann's W_plu), float32: what the function-level scores read
 //        invariants      compound table, one row per evaluation: step, correlation [layers],
 //                        eff_rank [layers, 4], head_sv [layers, heads]
 //        scores/layerK   invariants of the final tensor (datasets sv_mode0..3, cp_fits,
@@ -19,7 +21,7 @@
 #include "common/trial.h"
 
 // The layout version in the root attribute format_version; readers refuse others.
-enum { H5STORE_FORMAT_VERSION = 2 };
+enum { H5STORE_FORMAT_VERSION = 3 };
 
 typedef struct H5Store H5Store;
 
@@ -58,14 +60,15 @@ H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, const char *jo
 void h5store_close(H5Store *s, double end_time);
 
 // A scores file for a model that is not a trial (attnsweep score MODEL.safetensors):
-// root attributes version, format_version, source, family, beta, gamma,
-// rank_deviation, correlation; scores/layerK as in a trial, each with its "name".
+// root attributes version, format_version, source, family, beta, gamma, reward_spec
+// (JSON, as a trial's), rank_deviation, correlation, correlation_chance; scores/layerK
+// as in a trial, each with its "name".
 // Written through PATH.partial and renamed.
 typedef struct {
     const char *source, *family;
     char **names;  // n_layers layer names
     RewardSpec spec;
-    double rank_deviation, correlation;
+    double rank_deviation, correlation, correlation_chance;
 } ModelScoresMeta;
 void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, const LayerScore *scores,
                                 int n_layers);

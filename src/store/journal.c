@@ -1,12 +1,12 @@
 // journal.c: the byte form of a trial (trial_pack/trial_unpack) and the append-only,
 // fsync'ed journal of finished trials.
 //
-// Trial bytes, format version 1. Little-endian throughout: u32/i32/i64 as their bytes,
+// Trial bytes, format version 2. Little-endian throughout: u32/i32/i64 as their bytes,
 // f64/f32 as their IEEE-754 bit patterns (NaN payloads and −0 survive), str = u32 length
 // then that many bytes (no NUL inside, none after), T[n] = n consecutive T. Counts are
 // u32 and at most INT_MAX.
 //
-//   u32 0x54524941 ("TRIA"), u32 version = 1
+//   u32 0x54524941 ("TRIA"), u32 version = 2
 //   str config                     config_to_json, unformatted (survives TrialConfig changes)
 //   i32 id, rank, steps; i64 n_params
 //   str status, reason, host
@@ -16,12 +16,13 @@
 //       eval_accuracy, penalty, seconds
 //   u32 trace n, layers, groups; i32 step[n]; f64 correlation[n·layers],
 //       eff_rank[n·layers·4], head_sv[n·layers·groups]
-//   f64 reward_spec beta, gamma; i32 use_mode[4]; f64 ideal_rank[4]
-//   f64 rank_deviation, correlation, reward
+//   i32 reward_spec tensor; f64 beta, gamma; i32 use_mode[4]; f64 ideal_rank[4]
+//   f64 rank_deviation, correlation, correlation_chance, reward
 //   u32 n_layers, dims[4]; f32 weights[n_layers][dims0·dims1·dims2·dims3]
+//   u32 out_dims[2]; f32 weights_out[n_layers][out_dims0·out_dims1]
 //   u8 has_scores (0: scores == NULL); if 1, per layer:
-//       u32 dims[4]; f64 norm; 4 × (u32 n_sv, f64 sv[n_sv]); i32 num_rank[4];
-//       f64 eff_rank[4], correlation, core_energy[4]; i32 tucker_ranks[4];
+//       i32 view; u32 dims[4]; f64 norm; 4 × (u32 n_sv, f64 sv[n_sv]); i32 num_rank[4];
+//       f64 eff_rank[4], correlation, correlation_chance, core_energy[4]; i32 tucker_ranks[4];
 //       f64 tucker_fit; i32 tucker_iters; f64 cp_fit; u32 cp_rank_max;
 //       f64 cp_fits[cp_rank_max], cp_cond[4]; u32 cp_rank; f64 cp_roles[cp_rank·dims[3]]
 //   (nothing after)
@@ -53,7 +54,7 @@ _Static_assert(sizeof(int) == 4 && sizeof(float) == 4 && sizeof(double) == 8, "t
 
 enum {
     TRIAL_MAGIC = 0x54524941,  // "TRIA"
-    TRIAL_VERSION = 1,
+    TRIAL_VERSION = 2,
     RECORD_MAGIC = 0x4A524E4C,  // "JRNL"
     RECORD_HEADER = 12,         // magic, payload length, crc32
 };
@@ -140,6 +141,7 @@ static size_t product(const int *f, int k) {
 }
 
 static void pack_score(Bytes *b, const LayerScore *s) {
+    put_i32(b, s->view);
     for (int m = 0; m < 4; m++) put_count(b, s->dims[m]);
     put_f64(b, s->norm);
     for (int m = 0; m < 4; m++) {
@@ -149,6 +151,7 @@ static void pack_score(Bytes *b, const LayerScore *s) {
     put_array(b, s->num_rank, 4, 4);
     put_array(b, s->eff_rank, 4, 8);
     put_f64(b, s->correlation);
+    put_f64(b, s->correlation_chance);
     put_array(b, s->core_energy, 4, 8);
     put_array(b, s->tucker_ranks, 4, 4);
     put_f64(b, s->tucker_fit);
@@ -197,18 +200,23 @@ void trial_pack(Bytes *b, const TrialResult *r) {
     put_array(b, t->eff_rank, points * 4, 8);
     put_array(b, t->head_sv, points * (size_t)t->groups, 8);
 
+    put_i32(b, r->reward_spec.tensor);
     put_f64(b, r->reward_spec.beta);
     put_f64(b, r->reward_spec.gamma);
     put_array(b, r->reward_spec.use_mode, 4, 4);
     put_array(b, r->reward_spec.ideal_rank, 4, 8);
     put_f64(b, r->rank_deviation);
     put_f64(b, r->correlation);
+    put_f64(b, r->correlation_chance);
     put_f64(b, r->reward);
 
     put_count(b, r->n_layers);
     for (int k = 0; k < 4; k++) put_count(b, r->dims[k]);
     const size_t per_layer = product(r->dims, 4);
     for (int l = 0; l < r->n_layers; l++) put_array(b, r->weights[l], per_layer, 4);
+    for (int k = 0; k < 2; k++) put_count(b, r->out_dims[k]);
+    const size_t per_out = product(r->out_dims, 2);
+    for (int l = 0; l < r->n_layers; l++) put_array(b, r->weights_out[l], per_out, 4);
 
     put_u8(b, r->scores != NULL);
     if (r->scores)
@@ -375,7 +383,16 @@ static void get_dims(Reader *rd, int dims[4]) {
     for (int k = 0; k < 4; k++) dims[k] = get_count(rd, 1, "dimension");
 }
 
+// A TensorView: 0 (function) or 1 (parameters).
+static TensorView get_view(Reader *rd) {
+    const int v = get_i32(rd);
+    if (!rd->failed && v != TENSOR_FUNCTION && v != TENSOR_PARAMETERS)
+        fail(rd, "tensor view %d (0 function, 1 parameters)", v);
+    return v == TENSOR_PARAMETERS ? TENSOR_PARAMETERS : TENSOR_FUNCTION;
+}
+
 static void unpack_score(Reader *rd, LayerScore *s) {
+    s->view = get_view(rd);
     get_dims(rd, s->dims);
     s->norm = get_f64(rd);
     for (int m = 0; m < 4; m++) {
@@ -385,6 +402,7 @@ static void unpack_score(Reader *rd, LayerScore *s) {
     get_array(rd, s->num_rank, 4, 4);
     get_array(rd, s->eff_rank, 4, 8);
     s->correlation = get_f64(rd);
+    s->correlation_chance = get_f64(rd);
     get_array(rd, s->core_energy, 4, 8);
     get_array(rd, s->tucker_ranks, 4, 4);
     s->tucker_fit = get_f64(rd);
@@ -440,12 +458,14 @@ static void unpack(Reader *rd, TrialResult *r) {
     t->eff_rank = new_array(rd, n_eff, 8);
     t->head_sv = new_array(rd, n_heads, 8);
 
+    r->reward_spec.tensor = get_view(rd);
     r->reward_spec.beta = get_f64(rd);
     r->reward_spec.gamma = get_f64(rd);
     get_array(rd, r->reward_spec.use_mode, 4, 4);
     get_array(rd, r->reward_spec.ideal_rank, 4, 8);
     r->rank_deviation = get_f64(rd);
     r->correlation = get_f64(rd);
+    r->correlation_chance = get_f64(rd);
     r->reward = get_f64(rd);
 
     const int n_layers = get_count(rd, 1, "n_layers");
@@ -454,6 +474,10 @@ static void unpack(Reader *rd, TrialResult *r) {
     if (n_layers > 0) r->weights = xcalloc((size_t)n_layers, sizeof *r->weights);
     r->n_layers = n_layers;
     for (int l = 0; l < n_layers; l++) r->weights[l] = new_array(rd, per_layer, 4);
+    for (int k = 0; k < 2; k++) r->out_dims[k] = get_count(rd, 1, "dimension");
+    const size_t per_out = get_product(rd, r->out_dims, 2, "weights_out");
+    if (n_layers > 0) r->weights_out = xcalloc((size_t)n_layers, sizeof *r->weights_out);
+    for (int l = 0; l < n_layers; l++) r->weights_out[l] = new_array(rd, per_out, 4);
 
     const unsigned has_scores = get_u8(rd);
     if (has_scores > 1) fail(rd, "has_scores is %u (0 or 1)", has_scores);

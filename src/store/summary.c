@@ -39,6 +39,7 @@ static const struct {
     {"accuracy", SUM_DOUBLE, offsetof(TrialResult, accuracy)},
     {"rank_deviation", SUM_DOUBLE, offsetof(TrialResult, rank_deviation)},
     {"correlation", SUM_DOUBLE, offsetof(TrialResult, correlation)},
+    {"correlation_chance", SUM_DOUBLE, offsetof(TrialResult, correlation_chance)},
     {"reward", SUM_DOUBLE, offsetof(TrialResult, reward)},
     {"loss", SUM_DOUBLE, offsetof(TrialResult, loss)},
     {"bits_per_byte", SUM_DOUBLE, offsetof(TrialResult, bits_per_byte)},

@@ -1,0 +1,155 @@
+// tensor4.c: dense and circuits tensors as the decompositions read them (see tensor4.h).
+#include "invariants/tensor4.h"
+
+#include <cblas.h>
+#include <lapacke.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+
+Tensor4 tensor4_dense(const double *X, const int dims[4]) {
+    Tensor4 t = {.X = X};
+    memcpy(t.dims, dims, sizeof t.dims);
+    return t;
+}
+
+Tensor4 tensor4_circuits(const Circuits *c) {
+    return (Tensor4){.dims = {c->heads, c->d_model, c->d_model, 2}, .c = c};
+}
+
+size_t tensor4_size(const Tensor4 *t) {
+    return (size_t)t->dims[0] * t->dims[1] * t->dims[2] * t->dims[3];
+}
+
+// ---- dense: the fibres
+
+// C[j − j0, i] = X[a, i, b] for the fibres j = a·inner + b in [j0, j1) (C column-major,
+// leading dimension ldc): X is read in order within each a, each column of C written
+// in order. For the last mode (inner = 1, fibre j = row j of X seen as N × m) that
+// loop would copy one entry at a time: there each column is gathered at stride m
+// (ten times faster for m = 3).
+static void pack_fibres(double *C, size_t ldc, const double *X, int m, size_t inner, size_t j0, size_t j1) {
+    if (inner == 1) {
+        for (int i = 0; i < m; i++)
+            for (size_t j = j0; j < j1; j++) C[(j - j0) + i * ldc] = X[j * m + i];
+        return;
+    }
+    for (size_t j = j0; j < j1;) {
+        const size_t a = j / inner, b0 = j % inner, b1 = (a + 1) * inner <= j1 ? inner : j1 - a * inner;
+        const double *src = X + a * m * inner;
+        for (int i = 0; i < m; i++) {
+            double *dst = C + (j - j0) + i * ldc;
+            const double *s = src + (size_t)i * inner;
+            for (size_t b = b0; b < b1; b++) dst[b - b0] = s[b];
+        }
+        j = a * inner + b1;
+    }
+}
+
+// ---- circuits: the rows of modes 1 and 2
+
+// S (k × d_k row-major, zero below the diagonal) = the triangle of the QR of Fᵀ, for a
+// d_k × d_model block F (row-major, so Fᵀ is column-major d_model × d_k as it lies).
+static void block_triangle(double *S, const double *F, int d_k, int D, int k, double *work, double *tau) {
+    memcpy(work, F, (size_t)d_k * D * sizeof(double));
+    if (LAPACKE_dgeqrf(LAPACK_COL_MAJOR, D, d_k, work, D, tau) != 0)
+        die(EXIT_RUNTIME, "dgeqrf of a %d × %d circuit factor failed", D, d_k);
+    for (int a = 0; a < k; a++)
+        for (int b = 0; b < d_k; b++) S[(size_t)a * d_k + b] = b >= a ? work[a + (size_t)b * D] : 0.0;
+}
+
+int mode_rows_init(ModeRows *r, const Tensor4 *t, int n) {
+    memset(r, 0, sizeof *r);
+    r->t = t, r->n = n, r->m = t->dims[n];
+    if (t->X) {
+        r->N = tensor4_size(t) / (size_t)t->dims[n];
+        r->inner = 1;
+        for (int k = n + 1; k < 4; k++) r->inner *= (size_t)t->dims[k];
+        return 0;
+    }
+    if (n == 0 || n == 3) return -1;
+    const Circuits *c = t->c;
+    const int H = c->heads, dk = c->d_k, D = c->d_model;
+    r->k = dk < D ? dk : D;
+    r->N = (size_t)2 * H * r->k;
+    r->S = xmalloc((size_t)2 * H * r->k * dk * sizeof(double));
+    double *work = xmalloc((size_t)dk * D * sizeof(double)), *tau = xmalloc((size_t)dk * sizeof(double));
+    for (int rho = 0; rho < 2; rho++)
+        for (int h = 0; h < H; h++) {
+            // mode 1 rows S_hρ L_hρ need the triangle of R_hρᵀ; mode 2 rows S'_hρ R_hρ that of L_hρᵀ
+            const double *other = (n == 1 ? c->R[rho] : c->L[rho]) + (size_t)h * dk * D;
+            block_triangle(r->S + ((size_t)rho * H + h) * r->k * dk, other, dk, D, r->k, work, tau);
+        }
+    free(tau);
+    free(work);
+    return 0;
+}
+
+void mode_rows_free(ModeRows *r) {
+    free(r->S);
+    memset(r, 0, sizeof *r);
+}
+
+void mode_rows_pack(double *C, size_t ldc, const ModeRows *r, size_t j0, size_t j1) {
+    const Tensor4 *t = r->t;
+    if (t->X) {
+        pack_fibres(C, ldc, t->X, r->m, r->inner, j0, j1);
+        return;
+    }
+    const Circuits *c = t->c;
+    const int H = c->heads, dk = c->d_k, D = c->d_model, k = r->k;
+    for (size_t j = j0; j < j1;) {  // row j = (ρ·heads + h)·k + a
+        const size_t blk = j / k;
+        const int a0 = (int)(j % k), a1 = (blk + 1) * k <= j1 ? k : (int)(j1 - blk * k);
+        const int rho = (int)(blk / H), h = (int)(blk % H);
+        const double *F = (r->n == 1 ? c->L[rho] : c->R[rho]) + (size_t)h * dk * D;
+        // C rows (a1 − a0) × D = S[a0:a1, :] (row-major k × d_k) · F (row-major d_k × D)
+        cblas_dgemm(CblasColMajor, CblasTrans, CblasTrans, a1 - a0, D, dk, 1.0, r->S + (blk * k + a0) * dk, dk, F, D,
+                    0.0, C + (j - j0), (int)ldc);
+        j = blk * k + a1;
+    }
+}
+
+// ---- circuits: the Gram matrices of modes 0 and 3
+
+void circuits_mode_grams(double *gram0, double *gram3, const Circuits *c, const BlacsGrid *g) {
+    const int H = c->heads;
+    double *roles = xcalloc((size_t)3 * H, sizeof(double));
+    double *load = xcalloc((size_t)g->size, sizeof(double));
+    memset(gram0, 0, (size_t)H * H * sizeof(double));
+    for (int h = 0; h < H; h++) {  // head h's rows cost ∝ H − h blocks (+1 for its roles): least loaded rank
+        int best = 0;
+        for (int p = 1; p < g->size; p++)
+            if (load[p] < load[best]) best = p;
+        load[best] += H - h + 1;
+        if (best == g->rank) circuits_head_gram_rows(gram0, roles, c, h, h + 1);
+    }
+    if (g->size > 1) {
+        MPI_Allreduce(MPI_IN_PLACE, gram0, H * H, MPI_DOUBLE, MPI_SUM, g->comm);
+        MPI_Allreduce(MPI_IN_PLACE, roles, 3 * H, MPI_DOUBLE, MPI_SUM, g->comm);
+    }
+    memset(gram3, 0, 4 * sizeof(double));
+    for (int h = 0; h < H; h++) {
+        gram3[0] += roles[3 * h];
+        gram3[1] += roles[3 * h + 1];
+        gram3[3] += roles[3 * h + 2];
+    }
+    gram3[2] = gram3[1];
+    free(load);
+    free(roles);
+}
+
+void circuits_materialize(double *X, const Circuits *c) {
+    const int H = c->heads, dk = c->d_k, D = c->d_model;
+    double *S = xmalloc((size_t)D * D * sizeof(double));
+    for (int h = 0; h < H; h++)
+        for (int rho = 0; rho < 2; rho++) {  // S = L_hρᵀ R_hρ, then into X[h, :, :, ρ]
+            const size_t off = (size_t)h * dk * D;
+            cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, D, dk, 1.0, c->L[rho] + off, D, c->R[rho] + off, D,
+                        0.0, S, D);
+            double *x = X + (size_t)h * D * D * 2 + rho;
+            for (size_t e = 0; e < (size_t)D * D; e++) x[2 * e] = S[e];
+        }
+    free(S);
+}

@@ -1,0 +1,63 @@
+// tensor4.h: a four-mode tensor as the decompositions read it, private to the
+// invariants module: dense (every entry in memory, double, row-major [d0][d1][d2][d3],
+// last mode fastest) or the circuits of a softmax-family layer (common/circuits.h),
+// T[h, i, j, ρ] = (L_hρᵀ R_hρ)[i, j] of dims [heads, d_model, d_model, 2], whose
+// entries are formed only where a decomposition needs them whole (circuits_materialize).
+//
+// What the unfolding SVDs need of mode n is a tall matrix Y_nᵀ (rows of length d_n)
+// with Y_nY_nᵀ = X_(n)X_(n)ᵀ, the same singular values and left singular vectors:
+//   dense        the fibres X[a, :, b], N = Π_{k≠n} d_k rows;
+//   circuits 1   rows S_hρ L_hρ (2·heads blocks of k = min(d_k, d_model) rows), S_hρ the
+//                triangle of the QR R_hρᵀ = Q S_hρ: X_hρ = L_hρᵀ S_hρᵀ Qᵀ, so
+//                Σ X_hρX_hρᵀ = Σ (S_hρ L_hρ)ᵀ(S_hρ L_hρ) with no product squared;
+//   circuits 2   rows S'_hρ R_hρ, S'_hρ the triangle of L_hρᵀ = Q' S'_hρ (X_hρᵀ likewise);
+//   circuits 0, 3  no rows: the Gram matrices themselves (heads × heads and 2 × 2), from
+//                the factors' d_k × d_k blocks (circuits_head_gram_rows). Their
+//                singular values are √λ of the Gram matrix, accurate to ε‖T‖²/σ: a zero
+//                singular value comes out near √ε‖T‖ (two heads of the same function
+//                give one), which moves an effective rank in the 7th digit.
+#ifndef ATTN_TENSOR4_H
+#define ATTN_TENSOR4_H
+
+#include <stddef.h>
+
+#include "common/circuits.h"
+#include "invariants/grid.h"
+
+typedef struct {
+    int dims[4];
+    const double *X;    // dense, or NULL
+    const Circuits *c;  // circuits, or NULL
+} Tensor4;
+
+Tensor4 tensor4_dense(const double *X, const int dims[4]);
+Tensor4 tensor4_circuits(const Circuits *c);
+size_t tensor4_size(const Tensor4 *t);  // Π dims
+
+// The rows of mode n's Y_nᵀ (see above).
+typedef struct {
+    const Tensor4 *t;
+    int n, m;          // mode, row length d_n
+    size_t N;          // rows
+    size_t inner;      // dense: Π_{k>n} d_k
+    int k;             // circuits: rows per block
+    double *S;         // circuits: 2·heads triangles, k × d_k row-major each, block ρ·heads + h
+} ModeRows;
+
+// Returns 0, or −1 when mode n has no rows (circuits modes 0 and 3: use
+// circuits_mode_grams).
+int mode_rows_init(ModeRows *r, const Tensor4 *t, int n);
+void mode_rows_free(ModeRows *r);
+// C[(j − j0) + i·ldc] = row j of Y_nᵀ, entry i, for j in [j0, j1) (C column-major).
+void mode_rows_pack(double *C, size_t ldc, const ModeRows *r, size_t j0, size_t j1);
+
+// Collective over g->comm: the Gram matrices of a circuits tensor's modes 0 (heads ×
+// heads) and 3 (2 × 2), both triangles, on every rank. The heads' rows are dealt over
+// the ranks by cost and each entry computed by one rank, so the bits do not depend on
+// the number of ranks.
+void circuits_mode_grams(double *gram0, double *gram3, const Circuits *c, const BlacsGrid *g);
+
+// X (row-major [heads][d_model][d_model][2]) = every entry of T.
+void circuits_materialize(double *X, const Circuits *c);
+
+#endif
