@@ -10,7 +10,9 @@
 #include "check.h"
 #include "common/circuits.h"
 #include "common/util.h"
+#include "invariants/cp.h"
 #include "invariants/score.h"
+#include "invariants/tensor4.h"
 #include "python_ref.h"
 
 static void check_all(const double *got, const double *want, int n, double tol, const char *what) {
@@ -153,6 +155,69 @@ static void test_scores_against_numpy(const BlacsGrid *g) {
     free(qkv);
 }
 
+// The paths for layers too large to hold give the numbers of the dense ones: HOOI from
+// the factors (the heads and roles modes whole) against HOOI on the materialised tensor
+// with the same ranks, and CP-ALS from the factors against CP-ALS on the entries.
+static void test_factored_decompositions(const BlacsGrid *g) {
+    const int H = 3, dk = 5, D = 12;
+    float *qkv, *out;
+    Circuits c;
+    random_layer(&c, &qkv, &out, H, dk, D, 5);
+    ScoreOptions o;
+    score_options_default(&o);
+    o.energy = 0.9;  // d_model ranks below full, so that HOOI has something to do
+    o.tucker_tol = 1e-13;
+    LayerScore dense, factored;
+    score_circuits(&dense, &c, &o, g);
+    o.dense_max = 0;
+    score_circuits(&factored, &c, &o, g);
+    CHECK(dense.tucker_ranks[0] == H && dense.tucker_ranks[3] == 2, "test needs full heads/roles ranks, got %d, %d",
+          dense.tucker_ranks[0], dense.tucker_ranks[3]);
+    for (int n = 0; n < 4; n++)
+        CHECK(dense.tucker_ranks[n] == factored.tucker_ranks[n], "Tucker rank %d: %d vs %d", n, dense.tucker_ranks[n],
+              factored.tucker_ranks[n]);
+    CHECK(dense.tucker_ranks[1] < D && dense.tucker_ranks[2] < D, "d_model ranks %d, %d: expected below %d",
+          dense.tucker_ranks[1], dense.tucker_ranks[2], D);
+    CHECK_CLOSE(factored.tucker_fit, dense.tucker_fit, 1e-10, 0.0, "HOOI from the factors against the dense HOOI");
+    CHECK(factored.tucker_iters > 1, "HOOI from the factors ran %d sweeps", factored.tucker_iters);
+
+    const Tensor4 t = tensor4_circuits(&c);
+    double *X = xmalloc(tensor4_size(&t) * sizeof(double));
+    circuits_materialize(X, &c);
+    const Tensor4 tx = tensor4_dense(X, t.dims);
+    CHECK_CLOSE(tensor4_norm2(&t), tensor4_norm2(&tx), 0.0, 1e-13, "‖T‖² from the factors");
+    const int R = 4;
+    double *A[4], *Mc = xmalloc((size_t)2 * H * D * R * sizeof(double)), *Md = xmalloc((size_t)2 * H * D * R * sizeof(double));
+    unsigned st = 9;
+    for (int n = 0; n < 4; n++) {
+        A[n] = xmalloc((size_t)t.dims[n] * R * sizeof(double));
+        for (int i = 0; i < t.dims[n] * R; i++) A[n][i] = uniform(&st);
+    }
+    for (int n = 0; n < 4; n++) {  // the MTTKRP of every mode, through either partial product
+        cp_mttkrp(Mc, &t, R, (const double *const *)A, n);
+        cp_mttkrp(Md, &tx, R, (const double *const *)A, n);
+        check_all(Mc, Md, t.dims[n] * R, 1e-12, "MTTKRP from the circuits' factors");
+    }
+    CpModel mc, md;
+    cp_als(&mc, &t, R, (const double *const *)A, 1e-12, 500, 0);
+    cp_als(&md, &tx, R, (const double *const *)A, 1e-12, 500, 0);
+    CHECK_CLOSE(mc.fit, md.fit, 1e-9, 0.0, "CP-ALS from the factors against CP-ALS on the entries");
+    printf("  factored paths: Tucker fit %.12f (dense %.12f, ranks %d %d %d %d), CP rank %d fit %.12f (dense %.12f)\n",
+           factored.tucker_fit, dense.tucker_fit, dense.tucker_ranks[0], dense.tucker_ranks[1], dense.tucker_ranks[2],
+           dense.tucker_ranks[3], R, mc.fit, md.fit);
+    cp_model_free(&mc);
+    cp_model_free(&md);
+    for (int n = 0; n < 4; n++) free(A[n]);
+    free(Md);
+    free(Mc);
+    free(X);
+    layer_score_free(&dense);
+    layer_score_free(&factored);
+    circuits_free(&c);
+    free(out);
+    free(qkv);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     BlacsGrid g;
@@ -160,6 +225,7 @@ int main(int argc, char **argv) {
     test_head_gram();
     test_mixing_kernel();
     test_scores_against_numpy(&g);
+    test_factored_decompositions(&g);
     grid_free(&g);
     MPI_Finalize();
     return check_report("test_circuits");

@@ -30,6 +30,9 @@
 #include "common/util.h"
 #include "invariants/cp.h"
 
+// A dense tensor X of dims d as the decompositions take it.
+#define DENSE(X, d) (&(const Tensor4){.dims = {(d)[0], (d)[1], (d)[2], (d)[3]}, .X = (X)})
+
 typedef struct {
     int d[4];
 } Dims;
@@ -149,7 +152,7 @@ static void test_mttkrp_matches_direct_loop(gsl_rng *rng) {
         for (int n = 0; n < 4; n++) {
             size_t len = (size_t)s.d[n] * R;
             double *M = xmalloc(len * sizeof(double)), *Mref = xmalloc(len * sizeof(double));
-            cp_mttkrp(M, X, s.d, R, (const double *const *)A, n);
+            cp_mttkrp(M, DENSE(X, s.d), R, (const double *const *)A, n);
             direct_mttkrp(Mref, X, s, R, (const double *const *)A, n);
             double err = max_abs_diff(M, Mref, len) / fmax(max_abs(Mref, len), 1e-300);
             CHECK(err < 1e-13, "MTTKRP mode %d of [%d,%d,%d,%d] R=%d: relative difference %.3g", n, s.d[0],
@@ -173,7 +176,7 @@ static void test_exact_rank_recovered(gsl_rng *rng, Dims s, int R) {
     double *X = xmalloc(numel(s) * sizeof(double));
     cp_tensor(X, (const double *const *)F, NULL, s, R);
     CpModel m;
-    int rc = cp_als(&m, X, s.d, R, (const double *const *)init, 1e-10, 3000, 0);
+    int rc = cp_als(&m, DENSE(X, s.d), R, (const double *const *)init, 1e-10, 3000, 0);
     CHECK(rc == 0, "cp_als returned %d", rc);
     double *Xh = reconstruct(&m, s);
     double err = max_abs_diff(X, Xh, numel(s)) / max_abs(X, numel(s));
@@ -211,7 +214,7 @@ static void test_fit_matches_formed_xhat(gsl_rng *rng) {
     const int sweeps[] = {1, 3, 10};
     for (int k = 0; k < 3; k++) {
         CpModel m;
-        int rc = cp_als(&m, X, s.d, R, (const double *const *)init, 0.0, sweeps[k], 0);
+        int rc = cp_als(&m, DENSE(X, s.d), R, (const double *const *)init, 0.0, sweeps[k], 0);
         double ef = explicit_fit(X, &m, s);
         CHECK(rc == 0 && m.iters == sweeps[k], "cp_als returned %d after %d sweeps", rc, m.iters);
         CHECK_CLOSE(m.fit, ef, 1e-10, 0.0, "fit from Gram matrices vs formed X̂");
@@ -286,7 +289,7 @@ static void test_matches_numpy(gsl_rng *rng, Dims s, int R, int sweeps) {
     int ok = numpy_cp_als(&fit_np, lam, F, X, (const double *const *)init, s, R, sweeps) == 0;
     CHECK(ok, "could not run numpy (/usr/bin/python3) for the reference CP-ALS");
     CpModel m;
-    int rc = cp_als(&m, X, s.d, R, (const double *const *)init, 0.0, sweeps, 0);
+    int rc = cp_als(&m, DENSE(X, s.d), R, (const double *const *)init, 0.0, sweeps, 0);
     CHECK(rc == 0, "cp_als returned %d", rc);
     if (ok && rc == 0) {
         double dl = 0.0, df = 0.0;
@@ -312,7 +315,7 @@ static void test_rank_above_dims(gsl_rng *rng, Dims s, int R) {
     double *X = gaussian(rng, numel(s)), *init[4];
     random_factors(init, rng, s, R);
     CpModel m;
-    int rc = cp_als(&m, X, s.d, R, (const double *const *)init, 1e-8, 200, 0);
+    int rc = cp_als(&m, DENSE(X, s.d), R, (const double *const *)init, 1e-8, 200, 0);
     int finite = all_finite(m.lambda, (size_t)R);
     for (int n = 0; n < 4; n++) finite &= all_finite(m.factor[n], (size_t)s.d[n] * R);
     CHECK(rc == 0 && finite && isfinite(m.fit) && m.fit <= 1.0,
@@ -339,8 +342,8 @@ static void test_duplicate_columns_take_pinv(gsl_rng *rng) {
     for (int n = 0; n < 4; n++)
         memcpy(init[n] + (size_t)(R - 1) * s.d[n], init[n] + (size_t)(R - 2) * s.d[n], s.d[n] * sizeof(double));
     CpModel m, m3;
-    int rc = cp_als(&m, X, s.d, R, (const double *const *)init, 0.0, 1, 0);
-    int rc3 = cp_als(&m3, X, s.d, R - 1, (const double *const *)init, 0.0, 1, 0);
+    int rc = cp_als(&m, DENSE(X, s.d), R, (const double *const *)init, 0.0, 1, 0);
+    int rc3 = cp_als(&m3, DENSE(X, s.d), R - 1, (const double *const *)init, 0.0, 1, 0);
     CHECK(rc == 0 && rc3 == 0, "duplicate columns, one sweep: rc %d / %d", rc, rc3);
     CHECK_CLOSE(m.fit, m3.fit, 1e-12, 0.0, "one sweep: fit with a duplicated column vs rank R − 1");
     double halves = INFINITY;  // λ sorted: the two halves are neighbours
@@ -354,7 +357,7 @@ static void test_duplicate_columns_take_pinv(gsl_rng *rng) {
     free(Xh);
     free(Xh3);
     cp_model_free(&m);
-    rc = cp_als(&m, X, s.d, R, (const double *const *)init, 0.0, 20, 0);
+    rc = cp_als(&m, DENSE(X, s.d), R, (const double *const *)init, 0.0, 20, 0);
     int finite = all_finite(m.lambda, (size_t)R);
     for (int n = 0; n < 4; n++) finite &= all_finite(m.factor[n], (size_t)s.d[n] * R);
     CHECK(rc == 0 && finite, "duplicate columns, 20 sweeps: rc %d, finite %d", rc, finite);
@@ -374,7 +377,7 @@ static void test_zero_init_column_filled(gsl_rng *rng) {
     random_factors(init, rng, s, R);
     memset(init[3] + (size_t)(R - 1) * s.d[3], 0, s.d[3] * sizeof(double));
     CpModel m;
-    int rc = cp_als(&m, X, s.d, R, (const double *const *)init, 1e-10, 500, 0);
+    int rc = cp_als(&m, DENSE(X, s.d), R, (const double *const *)init, 1e-10, 500, 0);
     CHECK(rc == 0 && isfinite(m.fit), "zero init column: rc %d, fit %g", rc, m.fit);
     CHECK(m.lambda[R - 1] > 0.0, "zero init column: component %d unused (λ = %g)", R - 1, m.lambda[R - 1]);
     check_canonical(&m, s, "zero init column");
@@ -403,7 +406,7 @@ static void test_bad_input(gsl_rng *rng) {
             init[2][3] = NAN;
         }
         CpModel m;
-        int rc = cp_als(&m, X, s.d, R, (const double *const *)init, 1e-8, 50, 0);
+        int rc = cp_als(&m, DENSE(X, s.d), R, (const double *const *)init, 1e-8, 50, 0);
         CHECK(rc == -1 && isnan(m.fit) && m.iters == 0, "%s: rc %d, fit %g (want -1 and NaN)", what[k], rc, m.fit);
         CHECK(m.lambda[0] == 0.0 && m.lambda[1] == 0.0, "%s: λ not zeroed", what[k]);
         cp_model_free(&m);
@@ -419,8 +422,8 @@ static void test_deterministic(gsl_rng *rng) {
     double *X = noisy_tensor(rng, s, R, 0.2), *init[4];
     random_factors(init, rng, s, R);
     CpModel a, b;
-    cp_als(&a, X, s.d, R, (const double *const *)init, 1e-8, 50, 0);
-    cp_als(&b, X, s.d, R, (const double *const *)init, 1e-8, 50, 0);
+    cp_als(&a, DENSE(X, s.d), R, (const double *const *)init, 1e-8, 50, 0);
+    cp_als(&b, DENSE(X, s.d), R, (const double *const *)init, 1e-8, 50, 0);
     int same = a.iters == b.iters && memcmp(&a.fit, &b.fit, sizeof a.fit) == 0 &&
                memcmp(a.lambda, b.lambda, (size_t)R * sizeof(double)) == 0;
     for (int n = 0; n < 4; n++) same &= memcmp(a.factor[n], b.factor[n], (size_t)s.d[n] * R * sizeof(double)) == 0;
@@ -442,7 +445,7 @@ static void test_verbose_lines(gsl_rng *rng) {
     fflush(stderr);
     dup2(fileno(log), 2);
     CpModel m;
-    cp_als(&m, X, s.d, R, (const double *const *)init, 0.0, sweeps, 1);
+    cp_als(&m, DENSE(X, s.d), R, (const double *const *)init, 0.0, sweeps, 1);
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
@@ -517,10 +520,10 @@ static void bench_sweep(gsl_rng *rng) {
     double *X = noisy_tensor(rng, s, R, 0.5), *init[4];
     random_factors(init, rng, s, R);
     CpModel m;
-    cp_als(&m, X, s.d, R, (const double *const *)init, 0.0, 1, 0);  // warm-up
+    cp_als(&m, DENSE(X, s.d), R, (const double *const *)init, 0.0, 1, 0);  // warm-up
     cp_model_free(&m);
     double t0 = now_seconds();
-    int rc = cp_als(&m, X, s.d, R, (const double *const *)init, 0.0, sweeps, 0);
+    int rc = cp_als(&m, DENSE(X, s.d), R, (const double *const *)init, 0.0, sweeps, 0);
     double t_sweep = (now_seconds() - t0) / sweeps;
     CHECK(rc == 0 && m.iters == sweeps, "bench cp_als: rc %d, %d sweeps", rc, m.iters);
 

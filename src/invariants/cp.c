@@ -1,4 +1,4 @@
-// CP-ALS for a dense four-mode tensor (see cp.h).
+// CP-ALS for a four-mode tensor, dense or from its factors (see cp.h).
 //
 // Notation: X ∈ R^{d0×d1×d2×d3} row-major (i3 fastest), N = d0·d1·d2·d3 entries, rank R,
 // factors A_n (d_n × R, column-major), Gram matrices G_n = A_nᵀA_n (R × R), ⊛ the
@@ -57,6 +57,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "invariants/tensor4.h"
 
 #define FILL_SEED 20240611UL  // the generator for zero initial columns (see copy_init)
 
@@ -117,17 +118,25 @@ static void khatri_rao(double *K, const double *A, const double *B, int da, int 
 }
 
 // T (P × R) = X_(01|23) (A_2 ⊙ A_3). X_(01|23) row-major P × Q is column-major Q × P,
-// so it enters transposed.
-static void partial_right(Work *w, const double *X, const double *A2, const double *A3) {
+// so it enters transposed. A circuits tensor computes it from its factors (tensor4.h).
+static void partial_right(Work *w, const Tensor4 *t, const double *A2, const double *A3) {
+    if (t->c) {
+        circuits_partial_right(w->T, t->c, A2, A3, w->R);
+        return;
+    }
     khatri_rao(w->kr, A2, A3, w->d[2], w->d[3], w->R);
-    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, w->P, w->R, w->Q, 1.0, X, w->Q, w->kr, w->Q, 0.0,
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, w->P, w->R, w->Q, 1.0, t->X, w->Q, w->kr, w->Q, 0.0,
                 w->T, w->P);
 }
 
 // U (Q × R) = X_(01|23)ᵀ (A_0 ⊙ A_1).
-static void partial_left(Work *w, const double *X, const double *A0, const double *A1) {
+static void partial_left(Work *w, const Tensor4 *t, const double *A0, const double *A1) {
+    if (t->c) {
+        circuits_partial_left(w->U, t->c, A0, A1, w->R);
+        return;
+    }
     khatri_rao(w->kr, A0, A1, w->d[0], w->d[1], w->R);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, w->Q, w->R, w->P, 1.0, X, w->Q, w->kr, w->P, 0.0,
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, w->Q, w->R, w->P, 1.0, t->X, w->Q, w->kr, w->P, 0.0,
                 w->U, w->Q);
 }
 
@@ -166,13 +175,14 @@ static void mttkrp_from_partial(Work *w, const double *const A[4], int n) {
     }
 }
 
-void cp_mttkrp(double *M, const double *X, const int dims[4], int rank, const double *const factor[4], int n) {
+void cp_mttkrp(double *M, const Tensor4 *t, int rank, const double *const factor[4], int n) {
+    const int *dims = t->dims;
     Work w;
     work_init(&w, dims, rank);
     if (n < 2)
-        partial_right(&w, X, factor[2], factor[3]);
+        partial_right(&w, t, factor[2], factor[3]);
     else
-        partial_left(&w, X, factor[0], factor[1]);
+        partial_left(&w, t, factor[0], factor[1]);
     mttkrp_from_partial(&w, factor, n);
     memcpy(M, w.M, (size_t)dims[n] * rank * sizeof(double));
     work_free(&w);
@@ -318,14 +328,12 @@ static void sort_components(CpModel *m, const int d[4]) {
     free(perm);
 }
 
-int cp_als(CpModel *out, const double *X, const int dims[4], int rank, const double *const init[4], double tol,
-           int max_iter, int verbose) {
+int cp_als(CpModel *out, const Tensor4 *t, int rank, const double *const init[4], double tol, int max_iter,
+           int verbose) {
+    const int *dims = t->dims;
     if (rank < 1) die(EXIT_RUNTIME, "cp_als: rank %d (must be at least 1)", rank);
-    size_t N = 1;
-    for (int n = 0; n < 4; n++) {
+    for (int n = 0; n < 4; n++)
         if (dims[n] < 1) die(EXIT_RUNTIME, "cp_als: dims[%d] = %d (must be at least 1)", n, dims[n]);
-        N *= (size_t)dims[n];
-    }
     if ((size_t)dims[0] * dims[1] > INT_MAX || (size_t)dims[2] * dims[3] > INT_MAX)
         die(EXIT_RUNTIME, "cp_als: %d×%d×%d×%d tensor too large for int BLAS indices", dims[0], dims[1], dims[2],
             dims[3]);
@@ -338,8 +346,7 @@ int cp_als(CpModel *out, const double *X, const int dims[4], int rank, const dou
     const int init_status = copy_init(out, init, dims, rank);
     memset(out->lambda, 0, (size_t)rank * sizeof(double));
 
-    double normX2 = 0.0;
-    for (size_t i = 0; i < N; i++) normX2 += X[i] * X[i];
+    const double normX2 = tensor4_norm2(t);
     // No fit for a zero, non-finite or overflowing tensor, or a non-finite start.
     if (init_status != 0 || !isfinite(normX2) || normX2 == 0.0) return -1;
 
@@ -357,9 +364,9 @@ int cp_als(CpModel *out, const double *X, const int dims[4], int rank, const dou
     const double *const *Ac = (const double *const *)out->factor;
     for (int it = 1; it <= sweeps; it++) {
         const double t0 = now_seconds();
-        partial_right(&w, X, A[2], A[3]);
+        partial_right(&w, t, A[2], A[3]);
         for (int n = 0; n < 4 && status == 0; n++) {
-            if (n == 2) partial_left(&w, X, A[0], A[1]);
+            if (n == 2) partial_left(&w, t, A[0], A[1]);
             mttkrp_from_partial(&w, Ac, n);
             status = update_factor(out, &w, n);
         }

@@ -35,6 +35,7 @@ void score_options_default(ScoreOptions *o) {
     o->cp_tol = 1e-8;
     o->cp_max_iter = 100;
     o->verbose = 0;
+    o->dense_max = (size_t)1 << 24;
 }
 
 // exp(−Σ p_i log p_i), p = σ/Σσ: between 1 (one direction) and n_sv (flat); 0 for σ = 0.
@@ -90,8 +91,9 @@ static void cp_init_factor(double *A, const UnfoldingSvd *s, int N, int rank) {
 }
 
 // One rank of the sweep, packed for the broadcast: fit, cond[4], roles[rank × d3].
-static void cp_run(double *res, const double *X, const int dims[4], int N[4], const UnfoldingSvd svd[4], int rank,
+static void cp_run(double *res, const Tensor4 *t, int N[4], const UnfoldingSvd svd[4], int rank,
                    const ScoreOptions *o, int verbose) {
+    const int *dims = t->dims;
     double *init[4];
     for (int n = 0; n < 4; n++) {
         init[n] = xmalloc((size_t)dims[n] * rank * sizeof(double));
@@ -99,7 +101,7 @@ static void cp_run(double *res, const double *X, const int dims[4], int N[4], co
     }
     CpModel m;
     const int status =
-        cp_als(&m, X, dims, rank, (const double *const *)init, o->cp_tol, o->cp_max_iter, verbose);
+        cp_als(&m, t, rank, (const double *const *)init, o->cp_tol, o->cp_max_iter, verbose);
     res[0] = status == 0 ? m.fit : NAN;
     for (int n = 0; n < 4; n++) res[1 + n] = status == 0 ? matrix_condition(m.factor[n], dims[n], rank) : NAN;
     // role weights: the unit role column, its largest-|·| entry made positive (the sign
@@ -119,9 +121,9 @@ static void cp_run(double *res, const double *X, const int dims[4], int N[4], co
 
 // The CP rank sweep 1..rmax (every rank is run, so cp_fits is the whole curve): the
 // smallest rank whose fit reaches the threshold, else the best fit.
-static void cp_sweep(LayerScore *s, const double *X, const int dims[4], int N[4], const UnfoldingSvd svd[4], int rmax,
+static void cp_sweep(LayerScore *s, const Tensor4 *t, int N[4], const UnfoldingSvd svd[4], int rmax,
                      const ScoreOptions *o, const BlacsGrid *g) {
-    const int d3 = dims[3];
+    const int d3 = t->dims[3];
     s->cp_rank_max = rmax;
     s->cp_fits = xmalloc((size_t)rmax * sizeof(double));
     double *all = xmalloc((size_t)rmax * (5 + (size_t)rmax * d3) * sizeof(double));  // per rank: res
@@ -129,7 +131,7 @@ static void cp_sweep(LayerScore *s, const double *X, const int dims[4], int N[4]
     for (int rank = 1; rank <= rmax; rank++) {
         const int owner = (rank - 1) % g->size;
         double *res = all + (size_t)(rank - 1) * stride;
-        if (owner == g->rank) cp_run(res, X, dims, N, svd, rank, o, o->verbose && g->rank == 0);
+        if (owner == g->rank) cp_run(res, t, N, svd, rank, o, o->verbose && g->rank == 0);
     }
     for (int rank = 1; rank <= rmax; rank++)
         MPI_Bcast(all + (size_t)(rank - 1) * stride, 5 + rank * d3, MPI_DOUBLE, (rank - 1) % g->size, g->comm);
@@ -177,23 +179,23 @@ void scored_dims(int dims[4], const LayerWeights *w, TensorView view) {
     }
 }
 
-// Largest function-level tensor of a softmax layer (entries) that HOOI and CP-ALS take
-// whole: 128 MB, a BERT-base layer's 14 million.
-#define DENSE_MAX ((size_t)1 << 24)
-
-// The σ-derived metrics, the correlation, HOOI and the CP sweep of a tensor whose
-// entries X holds (NULL: too large to hold; then only what the unfoldings give).
+// The σ-derived metrics, the correlation, HOOI and the CP sweep of a tensor. X holds
+// its entries for HOOI (a circuits tensor too large to hold has X NULL: then HOOI runs
+// from the factors with the heads and roles modes whole, tucker_hooi_circuits); CP-ALS
+// reads t, from the factors for a circuits tensor of any size.
 static void score_tensor(LayerScore *out, const Tensor4 *t, const double *X, const ScoreOptions *o,
                          const BlacsGrid *g) {
     const int *dims = t->dims;
     const size_t size = tensor4_size(t);
     const int rmax = o->decompose && o->cp ? (o->cp_rank_max > 0 ? o->cp_rank_max : imin(8, dims[0] * dims[3])) : 0;
+    const int whole = !X;  // heads and roles kept whole
 
     // HOSVD: singular values of every unfolding, and the leading vectors when HOOI and
     // CP-ALS will start from them
     UnfoldingSvd svd[4];
     int N[4], n_vec_min[4];
     for (int n = 0; n < 4; n++) n_vec_min[n] = imax(o->ranks[n], rmax);
+    if (whole) n_vec_min[0] = dims[0], n_vec_min[3] = dims[3];
     unfolding_svds(svd, t, o->decompose ? n_vec_min : NULL, o->energy, g);
     double norm2 = 0.0;
     for (int h = 0; h < dims[0]; h++) norm2 += svd[0].gram[h * dims[0] + h];
@@ -214,11 +216,12 @@ static void score_tensor(LayerScore *out, const Tensor4 *t, const double *X, con
     }
     out->correlation = head_correlation(svd[0].gram, dims[0]);
 
-    if (o->decompose && norm2 > 0.0 && X) {
+    if (o->decompose && norm2 > 0.0) {
         // Tucker ranks: given or numerical, each at most the product of the others
         // (a larger one adds only arbitrary directions)
         int r[4];
         for (int n = 0; n < 4; n++) r[n] = imax(1, o->ranks[n] > 0 ? imin(o->ranks[n], dims[n]) : out->num_rank[n]);
+        if (whole) r[0] = dims[0], r[3] = dims[3];
         for (int changed = 1; changed;) {
             changed = 0;
             for (int n = 0; n < 4; n++) {
@@ -228,12 +231,16 @@ static void score_tensor(LayerScore *out, const Tensor4 *t, const double *X, con
         }
         const double *U0[4] = {svd[0].U, svd[1].U, svd[2].U, svd[3].U};
         TuckerModel tm;
-        tucker_hooi(&tm, X, dims, r, U0, o->tucker_tol, o->tucker_max_iter, o->verbose && g->rank == 0, g);
+        const int verbose = o->verbose && g->rank == 0;
+        if (whole)
+            tucker_hooi_circuits(&tm, t->c, norm2, r, U0, o->tucker_tol, o->tucker_max_iter, verbose, g);
+        else
+            tucker_hooi(&tm, X, dims, r, U0, o->tucker_tol, o->tucker_max_iter, verbose, g);
         memcpy(out->tucker_ranks, tm.ranks, sizeof out->tucker_ranks);
         out->tucker_fit = tm.fit;
         out->tucker_iters = tm.iters;
         tucker_model_free(&tm);
-        if (o->cp) cp_sweep(out, X, dims, N, svd, rmax, o, g);
+        if (o->cp) cp_sweep(out, t, N, svd, rmax, o, g);
     }
     for (int n = 0; n < 4; n++) unfolding_svd_free(&svd[n]);
 }
@@ -253,7 +260,7 @@ void score_circuits(LayerScore *out, const Circuits *c, const ScoreOptions *o, c
     const Tensor4 t = tensor4_circuits(c);
     score_begin(out, TENSOR_FUNCTION, t.dims);
     double *X = NULL;
-    if (o->decompose && tensor4_size(&t) <= DENSE_MAX) {
+    if (o->decompose && tensor4_size(&t) <= o->dense_max) {
         X = xmalloc(tensor4_size(&t) * sizeof(double));
         circuits_materialize(X, c);
     }

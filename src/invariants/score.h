@@ -20,6 +20,8 @@
 #ifndef ATTN_SCORE_H
 #define ATTN_SCORE_H
 
+#include <stddef.h>
+
 #include "common/circuits.h"
 #include "invariants/grid.h"
 
@@ -61,6 +63,9 @@ typedef struct {
     double cp_tol;           // ALS stops on |Δfit| below this (1e-8)
     int cp_max_iter;         // (100)
     int verbose;             // per-iteration lines (fit, Δ, time) on stderr, rank 0
+    size_t dense_max;        // largest function-level tensor of softmax heads (entries) HOOI
+                             //   takes whole (2^24: 128 MB, a BERT-base layer); a larger one
+                             //   runs HOOI from its factors with the heads and roles modes whole
 } ScoreOptions;
 
 void score_options_default(ScoreOptions *o);

@@ -49,17 +49,18 @@ static void pack_fibres(double *C, size_t ldc, const double *X, int m, size_t in
 
 // ---- circuits: the rows of modes 1 and 2
 
-// S (k × d_k row-major, zero below the diagonal) = the triangle of the QR of Fᵀ, for a
-// d_k × d_model block F (row-major, so Fᵀ is column-major d_model × d_k as it lies).
-static void block_triangle(double *S, const double *F, int d_k, int D, int k, double *work, double *tau) {
-    memcpy(work, F, (size_t)d_k * D * sizeof(double));
-    if (LAPACKE_dgeqrf(LAPACK_COL_MAJOR, D, d_k, work, D, tau) != 0)
-        die(EXIT_RUNTIME, "dgeqrf of a %d × %d circuit factor failed", D, d_k);
+// S (k × d_k row-major, zero below the diagonal, k = min(d_k, rows)) = the triangle of the
+// QR of the column-major rows × d_k matrix F (a d_k × rows row-major block as it lies).
+static void block_triangle(double *S, const double *F, int d_k, int rows, double *work, double *tau) {
+    const int k = d_k < rows ? d_k : rows;
+    memcpy(work, F, (size_t)d_k * rows * sizeof(double));
+    if (LAPACKE_dgeqrf(LAPACK_COL_MAJOR, rows, d_k, work, rows, tau) != 0)
+        die(EXIT_RUNTIME, "dgeqrf of a %d × %d circuit factor failed", rows, d_k);
     for (int a = 0; a < k; a++)
-        for (int b = 0; b < d_k; b++) S[(size_t)a * d_k + b] = b >= a ? work[a + (size_t)b * D] : 0.0;
+        for (int b = 0; b < d_k; b++) S[(size_t)a * d_k + b] = b >= a ? work[a + (size_t)b * rows] : 0.0;
 }
 
-int mode_rows_init(ModeRows *r, const Tensor4 *t, int n) {
+int mode_rows_init(ModeRows *r, const Tensor4 *t, int n, const double *U, int rank_u) {
     memset(r, 0, sizeof *r);
     r->t = t, r->n = n, r->m = t->dims[n];
     if (t->X) {
@@ -70,17 +71,23 @@ int mode_rows_init(ModeRows *r, const Tensor4 *t, int n) {
     }
     if (n == 0 || n == 3) return -1;
     const Circuits *c = t->c;
-    const int H = c->heads, dk = c->d_k, D = c->d_model;
-    r->k = dk < D ? dk : D;
+    const int H = c->heads, dk = c->d_k, D = c->d_model, cols = U ? rank_u : D;
+    r->k = dk < cols ? dk : cols;
     r->N = (size_t)2 * H * r->k;
     r->S = xmalloc((size_t)2 * H * r->k * dk * sizeof(double));
-    double *work = xmalloc((size_t)dk * D * sizeof(double)), *tau = xmalloc((size_t)dk * sizeof(double));
-    for (int rho = 0; rho < 2; rho++)
-        for (int h = 0; h < H; h++) {
-            // mode 1 rows S_hρ L_hρ need the triangle of R_hρᵀ; mode 2 rows S'_hρ R_hρ that of L_hρᵀ
-            const double *other = (n == 1 ? c->R[rho] : c->L[rho]) + (size_t)h * dk * D;
-            block_triangle(r->S + ((size_t)rho * H + h) * r->k * dk, other, dk, D, r->k, work, tau);
-        }
+    double *work = xmalloc((size_t)dk * cols * sizeof(double)), *tau = xmalloc((size_t)dk * sizeof(double));
+    double *Z = U ? xmalloc((size_t)H * dk * cols * sizeof(double)) : NULL;
+    for (int rho = 0; rho < 2; rho++) {
+        // mode 1 rows S_hρ L_hρ need the triangle of R_hρᵀ (projected: of Uᵀ R_hρᵀ, i.e. of
+        // the rows of Z = R_ρ U); mode 2 rows S'_hρ R_hρ that of L_hρᵀ
+        const double *other = n == 1 ? c->R[rho] : c->L[rho];
+        if (U)  // Z (heads·d_k × rank_u, row-major) = other · U, U column-major D × rank_u
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, H * dk, cols, D, 1.0, other, D, U, D, 0.0, Z, cols);
+        for (int h = 0; h < H; h++)
+            block_triangle(r->S + ((size_t)rho * H + h) * r->k * dk, (U ? Z : other) + (size_t)h * dk * cols, dk,
+                           cols, work, tau);
+    }
+    free(Z);
     free(tau);
     free(work);
     return 0;
@@ -152,4 +159,67 @@ void circuits_materialize(double *X, const Circuits *c) {
             for (size_t e = 0; e < (size_t)D * D; e++) x[2 * e] = S[e];
         }
     free(S);
+}
+
+double tensor4_norm2(const Tensor4 *t) {
+    double s = 0.0;
+    if (t->X) {
+        const size_t n = tensor4_size(t);
+        for (size_t i = 0; i < n; i++) s += t->X[i] * t->X[i];
+        return s;
+    }
+    const Circuits *c = t->c;
+    const int dk = c->d_k, D = c->d_model;
+    double *PL = xmalloc((size_t)dk * dk * sizeof(double)), *PR = xmalloc((size_t)dk * dk * sizeof(double));
+    for (int rho = 0; rho < 2; rho++)
+        for (int h = 0; h < c->heads; h++) {
+            const size_t off = (size_t)h * dk * D;
+            cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, dk, D, 1.0, c->L[rho] + off, D, 0.0, PL, dk);
+            cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, dk, D, 1.0, c->R[rho] + off, D, 0.0, PR, dk);
+            for (int a = 0; a < dk; a++)  // the upper triangle, the off-diagonal twice
+                for (int b = a; b < dk; b++) s += (a == b ? 1.0 : 2.0) * PL[a * dk + b] * PR[a * dk + b];
+        }
+    free(PR);
+    free(PL);
+    return s;
+}
+
+// Z (heads·d_k × rank, column-major) = F A for the stacked factor F (row-major
+// heads·d_k × d_model) and A (d_model × rank, column-major), then row block h scaled
+// column by column: Z[h·d_k + k, r] *= w[h + r·ld_w] (w NULL: unscaled).
+static void project_factor(double *Z, const Circuits *c, const double *F, const double *A, int rank,
+                           const double *w, int ld_w) {
+    const int n = c->heads * c->d_k, dk = c->d_k;
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, n, rank, c->d_model, 1.0, F, c->d_model, A, c->d_model, 0.0,
+                Z, n);
+    if (!w) return;
+    for (int r = 0; r < rank; r++)
+        for (int h = 0; h < c->heads; h++) cblas_dscal(dk, w[h + (size_t)r * ld_w], Z + (size_t)r * n + h * dk, 1);
+}
+
+void circuits_partial_right(double *Tr, const Circuits *c, const double *A2, const double *A3, int rank) {
+    const int H = c->heads, dk = c->d_k, D = c->d_model, n = H * dk, P = H * D;
+    double *Z = xmalloc((size_t)n * rank * sizeof(double));
+    for (int rho = 0; rho < 2; rho++) {
+        project_factor(Z, c, c->R[rho], A2, rank, NULL, 0);
+        for (int r = 0; r < rank; r++) cblas_dscal(n, A3[rho + 2 * r], Z + (size_t)r * n, 1);
+        for (int h = 0; h < H; h++)  // rows h·D.. of Tr (+)= L_hρᵀ Z_h
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, D, rank, dk, 1.0, c->L[rho] + (size_t)h * dk * D,
+                        D, Z + h * dk, n, rho ? 1.0 : 0.0, Tr + (size_t)h * D, P);
+    }
+    free(Z);
+}
+
+void circuits_partial_left(double *Ul, const Circuits *c, const double *A0, const double *A1, int rank) {
+    const int H = c->heads, D = c->d_model, n = H * c->d_k;
+    double *Z = xmalloc((size_t)n * rank * sizeof(double)), *part = xmalloc((size_t)D * rank * sizeof(double));
+    for (int rho = 0; rho < 2; rho++) {
+        project_factor(Z, c, c->L[rho], A1, rank, A0, H);
+        // part (D × rank) = R_ρᵀ Z: the sum over heads is the inner dimension; rows j·2 + ρ of Ul
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, D, rank, n, 1.0, c->R[rho], D, Z, n, 0.0, part, D);
+        for (int r = 0; r < rank; r++)
+            for (int j = 0; j < D; j++) Ul[(size_t)2 * j + rho + (size_t)r * 2 * D] = part[j + (size_t)r * D];
+    }
+    free(part);
+    free(Z);
 }

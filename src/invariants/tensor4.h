@@ -45,8 +45,11 @@ typedef struct {
 } ModeRows;
 
 // Returns 0, or −1 when mode n has no rows (circuits modes 0 and 3: use
-// circuits_mode_grams).
-int mode_rows_init(ModeRows *r, const Tensor4 *t, int n);
+// circuits_mode_grams). U (circuits only; NULL: none): the rows of the tensor projected
+// on the span of U (d_model × rank_u, column-major, orthonormal) in the other d_model
+// mode, T ×₂ Uᵀ for mode 1 and T ×₁ Uᵀ for mode 2 (HOOI's updates): their Gram is
+// Σ X_hρ P X_hρᵀ with P = UUᵀ, through the triangles of R_hρU (L_hρU), k = min(d_k, rank_u).
+int mode_rows_init(ModeRows *r, const Tensor4 *t, int n, const double *U, int rank_u);
 void mode_rows_free(ModeRows *r);
 // C[(j − j0) + i·ldc] = row j of Y_nᵀ, entry i, for j in [j0, j1) (C column-major).
 void mode_rows_pack(double *C, size_t ldc, const ModeRows *r, size_t j0, size_t j1);
@@ -59,5 +62,15 @@ void circuits_mode_grams(double *gram0, double *gram3, const Circuits *c, const 
 
 // X (row-major [heads][d_model][d_model][2]) = every entry of T.
 void circuits_materialize(double *X, const Circuits *c);
+
+// ‖t‖²_F: the entries' squares, or for circuits Σ_hρ Σ (L_hρL_hρᵀ) ∘ (R_hρR_hρᵀ).
+double tensor4_norm2(const Tensor4 *t);
+
+// CP-ALS's two products with a circuits tensor (cp.c), read as the (heads·d_model) ×
+// (d_model·2) matrix T_(01|23), factors column-major (dims[n] × rank):
+//   Tr (heads·d_model × rank) = T_(01|23)(A2 ⊙ A3):  Σ_ρ A3[ρ, r] L_hρᵀ (R_hρ a2_r)
+//   Ul (d_model·2 × rank)     = T_(01|23)ᵀ(A0 ⊙ A1): Σ_h A0[h, r] R_hρᵀ (L_hρ a1_r)
+void circuits_partial_right(double *Tr, const Circuits *c, const double *A2, const double *A3, int rank);
+void circuits_partial_left(double *Ul, const Circuits *c, const double *A0, const double *A1, int rank);
 
 #endif

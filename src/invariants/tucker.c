@@ -484,7 +484,7 @@ void unfolding_svds(UnfoldingSvd out[4], const Tensor4 *t, const int *n_vec_min,
     ModeRows rows[4];
     int has_rows[4];
     double *gram[4] = {NULL, NULL, NULL, NULL};
-    for (int n = 0; n < 4; n++) has_rows[n] = mode_rows_init(&rows[n], t, n) == 0;
+    for (int n = 0; n < 4; n++) has_rows[n] = mode_rows_init(&rows[n], t, n, NULL, 0) == 0;
     if (!has_rows[0]) {
         gram[0] = xmalloc((size_t)dims[0] * dims[0] * sizeof(double));
         gram[3] = xmalloc((size_t)dims[3] * dims[3] * sizeof(double));
@@ -581,18 +581,19 @@ static void ttm(double *out, const double *in, int a, int d, int b, const double
 }
 
 // U (m × r, column-major, orthonormal) = the leading r left singular vectors of Y
-// (m × p, column-major), r ≤ min(m, p), from the smaller Gram matrix (YYᵀ or YᵀY);
-// returns Σ of the top r σ². With YᵀY = VΛVᵀ, U spans Y V_r and is re-orthonormalised
-// by a QR. ctxt: the calling rank's 1×1 grid.
-static double leading_left_vectors(double *U, const double *Y, int m, int p, int r, int ctxt) {
-    const int s = imin(m, p);
+// (m × p, column-major; trans: given as Yᵀ, p × m column-major), r ≤ min(m, p), from
+// the smaller Gram matrix (YYᵀ or YᵀY); returns Σ of the top r σ². With YᵀY = VΛVᵀ, U
+// spans Y V_r and is re-orthonormalised by a QR. ctxt: the calling rank's 1×1 grid.
+static double leading_left_vectors(double *U, const double *Y, int m, int p, int r, int trans, int ctxt) {
+    const int s = imin(m, p), ld = trans ? p : m;
+    const CBLAS_TRANSPOSE N = trans ? CblasTrans : CblasNoTrans, T = trans ? CblasNoTrans : CblasTrans;
     double *M = xmalloc((size_t)s * s * sizeof(double));
     double *V = s == m ? U : xmalloc((size_t)s * r * sizeof(double));
     double *lam = xmalloc((size_t)r * sizeof(double));
     if (s == m)
-        cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, m, p, 1.0, Y, m, 0.0, M, m);
+        cblas_dsyrk(CblasColMajor, CblasLower, N, m, p, 1.0, Y, ld, 0.0, M, m);
     else
-        cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, p, m, 1.0, Y, m, 0.0, M, p);
+        cblas_dsyrk(CblasColMajor, CblasLower, T, p, m, 1.0, Y, ld, 0.0, M, p);
     Tridiagonal t;
     tridiagonalize(&t, M, s, ctxt, -1);
     top_eigenvectors(V, lam, &t, r, -1);
@@ -600,7 +601,7 @@ static double leading_left_vectors(double *U, const double *Y, int m, int p, int
     double kept = 0.0;
     for (int c = 0; c < r; c++) kept += lam[c];
     if (s < m) {
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, r, p, 1.0, Y, m, V, p, 0.0, U, m);
+        cblas_dgemm(CblasColMajor, N, CblasNoTrans, m, r, p, 1.0, Y, ld, V, p, 0.0, U, m);
         double *tau = xmalloc((size_t)r * sizeof(double));
         lapack_check(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, m, r, U, m, tau), "dgeqrf", -1);
         lapack_check(LAPACKE_dorgqr(LAPACK_COL_MAJOR, m, r, r, U, m, tau), "dorgqr", -1);
@@ -769,7 +770,7 @@ void tucker_hooi(TuckerModel *t, const double *X, const int dims[4], const int r
                 if (verbose) fprintf(stderr, "its = 0 (%.3fs)  fit = %.5f  (HOSVD)\n", now_seconds() - t0, fit_prev);
                 t0 = now_seconds();
             }
-            kept = leading_left_vectors(U[n], Yn, d[n], p, r[n], g->self_ctxt);
+            kept = leading_left_vectors(U[n], Yn, d[n], p, r[n], 0, g->self_ctxt);
             if (h.A_mode == n) h.A_mode = -1;
         }
         const double fit = 1.0 - sqrt(fmax(0.0, normX2 - kept)) / sqrt(normX2);
@@ -791,6 +792,60 @@ void tucker_hooi(TuckerModel *t, const double *X, const int dims[4], const int r
     free(h.buf[0]);
     free(h.buf[1]);
     free(Xp);
+}
+
+// HOOI of a circuits tensor from its factors, the heads and roles modes kept whole:
+// with U_0 and U_3 square the projections on them are the identity, so each update of
+// U_1 needs only Σ_hρ X_hρ U_2U_2ᵀ X_hρᵀ, whose factor Y is the rows of mode 1 projected
+// on U_2 (tensor4.h: thin, 2·heads·min(d_k, r_2) of them), and U_2 likewise. The fit is
+// that of the dense HOOI: ‖core‖² is the energy the last update keeps. Every rank runs
+// the whole iteration (the same inputs give the same bits).
+void tucker_hooi_circuits(TuckerModel *t, const Circuits *c, double norm2, const int ranks[4],
+                          const double *const U0[4], double tol, int max_iter, int verbose, const BlacsGrid *g) {
+    const Tensor4 t4 = tensor4_circuits(c);
+    if (ranks[0] != t4.dims[0] || ranks[3] != t4.dims[3])
+        die(EXIT_RUNTIME, "tucker_hooi_circuits: the heads and roles modes must keep their full ranks");
+    for (int n = 0; n < 4; n++) {
+        t->ranks[n] = ranks[n];
+        t->U[n] = xmalloc((size_t)t4.dims[n] * ranks[n] * sizeof(double));
+        memcpy(t->U[n], U0[n], (size_t)t4.dims[n] * ranks[n] * sizeof(double));
+    }
+    const int D = c->d_model;
+    if (verbose)
+        fprintf(stderr, "tucker_hooi_circuits: ranks %d×%d×%d×%d, tol %.1e, max %d sweeps\n", ranks[0], ranks[1],
+                ranks[2], ranks[3], tol, max_iter);
+    t->fit = NAN;
+    t->iters = 0;
+    double fit_prev = NAN;
+    for (int it = 1; norm2 > 0.0 && it <= max_iter; it++) {
+        double t0 = now_seconds(), kept = 0.0;
+        for (int n = 1; n <= 2; n++) {
+            ModeRows rows;
+            mode_rows_init(&rows, &t4, n, t->U[3 - n], ranks[3 - n]);
+            double *Yt = xmalloc(rows.N * D * sizeof(double));  // Yᵀ: N × D, column-major
+            mode_rows_pack(Yt, rows.N, &rows, 0, rows.N);
+            if (it == 1 && n == 1) {  // the HOSVD start's ‖core‖² = ‖U_1ᵀ Y‖²
+                double *C = xmalloc(rows.N * ranks[1] * sizeof(double));
+                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)rows.N, ranks[1], D, 1.0, Yt,
+                            (int)rows.N, t->U[1], D, 0.0, C, (int)rows.N);
+                double core2 = 0.0;
+                for (size_t i = 0; i < rows.N * ranks[1]; i++) core2 += C[i] * C[i];
+                free(C);
+                t->fit = fit_prev = 1.0 - sqrt(fmax(0.0, norm2 - core2)) / sqrt(norm2);
+                if (verbose) fprintf(stderr, "its = 0  fit = %.5f  (HOSVD)\n", fit_prev);
+            }
+            kept = leading_left_vectors(t->U[n], Yt, D, (int)rows.N, ranks[n], 1, g->self_ctxt);
+            free(Yt);
+            mode_rows_free(&rows);
+        }
+        const double fit = 1.0 - sqrt(fmax(0.0, norm2 - kept)) / sqrt(norm2);
+        t->fit = fit;
+        t->iters = it;
+        if (verbose)
+            fprintf(stderr, "its = %d (%.3fs)  fit = %.5f  delta = %+.1e\n", it, now_seconds() - t0, fit, fit - fit_prev);
+        if (fabs(fit - fit_prev) < tol) break;
+        fit_prev = fit;
+    }
 }
 
 void tucker_model_free(TuckerModel *t) {

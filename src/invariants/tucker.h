@@ -56,6 +56,10 @@ typedef struct {
 // verbose: one line per sweep on stderr.
 void tucker_hooi(TuckerModel *t, const double *X, const int dims[4], const int ranks[4], const double *const U0[4],
                  double tol, int max_iter, int verbose, const BlacsGrid *g);
+// The same for a circuits tensor too large to hold (tensor4.h), from its factors, with
+// ranks[0] = heads and ranks[3] = 2: only U_1 and U_2 are updated (tucker.c); norm2 = ‖T‖².
+void tucker_hooi_circuits(TuckerModel *t, const Circuits *c, double norm2, const int ranks[4],
+                          const double *const U0[4], double tol, int max_iter, int verbose, const BlacsGrid *g);
 void tucker_model_free(TuckerModel *t);
 
 #endif
