@@ -11,6 +11,10 @@ OUTDIR/NAME/model.safetensors   valid checkpoints (BERT, GPT-2, LLaMA, GQA; F32,
                                 BF16, F64), some with config.json beside them
 OUTDIR/NAME/expected.bin        the W tensors the reader must produce: float32
                                 [layers, h, d_k, d_model, 3], layers in natural order
+OUTDIR/NAME/expected_out.bin    the output projections the reader must produce: float32
+                                [layers, d_model, width]; absent when the file has none.
+                                Their values are O[i, j] = i + j/1024 (output feature i,
+                                input j), as the file's dtype rounds them
 OUTDIR/bad/NAME.safetensors     malformed files, one defect each
 OUTDIR/cfg_*/                   a valid file with a broken config.json
 OUTDIR/f16_table.bin            float32 bits (uint32 LE) of all 65536 binary16 patterns
@@ -90,70 +94,99 @@ def tensor(name, dtype, a):
     return (name, dtype, np.shape(a), data), back
 
 
-def bert(rng, dtype, layers=2, d=32, heads=4, extras=True):
-    """BERT-like tensors (shuffled header order) and the expected W per layer."""
-    ts, expect = [], []
+def out_codes(d_model, width):
+    """An output projection [d_model, width] whose entries tell where they belong."""
+    return np.arange(d_model)[:, None] + np.arange(width)[None, :] / 1024
+
+
+def bert(rng, dtype, layers=2, d=32, heads=4, extras=True, out=True):
+    """BERT-like tensors (shuffled header order), the expected W per layer and the
+    expected output projections (None without them). With extras, the MLP's
+    intermediate.dense and output.dense (a decoy: not the attention's output.dense)."""
+    ts, expect, expect_out = [], [], []
     if extras:
         ts.append(tensor("bert.embeddings.word_embeddings.weight", "F32", rng.standard_normal((10, d)))[0])
         ts.append(tensor("bert.embeddings.position_ids", "I64", np.arange(16).reshape(1, 16))[0])
     for i in range(layers):
-        p = f"bert.encoder.layer.{i}.attention."
+        p = f"bert.encoder.layer.{i}."
         back = {}
         for role in ("query", "key", "value"):
-            t, back[role] = tensor(p + f"self.{role}.weight", dtype, rng.standard_normal((d, d)) * 0.2)
+            t, back[role] = tensor(p + f"attention.self.{role}.weight", dtype, rng.standard_normal((d, d)) * 0.2)
             ts.append(t)
             if extras:
-                ts.append(tensor(p + f"self.{role}.bias", dtype, rng.standard_normal(d))[0])
+                ts.append(tensor(p + f"attention.self.{role}.bias", dtype, rng.standard_normal(d))[0])
+        if out:
+            t, o = tensor(p + "attention.output.dense.weight", dtype, out_codes(d, d))  # nn.Linear [out, in]
+            ts.append(t)
+            expect_out.append(o)
         if extras:
-            ts.append(tensor(p + "output.dense.weight", dtype, rng.standard_normal((d, d)))[0])
+            ts.append(tensor(p + "intermediate.dense.weight", dtype, rng.standard_normal((4 * d, d)))[0])
+            ts.append(tensor(p + "output.dense.weight", dtype, rng.standard_normal((d, 4 * d)))[0])
         expect.append(w_from_linear(back["query"], back["key"], back["value"], heads))
     rng.shuffle(ts)
-    return ts, expect
+    return ts, expect, expect_out or None
 
 
-def gpt2(rng, layers=2, d=32, heads=4):
-    ts, expect = [tensor("wte.weight", "F32", rng.standard_normal((20, d)))[0]], []
+def gpt2(rng, layers=2, d=32, heads=4, out=True, w=None):
+    """GPT-2-like tensors with the MLP's c_fc and c_proj (a decoy: not attn.c_proj);
+    attention width w (default d)."""
+    w = w or d
+    ts, expect, expect_out = [tensor("wte.weight", "F32", rng.standard_normal((20, d)))[0]], [], []
     for i in range(layers):
-        c, back = tensor(f"h.{i}.attn.c_attn.weight", "F32", rng.standard_normal((d, 3 * d)))
+        c, back = tensor(f"h.{i}.attn.c_attn.weight", "F32", rng.standard_normal((d, 3 * w)))
         ts += [c,
-               tensor(f"h.{i}.attn.c_attn.bias", "F32", rng.standard_normal(3 * d))[0],
-               tensor(f"h.{i}.attn.c_proj.weight", "F32", rng.standard_normal((d, d)))[0],
-               tensor(f"h.{i}.attn.bias", "F32", np.tril(np.ones((1, 1, 8, 8))))[0]]
-        q, k, v = back[:, :d].T, back[:, d:2 * d].T, back[:, 2 * d:].T  # Conv1D is [in, out]
+               tensor(f"h.{i}.attn.c_attn.bias", "F32", rng.standard_normal(3 * w))[0],
+               tensor(f"h.{i}.attn.bias", "F32", np.tril(np.ones((1, 1, 8, 8))))[0],
+               tensor(f"h.{i}.mlp.c_fc.weight", "F32", rng.standard_normal((d, 4 * d)))[0],
+               tensor(f"h.{i}.mlp.c_proj.weight", "F32", rng.standard_normal((4 * d, d)))[0]]
+        if out:
+            t, o = tensor(f"h.{i}.attn.c_proj.weight", "F32", out_codes(d, w).T)  # Conv1D [in, out]
+            ts.append(t)
+            expect_out.append(o.T)
+        q, k, v = back[:, :w].T, back[:, w:2 * w].T, back[:, 2 * w:].T  # Conv1D is [in, out]
         expect.append(w_from_linear(q, k, v, heads))
-    return ts, expect
+    return ts, expect, expect_out or None
 
 
-def llama(rng, dtype, layers, d, heads, kv_heads):
-    ts, expect = [], []
-    dk = d // heads
+def llama(rng, dtype, layers, d, heads, kv_heads, dk=None):
+    ts, expect, expect_out = [], [], []
+    dk = dk or d // heads
     for i in range(layers):
         p = f"model.layers.{i}.self_attn."
-        tq, q = tensor(p + "q_proj.weight", dtype, rng.standard_normal((d, d)) / 3)
+        tq, q = tensor(p + "q_proj.weight", dtype, rng.standard_normal((heads * dk, d)) / 3)
         tk, k = tensor(p + "k_proj.weight", dtype, rng.standard_normal((kv_heads * dk, d)) / 3)
         tv, v = tensor(p + "v_proj.weight", dtype, rng.standard_normal((kv_heads * dk, d)) / 3)
-        to = tensor(p + "o_proj.weight", dtype, rng.standard_normal((d, d)))[0]
+        to, o = tensor(p + "o_proj.weight", dtype, out_codes(d, heads * dk))  # reads the query heads
         ts += [tq, tk, tv, to]
         expect.append(w_from_linear(q, k, v, heads))
+        expect_out.append(o)
     rng.shuffle(ts)  # the reader must order layers itself (2 before 10)
-    return ts, expect
+    return ts, expect, expect_out
 
 
-def write_model(out, name, ts, expect, config=None, metadata=None):
+def write_model(out, name, ts, expect, expect_out=None, config=None, metadata=None):
     write(os.path.join(out, name, "model.safetensors"), safetensors_bytes(ts, metadata))
     write(os.path.join(out, name, "expected.bin"), np.stack(expect).astype("<f4").tobytes())
+    if expect_out is not None:
+        write(os.path.join(out, name, "expected_out.bin"), np.stack(expect_out).astype("<f4").tobytes())
     if config is not None:
         write_json(os.path.join(out, name, "config.json"), config)
 
 
-def small(rng, d=8, dtype="F32", prefix="enc.layer.0.attention.self.", shapes=None, values=None):
-    """One small BERT layer as a list of tensors, with per-role shape/value overrides."""
+SMALL_NAMES = {"query": "attention.self.query.weight", "key": "attention.self.key.weight",
+               "value": "attention.self.value.weight", "output": "attention.output.dense.weight"}
+
+
+def small(rng, d=8, dtype="F32", layer="enc.layer.0", shapes=None, values=None, out=False):
+    """One small BERT layer as a list of tensors, with per-role shape/value overrides;
+    its output projection ("output") with out or when overridden."""
     shapes = shapes or {}
     values = values or {}
+    roles = ["query", "key", "value"] + (["output"] if out or "output" in shapes or "output" in values else [])
     ts = []
-    for role in ("query", "key", "value"):
+    for role in roles:
         a = values.get(role, rng.standard_normal(shapes.get(role, (d, d))))
-        ts.append(tensor(prefix + role + ".weight", dtype, a)[0])
+        ts.append(tensor(f"{layer}.{SMALL_NAMES[role]}", dtype, a)[0])
     return ts
 
 
@@ -168,18 +201,23 @@ def main():
 
     # ---- valid checkpoints
     meta = {"format": "pt"}
-    ts, ex = bert(rng, "F32")
-    write_model(out, "bert_f32", ts, ex, {"num_attention_heads": 4, "hidden_size": 32}, meta)
-    ts, ex = bert(rng, "F16")
-    write_model(out, "bert_f16", ts, ex)  # no config.json: heads must be passed
-    ts, ex = bert(rng, "BF16")
-    write_model(out, "bert_bf16", ts, ex, {"num_attention_heads": 4})
-    ts, ex = gpt2(rng)
-    write_model(out, "gpt2", ts, ex, {"n_head": 4, "n_embd": 32})
-    ts, ex = llama(rng, "F64", layers=12, d=16, heads=4, kv_heads=4)
-    write_model(out, "llama", ts, ex, {"num_attention_heads": 4, "num_key_value_heads": 4})
-    ts, ex = llama(rng, "F32", layers=2, d=16, heads=4, kv_heads=2)
-    write_model(out, "llama_gqa", ts, ex, {"text_config": {"num_attention_heads": 4, "num_key_value_heads": 2}})
+    write_model(out, "bert_f32", *bert(rng, "F32"), {"num_attention_heads": 4, "hidden_size": 32}, meta)
+    write_model(out, "bert_f16", *bert(rng, "F16"))  # no config.json: heads must be passed
+    write_model(out, "bert_bf16", *bert(rng, "BF16"), {"num_attention_heads": 4})
+    write_model(out, "gpt2", *gpt2(rng), {"n_head": 4, "n_embd": 32})
+    write_model(out, "llama", *llama(rng, "F64", layers=12, d=16, heads=4, kv_heads=4),
+                {"num_attention_heads": 4, "num_key_value_heads": 4})
+    write_model(out, "llama_gqa", *llama(rng, "F32", layers=2, d=16, heads=4, kv_heads=2),
+                {"text_config": {"num_attention_heads": 4, "num_key_value_heads": 2}})
+    # attention width other than d_model: c_proj [4, 8]; o_proj [8, 16] after k/v [8, 8]
+    write_model(out, "gpt2_narrow", *gpt2(rng, d=8, heads=2, w=4), {"n_head": 2})
+    write_model(out, "llama_gqa_wide", *llama(rng, "F32", layers=2, d=8, heads=4, kv_heads=2, dk=4),
+                {"num_attention_heads": 4})
+    # small enough (< 16 KiB) to seed the libFuzzer target with every name it reads
+    write_model(out, "bert_small", *bert(rng, "F32", d=8, heads=2), {"num_attention_heads": 2})
+    # no output projections, only the MLP's decoys: out stays NULL
+    write_model(out, "bert_no_out", *bert(rng, "F32", out=False), {"num_attention_heads": 4})
+    write_model(out, "gpt2_no_out", *gpt2(rng, out=False), {"n_head": 4})
 
     # half-precision specials that are finite: subnormals, ±0, extremes
     special = np.array([2.0 ** -24, -(2.0 ** -24), 2.0 ** -15, 1023 * 2.0 ** -24, 2.0 ** -14, 65504.0,
@@ -247,7 +285,7 @@ def main():
     bad("qkv_shapes", safetensors_bytes(small(rng, shapes={"key": (4, 8)})))
     bad("three_d", safetensors_bytes(small(rng, shapes={"query": (2, 4, 8)})))
     bad("empty_weight", safetensors_bytes(small(rng, shapes={"query": (0, 8), "key": (0, 8), "value": (0, 8)})))
-    bad("layers_differ", safetensors_bytes(small(rng, d=8) + small(rng, d=16, prefix="enc.layer.1.attention.self.")))
+    bad("layers_differ", safetensors_bytes(small(rng, d=8) + small(rng, d=16, layer="enc.layer.1")))
     bad("two_kinds", safetensors_bytes(small(rng) + [
         tensor("model.layers.0.self_attn." + r + "_proj.weight", "F32", np.ones((8, 8)))[0] for r in "qkv"]))
     q = rng.standard_normal((8, 8))
@@ -268,6 +306,24 @@ def main():
         tensor("model.layers.0.self_attn.q_proj.weight", "F32", np.ones((8, 8)))[0],
         tensor("model.layers.0.self_attn.k_proj.weight", "F32", np.ones((4, 8)))[0],
         tensor("model.layers.0.self_attn.v_proj.weight", "F32", np.ones((8, 8)))[0]]))
+    # output projections: some layers without, of the wrong shape, type or values, alone
+    bad("out_missing", safetensors_bytes(small(rng, out=True) + small(rng, layer="enc.layer.1")))
+    bad("out_missing_first", safetensors_bytes(small(rng) + small(rng, layer="enc.layer.1", out=True)))
+    bad("out_linear_shape", safetensors_bytes([  # o_proj with the K/V width, not the query width
+        tensor("model.layers.0.self_attn.q_proj.weight", "F32", np.ones((8, 8)))[0],
+        tensor("model.layers.0.self_attn.k_proj.weight", "F32", np.ones((4, 8)))[0],
+        tensor("model.layers.0.self_attn.v_proj.weight", "F32", np.ones((4, 8)))[0],
+        tensor("model.layers.0.self_attn.o_proj.weight", "F32", np.ones((8, 4)))[0]]))
+    bad("out_conv1d_shape", safetensors_bytes([  # c_proj as nn.Linear would store it
+        tensor("h.0.attn.c_attn.weight", "F32", np.ones((8, 12)))[0],
+        tensor("h.0.attn.c_proj.weight", "F32", np.ones((8, 4)))[0]]))
+    bad("out_3d", safetensors_bytes(small(rng, shapes={"output": (2, 4, 8)})))
+    bad("out_int", safetensors_bytes(small(rng) + [
+        tensor("enc.layer.0.attention.output.dense.weight", "I32", np.ones((8, 8)))[0]]))
+    o = out_codes(8, 8)
+    o[1, 5] = np.nan
+    bad("out_nan_bf16", safetensors_bytes(small(rng, dtype="BF16", values={"output": o})))
+    bad("out_alone", safetensors_bytes([tensor("h.0.attn.c_proj.weight", "F32", np.ones((8, 8)))[0]]))
 
     # ---- config.json problems beside a valid file
     for name, cfg in (("cfg_no_key", '{"hidden_size": 8}'), ("cfg_bad_value", '{"num_attention_heads": "two"}'),

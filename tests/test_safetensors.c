@@ -1,8 +1,10 @@
 // test_safetensors.c: the safetensors reader against files written by
 // tests/make_safetensors.py (numpy): W values of BERT (F32, F16, BF16), GPT-2 (fused
 // Conv1D), LLaMA (F64, twelve layers in shuffled order) and grouped-query LLaMA
-// checkpoints match numpy's layout exactly; heads come from the argument or
-// config.json; every malformed file gives its one-line message.
+// checkpoints match numpy's layout exactly, and so do their output projections
+// [d_model, width] (GPT-2's transposed, the MLP's output.dense and mlp.c_proj left
+// alone); files without output projections give out = NULL; heads come from the
+// argument or config.json; every malformed file gives its one-line message.
 #define _POSIX_C_SOURCE 200809L
 #include "invariants/safetensors.h"
 
@@ -34,7 +36,61 @@ static const char *model_path(const char *name) {
     return path;
 }
 
-// A valid checkpoint: dims, kv heads, family, names, and W bit for bit equal to expected.bin.
+// l's output projections against want [layers, d_model, width], entry by entry (a NaN
+// never equals anything).
+static void compare_out(const char *what, const AttentionLayers *l, const float *want) {
+    size_t D = (size_t)l->out_dims[0], w = (size_t)l->out_dims[1], bad = 0, first = 0;
+    for (size_t j = 0; j < (size_t)l->n_layers * D * w; j++)
+        if (!(l->out[j / (D * w)][j % (D * w)] == want[j]) && !bad++) first = j;
+    CHECK(bad == 0, "%s: %zu output projection entries differ, first layer %zu [%zu, %zu]: got %.9g want %.9g", what,
+          bad, first / (D * w), first % (D * w) / w, first % w, (double)l->out[first / (D * w)][first % (D * w)],
+          (double)want[first]);
+}
+
+// The output projections of a valid checkpoint: [d_model, width] as in expected_out.bin,
+// or none (out NULL) when make_safetensors.py wrote no such file.
+static void check_out(const char *name, const AttentionLayers *l) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s/expected_out.bin", dir, name);
+    size_t nbytes = 0;
+    float *want = slurp(path, &nbytes);
+    if (!want) {
+        CHECK(!l->out && l->out_dims[0] == 0 && l->out_dims[1] == 0, "%s: output projections from a file without any",
+              name);
+        return;
+    }
+    int D = l->dims[2], w = l->dims[0] * l->dims[1];
+    CHECK(l->out && l->out_dims[0] == D && l->out_dims[1] == w, "%s: out %s, out_dims [%d, %d], want [%d, %d]", name,
+          l->out ? "set" : "NULL", l->out_dims[0], l->out_dims[1], D, w);
+    CHECK(nbytes == (size_t)l->n_layers * (size_t)D * (size_t)w * sizeof(float), "%s: expected_out.bin has %zu bytes",
+          name, nbytes);
+    if (l->out && l->out_dims[0] == D && l->out_dims[1] == w &&
+        nbytes == (size_t)l->n_layers * (size_t)D * (size_t)w * sizeof(float))
+        compare_out(name, l, want);
+    free(want);
+}
+
+// In the F32 and F64 files every output projection holds O[i, j] = i + j/1024 exactly,
+// however the file stores it (Conv1D transposed): row i is output feature i, column
+// j = h·d_k + k reads feature k of query head h.
+static void check_out_codes(const char *name) {
+    AttentionLayers l;
+    char err[512], what[64];
+    int rc = safetensors_attention(model_path(name), 0, &l, err, sizeof err);
+    CHECK(rc == 0 && l.out, "%s: returned %d (%s), out %s", name, rc, err, rc == 0 && l.out ? "set" : "NULL");
+    if (rc == 0 && l.out) {
+        size_t D = (size_t)l.out_dims[0], w = (size_t)l.out_dims[1], n = (size_t)l.n_layers * D * w;
+        float *want = malloc(n * sizeof *want);
+        for (size_t j = 0; j < n; j++) want[j] = (float)(j % (D * w) / w) + (float)(j % w) / 1024.0f;
+        snprintf(what, sizeof what, "%s (O[i, j] = i + j/1024)", name);
+        compare_out(what, &l, want);
+        free(want);
+    }
+    attention_layers_free(&l);
+}
+
+// A valid checkpoint: dims, kv heads, family, names, W bit for bit equal to expected.bin,
+// and the output projections (check_out).
 static void check_model(const char *name, int heads, int n_layers, const int dims[4], int kv_heads,
                         const char *family, const char *names[], int n_names_checked) {
     AttentionLayers l;
@@ -63,6 +119,7 @@ static void check_model(const char *name, int heads, int n_layers, const int dim
               (double)l.weights[first / per][first % per], (double)want[first]);
     }
     free(want);
+    check_out(name, &l);
 
     // The same bytes through the in-memory reader give the same result.
     size_t n = 0;
@@ -70,14 +127,17 @@ static void check_model(const char *name, int heads, int n_layers, const int dim
     AttentionLayers m;
     rc = safetensors_attention_mem(bytes, n, name, heads ? heads : dims[0], &m, err, sizeof err);
     CHECK(rc == 0 && m.n_layers == l.n_layers, "%s in memory: %d: %s", name, rc, err);
+    size_t out_per = (size_t)l.out_dims[0] * (size_t)l.out_dims[1];
     if (rc == 0 && m.n_layers == l.n_layers)
         for (int i = 0; i < l.n_layers; i++)
-            CHECK(memcmp(m.weights[i], l.weights[i], per * sizeof(float)) == 0 && strcmp(m.names[i], l.names[i]) == 0,
+            CHECK(memcmp(m.weights[i], l.weights[i], per * sizeof(float)) == 0 && strcmp(m.names[i], l.names[i]) == 0 &&
+                      (l.out ? m.out && memcmp(m.out[i], l.out[i], out_per * sizeof(float)) == 0 : !m.out),
                   "%s in memory: layer %d differs", name, i);
     attention_layers_free(&m);
     free(bytes);
     attention_layers_free(&l);
-    CHECK(l.n_layers == 0 && l.weights == NULL && l.names == NULL, "%s: free leaves the struct zeroed", name);
+    CHECK(l.n_layers == 0 && l.weights == NULL && l.names == NULL && l.out == NULL,
+          "%s: free leaves the struct zeroed", name);
 }
 
 // The error of `path`: one line "PATH: want" (want starting with '~': the line contains the rest).
@@ -87,7 +147,7 @@ static void check_error_at(const char *path, int heads, const char *want) {
     memset(&l, 0x5a, sizeof l);
     int rc = safetensors_attention(path, heads, &l, err, sizeof err);
     CHECK(rc == -1, "%s: returned %d, want -1 (%s)", path, rc, want);
-    CHECK(l.n_layers == 0 && l.weights == NULL && l.names == NULL, "%s: out not left empty", path);
+    CHECK(l.n_layers == 0 && l.weights == NULL && l.names == NULL && l.out == NULL, "%s: out not left empty", path);
     CHECK(strchr(err, '\n') == NULL, "%s: message has a newline: %s", path, err);
     if (want[0] == '~') {
         CHECK(strncmp(err, path, strlen(path)) == 0 && strstr(err, want + 1) != NULL, "%s:\n  got  %s\n  want ...%s...",
@@ -128,7 +188,18 @@ static void test_valid(void) {
 
     int special_dims[4] = {2, 4, 8, 3};
     const char *special_names[] = {"enc.layer.0"};
-    check_model("f16_special", 2, 1, special_dims, 2, "BERT", special_names, 1);
+    check_model("f16_special", 2, 1, special_dims, 2, "BERT", special_names, 1);  // no output projections
+
+    // Only the MLP's output.dense / mlp.c_proj: no output projections, out NULL.
+    check_model("bert_no_out", 0, 2, bert_dims, 4, "BERT", bert_names, 2);
+    check_model("gpt2_no_out", 0, 2, bert_dims, 4, "GPT-2", gpt2_names, 2);
+    // Attention width other than d_model: 4 of 8 (GPT-2), 16 of 8 (LLaMA, K/V width 8).
+    int narrow_dims[4] = {2, 2, 8, 3}, wide_dims[4] = {4, 4, 8, 3}, small_dims[4] = {2, 4, 8, 3};
+    check_model("gpt2_narrow", 0, 2, narrow_dims, 2, "GPT-2", gpt2_names, 2);
+    check_model("llama_gqa_wide", 0, 2, wide_dims, 2, "LLaMA", llama_names, 2);
+    check_model("bert_small", 0, 2, small_dims, 2, "BERT", bert_names, 2);
+    const char *exact[] = {"bert_f32", "gpt2", "llama", "llama_gqa", "gpt2_narrow", "llama_gqa_wide", "bert_small"};
+    for (size_t i = 0; i < sizeof exact / sizeof *exact; i++) check_out_codes(exact[i]);
 }
 
 static void test_half_conversion(void) {
@@ -243,6 +314,25 @@ static void test_errors(void) {
     check_error("llama_kv_differ", 2,
                 "layer \"model.layers.0\": q_proj [8, 8], k_proj [4, 8] and v_proj [8, 8] weights do not fit "
                 "together (k_proj and v_proj must have the same shape and all three the same input size d_model)");
+    check_error("out_missing", 4,
+                "layer \"enc.layer.1\" has no output projection \"enc.layer.1.attention.output.dense.weight\" but "
+                "layer \"enc.layer.0\" has one; all layers or none must have it");
+    check_error("out_missing_first", 4,
+                "layer \"enc.layer.0\" has no output projection \"enc.layer.0.attention.output.dense.weight\" but "
+                "layer \"enc.layer.1\" has one; all layers or none must have it");
+    check_error("out_linear_shape", 2,
+                "tensor \"model.layers.0.self_attn.o_proj.weight\" has shape [8, 4]; expected [d_model, width] = "
+                "[8, 8]");
+    check_error("out_conv1d_shape", 1,
+                "tensor \"h.0.attn.c_proj.weight\" has shape [8, 4]; expected [width, d_model] = [4, 8]");
+    check_error("out_3d", 4,
+                "tensor \"enc.layer.0.attention.output.dense.weight\" has shape [2, 4, 8]; expected a 2-D weight "
+                "[d_model, width]");
+    check_error("out_int", 4,
+                "tensor \"enc.layer.0.attention.output.dense.weight\" has dtype I32; attention weights must be F32, "
+                "F16, BF16 or F64");
+    check_error("out_nan_bf16", 4, "tensor \"enc.layer.0.attention.output.dense.weight\" has NaN at [1, 5]");
+    check_error("out_alone", 4, "layer \"h.0\" has \"h.0.attn.c_proj.weight\" but no \"h.0.attn.c_attn.weight\"");
 
     // heads: wrong, negative, missing, and broken config.json files
     char want[512];

@@ -1,17 +1,20 @@
 // test_safetensors_fuzz.c: a deterministic fuzz smoke run of the safetensors reader that
 // needs no clang. Valid files (BERT F32 with extra tensors and metadata, GPT-2 fused F16,
-// LLaMA grouped-query with mixed F32/BF16/F64) are built here and mutated: bit flips,
+// LLaMA grouped-query with mixed F32/BF16/F64, each with output projections, BERT and
+// GPT-2 also with the MLP's look-alikes) are built here and mutated: bit flips,
 // truncations, lying header lengths, header bytes replaced by JSON punctuation and
 // invalid UTF-8, every dtype x shape x data_offsets variant from a list of bad ones,
 // duplicated and odd names, deep JSON, many tensors, random bytes, several head counts.
 // Every case must return -1 with one line "fuzz: ..." or 0 with a consistent, finite
-// result. Each case lives in a malloc'd block of exactly its size, so under ASan (as
-// scripts/test.sh runs it) any read past the end is caught. A sample also goes through
-// the file reader, which must agree with the in-memory reader message for message.
+// result (safetensors_result.h). Each case lives in a malloc'd block of exactly its
+// size, so under ASan (as scripts/test.sh runs it) any read past the end is caught. A
+// sample also goes through the file reader, which must agree with the in-memory reader
+// message for message.
 #define _POSIX_C_SOURCE 200809L
 #include "invariants/safetensors.h"
 
 #include "check.h"
+#include "safetensors_result.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -210,12 +213,17 @@ static void make_bases(Base b[3]) {
         x->n += spec(&x->s[x->n], "F32", 1, 8, 1, "enc.layer.%d.attention.self.query.bias", l);
         x->n += spec(&x->s[x->n], "F32", 2, 8, 8, "enc.layer.%d.attention.self.key.weight", l);
         x->n += spec(&x->s[x->n], "F32", 2, 8, 8, "enc.layer.%d.attention.self.value.weight", l);
+        x->n += spec(&x->s[x->n], "F32", 2, 8, 8, "enc.layer.%d.attention.output.dense.weight", l);
+        x->n += spec(&x->s[x->n], "F32", 2, 8, 32, "enc.layer.%d.output.dense.weight", l);  // the MLP's
     }
     x = &b[1];
     x->what = "GPT-2 F16";
     x->heads = 4;
     x->n += spec(&x->s[x->n], "F16", 2, 8, 24, "h.0.attn.c_attn.weight");
     x->n += spec(&x->s[x->n], "F16", 2, 8, 24, "h.1.attn.c_attn.weight");
+    x->n += spec(&x->s[x->n], "F16", 2, 8, 8, "h.0.attn.c_proj.weight");
+    x->n += spec(&x->s[x->n], "BF16", 2, 8, 8, "h.1.attn.c_proj.weight");
+    x->n += spec(&x->s[x->n], "F16", 2, 32, 8, "h.0.mlp.c_proj.weight");  // the MLP's
     x->n += spec(&x->s[x->n], "BOOL", 2, 4, 4, "h.0.attn.bias");
     x->n += spec(&x->s[x->n], "BF16", 2, 3, 8, "wte.weight");
     x = &b[2];
@@ -226,6 +234,7 @@ static void make_bases(Base b[3]) {
         x->n += spec(&x->s[x->n], "F32", 2, 8, 8, "model.layers.%d.self_attn.q_proj.weight", l);
         x->n += spec(&x->s[x->n], "BF16", 2, 4, 8, "model.layers.%d.self_attn.k_proj.weight", l);
         x->n += spec(&x->s[x->n], "F64", 2, 4, 8, "model.layers.%d.self_attn.v_proj.weight", l);
+        x->n += spec(&x->s[x->n], "F32", 2, 8, 8, "model.layers.%d.self_attn.o_proj.weight", l);
     }
 }
 
@@ -244,27 +253,16 @@ static int run(const unsigned char *data, size_t len, int heads, char *err_out, 
     n_cases++;
     if (rc == 0) {
         n_ok++;
-        int good = l.n_layers > 0 && l.dims[0] > 0 && l.dims[1] > 0 && l.dims[2] > 0 && l.dims[3] == 3 &&
-                   l.kv_heads > 0 && l.dims[0] % l.kv_heads == 0 && l.family && l.weights && l.names;
-        CHECK(good, "case %ld: accepted with an inconsistent result (layers %d, dims %d %d %d %d, kv %d)", n_cases,
-              l.n_layers, l.dims[0], l.dims[1], l.dims[2], l.dims[3], l.kv_heads);
-        if (good) {
-            size_t per = (size_t)l.dims[0] * (size_t)l.dims[1] * (size_t)l.dims[2] * 3;
-            int finite = 1;
-            for (int i = 0; i < l.n_layers; i++) {
-                CHECK(l.weights[i] && l.names[i], "case %ld: layer %d has no weights or name", n_cases, i);
-                if (!l.weights[i]) continue;
-                for (size_t j = 0; j < per; j++) finite &= isfinite(l.weights[i][j]) != 0;
-            }
-            CHECK(finite, "case %ld: accepted with a non-finite weight", n_cases);
-        }
+        const char *why = attention_layers_problem(&l);
+        CHECK(!why, "case %ld: accepted with %s (layers %d, dims %d %d %d %d, kv %d, out dims %d %d)", n_cases, why,
+              l.n_layers, l.dims[0], l.dims[1], l.dims[2], l.dims[3], l.kv_heads, l.out_dims[0], l.out_dims[1]);
         attention_layers_free(&l);
     } else {
         n_err++;
         CHECK(rc == -1, "case %ld: returned %d", n_cases, rc);
         CHECK(strncmp(err, "fuzz: ", 6) == 0 && strlen(err) > 6 && !strchr(err, '\n'),
               "case %ld: message is not one line \"fuzz: ...\": %s", n_cases, err);
-        CHECK(l.n_layers == 0 && !l.weights && !l.names, "case %ld: out not left empty after an error", n_cases);
+        CHECK(attention_layers_empty(&l), "case %ld: out not left empty after an error", n_cases);
     }
     if (err_out) snprintf(err_out, err_len, "%s", rc ? err : "");
     free(copy);
@@ -531,6 +529,11 @@ int main(void) {
         build(&b, base->s, base->n, base->meta, -1, NULL, NULL, NULL);
         char err[512];
         CHECK(run(b.p, b.n, base->heads, err, sizeof err) == 0, "base %s is not accepted: %s", base->what, err);
+        AttentionLayers l;
+        CHECK(safetensors_attention_mem(b.p, b.n, "fuzz", base->heads, &l, err, sizeof err) == 0 && l.out &&
+                  l.n_layers == 2,
+              "base %s: want 2 layers with output projections", base->what);
+        attention_layers_free(&l);
         const int heads[] = {0, -1, 1, 2, 3, 8, 16, INT_MAX};
         for (size_t h = 0; h < sizeof heads / sizeof *heads; h++) run(b.p, b.n, heads[h], NULL, 0);
         phase(base->what);
@@ -546,6 +549,7 @@ int main(void) {
     }
     field_variants(&bases[0], 2, 1);  // the layer-0 query weight of the BERT file
     field_variants(&bases[2], 1, 0);  // a BF16 k_proj of the grouped-query file
+    field_variants(&bases[1], 2, 0);  // an F16 c_proj (the output projection) of the GPT-2 file
     phase("dtype x shape x offsets");
     odd_headers();
     phase("odd and deep headers");

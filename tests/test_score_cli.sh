@@ -365,10 +365,10 @@ leaks=1
 "$py" "$here/make_safetensors.py" "$tmp/st"
 # bert_f16 has no config.json: the heads come from --heads.
 model=$tmp/st/bert_f16/model.safetensors
-run score "$model" --heads 4 --tensor parameters
+run score "$model" --heads 4
 expect_rc 0 "score bert_f16 --heads 4"
 expect_quiet_stderr "score bert_f16 --heads 4"
-want_first="(BERT, 4 heads): 2 layers, parameters tensor [heads 4, head_dim 8, model_dim 32, roles 3], on a 1 x 1 grid"
+want_first="(BERT, 4 heads): 2 layers, function tensor [heads 4, dest_dim 32, src_dim 32, roles 2], on a 1 x 1 grid"
 grep -qF "$want_first" "$tmp/out" || fail "score bert_f16: expected '$want_first', got '$(head -1 "$tmp/out")'"
 grep -qE '^layer +numerical ranks +effective ranks +head corr +chance +tucker ranks +fit +cp rank +cp fit +time$' "$tmp/out" ||
     fail "score bert_f16: expected the table header line, got '$(sed -n 2p "$tmp/out")'"
@@ -379,7 +379,7 @@ grep -qE '^RankDeviation [0-9.]+  Correlation [0-9.]+ \(chance [0-9.]+\)$' "$tmp
 grep -qF "wrote $tmp/st/bert_f16/model.scores.h5" "$tmp/out" || fail "score bert_f16: expected 'wrote .../model.scores.h5'"
 pass "bert_f16 --heads 4: a table of 2 layers, no reward line, wrote model.scores.h5"
 cp "$tmp/st/bert_f16/model.scores.h5" "$tmp/bert_table.h5"
-run score "$model" --heads 4 --json --tensor parameters
+run score "$model" --heads 4 --json
 expect_rc 0 "score bert_f16 --heads 4 --json"
 pycheck "bert_f16 scores file" "$tmp/out" "$tmp/st/bert_f16/model.scores.h5" "$tmp/bert_table.h5" 2 \
     "bert.encoder.layer.{k}" <<'EOF'
@@ -411,8 +411,11 @@ for path in (h5, h5_table):
             g = f[f"scores/layer{k}"]
             name = g.attrs.get("name", "missing")
             want(name == pattern.format(k=k), f"{path}: scores/layer{k} attribute name", pattern.format(k=k), name)
-            want(list(g.attrs["dims"]) == [4, 8, 32, 3], f"{path}: scores/layer{k} dims", [4, 8, 32, 3],
+            want(list(g.attrs["dims"]) == [4, 32, 32, 2], f"{path}: scores/layer{k} dims", [4, 32, 32, 2],
                  list(g.attrs["dims"]))
+            want(g.attrs.get("tensor") == "function" and g.attrs.get("roles") == "QK,OV",
+                 f"{path}: scores/layer{k} tensor and roles", "function, QK,OV",
+                 (g.attrs.get("tensor"), g.attrs.get("roles")))
 # RankDeviation from the JSON: heads mode, ideal = r_max = len(head_sv)
 rd = np.mean([abs(l["eff_rank"][0] - len(l["head_sv"])) / len(l["head_sv"]) for l in d["layers"]])
 want(abs(rd - d["rank_deviation"]) <= 1e-12, "JSON rank_deviation", f"mean |eff_rank[0] - 4| / 4 = {rd!r}",
@@ -423,7 +426,7 @@ EOF
 pass "bert_f16 --json: reward null; model.scores.h5 has scores/layer0..1 named bert.encoder.layer.0..1, root rank_deviation/correlation equal to the JSON"
 
 # llama: 12 layers named model.layers.K (config.json gives the heads): scores/layerK is layer K
-run score "$tmp/st/llama/model.safetensors" --json -o "$tmp/llama.h5" --no-cp --tensor parameters
+run score "$tmp/st/llama/model.safetensors" --json -o "$tmp/llama.h5" --no-cp
 expect_rc 0 "score llama"
 pycheck "llama scores file" "$tmp/out" "$tmp/llama.h5" 12 "model.layers.{k}" <<'EOF'
 import json, sys
@@ -446,7 +449,7 @@ EOF
 pass "llama (12 layers, config.json): scores/layer0..11 named model.layers.0..11 in order; --no-cp skips CP"
 
 # The same checkpoint on 2 ranks gives the same numbers.
-mpi 2 score "$model" --heads 4 --json -o "$tmp/bert2.h5" --tensor parameters
+mpi 2 score "$model" --heads 4 --json -o "$tmp/bert2.h5"
 expect_rc 0 "score bert_f16 on 2 ranks"
 "$py" - "$tmp/out" "$tmp/st/bert_f16/model.scores.h5" >"$tmp/check" 2>&1 <<'EOF' || fail "bert_f16 on 2 ranks: $(cat "$tmp/check")"
 import json, sys
@@ -458,6 +461,25 @@ with h5py.File(sys.argv[2]) as f:
         assert abs(a - b) <= 1e-10 * max(abs(a), abs(b)), f"{k}: expected {a!r} (1 rank), got {b!r} (2 ranks)"
 EOF
 pass "bert_f16 on 2 ranks: rank_deviation and correlation equal 1 rank's to 1e-10"
+
+# The parameter tensor of the same checkpoint, and of one without output projections.
+for m in bert_f16 bert_no_out; do
+    run score "$tmp/st/$m/model.safetensors" --heads 4 --tensor parameters --json -o "$tmp/$m.params.h5"
+    expect_rc 0 "score $m --tensor parameters"
+    "$py" - "$tmp/out" "$tmp/$m.params.h5" >"$tmp/check" 2>&1 <<'EOF' || fail "$m --tensor parameters: $(cat "$tmp/check")"
+import json, sys
+import h5py
+d = json.load(open(sys.argv[1]))
+assert d["tensor"] == "parameters", d["tensor"]
+with h5py.File(sys.argv[2]) as f:
+    spec = json.loads(f.attrs["reward_spec"])
+    assert spec["tensor"] == "parameters" and list(spec["modes"]) == ["heads"], spec
+    g = f["scores/layer0"]
+    assert list(g.attrs["dims"]) == [4, 8, 32, 3] and g.attrs["roles"] == "Q,K,V", (g.attrs["dims"], g.attrs["roles"])
+    assert g.attrs["modes"] == "heads,head_dim,model_dim,roles", g.attrs["modes"]
+EOF
+done
+pass "--tensor parameters: [4, 8, 32, 3] with roles Q,K,V, recorded in reward_spec (also for a checkpoint without output projections)"
 
 # ---------------------------------------------------------------------------
 echo "== 5. bad input: exit 2, one line 'attnsweep: ...' on stderr, nothing written  [$((SECONDS - start)) s]"
@@ -506,6 +528,9 @@ bad_input "flag given a value" "attnsweep: score: --json takes no value" "$tmp/m
 bad_input "no file argument" "attnsweep: score: which file?" --json
 bad_input "two files" "one input file only" "$tmp/mha.h5" "$tmp/grassmann.h5" -o "$tmp/bad.h5"
 bad_input "safetensors without heads" "number of heads unknown" "$model" -o "$tmp/bad.h5"
+bad_input "function view of a checkpoint without output projections" \
+    "has no output projections, which the function-level tensor needs; score its parameter tensor with --tensor parameters" \
+    "$tmp/st/bert_no_out/model.safetensors" --heads 4 -o "$tmp/bad.h5"
 bad_input "-o in a missing directory" "attnsweep: score: cannot write /nonexistent/dir/x.h5: No such file or directory" \
     "$tmp/mha.h5" -o /nonexistent/dir/x.h5
 bad_input "-o names a directory" "cannot write $tmp/adir.h5: it is a directory" "$tmp/mha.h5" -o "$tmp/adir.h5"

@@ -1,5 +1,6 @@
 // safetensors.c: validate a safetensors header completely, find the attention weights
-// by name, read only those tensors and lay them out as W[h, d_k, d_model, 3].
+// by name, read only those tensors and lay them out as W[h, d_k, d_model, 3] and the
+// output projections as [d_model, width].
 // See safetensors.h for the names, the layout and what is checked.
 #define _POSIX_C_SOURCE 200809L
 #include "invariants/safetensors.h"
@@ -430,7 +431,7 @@ static int read_header(const Ctx *c, const Source *s, Header *h) {
 // ---- finding the attention weights by name
 
 enum { FAM_BERT, FAM_GPT2, FAM_LLAMA };
-enum { ROLE_Q, ROLE_K, ROLE_V, ROLE_QKV };
+enum { ROLE_Q, ROLE_K, ROLE_V, ROLE_QKV, ROLE_O, N_ROLES };
 static const char *const FAMILY[] = {"BERT", "GPT-2", "LLaMA"};
 static const char *const ROLE_WORD[3][3] = {{"query", "key", "value"}, {"", "", ""}, {"q_proj", "k_proj", "v_proj"}};
 
@@ -441,7 +442,8 @@ static const struct {
     {FAM_BERT, ROLE_Q, ".attention.self.query.weight"}, {FAM_BERT, ROLE_K, ".attention.self.key.weight"},
     {FAM_BERT, ROLE_V, ".attention.self.value.weight"}, {FAM_GPT2, ROLE_QKV, ".attn.c_attn.weight"},
     {FAM_LLAMA, ROLE_Q, ".self_attn.q_proj.weight"},    {FAM_LLAMA, ROLE_K, ".self_attn.k_proj.weight"},
-    {FAM_LLAMA, ROLE_V, ".self_attn.v_proj.weight"},
+    {FAM_LLAMA, ROLE_V, ".self_attn.v_proj.weight"},    {FAM_BERT, ROLE_O, ".attention.output.dense.weight"},
+    {FAM_GPT2, ROLE_O, ".attn.c_proj.weight"},          {FAM_LLAMA, ROLE_O, ".self_attn.o_proj.weight"},
 };
 enum { N_PATTERNS = sizeof PATTERNS / sizeof PATTERNS[0] };
 #define PATTERN_LIST                                                                           \
@@ -459,7 +461,7 @@ typedef struct {
     const char *prefix;
     size_t plen;
     int family;
-    long t[4];  // tensor index per role, -1: absent
+    long t[N_ROLES];  // tensor index per role, -1: absent
 } Layer;
 
 // Natural order: digit runs compare as numbers, so "layer.2" < "layer.10".
@@ -520,6 +522,13 @@ static NameText member_name(const Layer *l, int role) {
     return nt;
 }
 
+// The first role the layer has: its query weight when there is one.
+static int first_role(const Layer *l) {
+    int r = 0;
+    while (r < N_ROLES - 1 && l->t[r] < 0) r++;
+    return r;
+}
+
 static int find_layers(const Ctx *c, const Header *h, Layer **out, size_t *n_out) {
     Match *m = xmalloc((h->n ? h->n : 1) * sizeof *m);
     size_t nm = 0;
@@ -548,23 +557,17 @@ static int find_layers(const Ctx *c, const Header *h, Layer **out, size_t *n_out
     for (size_t i = 0; i < nm; i++) {
         if (i == 0 || m[i].family != m[i - 1].family || m[i].plen != m[i - 1].plen ||
             memcmp(m[i].name, m[i - 1].name, m[i].plen) != 0) {
-            l[nl] = (Layer){m[i].name, m[i].plen, m[i].family, {-1, -1, -1, -1}};
+            l[nl] = (Layer){m[i].name, m[i].plen, m[i].family, {-1, -1, -1, -1, -1}};
             nl++;
         }
         l[nl - 1].t[m[i].role] = (long)m[i].tensor;
     }
     int rc = 0;
     for (size_t i = 1; i < nl && !rc; i++)
-        if (l[i].family != l[0].family) {
-            int r0 = l[0].family == FAM_GPT2 ? ROLE_QKV : ROLE_Q, ri = l[i].family == FAM_GPT2 ? ROLE_QKV : ROLE_Q;
-            for (int r = 3; r >= 0; r--) {  // name the query weight when there is one
-                if (l[0].t[r] >= 0) r0 = r;
-                if (l[i].t[r] >= 0) ri = r;
-            }
+        if (l[i].family != l[0].family)
             rc = fail(c, "attention weights of two kinds, %s (%s) and %s (%s); cannot tell which to score",
-                      FAMILY[l[0].family], quote(h->t[l[0].t[r0]].name).s, FAMILY[l[i].family],
-                      quote(h->t[l[i].t[ri]].name).s);
-        }
+                      FAMILY[l[0].family], quote(h->t[l[0].t[first_role(&l[0])]].name).s, FAMILY[l[i].family],
+                      quote(h->t[l[i].t[first_role(&l[i])]].name).s);
     free(m);
     if (rc) {
         free(l);
@@ -585,16 +588,33 @@ static int same_shape(const Tensor *a, const Tensor *b) {
     return a->shape[0] == b->shape[0] && a->shape[1] == b->shape[1];
 }
 
+// The shape a weight of this role is stored in (nn.Linear is [out, in], Conv1D [in, out]).
+static const char *stored_shape(int family, int role) {
+    if (role == ROLE_QKV) return "[d_model, 3*width]";
+    if (role == ROLE_O && family != FAM_GPT2) return "[d_model, width]";
+    return "[width, d_model]";
+}
+
+// The output projection, when the layer has one, must be [d_model, width] (Linear) or
+// [width, d_model] (GPT-2's Conv1D) for the width and d_model of its Q/K/V weights.
+static int out_shape(const Ctx *c, const Header *h, const Layer *l, const LayerShape *s) {
+    if (l->t[ROLE_O] < 0) return 0;
+    const Tensor *o = &h->t[l->t[ROLE_O]];
+    int conv1d = l->family == FAM_GPT2;
+    uint64_t rows = conv1d ? s->width : s->d_model, cols = conv1d ? s->d_model : s->width;
+    if (o->shape[0] == rows && o->shape[1] == cols) return 0;
+    return fail(c, "tensor %s has shape %s; expected %s = [%llu, %llu]", quote(o->name).s, shape_text(o).s,
+                stored_shape(l->family, ROLE_O), (unsigned long long)rows, (unsigned long long)cols);
+}
+
 static int layer_shape(const Ctx *c, const Header *h, const Layer *l, LayerShape *s) {
     Quoted lq = quote_n(l->prefix, l->plen);
-    if (l->family != FAM_GPT2) {
-        for (int r = 0; r < 3; r++) {
-            if (l->t[r] >= 0) continue;
-            int have = l->t[ROLE_Q] >= 0 ? ROLE_Q : l->t[ROLE_K] >= 0 ? ROLE_K : ROLE_V;
-            return fail(c, "layer %s has %s but no %s", lq.s, member_name(l, have).s, member_name(l, r).s);
-        }
+    for (int r = 0; r < ROLE_O; r++) {  // the Q/K/V weights of the family
+        int needed = l->family == FAM_GPT2 ? r == ROLE_QKV : r != ROLE_QKV;
+        if (needed && l->t[r] < 0)
+            return fail(c, "layer %s has %s but no %s", lq.s, member_name(l, first_role(l)).s, member_name(l, r).s);
     }
-    for (int r = 0; r < 4; r++) {
+    for (int r = 0; r < N_ROLES; r++) {
         if (l->t[r] < 0) continue;
         const Tensor *t = &h->t[l->t[r]];
         Quoted q = quote(t->name);
@@ -603,7 +623,7 @@ static int layer_shape(const Ctx *c, const Header *h, const Layer *l, LayerShape
                         DTYPES[t->dtype].name);
         if (t->ndim != 2)
             return fail(c, "tensor %s has shape %s; expected a 2-D weight %s", q.s, shape_text(t).s,
-                        r == ROLE_QKV ? "[d_model, 3*width]" : "[width, d_model]");
+                        stored_shape(l->family, r));
         if (t->shape[0] == 0 || t->shape[1] == 0)
             return fail(c, "tensor %s has shape %s; an attention weight cannot be empty", q.s, shape_text(t).s);
         if (t->shape[0] > INT_MAX || t->shape[1] > INT_MAX)
@@ -616,7 +636,7 @@ static int layer_shape(const Ctx *c, const Header *h, const Layer *l, LayerShape
                         "divisible by 3", quote(t->name).s, shape_text(t).s);
         s->d_model = t->shape[0];
         s->width = s->kv_width = t->shape[1] / 3;
-        return 0;
+        return out_shape(c, h, l, s);
     }
     const Tensor *q = &h->t[l->t[ROLE_Q]], *k = &h->t[l->t[ROLE_K]], *v = &h->t[l->t[ROLE_V]];
     const char *const *w = ROLE_WORD[l->family];
@@ -630,7 +650,7 @@ static int layer_shape(const Ctx *c, const Header *h, const Layer *l, LayerShape
     s->width = q->shape[0];
     s->d_model = q->shape[1];
     s->kv_width = k->shape[0];
-    return 0;
+    return out_shape(c, h, l, s);
 }
 
 // ---- the number of heads
@@ -760,6 +780,19 @@ static void scatter(float *W, const float *src, int role, int heads, int dk, int
         }
 }
 
+// O[i·width + j] = src[i·rs + j·cs]: output feature i reads input j = h·d_k + k.
+static void gather_out(float *O, const float *src, size_t D, size_t width, size_t rs, size_t cs) {
+    for (size_t i = 0; i < D; i++)
+        for (size_t j = 0; j < width; j++) O[i * width + j] = src[i * rs + j * cs];
+}
+
+// n floats for layer l, or NULL with the message in c.
+static float *layer_floats(const Ctx *c, const Layer *l, size_t n) {
+    float *p = malloc(n * sizeof *p);
+    if (!p) fail(c, "out of memory for layer %s (%zu bytes)", quote_n(l->prefix, l->plen).s, n * sizeof *p);
+    return p;
+}
+
 // ---- the whole reader
 
 static int attention_from(const Ctx *c, const Source *s, int heads, const char *config_path, AttentionLayers *out) {
@@ -782,6 +815,13 @@ static int attention_from(const Ctx *c, const Source *s, int heads, const char *
                  (unsigned long long)si.width, (unsigned long long)si.d_model, (unsigned long long)si.kv_width,
                  quote_n(layers[0].prefix, layers[0].plen).s, (unsigned long long)s0.width,
                  (unsigned long long)s0.d_model, (unsigned long long)s0.kv_width);
+            goto done;
+        } else if ((layers[i].t[ROLE_O] < 0) != (layers[0].t[ROLE_O] < 0)) {
+            const Layer *lacks = layers[i].t[ROLE_O] < 0 ? &layers[i] : &layers[0];
+            const Layer *has = lacks == &layers[0] ? &layers[i] : &layers[0];
+            fail(c, "layer %s has no output projection %s but layer %s has one; all layers or none must have it",
+                 quote_n(lacks->prefix, lacks->plen).s, member_name(lacks, ROLE_O).s,
+                 quote_n(has->prefix, has->plen).s);
             goto done;
         }
     }
@@ -813,7 +853,7 @@ static int attention_from(const Ctx *c, const Source *s, int heads, const char *
              (unsigned long long)s0.d_model);
         goto done;
     }
-    size_t wsize = (size_t)s0.width * (size_t)s0.d_model * 3;
+    size_t width = (size_t)s0.width, wsize = width * (size_t)D * 3;
 
     out->dims[0] = heads;
     out->dims[1] = dk;
@@ -823,26 +863,33 @@ static int attention_from(const Ctx *c, const Source *s, int heads, const char *
     out->family = FAMILY[l0->family];
     out->weights = xcalloc(nl, sizeof *out->weights);
     out->names = xcalloc(nl, sizeof *out->names);
+    if (l0->t[ROLE_O] >= 0) {  // then every layer has one
+        out->out_dims[0] = D;
+        out->out_dims[1] = (int)width;
+        out->out = xcalloc(nl, sizeof *out->out);
+    }
     for (size_t i = 0; i < nl; i++) {
         const Layer *l = &layers[i];
         out->n_layers = (int)i + 1;
         out->names[i] = xmalloc(l->plen + 1);
         memcpy(out->names[i], l->prefix, l->plen);
         out->names[i][l->plen] = '\0';
-        float *W = out->weights[i] = malloc(wsize * sizeof(float));
-        if (!W) {
-            fail(c, "out of memory for layer %s (%zu bytes)", quote_n(l->prefix, l->plen).s, wsize * sizeof(float));
-            goto done;
-        }
+        float *W = out->weights[i] = layer_floats(c, l, wsize);
+        if (!W) goto done;
         if (l->family == FAM_GPT2) {
             if (load_tensor(c, s, &h, &h.t[l->t[ROLE_QKV]], &sc)) goto done;
-            size_t w = (size_t)s0.width;
-            for (int r = 0; r < 3; r++) scatter(W, sc.val, r, heads, dk, D, 1, (size_t)r * w, 1, 3 * w);
+            for (int r = 0; r < 3; r++) scatter(W, sc.val, r, heads, dk, D, 1, (size_t)r * width, 1, 3 * width);
         } else {
             for (int r = 0; r < 3; r++) {
                 if (load_tensor(c, s, &h, &h.t[l->t[r]], &sc)) goto done;
                 scatter(W, sc.val, r, heads, dk, D, r == ROLE_Q ? 1 : heads / kv_heads, 0, (size_t)D, 1);
             }
+        }
+        if (out->out) {
+            float *O = out->out[i] = layer_floats(c, l, width * (size_t)D);
+            if (!O || load_tensor(c, s, &h, &h.t[l->t[ROLE_O]], &sc)) goto done;
+            if (l->family == FAM_GPT2) gather_out(O, sc.val, (size_t)D, width, 1, (size_t)D);  // Conv1D [width, D]
+            else gather_out(O, sc.val, (size_t)D, width, width, 1);                            // Linear [D, width]
         }
     }
     rc = 0;
@@ -897,8 +944,10 @@ void attention_layers_free(AttentionLayers *l) {
     for (int i = 0; i < l->n_layers; i++) {
         if (l->weights) free(l->weights[i]);
         if (l->names) free(l->names[i]);
+        if (l->out) free(l->out[i]);
     }
     free(l->weights);
     free(l->names);
+    free(l->out);
     memset(l, 0, sizeof *l);
 }

@@ -1,19 +1,30 @@
 // safetensors.h: the attention weights of a pretrained checkpoint (.safetensors) as the
-// four-mode tensors the invariants score (score.h), one per layer:
+// four-mode tensors the invariants score (score.h), one per layer, and each layer's
+// output projection (W_O of the OV maps, common/circuits.h):
 //
 //     W[h, d_k, d_model, 3]   float32, row-major, last mode fastest; roles Q, K, V
 //     W[h, k, m, ρ] = weight of role ρ from input feature m to output h·d_k + k
+//     O[d_model, width]       float32, row-major; O[i, h·d_k + k] = weight from feature
+//                             k of query head h's output to output feature i
 //
 // Recognised names (any prefix; the layers are the distinct prefixes, ordered by
 // natural sort so "layer.2" comes before "layer.10"):
 //   BERT   PREFIX.attention.self.{query,key,value}.weight   nn.Linear [width, d_model]
+//          PREFIX.attention.output.dense.weight             nn.Linear [d_model, width]
 //   GPT-2  PREFIX.attn.c_attn.weight                        Conv1D [d_model, 3·width]
 //                                                           (columns Q | K | V)
+//          PREFIX.attn.c_proj.weight                        Conv1D [width, d_model]
 //   LLaMA  PREFIX.self_attn.{q,k,v}_proj.weight             nn.Linear [width, d_model];
 //          k/v may have fewer rows (grouped-query attention): each of the kv_heads
 //          K/V heads is then repeated for the heads/kv_heads query heads that share it,
 //          exactly as the model computes attention (HF repeat_kv), so W keeps h heads.
-// width = h·d_k. Biases and output projections are not part of W and are ignored.
+//          PREFIX.self_attn.o_proj.weight                   nn.Linear [d_model, width]
+// width = h·d_k (for grouped-query attention too: o_proj reads the query heads). Names
+// match by their whole ending, so the MLP's PREFIX.output.dense.weight (BERT) and
+// PREFIX.mlp.c_proj.weight (GPT-2) are not output projections. Biases are ignored.
+// The output projections are optional, but all or nothing: a file with none gives
+// out = NULL (W alone can still be scored), one where some layers lack it is an error
+// naming such a layer. A layer with an output projection and no Q/K/V is an error.
 //
 // The number of heads h comes from the caller (--heads) or, when that is 0, from
 // config.json beside the file (num_attention_heads, or n_head for GPT-2; also looked
@@ -30,11 +41,12 @@
 // whose byte size fits 64 bits and equals end − begin, offsets inside the data
 // buffer, no two tensors overlapping, no name twice). Gaps between tensors and bytes
 // after the last one are tolerated. Only the attention tensors are read, with fseeko
-// and fread, so memory use is the W tensors plus one tensor (raw and as float32).
+// and fread, so memory use is the W tensors and output projections plus one tensor
+// (raw and as float32).
 //
 // Every failure returns -1 with one line "FILE: what is wrong" in err (no newline;
 // names from the file are quoted with control and non-ASCII bytes escaped) and leaves
-// *out empty; nothing leaks. Running out of memory for W is reported the same way.
+// *out empty; nothing leaks. Running out of memory for W or O is reported the same way.
 #ifndef ATTN_SAFETENSORS_H
 #define ATTN_SAFETENSORS_H
 
@@ -51,8 +63,8 @@ typedef struct {
     const char *family;  // "BERT", "GPT-2" or "LLaMA" (a static string; NULL when empty)
     float **weights;     // n_layers arrays of dims[0]·dims[1]·dims[2]·3 floats
     char **names;        // n_layers layer prefixes, e.g. "bert.encoder.layer.3"
-    int out_dims[2];     // d_model, heads·d_k
-    float **out;         // n_layers output projections, or NULL when the file has none
+    int out_dims[2];     // d_model, h·d_k: the shape of each output projection; 0, 0 without them
+    float **out;         // n_layers arrays of out_dims[0]·out_dims[1] floats, or NULL (none in the file)
 } AttentionLayers;
 
 // Read PATH. heads > 0: the number of heads; 0: from PATH's directory's config.json.
