@@ -238,21 +238,21 @@ static void hadamard_rotation(double *Q, int n, gsl_rng *rng) {
 static void check_same_scores(const LayerScore *a, const LayerScore *b, double tol, const char *what) {
     for (int n = 0; n < 4; n++) {
         for (int i = 0; i < a->n_sv[n]; i++)
-            CHECK_CLOSE(b->sv[n][i], a->sv[n][i], tol * a->sv[n][0], 0.0, what);
+            CHECK_CLOSE(b->sv[n][i], a->sv[n][i], tol * a->sv[n][0], 0.0, "%s", what);
         CHECK(a->num_rank[n] == b->num_rank[n], "%s: mode %d numerical rank %d vs %d", what, n, a->num_rank[n],
               b->num_rank[n]);
         CHECK(a->tucker_ranks[n] == b->tucker_ranks[n], "%s: mode %d Tucker rank", what, n);
-        CHECK_CLOSE(b->eff_rank[n], a->eff_rank[n], 0.0, tol, what);
-        CHECK_CLOSE(b->core_energy[n], a->core_energy[n], tol, 0.0, what);
+        CHECK_CLOSE(b->eff_rank[n], a->eff_rank[n], 0.0, tol, "%s", what);
+        CHECK_CLOSE(b->core_energy[n], a->core_energy[n], tol, 0.0, "%s", what);
     }
-    CHECK_CLOSE(b->correlation, a->correlation, tol, 0.0, what);
-    CHECK_CLOSE(b->tucker_fit, a->tucker_fit, tol, 0.0, what);
+    CHECK_CLOSE(b->correlation, a->correlation, tol, 0.0, "%s", what);
+    CHECK_CLOSE(b->tucker_fit, a->tucker_fit, tol, 0.0, "%s", what);
     CHECK(a->tucker_iters == b->tucker_iters, "%s: HOOI sweeps %d vs %d", what, a->tucker_iters, b->tucker_iters);
     CHECK(a->cp_rank == b->cp_rank, "%s: CP rank %d vs %d", what, a->cp_rank, b->cp_rank);
-    for (int r = 0; r < a->cp_rank_max; r++) CHECK_CLOSE(b->cp_fits[r], a->cp_fits[r], tol, 0.0, what);
-    CHECK_CLOSE(b->cp_fit, a->cp_fit, tol, 0.0, what);
-    for (int n = 0; n < 4; n++) CHECK_CLOSE(b->cp_cond[n], a->cp_cond[n], 0.0, tol, what);
-    for (int i = 0; i < a->cp_rank * a->dims[3]; i++) CHECK_CLOSE(b->cp_roles[i], a->cp_roles[i], tol, 0.0, what);
+    for (int r = 0; r < a->cp_rank_max; r++) CHECK_CLOSE(b->cp_fits[r], a->cp_fits[r], tol, 0.0, "%s", what);
+    CHECK_CLOSE(b->cp_fit, a->cp_fit, tol, 0.0, "%s", what);
+    for (int n = 0; n < 4; n++) CHECK_CLOSE(b->cp_cond[n], a->cp_cond[n], 0.0, tol, "%s", what);
+    for (int i = 0; i < a->cp_rank * a->dims[3]; i++) CHECK_CLOSE(b->cp_roles[i], a->cp_roles[i], tol, 0.0, "%s", what);
 }
 
 static double max_score_diff(const LayerScore *a, const LayerScore *b) {

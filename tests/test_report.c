@@ -71,9 +71,9 @@ static void test_welch(void) {
         WelchTest w;
         const int rc = welch_test(sample_stats(cases[i].a, cases[i].na), sample_stats(cases[i].b, cases[i].nb), &w);
         CHECK(rc == 0, "%s: welch_test returned %d", cases[i].what, rc);
-        CHECK_CLOSE(w.t, cases[i].t, 0, 1e-12, cases[i].what);
-        CHECK_CLOSE(w.df, cases[i].df, 0, 1e-12, cases[i].what);
-        CHECK_CLOSE(w.p, cases[i].p, 0, 1e-10, cases[i].what);
+        CHECK_CLOSE(w.t, cases[i].t, 0, 1e-12, "%s: t", cases[i].what);
+        CHECK_CLOSE(w.df, cases[i].df, 0, 1e-12, "%s: df", cases[i].what);
+        CHECK_CLOSE(w.p, cases[i].p, 0, 1e-10, "%s: p", cases[i].what);
     }
     // Swapping the arms flips t and keeps p.
     WelchTest ab, ba;
