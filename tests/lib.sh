@@ -2,7 +2,8 @@
 #     set -euo pipefail
 #     source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 # and gets: bin (the attnsweep binary, absolute; ctest passes it as $1), here (tests/),
-# py (Debian's python with h5py), tmp (a scratch directory, the working directory,
+# py (Debian's python with h5py; its checks compare numbers with close() of
+# tests/numcheck.py, on PYTHONPATH), tmp (a scratch directory, the working directory,
 # removed at exit), checks and start (for the last line), the Open MPI environment for
 # root and oversubscription, and the helpers below.
 bin=${1:?usage: bash tests/$(basename "$0") /path/to/attnsweep}
@@ -10,6 +11,7 @@ bin=${1:?usage: bash tests/$(basename "$0") /path/to/attnsweep}
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 py=/usr/bin/python3
+export PYTHONPATH=$here${PYTHONPATH:+:$PYTHONPATH}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 \
     OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
 leaks=0  # a script sets leaks=1 around the runs that leak-check each code path once

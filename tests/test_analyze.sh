@@ -93,6 +93,7 @@ echo "== 3. the plotted numbers equal /summary and the trial groups"
 "$py" - res.h5 out/plots.json <<'PY' || fail "plotted numbers"
 import json, math, sys
 import h5py, numpy as np, pandas
+from numcheck import close
 
 f = h5py.File(sys.argv[1], "r")
 data = json.load(open(sys.argv[2]))
@@ -178,8 +179,8 @@ for v in ("mha", "tucker", "linear", "grassmann"):
         sv = inv["head_sv"][:]
         nsv = arr(s["head_sv_normalised"])
         assert nsv.shape == sv.shape, (nsv.shape, sv.shape)
-        assert np.allclose(nsv, sv / sv.sum(axis=-1, keepdims=True), rtol=1e-12, atol=0), t
-        assert np.allclose(nsv.sum(axis=-1), 1, rtol=0, atol=1e-12), t
+        assert close(nsv, sv / sv.sum(axis=-1, keepdims=True), rtol=1e-12), t
+        assert close(nsv.sum(axis=-1), 1, atol=1e-12), t
         same(s["colour_value"]["lambda_orth"], df.at[t, "lambda_orth"], f"trial {t} colour")
     print(f"invariants {v}: {len(want)} trials")
 

@@ -15,9 +15,6 @@
 #include "invariants/tensor4.h"
 #include "python_ref.h"
 
-static void check_all(const double *got, const double *want, int n, double tol, const char *what) {
-    for (int i = 0; i < n; i++) CHECK_CLOSE(got[i], want[i], tol, tol, what);
-}
 
 static double uniform(unsigned *state) {
     *state = *state * 1664525u + 1013904223u;
@@ -61,7 +58,7 @@ static void test_head_gram(void) {
                     for (int j = 0; j < D; j++)
                         want[g * H + h] += slice_entry(qkv, out, H, dk, D, g, rho, i, j) *
                                            slice_entry(qkv, out, H, dk, D, h, rho, i, j);
-    check_all(gram, want, H * H, 1e-12, "head Gram of the circuits");
+    CHECK_ALL_CLOSE(gram, want, H * H, 1e-12, 1e-12, "head Gram of the circuits");
     circuits_free(&c);
     free(out);
     free(qkv);
@@ -86,13 +83,13 @@ static void test_mixing_kernel(void) {
                         want[(o * D + m) * D + nn] += plu[o * M + idx] * ((double)red[i * D + m] * red[j * D + nn] -
                                                                           (double)red[j * D + m] * red[i * D + nn]);
             }
-    check_all(K, want, D * D * D, 1e-12, "mixing kernel K_o = W_redᵀ A_o W_red");
+    CHECK_ALL_CLOSE(K, want, D * D * D, 1e-12, 1e-12, "mixing kernel K_o = W_redᵀ A_o W_red");
     double gram[25], gwant[25] = {0};
     mixing_kernel_gram(gram, &k);
     for (int o = 0; o < D; o++)
         for (int p = 0; p < D; p++)
             for (int e = 0; e < D * D; e++) gwant[o * D + p] += want[o * D * D + e] * want[p * D * D + e];
-    check_all(gram, gwant, D * D, 1e-12, "Gram of the output features' forms");
+    CHECK_ALL_CLOSE(gram, gwant, D * D, 1e-12, 1e-12, "Gram of the output features' forms");
     mixing_kernel_free(&k);
 }
 
@@ -196,7 +193,7 @@ static void test_factored_decompositions(const BlacsGrid *g) {
     for (int n = 0; n < 4; n++) {  // the MTTKRP of every mode, through either partial product
         cp_mttkrp(Mc, &t, R, (const double *const *)A, n);
         cp_mttkrp(Md, &tx, R, (const double *const *)A, n);
-        check_all(Mc, Md, t.dims[n] * R, 1e-12, "MTTKRP from the circuits' factors");
+        CHECK_ALL_CLOSE(Mc, Md, t.dims[n] * R, 1e-12, 1e-12, "MTTKRP from the circuits' factors");
     }
     CpModel mc, md;
     cp_als(&mc, &t, R, (const double *const *)A, 1e-12, 500, 0);

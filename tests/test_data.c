@@ -209,7 +209,7 @@ static void test_fashion_mnist_epochs_are_permutations(void) {
             if (id < 0 || id >= SMALL_TRAIN) continue;
             for (int j = 0; j < IMG_PIXELS; j++) {
                 double want = ((double)small_pixel(id, j) / 255.0 - 0.2860) / 0.3530;
-                max_err = fmax(max_err, fabs(x[j] - want));
+                max_err = worst_diff(max_err, x[j], want);
             }
             if (row < 3 * SMALL_TRAIN) {
                 seen[row / SMALL_TRAIN][id]++;

@@ -1,7 +1,9 @@
-// test_invariants_mpi: score one layer on however many ranks mpirun gives and write
-// every number (%.17g, one "name value" per line) to the file named by argv[1] from
-// rank 0. test_invariants_mpi_ranks.sh runs it on 1, 2, 3 and 4 ranks and compares the
-// files; without an argument (as ctest runs it) it scores on its ranks and prints.
+// test_invariants_mpi: score one layer on however many ranks mpirun gives (ctest runs it
+// alone, on one rank; test_invariants_mpi_ranks.sh on 2, 3 and 4) and check on rank 0:
+//  * the same numbers as rank 0 scoring the same tensor alone, on its own 1×1 grid in the
+//    same job, to 1e-10 (check_same_scores; in fact they come out bit for bit the same);
+//  * known values: ‖W‖ and Σσ² of every unfolding against ‖W‖² summed directly, the
+//    planted multilinear ranks as the Tucker ranks, and the Tucker fit the noise allows.
 //
 // The tensor, [8, 24, 128, 3], is a rank-(4, 6, 10, 3) Tucker tensor plus 5 % noise,
 // generated identically on every rank. It is the smallest shape whose every unfolding
@@ -14,6 +16,8 @@
 #include <mpi.h>
 #include <stdlib.h>
 
+#include "check.h"
+#include "same_scores.h"
 #include "common/util.h"
 #include "invariants/score.h"
 
@@ -68,6 +72,26 @@ static float *layer_tensor(const int dims[4], const int ranks[4], double noise) 
     return W;
 }
 
+// Values the tensor's construction gives, whatever the grid.
+static void check_known_values(const LayerScore *s, const float *W, const int dims[4], const int ranks[4],
+                               double noise) {
+    const size_t size = (size_t)dims[0] * dims[1] * dims[2] * dims[3];
+    double norm2 = 0.0;
+    for (size_t i = 0; i < size; i++) norm2 += (double)W[i] * W[i];
+    CHECK_CLOSE(s->norm, sqrt(norm2), 0.0, 1e-14, "‖W‖ vs summed directly");
+    for (int n = 0; n < 4; n++) {
+        double sv2 = 0.0;
+        for (int i = 0; i < s->n_sv[n]; i++) sv2 += s->sv[n][i] * s->sv[n][i];
+        CHECK_CLOSE(sv2, norm2, 0.0, 1e-12, "Σσ² of mode %d vs ‖W‖²", n);
+        CHECK(s->tucker_ranks[n] == ranks[n], "mode %d: Tucker rank %d, planted %d", n, s->tucker_ranks[n], ranks[n]);
+    }
+    // The residual is the noise outside the planted subspace (720 of the 73728 dimensions)
+    // and ‖W‖ ≈ ‖noiseless W‖·√(1 + noise²): fit ≈ 1 − noise·√(1 − 720/73728) / √(1 + noise²).
+    const double inside = (double)(ranks[0] * ranks[1] * ranks[2] * ranks[3]) / (double)size;
+    CHECK_CLOSE(s->tucker_fit, 1.0 - noise * sqrt(1.0 - inside) / sqrt(1.0 + noise * noise), 2e-3, 0.0,
+                "Tucker fit vs the noise level");
+}
+
 // Open MPI keeps allocations past MPI_Finalize, which LeakSanitizer (on in the ASan
 // build, detect_leaks=1 in scripts/test.sh) reports from frames it cannot name: leak
 // checking is off for this MPI program. (Checked once with the MPI libraries
@@ -77,11 +101,12 @@ int __lsan_is_turned_off(void) { return 1; }
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
-    if (argc > 2) die(EXIT_BADINPUT, "usage: test_invariants_mpi [OUT.txt]");
+    if (argc > 1) die(EXIT_BADINPUT, "usage: test_invariants_mpi (under mpirun -np N, or alone)");
     BlacsGrid g;
     grid_init(&g, MPI_COMM_WORLD);
     const int dims[4] = {8, 24, 128, 3}, ranks[4] = {4, 6, 10, 3};
-    float *W = layer_tensor(dims, ranks, 0.05);
+    const double noise = 0.05;
+    float *W = layer_tensor(dims, ranks, noise);
     ScoreOptions o;
     score_options_default(&o);
     LayerScore s;
@@ -89,28 +114,30 @@ int main(int argc, char **argv) {
     score_weights(&s, W, dims, &o, &g);
     const double t = MPI_Wtime() - t0;
 
+    int failed = 0;
     if (g.rank == 0) {
-        FILE *f = xfopen(argc == 2 ? argv[1] : "/dev/null", "w");
-        fprintf(f, "norm %.17g\n", s.norm);
-        for (int n = 0; n < 4; n++) {
-            for (int i = 0; i < s.n_sv[n]; i++) fprintf(f, "sv%d_%d %.17g\n", n, i, s.sv[n][i]);
-            fprintf(f, "num_rank%d %d\neff_rank%d %.17g\ncore_energy%d %.17g\ntucker_rank%d %d\n", n, s.num_rank[n], n,
-                    s.eff_rank[n], n, s.core_energy[n], n, s.tucker_ranks[n]);
+        check_known_values(&s, W, dims, ranks, noise);
+        if (g.size > 1) {  // rank 0 alone, on its own 1×1 grid
+            BlacsGrid self;
+            grid_init(&self, MPI_COMM_SELF);
+            LayerScore one;
+            score_weights(&one, W, dims, &o, &self);
+            char what[64];
+            snprintf(what, sizeof what, "%d ranks (%d×%d grid) vs 1 rank", g.size, g.nprow, g.npcol);
+            check_same_scores(&one, &s, 1e-10, what);
+            printf("test_invariants_mpi: %s: max difference %.1e\n", what, max_score_diff(&one, &s));
+            layer_score_free(&one);
+            grid_free(&self);
         }
-        fprintf(f, "correlation %.17g\ntucker_fit %.17g\ntucker_iters %d\ncp_rank %d\ncp_fit %.17g\n", s.correlation,
-                s.tucker_fit, s.tucker_iters, s.cp_rank, s.cp_fit);
-        for (int r = 0; r < s.cp_rank_max; r++) fprintf(f, "cp_fit_rank%d %.17g\n", r + 1, s.cp_fits[r]);
-        for (int n = 0; n < 4; n++) fprintf(f, "cp_cond%d %.17g\n", n, s.cp_cond[n]);
-        for (int i = 0; i < s.cp_rank * dims[3]; i++) fprintf(f, "cp_role%d %.17g\n", i, s.cp_roles[i]);
-        fclose(f);
         printf("test_invariants_mpi: %d rank(s), %d×%d grid, [8,24,128,3] scored in %.3f s: Tucker ranks "
                "(%d,%d,%d,%d) fit %.6f, CP rank %d fit %.6f\n",
                g.size, g.nprow, g.npcol, t, s.tucker_ranks[0], s.tucker_ranks[1], s.tucker_ranks[2],
                s.tucker_ranks[3], s.tucker_fit, s.cp_rank, s.cp_fit);
+        failed = check_report("test_invariants_mpi");
     }
     layer_score_free(&s);
     free(W);
     grid_free(&g);
     MPI_Finalize();
-    return 0;
+    return failed;
 }

@@ -176,7 +176,7 @@ static void test_linear_matches_quadratic_form(void) {
             for (int i = 0; i < C; i++) num[i] += a * qkv[s * 3 * C + 2 * C + i];
             den += a;
         }
-        for (int i = 0; i < C; i++) worst = fmax(worst, fabs(num[i] / den - out[t * C + i]));
+        for (int i = 0; i < C; i++) worst = worst_diff(worst, out[t * C + i], num[i] / den);
     }
     CHECK(worst < 1e-5, "linear attention prefix sums differ from the quadratic form by %.3g", worst);
     free(qkv), free(out);
@@ -210,7 +210,7 @@ static void test_softmax_matches_direct(void) {
                             double o = 0.0;
                             for (int s2 = 0; s2 < send; s2++)
                                 o += w[s2] / sum * qkv[((long)b * T + s2) * C3 + 2 * C + h * hs + i];
-                            worst = fmax(worst, fabs(o - out[((long)b * T + t) * C + h * hs + i]));
+                            worst = worst_diff(worst, out[((long)b * T + t) * C + h * hs + i], o);
                         }
                     }
             CHECK(worst < 1e-5, "softmax attention hs=%d causal=%d differs from the direct form by %.3g", hs, causal, worst);

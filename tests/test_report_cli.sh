@@ -75,6 +75,7 @@ cat >"$tmp/check_report.py" <<'PY'
 import csv, io, json, math, sys, warnings
 import h5py, numpy, pandas
 from scipy import stats
+import numcheck
 
 warnings.simplefilter("ignore", RuntimeWarning)  # scipy on arms of equal values
 path, jpath, cpath, tpath, top, metric, goal = sys.argv[1:8]
@@ -83,10 +84,10 @@ bad = []
 def want(ok, what):
     if not ok:
         bad.append(what)
-def close(a, b, rel=1e-12):
+def close(a, b, rel=1e-12):  # no value (None or NaN) exactly where the recomputation has none
     if a is None or b is None or (isinstance(b, float) and math.isnan(b)):
         return (a is None or (isinstance(a, float) and math.isnan(a))) and (b is None or math.isnan(b))
-    return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
+    return numcheck.close(a, b, rtol=rel, atol=rel)
 
 f = h5py.File(path, "r", locking=False)
 df = pandas.DataFrame(f["summary"][:])

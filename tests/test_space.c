@@ -305,7 +305,8 @@ static void test_distributions(void) {
         ok &= c[i].warmup_frac >= 0.2 && c[i].warmup_frac <= 0.4;
         mean += c[i].warmup_frac / DRAWS;
     }
-    CHECK(ok && fabs(mean - 0.3) < 0.01, "uniform: ok %d, mean %.4f", ok, mean);
+    CHECK(ok, "uniform: a draw outside [0.2, 0.4]");
+    CHECK_CLOSE(mean, 0.3, 0.01, 0.0, "uniform: mean of %d draws", DRAWS);
     draw("batch: {distribution: log_uniform_values, min: 16, max: 256}", DRAWS, c);
     int below64 = 0;
     ok = 1;

@@ -49,7 +49,8 @@ YAML
 # reads it.
 check_file() {
     "$py" - "$1" "$2" "${3:-random}" <<'PY' || fail "results file $1"
-import sys, h5py, numpy, pandas
+import sys, h5py, pandas
+from numcheck import close
 path, n, method = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 f = h5py.File(path, "r")
 df = pandas.DataFrame(f["summary"][:])
@@ -58,7 +59,7 @@ assert ids == list(range(n)), f"trials {ids}, expected 0..{n-1} once each"
 assert sorted(f["trials"].keys()) == [f"{i:06d}" for i in range(n)], list(f["trials"].keys())
 ok = df[df.status == b"ok"]
 want = ok.accuracy - 0.2 * ok.rank_deviation - 0.3 * ok.correlation
-assert numpy.allclose(ok.reward, want, rtol=0, atol=1e-12), (ok.reward - want).abs().max()
+assert close(ok.reward, want, atol=1e-12), (ok.reward - want).abs().max()
 assert f"method: {method}" in f.attrs["yaml"] and f.attrs["sweep"] in f.attrs["yaml"], f.attrs["sweep"]
 PY
 }
