@@ -197,8 +197,7 @@ static void score_tensor(LayerScore *out, const Tensor4 *t, const double *X, con
     for (int n = 0; n < 4; n++) n_vec_min[n] = imax(o->ranks[n], rmax);
     if (whole) n_vec_min[0] = dims[0], n_vec_min[3] = dims[3];
     unfolding_svds(svd, t, o->decompose ? n_vec_min : NULL, o->energy, g);
-    double norm2 = 0.0;
-    for (int h = 0; h < dims[0]; h++) norm2 += svd[0].gram[h * dims[0] + h];
+    const double norm2 = tensor4_norm2(t);
     out->norm = sqrt(norm2);
     for (int n = 0; n < 4; n++) {
         N[n] = (int)(size / dims[n]);
