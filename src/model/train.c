@@ -39,16 +39,17 @@ static void group_sum(const Group *g, double *x, int n) {
     if (g->size > 1) MPI_Allreduce(MPI_IN_PLACE, x, n, MPI_DOUBLE, MPI_SUM, g->comm);
 }
 
-// Held-out loss (nats per prediction) and accuracy over at most max_batches batches,
-// the batches dealt round-robin over the group.
-static void evaluate(Model *m, const Dataset *d, Batch *b, long n_eval, int max_batches, const Group *g,
+// Loss (nats per prediction) and accuracy on a held-out split, over at most max_batches
+// batches, the batches dealt round-robin over the group.
+static void evaluate(Model *m, const Dataset *d, EvalSplit split, Batch *b, int max_batches, const Group *g,
                      double *loss, double *accuracy) {
     double sums[3] = {0.0, 0.0, 0.0};  // loss, predictions, correct
-    long nb = (n_eval + b->B - 1) / b->B;
+    const DatasetInfo info = dataset_info(d);
+    long nb = ((split == SPLIT_VAL ? info.n_val : info.n_test) + b->B - 1) / b->B;
     if (max_batches > 0 && max_batches < nb) nb = max_batches;
     for (long k = g->rank; k < nb; k += g->size) {
         long c, ok;
-        dataset_eval_batch(d, b, k * b->B);
+        dataset_eval_batch(d, split, b, k * b->B);
         sums[0] += model_forward(m, b, &c, &ok);
         sums[1] += (double)c;
         sums[2] += (double)ok;
@@ -214,7 +215,7 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
             pt->lr = lr;
             pt->train_loss = loss_sum / (double)loss_n;
             pt->penalty = penalty;
-            evaluate(&m, data, &batch, info.n_eval, c->eval_batches, &grp, &pt->eval_loss, &pt->eval_accuracy);
+            evaluate(&m, data, SPLIT_VAL, &batch, c->eval_batches, &grp, &pt->eval_loss, &pt->eval_accuracy);
             pt->seconds = now_seconds() - t0;
             loss_sum = 0.0;
             loss_n = 0;
