@@ -3,7 +3,7 @@
 #   1. a grid with repeats (ablation of lambda_orth against lambda_l2): every section in
 #      JSON recomputed in Python from /summary and the trials' attributes (h5py, pandas,
 #      scipy's Welch test), the CSV equal to the JSON, the text table aligned and equal;
-#   2. a sweep with ASHA pruning and diverging trials, metric accuracy from its YAML:
+#   2. a sweep with ASHA pruning and diverging trials, metric val_accuracy from its YAML:
 #      failures by status and reason, steps saved; --metric and --top;
 #   3. a sweep read while it runs (never fails or hangs; the trials grow), stopped by
 #      SIGUSR1, read, and read while it resumes (the file rebuilt from the journal and
@@ -96,9 +96,9 @@ for c in df.columns:
 df = df.sort_values("trial").reset_index(drop=True)
 reasons = {int(k): f["trials"][k].attrs["reason"] for k in f["trials"]}
 rep = json.load(open(jpath))
-RESULTS = ["trial", "status", "accuracy", "rank_deviation", "correlation", "reward", "loss", "bits_per_byte",
-           "steps", "n_params", "seconds"]
-SHOWN = ["accuracy", "rank_deviation", "correlation", "reward"]
+RESULTS = ["trial", "status", "val_accuracy", "val_loss", "val_bits_per_byte", "test_accuracy", "test_loss",
+           "test_bits_per_byte", "rank_deviation", "correlation", "reward", "steps", "n_params", "seconds"]
+SHOWN = ["val_accuracy", "rank_deviation", "correlation", "reward"]
 params = [c for c in df.columns if c not in RESULTS]
 swept = [c for c in params if df[c].nunique() > 1 and c != "attention"]
 variants = ["mha", "tucker", "linear", "grassmann"]
@@ -171,11 +171,11 @@ for r, c in zip(bc, want_configs):
 def dominated(i):
     a = ok.loc[i]
     others = ok.drop(i)
-    return ((others.accuracy >= a.accuracy) & (others.correlation <= a.correlation) &
+    return ((others.val_accuracy >= a.val_accuracy) & (others.correlation <= a.correlation) &
             (others.rank_deviation <= a.rank_deviation) &
-            ((others.accuracy > a.accuracy) | (others.correlation < a.correlation) |
+            ((others.val_accuracy > a.val_accuracy) | (others.correlation < a.correlation) |
              (others.rank_deviation < a.rank_deviation))).any()
-front = ok[[not dominated(i) for i in ok.index]].sort_values(["accuracy", "trial"], ascending=[False, True])
+front = ok[[not dominated(i) for i in ok.index]].sort_values(["val_accuracy", "trial"], ascending=[False, True])
 want([r["trial"] for r in rep["pareto"]] == front.trial.tolist(),
      f"Pareto front {[r['trial'] for r in rep['pareto']]}, want {front.trial.tolist()}")
 
@@ -204,7 +204,7 @@ for reg in ["lambda_orth", "lambda_nuclear", "lambda_stability"]:
         what = f"{reg} = {lam} against {against} ({r['attention']})"
         want(close(r[reg], lam) and r["against"] == against and r["attention"] == arm.attention.iloc[0], what)
         want(r["n"] == len(arm) and r["n_control"] == len(ctl), f"{what}: n")
-        for m, short in (("accuracy", "accuracy"), ("reward", "reward")):
+        for m, short in (("val_accuracy", "val_accuracy"), ("reward", "reward")):
             d = arm[m].mean() - ctl[m].mean()
             want(close(r["d_" + short], d, 1e-9), f"{what}: d_{short} {r['d_' + short]} vs {d}")
             if len(arm) < 2 or len(ctl) < 2:
@@ -331,7 +331,7 @@ pass "16 trials, 2 repeats: leaderboard, variants, configurations, Pareto front,
 
 echo "== 2. pruning and failures; the YAML's metric; --metric, --top  [$((SECONDS - start)) s]"
 sweep_yaml fail "method: grid
-metric: {name: accuracy}
+metric: {name: val_accuracy}
 budget: {steps: 60, eval_every: 10}
 scheduler: {name: asha, min_steps: 10, eta: 2}" "  attention: {values: [mha, linear, grassmann]}
   lr: {values: [0.003, 0.01, 10]}
@@ -339,19 +339,19 @@ scheduler: {name: asha, min_steps: 10, eta: 2}" "  attention: {values: [mha, lin
   lambda_nuclear: {values: [0, 0.01]}"
 sweep fail.yaml -o fail.h5
 all_formats fail.h5
-check fail.h5 10 accuracy maximize "pruning and failures"
+check fail.h5 10 val_accuracy maximize "pruning and failures"
 "$py" - <<'PY' || fail "pruning and failures: the sweep should have pruned and failed trials"
 import json
 r = json.load(open("r.json"))["failures"]
 assert r["asha"]["pruned"] > 0 and r["asha"]["steps_saved"] > 0, r["asha"]
 assert any(x["reason"] == "diverged: non-finite training loss" for x in r["by_reason"]), r["by_reason"]
 PY
-all_formats fail.h5 --metric loss --top 2
-check fail.h5 2 loss minimize "--metric loss --top 2"
+all_formats fail.h5 --metric val_loss --top 2
+check fail.h5 2 val_loss minimize "--metric val_loss --top 2"
 report fail.h5 --metric=reward --json --top=1
 expect_ok "--metric=reward --json --top=1"
 grep -q '"metric":"reward","goal":"maximize"' out || fail "--metric=reward: $(head -c 200 out)"
-pass "ASHA and divergence: counts by status and reason, steps saved; metric accuracy from the YAML; --metric loss ranks lower-first"
+pass "ASHA and divergence: counts by status and reason, steps saved; metric val_accuracy from the YAML; --metric val_loss ranks lower-first"
 
 echo "== 3. read while running, stopped by SIGUSR1, read while resuming  [$((SECONDS - start)) s]"
 # Trials long enough for the reads to catch the sweep running: 400 steps, 100 in the
@@ -432,13 +432,13 @@ report scrambled.h5
 expect_error "a scrambled file" "scrambled.h5: "
 "$py" - <<'PY'
 import h5py, numpy, shutil
-shutil.copy("abl.h5", "v3.h5")
-with h5py.File("v3.h5", "a") as f:
-    f.attrs["format_version"] = numpy.int32(3)
+shutil.copy("abl.h5", "v2.h5")  # before the validation split
+with h5py.File("v2.h5", "a") as f:
+    f.attrs["format_version"] = numpy.int32(2)
 with h5py.File("foreign.h5", "w") as f:
     f["x"] = [1, 2, 3]
 with h5py.File("scores.h5", "w") as f:  # like attnsweep score MODEL.safetensors writes
-    f.attrs["format_version"] = numpy.int32(2)
+    f.attrs["format_version"] = numpy.int32(3)
     f.attrs["source"] = "model.safetensors"
 shutil.copy("abl.h5", "nocol.h5")
 with h5py.File("nocol.h5", "a") as f:
@@ -447,8 +447,8 @@ with h5py.File("nocol.h5", "a") as f:
     del f["summary"]
     f["summary"] = s[keep]
 PY
-report v3.h5
-expect_error "another format version" "v3.h5: results format 3, this attnsweep reads 2"
+report v2.h5
+expect_error "another format version" "v2.h5: results format 2, this attnsweep reads 3"
 report foreign.h5
 expect_error "an HDF5 file of something else" "foreign.h5: not an attnsweep results file"
 report scores.h5
@@ -462,7 +462,7 @@ expect_error "--top x" "--top must be an integer"
 report abl.h5 --format xml
 expect_error "--format xml" "--format must be table, csv or json, got 'xml'"
 report abl.h5 --metric speed
-expect_error "--metric speed" "--metric must be one of accuracy, rank_deviation, correlation, reward, loss, bits_per_byte, got 'speed'"
+expect_error "--metric speed" "--metric must be one of val_accuracy, val_loss, val_bits_per_byte, rank_deviation, correlation, reward, got 'speed'"
 report abl.h5 --top
 expect_error "--top without a value" "--top needs a value"
 report abl.h5 --verbose

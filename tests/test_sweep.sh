@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests of `attnsweep run` under mpirun:
 #   1. 2, 3 and 5 ranks (oversubscribed), and 5 ranks in groups of 2: every trial in the
-#      results file exactly once, reward = accuracy − β·RankDeviation − γ·Correlation on
-#      every row, the file reads in h5py and pandas; regularised evolution with more
+#      results file exactly once, reward = val_accuracy − β·RankDeviation − γ·Correlation on
+#      every row, test metrics on every finished row, the file reads in h5py and pandas; regularised evolution with more
 #      workers than its population, so workers wait for results before they get a trial;
 #   2. a configuration that diverges (absurd learning rate) is recorded failed and the
 #      sweep finishes;
@@ -57,8 +57,12 @@ ids = sorted(df.trial.tolist())
 assert ids == list(range(n)), f"trials {ids}, expected 0..{n-1} once each"
 assert sorted(f["trials"].keys()) == [f"{i:06d}" for i in range(n)], list(f["trials"].keys())
 ok = df[df.status == b"ok"]
-want = ok.accuracy - 0.2 * ok.rank_deviation - 0.3 * ok.correlation
+want = ok.val_accuracy - 0.2 * ok.rank_deviation - 0.3 * ok.correlation
 assert numpy.allclose(ok.reward, want, rtol=0, atol=1e-12), (ok.reward - want).abs().max()
+assert f.attrs["format_version"] == 3
+measured = df[df.status != b"failed"]  # the test split, measured once a trial finished
+assert ((measured.test_accuracy >= 0) & (measured.test_accuracy <= 1) & (measured.test_loss > 0)).all()
+assert df[df.status == b"failed"].test_loss.isna().all()
 assert f"method: {method}" in f.attrs["yaml"] and f.attrs["sweep"] in f.attrs["yaml"], f.attrs["sweep"]
 PY
 }
@@ -70,7 +74,7 @@ for np in 2 3 5; do
     mpirun -np "$np" "$bin" run e2e.yaml -o "e2e-$np.h5" --quiet 2>"$tmp/err" || rc=$?
     [[ $rc == 0 ]] || fail "run on $np ranks: exit code $rc"
     check_file "e2e-$np.h5" 10
-    pass "$np ranks: 10 trials, each once; reward = accuracy - 0.2 RD - 0.3 Corr on every row"
+    pass "$np ranks: 10 trials, each once; reward = val_accuracy - 0.2 RD - 0.3 Corr on every row; test metrics"
 done
 rc=0
 mpirun -np 5 "$bin" run e2e.yaml -o e2e-g2.h5 --group-size 2 --quiet 2>"$tmp/err" || rc=$?
@@ -81,7 +85,7 @@ pass "5 ranks in 2 groups of 2 (data parallel): 10 trials, each once"
 "$py" - e2e-2.h5 e2e-3.h5 <<'PY' || fail "the same sweep on 2 and 3 ranks differs"
 import sys, h5py, pandas
 a, b = (pandas.DataFrame(h5py.File(p)["summary"][:]).set_index("trial").sort_index() for p in sys.argv[1:])
-cols = ["attention", "lambda_orth", "lr", "seed", "accuracy", "loss", "reward"]
+cols = ["attention", "lambda_orth", "lr", "seed", "val_accuracy", "val_loss", "test_accuracy", "test_loss", "reward"]
 assert a[cols].equals(b[cols]), (a[cols].compare(b[cols]))
 PY
 pass "2 and 3 ranks: identical configurations and results per trial"

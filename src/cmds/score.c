@@ -26,8 +26,8 @@ static void score_usage(FILE *f) {
             "\n"
             "Scores every layer's attention tensor W[heads, head_dim, model_dim, roles]: the\n"
             "singular values and ranks of each unfolding, Tucker (HOSVD + HOOI) and CP rank\n"
-            "sweeps, head correlation, and reward = accuracy - beta*RankDeviation - gamma*Correlation.\n"
-            "The N ranks form one BLACS grid.\n"
+            "sweeps, head correlation, and reward = val_accuracy - beta*RankDeviation -\n"
+            "gamma*Correlation. The N ranks form one BLACS grid.\n"
             "\n"
             "  --trial N            trial of a results file (default 0, what attnsweep train writes)\n"
             "  --heads H            heads of a safetensors model (default: config.json beside it)\n"
@@ -134,8 +134,8 @@ static void print_table(const Input *in, const char *path, const LayerScore *s, 
                         const BlacsGrid *g) {
     printf("attnsweep score: %s", path);
     if (in->is_trial)
-        printf(" trial %d (%s on %s, accuracy %.4f)", in->trial.id, attention_names[in->trial.config.attention],
-               task_names[in->trial.config.task], in->trial.accuracy);
+        printf(" trial %d (%s on %s, val_accuracy %.4f)", in->trial.id, attention_names[in->trial.config.attention],
+               task_names[in->trial.config.task], in->trial.val_accuracy);
     else
         printf(" (%s, %d heads)", in->model.family, in->dims[0]);
     printf(": %d layers of [%d, %d, %d, %d] on a %d x %d grid\n", in->n_layers, in->dims[0], in->dims[1], in->dims[2],
@@ -246,7 +246,7 @@ int cmd_score(int argc, char **argv) {
         double reward = NAN;
         if (in.is_trial) {
             TrialResult *r = &in.trial;
-            reward = reward_value(r->accuracy, rd, corr, &spec);
+            reward = reward_value(r->val_accuracy, rd, corr, &spec);
             if (r->scores)
                 for (int l = 0; l < r->n_layers; l++) layer_score_free(&r->scores[l]);
             free(r->scores);
@@ -268,7 +268,7 @@ int cmd_score(int argc, char **argv) {
             for (int l = 0; l < in.n_layers; l++) cJSON_AddItemToArray(layers, layer_json(&s[l]));
             cJSON_AddNumberToObject(j, "rank_deviation", rd);
             cJSON_AddNumberToObject(j, "correlation", corr);
-            cJSON_AddNumberToObject(j, "reward", reward);  // null for a checkpoint (no accuracy)
+            cJSON_AddNumberToObject(j, "reward", reward);  // null for a checkpoint (no val_accuracy)
             cJSON_AddNumberToObject(j, "seconds", seconds);
             char *text = cJSON_PrintUnformatted(j);
             puts(text);
@@ -278,7 +278,7 @@ int cmd_score(int argc, char **argv) {
             print_table(&in, path, s, secs, &g);
             printf("RankDeviation %.4f  Correlation %.4f", rd, corr);
             if (in.is_trial)
-                printf("  reward %.4f = %.4f - %g x %.4f - %g x %.4f", reward, in.trial.accuracy, spec.beta, rd,
+                printf("  reward %.4f = %.4f - %g x %.4f - %g x %.4f", reward, in.trial.val_accuracy, spec.beta, rd,
                        spec.gamma, corr);
             printf("\nscored in %.2f s; wrote %s\n", seconds, out_path);
         }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "common/metrics.h"
 #include "common/util.h"
 #include "space/space_impl.h"
 
@@ -64,7 +65,6 @@ static const char *const param_keys[PK_N] = {"value", "values", "distribution", 
 
 // ---- the words each choice allows (NULL-terminated)
 static const char *const method_names[] = {"grid", "random", "sobol", "evolution", NULL};  // SweepMethod
-static const char *const metric_names[] = {"reward", "accuracy", "loss", "bits_per_byte", NULL};
 static const char *const goal_names[] = {"maximize", "minimize", NULL};
 static const char *const scheduler_names[] = {"asha", NULL};
 static const char *const mode_names[] = {"heads", "head_dim", "model_dim", "roles", NULL};  // tensor modes 0..3
@@ -766,11 +766,15 @@ static int read_metric(Loader *L, yaml_node_t *map) {
     Mark k_at[METRIC_N];
     SweepSpec *s = L->s;
     if (read_section(L, map, "metric", metric_keys, METRIC_N, v, k_at)) return -1;
-    if (!v[METRIC_NAME]) return fail(L, mark_of(map), "metric needs name (reward, accuracy, loss or bits_per_byte)");
+    const char *names[METRIC_NAMES];
+    metric_names(METRIC_DECIDES, names);
+    char allowed[256];
+    metric_names_text(METRIC_DECIDES, allowed, sizeof allowed);
+    if (!v[METRIC_NAME]) return fail(L, mark_of(map), "metric needs name (%s)", allowed);
     int k, goal;
-    if (read_choice(L, v[METRIC_NAME], "metric", metric_names, &k)) return -1;
-    snprintf(s->metric, sizeof s->metric, "%s", metric_names[k]);
-    s->maximize = k <= 1;  // reward, accuracy: up; loss, bits_per_byte: down
+    if (read_choice(L, v[METRIC_NAME], "metric", names, &k)) return -1;
+    snprintf(s->metric, sizeof s->metric, "%s", names[k]);
+    s->maximize = metric_find(names[k])->maximize;
     if (v[METRIC_GOAL]) {
         if (read_choice(L, v[METRIC_GOAL], "goal", goal_names, &goal)) return -1;
         s->maximize = goal == 0;

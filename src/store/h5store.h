@@ -4,7 +4,7 @@
 //   /summary             compound table, one row per trial (see README "Results file")
 //   /trials/NNNNNN/      attributes (config as JSON, status, reason, rank, host, times)
 //        curves          compound table, one row per evaluation: step, lr, train_loss,
-//                        eval_loss, eval_accuracy, penalty, seconds
+//                        val_loss, val_accuracy, penalty, seconds
 //        weights/layerK  final attention tensor [groups, d_group, d_model, roles], float32
 //        invariants      compound table, one row per evaluation: step, correlation [layers],
 //                        eff_rank [layers, 4], head_sv [layers, heads]
@@ -19,7 +19,8 @@
 #include "common/trial.h"
 
 // The layout version in the root attribute format_version; readers refuse others.
-enum { H5STORE_FORMAT_VERSION = 2 };
+// Format 3: the validation and test metrics (val_*, test_*) and the curves' val_ columns.
+enum { H5STORE_FORMAT_VERSION = 3 };
 
 typedef struct H5Store H5Store;
 
