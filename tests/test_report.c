@@ -321,7 +321,8 @@ static void test_report_sections(void) {
               !has_column(lb, "d_model") && !has_column(lb, "lambda_nuclear") && !has_column(lb, "val_loss"),
           "leaderboard columns");
 
-    // Ranked by val_loss (lower is better): its column is added; 0.38 (trials 2 and 5) first.
+    // Ranked by val_loss (lower is better): its column is added; 0.38 (trials 2 and 5) first
+    // (their test_loss, 0.62, is the worst: the test metrics do not rank).
     Report by_loss;
     report_build(&s, &(ReportOptions){.metric = "val_loss", .maximize = 0, .top = 2}, &by_loss);
     const Table *lbl = find_table(&by_loss, "leaderboard");
@@ -350,7 +351,8 @@ static void test_report_sections(void) {
           "configuration H: n %g, reward %.17g ± %.17g", at(bc, 7, "n")->value, h->value, h->sd);
 
     // Pareto front: every finished trial has RankDeviation 0.1 and Correlation 0.2, so the
-    // front is the best accuracy, 0.62: trials 2 and 5 (equal on all three).
+    // front is the best val_accuracy, 0.62: trials 2 and 5 (equal on all three; their
+    // test_accuracy, 0.38, is the worst).
     const Table *pf = find_table(&r, "pareto");
     CHECK(pf->n_rows == 2 && at(pf, 0, "trial")->value == 2 && at(pf, 1, "trial")->value == 5, "Pareto front");
 

@@ -463,6 +463,15 @@ report abl.h5 --format xml
 expect_error "--format xml" "--format must be table, csv or json, got 'xml'"
 report abl.h5 --metric speed
 expect_error "--metric speed" "--metric must be one of val_accuracy, val_loss, val_bits_per_byte, rank_deviation, correlation, reward, got 'speed'"
+# The leaderboard ranks by validation: the old names say their val_ spelling, no test metric ranks.
+report abl.h5 --metric accuracy
+expect_error "--metric accuracy" "--metric 'accuracy' is now called 'val_accuracy' (every decision reads the validation split)"
+report abl.h5 --metric=bits_per_byte
+expect_error "--metric bits_per_byte" "--metric 'bits_per_byte' is now called 'val_bits_per_byte'"
+report abl.h5 --metric test_accuracy
+expect_error "--metric test_accuracy" "--metric 'test_accuracy' is a test metric, and test metrics never drive decisions (use 'val_accuracy')"
+report abl.h5 --metric test_correlation
+expect_error "--metric test_correlation" "--metric 'test_correlation' is a test metric, and test metrics never drive decisions (use one of val_accuracy, val_loss, val_bits_per_byte, rank_deviation, correlation, reward)"
 report abl.h5 --top
 expect_error "--top without a value" "--top needs a value"
 report abl.h5 --verbose
@@ -476,6 +485,6 @@ expect_error "--json=1" "--json takes no value"
 report --help
 expect_ok "--help"
 grep -q "usage: attnsweep report RESULTS.h5" out || fail "--help: no usage line"
-pass "missing, directory, text, truncated, scrambled, other version, foreign, scores-only, missing column; bad options: one line, exit 2"
+pass "missing, directory, text, truncated, scrambled, other version, foreign, scores-only, missing column; bad options, old and test metric names: one line, exit 2"
 
 echo "PASS: $checks checks of attnsweep report in $((SECONDS - start)) s"

@@ -12,7 +12,12 @@
 #      trial the journal held before a kill is in the final file unchanged, nothing is
 #      duplicated, the file opens;
 #   5. SIGUSR1 to mpirun stops the sweep within seconds with exit code 3, and --resume
-#      completes it.
+#      completes it;
+#   6. decisions read validation only: an ASHA sweep on one worker (trials run one after
+#      the other, so the rung reports arrive in /summary order) has exactly the pruned
+#      trials that ASHA's rule replayed on the val_accuracy column of the curves gives,
+#      and the best trial the coordinator reports is the best by reward (from
+#      val_accuracy); the test metrics, measured once per trial, play no part.
 # Usage: bash tests/test_sweep.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
 
@@ -215,5 +220,53 @@ mpirun -np 3 "$bin" run signal.yaml -o signal.h5 --resume --quiet 2>"$tmp/err" |
 [[ $rc == 0 ]] || fail "--resume after SIGUSR1: exit code $rc"
 check_file signal.h5 30
 pass "SIGUSR1: stopped in $((SECONDS - t0)) s or less with exit 3; --resume completed all 30 trials once"
+
+echo "== 6. decisions read validation only: ASHA replayed from the val_accuracy curves"
+sweep_yaml asha 16 40 "  lr: {values: [0.0005, 0.002, 0.008]}"
+sed -i 's/^method: random$/method: random\nscheduler: {name: asha, min_steps: 10, eta: 2}/; s/eval_every: 20/eval_every: 10/' \
+    "$tmp/asha.yaml"
+rc=0
+mpirun -np 2 "$bin" run asha.yaml -o asha.h5 --quiet 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "ASHA sweep on one worker: exit code $rc"
+check_file asha.h5 16
+"$py" - asha.h5 "$tmp/err" <<'PY' || fail "ASHA's decisions are not those of the validation column"
+import re, sys, h5py
+f = h5py.File(sys.argv[1], "r")
+rows = f["summary"][:]  # in the order the trials finished: one worker ran them one by one
+rungs, eta, budget = [10, 20], 2, 40
+seen = [[] for _ in rungs]
+bad = []
+for row in rows:
+    trial, status, steps = int(row["trial"]), row["status"].decode(), int(row["steps"])
+    curve = f["trials"][f"{trial:06d}"]["curves"]
+    val = dict(zip(curve["step"][:].tolist(), curve["val_accuracy"][:].tolist()))
+    want_status, want_steps = "ok", budget
+    for k, rung in enumerate(rungs):  # coordinator.c asha_continue, on the reported val_accuracy
+        m = val[rung]
+        seen[k].append(m)
+        s = sorted(seen[k])
+        pos = (1.0 - 1.0 / eta) * (len(s) - 1)
+        lo = int(pos // 1)
+        cut = s[lo] + (pos - lo) * (s[lo + 1] - s[lo]) if lo + 1 < len(s) else s[lo]
+        if m < cut:
+            want_status, want_steps = "pruned", rung
+            break
+    if (status, steps) != (want_status, want_steps):
+        bad.append(f"trial {trial}: {status} after {steps} steps, the val column says {want_status} after {want_steps}")
+pruned = sum(r["status"] == b"pruned" for r in rows)
+if not 0 < pruned < len(rows):
+    bad.append(f"fixture: {pruned} of {len(rows)} trials pruned; the check needs some of each")
+# The coordinator's best: the first trial (in finishing order) with the highest reward.
+best = max(range(len(rows)), key=lambda i: (rows[i]["reward"], -i))
+m = re.findall(r"best reward (-?[0-9.]+) \(trial (\d+)\)", open(sys.argv[2]).read())
+if not m or int(m[-1][1]) != int(rows[best]["trial"]) or m[-1][0] != f"{rows[best]['reward']:.4f}":
+    bad.append(f"coordinator's best {m[-1] if m else None}, want trial {int(rows[best]['trial'])} "
+               f"(reward {rows[best]['reward']:.4f})")
+by_test = max(range(len(rows)), key=lambda i: (rows[i]["test_accuracy"], -i))
+print("\n".join(bad) if bad else f"{pruned} of {len(rows)} pruned as the val column says; best by reward trial "
+      f"{int(rows[best]['trial'])} (the best by test_accuracy would be trial {int(rows[by_test]['trial'])})")
+sys.exit(1 if bad else 0)
+PY
+pass "ASHA on one worker: every rung decision equals the replay on val_accuracy; the reported best is the best by reward"
 
 echo "PASS: $checks checks of attnsweep run in $((SECONDS - start)) s"

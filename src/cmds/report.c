@@ -92,7 +92,8 @@ int cmd_report(int argc, char **argv) {
         }
     }
     if (!path) die(EXIT_BADINPUT, "report: which file? (attnsweep report RESULTS.h5)");
-    char allowed[256];
+    char allowed[256], why[512];
+    if (metric && metric_refusal(metric, METRIC_RANKS, why, sizeof why)) die(EXIT_BADINPUT, "report: --metric %s", why);
     if (metric && !report_metric_known(metric, allowed, sizeof allowed))
         die(EXIT_BADINPUT, "report: --metric must be one of %s, got '%s'", allowed, metric);
 

@@ -20,6 +20,14 @@ const Metric metrics[] = {
 const int n_metrics = (int)(sizeof metrics / sizeof metrics[0]);
 _Static_assert(sizeof metrics / sizeof metrics[0] < METRIC_NAMES, "METRIC_NAMES has no room for every name");
 
+// The names of the versions before the validation split, and what they became.
+static const struct {
+    const char *old, *now;
+} renamed[] = {{"accuracy", "val_accuracy"}, {"loss", "val_loss"}, {"bits_per_byte", "val_bits_per_byte"}};
+
+#define VAL "val_"
+#define TEST "test_"
+
 const Metric *metric_find(const char *name) {
     for (int i = 0; i < n_metrics; i++)
         if (!strcmp(metrics[i].name, name)) return &metrics[i];
@@ -48,4 +56,26 @@ void metric_names_text(MetricUse most, char *out, size_t len) {
     const int n = metric_names(most, names);
     out[0] = 0;
     for (int i = 0; i < n; i++) snprintf(out + strlen(out), len - strlen(out), "%s%s", i ? ", " : "", names[i]);
+}
+
+const char *metric_refusal(const char *name, MetricUse most, char *out, size_t len) {
+    for (size_t i = 0; i < sizeof renamed / sizeof renamed[0]; i++)
+        if (!strcmp(name, renamed[i].old)) {
+            snprintf(out, len, "'%s' is now called '%s' (every decision reads the validation split)", name,
+                     renamed[i].now);
+            return out;
+        }
+    if (strncmp(name, TEST, strlen(TEST)) != 0) return NULL;
+    char twin[64];
+    snprintf(twin, sizeof twin, VAL "%s", name + strlen(TEST));
+    const Metric *m = metric_find(twin);
+    if (m && m->use <= most) {
+        snprintf(out, len, "'%s' is a test metric, and test metrics never drive decisions (use '%s')", name, twin);
+    } else {
+        char allowed[256];
+        metric_names_text(most, allowed, sizeof allowed);
+        snprintf(out, len, "'%s' is a test metric, and test metrics never drive decisions (use one of %s)", name,
+                 allowed);
+    }
+    return out;
 }

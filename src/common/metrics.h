@@ -48,4 +48,11 @@ int metric_names(MetricUse most, const char *names[METRIC_NAMES]);
 // The same joined as "val_accuracy, val_loss, ..." into out.
 void metric_names_text(MetricUse most, char *out, size_t len);
 
+// Why `name` cannot be the metric decisions are made by, as a message that begins with
+// the name in quotes and says what to write instead: a test metric ("test metrics never
+// drive decisions") or a name of the versions before the validation split ("'accuracy' is
+// now called 'val_accuracy'"). NULL for any other name, known or not (the caller checks
+// it against metric_names(most)).
+const char *metric_refusal(const char *name, MetricUse most, char *out, size_t len);
+
 #endif

@@ -26,7 +26,9 @@
 // Keys, [defaults]; method and parameters are required, trials too unless method is grid:
 //   name [file stem]         letters, digits, _ - . (it names results/NAME.h5)
 //   metric                   name: reward | val_accuracy | val_loss | val_bits_per_byte
-//                            [reward] (common/metrics.h: decisions read validation only);
+//                            [reward] (common/metrics.h: decisions read validation only;
+//                            accuracy, loss, bits_per_byte and every test_* name are
+//                            refused, val_bits_per_byte unless every trial is charlm);
 //                            goal: maximize | minimize [minimize for the losses]
 //   seed [1]                 0..2147482; trial seeds are seed*1000 + repeat
 //   trials                   1..10^6, a multiple of repeats; grid: its size x repeats
