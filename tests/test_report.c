@@ -320,13 +320,17 @@ static void test_report_sections(void) {
     CHECK(has_column(lb, "lambda_orth") && has_column(lb, "lambda_l2") && has_column(lb, "seed") &&
               !has_column(lb, "d_model") && !has_column(lb, "lambda_nuclear") && !has_column(lb, "val_loss"),
           "leaderboard columns");
+    // The test accuracy is shown beside the validation accuracy (here its complement).
+    CHECK(has_column(lb, "val_accuracy") && has_column(lb, "test_accuracy") && !has_column(lb, "test_loss") &&
+              at(lb, 0, "test_accuracy")->value == 1 - at(lb, 0, "val_accuracy")->value,
+          "leaderboard: test_accuracy beside val_accuracy");
 
     // Ranked by val_loss (lower is better): its column is added; 0.38 (trials 2 and 5) first
     // (their test_loss, 0.62, is the worst: the test metrics do not rank).
     Report by_loss;
     report_build(&s, &(ReportOptions){.metric = "val_loss", .maximize = 0, .top = 2}, &by_loss);
     const Table *lbl = find_table(&by_loss, "leaderboard");
-    CHECK(has_column(lbl, "val_loss") && lbl->n_rows == 2 && at(lbl, 0, "trial")->value == 2 &&
+    CHECK(has_column(lbl, "val_loss") && has_column(lbl, "test_loss") && lbl->n_rows == 2 && at(lbl, 0, "trial")->value == 2 &&
               at(lbl, 1, "trial")->value == 5,
           "leaderboard by loss: %d rows, first trials %g, %g", lbl->n_rows, at(lbl, 0, "trial")->value,
           at(lbl, 1, "trial")->value);
@@ -340,6 +344,7 @@ static void test_report_sections(void) {
     const SampleStats ms = sample_stats(mha_acc, 12);
     CHECK_CLOSE(at(bv, 0, "val_accuracy")->value, ms.mean, 0, 1e-15, "mha mean accuracy");
     CHECK_CLOSE(at(bv, 0, "val_accuracy")->sd, ms.sd, 0, 1e-15, "mha sd accuracy");
+    CHECK_CLOSE(at(bv, 0, "test_accuracy")->value, 1 - ms.mean, 0, 1e-14, "mha mean test accuracy (shown)");
     CHECK(!strcmp(at(bv, 2, "attention")->text, "grassmann") && at(bv, 2, "n")->value == 3, "grassmann: n = 3");
 
     // Per configuration: 8 with a finished trial (A..H); H has n = 2 of its 3 trials.
@@ -355,6 +360,7 @@ static void test_report_sections(void) {
     // test_accuracy, 0.38, is the worst).
     const Table *pf = find_table(&r, "pareto");
     CHECK(pf->n_rows == 2 && at(pf, 0, "trial")->value == 2 && at(pf, 1, "trial")->value == 5, "Pareto front");
+    CHECK(fabs(at(pf, 0, "test_accuracy")->value - 0.38) < 1e-15, "Pareto front: test_accuracy shown");
 
     // Ablations of lambda_orth: B against A (λ = 0) and C (L2), D against C (λ = 0; D has
     // λ_l2 > 0, so no L2 control), E against F, G against H. p-values: scipy (see the top).
@@ -385,6 +391,7 @@ static void test_report_sections(void) {
         CHECK(!strcmp(at(ab, i, "attention")->text, rows[i].attention), "%s: variant", what);
         CHECK(at(ab, i, "lambda_l2")->value == rows[i].l2, "%s: lambda_l2", what);
         CHECK_CLOSE(at(ab, i, "d_val_accuracy")->value, rows[i].d_acc, 1e-12, 0, what);
+        CHECK_CLOSE(at(ab, i, "d_test_accuracy")->value, -rows[i].d_acc, 1e-12, 0, what);  // shown, never tested
         CHECK_CLOSE(at(ab, i, "d_reward")->value, rows[i].d_rew, 1e-12, 0, what);
         if (isnan(rows[i].p_acc))
             CHECK(isnan(at(ab, i, "p_val_accuracy")->value) && isnan(at(ab, i, "p_reward")->value), "%s: p NaN", what);

@@ -98,7 +98,7 @@ reasons = {int(k): f["trials"][k].attrs["reason"] for k in f["trials"]}
 rep = json.load(open(jpath))
 RESULTS = ["trial", "status", "val_accuracy", "val_loss", "val_bits_per_byte", "test_accuracy", "test_loss",
            "test_bits_per_byte", "rank_deviation", "correlation", "reward", "steps", "n_params", "seconds"]
-SHOWN = ["val_accuracy", "rank_deviation", "correlation", "reward"]
+SHOWN = ["val_accuracy", "test_accuracy", "rank_deviation", "correlation", "reward"]  # test: shown only
 params = [c for c in df.columns if c not in RESULTS]
 swept = [c for c in params if df[c].nunique() > 1 and c != "attention"]
 variants = ["mha", "tucker", "linear", "grassmann"]
@@ -121,7 +121,8 @@ ranked["key"] = -ranked[metric] if goal == "maximize" else ranked[metric]
 ranked = ranked.sort_values(["key", "trial"]).head(top)
 lb = rep["leaderboard"]
 want([r["trial"] for r in lb] == ranked.trial.tolist(), f"leaderboard trials {[r['trial'] for r in lb]}, want {ranked.trial.tolist()}")
-extra = [metric] if metric not in SHOWN else []
+extra = [m for m in (metric, metric.replace("val_", "test_", 1) if metric.startswith("val_") else None)
+         if m and m not in SHOWN]  # the ranking metric and its test twin
 keys = ["rank", "trial", "attention"] + swept + SHOWN + extra + ["steps", "seconds"]
 for i, (r, (_, row)) in enumerate(zip(lb, ranked.iterrows())):
     want(list(r.keys()) == keys, f"leaderboard keys {list(r.keys())}, want {keys}")
@@ -204,6 +205,9 @@ for reg in ["lambda_orth", "lambda_nuclear", "lambda_stability"]:
         what = f"{reg} = {lam} against {against} ({r['attention']})"
         want(close(r[reg], lam) and r["against"] == against and r["attention"] == arm.attention.iloc[0], what)
         want(r["n"] == len(arm) and r["n_control"] == len(ctl), f"{what}: n")
+        d_test = arm.test_accuracy.mean() - ctl.test_accuracy.mean()  # shown beside, never tested
+        want(close(r["d_test_accuracy"], d_test, 1e-9) and "test_" not in r["verdict"],
+             f"{what}: d_test_accuracy {r['d_test_accuracy']} vs {d_test}, verdict '{r['verdict']}'")
         for m, short in (("val_accuracy", "val_accuracy"), ("reward", "reward")):
             d = arm[m].mean() - ctl[m].mean()
             want(close(r["d_" + short], d, 1e-9), f"{what}: d_{short} {r['d_' + short]} vs {d}")

@@ -43,6 +43,13 @@ void metric_copy(TrialResult *to, const TrialResult *from) {
 
 int metric_applies(const Metric *m, int task) { return !m->charlm_only || task == TASK_CHARLM; }
 
+const Metric *metric_test_twin(const Metric *m) {
+    if (strncmp(m->name, VAL, strlen(VAL)) != 0) return NULL;
+    char twin[64];
+    snprintf(twin, sizeof twin, TEST "%s", m->name + strlen(VAL));
+    return metric_find(twin);
+}
+
 int metric_names(MetricUse most, const char *names[METRIC_NAMES]) {
     int n = 0;
     for (int i = 0; i < n_metrics; i++)

@@ -39,6 +39,8 @@ double metric_value(const TrialResult *r, const Metric *m);
 void metric_copy(TrialResult *to, const TrialResult *from);
 // Whether m is reported for the task (bits per byte only for charlm).
 int metric_applies(const Metric *m, int task);
+// The test twin of a validation metric (test_loss for val_loss), else NULL.
+const Metric *metric_test_twin(const Metric *m);
 
 // The names of the metrics of use `most` or lower (METRIC_DECIDES: those a sweep may
 // optimise; METRIC_RANKS: those the report ranks by), in table order, NULL-terminated in

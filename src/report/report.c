@@ -9,9 +9,11 @@
 #include "common/util.h"
 #include "report/stats.h"
 
-// The metrics (common/metrics.h) in every table of trials; a leaderboard ranked by
-// another adds its column.
-static const char *const shown_metrics[] = {"val_accuracy", "rank_deviation", "correlation", "reward"};
+// The metrics (common/metrics.h) in every table of trials, the test accuracy beside the
+// validation one (shown only: nothing ranks, selects or tests by it); a leaderboard
+// ranked by another metric adds its column and its test twin's.
+static const char *const shown_metrics[] = {"val_accuracy", "test_accuracy", "rank_deviation", "correlation",
+                                            "reward"};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 enum { N_SHOWN = COUNT(shown_metrics) };
 // The metrics each ablation tests, in the order of its columns and verdict.
@@ -278,11 +280,16 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
              o->metric, o->maximize ? "higher" : "lower");
     Table *t = table_new("leaderboard", title);
     table_note(t, "finished trials only (status ok); pruned and failed ones are counted under Failures and pruning");
+    table_note(t, "the test metrics, measured once per trial, are shown beside the validation ones and rank nothing");
     table_column(t, "rank", "#", COL_INT, NULL);
     table_column(t, "trial", "trial", COL_INT, NULL);
     param_columns(t, a, 1, NULL);
     shown_columns(t, COL_REAL);
-    if (!is_shown(m)) metric_column(t, m, COL_REAL);
+    const Metric *extra[2];  // the ranking metric and its test twin, when not shown already
+    int n_extra = 0;
+    if (!is_shown(m)) extra[n_extra++] = m;
+    if (metric_test_twin(m) && !is_shown(metric_test_twin(m))) extra[n_extra++] = metric_test_twin(m);
+    for (int k = 0; k < n_extra; k++) metric_column(t, extra[k], COL_REAL);
     table_column(t, "steps", "steps", COL_INT, NULL);
     table_column(t, "seconds", "time (s)", COL_REAL, "%.1f");
     for (int i = 0; i < shown; i++) {
@@ -292,7 +299,7 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
         table_number(t, x->id);
         param_cells(t, a, &x->config, 1, NULL);
         shown_cells(t, x);
-        if (!is_shown(m)) table_number(t, metric_value(x, m));
+        for (int k = 0; k < n_extra; k++) table_number(t, metric_value(x, extra[k]));
         table_number(t, x->steps);
         table_number(t, x->seconds);
     }
@@ -456,6 +463,7 @@ static Table *ablation(const Analysis *a, const char *reg) {
                "matched on every other parameter (the L2 control: " CONTROL " = λ, %s = 0); finished trials; Welch's "
                "t-test over repeats; a verdict only at p < %g",
                reg, REPORT_ALPHA);
+    table_note(t, "Δ test accuracy is shown only: the tests and the verdict read val_accuracy and reward");
     table_column(t, reg, "λ", COL_REAL, "%g");
     table_column(t, "against", "against", COL_TEXT, NULL);
     param_columns(t, a, 0, reg);
@@ -463,6 +471,7 @@ static Table *ablation(const Analysis *a, const char *reg) {
     table_column(t, "n_control", "n ctrl", COL_INT, NULL);
     table_column(t, "d_val_accuracy", "Δ val accuracy", COL_REAL, "%+.4f");
     table_column(t, "p_val_accuracy", "p", COL_REAL, "%.3g");
+    table_column(t, "d_test_accuracy", "Δ test accuracy", COL_REAL, "%+.4f");
     table_column(t, "d_reward", "Δ reward", COL_REAL, "%+.4f");
     table_column(t, "p_reward", "p", COL_REAL, "%.3g");
     table_column(t, "verdict", "verdict", COL_TEXT, NULL);
@@ -492,6 +501,8 @@ static Table *ablation(const Analysis *a, const char *reg) {
                 d[k] = sa.mean - sc.mean;
                 p[k] = welch_test(sa, sc, &w) == 0 ? w.p : NAN;
             }
+            const Metric *test = metric_find("test_accuracy");  // shown, not tested
+            const double d_test = stats_of(arm->ok, arm->n, test).mean - stats_of(ctl->ok, ctl->n, test).mean;
             ablation_verdict(words, sizeof words, reg, lambda, vs_l2 ? "plain L2 of equal strength" : "λ = 0",
                              attention_names[arm->first->config.attention], arm->n, ctl->n, d, p);
             table_row(t);
@@ -502,6 +513,7 @@ static Table *ablation(const Analysis *a, const char *reg) {
             table_number(t, ctl->n);
             table_number(t, d[0]);
             table_number(t, p[0]);
+            table_number(t, d_test);
             table_number(t, d[1]);
             table_number(t, p[1]);
             table_text(t, "%s", words);

@@ -12,8 +12,10 @@
 //   failures.by_status, failures.by_reason, failures.asha   counts, and the steps ASHA saved
 //
 // Every metric is read from the file (val_accuracy, rank_deviation, correlation, reward, ...);
-// nothing is recomputed. "Finished" is status ok: a pruned trial stopped early and a
-// failed one has no metrics.
+// nothing is recomputed. Ranking, the Pareto front and the tests read validation metrics
+// (and the reward, computed from val_accuracy) only; test_accuracy is shown beside
+// val_accuracy, as is the test twin of a validation metric the leaderboard ranks by.
+// "Finished" is status ok: a pruned trial stopped early and a failed one has no metrics.
 #ifndef ATTN_REPORT_H
 #define ATTN_REPORT_H
 
