@@ -6,11 +6,11 @@ Usage: scripts/analyze.py RESULTS.h5 [-o OUTDIR] [--top N]
 Reads the file written by `attnsweep run` (or `attnsweep train -o`, `attnsweep score`
 of a trial) and writes into OUTDIR (default: RESULTS_plots/ beside the file):
 
-  learning_curves.png       held-out accuracy and training loss against step, one line
+  learning_curves.png       validation accuracy and training loss against step, one line
                             per trial, one column per attention variant
   reward_vs_parameters.png  reward against every swept parameter that varies (one panel
                             each; categorical parameters as categories)
-  pareto.png                accuracy against Correlation and against RankDeviation: every
+  pareto.png                val_accuracy against Correlation and against RankDeviation: every
                             trial a point, the non-dominated ones highlighted and joined
   invariants_VARIANT.png    per variant: head singular values normalised by their sum and
                             head correlation per layer against step, one line per trial,
@@ -19,12 +19,13 @@ of a trial) and writes into OUTDIR (default: RESULTS_plots/ beside the file):
                             the best --top trials by reward (default 4; 0: every trial)
   plots.json                the exact numbers every figure plots, keyed by file name
 
-Every metric (accuracy, rank_deviation, correlation, reward, the curves, the invariants,
+Every metric (val_accuracy, rank_deviation, correlation, reward, the curves, the invariants,
 the CP role vectors) is read from the file, never recomputed; the only arithmetic is the
 normalisation of the head singular values by their sum and the Pareto dominance test.
-A list of the files written goes to stdout. A missing file, a file that is not HDF5 or
-not an attnsweep results file of format_version 3 ends with one line on stderr and exit
-code 2.
+Like the report, it selects and ranks by validation metrics only (the test metrics are
+measured once per trial and only printed beside them). A list of the files written goes
+to stdout. A missing file, a file that is not HDF5 or not an attnsweep results file of
+format_version 3 ends with one line on stderr and exit code 2.
 
 Needs only Debian's python3-h5py, -numpy, -matplotlib (Agg) and -pandas.
 """
@@ -59,8 +60,11 @@ DPI = 120
 
 # The metric columns of /summary (README "Results file"); every other column except
 # trial and status is a trial parameter.
-METRICS = ("accuracy", "rank_deviation", "correlation", "reward", "correlation_chance", "loss",
-           "bits_per_byte", "steps", "n_params", "seconds")
+METRICS = ("val_accuracy", "val_loss", "val_bits_per_byte", "test_accuracy", "test_loss",
+           "test_bits_per_byte", "rank_deviation", "correlation", "correlation_chance", "reward", "steps",
+           "n_params", "seconds")
+REQUIRED = ("trial", "status", "attention", "val_accuracy", "test_accuracy", "rank_deviation",
+            "correlation", "reward")
 NOT_SWEPT = ("trial", "status", "seed")  # seed = sweep seed * 1000 + repeat: the repeat
 REGULARISERS = ("lambda_orth", "lambda_nuclear", "lambda_stability", "lambda_l2")
 VARIANT_ORDER = ("mha", "tucker", "linear", "grassmann")
@@ -97,7 +101,7 @@ PARAM_LABELS = {
 }
 PRETTY = {"correlation": "Correlation", "rank_deviation": "RankDeviation"}
 LABEL_STEP = "step (optimizer steps)"
-LABEL_ACC = "held-out accuracy (fraction)"
+LABEL_ACC = "validation accuracy (fraction)"
 LABEL_TRAIN_LOSS = "training loss (nats per prediction)"
 LABEL_REWARD = "reward (fraction)"
 LABEL_CORR = "Correlation (mean |cos| between heads, 0-1)"
@@ -172,7 +176,7 @@ def open_results(path):
                            f"have no /summary; analyze a sweep's or a trial's results file")
         raise BadInput(f"{path}: no /summary table")
     table = f["summary"][:]
-    missing = [c for c in ("trial", "status", "attention") + METRICS[:4]
+    missing = [c for c in REQUIRED
                if table.dtype.names is None or c not in table.dtype.names]
     if missing:
         raise BadInput(f"{path}: /summary lacks {', '.join(missing)} (not the attnsweep layout)")
@@ -255,7 +259,7 @@ def status_legend_handles(statuses):
 def plot_learning_curves(f, df, title, outdir, written):
     variants = variants_of(df)
     fig, axes = new_figure(2, len(variants), 4.0, 3.2, sharex="all", sharey="row")
-    record = {"kind": "learning_curves", "x": "step", "y": ["eval_accuracy", "train_loss"],
+    record = {"kind": "learning_curves", "x": "step", "y": ["val_accuracy", "train_loss"],
               "series": []}
     styles = {"ok": "-", "pruned": "--", "failed": ":"}
     losses = {"kept": [], "failed": []}
@@ -266,11 +270,11 @@ def plot_learning_curves(f, df, title, outdir, written):
         for _, row in sub.iterrows():
             g = trial_group(f, row["trial"])
             s = {"trial": int(row["trial"]), "variant": v, "status": row["status"],
-                 "step": [], "eval_accuracy": [], "train_loss": []}
+                 "step": [], "val_accuracy": [], "train_loss": []}
             if g is not None and "curves" in g:
                 c = g["curves"]
                 s["step"] = c["step"][:]
-                s["eval_accuracy"] = c["eval_accuracy"][:]
+                s["val_accuracy"] = c["val_accuracy"][:]
                 s["train_loss"] = c["train_loss"][:]
             record["series"].append(s)
             if len(s["step"]) == 0:
@@ -279,7 +283,7 @@ def plot_learning_curves(f, df, title, outdir, written):
             style = dict(color=colour, alpha=0.5 if failed else 0.75, lw=1.2,
                          linestyle=styles.get(row["status"], "-"),
                          marker=("x" if failed else ".") if len(s["step"]) <= 25 else None)
-            axes[0, j].plot(s["step"], s["eval_accuracy"], **style)
+            axes[0, j].plot(s["step"], s["val_accuracy"], **style)
             axes[1, j].plot(s["step"], s["train_loss"], **style)
             losses["failed" if failed else "kept"].extend(np.asarray(s["train_loss"], float))
             if failed:
@@ -322,7 +326,7 @@ def plot_learning_curves(f, df, title, outdir, written):
                 axes[1, j].annotate(f"failed trials reach {m:.3g} nats (off the axis)",
                                     (0.02, 0.97), xycoords="axes fraction", fontsize=7,
                                     va="top")
-    suptitle(fig, f"{title}: learning curves, one line per trial (held-out accuracy at each "
+    suptitle(fig, f"{title}: learning curves, one line per trial (validation accuracy at each "
                   f"evaluation; training loss: mean since the previous evaluation)")
     save(fig, outdir, "learning_curves.png", written)
     return record
@@ -394,7 +398,7 @@ def plot_reward_vs_parameters(df, title, outdir, written, notes):
     axes[0, 0].legend(handles=handles, fontsize=8, loc="best")
     n_failed = len(df) - len(have)
     extra = f"; {n_failed} failed trial(s) without a reward not shown" if n_failed else ""
-    suptitle(fig, f"{title}: reward (= accuracy - beta RankDeviation - gamma Correlation, as "
+    suptitle(fig, f"{title}: reward (= val_accuracy - beta RankDeviation - gamma Correlation, as "
                   f"stored) against each swept parameter ({len(have)} trials{extra})")
     save(fig, outdir, "reward_vs_parameters.png", written)
     return record
@@ -413,17 +417,17 @@ def pareto_front(x, y):
 
 def plot_pareto(df, title, outdir, written):
     fig, axes = new_figure(1, 2, 5.2, 4.4)
-    record = {"kind": "pareto", "y": "accuracy", "goal": "maximise accuracy, minimise x",
+    record = {"kind": "pareto", "y": "val_accuracy", "goal": "maximise val_accuracy, minimise x",
               "panels": []}
     for ax, (metric, label) in zip(axes[0], (("correlation", LABEL_CORR),
                                              ("rank_deviation", LABEL_RD))):
         x_all = df[metric].to_numpy(dtype=float)
-        y_all = df["accuracy"].to_numpy(dtype=float)
+        y_all = df["val_accuracy"].to_numpy(dtype=float)
         keep = np.isfinite(x_all) & np.isfinite(y_all)
         sub = df[keep]
         x, y = x_all[keep], y_all[keep]
         front = pareto_front(x, y)
-        panel = {"x_metric": metric, "trial": sub["trial"].tolist(), "x": x, "accuracy": y,
+        panel = {"x_metric": metric, "trial": sub["trial"].tolist(), "x": x, "val_accuracy": y,
                  "status": sub["status"].tolist(), "variant": sub["attention"].tolist(),
                  "front_trials": [int(sub["trial"].iloc[i]) for i in front]}
         for v in variants_of(sub):
@@ -459,11 +463,11 @@ def plot_pareto(df, title, outdir, written):
             ax.text(0.5, 0.5, "no trial with metrics", transform=ax.transAxes, ha="center")
         ax.set_xlabel(label)
         ax.set_ylabel(LABEL_ACC)
-        ax.set_title(f"accuracy against {PRETTY[metric]}")
+        ax.set_title(f"val_accuracy against {PRETTY[metric]}")
         ax.grid(alpha=0.3)
         ax.legend(handles=handles, fontsize=8, loc="best")
         record["panels"].append(panel)
-    n_failed = int((~np.isfinite(df["accuracy"].to_numpy(dtype=float))).sum())
+    n_failed = int((~np.isfinite(df["val_accuracy"].to_numpy(dtype=float))).sum())
     extra = f"; {n_failed} failed trial(s) not shown" if n_failed else ""
     suptitle(fig, f"{title}: Pareto front (black edge: non-dominated; trial ids labelled{extra})")
     save(fig, outdir, "pareto.png", written)
@@ -730,7 +734,8 @@ def main(argv=None):
     if np.isfinite(rewards).any():
         b = df.iloc[int(np.nanargmax(rewards))]
         print(f"best reward {b['reward']:.4f}: trial {int(b['trial'])} ({b['attention']}, "
-              f"accuracy {b['accuracy']:.4f}, RankDeviation {b['rank_deviation']:.4f}, "
+              f"val_accuracy {b['val_accuracy']:.4f} (test_accuracy {b['test_accuracy']:.4f}), "
+              f"RankDeviation {b['rank_deviation']:.4f}, "
               f"Correlation {b['correlation']:.4f})")
     print(f"wrote {len(written)} figures and plots.json in {outdir}:")
     for name in written:

@@ -17,8 +17,8 @@ declare -A budget=(
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-echo "| variant | task | budget | params | accuracy | loss (nats) | bits/byte | steps/s | time (s) |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| variant | task | budget | params | val accuracy | test accuracy | test loss (nats) | test bits/byte | steps/s | time (s) |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for task in fashion_mnist charlm recall; do
   for attention in mha tucker linear grassmann; do
     # shellcheck disable=SC2086
@@ -28,10 +28,12 @@ for task in fashion_mnist charlm recall; do
 import json, sys
 r = json.load(open(sys.argv[1]))
 c = r["config"]
-bpb = f'{r["bits_per_byte"]:.3f}' if c["task"] == "charlm" else "–"
-acc = f'{r["accuracy"]:.4f}' if r["status"] == "ok" else f'{r["status"]}: {r["reason"]}'
+bpb = f'{r["test_bits_per_byte"]:.3f}' if c["task"] == "charlm" else "–"
+acc = (f'{r["val_accuracy"]:.4f} | {r["test_accuracy"]:.4f}' if r["status"] == "ok"
+       else f'{r["status"]}: {r["reason"]} | –')
+loss = f'{r["test_loss"]:.4f}' if r["status"] == "ok" else "–"
 print(f'| {c["attention"]} | {c["task"]} | `{sys.argv[2]}` | {r["n_params"]:,} | {acc} | '
-      f'{r["loss"]:.4f} | {bpb} | {r["steps_per_second"]:.1f} | {r["seconds"]:.0f} |')
+      f'{loss} | {bpb} | {r["steps_per_second"]:.1f} | {r["seconds"]:.0f} |')
 PY
   done
 done

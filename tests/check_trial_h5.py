@@ -7,10 +7,11 @@ Usage: check_trial_h5.py FILE.h5 RUN.json --task T --attention A --heads H --d-m
                                                one interpreter start for many files)
 
 Reads the file the way a user would (h5py, pandas) and checks the layout of the
-README "Results file" section: one /summary row that agrees with the JSON, the
-trial group with its curve and its final attention tensors, the root "yaml"
-attribute. Prints one line per failed check (expected vs got) and exits 1 if any
-failed; prints nothing and exits 0 otherwise.
+README "Results file" section (format_version 3; a file of another version is one
+failed check naming both versions): one /summary row that agrees with the JSON
+(validation and test metrics), the trial group with its curve and its final
+attention tensors, the root "yaml" attribute. Prints one line per failed check
+(expected vs got) and exits 1 if any failed; prints nothing and exits 0 otherwise.
 """
 import argparse
 import json
@@ -22,6 +23,10 @@ import h5py
 import numpy as np
 import pandas
 
+FORMAT_VERSION = 3
+# The /summary metrics and their keys in --json (common/metrics.h); bits per byte for charlm only.
+VAL = ("val_accuracy", "val_loss", "val_bits_per_byte")
+TEST = ("test_accuracy", "test_loss", "test_bits_per_byte")
 failures = []
 
 
@@ -36,10 +41,11 @@ def text(v):
 
 
 def same_number(a, b):
-    """Equal as stored doubles; JSON writes NaN and infinities as null."""
+    """Equal to the digits cJSON prints (15 significant, not always the exact double);
+    JSON writes NaN and infinities as null."""
     if b is None:
         return a is not None and not math.isfinite(a)
-    return a == b or (math.isnan(a) and math.isnan(b))
+    return math.isclose(a, b, rel_tol=1e-14) or (math.isnan(a) and math.isnan(b))
 
 
 def main(argv):
@@ -60,6 +66,9 @@ def main(argv):
 
     with h5py.File(a.h5, "r") as f:
         where = a.h5
+        version = int(f.attrs.get("format_version", -1))
+        if not check(version == FORMAT_VERSION, f"{where}: results format", FORMAT_VERSION, version):
+            return
         # Root attributes: the configuration as YAML.
         yaml = text(f.attrs.get("yaml", ""))
         for line in (f"attention: {a.attention}", f"task: {a.task}", f"heads: {a.heads}"):
@@ -71,7 +80,7 @@ def main(argv):
         check(summary.shape == (1,), f"{where}: /summary shape", (1,), summary.shape)
         df = pandas.DataFrame(summary)
         columns_ok = True
-        for col in ("trial", "status", "attention", "accuracy", "steps", "seconds"):
+        for col in ("trial", "status", "attention", "steps", "seconds") + VAL + TEST:
             columns_ok &= check(col in df.columns, f"{where}: /summary has column '{col}'", "present",
                                 list(df.columns))
         if not columns_ok or len(df) != 1:
@@ -82,15 +91,27 @@ def main(argv):
         check(text(row["status"]) == a.status, f"{where}: /summary status", a.status, text(row["status"]))
         check(text(row["status"]) == run["status"], f"{where}: /summary status vs JSON", run["status"],
               text(row["status"]))
-        check(same_number(float(row["accuracy"]), run["accuracy"]), f"{where}: /summary accuracy vs JSON",
-              run["accuracy"], float(row["accuracy"]))
+        for col in VAL + TEST:
+            if a.task == "charlm" or not col.endswith("bits_per_byte"):
+                check(same_number(float(row[col]), run[col]), f"{where}: /summary {col} vs JSON", run[col],
+                      float(row[col]))
+            else:  # NaN in /summary, absent from --json
+                check(math.isnan(float(row[col])) and col not in run, f"{where}: {col} of a {a.task} trial",
+                      "NaN in /summary and no JSON key", (float(row[col]), run.get(col)))
         check(int(row["steps"]) == run["steps"], f"{where}: /summary steps vs JSON", run["steps"],
               int(row["steps"]))
         if a.status == "ok":
             check(int(row["steps"]) == a.steps, f"{where}: /summary steps", a.steps, int(row["steps"]))
-            check(0.0 <= float(row["accuracy"]) <= 1.0, f"{where}: /summary accuracy in [0, 1]", "[0, 1]",
-                  float(row["accuracy"]))
+            for col in ("val_accuracy", "test_accuracy"):
+                check(0.0 <= float(row[col]) <= 1.0, f"{where}: /summary {col} in [0, 1]", "[0, 1]", float(row[col]))
+            if a.task == "charlm":
+                check(math.isclose(float(row["test_bits_per_byte"]), float(row["test_loss"]) / math.log(2),
+                                   rel_tol=1e-12), f"{where}: test_bits_per_byte = test_loss / ln 2",
+                      float(row["test_loss"]) / math.log(2), float(row["test_bits_per_byte"]))
         else:
+            for col in TEST:  # measured only for a trial that finished
+                check(math.isnan(float(row[col])), f"{where}: /summary {col} of a failed trial", "NaN",
+                      float(row[col]))
             check(int(row["steps"]) < a.steps, f"{where}: /summary steps of a failed trial", f"< {a.steps}",
                   int(row["steps"]))
 
@@ -111,7 +132,7 @@ def main(argv):
         # Curves: a table with every column, step increasing, ending at the steps taken.
         curves = t["curves"]
         columns = list(curves.dtype.names or ())
-        want_columns = ["step", "lr", "train_loss", "eval_loss", "eval_accuracy", "penalty", "seconds"]
+        want_columns = ["step", "lr", "train_loss", "val_loss", "val_accuracy", "penalty", "seconds"]
         check(columns == want_columns, f"{where}: curves columns", want_columns, columns)
         step = curves["step"] if "step" in columns else np.zeros(0)
         check(len(step) >= 1, f"{where}: curves step length", ">= 1", len(step))
@@ -122,6 +143,10 @@ def main(argv):
                 check(int(step[-1]) == a.steps, f"{where}: curves step last", a.steps, int(step[-1]))
             check(int(step[-1]) <= run["steps"], f"{where}: curves step last <= steps taken",
                   f"<= {run['steps']}", int(step[-1]))
+            if "val_accuracy" in columns:  # the summary's validation metrics are the last evaluation's
+                check(same_number(float(curves["val_accuracy"][-1]), float(row["val_accuracy"])),
+                      f"{where}: curves val_accuracy last vs /summary", float(row["val_accuracy"]),
+                      float(curves["val_accuracy"][-1]))
 
         # Final attention tensors, one per layer.
         if a.attention == "grassmann":

@@ -7,14 +7,14 @@
 #      exists, is non-empty, has the PNG signature, decodes with matplotlib.image.imread
 #      and is not blank; no PNG that plots.json does not describe;
 #   3. the numbers each figure plots (plots.json) equal /summary and the trial groups read
-#      independently with h5py: curves, reward against each varying parameter, accuracy
+#      independently with h5py: curves, reward against each varying parameter, val_accuracy
 #      against Correlation and RankDeviation with the Pareto front recomputed here,
 #      normalised head singular values and head correlation per layer with their
 #      lambda_orth colours, the CP role weights of the best trials by reward;
 #   4. the default output directory RESULTS_plots/ beside the file, --top 1;
-#   5. bad input: a missing file, a file that is not HDF5, format_version 2, an HDF5 file
-#      without format_version, one without /summary: one line on stderr, exit 2, nothing
-#      written.
+#   5. bad input: a missing file, a file that is not HDF5, format_version 2 (before the
+#      validation split), an HDF5 file without format_version, one without /summary: one
+#      line on stderr, exit 2, nothing written.
 # Usage: bash tests/test_analyze.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
 
@@ -125,7 +125,7 @@ assert sorted(s["trial"] for s in lc["series"]) == df.index.tolist(), "learning 
 for s in lc["series"]:
     t, c = s["trial"], trials[s["trial"]]["curves"]
     assert s["variant"] == df.at[t, "attention"] and s["status"] == df.at[t, "status"], t
-    for k in ("step", "eval_accuracy", "train_loss"):
+    for k in ("step", "val_accuracy", "train_loss"):
         same(arr(s[k]), c[k][:], f"learning curves trial {t} {k}")
 n_drawn = sum(1 for s in lc["series"] if s["step"])
 print(f"learning curves: {len(lc['series'])} trials, {n_drawn} with a curve")
@@ -146,20 +146,20 @@ for p in rv["panels"]:
         same(p["x"], have[name], f"{name}: values")
 print(f"reward against {params}: {len(have)} trials each")
 
-# pareto.png: accuracy against Correlation and RankDeviation, the front recomputed here.
+# pareto.png: val_accuracy against Correlation and RankDeviation, the front recomputed here.
 pa = figs["pareto.png"]
 assert [p["x_metric"] for p in pa["panels"]] == ["correlation", "rank_deviation"]
 for p in pa["panels"]:
     m = p["x_metric"]
-    sub = df[np.isfinite(df[m]) & np.isfinite(df.accuracy)]
+    sub = df[np.isfinite(df[m]) & np.isfinite(df.val_accuracy)]
     assert p["trial"] == sub.index.tolist(), f"pareto {m}: trials"
     same(p["x"], sub[m], f"pareto {m}")
-    same(p["accuracy"], sub.accuracy, f"pareto {m}: accuracy")
+    same(p["val_accuracy"], sub.val_accuracy, f"pareto {m}: val_accuracy")
     front = []
     for t in sub.index:
-        x, y = sub.at[t, m], sub.at[t, "accuracy"]
-        if not any((sub.at[u, m] <= x and sub.at[u, "accuracy"] >= y) and
-                   (sub.at[u, m] < x or sub.at[u, "accuracy"] > y) for u in sub.index):
+        x, y = sub.at[t, m], sub.at[t, "val_accuracy"]
+        if not any((sub.at[u, m] <= x and sub.at[u, "val_accuracy"] >= y) and
+                   (sub.at[u, m] < x or sub.at[u, "val_accuracy"] > y) for u in sub.index):
             front.append(t)
     assert sorted(p["front_trials"]) == sorted(front), f"pareto {m}: {p['front_trials']} != {front}"
     print(f"pareto {m}: {len(sub)} trials, front {p['front_trials']}")

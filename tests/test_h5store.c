@@ -1,5 +1,6 @@
 // test_h5store: the results file round-trips every field, reads in h5py/pandas as
-// documented, and a damaged or foreign file gives one line of error, never a crash;
+// documented (format 3: the val_* and test_* columns), and a damaged or foreign file, or one
+// of another format version, gives one line of error, never a crash;
 // the config JSON round-trips exactly and names the closest parameter on a typo.
 #define _POSIX_C_SOURCE 200809L  // mkstemp, popen, fork, pipe
 #include <hdf5.h>
@@ -12,6 +13,7 @@
 #include "check.h"
 #include "python_ref.h"
 #include "common/config_json.h"
+#include "common/metrics.h"
 #include "common/util.h"
 #include "store/h5store.h"
 
@@ -51,22 +53,25 @@ static TrialResult make_trial(int id, const char *attention, const char *task, c
     snprintf(r.status, sizeof r.status, "ok");
     snprintf(r.host, sizeof r.host, "node%02d", id);
     r.rank = id + 1;
-    r.accuracy = 0.8125 - 0.0625 * id;
-    r.loss = 0.5 + id;
-    r.bits_per_byte = r.loss / log(2.0);
+    r.val_accuracy = 0.8125 - 0.0625 * id;
+    r.val_loss = 0.5 + id;
+    r.val_bits_per_byte = !strcmp(task, "charlm") ? r.val_loss / log(2.0) : NAN;
+    r.test_accuracy = 0.75 - 0.0625 * id;  // apart from validation's, so a mix-up shows
+    r.test_loss = 0.625 + id;
+    r.test_bits_per_byte = !strcmp(task, "charlm") ? r.test_loss / log(2.0) : NAN;
     r.steps = 100 * (id + 1);
     r.n_params = 5000000000L + id;  // beyond int32: the column must be int64
     r.seconds = 12.25 + id;
     r.rank_deviation = 0.25 + 0.125 * id;
     r.correlation = 0.5 - 0.125 * id;
-    r.reward = r.accuracy - 0.1 * r.rank_deviation - 0.1 * r.correlation;
+    r.reward = r.val_accuracy - 0.1 * r.rank_deviation - 0.1 * r.correlation;
     r.start_time = 1.7e9 + id;
     r.end_time = r.start_time + r.seconds;
     r.n_curve = n_curve;
     r.curve = xcalloc((size_t)n_curve, sizeof *r.curve);
     for (int i = 0; i < n_curve; i++)
         r.curve[i] = (CurvePoint){.step = 10 * (i + 1), .lr = 1e-3 / (i + 1), .train_loss = 2.0 - 0.1 * i,
-                                  .eval_loss = 2.1 - 0.1 * i, .eval_accuracy = 0.1 * i, .penalty = 1e-4 * i,
+                                  .val_loss = 2.1 - 0.1 * i, .val_accuracy = 0.1 * i, .penalty = 1e-4 * i,
                                   .seconds = 0.5 * i + 0.1 * id};
     r.n_layers = n_layers;
     memcpy(r.dims, dims, sizeof r.dims);
@@ -95,11 +100,14 @@ static void check_same_trial(const TrialResult *got, const TrialResult *want) {
     CHECK(got->rank == want->rank && got->steps == want->steps && got->n_params == want->n_params,
           "trial %d: rank/steps/n_params %d/%d/%ld want %d/%d/%ld", want->id, got->rank, got->steps,
           got->n_params, want->rank, want->steps, want->n_params);
-    const double g[] = {got->accuracy, got->loss, got->bits_per_byte, got->seconds, got->start_time, got->end_time};
-    const double w[] = {want->accuracy, want->loss, want->bits_per_byte, want->seconds, want->start_time,
-                        want->end_time};
-    for (int k = 0; k < 6; k++)
-        CHECK(same_double(g[k], w[k]), "trial %d: metric %d: got %.17g want %.17g", want->id, k, g[k], w[k]);
+    for (int k = 0; k < n_metrics; k++) {
+        const double g = metric_value(got, &metrics[k]), w = metric_value(want, &metrics[k]);
+        CHECK(same_double(g, w), "trial %d: %s: got %.17g want %.17g", want->id, metrics[k].name, g, w);
+    }
+    const double g[] = {got->seconds, got->start_time, got->end_time};
+    const double w[] = {want->seconds, want->start_time, want->end_time};
+    for (int k = 0; k < 3; k++)
+        CHECK(same_double(g[k], w[k]), "trial %d: time %d: got %.17g want %.17g", want->id, k, g[k], w[k]);
     CHECK(got->n_curve == want->n_curve, "n_curve: got %d want %d", got->n_curve, want->n_curve);
     for (int i = 0; i < got->n_curve && i < want->n_curve; i++)
         CHECK(memcmp(&got->curve[i], &want->curve[i], sizeof(CurvePoint)) == 0, "trial %d: curve point %d differs",
@@ -136,8 +144,11 @@ static const char *python_check =
     "assert len(df) == 3, len(df)\n"
     "assert len(cols) == int(sys.argv[2]), (len(cols), cols)\n"
     "assert cols[:5] == ['trial', 'status', 'task', 'attention', 'd_model'], cols\n"
-    "assert cols[-10:] == ['accuracy', 'rank_deviation', 'correlation', 'correlation_chance', 'reward', 'loss',\n"
-    "                      'bits_per_byte', 'steps', 'n_params', 'seconds'], cols\n"
+    "assert cols[-13:] == ['val_accuracy', 'val_loss', 'val_bits_per_byte', 'test_accuracy', 'test_loss',\n"
+    "                      'test_bits_per_byte', 'rank_deviation', 'correlation', 'correlation_chance', 'reward',\n"
+    "                      'steps', 'n_params', 'seconds'], cols\n"
+    "assert df.test_accuracy.tolist()[:2] == [0.75, 0.6875] and df.test_loss[1] == 1.625\n"
+    "assert math.isnan(df.val_bits_per_byte[0]) and df.val_bits_per_byte[1] == 1.5 / math.log(2)\n"
     "assert df.rank_deviation.tolist() == [0.25, 0.375, 0.5] and df.correlation[1] == 0.375\n"
     "assert abs(df.reward[0] - (0.8125 - 0.1 * 0.25 - 0.1 * 0.5)) < 1e-15\n"
     "assert f['trials/000000/weights_out/layer1'].shape == (64, 65)\n"
@@ -157,7 +168,7 @@ static const char *python_check =
     "assert df.attention.tolist() == [b'mha', b'grassmann', b'tucker'], df.attention.tolist()\n"
     "assert df.status.tolist() == [b'ok', b'ok', b'failed']\n"
     "assert df.grassmann_offsets[1] == b'1,2,4', df.grassmann_offsets[1]\n"
-    "assert df.accuracy[0] == 0.8125 and math.isnan(df.accuracy[2])\n"
+    "assert df.val_accuracy[0] == 0.8125 and math.isnan(df.val_accuracy[2]) and math.isnan(df.test_accuracy[2])\n"
     "assert df.n_params.dtype == numpy.int64 and df.n_params[1] == 5000000001\n"
     "assert df.steps.tolist() == [100, 200, 300] and df.config_steps[1] == 500\n"
     "assert df.lr[1] == 0.0031234567891234\n"
@@ -179,7 +190,7 @@ static const char *python_check =
     "assert sorted(t.attrs) == ['config', 'end_time', 'host', 'rank', 'reason', 'reward_spec', 'seconds',\n"
     "                           'start_time', 'status'], sorted(t.attrs)\n"
     "c = pandas.DataFrame(t['curves'][:])\n"
-    "assert list(c.columns) == ['step', 'lr', 'train_loss', 'eval_loss', 'eval_accuracy', 'penalty', 'seconds']\n"
+    "assert list(c.columns) == ['step', 'lr', 'train_loss', 'val_loss', 'val_accuracy', 'penalty', 'seconds']\n"
     "assert c.step.tolist() == [10, 20, 30] and c.lr.dtype == numpy.float64\n"
     "assert t['curves']['step'].tolist() == [10, 20, 30]\n"
     "assert f['trials/000002/curves'].shape == (0,)\n"
@@ -187,7 +198,7 @@ static const char *python_check =
     "print('test_h5store: h5py/pandas checks passed')\n";
 
 static void test_results_file_reads_in_h5py_and_pandas(const char *path) {
-    int ncols = 2 + 10;
+    int ncols = 2 + n_metrics + 3;
     for (int i = 0; i < config_nparams; i++) ncols += config_params[i].type != PT_TEXT;
     char args[512];
     snprintf(args, sizeof args, "%s %d", path, ncols);
@@ -275,7 +286,7 @@ static void test_results_file_round_trip_and_errors(void) {
     trials[2] = make_trial(2, "tucker", "recall", no_dims, 0, 0);  // failed: no curve, no weights
     snprintf(trials[2].status, sizeof trials[2].status, "failed");
     snprintf(trials[2].reason, sizeof trials[2].reason, "loss became NaN at step 17");
-    trials[2].accuracy = NAN;
+    trials[2].val_accuracy = trials[2].test_accuracy = NAN;
 
     H5Store *s = h5store_create(path, &(StoreMeta){.sweep = "unit", .yaml = "name: unit\nseed: 42\n",
                                                    .seed = 42, .start_time = 1.7e9});
@@ -366,19 +377,23 @@ static void test_results_file_round_trip_and_errors(void) {
         close(from_child[k]);
     }
 
-    // HDF5 files that are not ours, or from a later attnsweep.
+    // HDF5 files that are not ours, from before the validation split (format 2), or from a
+    // later attnsweep.
     hid_t file = H5Fcreate(other, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     H5Fclose(file);
     check_read_fails(other, 0, "not an attnsweep results file");
-    file = H5Fcreate(other, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    hid_t space = H5Screate(H5S_SCALAR);
-    hid_t attr = H5Acreate2(file, "format_version", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT);
-    int later = H5STORE_FORMAT_VERSION + 1;
-    H5Awrite(attr, H5T_NATIVE_INT, &later);
-    H5Aclose(attr);
-    H5Sclose(space);
-    H5Fclose(file);
-    check_read_fails(other, 0, "results format 4, this attnsweep reads 3");
+    const int versions[] = {2, H5STORE_FORMAT_VERSION + 1};
+    const char *says[] = {"results format 2, this attnsweep reads 3", "results format 4, this attnsweep reads 3"};
+    for (int k = 0; k < 2; k++) {
+        file = H5Fcreate(other, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        hid_t space = H5Screate(H5S_SCALAR);
+        hid_t attr = H5Acreate2(file, "format_version", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT);
+        H5Awrite(attr, H5T_NATIVE_INT, &versions[k]);
+        H5Aclose(attr);
+        H5Sclose(space);
+        H5Fclose(file);
+        check_read_fails(other, 0, says[k]);
+    }
 
     // Every path above, the failing ones included, closed the files and objects it opened.
     ssize_t open_ids = H5Fget_obj_count((hid_t)H5F_OBJ_ALL, H5F_OBJ_ALL);
@@ -453,20 +468,29 @@ static void test_config_json_errors_say_what_is_wrong(void) {
 static void test_trial_result_json_has_every_field(void) {
     const int dims[4] = {4, 16, 64, 3};
     TrialResult r = make_trial(5, "linear", "charlm", dims, 1, 2);
-    r.loss = INFINITY;
+    r.val_loss = INFINITY;
     cJSON *json = trial_result_to_json(&r);
-    const char *keys[] = {"trial", "status", "reason", "config", "accuracy", "loss", "bits_per_byte",
-                          "rank_deviation", "correlation", "reward", "steps", "n_params", "seconds"};
+    const char *keys[] = {"trial", "status", "reason", "config", "val_accuracy", "val_loss", "val_bits_per_byte",
+                          "test_accuracy", "test_loss", "test_bits_per_byte", "rank_deviation", "correlation",
+                          "correlation_chance", "reward", "steps", "n_params", "seconds"};
     const int n_keys = (int)(sizeof keys / sizeof keys[0]);
     CHECK(cJSON_GetArraySize(json) == n_keys, "trial JSON has %d keys want %d", cJSON_GetArraySize(json), n_keys);
     for (int k = 0; k < n_keys; k++) CHECK(cJSON_GetObjectItem(json, keys[k]) != NULL, "trial JSON lacks '%s'", keys[k]);
+    CHECK(cJSON_GetObjectItem(json, "test_accuracy")->valuedouble == r.test_accuracy, "test_accuracy in the JSON");
     CHECK(cJSON_GetObjectItem(json, "trial")->valuedouble == 5, "trial id");
     CHECK(cJSON_GetObjectItem(json, "n_params")->valuedouble == 5000000005.0, "n_params");
     const cJSON *attention = cJSON_GetObjectItem(cJSON_GetObjectItem(json, "config"), "attention");
     CHECK(cJSON_IsString(attention) && strcmp(attention->valuestring, "linear") == 0, "config.attention");
     char *text = cJSON_PrintUnformatted(json);
-    CHECK(strstr(text, "\"loss\":null") != NULL, "an infinite loss should print as null: %s", text);
+    CHECK(strstr(text, "\"val_loss\":null") != NULL, "an infinite loss should print as null: %s", text);
     cJSON_free(text);
+    cJSON_Delete(json);
+    // Bits per byte are charlm's: another task's JSON has none.
+    set(&r.config, "task", "recall");
+    json = trial_result_to_json(&r);
+    CHECK(cJSON_GetArraySize(json) == n_keys - 2 && !cJSON_GetObjectItem(json, "val_bits_per_byte") &&
+              !cJSON_GetObjectItem(json, "test_bits_per_byte"),
+          "a recall trial's JSON should have no bits per byte");
     cJSON_Delete(json);
     trial_result_free(&r);
 }

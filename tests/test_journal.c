@@ -99,7 +99,8 @@ static TrialResult make_trial(int id, int kind) {
     if (kind == 0) {
         snprintf(r.status, sizeof r.status, "failed");
         snprintf(r.reason, sizeof r.reason, "loss became NaN at step %d", 17 + id);
-        r.accuracy = r.loss = r.bits_per_byte = NAN;
+        r.val_accuracy = r.val_loss = r.val_bits_per_byte = NAN;
+        r.test_accuracy = r.test_loss = r.test_bits_per_byte = NAN;
         r.rank_deviation = r.correlation = r.reward = NAN;
         return r;
     }
@@ -109,9 +110,12 @@ static TrialResult make_trial(int id, int kind) {
     set(&r.config, "lambda_orth", "0.0123456789012345");
     set(&r.config, "data_dir", "/tmp/some data/dir");
     snprintf(r.status, sizeof r.status, "ok");
-    r.accuracy = 0.75 + 1e-3 * id;
-    r.loss = 0.1 * id + 1.0 / 3.0;
-    r.bits_per_byte = r.loss / log(2.0);
+    r.val_accuracy = 0.75 + 1e-3 * id;
+    r.val_loss = 0.1 * id + 1.0 / 3.0;
+    r.val_bits_per_byte = r.val_loss / log(2.0);
+    r.test_accuracy = 0.625 + 1e-3 * id;
+    r.test_loss = 0.1 * id + 2.0 / 3.0;
+    r.test_bits_per_byte = r.test_loss / log(2.0);
     r.steps = 100 + id;
     r.seconds = 12.25;
     r.train_seconds = 11.0 + 1.0 / 7.0;
@@ -119,7 +123,7 @@ static TrialResult make_trial(int id, int kind) {
     r.rank_deviation = 0.25;
     r.correlation = -0.0;
     r.correlation_chance = 0.0123;
-    r.reward = r.accuracy - 0.1 * r.rank_deviation;
+    r.reward = r.val_accuracy - 0.1 * r.rank_deviation;
     r.n_layers = 2;
     const int dims[4] = {4, 2, 8, 3};
     memcpy(r.dims, dims, sizeof dims);
@@ -142,7 +146,7 @@ static TrialResult make_trial(int id, int kind) {
     r.curve = xcalloc(5, sizeof *r.curve);
     for (int i = 0; i < 5; i++)
         r.curve[i] = (CurvePoint){.step = 10 * (i + 1), .lr = 1e-3 / (i + 1), .train_loss = 2.0 - 0.1 * i,
-                                  .eval_loss = i == 2 ? special(0) : 2.1 - 0.1 * i, .eval_accuracy = 0.1 * i,
+                                  .val_loss = i == 2 ? special(0) : 2.1 - 0.1 * i, .val_accuracy = 0.1 * i,
                                   .penalty = 1e-4 * i, .seconds = 0.5 * i};
     InvariantTrace *t = &r.trace;
     t->n = 3, t->cap = 8, t->layers = 2, t->groups = 4;  // capacity beyond n is not part of the trial
@@ -175,8 +179,8 @@ static void check_same_score(const LayerScore *got, const LayerScore *want, int 
 
 static void check_same_trial(const TrialResult *got, const TrialResult *want) {
     const int id = want->id;
-    SAME(config); SAME(id); SAME(status); SAME(reason); SAME(accuracy); SAME(loss); SAME(bits_per_byte);
-    SAME(steps); SAME(n_params); SAME(seconds); SAME(train_seconds); SAME(flops_per_step); SAME(start_time);
+    SAME(config); SAME(id); SAME(status); SAME(reason); SAME(val_accuracy); SAME(val_loss); SAME(val_bits_per_byte);
+    SAME(test_accuracy); SAME(test_loss); SAME(test_bits_per_byte); SAME(steps); SAME(n_params); SAME(seconds); SAME(train_seconds); SAME(flops_per_step); SAME(start_time);
     SAME(end_time); SAME(host); SAME(rank); SAME(n_curve); SAME(reward_spec); SAME(rank_deviation);
     SAME(correlation); SAME(correlation_chance); SAME(reward); SAME(n_layers); SAME(dims); SAME(out_dims);
     SAME(trace.n); SAME(trace.layers); SAME(trace.groups);
@@ -203,8 +207,8 @@ static void check_same_trial(const TrialResult *got, const TrialResult *want) {
 // What the results file keeps of a trial (h5store_read_trial reads no scores or trace).
 static void check_same_stored(const TrialResult *got, const TrialResult *want) {
     const int id = want->id;
-    SAME(config); SAME(status); SAME(reason); SAME(host); SAME(accuracy); SAME(n_layers); SAME(dims); SAME(n_curve);
-    SAME(out_dims);
+    SAME(config); SAME(status); SAME(reason); SAME(host); SAME(val_accuracy); SAME(test_accuracy); SAME(n_layers);
+    SAME(dims); SAME(n_curve); SAME(out_dims);
     const size_t count = (size_t)want->dims[0] * want->dims[1] * want->dims[2] * want->dims[3];
     for (int l = 0; l < got->n_layers && l < want->n_layers; l++) {
         SAME_ARRAY(weights[l], count);
@@ -362,7 +366,7 @@ static uint32_t le32(const unsigned char *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static const char MAGIC[] = "attnsweep-journal 1\n";
+static const char MAGIC[] = "attnsweep-journal 2\n";
 enum { MAGIC_LEN = sizeof MAGIC - 1, HEADER = 12, N_TRIALS = 50 };
 
 static void test_append_and_replay(void) {
@@ -533,9 +537,21 @@ static void test_foreign_files(void) {
           "journal_open changed the foreign file");
     bytes_free(&after);
 
-    write_text(path, "attnsweep-journal 2\n");
-    long n = replay(path, &c, &valid, err, sizeof err);
-    CHECK(n == -1 && strstr(err, "another attnsweep version"), "a version-2 journal: got %ld '%s'", n, err);
+    // A journal of the versions before the validation split (its trials lack the test
+    // metrics), or of a later one: refused whole, never cut as if its records were torn.
+    const char *versions[] = {"attnsweep-journal 1\nJRNL and the records of old trials", "attnsweep-journal 3\n"};
+    for (int k = 0; k < 2; k++) {
+        write_text(path, versions[k]);
+        long n = replay(path, &c, &valid, err, sizeof err);
+        CHECK(n == -1 && strstr(err, "a journal of another attnsweep version (this one reads \"attnsweep-journal 2\")"),
+              "a journal '%.19s': got %ld '%s'", versions[k], n, err);
+        code = run_child(open_journal, path, out, sizeof out);
+        after = read_whole(path);
+        CHECK(code == 1 && strstr(out, "another attnsweep version") && after.len == strlen(versions[k]) &&
+                  memcmp(after.data, versions[k], after.len) == 0,
+              "journal_open on '%.19s': exit %d, stderr '%s', or the file changed", versions[k], code, out);
+        bytes_free(&after);
+    }
     collected_free(&c);
 }
 

@@ -163,7 +163,7 @@ static void test_tables(void) {
 // ---------------------------------------------------------------- Pareto front, reasons
 
 static void test_pareto(void) {
-    // accuracy, correlation, rank_deviation
+    // val_accuracy, correlation, rank_deviation
     static const double v[][3] = {
         {0.9, 0.5, 0.5},  // 0: best accuracy: on the front
         {0.8, 0.1, 0.5},  // 1: lowest correlation: on the front
@@ -178,7 +178,9 @@ static void test_pareto(void) {
     TrialResult trials[N];
     const TrialResult *p[N];
     for (int i = 0; i < N; i++) {
-        trials[i] = (TrialResult){.accuracy = v[i][0], .correlation = v[i][1], .rank_deviation = v[i][2]};
+        // the test accuracy in the opposite order: the front must not see it
+        trials[i] = (TrialResult){.val_accuracy = v[i][0], .test_accuracy = 1 - v[i][0], .correlation = v[i][1],
+                                  .rank_deviation = v[i][2]};
         p[i] = &trials[i];
     }
     int front[N];
@@ -213,7 +215,7 @@ static void set(TrialConfig *c, const char *name, const char *value) {
 // Configurations A..H of the sweep below and the extra trials. Repeats have seeds 1000 + r.
 static const struct {
     const char *attention, *orth, *l2, *status, *reason;
-    double accuracy, reward;
+    double accuracy, reward;  // val_accuracy (the test metrics are made to disagree: make_sweep)
     int steps;
 } made_up[] = {
     // A: mha, λ_orth 0, λ_l2 0 (trials 0-2)
@@ -264,12 +266,16 @@ static void make_sweep(SweepSummary *s) {
         t->id = i;
         snprintf(t->status, sizeof t->status, "%s", made_up[i].status);
         snprintf(t->reason, sizeof t->reason, "%s", made_up[i].reason);
-        t->accuracy = made_up[i].accuracy;
+        t->val_accuracy = made_up[i].accuracy;
         t->reward = made_up[i].reward;
-        t->rank_deviation = isnan(t->accuracy) ? NAN : 0.1;
-        t->correlation = isnan(t->accuracy) ? NAN : 0.2;
-        t->loss = isnan(t->accuracy) ? NAN : 1 - t->accuracy;
-        t->bits_per_byte = t->loss / log(2.0);
+        t->rank_deviation = isnan(t->val_accuracy) ? NAN : 0.1;
+        t->correlation = isnan(t->val_accuracy) ? NAN : 0.2;
+        t->val_loss = isnan(t->val_accuracy) ? NAN : 1 - t->val_accuracy;
+        t->val_bits_per_byte = t->val_loss / log(2.0);
+        // The test metrics rank the trials the other way round: nothing below may follow them.
+        t->test_accuracy = 1 - t->val_accuracy;
+        t->test_loss = t->val_accuracy;
+        t->test_bits_per_byte = t->test_loss / log(2.0);
         t->steps = made_up[i].steps;
         t->seconds = 1.5;
     }
@@ -312,14 +318,19 @@ static void test_report_sections(void) {
               at(lb, i, "trial")->value, want_ids[i]);
     // The swept parameters are columns (seed too, for a list of trials); fixed ones are not.
     CHECK(has_column(lb, "lambda_orth") && has_column(lb, "lambda_l2") && has_column(lb, "seed") &&
-              !has_column(lb, "d_model") && !has_column(lb, "lambda_nuclear") && !has_column(lb, "loss"),
+              !has_column(lb, "d_model") && !has_column(lb, "lambda_nuclear") && !has_column(lb, "val_loss"),
           "leaderboard columns");
+    // The test accuracy is shown beside the validation accuracy (here its complement).
+    CHECK(has_column(lb, "val_accuracy") && has_column(lb, "test_accuracy") && !has_column(lb, "test_loss") &&
+              at(lb, 0, "test_accuracy")->value == 1 - at(lb, 0, "val_accuracy")->value,
+          "leaderboard: test_accuracy beside val_accuracy");
 
-    // Ranked by loss (lower is better): its column is added; 0.38 (trials 2 and 5) first.
+    // Ranked by val_loss (lower is better): its column is added; 0.38 (trials 2 and 5) first
+    // (their test_loss, 0.62, is the worst: the test metrics do not rank).
     Report by_loss;
-    report_build(&s, &(ReportOptions){.metric = "loss", .maximize = 0, .top = 2}, &by_loss);
+    report_build(&s, &(ReportOptions){.metric = "val_loss", .maximize = 0, .top = 2}, &by_loss);
     const Table *lbl = find_table(&by_loss, "leaderboard");
-    CHECK(has_column(lbl, "loss") && lbl->n_rows == 2 && at(lbl, 0, "trial")->value == 2 &&
+    CHECK(has_column(lbl, "val_loss") && has_column(lbl, "test_loss") && lbl->n_rows == 2 && at(lbl, 0, "trial")->value == 2 &&
               at(lbl, 1, "trial")->value == 5,
           "leaderboard by loss: %d rows, first trials %g, %g", lbl->n_rows, at(lbl, 0, "trial")->value,
           at(lbl, 1, "trial")->value);
@@ -331,8 +342,9 @@ static void test_report_sections(void) {
     CHECK(!strcmp(at(bv, 0, "attention")->text, "mha") && at(bv, 0, "n")->value == 12, "mha row");
     const double mha_acc[] = {.60, .61, .62, .60, .61, .62, .55, .56, .57, .60, .60, .60};
     const SampleStats ms = sample_stats(mha_acc, 12);
-    CHECK_CLOSE(at(bv, 0, "accuracy")->value, ms.mean, 0, 1e-15, "mha mean accuracy");
-    CHECK_CLOSE(at(bv, 0, "accuracy")->sd, ms.sd, 0, 1e-15, "mha sd accuracy");
+    CHECK_CLOSE(at(bv, 0, "val_accuracy")->value, ms.mean, 0, 1e-15, "mha mean accuracy");
+    CHECK_CLOSE(at(bv, 0, "val_accuracy")->sd, ms.sd, 0, 1e-15, "mha sd accuracy");
+    CHECK_CLOSE(at(bv, 0, "test_accuracy")->value, 1 - ms.mean, 0, 1e-14, "mha mean test accuracy (shown)");
     CHECK(!strcmp(at(bv, 2, "attention")->text, "grassmann") && at(bv, 2, "n")->value == 3, "grassmann: n = 3");
 
     // Per configuration: 8 with a finished trial (A..H); H has n = 2 of its 3 trials.
@@ -345,9 +357,11 @@ static void test_report_sections(void) {
     CHECK_CLOSE(h->sd, sqrt(0.00005), 1e-15, 0.0, "configuration H: sd of the reward");
 
     // Pareto front: every finished trial has RankDeviation 0.1 and Correlation 0.2, so the
-    // front is the best accuracy, 0.62: trials 2 and 5 (equal on all three).
+    // front is the best val_accuracy, 0.62: trials 2 and 5 (equal on all three; their
+    // test_accuracy, 0.38, is the worst).
     const Table *pf = find_table(&r, "pareto");
     CHECK(pf->n_rows == 2 && at(pf, 0, "trial")->value == 2 && at(pf, 1, "trial")->value == 5, "Pareto front");
+    CHECK(fabs(at(pf, 0, "test_accuracy")->value - 0.38) < 1e-15, "Pareto front: test_accuracy shown");
 
     // Ablations of lambda_orth: B against A (λ = 0) and C (L2), D against C (λ = 0; D has
     // λ_l2 > 0, so no L2 control), E against F, G against H. p-values: scipy (see the top).
@@ -358,13 +372,14 @@ static void test_report_sections(void) {
         const char *verdict;
     } rows[] = {
         {"lambda_orth = 0", "mha", 0, 0, 1.0, 0.1, 0.00025521674944192785,
-         "λ_orth = 0.1 raises reward (p < 0.001) over λ = 0 for mha; no significant difference in accuracy (p = 1)"},
+         "λ_orth = 0.1 raises reward (p < 0.001) over λ = 0 for mha; no significant difference in val_accuracy "
+         "(p = 1)"},
         {"lambda_l2 = 0.1", "mha", 0, 0.05, 0.0036022326091039976, 0.01, 0.4960553744585209,
-         "λ_orth = 0.1 raises accuracy (p = 0.0036) over plain L2 of equal strength for mha; no significant "
+         "λ_orth = 0.1 raises val_accuracy (p = 0.0036) over plain L2 of equal strength for mha; no significant "
          "difference in reward (p = 0.5)"},
         {"lambda_orth = 0", "mha", 0.1, 0.04, 0.020204102886728654, -0.1, 0.013072457560346544,
-         "λ_orth = 0.1 raises accuracy (p = 0.02) and lowers reward (p = 0.013) over λ = 0 for mha"},
-        {"lambda_orth = 0", "tucker", 0, 0, NAN, 0, NAN, "accuracy and reward: no spread within either arm, no test"},
+         "λ_orth = 0.1 raises val_accuracy (p = 0.02) and lowers reward (p = 0.013) over λ = 0 for mha"},
+        {"lambda_orth = 0", "tucker", 0, 0, NAN, 0, NAN, "val_accuracy and reward: no spread within either arm, no test"},
         {"lambda_orth = 0", "grassmann", 0, -0.005, NAN, -0.005, NAN,
          "n too small (1 against 2 trials; the test needs at least 2 each)"},
     };
@@ -376,12 +391,13 @@ static void test_report_sections(void) {
         CHECK(!strcmp(at(ab, i, "against")->text, rows[i].against), "%s: against '%s'", what, at(ab, i, "against")->text);
         CHECK(!strcmp(at(ab, i, "attention")->text, rows[i].attention), "%s: variant", what);
         CHECK(at(ab, i, "lambda_l2")->value == rows[i].l2, "%s: lambda_l2", what);
-        CHECK_CLOSE(at(ab, i, "d_accuracy")->value, rows[i].d_acc, 1e-12, 0, what);
+        CHECK_CLOSE(at(ab, i, "d_val_accuracy")->value, rows[i].d_acc, 1e-12, 0, what);
+        CHECK_CLOSE(at(ab, i, "d_test_accuracy")->value, -rows[i].d_acc, 1e-12, 0, what);  // shown, never tested
         CHECK_CLOSE(at(ab, i, "d_reward")->value, rows[i].d_rew, 1e-12, 0, what);
         if (isnan(rows[i].p_acc))
-            CHECK(isnan(at(ab, i, "p_accuracy")->value) && isnan(at(ab, i, "p_reward")->value), "%s: p NaN", what);
+            CHECK(isnan(at(ab, i, "p_val_accuracy")->value) && isnan(at(ab, i, "p_reward")->value), "%s: p NaN", what);
         else {
-            CHECK_CLOSE(at(ab, i, "p_accuracy")->value, rows[i].p_acc, 1e-12, 1e-9, what);
+            CHECK_CLOSE(at(ab, i, "p_val_accuracy")->value, rows[i].p_acc, 1e-12, 1e-9, what);
             CHECK_CLOSE(at(ab, i, "p_reward")->value, rows[i].p_rew, 1e-12, 1e-9, what);
         }
         CHECK(!strcmp(at(ab, i, "verdict")->text, rows[i].verdict), "%s: verdict\n  got  '%s'\n  want '%s'", what,
@@ -492,10 +508,12 @@ static void write_file(const char *path, const char *yaml) {
         set(&t.config, "attention", ids[k] == 2 ? "linear" : "mha");
         snprintf(t.status, sizeof t.status, "%s", ids[k] == 0 ? "pruned" : "ok");
         snprintf(t.reason, sizeof t.reason, "%s", ids[k] == 0 ? "stopped by the scheduler at step 5" : "");
-        t.accuracy = 0.5 + 0.125 * ids[k];
+        t.val_accuracy = 0.5 + 0.125 * ids[k];
+        t.test_accuracy = 0.375 + 0.125 * ids[k];
         t.rank_deviation = 0.25, t.correlation = 0.125 * ids[k];
-        t.reward = t.accuracy - 0.1 * t.rank_deviation - 0.1 * t.correlation;
-        t.loss = 1.5, t.bits_per_byte = 1.5 / log(2.0);
+        t.reward = t.val_accuracy - 0.1 * t.rank_deviation - 0.1 * t.correlation;
+        t.val_loss = 1.5, t.test_loss = 1.75;
+        t.val_bits_per_byte = t.test_bits_per_byte = NAN;  // not charlm
         t.steps = 10 + ids[k];
         t.n_params = 5000000000L + ids[k];
         t.seconds = 2.5;
@@ -511,9 +529,11 @@ static void test_read_back(void) {
         const char *yaml, *metric;
         int maximize;
     } cases[] = {
-        {"name: x\nmethod: grid\nmetric: {name: loss}\nparameters: {}\n", "loss", 0},
-        {"metric:\n  name: accuracy\n  goal: minimize\n", "accuracy", 0},
-        {"metric: {name: bits_per_byte, goal: maximize}\n", "bits_per_byte", 1},
+        {"name: x\nmethod: grid\nmetric: {name: val_loss}\nparameters: {}\n", "val_loss", 0},
+        {"metric:\n  name: val_accuracy\n  goal: minimize\n", "val_accuracy", 0},
+        {"metric: {name: val_bits_per_byte, goal: maximize}\n", "val_bits_per_byte", 1},
+        {"metric: {name: test_accuracy}\n", "reward", 1},  // never a test metric
+        {"metric: {name: rank_deviation}\n", "reward", 1},  // not a sweep's metric
         {"task: recall\nattention: mha\n", "reward", 1},  // attnsweep train's configuration: no metric
         {"metric: {name: nonsense}\n", "reward", 1},
         {"{{{ not yaml", "reward", 1},
@@ -537,22 +557,24 @@ static void test_read_back(void) {
                 CHECK(t->config.lambda_orth == (k == 1 ? 0.25 : 0) &&
                           t->config.attention == (k == 2 ? ATTN_LINEAR : ATTN_MHA),
                       "trial %d: configuration from the config attribute", k);
-                CHECK(t->accuracy == 0.5 + 0.125 * k && t->correlation == 0.125 * k && t->rank_deviation == 0.25 &&
-                          t->reward == t->accuracy - 0.1 * 0.25 - 0.1 * t->correlation && t->steps == 10 + k &&
-                          t->n_params == 5000000000L + k && t->seconds == 2.5 && t->loss == 1.5,
+                CHECK(t->val_accuracy == 0.5 + 0.125 * k && t->test_accuracy == 0.375 + 0.125 * k &&
+                          t->correlation == 0.125 * k && t->rank_deviation == 0.25 &&
+                          t->reward == t->val_accuracy - 0.1 * 0.25 - 0.1 * t->correlation && t->steps == 10 + k &&
+                          t->n_params == 5000000000L + k && t->seconds == 2.5 && t->val_loss == 1.5 &&
+                          t->test_loss == 1.75 && isnan(t->val_bits_per_byte),
                       "trial %d: metrics from /summary", k);
             }
         }
         summary_free(&s);
     }
     // A sweep that has not finished a trial yet: read, and every section empty.
-    H5Store *st = h5store_create(path, &(StoreMeta){.sweep = "empty", .yaml = "metric: {name: loss}\n"});
+    H5Store *st = h5store_create(path, &(StoreMeta){.sweep = "empty", .yaml = "metric: {name: val_loss}\n"});
     h5store_close(st, 0);
     SweepSummary s;
-    CHECK(summary_read(path, &s, err, sizeof err) == 0 && s.n_trials == 0 && !strcmp(s.metric, "loss"),
+    CHECK(summary_read(path, &s, err, sizeof err) == 0 && s.n_trials == 0 && !strcmp(s.metric, "val_loss"),
           "a file without trials: %s", err);
     Report r;
-    report_build(&s, &(ReportOptions){.metric = "loss", .maximize = 0, .top = 10}, &r);
+    report_build(&s, &(ReportOptions){.metric = "val_loss", .maximize = 0, .top = 10}, &r);
     int rows = 0;
     for (int i = 0; i < r.n; i++) rows += r.tables[i]->single ? 0 : r.tables[i]->n_rows;
     CHECK(rows == 0 && find_table(&r, "failures.asha")->n_rows == 1, "a file without trials: %d rows", rows);

@@ -3,7 +3,7 @@
 #   1. a grid with repeats (ablation of lambda_orth against lambda_l2): every section in
 #      JSON recomputed in Python from /summary and the trials' attributes (h5py, pandas,
 #      scipy's Welch test), the CSV equal to the JSON, the text table aligned and equal;
-#   2. a sweep with ASHA pruning and diverging trials, metric accuracy from its YAML:
+#   2. a sweep with ASHA pruning and diverging trials, metric val_accuracy from its YAML:
 #      failures by status and reason, steps saved; --metric and --top;
 #   3. a sweep read while it runs (never fails or hangs; the trials grow), stopped by
 #      SIGUSR1, read, and read while it resumes (the file rebuilt from the journal and
@@ -97,9 +97,10 @@ for c in df.columns:
 df = df.sort_values("trial").reset_index(drop=True)
 reasons = {int(k): f["trials"][k].attrs["reason"] for k in f["trials"]}
 rep = json.load(open(jpath))
-RESULTS = ["trial", "status", "accuracy", "rank_deviation", "correlation", "correlation_chance", "reward", "loss", "bits_per_byte",
-           "steps", "n_params", "seconds"]
-SHOWN = ["accuracy", "rank_deviation", "correlation", "reward"]
+RESULTS = ["trial", "status", "val_accuracy", "val_loss", "val_bits_per_byte", "test_accuracy", "test_loss",
+           "test_bits_per_byte", "rank_deviation", "correlation", "correlation_chance", "reward", "steps", "n_params",
+           "seconds"]
+SHOWN = ["val_accuracy", "test_accuracy", "rank_deviation", "correlation", "reward"]  # test: shown only
 params = [c for c in df.columns if c not in RESULTS]
 swept = [c for c in params if df[c].nunique() > 1 and c != "attention"]
 variants = ["mha", "tucker", "linear", "grassmann"]
@@ -122,7 +123,8 @@ ranked["key"] = -ranked[metric] if goal == "maximize" else ranked[metric]
 ranked = ranked.sort_values(["key", "trial"]).head(top)
 lb = rep["leaderboard"]
 want([r["trial"] for r in lb] == ranked.trial.tolist(), f"leaderboard trials {[r['trial'] for r in lb]}, want {ranked.trial.tolist()}")
-extra = [metric] if metric not in SHOWN else []
+extra = [m for m in (metric, metric.replace("val_", "test_", 1) if metric.startswith("val_") else None)
+         if m and m not in SHOWN]  # the ranking metric and its test twin
 keys = ["rank", "trial", "attention"] + swept + SHOWN + extra + ["steps", "seconds"]
 for i, (r, (_, row)) in enumerate(zip(lb, ranked.iterrows())):
     want(list(r.keys()) == keys, f"leaderboard keys {list(r.keys())}, want {keys}")
@@ -172,11 +174,11 @@ for r, c in zip(bc, want_configs):
 def dominated(i):
     a = ok.loc[i]
     others = ok.drop(i)
-    return ((others.accuracy >= a.accuracy) & (others.correlation <= a.correlation) &
+    return ((others.val_accuracy >= a.val_accuracy) & (others.correlation <= a.correlation) &
             (others.rank_deviation <= a.rank_deviation) &
-            ((others.accuracy > a.accuracy) | (others.correlation < a.correlation) |
+            ((others.val_accuracy > a.val_accuracy) | (others.correlation < a.correlation) |
              (others.rank_deviation < a.rank_deviation))).any()
-front = ok[[not dominated(i) for i in ok.index]].sort_values(["accuracy", "trial"], ascending=[False, True])
+front = ok[[not dominated(i) for i in ok.index]].sort_values(["val_accuracy", "trial"], ascending=[False, True])
 want([r["trial"] for r in rep["pareto"]] == front.trial.tolist(),
      f"Pareto front {[r['trial'] for r in rep['pareto']]}, want {front.trial.tolist()}")
 
@@ -205,7 +207,10 @@ for reg in ["lambda_orth", "lambda_nuclear", "lambda_stability"]:
         what = f"{reg} = {lam} against {against} ({r['attention']})"
         want(close(r[reg], lam) and r["against"] == against and r["attention"] == arm.attention.iloc[0], what)
         want(r["n"] == len(arm) and r["n_control"] == len(ctl), f"{what}: n")
-        for m, short in (("accuracy", "accuracy"), ("reward", "reward")):
+        d_test = arm.test_accuracy.mean() - ctl.test_accuracy.mean()  # shown beside, never tested
+        want(close(r["d_test_accuracy"], d_test, 1e-9) and "test_" not in r["verdict"],
+             f"{what}: d_test_accuracy {r['d_test_accuracy']} vs {d_test}, verdict '{r['verdict']}'")
+        for m, short in (("val_accuracy", "val_accuracy"), ("reward", "reward")):
             d = arm[m].mean() - ctl[m].mean()
             want(close(r["d_" + short], d, 1e-9), f"{what}: d_{short} {r['d_' + short]} vs {d}")
             if len(arm) < 2 or len(ctl) < 2:
@@ -332,7 +337,7 @@ pass "16 trials, 2 repeats: leaderboard, variants, configurations, Pareto front,
 
 echo "== 2. pruning and failures; the YAML's metric; --metric, --top  [$((SECONDS - start)) s]"
 sweep_yaml fail "method: grid
-metric: {name: accuracy}
+metric: {name: val_accuracy}
 budget: {steps: 60, eval_every: 10}
 scheduler: {name: asha, min_steps: 10, eta: 2}" "  attention: {values: [mha, linear, grassmann]}
   lr: {values: [0.003, 0.01, 10]}
@@ -340,19 +345,19 @@ scheduler: {name: asha, min_steps: 10, eta: 2}" "  attention: {values: [mha, lin
   lambda_nuclear: {values: [0, 0.01]}"
 sweep fail.yaml -o fail.h5
 all_formats fail.h5
-check fail.h5 10 accuracy maximize "pruning and failures"
+check fail.h5 10 val_accuracy maximize "pruning and failures"
 "$py" - <<'PY' || fail "pruning and failures: the sweep should have pruned and failed trials"
 import json
 r = json.load(open("r.json"))["failures"]
 assert r["asha"]["pruned"] > 0 and r["asha"]["steps_saved"] > 0, r["asha"]
 assert any(x["reason"] == "diverged: non-finite training loss" for x in r["by_reason"]), r["by_reason"]
 PY
-all_formats fail.h5 --metric loss --top 2
-check fail.h5 2 loss minimize "--metric loss --top 2"
+all_formats fail.h5 --metric val_loss --top 2
+check fail.h5 2 val_loss minimize "--metric val_loss --top 2"
 report fail.h5 --metric=reward --json --top=1
 expect_ok "--metric=reward --json --top=1"
 grep -q '"metric":"reward","goal":"maximize"' out || fail "--metric=reward: $(head -c 200 out)"
-pass "ASHA and divergence: counts by status and reason, steps saved; metric accuracy from the YAML; --metric loss ranks lower-first"
+pass "ASHA and divergence: counts by status and reason, steps saved; metric val_accuracy from the YAML; --metric val_loss ranks lower-first"
 
 echo "== 3. read while running, stopped by SIGUSR1, read while resuming  [$((SECONDS - start)) s]"
 # Trials long enough for the reads to catch the sweep running: 400 steps, 100 in the
@@ -433,7 +438,7 @@ report scrambled.h5
 expect_error "a scrambled file" "scrambled.h5: "
 "$py" - <<'PY'
 import h5py, numpy, shutil
-shutil.copy("abl.h5", "v2.h5")
+shutil.copy("abl.h5", "v2.h5")  # before the validation split
 with h5py.File("v2.h5", "a") as f:
     f.attrs["format_version"] = numpy.int32(2)
 with h5py.File("foreign.h5", "w") as f:
@@ -463,7 +468,16 @@ expect_error "--top x" "--top must be an integer"
 report abl.h5 --format xml
 expect_error "--format xml" "--format must be table, csv or json, got 'xml'"
 report abl.h5 --metric speed
-expect_error "--metric speed" "--metric must be one of accuracy, rank_deviation, correlation, reward, loss, bits_per_byte, got 'speed'"
+expect_error "--metric speed" "--metric must be one of val_accuracy, val_loss, val_bits_per_byte, rank_deviation, correlation, reward, got 'speed'"
+# The leaderboard ranks by validation: the old names say their val_ spelling, no test metric ranks.
+report abl.h5 --metric accuracy
+expect_error "--metric accuracy" "--metric 'accuracy' is now called 'val_accuracy' (every decision reads the validation split)"
+report abl.h5 --metric=bits_per_byte
+expect_error "--metric bits_per_byte" "--metric 'bits_per_byte' is now called 'val_bits_per_byte'"
+report abl.h5 --metric test_accuracy
+expect_error "--metric test_accuracy" "--metric 'test_accuracy' is a test metric, and test metrics never drive decisions (use 'val_accuracy')"
+report abl.h5 --metric test_correlation
+expect_error "--metric test_correlation" "--metric 'test_correlation' is a test metric, and test metrics never drive decisions (use one of val_accuracy, val_loss, val_bits_per_byte, rank_deviation, correlation, reward)"
 report abl.h5 --top
 expect_error "--top without a value" "--top needs a value"
 report abl.h5 --verbose
@@ -477,6 +491,6 @@ expect_error "--json=1" "--json takes no value"
 report --help
 expect_ok "--help"
 grep -q "usage: attnsweep report RESULTS.h5" out || fail "--help: no usage line"
-pass "missing, directory, text, truncated, scrambled, other version, foreign, scores-only, missing column; bad options: one line, exit 2"
+pass "missing, directory, text, truncated, scrambled, other version, foreign, scores-only, missing column; bad options, old and test metric names: one line, exit 2"
 
 echo "PASS: $checks checks of attnsweep report in $((SECONDS - start)) s"

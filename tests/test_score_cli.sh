@@ -41,7 +41,8 @@ expect_rc 0 "train grassmann -o"
 # and C_h = W_O^h W_V^h; grassmann: K_o = W_red^T A_o W_red) to compare the singular
 # values of its unfoldings, its norm and the head correlation; the /summary row's
 # rank_deviation and correlation are recomputed from scores/ (default reward: heads mode,
-# ideal = full rank) and reward = accuracy - 0.1 rank_deviation - 0.1 correlation.
+# ideal = full rank) and reward = val_accuracy - 0.1 rank_deviation - 0.1
+# correlation.
 for variant in mha grassmann; do
     pycheck "trial file of $variant" "$tmp/$variant.h5" "$variant" <<'EOF'
 import sys
@@ -142,22 +143,22 @@ with h5py.File(path, "r") as f:
         corrs.append(g.attrs["correlation"])
     row = f["summary"][0]
     names = row.dtype.names
-    for c in ("accuracy", "rank_deviation", "correlation", "reward"):
+    for c in ("val_accuracy", "rank_deviation", "correlation", "reward"):
         want(c in names, f"/summary column {c}", "present", "missing")
     if bad:
         print("\n".join(bad)); sys.exit(1)
-    acc, rd, corr, reward = (float(row[c]) for c in ("accuracy", "rank_deviation", "correlation", "reward"))
+    acc, rd, corr, reward = (float(row[c]) for c in ("val_accuracy", "rank_deviation", "correlation", "reward"))
     want(close(rd, np.mean(rd_terms), rtol=1e-10, atol=1e-10), "/summary rank_deviation",
          f"mean |eff_rank[heads] - G| / G over layers = {np.mean(rd_terms)!r}", rd)
     want(close(corr, np.mean(corrs), rtol=1e-10, atol=1e-10), "/summary correlation",
          f"mean scores correlation {np.mean(corrs)!r}", corr)
     want(close(reward, acc - 0.1 * rd - 0.1 * corr, atol=1e-12), "/summary reward",
-         f"accuracy - 0.1 rank_deviation - 0.1 correlation = {acc - 0.1 * rd - 0.1 * corr!r}", reward)
+         f"val_accuracy - 0.1 rank_deviation - 0.1 correlation = {acc - 0.1 * rd - 0.1 * corr!r}", reward)
     want(0 <= rd <= 1 and 0 <= corr <= 1, "rank_deviation and correlation", "in [0, 1]", (rd, corr))
-print("\n".join(bad) if bad else f"accuracy {acc:.4f}, RankDeviation {rd:.6f}, Correlation {corr:.6f}, reward {reward:.6f}")
+print("\n".join(bad) if bad else f"val_accuracy {acc:.4f}, RankDeviation {rd:.6f}, Correlation {corr:.6f}, reward {reward:.6f}")
 sys.exit(1 if bad else 0)
 EOF
-    pass "train -o ($variant): invariants shapes, steps and last row = scores/ = numpy on the function-level tensor; summary $(tail -1 "$tmp/check") (= accuracy - 0.1 RD - 0.1 Corr)"
+    pass "train -o ($variant): invariants shapes, steps and last row = scores/ = numpy on the function-level tensor; summary $(tail -1 "$tmp/check") (= val_accuracy - 0.1 RD - 0.1 Corr)"
 done
 
 # ---------------------------------------------------------------------------
@@ -252,7 +253,7 @@ for variant in ("mha", "grassmann"):
                 want(obj in f, f"{h5}: {obj}", "present", "missing")
             want(len(f["summary"]) == 1, f"{h5}: /summary rows", 1, len(f["summary"]))
             row = f["summary"][0]
-            for c in ("accuracy", "rank_deviation", "correlation", "reward"):
+            for c in ("val_accuracy", "test_accuracy", "test_loss", "rank_deviation", "correlation", "reward"):
                 want(close(row[c], old[c], rtol=1e-10, atol=1e-10),
                      f"{h5}: /summary {c} against the trial file's", float(old[c]), float(row[c]))
             if variant == "mha":
@@ -288,7 +289,7 @@ echo "== 3. --beta, --gamma, --modes, --ideal-ranks: the reward as the formula s
 # (r_max of mode n = min(dims[n], product of the others); for the heads mode also the
 # length of head_sv): RankDeviation = mean over layers and chosen modes of
 # |eff_rank - min(ideal, r_max)| / r_max (ideal: r_max by default), Correlation = mean of
-# the layers' correlation, reward = accuracy - beta RD - gamma Correlation, all to 1e-12;
+# the layers' correlation, reward = val_accuracy - beta RD - gamma Correlation, all to 1e-12;
 # the -o file's /summary holds the same reward.
 leaks=0  # the code paths of section 2 (see the top)
 ncase=0
@@ -326,7 +327,7 @@ for line in open(sys.argv[1]):
     modes = [names.index(m) for m in modes.split(",")]
     ideal = {names.index(k): float(v) for k, v in (p.split("=") for p in ideal.split(",") if p)}
     with h5py.File(trial, "r") as f:
-        acc = float(f["summary"][0]["accuracy"])
+        acc = float(f["summary"][0]["val_accuracy"])
     with h5py.File(case + ".h5", "r") as f:
         dims = list(f["trials/000000/scores/layer0"].attrs["dims"])
         spec = json.loads(f["trials/000000"].attrs["reward_spec"])
@@ -353,10 +354,10 @@ for line in open(sys.argv[1]):
     if not close(got, reward, rtol=1e-12, atol=1e-12):
         problems.append(f"{what}: -o file /summary reward: expected {reward!r}, got {got!r}")
     if beta == 0 and gamma == 0 and d["reward"] != acc:
-        problems.append(f"{what}: reward: expected the accuracy {acc!r} exactly, got {d['reward']!r}")
+        problems.append(f"{what}: reward: expected the val_accuracy {acc!r} exactly, got {d['reward']!r}")
     bad += problems
     if not problems:
-        print(f"ok   {what}: RankDeviation {rd:.6f}, Correlation {corr:.6f}, reward {reward:.6f} (accuracy {acc:.4f})")
+        print(f"ok   {what}: RankDeviation {rd:.6f}, Correlation {corr:.6f}, reward {reward:.6f} (val_accuracy {acc:.4f})")
 if bad:
     print("\n".join(bad))
 sys.exit(1 if bad else 0)
@@ -398,7 +399,7 @@ bad = []
 def want(ok, what, expected, got):
     if not ok:
         bad.append(f"{what}: expected {expected}, got {got!r}")
-want("reward" in d and d["reward"] is None, "JSON reward", "null (a checkpoint has no accuracy)", d.get("reward"))
+want("reward" in d and d["reward"] is None, "JSON reward", "null (a checkpoint has no val_accuracy)", d.get("reward"))
 want(len(d["layers"]) == L, "JSON layers", L, len(d["layers"]))
 for path in (h5, h5_table):
     with h5py.File(path, "r") as f:
@@ -494,6 +495,8 @@ leaks=0  # error paths end in exit(2); see the top
 echo "this is a plain text file, not a model" >"$tmp/notes.txt"
 mkdir "$tmp/adir.h5"
 "$py" -c 'import h5py, sys; h5py.File(sys.argv[1], "w")["x"] = [1, 2]' "$tmp/other.h5"
+"$py" -c 'import h5py, shutil, sys; shutil.copy(sys.argv[1], sys.argv[2]); h5py.File(sys.argv[2], "a").attrs["format_version"] = 2' \
+    "$tmp/mha.h5" "$tmp/v2.h5"
 
 # bad_input WHAT KEY_PHRASE ARGS...: `attnsweep score ARGS...` (without mpirun) must exit 2
 # with one stderr line containing KEY_PHRASE (grep -F), print nothing on stdout and
@@ -511,6 +514,8 @@ bad_input "truncated safetensors" "lie outside the data buffer of 758 bytes (tru
     "$tmp/st/bad/truncated.safetensors" --heads 2 -o "$tmp/bad.h5"
 bad_input "HDF5 file that is not a results file" "other.h5: not an attnsweep results file" \
     "$tmp/other.h5" -o "$tmp/bad.h5"
+bad_input "results format 2 (before the validation split)" \
+    "attnsweep: score: $tmp/v2.h5: results format 2, this attnsweep reads 3" "$tmp/v2.h5" -o "$tmp/bad.h5"
 bad_input "no such --trial" "attnsweep: score: $tmp/mha.h5: no trial 3" "$tmp/mha.h5" --trial 3 -o "$tmp/bad.h5"
 bad_input "--trial not an integer" "--trial must be an integer in [0, 999999], got '1.5'" \
     "$tmp/mha.h5" --trial 1.5 -o "$tmp/bad.h5"

@@ -237,7 +237,7 @@ wait_done() {
 }
 
 # journal_count OUT: intact records in the journal beside OUT (the file starting with
-# "attnsweep-journal 1"; record: u32 magic, u32 length, u32 crc32, payload).
+# "attnsweep-journal 2"; record: u32 magic, u32 length, u32 crc32, payload).
 journal_count() {
   "$py" - "$1" <<'EOF'
 import glob, os, struct, sys, zlib
@@ -248,7 +248,7 @@ for path in glob.glob(os.path.join(os.path.dirname(out) or ".", "*")):
         data = open(path, "rb").read()
     except OSError:
         continue
-    head = b"attnsweep-journal 1\n"
+    head = b"attnsweep-journal 2\n"
     if not data.startswith(head) or not os.path.basename(path).startswith(os.path.basename(out)):
         continue
     i = len(head)

@@ -451,6 +451,24 @@ static void test_errors(void) {
         {"method: grid\nparameters:\n  grassmann_offsets: {values: [[1, 2], [1, 2, 4], '1,2']}\n",
          "mem.yaml:3:51: values of grassmann_offsets lists 1,2 twice"},
         {"method: grid\n---\nmethod: random\n", "mem.yaml:3:1: a second YAML document: a sweep file holds one"},
+        // Decisions read validation: the old names say their val_ spelling; no test metric decides.
+        {"method: grid\nmetric: {name: loss}\nparameters: {attention: {value: mha}}\n",
+         "mem.yaml:2:16: metric 'loss' is now called 'val_loss' (every decision reads the validation split)"},
+        {"method: grid\nmetric:\n  name: bits_per_byte\nparameters: {attention: {value: mha}}\n",
+         "mem.yaml:3:9: metric 'bits_per_byte' is now called 'val_bits_per_byte' (every decision reads the "
+         "validation split)"},
+        {"method: grid\nmetric: {name: test_loss, goal: minimize}\nparameters: {attention: {value: mha}}\n",
+         "mem.yaml:2:16: metric 'test_loss' is a test metric, and test metrics never drive decisions (use "
+         "'val_loss')"},
+        {"method: grid\nmetric: {name: test_reward}\nparameters: {attention: {value: mha}}\n",
+         "mem.yaml:2:16: metric 'test_reward' is a test metric, and test metrics never drive decisions (use one of "
+         "val_accuracy, val_loss, val_bits_per_byte, reward)"},
+        {"method: grid\nmetric: {name: rank_deviation}\nparameters: {attention: {value: mha}}\n",
+         "mem.yaml:2:16: unknown metric 'rank_deviation' (allowed: val_accuracy, val_loss, val_bits_per_byte, "
+         "reward)"},
+        {"method: grid\ntask: fashion_mnist\nmetric: {name: val_bits_per_byte}\nparameters: {attention: {value: mha}}\n",
+         "mem.yaml:3:16: metric val_bits_per_byte is measured for task charlm only (use val_loss): this sweep trains "
+         "fashion_mnist"},
         {"method: grid\nparameters: {a: [1}\n", "mem.yaml:2:19: YAML syntax error: did not find expected ',' or ']' "
                                                "(while parsing a flow sequence at 2:17)"},
     };

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests of `attnsweep run` under mpirun:
 #   1. 2, 3 and 5 ranks (oversubscribed), and 5 ranks in groups of 2: every trial in the
-#      results file exactly once, reward = accuracy − β·RankDeviation − γ·Correlation on
-#      every row, the file reads in h5py and pandas; regularised evolution with more
+#      results file exactly once, reward = val_accuracy − β·RankDeviation − γ·Correlation on
+#      every row, test metrics on every finished row, the file reads in h5py and pandas; regularised evolution with more
 #      workers than its population, so workers wait for results before they get a trial;
 #   2. a configuration that diverges (absurd learning rate) is recorded failed and the
 #      sweep finishes;
@@ -12,7 +12,12 @@
 #      trial the journal held before a kill is in the final file unchanged, nothing is
 #      duplicated, the file opens;
 #   5. SIGUSR1 to mpirun stops the sweep within seconds with exit code 3, and --resume
-#      completes it.
+#      completes it;
+#   6. decisions read validation only: an ASHA sweep on one worker (trials run one after
+#      the other, so the rung reports arrive in /summary order) has exactly the pruned
+#      trials that ASHA's rule replayed on the val_accuracy column of the curves gives,
+#      and the best trial the coordinator reports is the best by reward (from
+#      val_accuracy); the test metrics, measured once per trial, play no part.
 # Usage: bash tests/test_sweep.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
 
@@ -58,8 +63,12 @@ ids = sorted(df.trial.tolist())
 assert ids == list(range(n)), f"trials {ids}, expected 0..{n-1} once each"
 assert sorted(f["trials"].keys()) == [f"{i:06d}" for i in range(n)], list(f["trials"].keys())
 ok = df[df.status == b"ok"]
-want = ok.accuracy - 0.2 * ok.rank_deviation - 0.3 * ok.correlation
+want = ok.val_accuracy - 0.2 * ok.rank_deviation - 0.3 * ok.correlation
 assert close(ok.reward, want, atol=1e-12), (ok.reward - want).abs().max()
+assert f.attrs["format_version"] == 3
+measured = df[df.status != b"failed"]  # the test split, measured once a trial finished
+assert ((measured.test_accuracy >= 0) & (measured.test_accuracy <= 1) & (measured.test_loss > 0)).all()
+assert df[df.status == b"failed"].test_loss.isna().all()
 assert f"method: {method}" in f.attrs["yaml"] and f.attrs["sweep"] in f.attrs["yaml"], f.attrs["sweep"]
 PY
 }
@@ -71,7 +80,7 @@ for np in 2 3 5; do
     mpirun -np "$np" "$bin" run e2e.yaml -o "e2e-$np.h5" --quiet 2>"$tmp/err" || rc=$?
     [[ $rc == 0 ]] || fail "run on $np ranks: exit code $rc"
     check_file "e2e-$np.h5" 10
-    pass "$np ranks: 10 trials, each once; reward = accuracy - 0.2 RD - 0.3 Corr on every row"
+    pass "$np ranks: 10 trials, each once; reward = val_accuracy - 0.2 RD - 0.3 Corr on every row; test metrics"
 done
 rc=0
 mpirun -np 5 "$bin" run e2e.yaml -o e2e-g2.h5 --group-size 2 --quiet 2>"$tmp/err" || rc=$?
@@ -82,7 +91,7 @@ pass "5 ranks in 2 groups of 2 (data parallel): 10 trials, each once"
 "$py" - e2e-2.h5 e2e-3.h5 <<'PY' || fail "the same sweep on 2 and 3 ranks differs"
 import sys, h5py, pandas
 a, b = (pandas.DataFrame(h5py.File(p)["summary"][:]).set_index("trial").sort_index() for p in sys.argv[1:])
-cols = ["attention", "lambda_orth", "lr", "seed", "accuracy", "loss", "reward"]
+cols = ["attention", "lambda_orth", "lr", "seed", "val_accuracy", "val_loss", "test_accuracy", "test_loss", "reward"]
 assert a[cols].equals(b[cols]), (a[cols].compare(b[cols]))
 PY
 pass "2 and 3 ranks: identical configurations and results per trial"
@@ -212,5 +221,53 @@ mpirun -np 3 "$bin" run signal.yaml -o signal.h5 --resume --quiet 2>"$tmp/err" |
 [[ $rc == 0 ]] || fail "--resume after SIGUSR1: exit code $rc"
 check_file signal.h5 30
 pass "SIGUSR1: stopped in $((SECONDS - t0)) s or less with exit 3; --resume completed all 30 trials once"
+
+echo "== 6. decisions read validation only: ASHA replayed from the val_accuracy curves"
+sweep_yaml asha 16 40 "  lr: {values: [0.0005, 0.002, 0.008]}"
+sed -i 's/^method: random$/method: random\nscheduler: {name: asha, min_steps: 10, eta: 2}/; s/eval_every: 20/eval_every: 10/' \
+    "$tmp/asha.yaml"
+rc=0
+mpirun -np 2 "$bin" run asha.yaml -o asha.h5 --quiet 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "ASHA sweep on one worker: exit code $rc"
+check_file asha.h5 16
+"$py" - asha.h5 "$tmp/err" <<'PY' || fail "ASHA's decisions are not those of the validation column"
+import re, sys, h5py
+f = h5py.File(sys.argv[1], "r")
+rows = f["summary"][:]  # in the order the trials finished: one worker ran them one by one
+rungs, eta, budget = [10, 20], 2, 40
+seen = [[] for _ in rungs]
+bad = []
+for row in rows:
+    trial, status, steps = int(row["trial"]), row["status"].decode(), int(row["steps"])
+    curve = f["trials"][f"{trial:06d}"]["curves"]
+    val = dict(zip(curve["step"][:].tolist(), curve["val_accuracy"][:].tolist()))
+    want_status, want_steps = "ok", budget
+    for k, rung in enumerate(rungs):  # coordinator.c asha_continue, on the reported val_accuracy
+        m = val[rung]
+        seen[k].append(m)
+        s = sorted(seen[k])
+        pos = (1.0 - 1.0 / eta) * (len(s) - 1)
+        lo = int(pos // 1)
+        cut = s[lo] + (pos - lo) * (s[lo + 1] - s[lo]) if lo + 1 < len(s) else s[lo]
+        if m < cut:
+            want_status, want_steps = "pruned", rung
+            break
+    if (status, steps) != (want_status, want_steps):
+        bad.append(f"trial {trial}: {status} after {steps} steps, the val column says {want_status} after {want_steps}")
+pruned = sum(r["status"] == b"pruned" for r in rows)
+if not 0 < pruned < len(rows):
+    bad.append(f"fixture: {pruned} of {len(rows)} trials pruned; the check needs some of each")
+# The coordinator's best: the first trial (in finishing order) with the highest reward.
+best = max(range(len(rows)), key=lambda i: (rows[i]["reward"], -i))
+m = re.findall(r"best reward (-?[0-9.]+) \(trial (\d+)\)", open(sys.argv[2]).read())
+if not m or int(m[-1][1]) != int(rows[best]["trial"]) or m[-1][0] != f"{rows[best]['reward']:.4f}":
+    bad.append(f"coordinator's best {m[-1] if m else None}, want trial {int(rows[best]['trial'])} "
+               f"(reward {rows[best]['reward']:.4f})")
+by_test = max(range(len(rows)), key=lambda i: (rows[i]["test_accuracy"], -i))
+print("\n".join(bad) if bad else f"{pruned} of {len(rows)} pruned as the val column says; best by reward trial "
+      f"{int(rows[best]['trial'])} (the best by test_accuracy would be trial {int(rows[by_test]['trial'])})")
+sys.exit(1 if bad else 0)
+PY
+pass "ASHA on one worker: every rung decision equals the replay on val_accuracy; the reported best is the best by reward"
 
 echo "PASS: $checks checks of attnsweep run in $((SECONDS - start)) s"

@@ -120,7 +120,7 @@ for task in fashion_mnist charlm recall; do
         [[ ! -s $tmp/err ]] || fail "$what: --quiet: expected nothing on stderr, got '$(cat "$tmp/err")'"
         [[ $(wc -l <"$tmp/out") == 1 ]] || fail "$what: --json: expected one line on stdout, got $(wc -l <"$tmp/out")"
         "$py" - "$tmp/out" "$task" "$att" "$S" <<'EOF' || fail "$what: --json output"
-import json, sys
+import json, math, sys
 path, task, att, steps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 d = json.load(open(path))
 bad = []
@@ -128,9 +128,19 @@ def want(ok, what, expected, got):
     if not ok: bad.append(f"{what}: expected {expected}, got {got!r}")
 want(isinstance(d, dict), "JSON", "one object", type(d).__name__)
 want(d.get("status") == "ok", "status", "ok", d.get("status"))
-acc = d.get("accuracy")
-want(isinstance(acc, (int, float)) and 0 <= acc <= 1, "accuracy", "a number in [0, 1]", acc)
-want(isinstance(d.get("loss"), float) and d["loss"] > 0, "loss", "a positive number", d.get("loss"))
+for split in ("val", "test"):  # the validation split decides, the test split is measured once
+    acc = d.get(f"{split}_accuracy")
+    want(isinstance(acc, (int, float)) and 0 <= acc <= 1, f"{split}_accuracy", "a number in [0, 1]", acc)
+    want(isinstance(d.get(f"{split}_loss"), float) and d[f"{split}_loss"] > 0, f"{split}_loss", "a positive number",
+         d.get(f"{split}_loss"))
+    bpb = f"{split}_bits_per_byte"
+    if task == "charlm":
+        want(math.isclose(d.get(bpb, 0), d[f"{split}_loss"] / math.log(2), rel_tol=1e-12), bpb, "the loss / ln 2",
+             d.get(bpb))
+    else:
+        want(bpb not in d, bpb, "absent (charlm only)", d.get(bpb))
+for old in ("accuracy", "loss", "bits_per_byte"):
+    want(old not in d, f"key {old}", "absent (now val_ and test_)", d.get(old))
 want(d.get("steps") == steps, "steps", steps, d.get("steps"))
 want(isinstance(d.get("n_params"), int) and d["n_params"] > 0, "n_params", "> 0", d.get("n_params"))
 c = d.get("config", {})
@@ -144,12 +154,24 @@ EOF
         # Read back later, all files in one interpreter (importing pandas takes a while).
         echo "$h5 $tmp/$task-$att.json --task $task --attention $att --heads $H --d-model $D" \
             "--layers $L --grassmann-rank $R --steps $S" >>"$tmp/h5checks"
-        pass "$what: status ok, accuracy $(jfield accuracy), $S steps, $(jfield n_params) parameters; wrote $(basename "$h5")"
+        pass "$what: status ok, val_accuracy $(jfield val_accuracy), test_accuracy $(jfield test_accuracy), $S steps, $(jfield n_params) parameters; wrote $(basename "$h5")"
     done
 done
 
-# ---------------------------------------------------------------------------
+# The text output and the progress lines use the same names: validation decides, test is
+# measured once at the end.
 leaks=0
+run train --task charlm --steps "$S" --batch 8 --eval-batches 1 --d-model "$D" --heads "$H" --layers "$L" --seq-len 16
+expect_rc 0 "train charlm, text output"
+grep -qE '^val_accuracy [0-9.]+  val_loss [0-9.]+ nats  val_bits_per_byte [0-9.]+$' "$tmp/out" &&
+    grep -qE '^test_accuracy [0-9.]+  test_loss [0-9.]+ nats  test_bits_per_byte [0-9.]+$' "$tmp/out" &&
+    grep -qF "reward" "$tmp/out" && grep -qF "(= val_accuracy - 0.1 x rank deviation" "$tmp/out" ||
+    fail "train charlm: text output without the val_ and test_ lines: $(cat "$tmp/out")"
+grep -qE "step +$S/$S  train_loss [0-9.]+  val_loss [0-9.]+  val_accuracy [0-9.]+  val_bits_per_byte" "$tmp/err" &&
+    ! grep -q "test" "$tmp/err" || fail "train charlm: progress line: $(cat "$tmp/err")"
+pass "text output: $(grep '^val_' "$tmp/out"); $(grep '^test_' "$tmp/out"); the progress line shows validation only"
+
+# ---------------------------------------------------------------------------
 echo "== 3. determinism: same seed, same metrics; another seed, another loss"
 for task in fashion_mnist charlm recall; do
     for att in mha tucker linear grassmann; do
@@ -165,10 +187,10 @@ for task in fashion_mnist charlm recall; do
     pass "$task: all four variants reproduce their JSON metrics byte for byte"
     run train --task "$task" --attention mha "${tiny[@]}" --seed 2
     expect_rc 0 "$task mha seed 2"
-    l1=$("$py" -c 'import json,sys; print(repr(json.load(open(sys.argv[1]))["loss"]))' "$tmp/$task-mha.json")
-    l2=$(jfield loss)
+    l1=$("$py" -c 'import json,sys; print(repr(json.load(open(sys.argv[1]))["val_loss"]))' "$tmp/$task-mha.json")
+    l2=$(jfield val_loss)
     [[ $l1 != "$l2" ]] || fail "$task mha: expected a different loss for seed 2 than for seed 1, got $l1 for both"
-    pass "$task mha: seed 1 loss $l1, seed 2 loss $l2"
+    pass "$task mha: seed 1 val_loss $l1, seed 2 val_loss $l2"
 done
 
 # ---------------------------------------------------------------------------
@@ -198,14 +220,23 @@ done
 
 # ---------------------------------------------------------------------------
 echo "== 4. the -o files, read back with h5py and pandas"
-# Each: /summary has one row agreeing with the JSON (status, attention, accuracy, steps) and
-# pandas.DataFrame(f["summary"][:]) works; root attribute yaml has "attention: <variant>";
+# Each: /summary has one row agreeing with the JSON (status, attention, the val_ and test_
+# metrics, steps) and pandas.DataFrame(f["summary"][:]) works; root attribute yaml has "attention: <variant>";
 # curves (a table) has its columns and step increases and ends at the steps; weights/layer0 is [heads, d_k, d_model, 3]
 # (mha, tucker, linear) or [grassmann_rank, 1, d_model, 1]; failed trials keep their reason.
 : >"$tmp/out"; : >"$tmp/err"  # fail() shows the last run's output; there is none here
 "$py" "$checker" --list "$tmp/h5checks" >"$tmp/check" 2>&1 ||
     { sed 's/^/  /' "$tmp/check" >&2; fail "results files written with -o (details above)"; }
 pass "$(wc -l <"$tmp/h5checks") results files read back with h5py/pandas and match their JSON"
+# A file of format 2 (before the validation split) is refused with one line naming both versions.
+"$py" -c 'import h5py, shutil, sys; shutil.copy(sys.argv[1], sys.argv[2]); h5py.File(sys.argv[2], "a").attrs["format_version"] = 2' \
+    "$tmp/recall-mha.h5" "$tmp/v2.h5"
+rc=0
+"$py" "$checker" "$tmp/v2.h5" "$tmp/recall-mha.json" --task recall --attention mha --heads $H --d-model $D \
+    --layers $L --grassmann-rank $R --steps $S >"$tmp/check" 2>&1 || rc=$?
+[[ $rc == 1 && $(wc -l <"$tmp/check") == 1 ]] && grep -qF "v2.h5: results format: expected 3, got 2" "$tmp/check" ||
+    fail "check_trial_h5.py on a format-2 file: expected one line naming formats 3 and 2, got: $(cat "$tmp/check")"
+pass "check_trial_h5.py refuses a format-2 file: $(cat "$tmp/check")"
 
 # ---------------------------------------------------------------------------
 echo "== 5. peak memory of the default configuration"

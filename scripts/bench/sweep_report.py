@@ -24,6 +24,16 @@ import h5py
 import numpy as np
 
 TAG = {"READY": 1, "TRIAL": 2, "DONE": 3, "EVAL": 4, "DECISION": 5, "STOP": 6, "RESULT": 7}
+FORMAT_VERSION = 3  # of the results files (README "Results file")
+
+
+def open_results(path):
+    """The results file, or exit with one line when it is of another format version."""
+    f = h5py.File(path, "r")
+    version = int(f.attrs.get("format_version", -1))
+    if version != FORMAT_VERSION:
+        sys.exit(f"sweep_report.py: {path}: results format {version}, this script reads {FORMAT_VERSION}")
+    return f
 
 
 class Run:
@@ -58,7 +68,7 @@ class Run:
         self.read_trace(self.trace_dir)
 
     def read_results(self, path):
-        with h5py.File(path, "r") as f:
+        with open_results(path) as f:
             self.file_start = float(f.attrs["start_time"])
             self.file_end = float(f.attrs["end_time"]) if "end_time" in f.attrs else float("nan")
             self.summary = f["summary"][:]
@@ -412,8 +422,10 @@ def report_asha(work, full_name, asha_name, params):
     cfg = lambda d: ", ".join(f"{p}={d[p]:g}" if isinstance(d[p], (float, np.floating)) else f"{p}={d[p]}" for p in params)
     full_by = {key(d): d for d in rf}
     print()
-    print(f"  full: best reward {bf['reward']:.4f} (trial {bf['trial']}: {cfg(bf)}; accuracy {bf['accuracy']:.4f})")
-    print(f"  asha: best reward {ba['reward']:.4f} (trial {ba['trial']}: {cfg(ba)}; accuracy {ba['accuracy']:.4f});"
+    print(f"  full: best reward {bf['reward']:.4f} (trial {bf['trial']}: {cfg(bf)}; val_accuracy {bf['val_accuracy']:.4f},"
+          f" test_accuracy {bf['test_accuracy']:.4f})")
+    print(f"  asha: best reward {ba['reward']:.4f} (trial {ba['trial']}: {cfg(ba)}; val_accuracy {ba['val_accuracy']:.4f},"
+          f" test_accuracy {ba['test_accuracy']:.4f});"
           f" the same configuration in the full run: {full_by[key(ba)]['reward']:.4f}")
     rank_full = sorted(rf, key=lambda d: -d["reward"])
     pos = [key(d) for d in rank_full].index(key(ba)) + 1
@@ -433,9 +445,9 @@ def report_asha(work, full_name, asha_name, params):
     print(f"  wall: asha {asha.coord_wall:.1f} s against full {full.coord_wall:.1f} s = {100 * asha.coord_wall / full.coord_wall:.0f} %"
           f" (coordinator walls)")
     # How well early evaluations predict the final ones, on the full run's curves.
-    print("  how well the full run's early evaluations predict its final accuracy (Spearman over the 27):")
-    with h5py.File(os.path.join(work, full_name + ".h5"), "r") as f:
-        curves = {int(k): (f["trials"][k]["curves"]["step"][:], f["trials"][k]["curves"]["eval_accuracy"][:])
+    print("  how well the full run's early evaluations predict its final val_accuracy (Spearman over the 27):")
+    with open_results(os.path.join(work, full_name + ".h5")) as f:
+        curves = {int(k): (f["trials"][k]["curves"]["step"][:], f["trials"][k]["curves"]["val_accuracy"][:])
                   for k in f["trials"]}
     final = np.array([curves[i][1][-1] for i in sorted(curves)])
     steps0 = curves[min(curves)][0]
@@ -493,9 +505,9 @@ def asha_replay(order, acc, cost, reward, rungs, max_steps, eta, workers):
 def replay_asha(full, rows, params, best):
     """What ASHA would spend on this grid in grid order and in random orders, replayed on
     the full run's evaluation curves (same rule, eta 3, rungs from the asha run's YAML)."""
-    with h5py.File(os.path.join(os.path.dirname(full.trace_dir), full.name + ".h5"), "r") as f:
+    with open_results(os.path.join(os.path.dirname(full.trace_dir), full.name + ".h5")) as f:
         curves = {int(k): dict(zip(f["trials"][k]["curves"]["step"][:].tolist(),
-                                   f["trials"][k]["curves"]["eval_accuracy"][:].tolist())) for k in f["trials"]}
+                                   f["trials"][k]["curves"]["val_accuracy"][:].tolist())) for k in f["trials"]}
     max_steps = max(int(d["steps"]) for d in rows)
     rungs, r = [], max_steps // 9
     while r < max_steps:

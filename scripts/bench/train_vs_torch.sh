@@ -106,7 +106,7 @@ rows = [
     ("ratio attnsweep / PyTorch", f"{ours_sps / theirs_sps:.2f}x   (target >= 1.5 on one thread)"),
     ("parameters attnsweep / PyTorch", f"{ours[0]['n_params']:,} / {theirs[0]['params']:,}"
      + ("" if ours[0]["n_params"] == theirs[0]["params"] else "   MISMATCH: not the same model")),
-    ("final loss attnsweep / PyTorch", f"{ours[0]['loss']:.3f} / {theirs[0]['loss']:.3f}"
+    ("final loss attnsweep (val_loss) / PyTorch", f"{ours[0]['val_loss']:.3f} / {theirs[0]['loss']:.3f}"
      "   (sanity only: different init and batches)"),
     ("attnsweep GFLOP per step", f"{gflop_step:.3f}"),
     ("attnsweep achieved GFLOP/s", f"{achieved:.1f}   (steps/s x GFLOP per step)"),

@@ -10,6 +10,7 @@
 
 #include "cmds/args.h"
 #include "cmds/cmds.h"
+#include "common/metrics.h"
 #include "common/util.h"
 #include "report/report.h"
 #include "store/summary.h"
@@ -23,16 +24,19 @@ static void report_usage(FILE *f) {
             "\n"
             "Summarises a sweep's results file (attnsweep run, or attnsweep train -o): the top trials,\n"
             "mean ± sd per attention variant and per configuration over repeats, the Pareto front of\n"
-            "accuracy against Correlation and RankDeviation, each regulariser's λ against λ = 0 and\n"
+            "val_accuracy against Correlation and RankDeviation, each regulariser's λ against λ = 0 and\n"
             "against plain L2 of equal strength (Welch's t-test over repeats), failures and the steps\n"
-            "ASHA saved. A file whose sweep is still running is read as far as it has been flushed.\n"
+            "ASHA saved. It ranks and tests by validation metrics only; test_accuracy (measured once\n"
+            "per trial) is shown beside val_accuracy. A file whose sweep is still running is read\n"
+            "as far as it has been flushed.\n"
             "\n"
             "  --top K          leaderboard rows (10)\n"
             "  --format F       table (aligned text), csv (a '# section' line and a header row per\n"
             "                   table) or json (one object) (table)\n"
             "  --json           the same as --format json\n"
-            "  --metric NAME    rank by reward, accuracy, loss, bits_per_byte, rank_deviation or\n"
-            "                   correlation (the sweep's metric; reward for a single trial)\n");
+            "  --metric NAME    rank by reward, val_accuracy, val_loss, val_bits_per_byte,\n"
+            "                   rank_deviation or correlation (the sweep's metric; reward for a single\n"
+            "                   trial); the test metrics are shown, never ranked by\n");
 }
 
 static Format parse_format(const char *text) {
@@ -90,7 +94,8 @@ int cmd_report(int argc, char **argv) {
         }
     }
     if (!path) die(EXIT_BADINPUT, "report: which file? (attnsweep report RESULTS.h5)");
-    char allowed[256];
+    char allowed[256], why[512];
+    if (metric && metric_refusal(metric, METRIC_RANKS, why, sizeof why)) die(EXIT_BADINPUT, "report: --metric %s", why);
     if (metric && !report_metric_known(metric, allowed, sizeof allowed))
         die(EXIT_BADINPUT, "report: --metric must be one of %s, got '%s'", allowed, metric);
 
@@ -98,8 +103,9 @@ int cmd_report(int argc, char **argv) {
     char err[1024];
     if (summary_read(path, &s, err, sizeof err) != 0) die(EXIT_BADINPUT, "report: %s", err);
     // The sweep's own goal for its metric; the natural one for another metric.
+    const int own_goal = !metric || !strcmp(metric, s.metric);
     const ReportOptions o = {.metric = metric ? metric : s.metric,
-                             .maximize = !metric || !strcmp(metric, s.metric) ? s.maximize : metric_maximized(metric),
+                             .maximize = own_goal ? s.maximize : metric_find(metric)->maximize,
                              .top = top};
     Report r;
     report_build(&s, &o, &r);

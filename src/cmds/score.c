@@ -27,7 +27,7 @@ static void score_usage(FILE *f) {
             "the output features' mixing forms), or with --tensor parameters the weight tensor\n"
             "W[heads, head_dim, model_dim, roles]: the singular values and ranks of each\n"
             "unfolding, Tucker (HOSVD + HOOI) and CP rank sweeps, head correlation beside its\n"
-            "chance level, and reward = accuracy - beta*RankDeviation - gamma*Correlation.\n"
+            "chance level, and reward = val_accuracy - beta*RankDeviation - gamma*Correlation.\n"
             "The N ranks form one BLACS grid.\n"
             "\n"
             "  --trial N            trial of a results file (default 0, what attnsweep train writes)\n"
@@ -148,8 +148,8 @@ static void print_table(const Input *in, const char *path, const LayerScore *s, 
     const char *const *m = tensor_mode_names[view];
     printf("attnsweep score: %s", path);
     if (in->is_trial)
-        printf(" trial %d (%s on %s, accuracy %.4f)", in->trial.id, attention_names[in->trial.config.attention],
-               task_names[in->trial.config.task], in->trial.accuracy);
+        printf(" trial %d (%s on %s, val_accuracy %.4f)", in->trial.id, attention_names[in->trial.config.attention],
+               task_names[in->trial.config.task], in->trial.val_accuracy);
     else
         printf(" (%s, %d heads)", in->model.family, in->model.dims[0]);
     printf(": %d layers, %s tensor [%s %d, %s %d, %s %d, %s %d], on a %d x %d grid\n", in->n_layers,
@@ -275,7 +275,7 @@ int cmd_score(int argc, char **argv) {
         double reward = NAN;
         if (in.is_trial) {
             TrialResult *r = &in.trial;
-            reward = reward_value(r->accuracy, rd, corr, &spec);
+            reward = reward_value(r->val_accuracy, rd, corr, &spec);
             if (r->scores)
                 for (int l = 0; l < r->n_layers; l++) layer_score_free(&r->scores[l]);
             free(r->scores);
@@ -301,7 +301,7 @@ int cmd_score(int argc, char **argv) {
             cJSON_AddNumberToObject(j, "rank_deviation", rd);
             cJSON_AddNumberToObject(j, "correlation", corr);
             cJSON_AddNumberToObject(j, "correlation_chance", chance);
-            cJSON_AddNumberToObject(j, "reward", reward);  // null for a checkpoint (no accuracy)
+            cJSON_AddNumberToObject(j, "reward", reward);  // null for a checkpoint (no val_accuracy)
             cJSON_AddNumberToObject(j, "seconds", seconds);
             char *text = cJSON_PrintUnformatted(j);
             puts(text);
@@ -311,7 +311,7 @@ int cmd_score(int argc, char **argv) {
             print_table(&in, path, s, secs, spec.tensor, &g);
             printf("RankDeviation %.4f  Correlation %.4f (chance %.4f)", rd, corr, chance);
             if (in.is_trial)
-                printf("  reward %.4f = %.4f - %g x %.4f - %g x %.4f", reward, in.trial.accuracy, spec.beta, rd,
+                printf("  reward %.4f = %.4f - %g x %.4f - %g x %.4f", reward, in.trial.val_accuracy, spec.beta, rd,
                        spec.gamma, corr);
             printf("\nscored in %.2f s; wrote %s\n", seconds, out_path);
         }

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "cmds/cmds.h"
 #include "common/config.h"
 #include "common/config_json.h"
+#include "common/metrics.h"
 #include "common/util.h"
 #include "invariants/grid.h"
 #include "invariants/score.h"
@@ -22,8 +24,8 @@ static void train_usage(FILE *f) {
     fprintf(f,
             "usage: attnsweep train [--PARAMETER VALUE ...] [-o TRIAL.h5] [--json] [--quiet]\n"
             "\n"
-            "Train one configuration and report held-out metrics. Parameters (YAML names\n"
-            "with '_' written '-'; defaults in brackets):\n");
+            "Train one configuration and report its validation and test metrics. Parameters\n"
+            "(YAML names with '_' written '-'; defaults in brackets):\n");
     TrialConfig def;
     config_defaults(&def);
     for (int i = 0; i < config_nparams; i++) {
@@ -48,6 +50,18 @@ static int is_flag(const char *arg, const char *flag) {
     if (strncmp(arg, flag, n) != 0) return 0;
     if (arg[n] == '=') die(EXIT_BADINPUT, "train: %s takes no value", flag);
     return arg[n] == 0;
+}
+
+// The metrics of one split on a line: "val_accuracy 0.8415  val_loss 0.4407 nats".
+static void print_split(const TrialResult *r, const char *prefix) {
+    const char *sep = "";
+    for (int i = 0; i < n_metrics; i++) {
+        const Metric *m = &metrics[i];
+        if (strncmp(m->name, prefix, strlen(prefix)) || !metric_applies(m, r->config.task)) continue;
+        printf("%s%s %.4f%s%s", sep, m->name, metric_value(r, m), m->unit[0] ? " " : "", m->unit);
+        sep = "  ";
+    }
+    putchar('\n');
 }
 
 int cmd_train(int argc, char **argv) {
@@ -137,14 +151,14 @@ int cmd_train(int argc, char **argv) {
         cJSON_Delete(o);
     } else {
         printf("status %s%s%s\n", r.status, r.reason[0] ? ": " : "", r.reason);
-        printf("accuracy %.4f  loss %.4f nats", r.accuracy, r.loss);
-        if (c.task == TASK_CHARLM) printf("  bits/byte %.4f", r.bits_per_byte);
+        print_split(&r, "val_");
+        if (!isnan(r.test_loss)) print_split(&r, "test_");
         if (r.scores)
-            printf("\nrank deviation %.4f  head correlation %.4f  reward %.4f (= accuracy - %g x rank deviation - %g x "
-                   "correlation)",
+            printf("rank deviation %.4f  head correlation %.4f  reward %.4f (= val_accuracy - %g x rank deviation - %g "
+                   "x correlation)\n",
                    r.rank_deviation, r.correlation, r.reward, spec.beta, spec.gamma);
         double sps = r.train_seconds > 0 ? r.steps / r.train_seconds : 0.0;
-        printf("\nsteps %d  parameters %ld  time %.1f s  %.1f steps/s  %.1f GFLOP/s  peak memory %.0f MB\n", r.steps,
+        printf("steps %d  parameters %ld  time %.1f s  %.1f steps/s  %.1f GFLOP/s  peak memory %.0f MB\n", r.steps,
                r.n_params, r.seconds, sps, sps * r.flops_per_step * 1e-9, peak_mb);
         if (output) printf("wrote %s\n", output);
     }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/metrics.h"
 #include "common/util.h"
 
 // cJSON returns NULL only when malloc fails; treat that like xmalloc does.
@@ -123,12 +124,9 @@ cJSON *trial_result_to_json(const TrialResult *r) {
     must(cJSON_AddStringToObject(obj, "status", r->status));
     must(cJSON_AddStringToObject(obj, "reason", r->reason));
     cJSON_AddItemToObject(obj, "config", config_to_json(&r->config));
-    must(cJSON_AddNumberToObject(obj, "accuracy", r->accuracy));
-    must(cJSON_AddNumberToObject(obj, "loss", r->loss));
-    must(cJSON_AddNumberToObject(obj, "bits_per_byte", r->bits_per_byte));
-    must(cJSON_AddNumberToObject(obj, "rank_deviation", r->rank_deviation));
-    must(cJSON_AddNumberToObject(obj, "correlation", r->correlation));
-    must(cJSON_AddNumberToObject(obj, "reward", r->reward));
+    for (int i = 0; i < n_metrics; i++)
+        if (metric_applies(&metrics[i], r->config.task))
+            must(cJSON_AddNumberToObject(obj, metrics[i].name, metric_value(r, &metrics[i])));
     must(cJSON_AddNumberToObject(obj, "steps", r->steps));
     must(cJSON_AddNumberToObject(obj, "n_params", (double)r->n_params));
     must(cJSON_AddNumberToObject(obj, "seconds", r->seconds));

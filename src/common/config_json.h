@@ -21,9 +21,9 @@ char *config_to_json_text(const TrialConfig *c);
 // -1 with one line in err (no file prefix: the caller adds it). Cross-parameter
 // checks are left to config_check.
 int config_from_json(TrialConfig *c, const cJSON *obj, char *err, size_t errlen);
-// {"trial", "status", "reason", "config": {...}, "accuracy", "loss",
-//  "bits_per_byte", "rank_deviation", "correlation", "reward", "steps", "n_params",
-//  "seconds"}; NaN and infinities print as null.
+// {"trial", "status", "reason", "config": {...}, then every metric of common/metrics.h
+//  under its name (the bits per byte for charlm only), "steps", "n_params", "seconds"};
+//  NaN and infinities print as null.
 cJSON *trial_result_to_json(const TrialResult *r);
 
 #endif

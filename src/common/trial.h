@@ -10,8 +10,8 @@ typedef struct {
     int step;
     double lr;
     double train_loss;     // mean training loss since the previous evaluation (nats)
-    double eval_loss;      // held-out cross-entropy (nats per prediction)
-    double eval_accuracy;  // held-out accuracy (fraction of predictions right)
+    double val_loss;       // validation cross-entropy (nats per prediction)
+    double val_accuracy;   // validation accuracy (fraction of predictions right)
     double penalty;        // sum of λ·regulariser penalties at this step
     double seconds;        // wall time since the start of training
 } CurvePoint;
@@ -32,9 +32,12 @@ typedef struct {
     int id;                 // trial number in the sweep (0 for attnsweep train)
     char status[16];        // "ok", "failed", "pruned"
     char reason[256];       // why it failed or was pruned ("" when ok)
-    double accuracy;        // final held-out accuracy
-    double loss;            // final held-out loss (nats)
-    double bits_per_byte;   // charlm: loss / ln 2; other tasks: the same formula, for uniformity
+    // Metrics (common/metrics.h): on the validation split at the last evaluation (NaN
+    // before the first), and on the test split once, when the trial finished ok or pruned
+    // (NaN otherwise). Loss in nats per prediction; bits per byte = loss / ln 2, charlm
+    // only (NaN for the other tasks).
+    double val_accuracy, val_loss, val_bits_per_byte;
+    double test_accuracy, test_loss, test_bits_per_byte;
     int steps;              // optimizer steps taken
     long n_params;
     double seconds;         // training wall time
@@ -49,7 +52,7 @@ typedef struct {
     InvariantTrace trace;
 
     // Scores of the final attention tensors (scores == NULL until scored) and the reward
-    // accuracy − β·RankDeviation − γ·Correlation with the RewardSpec they were scored under.
+    // val_accuracy − β·RankDeviation − γ·Correlation with the RewardSpec they were scored under.
     LayerScore *scores;     // n_layers
     RewardSpec reward_spec;
     double rank_deviation, correlation, reward;

@@ -4,7 +4,8 @@
 // A database is a regular file with a "NAME.dat" index beside it (the .dat files
 // and the NAME.u8 symlinks are not databases). Its fortunes are separated by lines
 // holding a single "%". Fortune i, counted over all databases in sorted name order,
-// is held out when i % 10 == 9; each fortune goes to its text followed by "\n".
+// goes to the validation text when i % 20 == 9, to the test text when i % 20 == 19, and
+// to the training text otherwise (90 %), as its text followed by "\n".
 #define _POSIX_C_SOURCE 200809L
 #include "data/tasks.h"
 
@@ -18,7 +19,7 @@
 
 #define FORTUNES_DIR "/usr/share/games/fortunes"
 
-enum { HELDOUT_EVERY = 10, VOCAB = 256, PATH_LEN = 4096 };
+enum { SPLIT_EVERY = 20, VAL_AT = 9, TEST_AT = 19, VOCAB = 256, PATH_LEN = 4096 };
 
 typedef struct {
     unsigned char *p;
@@ -26,7 +27,7 @@ typedef struct {
 } Text;
 
 struct CharLM {
-    Text train, heldout;
+    Text train, val, test;
     int T;  // bytes per window (inputs; targets are the next T bytes)
 };
 
@@ -43,7 +44,8 @@ static void text_append(Text *t, const void *src, long n) {
 // on the first line, two "%" lines in a row) are not fortunes and get no index.
 static void add_fortune(CharLM *lm, Text *fortune, long *index) {
     if (fortune->len == 0) return;
-    Text *dst = *index % HELDOUT_EVERY == HELDOUT_EVERY - 1 ? &lm->heldout : &lm->train;
+    const long k = *index % SPLIT_EVERY;
+    Text *dst = k == VAL_AT ? &lm->val : k == TEST_AT ? &lm->test : &lm->train;
     text_append(dst, fortune->p, fortune->len);
     text_append(dst, "\n", 1);
     fortune->len = 0;
@@ -118,23 +120,25 @@ CharLM *charlm_open(const TrialConfig *c, DatasetInfo *info) {
         free(names[i]);
     }
     free(names);
-    if (lm->train.len < T + 1 || lm->heldout.len < T + 1)
-        die(EXIT_BADINPUT, "%s: too little text for seq_len %d (%ld training and %ld held-out bytes "
-            "in %ld fortunes; each needs at least %d)", dir, T, lm->train.len, lm->heldout.len,
+    if (lm->train.len < T + 1 || lm->val.len < T + 1 || lm->test.len < T + 1)
+        die(EXIT_BADINPUT, "%s: too little text for seq_len %d (%ld training, %ld validation and %ld test "
+            "bytes in %ld fortunes; each needs at least %d)", dir, T, lm->train.len, lm->val.len, lm->test.len,
             index, T + 1);
 
     info->seq_len = T;
     info->vocab = VOCAB;
     info->n_classes = VOCAB;
     info->n_train = lm->train.len / T;
-    info->n_eval = (lm->heldout.len - 1) / T;
+    info->n_val = (lm->val.len - 1) / T;
+    info->n_test = (lm->test.len - 1) / T;
     return lm;
 }
 
 void charlm_free(CharLM *lm) {
     if (!lm) return;
     free(lm->train.p);
-    free(lm->heldout.p);
+    free(lm->val.p);
+    free(lm->test.p);
     free(lm);
 }
 
@@ -155,7 +159,7 @@ void charlm_train_batch(const CharLM *lm, Batch *b, gsl_rng *rng) {
     }
 }
 
-void charlm_eval_rows(const CharLM *lm, Batch *b, long start, int rows) {
-    for (int row = 0; row < rows; row++)
-        put_window(lm->heldout.p + (start + row) * lm->T, lm->T, b, row);
+void charlm_eval_rows(const CharLM *lm, EvalSplit split, Batch *b, long start, int rows) {
+    const Text *t = split == SPLIT_VAL ? &lm->val : &lm->test;
+    for (int row = 0; row < rows; row++) put_window(t->p + (start + row) * lm->T, lm->T, b, row);
 }

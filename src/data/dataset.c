@@ -85,14 +85,14 @@ void dataset_train_batch(Dataset *d, Batch *b, gsl_rng *rng) {
     }
 }
 
-int dataset_eval_batch(const Dataset *d, Batch *b, long start) {
-    long left = start < 0 ? 0 : d->info.n_eval - start;
+int dataset_eval_batch(const Dataset *d, EvalSplit split, Batch *b, long start) {
+    long left = start < 0 ? 0 : (split == SPLIT_VAL ? d->info.n_val : d->info.n_test) - start;
     int rows = left <= 0 ? 0 : left < b->B ? (int)left : b->B;
     if (rows > 0) {
         switch (d->info.kind) {
-        case TASK_FASHION_MNIST: fashion_mnist_eval_rows(d->task.fm, b, start, rows); break;
-        case TASK_CHARLM: charlm_eval_rows(d->task.lm, b, start, rows); break;
-        case TASK_RECALL: recall_eval_rows(d->task.rc, b, start, rows); break;
+        case TASK_FASHION_MNIST: fashion_mnist_eval_rows(d->task.fm, split, b, start, rows); break;
+        case TASK_CHARLM: charlm_eval_rows(d->task.lm, split, b, start, rows); break;
+        case TASK_RECALL: recall_eval_rows(d->task.rc, split, b, start, rows); break;
         }
     }
 

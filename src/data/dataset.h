@@ -1,8 +1,18 @@
-// dataset.h: the three tasks behind one interface, with fixed held-out splits.
+// dataset.h: the three tasks behind one interface, each with fixed training, validation
+// and test splits (the same for every seed):
 //
-//   fashion_mnist  28×28 images, 10 classes; train 60 000, held out: the 10 000 test images.
-//   charlm         bytes of the fortune texts; every 10th fortune is held out.
-//   recall         multi-query associative recall, generated from the seed.
+//   fashion_mnist  28×28 images, 10 classes. Training: the first 55 000 of the 60 000
+//                  images of train-images, in file order; validation: the last 5 000 of
+//                  them; test: the 10 000 t10k images.
+//   charlm         bytes of the fortune texts. Fortune i (counted over all databases in
+//                  sorted name order) is validation when i % 20 == 9, test when
+//                  i % 20 == 19, training otherwise (90 %).
+//   recall         multi-query associative recall. Training sequences are generated from
+//                  the trial's seed; validation and test are 2000 sequences each, from two
+//                  fixed seeds of their own.
+//
+// Validation drives every decision (the evaluations during training, ASHA, the samplers,
+// the reward); test is evaluated once, when a trial finishes, and only reported.
 //
 // A batch holds either images (encoder tasks) or token sequences (decoder tasks)
 // and integer targets; a target of -1 means "no prediction here" (padding rows of a
@@ -16,6 +26,8 @@
 
 enum { IMG_SIDE = 28, IMG_PIXELS = 784 };
 
+typedef enum { SPLIT_VAL, SPLIT_TEST } EvalSplit;  // the two held-out splits
+
 typedef struct Dataset Dataset;  // opaque: each task keeps its own state
 
 typedef struct {
@@ -24,7 +36,8 @@ typedef struct {
     int vocab;      // input vocabulary (decoder tasks); 0 for images
     int n_classes;  // classes per prediction: 10, 256, recall_vocab
     long n_train;   // training examples in one epoch (images, windows, sequences)
-    long n_eval;    // held-out examples
+    long n_val;     // validation examples
+    long n_test;    // test examples
 } DatasetInfo;
 
 typedef struct {
@@ -54,8 +67,8 @@ void batch_free(Batch *b);
 // The next training batch. fashion_mnist walks a fresh permutation each epoch,
 // charlm draws random windows, recall generates new sequences; all from `rng`.
 void dataset_train_batch(Dataset *d, Batch *b, gsl_rng *rng);
-// Held-out examples [start, start + B); rows past the end get targets -1.
-// Returns the number of real rows. The held-out set is the same for every seed.
-int dataset_eval_batch(const Dataset *d, Batch *b, long start);
+// Examples [start, start + B) of a held-out split; rows past its end get targets -1.
+// Returns the number of real rows.
+int dataset_eval_batch(const Dataset *d, EvalSplit split, Batch *b, long start);
 
 #endif

@@ -2,6 +2,9 @@
 // dataset-fashion-mnist. Pixels stay uint8 in memory (47 MB train + 7.8 MB test)
 // and become normalised floats one batch at a time.
 //
+// Splits: training is the train-images file but its last VAL_IMAGES images (in file
+// order), which are the validation set; test is the t10k file.
+//
 // IDX format: big-endian u32 magic (0x00000803 images, 0x00000801 labels), then one
 // big-endian u32 per dimension (images: n, 28, 28; labels: n), then the bytes.
 #include "data/tasks.h"
@@ -17,11 +20,12 @@
 #include "common/util.h"
 
 #define FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
-// Mean and standard deviation of all training pixels scaled to [0, 1].
+// Mean and standard deviation of the pixels of the whole train-images file (validation
+// images included) scaled to [0, 1]: a fixed normalisation, fitted to nothing per trial.
 #define PIXEL_MEAN 0.2860f
 #define PIXEL_STD 0.3530f
 
-enum { IDX_IMAGES = 0x00000803, IDX_LABELS = 0x00000801, N_CLASSES = 10, PATH_LEN = 4096 };
+enum { IDX_IMAGES = 0x00000803, IDX_LABELS = 0x00000801, N_CLASSES = 10, PATH_LEN = 4096, VAL_IMAGES = 5000 };
 
 typedef struct {
     uint8_t *pixels;  // (n, 784)
@@ -30,7 +34,8 @@ typedef struct {
 } Split;
 
 struct FashionMnist {
-    Split train, test;  // test = the held-out set, in file order
+    Split train, val;   // the train-images file, cut in two: val is its last VAL_IMAGES
+    Split test;         // the t10k file
     int *perm;          // (train.n) this epoch's order of the training images
     long cursor;        // next position in perm; train.n means "start a new epoch"
     float lut[256];     // pixel byte -> normalised value
@@ -126,6 +131,12 @@ FashionMnist *fashion_mnist_open(const TrialConfig *c, DatasetInfo *info) {
     const char *dir = c->data_dir[0] ? c->data_dir : FASHION_MNIST_DIR;
     FashionMnist *f = xcalloc(1, sizeof *f);
     load_split(&f->train, dir, "train");
+    if (f->train.n <= VAL_IMAGES)
+        die(EXIT_BADINPUT, "%s/train-images-idx3-ubyte.gz: holds %ld images; needs more than %d (its last %d are "
+            "the validation set)", dir, f->train.n, VAL_IMAGES, VAL_IMAGES);
+    f->train.n -= VAL_IMAGES;
+    f->val = (Split){.pixels = f->train.pixels + (size_t)f->train.n * IMG_PIXELS,
+                     .labels = f->train.labels + f->train.n, .n = VAL_IMAGES};
     load_split(&f->test, dir, "t10k");
     for (int p = 0; p < 256; p++) f->lut[p] = ((float)p / 255.0f - PIXEL_MEAN) / PIXEL_STD;
     f->perm = xmalloc((size_t)f->train.n * sizeof(int));
@@ -135,13 +146,14 @@ FashionMnist *fashion_mnist_open(const TrialConfig *c, DatasetInfo *info) {
     info->vocab = 0;
     info->n_classes = N_CLASSES;
     info->n_train = f->train.n;
-    info->n_eval = f->test.n;
+    info->n_val = f->val.n;
+    info->n_test = f->test.n;
     return f;
 }
 
 void fashion_mnist_free(FashionMnist *f) {
     if (!f) return;
-    free(f->train.pixels);
+    free(f->train.pixels);  // and with them the validation images
     free(f->train.labels);
     free(f->test.pixels);
     free(f->test.labels);
@@ -167,6 +179,7 @@ void fashion_mnist_train_batch(FashionMnist *f, Batch *b, gsl_rng *rng) {
     }
 }
 
-void fashion_mnist_eval_rows(const FashionMnist *f, Batch *b, long start, int rows) {
-    for (int row = 0; row < rows; row++) put_example(f, &f->test, start + row, b, row);
+void fashion_mnist_eval_rows(const FashionMnist *f, EvalSplit split, Batch *b, long start, int rows) {
+    const Split *s = split == SPLIT_VAL ? &f->val : &f->test;
+    for (int row = 0; row < rows; row++) put_example(f, s, start + row, b, row);
 }

@@ -8,8 +8,9 @@
 //
 // The only targets are at the query keys qj, where the target is the paired value
 // aj (the next token), so every sequence asks exactly P questions; all other
-// targets are -1. The held-out set is 2000 sequences generated once from a constant
-// seed, the same for every trial.
+// targets are -1. Training sequences come from the trial's generator; the validation
+// and the test set are 2000 sequences each, generated once from a fixed seed of their
+// own, the same for every trial.
 #include "data/tasks.h"
 
 #include <stdint.h>
@@ -19,14 +20,16 @@
 
 #include "common/util.h"
 
-enum { N_EVAL = 2000, N_TRAIN = 10000, MAX_VOCAB = 65536 };
-// Seed of the held-out generator: above INT_MAX, so no --seed value (an int in
-// [0, 2^31 - 1]) seeds a training generator with the same stream.
-#define EVAL_SEED 0xA77E5EEDUL
+enum { N_HELD_OUT = 2000, N_TRAIN = 10000, MAX_VOCAB = 65536 };
+// Seeds of the validation and the test generator: distinct, and above INT_MAX, so no
+// --seed value (an int in [0, 2^31 - 1]) is either of them. The validation set is the
+// one held-out set of the versions before the split.
+#define VAL_SEED 0xA77E5EEDUL
+#define TEST_SEED 0xA77E7E57UL
 
 struct Recall {
     int P, V;
-    uint16_t *eval;  // (N_EVAL, 4P) held-out tokens; V <= 65536 so a token fits 16 bits
+    uint16_t *val, *test;  // (N_HELD_OUT, 4P) tokens each; V <= 65536 so a token fits 16 bits
     int *pool;       // (V/2) the identity 0..V/2-1 between draws; scratch for drawing keys
     int *swaps;      // (P) where each key was drawn from, to undo the draw
     int *order;      // (P) query order
@@ -61,6 +64,22 @@ static void generate(Recall *r, int *tokens, gsl_rng *rng) {
     }
 }
 
+// N_HELD_OUT sequences from a generator seeded with seed.
+static uint16_t *generate_fixed(Recall *r, unsigned long seed) {
+    const int T = 4 * r->P;
+    uint16_t *set = xmalloc((size_t)N_HELD_OUT * T * sizeof(uint16_t));
+    int *tokens = xmalloc((size_t)T * sizeof(int));
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, seed);
+    for (long k = 0; k < N_HELD_OUT; k++) {
+        generate(r, tokens, rng);
+        for (int t = 0; t < T; t++) set[k * T + t] = (uint16_t)tokens[t];
+    }
+    gsl_rng_free(rng);
+    free(tokens);
+    return set;
+}
+
 // targets (4P): the value after each query key, -1 elsewhere.
 static void set_targets(const int *tokens, int *targets, int P) {
     for (int t = 0; t < 4 * P; t++) targets[t] = -1;
@@ -82,29 +101,22 @@ Recall *recall_open(const TrialConfig *c, DatasetInfo *info) {
     r->swaps = xmalloc((size_t)P * sizeof(int));
     r->order = xmalloc((size_t)P * sizeof(int));
 
-    int T = 4 * P;
-    r->eval = xmalloc((size_t)N_EVAL * T * sizeof(uint16_t));
-    int *tokens = xmalloc((size_t)T * sizeof(int));
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, EVAL_SEED);
-    for (long k = 0; k < N_EVAL; k++) {
-        generate(r, tokens, rng);
-        for (int t = 0; t < T; t++) r->eval[k * T + t] = (uint16_t)tokens[t];
-    }
-    gsl_rng_free(rng);
-    free(tokens);
+    r->val = generate_fixed(r, VAL_SEED);
+    r->test = generate_fixed(r, TEST_SEED);
 
-    info->seq_len = T;
+    info->seq_len = 4 * P;
     info->vocab = V;
     info->n_classes = V;
     info->n_train = N_TRAIN;
-    info->n_eval = N_EVAL;
+    info->n_val = N_HELD_OUT;
+    info->n_test = N_HELD_OUT;
     return r;
 }
 
 void recall_free(Recall *r) {
     if (!r) return;
-    free(r->eval);
+    free(r->val);
+    free(r->test);
     free(r->pool);
     free(r->swaps);
     free(r->order);
@@ -120,10 +132,10 @@ void recall_train_batch(Recall *r, Batch *b, gsl_rng *rng) {
     }
 }
 
-void recall_eval_rows(const Recall *r, Batch *b, long start, int rows) {
+void recall_eval_rows(const Recall *r, EvalSplit split, Batch *b, long start, int rows) {
     int T = 4 * r->P;
     for (int row = 0; row < rows; row++) {
-        const uint16_t *src = r->eval + (size_t)(start + row) * T;
+        const uint16_t *src = (split == SPLIT_VAL ? r->val : r->test) + (size_t)(start + row) * T;
         int *x = b->tokens + (size_t)row * T;
         for (int t = 0; t < T; t++) x[t] = src[t];
         set_targets(x, b->targets + (size_t)row * T, r->P);

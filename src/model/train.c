@@ -39,16 +39,17 @@ static void group_sum(const Group *g, double *x, int n) {
     if (g->size > 1) MPI_Allreduce(MPI_IN_PLACE, x, n, MPI_DOUBLE, MPI_SUM, g->comm);
 }
 
-// Held-out loss (nats per prediction) and accuracy over at most max_batches batches,
-// the batches dealt round-robin over the group.
-static void evaluate(Model *m, const Dataset *d, Batch *b, long n_eval, int max_batches, const Group *g,
+// Loss (nats per prediction) and accuracy on a held-out split, over at most max_batches
+// batches, the batches dealt round-robin over the group.
+static void evaluate(Model *m, const Dataset *d, EvalSplit split, Batch *b, int max_batches, const Group *g,
                      double *loss, double *accuracy) {
     double sums[3] = {0.0, 0.0, 0.0};  // loss, predictions, correct
-    long nb = (n_eval + b->B - 1) / b->B;
+    const DatasetInfo info = dataset_info(d);
+    long nb = ((split == SPLIT_VAL ? info.n_val : info.n_test) + b->B - 1) / b->B;
     if (max_batches > 0 && max_batches < nb) nb = max_batches;
     for (long k = g->rank; k < nb; k += g->size) {
         long c, ok;
-        dataset_eval_batch(d, b, k * b->B);
+        dataset_eval_batch(d, split, b, k * b->B);
         sums[0] += model_forward(m, b, &c, &ok);
         sums[1] += (double)c;
         sums[2] += (double)ok;
@@ -58,13 +59,16 @@ static void evaluate(Model *m, const Dataset *d, Batch *b, long n_eval, int max_
     *accuracy = sums[1] > 0 ? sums[2] / sums[1] : 0.0;
 }
 
+// Bits per byte of a loss in nats: charlm only, NaN for the other tasks.
+static double bits_per_byte(int task, double loss) { return task == TASK_CHARLM ? loss / log(2.0) : NAN; }
+
 // t: the invariant trace, whose last point (if at this step) adds the heads' correlation.
 static void print_progress(FILE *f, const CurvePoint *pt, const InvariantTrace *t, long total, double steps_per_s,
                            int task) {
     double eta = steps_per_s > 0 ? (double)(total - pt->step) / steps_per_s : 0.0;
-    fprintf(f, "step %6d/%ld  loss %.4f  eval loss %.4f  acc %.4f", pt->step, total, pt->train_loss,
-            pt->eval_loss, pt->eval_accuracy);
-    if (task == TASK_CHARLM) fprintf(f, "  bpb %.3f", pt->eval_loss / log(2.0));
+    fprintf(f, "step %6d/%ld  train_loss %.4f  val_loss %.4f  val_accuracy %.4f", pt->step, total, pt->train_loss,
+            pt->val_loss, pt->val_accuracy);
+    if (task == TASK_CHARLM) fprintf(f, "  val_bits_per_byte %.3f", bits_per_byte(task, pt->val_loss));
     if (pt->penalty > 0) fprintf(f, "  penalty %.4g", pt->penalty);
     if (t->n > 0 && t->step[t->n - 1] == pt->step) {
         double c = 0.0;
@@ -125,7 +129,7 @@ static void score_final(TrialResult *out, const BlacsGrid *g, const ScoreOptions
     out->rank_deviation = rank_deviation(out->scores, out->n_layers, spec);
     out->correlation = mean_correlation(out->scores, out->n_layers);
     out->correlation_chance = mean_correlation_chance(out->scores, out->n_layers);
-    out->reward = reward_value(out->accuracy, out->rank_deviation, out->correlation, spec);
+    out->reward = reward_value(out->val_accuracy, out->rank_deviation, out->correlation, spec);
 }
 
 static void export_weights(Model *m, TrialResult *out) {
@@ -147,6 +151,8 @@ static void export_weights(Model *m, TrialResult *out) {
 int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out) {
     memset(out, 0, sizeof *out);
     out->config = *c;
+    out->val_accuracy = out->val_loss = out->val_bits_per_byte = NAN;
+    out->test_accuracy = out->test_loss = out->test_bits_per_byte = NAN;
     out->start_time = unix_seconds();
     gethostname(out->host, sizeof out->host - 1);
     snprintf(out->status, sizeof out->status, "ok");
@@ -243,13 +249,13 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
             pt->lr = lr;
             pt->train_loss = loss_sum / (double)loss_n;
             pt->penalty = penalty;
-            evaluate(&m, data, &batch, info.n_eval, c->eval_batches, &grp, &pt->eval_loss, &pt->eval_accuracy);
+            evaluate(&m, data, SPLIT_VAL, &batch, c->eval_batches, &grp, &pt->val_loss, &pt->val_accuracy);
             pt->seconds = now_seconds() - t0;
             loss_sum = 0.0;
             loss_n = 0;
-            if (!isfinite(pt->eval_loss)) {
+            if (!isfinite(pt->val_loss)) {
                 snprintf(out->status, sizeof out->status, "failed");
-                snprintf(out->reason, sizeof out->reason, "diverged: non-finite held-out loss at step %ld", step);
+                snprintf(out->reason, sizeof out->reason, "diverged: non-finite validation loss at step %ld", step);
                 break;
             }
             if (grid) record_invariants(&m, &out->trace, (int)step, spec->tensor, grid);
@@ -262,21 +268,28 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
             }
         }
     }
+    if (out->n_curve > 0) {
+        const CurvePoint *last = &out->curve[out->n_curve - 1];
+        out->val_accuracy = last->val_accuracy;
+        out->val_loss = last->val_loss;
+        out->val_bits_per_byte = bits_per_byte(c->task, last->val_loss);
+    }
+    // The test split, once, on the final model of a trial recorded with metrics (the status
+    // is the group's: every rank takes part). Nothing decides by it.
+    const int measured = strcmp(out->status, "ok") == 0 || strcmp(out->status, "pruned") == 0;
+    if (measured) {
+        evaluate(&m, data, SPLIT_TEST, &batch, c->eval_batches, &grp, &out->test_loss, &out->test_accuracy);
+        out->test_bits_per_byte = bits_per_byte(c->task, out->test_loss);
+    }
     out->steps = (int)step;
     out->seconds = now_seconds() - t0;
     out->train_seconds = train_time;
     out->end_time = unix_seconds();
-    if (out->n_curve > 0) {
-        const CurvePoint *last = &out->curve[out->n_curve - 1];
-        out->accuracy = last->eval_accuracy;
-        out->loss = last->eval_loss;
-        out->bits_per_byte = last->eval_loss / log(2.0);
-    }
     export_weights(&m, out);
     // A failed trial's tensors hold no invariants worth the name (and may hold NaN);
     // an interrupted one is not recorded.
     out->rank_deviation = out->correlation = out->reward = NAN;
-    if (grid && (strcmp(out->status, "ok") == 0 || strcmp(out->status, "pruned") == 0)) {
+    if (grid && measured) {
         ScoreOptions o;
         score_options_default(&o);
         score_final(out, grid, hooks->score ? hooks->score : &o, spec);

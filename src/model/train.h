@@ -15,7 +15,7 @@ typedef struct {
     // training early (the trial is then recorded with status "pruned"). May be NULL.
     int (*on_eval)(void *ctx, const CurvePoint *point, long total_steps);
     void *ctx;
-    FILE *progress;  // progress lines (step, loss, eval metric, steps/s, ETA), or NULL
+    FILE *progress;  // progress lines (step, losses, validation metrics, steps/s, ETA), or NULL
     // The BLACS grid the invariants are computed on (every rank of it trains the same
     // model and calls train_trial). With a grid, training records the invariants of every
     // layer at each evaluation and scores the final tensors; NULL skips both.

@@ -5,46 +5,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/metrics.h"
 #include "common/util.h"
 #include "report/stats.h"
 
-// The /summary metrics the report shows and ranks by. The first N_SHOWN are in every
-// table of trials; a leaderboard ranked by another adds its column.
-static const struct {
-    const char *key, *head;
-    size_t offset;  // of the double in TrialResult
-} metrics[] = {
-    {"accuracy", "accuracy", offsetof(TrialResult, accuracy)},
-    {"rank_deviation", "RankDeviation", offsetof(TrialResult, rank_deviation)},
-    {"correlation", "Correlation", offsetof(TrialResult, correlation)},
-    {"reward", "reward", offsetof(TrialResult, reward)},
-    {"loss", "loss (nats)", offsetof(TrialResult, loss)},
-    {"bits_per_byte", "bits/byte", offsetof(TrialResult, bits_per_byte)},
-};
+// The metrics (common/metrics.h) in every table of trials, the test accuracy beside the
+// validation one (shown only: nothing ranks, selects or tests by it); a leaderboard
+// ranked by another metric adds its column and its test twin's.
+static const char *const shown_metrics[] = {"val_accuracy", "test_accuracy", "rank_deviation", "correlation",
+                                            "reward"};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-enum { N_SHOWN = 4, M_ACCURACY = 0, M_REWARD = 3 };
+enum { N_SHOWN = COUNT(shown_metrics) };
 // The metrics each ablation tests, in the order of its columns and verdict.
-static const int ablation_metrics[2] = {M_ACCURACY, M_REWARD};
+static const char *const tested[2] = {"val_accuracy", "reward"};
 
 // The regularisers ablated, and the control: plain L2 of the same strength.
 static const char *const regularisers[] = {"lambda_orth", "lambda_nuclear", "lambda_stability"};
 #define CONTROL "lambda_l2"
 
-static int metric_index(const char *name) {
-    for (size_t m = 0; m < COUNT(metrics); m++)
-        if (!strcmp(metrics[m].key, name)) return (int)m;
-    return -1;
-}
-
-static double metric_of(const TrialResult *t, int m) {
-    return *(const double *)((const char *)t + metrics[m].offset);
-}
-
 int report_metric_known(const char *name, char *allowed, size_t len) {
-    allowed[0] = 0;
-    for (size_t m = 0; m < COUNT(metrics); m++)
-        snprintf(allowed + strlen(allowed), len - strlen(allowed), "%s%s", m ? ", " : "", metrics[m].key);
-    return metric_index(name) >= 0;
+    metric_names_text(METRIC_RANKS, allowed, len);
+    const Metric *m = metric_find(name);
+    return m && m->use <= METRIC_RANKS;
 }
 
 static int is_ok(const TrialResult *t) { return !strcmp(t->status, "ok"); }
@@ -232,13 +214,30 @@ static void param_cells(Table *t, const Analysis *a, const TrialConfig *c, int w
     }
 }
 
-static void metric_columns(Table *t, int n_metrics, ColumnKind kind) {
-    for (int m = 0; m < n_metrics; m++) table_column(t, metrics[m].key, metrics[m].head, kind, "%.4f");
+// A metric's column: its name, its label with the unit.
+static void metric_column(Table *t, const Metric *m, ColumnKind kind) {
+    char head[64];
+    snprintf(head, sizeof head, m->unit[0] ? "%s (%s)" : "%s", m->label, m->unit);
+    table_column(t, m->name, head, kind, "%.4f");
 }
 
-static SampleStats stats_of(const TrialResult *const *t, int n, int m) {
+static void shown_columns(Table *t, ColumnKind kind) {
+    for (int k = 0; k < N_SHOWN; k++) metric_column(t, metric_find(shown_metrics[k]), kind);
+}
+
+static void shown_cells(Table *t, const TrialResult *x) {
+    for (int k = 0; k < N_SHOWN; k++) table_number(t, metric_value(x, metric_find(shown_metrics[k])));
+}
+
+static int is_shown(const Metric *m) {
+    for (int k = 0; k < N_SHOWN; k++)
+        if (!strcmp(shown_metrics[k], m->name)) return 1;
+    return 0;
+}
+
+static SampleStats stats_of(const TrialResult *const *t, int n, const Metric *m) {
     double *x = xmalloc((size_t)(n ? n : 1) * sizeof *x);
-    for (int i = 0; i < n; i++) x[i] = metric_of(t[i], m);
+    for (int i = 0; i < n; i++) x[i] = metric_value(t[i], m);
     SampleStats s = sample_stats(x, n);
     free(x);
     return s;
@@ -247,8 +246,8 @@ static SampleStats stats_of(const TrialResult *const *t, int n, int m) {
 // n, then mean ± sd of the shown metrics.
 static void stats_cells(Table *t, const TrialResult *const *trials, int n) {
     table_number(t, n);
-    for (int m = 0; m < N_SHOWN; m++) {
-        const SampleStats s = stats_of(trials, n, m);
+    for (int k = 0; k < N_SHOWN; k++) {
+        const SampleStats s = stats_of(trials, n, metric_find(shown_metrics[k]));
         table_mean_sd(t, s.mean, s.sd);
     }
 }
@@ -267,11 +266,11 @@ static int by_rank(const void *x, const void *y) {
 }
 
 static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
-    const int m = metric_index(o->metric);
+    const Metric *m = metric_find(o->metric);
     Ranked *r = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *r);
     int n = 0;
     for (int i = 0; i < a->n_ok; i++) {
-        const double v = metric_of(a->ok[i], m);
+        const double v = metric_value(a->ok[i], m);
         if (isfinite(v)) r[n++] = (Ranked){o->maximize ? -v : v, a->ok[i]};
     }
     qsort(r, (size_t)n, sizeof *r, by_rank);
@@ -281,11 +280,16 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
              o->metric, o->maximize ? "higher" : "lower");
     Table *t = table_new("leaderboard", title);
     table_note(t, "finished trials only (status ok); pruned and failed ones are counted under Failures and pruning");
+    table_note(t, "the test metrics, measured once per trial, are shown beside the validation ones and rank nothing");
     table_column(t, "rank", "#", COL_INT, NULL);
     table_column(t, "trial", "trial", COL_INT, NULL);
     param_columns(t, a, 1, NULL);
-    metric_columns(t, N_SHOWN, COL_REAL);
-    if (m >= N_SHOWN) table_column(t, metrics[m].key, metrics[m].head, COL_REAL, "%.4f");
+    shown_columns(t, COL_REAL);
+    const Metric *extra[2];  // the ranking metric and its test twin, when not shown already
+    int n_extra = 0;
+    if (!is_shown(m)) extra[n_extra++] = m;
+    if (metric_test_twin(m) && !is_shown(metric_test_twin(m))) extra[n_extra++] = metric_test_twin(m);
+    for (int k = 0; k < n_extra; k++) metric_column(t, extra[k], COL_REAL);
     table_column(t, "steps", "steps", COL_INT, NULL);
     table_column(t, "seconds", "time (s)", COL_REAL, "%.1f");
     for (int i = 0; i < shown; i++) {
@@ -294,8 +298,8 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
         table_number(t, i + 1);
         table_number(t, x->id);
         param_cells(t, a, &x->config, 1, NULL);
-        for (int k = 0; k < N_SHOWN; k++) table_number(t, metric_of(x, k));
-        if (m >= N_SHOWN) table_number(t, metric_of(x, m));
+        shown_cells(t, x);
+        for (int k = 0; k < n_extra; k++) table_number(t, metric_value(x, extra[k]));
         table_number(t, x->steps);
         table_number(t, x->seconds);
     }
@@ -317,7 +321,7 @@ static Table *by_variant(const Analysis *a) {
     duplicates_note(t, a);
     table_column(t, "attention", "variant", COL_TEXT, NULL);
     table_column(t, "n", "n", COL_INT, NULL);
-    metric_columns(t, N_SHOWN, COL_MEAN_SD);
+    shown_columns(t, COL_MEAN_SD);
     const TrialResult **v = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *v);
     for (int k = 0; k < ATTN_COUNT; k++) {
         int n = 0;
@@ -344,7 +348,7 @@ static Table *by_configuration(const Analysis *a) {
     duplicates_note(t, a);
     param_columns(t, a, 0, NULL);
     table_column(t, "n", "n", COL_INT, NULL);
-    metric_columns(t, N_SHOWN, COL_MEAN_SD);
+    shown_columns(t, COL_MEAN_SD);
     for (int i = 0; a->has_repeats && i < a->n_configs; i++) {
         const Config *c = &a->configs[a->order[i]];
         if (!c->n) continue;
@@ -358,12 +362,14 @@ static Table *by_configuration(const Analysis *a) {
 // ---------------------------------------------------------------- Pareto front
 
 static int has_nan(const TrialResult *t) {
-    return isnan(t->accuracy) || isnan(t->correlation) || isnan(t->rank_deviation);
+    return isnan(t->val_accuracy) || isnan(t->correlation) || isnan(t->rank_deviation);
 }
 
 static int dominates(const TrialResult *a, const TrialResult *b) {
-    return a->accuracy >= b->accuracy && a->correlation <= b->correlation && a->rank_deviation <= b->rank_deviation &&
-           (a->accuracy > b->accuracy || a->correlation < b->correlation || a->rank_deviation < b->rank_deviation);
+    return a->val_accuracy >= b->val_accuracy && a->correlation <= b->correlation &&
+           a->rank_deviation <= b->rank_deviation &&
+           (a->val_accuracy > b->val_accuracy || a->correlation < b->correlation ||
+            a->rank_deviation < b->rank_deviation);
 }
 
 int pareto_front(const TrialResult *const *t, int n, int *front) {
@@ -373,8 +379,8 @@ int pareto_front(const TrialResult *const *t, int n, int *front) {
         int dominated = 0;
         for (int j = 0; j < n && !dominated; j++) dominated = j != i && !has_nan(t[j]) && dominates(t[j], t[i]);
         if (dominated) continue;
-        int k = m++;  // insert by accuracy descending; equal accuracies keep index order
-        for (; k > 0 && t[front[k - 1]]->accuracy < t[i]->accuracy; k--) front[k] = front[k - 1];
+        int k = m++;  // insert by val_accuracy descending; equal accuracies keep index order
+        for (; k > 0 && t[front[k - 1]]->val_accuracy < t[i]->val_accuracy; k--) front[k] = front[k - 1];
         front[k] = i;
     }
     return m;
@@ -386,17 +392,17 @@ static Table *pareto(const Analysis *a) {
     char title[256];
     snprintf(title, sizeof title, "Pareto front: %d of %d finished trials", n, a->n_ok);
     Table *t = table_new("pareto", title);
-    table_note(t, "accuracy (higher is better) against Correlation and RankDeviation (lower are better): no other "
-                  "trial is at least as good on all three and better on one; finished trials only (status ok)");
+    table_note(t, "val_accuracy (higher is better) against Correlation and RankDeviation (lower are better): no "
+                  "other trial is at least as good on all three and better on one; finished trials only (status ok)");
     table_column(t, "trial", "trial", COL_INT, NULL);
     param_columns(t, a, 1, NULL);
-    metric_columns(t, N_SHOWN, COL_REAL);
+    shown_columns(t, COL_REAL);
     for (int i = 0; i < n; i++) {
         const TrialResult *x = a->ok[front[i]];
         table_row(t);
         table_number(t, x->id);
         param_cells(t, a, &x->config, 1, NULL);
-        for (int k = 0; k < N_SHOWN; k++) table_number(t, metric_of(x, k));
+        shown_cells(t, x);
     }
     free(front);
     return t;
@@ -426,7 +432,7 @@ void ablation_verdict(char *out, size_t len, const char *reg, double lambda, con
     }
     char claims[256] = "", plain[256] = "", untested[256] = "";
     for (int k = 0; k < 2; k++) {
-        const char *name = metrics[ablation_metrics[k]].key;
+        const char *name = tested[k];
         char pt[32];
         p_text(pt, sizeof pt, p[k]);
         if (isnan(p[k]))
@@ -457,13 +463,15 @@ static Table *ablation(const Analysis *a, const char *reg) {
                "matched on every other parameter (the L2 control: " CONTROL " = λ, %s = 0); finished trials; Welch's "
                "t-test over repeats; a verdict only at p < %g",
                reg, REPORT_ALPHA);
+    table_note(t, "Δ test accuracy is shown only: the tests and the verdict read val_accuracy and reward");
     table_column(t, reg, "λ", COL_REAL, "%g");
     table_column(t, "against", "against", COL_TEXT, NULL);
     param_columns(t, a, 0, reg);
     table_column(t, "n", "n", COL_INT, NULL);
     table_column(t, "n_control", "n ctrl", COL_INT, NULL);
-    table_column(t, "d_accuracy", "Δ accuracy", COL_REAL, "%+.4f");
-    table_column(t, "p_accuracy", "p", COL_REAL, "%.3g");
+    table_column(t, "d_val_accuracy", "Δ val accuracy", COL_REAL, "%+.4f");
+    table_column(t, "p_val_accuracy", "p", COL_REAL, "%.3g");
+    table_column(t, "d_test_accuracy", "Δ test accuracy", COL_REAL, "%+.4f");
     table_column(t, "d_reward", "Δ reward", COL_REAL, "%+.4f");
     table_column(t, "p_reward", "p", COL_REAL, "%.3g");
     table_column(t, "verdict", "verdict", COL_TEXT, NULL);
@@ -487,12 +495,14 @@ static Table *ablation(const Analysis *a, const char *reg) {
                 snprintf(against, sizeof against, "%s = 0", reg);
             double d[2], p[2];
             for (int k = 0; k < 2; k++) {
-                const int m = ablation_metrics[k];
+                const Metric *m = metric_find(tested[k]);
                 const SampleStats sa = stats_of(arm->ok, arm->n, m), sc = stats_of(ctl->ok, ctl->n, m);
                 WelchTest w;
                 d[k] = sa.mean - sc.mean;
                 p[k] = welch_test(sa, sc, &w) == 0 ? w.p : NAN;
             }
+            const Metric *test = metric_find("test_accuracy");  // shown, not tested
+            const double d_test = stats_of(arm->ok, arm->n, test).mean - stats_of(ctl->ok, ctl->n, test).mean;
             ablation_verdict(words, sizeof words, reg, lambda, vs_l2 ? "plain L2 of equal strength" : "λ = 0",
                              attention_names[arm->first->config.attention], arm->n, ctl->n, d, p);
             table_row(t);
@@ -503,6 +513,7 @@ static Table *ablation(const Analysis *a, const char *reg) {
             table_number(t, ctl->n);
             table_number(t, d[0]);
             table_number(t, p[0]);
+            table_number(t, d_test);
             table_number(t, d[1]);
             table_number(t, p[1]);
             table_text(t, "%s", words);

@@ -4,16 +4,18 @@
 //   variants.by_variant        per attention variant: mean ± sd of the metrics, n
 //   variants.by_configuration  per configuration (all parameters but the seed), when the
 //                              sweep has repeats
-//   pareto                     trials no other beats on accuracy, Correlation and
+//   pareto                     trials no other beats on val_accuracy, Correlation and
 //                              RankDeviation at once (finished trials)
 //   ablations.REGULARISER      each λ > 0 of lambda_orth, lambda_nuclear, lambda_stability
 //                              against λ = 0 and against plain L2 of equal strength,
 //                              matched on every other parameter; Welch's t-test over repeats
 //   failures.by_status, failures.by_reason, failures.asha   counts, and the steps ASHA saved
 //
-// Every metric is read from the file (accuracy, rank_deviation, correlation, reward, ...);
-// nothing is recomputed. "Finished" is status ok: a pruned trial stopped early and a
-// failed one has no metrics.
+// Every metric is read from the file (val_accuracy, rank_deviation, correlation, reward, ...);
+// nothing is recomputed. Ranking, the Pareto front and the tests read validation metrics
+// (and the reward, computed from val_accuracy) only; test_accuracy is shown beside
+// val_accuracy, as is the test twin of a validation metric the leaderboard ranks by.
+// "Finished" is status ok: a pruned trial stopped early and a failed one has no metrics.
 #ifndef ATTN_REPORT_H
 #define ATTN_REPORT_H
 
@@ -23,7 +25,7 @@
 #include "store/summary.h"
 
 typedef struct {
-    const char *metric;  // ranks the leaderboard: reward, accuracy, loss, ... (report_metric_known)
+    const char *metric;  // ranks the leaderboard: reward, val_accuracy, val_loss, ... (report_metric_known)
     int maximize;        // its goal
     int top;             // leaderboard rows (at most)
 } ReportOptions;
@@ -42,17 +44,17 @@ void report_free(Report *r);
 // Whether name is a metric the leaderboard can rank by; allowed gets the list ("reward, ...").
 int report_metric_known(const char *name, char *allowed, size_t len);
 
-// The trials of t[0..n) that no other trial dominates on accuracy (higher is better),
+// The trials of t[0..n) that no other trial dominates on val_accuracy (higher is better),
 // correlation and rank_deviation (lower are better): another is at least as good on all
-// three and better on one. Writes their indices to front, by accuracy descending (then
+// three and better on one. Writes their indices to front, by val_accuracy descending (then
 // index), and returns how many. Trials with a NaN among the three are left out.
 int pareto_front(const TrialResult *const *t, int n, int *front);
 
 // The plain-words verdict of one ablation comparison: a claim only where Welch's test
 // supports it (p < REPORT_ALPHA), e.g. "λ_orth = 0.1 raises reward (p = 0.01) over λ = 0
-// for mha"; otherwise "no significant difference in accuracy (p = 0.4) or reward
+// for mha"; otherwise "no significant difference in val_accuracy (p = 0.4) or reward
 // (p = 0.6)", and "n too small (...)" below 2 trials per arm. reg: the regulariser's
-// parameter name; against: the control in words; d and p: for accuracy and reward, the
+// parameter name; against: the control in words; d and p: for val_accuracy and reward, the
 // difference of the means (arm − control) and the p-value (NaN: neither arm varies).
 void ablation_verdict(char *out, size_t len, const char *reg, double lambda, const char *against,
                       const char *variant, int n_arm, int n_ctl, const double d[2], const double p[2]);

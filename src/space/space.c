@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "common/metrics.h"
 #include "common/util.h"
 #include "space/space_impl.h"
 
@@ -64,7 +65,6 @@ static const char *const param_keys[PK_N] = {"value", "values", "distribution", 
 
 // ---- the words each choice allows (NULL-terminated)
 static const char *const method_names[] = {"grid", "random", "sobol", "evolution", NULL};  // SweepMethod
-static const char *const metric_names[] = {"reward", "accuracy", "loss", "bits_per_byte", NULL};
 static const char *const goal_names[] = {"maximize", "minimize", NULL};
 static const char *const scheduler_names[] = {"asha", NULL};
 static const char *const mode_names[] = {"heads", "head_dim", "model_dim", "roles", NULL};  // tensor modes 0..3
@@ -97,6 +97,7 @@ typedef struct {
     Mark *set_at;            // per trial parameter: where the file fixes or sweeps it
     const char **set_in;     //   and in which section
     yaml_node_t **when;      // per swept parameter: its `when` mapping (NULL: none)
+    Mark metric_at;          // the metric's name
 } Loader;
 
 static int fail(Loader *L, Mark m, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -766,11 +767,20 @@ static int read_metric(Loader *L, yaml_node_t *map) {
     Mark k_at[METRIC_N];
     SweepSpec *s = L->s;
     if (read_section(L, map, "metric", metric_keys, METRIC_N, v, k_at)) return -1;
-    if (!v[METRIC_NAME]) return fail(L, mark_of(map), "metric needs name (reward, accuracy, loss or bits_per_byte)");
+    const char *names[METRIC_NAMES];
+    metric_names(METRIC_DECIDES, names);
+    char allowed[256];
+    metric_names_text(METRIC_DECIDES, allowed, sizeof allowed);
+    if (!v[METRIC_NAME]) return fail(L, mark_of(map), "metric needs name (%s)", allowed);
+    const char *t = text_of(v[METRIC_NAME]);
+    char why[512];
+    if (t && metric_refusal(t, METRIC_DECIDES, why, sizeof why))
+        return fail(L, mark_of(v[METRIC_NAME]), "metric %s", why);
+    L->metric_at = mark_of(v[METRIC_NAME]);
     int k, goal;
-    if (read_choice(L, v[METRIC_NAME], "metric", metric_names, &k)) return -1;
-    snprintf(s->metric, sizeof s->metric, "%s", metric_names[k]);
-    s->maximize = k <= 1;  // reward, accuracy: up; loss, bits_per_byte: down
+    if (read_choice(L, v[METRIC_NAME], "metric", names, &k)) return -1;
+    snprintf(s->metric, sizeof s->metric, "%s", names[k]);
+    s->maximize = metric_find(names[k])->maximize;
     if (v[METRIC_GOAL]) {
         if (read_choice(L, v[METRIC_GOAL], "goal", goal_names, &goal)) return -1;
         s->maximize = goal == 0;
@@ -1078,6 +1088,36 @@ static int check_combinations(Loader *L) {
     return 0;
 }
 
+// Visits the combinations of the swept parameters named in names (and of those their
+// conditions refer to) until visit reports one in *f; returns space_enumerate's code.
+static int find_combination(const SweepSpec *s, const char *const *names, int n, SpaceVisit visit, Found *f) {
+    unsigned char *use = xcalloc((size_t)s->n_params + 1, 1);
+    mark_used(s, names, n, use);
+    *f = (Found){s, use, "", ""};
+    const int rc = space_enumerate(s, use, 0, CHECK_LIMIT, visit, f);
+    free(use);
+    f->use = NULL;
+    return rc;
+}
+
+// A metric measured for some tasks only (bits per byte: charlm) is one every trial has.
+static int visit_metric(void *ctx, const TrialConfig *c, const double *gene) {
+    Found *f = ctx;
+    if (metric_applies(metric_find(f->s->metric), c->task)) return 0;
+    snprintf(f->msg, sizeof f->msg, "%s", task_names[c->task]);
+    describe_combination(f, c, gene);
+    return 1;
+}
+
+static int check_metric(Loader *L) {
+    static const char *const names[] = {"task"};
+    Found f;
+    return find_combination(L->s, names, 1, visit_metric, &f)
+               ? fail(L, L->metric_at, "metric %s is measured for task charlm only (use val_loss): this sweep trains %s%s",
+                      L->s->metric, f.msg, f.combination)
+               : 0;
+}
+
 // The task's data files: cheap existence checks, naming the first missing file.
 static int data_missing(const TrialConfig *c, char *msg, size_t len) {
     static const char *const fashion_files[] = {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
@@ -1114,12 +1154,8 @@ static int visit_data(void *ctx, const TrialConfig *c, const double *gene) {
 
 static int check_data(Loader *L) {
     static const char *const names[] = {"task", "data_dir"};
-    const SweepSpec *s = L->s;
-    unsigned char *use = xcalloc((size_t)s->n_params + 1, 1);
-    mark_used(s, names, 2, use);
-    Found f = {s, use, "", ""};
-    int rc = space_enumerate(s, use, 0, CHECK_LIMIT, visit_data, &f);
-    free(use);
+    Found f;
+    const int rc = find_combination(L->s, names, 2, visit_data, &f);
     Mark at = L->set_at[param_index(param_named("data_dir"))];
     if (!at.line) at = L->set_at[param_index(param_named("task"))];
     if (!at.line) at = L->root;
@@ -1289,7 +1325,7 @@ static int read_sweep(Loader *L) {
     if (!root) return fail(L, (Mark){1, 1}, "empty file (a sweep needs method and parameters)");
     L->root = mark_of(root);
     if (read_top(L, root) || resolve_conditions(L) || check_size(L) || check_scheduler(L) || check_combinations(L) ||
-        check_data(L))
+        check_metric(L) || check_data(L))
         return -1;
     char text[32];
     snprintf(text, sizeof text, "%d", s->seed * 1000);  // repeat 0's seed (sampler.c)

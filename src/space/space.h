@@ -25,8 +25,11 @@
 //
 // Keys, [defaults]; method and parameters are required, trials too unless method is grid:
 //   name [file stem]         letters, digits, _ - . (it names results/NAME.h5)
-//   metric                   name: reward | accuracy | loss | bits_per_byte [reward];
-//                            goal: maximize | minimize [minimize for loss and bits_per_byte]
+//   metric                   name: reward | val_accuracy | val_loss | val_bits_per_byte
+//                            [reward] (common/metrics.h: decisions read validation only;
+//                            accuracy, loss, bits_per_byte and every test_* name are
+//                            refused, val_bits_per_byte unless every trial is charlm);
+//                            goal: maximize | minimize [minimize for the losses]
 //   seed [1]                 0..2147482; trial seeds are seed*1000 + repeat
 //   trials                   1..10^6, a multiple of repeats; grid: its size x repeats
 //   repeats [1]              1..1000
@@ -95,7 +98,7 @@ typedef struct {
     char *name;              // sweep name
     char *text;              // the whole YAML text (stored in the results file)
     SweepMethod method;
-    char metric[32];         // reward | accuracy | loss | bits_per_byte
+    char metric[32];         // reward | val_accuracy | val_loss | val_bits_per_byte
     int maximize;            // goal
     int trials;              // trials to run (grid: the grid's size × repeats)
     int repeats;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "common/config_json.h"
+#include "common/metrics.h"
 #include "common/util.h"
 #include "store/h5read.h"
 #include "store/journal.h"
@@ -56,8 +57,8 @@ static const struct {
 } curve_reals[] = {
     {"lr", offsetof(CurvePoint, lr)},
     {"train_loss", offsetof(CurvePoint, train_loss)},
-    {"eval_loss", offsetof(CurvePoint, eval_loss)},
-    {"eval_accuracy", offsetof(CurvePoint, eval_accuracy)},
+    {"val_loss", offsetof(CurvePoint, val_loss)},
+    {"val_accuracy", offsetof(CurvePoint, val_accuracy)},
     {"penalty", offsetof(CurvePoint, penalty)},
     {"seconds", offsetof(CurvePoint, seconds)},
 };
@@ -197,7 +198,8 @@ static void column_string(Row *w, const char *name, size_t len, const char *v) {
     H5Tclose(t);
 }
 
-// trial, status, every non-text parameter in table order, then the results.
+// trial, status, every non-text parameter in table order, then the metrics
+// (common/metrics.h, in its order), steps, n_params, seconds.
 static void summary_columns(Row *w, const TrialResult *r) {
     column_int32(w, "trial", r->id);
     column_string(w, "status", STATUS_LEN, r->status);
@@ -216,13 +218,7 @@ static void summary_columns(Row *w, const TrialResult *r) {
         case PT_TEXT: break;  // paths and the like: in the trial's config attribute only
         }
     }
-    column_f64(w, "accuracy", r->accuracy);
-    column_f64(w, "rank_deviation", r->rank_deviation);
-    column_f64(w, "correlation", r->correlation);
-    column_f64(w, "correlation_chance", r->correlation_chance);
-    column_f64(w, "reward", r->reward);
-    column_f64(w, "loss", r->loss);
-    column_f64(w, "bits_per_byte", r->bits_per_byte);
+    for (int i = 0; i < n_metrics; i++) column_f64(w, metrics[i].name, metric_value(r, &metrics[i]));
     column_int32(w, "steps", r->steps);
     column_int64(w, "n_params", r->n_params);
     column_f64(w, "seconds", r->seconds);
@@ -761,8 +757,7 @@ static int read_summary_row(const H5Reader *rd, hid_t file, int id, TrialResult 
     while (i < n && rows[i].id != id) i++;
     if (i < n) {
         const TrialResult *r = &rows[i];
-        out->accuracy = r->accuracy, out->loss = r->loss, out->bits_per_byte = r->bits_per_byte;
-        out->rank_deviation = r->rank_deviation, out->correlation = r->correlation, out->reward = r->reward;
+        metric_copy(out, r);
         out->steps = r->steps, out->n_params = r->n_params;
     }
     free(rows);

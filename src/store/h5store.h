@@ -4,7 +4,7 @@
 //   /summary             compound table, one row per trial (see README "Results file")
 //   /trials/NNNNNN/      attributes (config as JSON, status, reason, rank, host, times)
 //        curves          compound table, one row per evaluation: step, lr, train_loss,
-//                        eval_loss, eval_accuracy, penalty, seconds
+//                        val_loss, val_accuracy, penalty, seconds
 //        weights/layerK  final attention tensor [groups, d_group, d_model, roles], float32
 //        weights_out/layerK  its output side [d_model, heads·d_k] (W_O) or [d_model, pairs]
 //                        (Grassmann's W_plu), float32: what the function-level scores read
@@ -21,6 +21,8 @@
 #include "common/trial.h"
 
 // The layout version in the root attribute format_version; readers refuse others.
+// Format 3: the validation and test metrics (val_*, test_*) and the curves' val_ columns;
+// the output side of each layer (weights_out/), the function-level scores and their chance.
 enum { H5STORE_FORMAT_VERSION = 3 };
 
 typedef struct H5Store H5Store;

@@ -10,10 +10,10 @@
 //   str config                     config_to_json, unformatted (survives TrialConfig changes)
 //   i32 id, rank, steps; i64 n_params
 //   str status, reason, host
-//   f64 accuracy, loss, bits_per_byte, seconds, train_seconds, flops_per_step,
-//       start_time, end_time
-//   u32 n_curve, then per point: i32 step, f64 lr, train_loss, eval_loss,
-//       eval_accuracy, penalty, seconds
+//   f64 val_accuracy, val_loss, val_bits_per_byte, test_accuracy, test_loss,
+//       test_bits_per_byte, seconds, train_seconds, flops_per_step, start_time, end_time
+//   u32 n_curve, then per point: i32 step, f64 lr, train_loss, val_loss,
+//       val_accuracy, penalty, seconds
 //   u32 trace n, layers, groups; i32 step[n]; f64 correlation[n·layers],
 //       eff_rank[n·layers·4], head_sv[n·layers·groups]
 //   i32 reward_spec tensor; f64 beta, gamma; i32 use_mode[4]; f64 ideal_rank[4]
@@ -54,11 +54,13 @@ _Static_assert(sizeof(int) == 4 && sizeof(float) == 4 && sizeof(double) == 8, "t
 
 enum {
     TRIAL_MAGIC = 0x54524941,  // "TRIA"
-    TRIAL_VERSION = 2,
+    TRIAL_VERSION = 2,  // 2: the validation and test metrics, the output side, the tensor view
     RECORD_MAGIC = 0x4A524E4C,  // "JRNL"
     RECORD_HEADER = 12,         // magic, payload length, crc32
 };
-static const char JOURNAL_MAGIC[] = "attnsweep-journal 1\n";
+// Version 2 holds trials of byte format 2; a journal of version 1 is refused whole, never
+// replayed as torn (which would cut its records away).
+static const char JOURNAL_MAGIC[] = "attnsweep-journal 2\n";
 #define JOURNAL_MAGIC_LEN (sizeof JOURNAL_MAGIC - 1)
 
 // ---------------------------------------------------------------- packing
@@ -178,15 +180,16 @@ void trial_pack(Bytes *b, const TrialResult *r) {
     PUT_FIELD(b, r->status);
     PUT_FIELD(b, r->reason);
     PUT_FIELD(b, r->host);
-    const double scalars[] = {r->accuracy,      r->loss,           r->bits_per_byte, r->seconds,
-                              r->train_seconds, r->flops_per_step, r->start_time,    r->end_time};
+    const double scalars[] = {r->val_accuracy,  r->val_loss,       r->val_bits_per_byte, r->test_accuracy,
+                              r->test_loss,     r->test_bits_per_byte, r->seconds,       r->train_seconds,
+                              r->flops_per_step, r->start_time,    r->end_time};
     put_array(b, scalars, sizeof scalars / sizeof scalars[0], 8);
 
     put_count(b, r->n_curve);
     for (int i = 0; i < r->n_curve; i++) {
         const CurvePoint *c = &r->curve[i];
         put_i32(b, c->step);
-        const double v[] = {c->lr, c->train_loss, c->eval_loss, c->eval_accuracy, c->penalty, c->seconds};
+        const double v[] = {c->lr, c->train_loss, c->val_loss, c->val_accuracy, c->penalty, c->seconds};
         put_array(b, v, sizeof v / sizeof v[0], 8);
     }
 
@@ -431,8 +434,9 @@ static void unpack(Reader *rd, TrialResult *r) {
     GET_FIELD(rd, r->status);
     GET_FIELD(rd, r->reason);
     GET_FIELD(rd, r->host);
-    double *const scalars[] = {&r->accuracy,      &r->loss,           &r->bits_per_byte, &r->seconds,
-                               &r->train_seconds, &r->flops_per_step, &r->start_time,    &r->end_time};
+    double *const scalars[] = {&r->val_accuracy,   &r->val_loss,           &r->val_bits_per_byte, &r->test_accuracy,
+                               &r->test_loss,      &r->test_bits_per_byte, &r->seconds,           &r->train_seconds,
+                               &r->flops_per_step, &r->start_time,         &r->end_time};
     for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) *scalars[i] = get_f64(rd);
 
     enum { CURVE_POINT_BYTES = 4 + 6 * 8 };
@@ -442,7 +446,7 @@ static void unpack(Reader *rd, TrialResult *r) {
     for (int i = 0; i < n_curve; i++) {
         CurvePoint *c = &r->curve[i];
         c->step = get_i32(rd);
-        double *const v[] = {&c->lr, &c->train_loss, &c->eval_loss, &c->eval_accuracy, &c->penalty, &c->seconds};
+        double *const v[] = {&c->lr, &c->train_loss, &c->val_loss, &c->val_accuracy, &c->penalty, &c->seconds};
         for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) *v[k] = get_f64(rd);
     }
 

@@ -5,7 +5,7 @@
 // writing it into the HDF5 file. Both use trial_pack/trial_unpack, so the journal holds
 // everything the HDF5 file holds and a results file can always be rebuilt from it.
 //
-// Journal file: the magic line "attnsweep-journal 1\n", then records
+// Journal file: the magic line "attnsweep-journal 2\n", then records
 //   u32 magic 0x4A524E4C ("JRNL"), u32 payload length n, u32 crc32 of the payload
 //   (zlib), payload (trial_pack bytes)
 // little-endian. A record cut short or failing its CRC (a kill during the write) ends

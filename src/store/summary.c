@@ -18,6 +18,7 @@
 #include <yaml.h>
 
 #include "common/config_json.h"
+#include "common/metrics.h"
 #include "common/util.h"
 #include "store/h5read.h"
 
@@ -27,34 +28,31 @@ enum {
     RETRY_MS = 100,
 };
 
-// The /summary columns the report reads, into the TrialResult of each row.
+// The /summary columns the report reads, into the TrialResult of each row: these and
+// every metric (common/metrics.h).
 typedef enum { SUM_INT, SUM_LONG, SUM_DOUBLE, SUM_STATUS } SumKind;
-static const struct {
+typedef struct {
     const char *name;
     SumKind kind;
     size_t offset;  // into TrialResult
-} summary_columns[] = {
+} SumColumn;
+static const SumColumn other_columns[] = {
     {"trial", SUM_INT, offsetof(TrialResult, id)},
     {"status", SUM_STATUS, offsetof(TrialResult, status)},
-    {"accuracy", SUM_DOUBLE, offsetof(TrialResult, accuracy)},
-    {"rank_deviation", SUM_DOUBLE, offsetof(TrialResult, rank_deviation)},
-    {"correlation", SUM_DOUBLE, offsetof(TrialResult, correlation)},
-    {"correlation_chance", SUM_DOUBLE, offsetof(TrialResult, correlation_chance)},
-    {"reward", SUM_DOUBLE, offsetof(TrialResult, reward)},
-    {"loss", SUM_DOUBLE, offsetof(TrialResult, loss)},
-    {"bits_per_byte", SUM_DOUBLE, offsetof(TrialResult, bits_per_byte)},
     {"steps", SUM_INT, offsetof(TrialResult, steps)},
     {"n_params", SUM_LONG, offsetof(TrialResult, n_params)},
     {"seconds", SUM_DOUBLE, offsetof(TrialResult, seconds)},
 };
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-enum { STATUS_LEN = sizeof(((TrialResult *)0)->status) };
+enum { STATUS_LEN = sizeof(((TrialResult *)0)->status), MAX_COLUMNS = 64 };
 
-int metric_maximized(const char *metric) {
-    static const char *const minimized[] = {"loss", "bits_per_byte", "rank_deviation", "correlation"};
-    for (size_t i = 0; i < COUNT(minimized); i++)
-        if (!strcmp(metric, minimized[i])) return 0;
-    return 1;
+// Every column read, into cols[MAX_COLUMNS]; returns how many.
+static int summary_columns(SumColumn *cols) {
+    int n = 0;
+    for (size_t i = 0; i < COUNT(other_columns); i++) cols[n++] = other_columns[i];
+    for (int i = 0; i < n_metrics && n < MAX_COLUMNS; i++)
+        cols[n++] = (SumColumn){metrics[i].name, SUM_DOUBLE, metrics[i].offset};
+    return n;
 }
 
 // ---------------------------------------------------------------- the sweep's metric
@@ -78,7 +76,6 @@ static yaml_node_t *lookup(yaml_document_t *doc, yaml_node_t *map, const char *k
 // whole space with space_parse, so a file can be reported on a machine without the
 // sweep's data files (space_parse checks them); the text was validated when the sweep ran.
 static void read_metric(SweepSummary *s) {
-    static const char *const metrics[] = {"reward", "accuracy", "loss", "bits_per_byte"};  // space.h
     snprintf(s->metric, sizeof s->metric, "reward");
     s->maximize = 1;
     yaml_parser_t parser;
@@ -88,11 +85,11 @@ static void read_metric(SweepSummary *s) {
     if (yaml_parser_load(&parser, &doc)) {
         yaml_node_t *metric = lookup(&doc, yaml_document_get_root_node(&doc), "metric");
         const char *name = scalar(lookup(&doc, metric, "name")), *goal = scalar(lookup(&doc, metric, "goal"));
-        for (size_t i = 0; name && i < COUNT(metrics); i++)
-            if (!strcmp(name, metrics[i])) {
-                snprintf(s->metric, sizeof s->metric, "%s", name);
-                s->maximize = goal ? strcmp(goal, "minimize") != 0 : metric_maximized(name);
-            }
+        const Metric *m = name ? metric_find(name) : NULL;
+        if (m && m->use == METRIC_DECIDES) {  // the names a sweep may optimise (space.h)
+            snprintf(s->metric, sizeof s->metric, "%s", name);
+            s->maximize = goal ? strcmp(goal, "minimize") != 0 : m->maximize;
+        }
         yaml_document_delete(&doc);
     }
     yaml_parser_delete(&parser);
@@ -111,30 +108,28 @@ static size_t column_size(SumKind k) {
     return 0;
 }
 
-// The memory type of the columns read, packed in table order; *size gets its size.
-static hid_t summary_memtype(size_t *size) {
+// The memory type of the n columns read, packed in their order; *size gets its size.
+static hid_t summary_memtype(const SumColumn *cols, int n, size_t *size) {
     hid_t status = H5Tcopy(H5T_C_S1);
     H5Tset_size(status, STATUS_LEN);  // null-terminated: one byte fewer than the column, ample
     const hid_t types[] = {[SUM_INT] = H5T_NATIVE_INT, [SUM_LONG] = H5T_NATIVE_LONG,
                            [SUM_DOUBLE] = H5T_NATIVE_DOUBLE, [SUM_STATUS] = status};
     *size = 0;
-    for (size_t i = 0; i < COUNT(summary_columns); i++) *size += column_size(summary_columns[i].kind);
+    for (int i = 0; i < n; i++) *size += column_size(cols[i].kind);
     hid_t t = H5Tcreate(H5T_COMPOUND, *size);
     size_t off = 0;
-    for (size_t i = 0; i < COUNT(summary_columns); i++) {
-        H5Tinsert(t, summary_columns[i].name, off, types[summary_columns[i].kind]);
-        off += column_size(summary_columns[i].kind);
+    for (int i = 0; i < n; i++) {
+        H5Tinsert(t, cols[i].name, off, types[cols[i].kind]);
+        off += column_size(cols[i].kind);
     }
     H5Tclose(status);
     return t;
 }
 
 // Whether the file's /summary row type has every column read, each of the right class.
-static int check_columns(const H5Reader *rd, hid_t filetype) {
-    for (size_t i = 0; i < COUNT(summary_columns); i++)
-        if (h5read_table_column(rd, filetype, "/summary", summary_columns[i].name,
-                                summary_columns[i].kind == SUM_STATUS) != 0)
-            return -1;
+static int check_columns(const H5Reader *rd, hid_t filetype, const SumColumn *cols, int n) {
+    for (int i = 0; i < n; i++)
+        if (h5read_table_column(rd, filetype, "/summary", cols[i].name, cols[i].kind == SUM_STATUS) != 0) return -1;
     return 0;
 }
 
@@ -146,14 +141,16 @@ int summary_rows(const H5Reader *rd, hid_t file, TrialResult **trials, int *n_tr
     if (d < 0) return h5read_fail(rd, "/summary is unreadable");
     hid_t space = H5Dget_space(d), filetype = H5Dget_type(d);
     hsize_t n = 0;
+    SumColumn cols[MAX_COLUMNS];
+    const int n_cols = summary_columns(cols);
     int rc = space < 0 || filetype < 0 || H5Sget_simple_extent_ndims(space) != 1 ||
                      H5Sget_simple_extent_dims(space, &n, NULL) != 1
                  ? h5read_fail(rd, "/summary is not a one-dimensional table")
-                 : check_columns(rd, filetype);
+                 : check_columns(rd, filetype, cols, n_cols);
     if (rc == 0 && n > MAX_ROWS) rc = h5read_fail(rd, "/summary has an implausible %llu rows", (unsigned long long)n);
     if (rc == 0 && n > 0) {
         size_t row_size;
-        hid_t mem = summary_memtype(&row_size);
+        hid_t mem = summary_memtype(cols, n_cols, &row_size);
         unsigned char *rows = xcalloc((size_t)n, row_size);
         if (H5Dread(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) {
             rc = h5read_fail(rd, "/summary is unreadable");
@@ -165,9 +162,9 @@ int summary_rows(const H5Reader *rd, hid_t file, TrialResult **trials, int *n_tr
             const unsigned char *row = rows + r * row_size;
             TrialResult *t = &(*trials)[r];
             size_t off = 0;
-            for (size_t i = 0; i < COUNT(summary_columns); i++) {
-                memcpy((char *)t + summary_columns[i].offset, row + off, column_size(summary_columns[i].kind));
-                off += column_size(summary_columns[i].kind);
+            for (int i = 0; i < n_cols; i++) {
+                memcpy((char *)t + cols[i].offset, row + off, column_size(cols[i].kind));
+                off += column_size(cols[i].kind);
             }
             if (!t->status[0]) rc = h5read_fail(rd, "/summary row %llu has no status", (unsigned long long)r);
         }

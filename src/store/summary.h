@@ -19,7 +19,7 @@ typedef struct {
     char *sweep;          // root attribute "sweep"
     char *yaml;           // root attribute "yaml": the search space (or the trained configuration)
     char metric[32];      // the sweep's metric: yaml `metric: {name: ...}`, else reward
-    int maximize;         // its goal: yaml `goal`, else maximize except for loss and bits_per_byte
+    int maximize;         // its goal: yaml `goal`, else the metric's own (common/metrics.h)
     int being_written;    // another process held the file open for writing
     int n_trials;
     TrialResult *trials;  // sorted by id; only config, id, status, reason and the metrics are set
@@ -33,9 +33,5 @@ void summary_free(SweepSummary *s);
 // metrics of each trial (the rest of each TrialResult zero). Returns 0 with *trials
 // (the caller frees it) and *n_trials, or -1 with the reason in rd's err.
 int summary_rows(const H5Reader *rd, hid_t file, TrialResult **trials, int *n_trials);
-
-// The goal of a metric when nothing says otherwise: lower is better for loss,
-// bits_per_byte, rank_deviation and correlation, higher for the others.
-int metric_maximized(const char *metric);
 
 #endif

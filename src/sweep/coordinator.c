@@ -90,7 +90,7 @@ static void record(Coordinator *co, const TrialResult *r, int from_journal) {
     if (!strcmp(r->status, "pruned")) co->n_pruned++;
     else if (!strcmp(r->status, "failed")) co->n_failed++;
     else co->n_ok++;
-    double m = sweep_final_metric(co->sc->metric_kind, r);
+    double m = sweep_final_metric(co->sc->metric, r);
     if (!isnan(m) && (co->best_id < 0 || m > co->best)) co->best = m, co->best_id = r->id;
     sampler_report(co->sampler, r->id, &r->config, m);  // failed ones too (NaN): evolution counts on every result
     if (from_journal) co->n_resumed++;
@@ -113,8 +113,7 @@ static void progress(Coordinator *co, int final) {
     fprintf(stderr, "sweep %s: %d/%d done (%d ok, %d pruned, %d failed), %d running", co->spec->name, co->n_done,
             total, co->n_ok, co->n_pruned, co->n_failed, co->n_running);
     if (co->best_id >= 0)
-        fprintf(stderr, " | best %s %.4f (trial %d)", co->spec->metric,
-                co->sc->metric_kind == METRIC_REWARD || co->sc->metric_kind == METRIC_ACCURACY ? co->best : -co->best,
+        fprintf(stderr, " | best %s %.4f (trial %d)", co->spec->metric, co->sc->metric->maximize ? co->best : -co->best,
                 co->best_id);
     fprintf(stderr, " | %.0f trials/h", per_hour);
     if (!final && run_now > 0) fprintf(stderr, " | ETA %.0f min", eta / 60.0);

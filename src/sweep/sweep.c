@@ -21,27 +21,16 @@ static void on_signal(int sig) { stop_signal = sig; }
 
 int sweep_signalled(void) { return stop_signal != 0; }
 
-double sweep_eval_metric(int task, MetricKind kind, const CurvePoint *pt) {
-    (void)task;
-    return kind == METRIC_REWARD || kind == METRIC_ACCURACY ? pt->eval_accuracy : -pt->eval_loss;
+// A sweep's metrics (METRIC_DECIDES) are reward and val_accuracy, which go up, and the
+// validation losses, which go down.
+double sweep_eval_metric(const Metric *m, const CurvePoint *pt) {
+    return m->maximize ? pt->val_accuracy : -pt->val_loss;
 }
 
-double sweep_final_metric(MetricKind kind, const TrialResult *r) {
+double sweep_final_metric(const Metric *m, const TrialResult *r) {
     if (!strcmp(r->status, "failed")) return NAN;
-    switch (kind) {
-    case METRIC_REWARD: return r->reward;
-    case METRIC_ACCURACY: return r->accuracy;
-    case METRIC_LOSS: return -r->loss;
-    case METRIC_BITS_PER_BYTE: return -r->bits_per_byte;
-    }
-    return NAN;
-}
-
-static MetricKind metric_kind(const SweepSpec *s) {
-    static const char *const names[] = {"reward", "accuracy", "loss", "bits_per_byte"};
-    for (int k = 0; k < 4; k++)
-        if (!strcmp(s->metric, names[k])) return (MetricKind)k;
-    return METRIC_REWARD;  // space_load allows only these names
+    const double v = metric_value(r, m);
+    return m->maximize ? v : -v;
 }
 
 // results/NAME.h5 unless -o says otherwise; makes results/ if needed.
@@ -61,7 +50,7 @@ int sweep_run(const RunOptions *o) {
 
     // Rank 0 reads and checks the space; the others learn only whether to go on.
     SweepSpec spec;
-    int status[2] = {0, 0};  // exit code (0: go on), metric kind
+    int status[2] = {0, 0};  // exit code (0: go on), the metric's index in the metric table
     if (sc.world_rank == 0) {
         char err[1024];
         if (space_load(&spec, o->spec_path, err, sizeof err) != 0) {
@@ -75,12 +64,12 @@ int sweep_run(const RunOptions *o) {
             status[0] = EXIT_BADINPUT;
             space_free(&spec);
         } else {
-            status[1] = metric_kind(&spec);
+            status[1] = (int)(metric_find(spec.metric) - metrics);  // space_load allows only known names
         }
     }
     MPI_Bcast(status, 2, MPI_INT, 0, MPI_COMM_WORLD);
     if (status[0] != 0) return status[0];
-    sc.metric_kind = (MetricKind)status[1];
+    sc.metric = &metrics[status[1]];
     sc.n_groups = (sc.world_size - 1) / sc.group_size;
     sc.group_index = sc.world_rank == 0 ? -1 : (sc.world_rank - 1) / sc.group_size;
     MPI_Comm_split(MPI_COMM_WORLD, sc.world_rank == 0 ? MPI_UNDEFINED : sc.group_index, sc.world_rank, &sc.group);

@@ -4,10 +4,8 @@
 
 #include <mpi.h>
 
+#include "common/metrics.h"
 #include "common/trial.h"
-
-// What a sweep optimises; every value is turned so that larger is better.
-typedef enum { METRIC_REWARD, METRIC_ACCURACY, METRIC_LOSS, METRIC_BITS_PER_BYTE } MetricKind;
 
 typedef struct {
     int world_rank, world_size;
@@ -15,17 +13,18 @@ typedef struct {
     int group_index;        // this rank's group (-1 on the coordinator)
     MPI_Comm group;         // this rank's group (MPI_COMM_NULL on the coordinator)
     int group_rank;         // rank in the group (0 = its leader)
-    MetricKind metric_kind;
+    const Metric *metric;   // what the sweep optimises: reward or a validation metric
 } SweepComms;
 
 // The world rank of group k's leader.
 static inline int group_leader(const SweepComms *sc, int k) { return 1 + k * sc->group_size; }
 
-// The metric at an evaluation, for ASHA: held-out accuracy for reward and accuracy
-// (the reward needs final scores), minus the held-out loss for loss and bits per byte.
-double sweep_eval_metric(int task, MetricKind kind, const CurvePoint *pt);
-// A finished trial's metric (larger is better); NaN for a failed trial.
-double sweep_final_metric(MetricKind kind, const TrialResult *r);
+// The metric at an evaluation, for ASHA, turned so that larger is better: the validation
+// accuracy for reward and val_accuracy (the reward needs final scores), minus the
+// validation loss for val_loss and val_bits_per_byte.
+double sweep_eval_metric(const Metric *m, const CurvePoint *pt);
+// A finished trial's metric, turned so that larger is better; NaN for a failed trial.
+double sweep_final_metric(const Metric *m, const TrialResult *r);
 
 // SIGTERM or SIGUSR1 arrived (handlers installed by sweep_run).
 int sweep_signalled(void);

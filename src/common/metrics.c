@@ -1,0 +1,89 @@
+// metrics.c: the metric table (metrics.h).
+#include "common/metrics.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define AT(f) offsetof(TrialResult, f)
+
+const Metric metrics[] = {
+    {"val_accuracy", "val accuracy", "", AT(val_accuracy), 1, METRIC_DECIDES, 0},
+    {"val_loss", "val loss", "nats", AT(val_loss), 0, METRIC_DECIDES, 0},
+    {"val_bits_per_byte", "val bits/byte", "", AT(val_bits_per_byte), 0, METRIC_DECIDES, 1},
+    {"test_accuracy", "test accuracy", "", AT(test_accuracy), 1, METRIC_SHOWN, 0},
+    {"test_loss", "test loss", "nats", AT(test_loss), 0, METRIC_SHOWN, 0},
+    {"test_bits_per_byte", "test bits/byte", "", AT(test_bits_per_byte), 0, METRIC_SHOWN, 1},
+    {"rank_deviation", "RankDeviation", "", AT(rank_deviation), 0, METRIC_RANKS, 0},
+    {"correlation", "Correlation", "", AT(correlation), 0, METRIC_RANKS, 0},
+    {"correlation_chance", "chance", "", AT(correlation_chance), 0, METRIC_SHOWN, 0},
+    {"reward", "reward", "", AT(reward), 1, METRIC_DECIDES, 0},
+};
+const int n_metrics = (int)(sizeof metrics / sizeof metrics[0]);
+_Static_assert(sizeof metrics / sizeof metrics[0] < METRIC_NAMES, "METRIC_NAMES has no room for every name");
+
+// The names of the versions before the validation split, and what they became.
+static const struct {
+    const char *old, *now;
+} renamed[] = {{"accuracy", "val_accuracy"}, {"loss", "val_loss"}, {"bits_per_byte", "val_bits_per_byte"}};
+
+#define VAL "val_"
+#define TEST "test_"
+
+const Metric *metric_find(const char *name) {
+    for (int i = 0; i < n_metrics; i++)
+        if (!strcmp(metrics[i].name, name)) return &metrics[i];
+    return NULL;
+}
+
+double metric_value(const TrialResult *r, const Metric *m) { return *(const double *)((const char *)r + m->offset); }
+
+void metric_copy(TrialResult *to, const TrialResult *from) {
+    for (int i = 0; i < n_metrics; i++)
+        memcpy((char *)to + metrics[i].offset, (const char *)from + metrics[i].offset, sizeof(double));
+}
+
+int metric_applies(const Metric *m, int task) { return !m->charlm_only || task == TASK_CHARLM; }
+
+const Metric *metric_test_twin(const Metric *m) {
+    if (strncmp(m->name, VAL, strlen(VAL)) != 0) return NULL;
+    char twin[64];
+    snprintf(twin, sizeof twin, TEST "%s", m->name + strlen(VAL));
+    return metric_find(twin);
+}
+
+int metric_names(MetricUse most, const char *names[METRIC_NAMES]) {
+    int n = 0;
+    for (int i = 0; i < n_metrics; i++)
+        if (metrics[i].use <= most) names[n++] = metrics[i].name;
+    names[n] = NULL;
+    return n;
+}
+
+void metric_names_text(MetricUse most, char *out, size_t len) {
+    const char *names[METRIC_NAMES];
+    const int n = metric_names(most, names);
+    out[0] = 0;
+    for (int i = 0; i < n; i++) snprintf(out + strlen(out), len - strlen(out), "%s%s", i ? ", " : "", names[i]);
+}
+
+const char *metric_refusal(const char *name, MetricUse most, char *out, size_t len) {
+    for (size_t i = 0; i < sizeof renamed / sizeof renamed[0]; i++)
+        if (!strcmp(name, renamed[i].old)) {
+            snprintf(out, len, "'%s' is now called '%s' (every decision reads the validation split)", name,
+                     renamed[i].now);
+            return out;
+        }
+    if (strncmp(name, TEST, strlen(TEST)) != 0) return NULL;
+    char twin[64];
+    snprintf(twin, sizeof twin, VAL "%s", name + strlen(TEST));
+    const Metric *m = metric_find(twin);
+    if (m && m->use <= most) {
+        snprintf(out, len, "'%s' is a test metric, and test metrics never drive decisions (use '%s')", name, twin);
+    } else {
+        char allowed[256];
+        metric_names_text(most, allowed, sizeof allowed);
+        snprintf(out, len, "'%s' is a test metric, and test metrics never drive decisions (use one of %s)", name,
+                 allowed);
+    }
+    return out;
+}

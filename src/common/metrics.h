@@ -1,0 +1,60 @@
+// metrics.h: the one table of what a trial is measured by. Each metric's name is its
+// /summary column, its key in `attnsweep train --json`, its word in the text output and
+// its spelling in a sweep's `metric:` and in `attnsweep report --metric`.
+//
+// Every decision (ASHA rungs, evolution's tournaments, the sweep metric, the leaderboard,
+// the reward = val_accuracy − β·RankDeviation − γ·Correlation) reads the validation
+// metrics or what is computed from them. The test metrics are measured once, when a trial
+// finishes (status ok or pruned), and are only shown.
+#ifndef ATTN_METRICS_H
+#define ATTN_METRICS_H
+
+#include <stddef.h>
+
+#include "common/trial.h"
+
+typedef enum {
+    METRIC_DECIDES,  // a sweep may optimise it and the report rank by it: reward, val_*
+    METRIC_RANKS,    // the report may rank by it, no sweep optimises it: scores of the final tensors
+    METRIC_SHOWN,    // test_*: shown beside its val_ twin; never ranks, selects, prunes or tests
+} MetricUse;
+
+typedef struct {
+    const char *name;
+    const char *label;  // heading of a report column ("val accuracy", "RankDeviation")
+    const char *unit;   // "nats", or "" for fractions, bits per byte and scores
+    size_t offset;      // of the double in TrialResult
+    int maximize;       // its goal: 1 when higher is better
+    MetricUse use;
+    int charlm_only;    // bits per byte: NaN for the other tasks, and left out of --json
+} Metric;
+
+// In /summary column order: the validation metrics, the test metrics, the scores, reward.
+extern const Metric metrics[];
+extern const int n_metrics;
+
+const Metric *metric_find(const char *name);  // NULL if no metric has that name
+double metric_value(const TrialResult *r, const Metric *m);
+// Every metric of `from` into `to`.
+void metric_copy(TrialResult *to, const TrialResult *from);
+// Whether m is reported for the task (bits per byte only for charlm).
+int metric_applies(const Metric *m, int task);
+// The test twin of a validation metric (test_loss for val_loss), else NULL.
+const Metric *metric_test_twin(const Metric *m);
+
+// The names of the metrics of use `most` or lower (METRIC_DECIDES: those a sweep may
+// optimise; METRIC_RANKS: those the report ranks by), in table order, NULL-terminated in
+// names[METRIC_NAMES]; returns how many.
+enum { METRIC_NAMES = 16 };  // more than there are metrics
+int metric_names(MetricUse most, const char *names[METRIC_NAMES]);
+// The same joined as "val_accuracy, val_loss, ..." into out.
+void metric_names_text(MetricUse most, char *out, size_t len);
+
+// Why `name` cannot be the metric decisions are made by, as a message that begins with
+// the name in quotes and says what to write instead: a test metric ("test metrics never
+// drive decisions") or a name of the versions before the validation split ("'accuracy' is
+// now called 'val_accuracy'"). NULL for any other name, known or not (the caller checks
+// it against metric_names(most)).
+const char *metric_refusal(const char *name, MetricUse most, char *out, size_t len);
+
+#endif
