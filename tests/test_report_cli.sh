@@ -100,7 +100,7 @@ rep = json.load(open(jpath))
 RESULTS = ["trial", "status", "val_accuracy", "val_loss", "val_bits_per_byte", "test_accuracy", "test_loss",
            "test_bits_per_byte", "rank_deviation", "correlation", "correlation_chance", "reward", "steps", "n_params",
            "seconds"]
-SHOWN = ["val_accuracy", "test_accuracy", "rank_deviation", "correlation", "reward"]  # test: shown only
+SHOWN = ["val_accuracy", "test_accuracy", "rank_deviation", "correlation", "correlation_chance", "reward"]  # test, chance: shown only
 params = [c for c in df.columns if c not in RESULTS]
 swept = [c for c in params if df[c].nunique() > 1 and c != "attention"]
 variants = ["mha", "tucker", "linear", "grassmann"]

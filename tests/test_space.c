@@ -119,6 +119,22 @@ static void test_header_example(void) {
     space_free(&s);
 }
 
+// reward: {tensor: ...} chooses the tensor scored, and the mode names are that tensor's.
+static void test_reward_tensor(void) {
+    SweepSpec s;
+    if (parse(&s, "method: grid\nreward: {tensor: parameters, modes: [heads, model_dim], ideal_ranks: {model_dim: 32}}\n"
+                  "parameters: {attention: {value: mha}}\n"))
+        return;
+    CHECK(s.reward.tensor == TENSOR_PARAMETERS && s.reward.use_mode[0] && s.reward.use_mode[2] && !s.reward.use_mode[1] &&
+              s.reward.ideal_rank[2] == 32,
+          "reward {tensor: parameters, modes: [heads, model_dim]} read wrong");
+    space_free(&s);
+    if (parse(&s, "method: grid\nreward: {modes: [heads, src_dim]}\nparameters: {attention: {value: mha}}\n")) return;
+    CHECK(s.reward.tensor == TENSOR_FUNCTION && s.reward.use_mode[0] && s.reward.use_mode[2],
+          "reward {modes: [heads, src_dim]}: the function tensor by default");
+    space_free(&s);
+}
+
 // attention x lambda_orth, core_rank only for tucker: 2 + 2*2 = 6 configurations, in
 // file order with the last parameter fastest.
 static void test_grid_condition(void) {
@@ -491,6 +507,7 @@ static void test_errors(void) {
 int main(void) {
     test_examples_load();
     test_header_example();
+    test_reward_tensor();
     test_grid_condition();
     test_random_sobol_reproducible();
     test_distributions();

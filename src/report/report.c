@@ -10,10 +10,11 @@
 #include "report/stats.h"
 
 // The metrics (common/metrics.h) in every table of trials, the test accuracy beside the
-// validation one (shown only: nothing ranks, selects or tests by it); a leaderboard
-// ranked by another metric adds its column and its test twin's.
+// validation one (shown only: nothing ranks, selects or tests by it) and Correlation's
+// chance level beside it (what independent Gaussian heads of the shape give); a
+// leaderboard ranked by another metric adds its column and its test twin's.
 static const char *const shown_metrics[] = {"val_accuracy", "test_accuracy", "rank_deviation", "correlation",
-                                            "reward"};
+                                            "correlation_chance", "reward"};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 enum { N_SHOWN = COUNT(shown_metrics) };
 // The metrics each ablation tests, in the order of its columns and verdict.

@@ -57,8 +57,8 @@ enum { SCHED_NAME, SCHED_MIN_STEPS, SCHED_ETA, SCHED_MAX_STEPS, SCHED_N };
 static const char *const sched_keys[SCHED_N] = {"name", "min_steps", "eta", "max_steps"};
 enum { EVO_POPULATION, EVO_SAMPLE_SIZE, EVO_N };
 static const char *const evo_keys[EVO_N] = {"population", "sample_size"};
-enum { REWARD_BETA, REWARD_GAMMA, REWARD_MODES, REWARD_IDEAL_RANKS, REWARD_ENERGY, REWARD_N };
-static const char *const reward_keys[REWARD_N] = {"beta", "gamma", "modes", "ideal_ranks", "energy"};
+enum { REWARD_TENSOR, REWARD_BETA, REWARD_GAMMA, REWARD_MODES, REWARD_IDEAL_RANKS, REWARD_ENERGY, REWARD_N };
+static const char *const reward_keys[REWARD_N] = {"tensor", "beta", "gamma", "modes", "ideal_ranks", "energy"};
 enum { PK_VALUE, PK_VALUES, PK_DISTRIBUTION, PK_MIN, PK_MAX, PK_Q, PK_PROBABILITIES, PK_WHEN, PK_N };
 static const char *const param_keys[PK_N] = {"value", "values", "distribution", "min",
                                              "max",   "q",      "probabilities", "when"};
@@ -67,7 +67,7 @@ static const char *const param_keys[PK_N] = {"value", "values", "distribution", 
 static const char *const method_names[] = {"grid", "random", "sobol", "evolution", NULL};  // SweepMethod
 static const char *const goal_names[] = {"maximize", "minimize", NULL};
 static const char *const scheduler_names[] = {"asha", NULL};
-static const char *const mode_names[] = {"heads", "head_dim", "model_dim", "roles", NULL};  // tensor modes 0..3
+static const char *const view_names[] = {"function", "parameters", NULL};  // TensorView
 // Distribution, from DIST_CATEGORICAL's position down: the YAML spelling of each.
 static const char *const dist_names[] = {"value", "values", "uniform", "int_uniform", "q_uniform",
                                          "log_uniform_values", "categorical", NULL};
@@ -844,6 +844,11 @@ static int read_reward(Loader *L, yaml_node_t *map) {
     RewardSpec *r = &L->s->reward;
     char b[64];
     if (read_section(L, map, "reward", reward_keys, REWARD_N, v, k_at)) return -1;
+    int view = TENSOR_FUNCTION;
+    if (v[REWARD_TENSOR] && read_choice(L, v[REWARD_TENSOR], "tensor", view_names, &view)) return -1;
+    r->tensor = view == TENSOR_PARAMETERS ? TENSOR_PARAMETERS : TENSOR_FUNCTION;
+    const char *const *m4 = tensor_mode_names[r->tensor];  // the modes of the tensor scored
+    const char *const mode_names[] = {m4[0], m4[1], m4[2], m4[3], NULL};
     if ((v[REWARD_BETA] && read_number(L, v[REWARD_BETA], "beta", 0, 0, 1e6, 0, &r->beta)) ||
         (v[REWARD_GAMMA] && read_number(L, v[REWARD_GAMMA], "gamma", 0, 0, 1e6, 0, &r->gamma)) ||
         (v[REWARD_ENERGY] && read_number(L, v[REWARD_ENERGY], "energy", 0, 0, 1, 1, &L->s->energy)))
@@ -851,8 +856,8 @@ static int read_reward(Loader *L, yaml_node_t *map) {
     if (v[REWARD_MODES]) {
         yaml_node_t *n = v[REWARD_MODES];
         if (n->type != YAML_SEQUENCE_NODE || n->data.sequence.items.start == n->data.sequence.items.top)
-            return fail(L, mark_of(n), "modes must be a non-empty list of heads, head_dim, model_dim, roles; got %s",
-                        describe(n, b, sizeof b));
+            return fail(L, mark_of(n), "modes must be a non-empty list of %s, %s, %s, %s; got %s", m4[0], m4[1], m4[2],
+                        m4[3], describe(n, b, sizeof b));
         for (int m = 0; m < 4; m++) r->use_mode[m] = 0;
         for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
             int m;
@@ -876,7 +881,9 @@ static int read_reward(Loader *L, yaml_node_t *map) {
             return fail(L, mark_of(kn), "ideal_ranks gives %s, but modes does not include it", mode_names[m]);
         char what[64];
         snprintf(what, sizeof what, "ideal rank of %s", mode_names[m]);
-        if (read_number(L, node_at(L, pr->value), what, 0, 1, m == 3 ? 3 : 1e6, 0, &r->ideal_rank[m])) return -1;
+        if (read_number(L, node_at(L, pr->value), what, 0, 1, m == 3 ? (r->tensor == TENSOR_FUNCTION ? 2 : 3) : 1e6, 0,
+                        &r->ideal_rank[m]))
+            return -1;
     }
     return 0;
 }

@@ -218,7 +218,7 @@ typedef struct {
 } SpaceCheck;
 
 static int same_reward(const RewardSpec *a, const RewardSpec *b) {
-    int same = a->beta == b->beta && a->gamma == b->gamma;
+    int same = a->tensor == b->tensor && a->beta == b->beta && a->gamma == b->gamma;
     for (int n = 0; n < 4; n++) same &= a->use_mode[n] == b->use_mode[n] && a->ideal_rank[n] == b->ideal_rank[n];
     return same;
 }
