@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "mpi_leaks.h"
 #include "common/circuits.h"
 #include "common/util.h"
 #include "invariants/score.h"

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "mpi_leaks.h"
 #include "python_ref.h"
 #include "same_scores.h"
 #include "common/util.h"
@@ -508,12 +509,6 @@ static void time_small_layer(const BlacsGrid *g, gsl_rng *rng) {
     free(X);
 }
 
-// Open MPI keeps allocations past MPI_Finalize, which LeakSanitizer (on in the ASan
-// build, detect_leaks=1 in scripts/test.sh) reports from frames it cannot name: leak
-// checking is off for this MPI program. (Checked once with the MPI libraries
-// suppressed: no reported leak has a frame in the invariants code.)
-int __lsan_is_turned_off(void);
-int __lsan_is_turned_off(void) { return 1; }
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "mpi_leaks.h"
 #include "same_scores.h"
 #include "common/util.h"
 #include "invariants/score.h"
@@ -92,12 +93,6 @@ static void check_known_values(const LayerScore *s, const float *W, const int di
                 "Tucker fit vs the noise level");
 }
 
-// Open MPI keeps allocations past MPI_Finalize, which LeakSanitizer (on in the ASan
-// build, detect_leaks=1 in scripts/test.sh) reports from frames it cannot name: leak
-// checking is off for this MPI program. (Checked once with the MPI libraries
-// suppressed: no reported leak has a frame in the invariants code.)
-int __lsan_is_turned_off(void);
-int __lsan_is_turned_off(void) { return 1; }
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
