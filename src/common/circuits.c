@@ -8,14 +8,18 @@
 
 #include "common/util.h"
 
-void circuits_init(Circuits *c, const float *qkv, const float *out, int heads, int d_k, int d_model) {
-    const size_t n = (size_t)heads * d_k, D = (size_t)d_model;
+void circuits_alloc(Circuits *c, int heads, int d_k, int d_model) {
+    const size_t n = (size_t)heads * d_k * d_model;
     c->heads = heads, c->d_k = d_k, c->d_model = d_model;
     for (int rho = 0; rho < 2; rho++) {
-        c->L[rho] = xmalloc(n * D * sizeof(double));
-        c->R[rho] = xmalloc(n * D * sizeof(double));
+        c->L[rho] = xmalloc(n * sizeof(double));
+        c->R[rho] = xmalloc(n * sizeof(double));
     }
-    const double scale = 1.0 / sqrt((double)d_k);
+}
+
+void circuits_load(Circuits *c, const float *qkv, const float *out) {
+    const size_t n = (size_t)c->heads * c->d_k, D = (size_t)c->d_model;
+    const double scale = 1.0 / sqrt((double)c->d_k);
     for (size_t row = 0; row < n; row++)  // row = h·d_k + k
         for (size_t m = 0; m < D; m++) {
             const float *w = qkv + (row * D + m) * 3;
@@ -24,6 +28,11 @@ void circuits_init(Circuits *c, const float *qkv, const float *out, int heads, i
             c->L[1][row * D + m] = out[m * n + row];
             c->R[1][row * D + m] = w[2];
         }
+}
+
+void circuits_init(Circuits *c, const float *qkv, const float *out, int heads, int d_k, int d_model) {
+    circuits_alloc(c, heads, d_k, d_model);
+    circuits_load(c, qkv, out);
 }
 
 void circuits_free(Circuits *c) {
@@ -91,15 +100,81 @@ void circuits_head_gram_rows(double *gram, double *roles, const Circuits *c, int
     free(PL);
 }
 
-void circuits_head_gram(double *gram, const Circuits *c) { circuits_head_gram_rows(gram, NULL, c, 0, c->heads); }
+void circuits_head_gram(double *gram, const Circuits *c) {
+    double *ws = xmalloc(circuits_gram_workspace(c) * sizeof(double));
+    circuits_head_gram_forward(gram, ws, c);
+    free(ws);
+}
+
+// ws holds PL_0, PR_0, PL_1, PR_1 (n² each, n = heads·d_k; kept by the forward), then
+// scratch: Z (n²; the forward's per-role Gram, heads² ≤ n²) and ∂P/∂L_0, ∂P/∂R_0,
+// ∂P/∂L_1, ∂P/∂R_1 (n × d_model each).
+size_t circuits_gram_workspace(const Circuits *c) {
+    const size_t n = (size_t)c->heads * c->d_k;
+    return 5 * n * n + 4 * n * c->d_model;
+}
+
+void circuits_head_gram_forward(double *gram, double *ws, const Circuits *c) {
+    const int H = c->heads;
+    const size_t n = (size_t)H * c->d_k;
+    double *part = ws + 4 * n * n;
+    memset(gram, 0, (size_t)H * H * sizeof(double));
+    for (int rho = 0; rho < 2; rho++) {
+        double *PL = ws + 2 * rho * n * n, *PR = PL + n * n;
+        circuits_factor_gram(PL, c, 1, rho);
+        circuits_factor_gram(PR, c, 0, rho);
+        circuits_block_inner(part, PL, PR, H, c->d_k);
+        for (int i = 0; i < H * H; i++) gram[i] += part[i];
+    }
+}
+
+// Z = (Γ ⊗ 1_{d_k×d_k}) ∘ P, (heads·d_k)²: the adjoint of circuits_block_inner in the
+// factor Gram it does not take as P.
+static void block_scale(double *Z, const double *coef, const double *P, int heads, int d_k) {
+    const size_t n = (size_t)heads * d_k;
+    for (size_t i = 0; i < n; i++) {
+        const double *cg = coef + (i / d_k) * heads;  // row g = i / d_k of Γ
+        for (int h = 0; h < heads; h++)
+            for (size_t j = (size_t)h * d_k; j < (size_t)(h + 1) * d_k; j++) Z[i * n + j] = cg[h] * P[i * n + j];
+    }
+}
+
+void circuits_head_gram_backward(float *dqkv, float *dout, const Circuits *c, const double *coef, double *ws) {
+    const size_t n = (size_t)c->heads * c->d_k, D = (size_t)c->d_model;
+    double *Z = ws + 4 * n * n, *dF = Z + n * n;  // dF: ∂P/∂L_0, ∂P/∂R_0, ∂P/∂L_1, ∂P/∂R_1
+    for (int rho = 0; rho < 2; rho++)
+        for (int left = 1; left >= 0; left--) {
+            // ∂P/∂L_ρ = ((Γ ⊗ 1) ∘ PR_ρ) L_ρ and ∂P/∂R_ρ = ((Γ ⊗ 1) ∘ PL_ρ) R_ρ (Z symmetric):
+            // each side takes the other side's Gram, PR_ρ at 2ρ + 1 and PL_ρ at 2ρ in ws
+            const double *other = ws + (2 * rho + left) * n * n;
+            block_scale(Z, coef, other, c->heads, c->d_k);
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)D, (int)n, 1.0, Z, (int)n,
+                        left ? c->L[rho] : c->R[rho], (int)D, 0.0, dF + (2 * rho + !left) * n * D, (int)D);
+        }
+    const double scale = 1.0 / sqrt((double)c->d_k);
+    const double *dL0 = dF, *dR0 = dF + n * D, *dL1 = dR0 + n * D, *dR1 = dL1 + n * D;
+    for (size_t row = 0; row < n; row++)  // the transpose of circuits_load
+        for (size_t m = 0; m < D; m++) {
+            float *w = dqkv + (row * D + m) * 3;
+            const size_t i = row * D + m;
+            w[0] += (float)(scale * dL0[i]);
+            w[1] += (float)dR0[i];
+            dout[m * n + row] += (float)dL1[i];
+            w[2] += (float)dR1[i];
+        }
+}
 
 // ---- Grassmann mixing kernel
 
-void mixing_kernel_init(MixingKernel *k, const float *red, const float *plu, int r, int d_model) {
-    const size_t D = (size_t)d_model, rr = (size_t)r * r, M = (size_t)r * (r - 1) / 2;
+void mixing_kernel_alloc(MixingKernel *k, int r, int d_model) {
     k->r = r, k->d_model = d_model;
-    k->W = xmalloc((size_t)r * D * sizeof(double));
-    k->A = xmalloc(D * rr * sizeof(double));
+    k->W = xmalloc((size_t)r * d_model * sizeof(double));
+    k->A = xmalloc((size_t)d_model * r * r * sizeof(double));
+}
+
+void mixing_kernel_load(MixingKernel *k, const float *red, const float *plu) {
+    const int r = k->r;
+    const size_t D = (size_t)k->d_model, rr = (size_t)r * r, M = (size_t)r * (r - 1) / 2;
     for (size_t i = 0; i < (size_t)r * D; i++) k->W[i] = red[i];
     for (size_t o = 0; o < D; o++) {
         double *A = k->A + o * rr;
@@ -113,6 +188,11 @@ void mixing_kernel_init(MixingKernel *k, const float *red, const float *plu, int
             }
         }
     }
+}
+
+void mixing_kernel_init(MixingKernel *k, const float *red, const float *plu, int r, int d_model) {
+    mixing_kernel_alloc(k, r, d_model);
+    mixing_kernel_load(k, red, plu);
 }
 
 void mixing_kernel_free(MixingKernel *k) {
@@ -134,22 +214,54 @@ void mixing_kernel_tensor(double *K, const MixingKernel *k) {
 }
 
 void mixing_kernel_gram(double *gram, const MixingKernel *k) {
+    double *ws = xmalloc(mixing_kernel_gram_workspace(k) * sizeof(double));
+    mixing_kernel_gram_forward(gram, ws, k);
+    free(ws);
+}
+
+// ws holds M = W Wᵀ (r²), Y_o = M A_o and Q_o = Y_o M (d_model × r² each; kept by the
+// forward), then the backward's X (d_model × r²: Ã, then ∂P/∂A), S (r²) and ∂P/∂W (r × d_model).
+size_t mixing_kernel_gram_workspace(const MixingKernel *k) {
+    const size_t r = k->r, D = k->d_model;
+    return 2 * r * r + 3 * D * r * r + r * D;
+}
+
+void mixing_kernel_gram_forward(double *gram, double *ws, const MixingKernel *k) {
     const int r = k->r, D = k->d_model, rr = r * r;
-    double *Mg = xmalloc((size_t)rr * sizeof(double)), *T = xmalloc((size_t)rr * sizeof(double));
-    double *Q = xmalloc((size_t)D * rr * sizeof(double));
+    double *Mg = ws, *Y = Mg + rr, *Q = Y + (size_t)D * rr;
     cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, r, D, 1.0, k->W, D, 0.0, Mg, r);
     for (int i = 0; i < r; i++)
         for (int j = 0; j < i; j++) Mg[i * r + j] = Mg[j * r + i];
-    for (int o = 0; o < D; o++) {  // Q_o = M A_o M
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, r, r, 1.0, Mg, r, k->A + (size_t)o * rr, r, 0.0, T,
+    for (int o = 0; o < D; o++) {  // Y_o = M A_o, Q_o = Y_o M = M A_o M
+        double *Yo = Y + (size_t)o * rr;
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, r, r, 1.0, Mg, r, k->A + (size_t)o * rr, r, 0.0, Yo,
                     r);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, r, r, 1.0, T, r, Mg, r, 0.0, Q + (size_t)o * rr, r);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, r, r, 1.0, Yo, r, Mg, r, 0.0, Q + (size_t)o * rr, r);
     }
     // gram[o, p] = ⟨A_o, Q_p⟩ (= tr(A_oᵀ M A_p M)): the rows of A and Q as D × r² matrices
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, D, D, rr, 1.0, k->A, rr, Q, rr, 0.0, gram, D);
     for (int o = 0; o < D; o++)  // exactly symmetric
         for (int p = 0; p < o; p++) gram[o * D + p] = gram[p * D + o] = 0.5 * (gram[o * D + p] + gram[p * D + o]);
-    free(Q);
-    free(T);
-    free(Mg);
+}
+
+void mixing_kernel_gram_backward(float *dred, float *dplu, const MixingKernel *k, const double *coef, double *ws) {
+    const int r = k->r, D = k->d_model, rr = r * r;
+    const double *Y = ws + rr, *Q = Y + (size_t)D * rr;
+    double *X = ws + rr + 2 * (size_t)D * rr, *S = X + (size_t)D * rr, *dW = S + rr;
+    // Ã = Γ A (rows as D × r² matrices), S = Σ_o Y_oᵀ Ã_o (= Σ_o A_oᵀ M Ã_o): the blocks
+    // stacked as (D·r) × r matrices
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, D, rr, D, 1.0, coef, D, k->A, rr, 0.0, X, rr);
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r, r, D * r, 1.0, Y, r, X, r, 0.0, S, r);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, D, r, 2.0, S, r, k->W, D, 0.0, dW, D);
+    for (size_t i = 0; i < (size_t)r * D; i++) dred[i] += (float)dW[i];
+    // ∂P/∂A_o = Σ_p Γ_op Q_p, then onto the pairs i < j
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, D, rr, D, 1.0, coef, D, Q, rr, 0.0, X, rr);
+    const size_t M = (size_t)r * (r - 1) / 2;
+    for (int o = 0; o < D; o++) {
+        const double *G = X + (size_t)o * rr;
+        float *p = dplu + o * M;
+        size_t idx = 0;
+        for (int i = 0; i < r; i++)
+            for (int j = i + 1; j < r; j++, idx++) p[idx] += (float)(G[i * r + j] - G[j * r + i]);
+    }
 }

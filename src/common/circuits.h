@@ -36,8 +36,26 @@
 // Both views agree on what a "head" is for the metrics: mode 0, heads for softmax
 // layers, output features for Grassmann; the head Gram matrix is that of the rows of the
 // mode-0 unfolding.
+//
+// Gradients (for penalties on the head Gram, model/regularisers.h). A function P of the
+// Gram K is summarised by a symmetric coefficient matrix Γ with dP = Σ_gh (Γ_gh/2) dK_gh,
+// i.e. ∂P/∂(row g) = Σ_h Γ_gh (row h). The *_backward functions turn Γ into gradients of
+// the weights the factors were loaded from.
+//   Softmax: ∂P/∂X_gρ = Σ_h Γ_gh X_hρ, and through X = Lᵀ R
+//       ∂P/∂L_gρ = Σ_h Γ_gh PR_ρ[g,h] L_hρ,   ∂P/∂R_gρ = Σ_h Γ_gh PL_ρ[g,h] R_hρ,
+//   PL_ρ[g,h] = L_gρ L_hρᵀ the d_k × d_k block of L_ρL_ρᵀ (likewise PR). For a whole
+//   role that is ∂P/∂L_ρ = Z L_ρ with Z = (Γ ⊗ 1_{d_k×d_k}) ∘ PR_ρ (and ∂P/∂R_ρ from PL_ρ):
+//   one (heads·d_k)² × d_model product per factor.
+//   Grassmann: gram_op = tr(A_oᵀ M A_p M), M = W Wᵀ. With Ã_o = Σ_p Γ_op A_p and
+//   Q_p = M A_p M:
+//       ∂P/∂A_o = Σ_p Γ_op Q_p,   ∂P/∂M = S = Σ_o A_oᵀ M Ã_o (symmetric),   ∂P/∂W = 2 S W,
+//   (∂/∂M of tr(A_oᵀ M A_p M) is A_o M A_pᵀ + A_pᵀ M A_o; summed against Γ/2 and with
+//   A_oᵀ = −A_o both terms are Σ_op Γ_op A_oᵀ M A_p), and since A_o[j, i] = −A_o[i, j] =
+//   −W_plu[o, (i,j)], ∂P/∂W_plu[o, (i,j)] = G[i,j] − G[j,i] for G = ∂P/∂A_o.
 #ifndef ATTN_CIRCUITS_H
 #define ATTN_CIRCUITS_H
+
+#include <stddef.h>
 
 typedef struct {
     int heads, d_k, d_model;
@@ -49,6 +67,9 @@ typedef struct {
 // (row i = output feature i; column h·d_k + k reads feature k of head h).
 void circuits_init(Circuits *c, const float *qkv, const float *out, int heads, int d_k, int d_model);
 void circuits_free(Circuits *c);
+// circuits_init in two steps, for a caller that reloads the same buffers every step.
+void circuits_alloc(Circuits *c, int heads, int d_k, int d_model);
+void circuits_load(Circuits *c, const float *qkv, const float *out);
 
 // P (heads·d_k)² row-major, both triangles = F Fᵀ for F = c->L[rho] (left) or c->R[rho].
 void circuits_factor_gram(double *P, const Circuits *c, int left, int rho);
@@ -61,6 +82,14 @@ void circuits_block_inner(double *gram, const double *PL, const double *PR, int 
 // The head Gram matrix of T: gram[g·heads + h] = ⟨B_g, B_h⟩ + ⟨C_g, C_h⟩ (heads × heads,
 // both triangles). Cost 2·(heads·d_k)²·d_model multiply-adds.
 void circuits_head_gram(double *gram, const Circuits *c);
+
+// The same with a caller's workspace ws (circuits_gram_workspace(c) doubles), in which
+// the forward leaves the factor Grams the backward reads; the backward adds the
+// gradient of P (coefficients Γ (heads, heads), see above) into dqkv and dout, laid out
+// as circuits_init's qkv and out. The backward costs 4·(heads·d_k)²·d_model multiply-adds.
+size_t circuits_gram_workspace(const Circuits *c);
+void circuits_head_gram_forward(double *gram, double *ws, const Circuits *c);
+void circuits_head_gram_backward(float *dqkv, float *dout, const Circuits *c, const double *coef, double *ws);
 
 // The rows g ∈ [g0, g1) of the head Gram matrix, from the blocks h ≥ g only (so the
 // ranks of a grid can share the work): writes gram[g·heads + h] and gram[h·heads + g]
@@ -78,11 +107,22 @@ typedef struct {
 // From W_red (r, d_model) and W_plu (d_model, r(r−1)/2) as the model holds them.
 void mixing_kernel_init(MixingKernel *k, const float *red, const float *plu, int r, int d_model);
 void mixing_kernel_free(MixingKernel *k);
+// mixing_kernel_init in two steps, as circuits_alloc and circuits_load.
+void mixing_kernel_alloc(MixingKernel *k, int r, int d_model);
+void mixing_kernel_load(MixingKernel *k, const float *red, const float *plu);
 
 // K [d_model, d_model, d_model] row-major: K[o, m, n] = K_o[m, n].
 void mixing_kernel_tensor(double *K, const MixingKernel *k);
 
 // gram[o·d_model + p] = ⟨K_o, K_p⟩_F = tr(A_oᵀ M A_p M), M = W Wᵀ (both triangles).
 void mixing_kernel_gram(double *gram, const MixingKernel *k);
+
+// The same with a workspace (mixing_kernel_gram_workspace(k) doubles) kept for the
+// backward, which adds the gradient of P (coefficients Γ (d_model, d_model), see above)
+// into dred (r, d_model) and dplu (d_model, r(r−1)/2), laid out as W_red and W_plu.
+// The forward costs d_model·r²·(d_model + 2r) multiply-adds, the backward d_model·r²·(2·d_model + r).
+size_t mixing_kernel_gram_workspace(const MixingKernel *k);
+void mixing_kernel_gram_forward(double *gram, double *ws, const MixingKernel *k);
+void mixing_kernel_gram_backward(float *dred, float *dplu, const MixingKernel *k, const double *coef, double *ws);
 
 #endif

@@ -227,9 +227,11 @@ int model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B)
     size_t n4 = (size_t)m->dims[0] * m->dims[1] * m->dims[2] * m->dims[3];
     m->w4 = xmalloc(n4 * sizeof(float));
     m->dw4 = xmalloc(n4 * sizeof(float));
+    if (cfg->lambda_orth > 0 || cfg->lambda_stability > 0)
+        function_heads_init(&m->heads, cfg->attention == ATTN_GRASSMANN, m->dims[0], m->dims[1], m->dims[2]);
     m->stability = xcalloc(m->L, sizeof(StabilityHistory));
     if (cfg->lambda_stability > 0)
-        for (int l = 0; l < m->L; l++) stability_init(&m->stability[l], m->dims[0], cfg->stability_window);
+        for (int l = 0; l < m->L; l++) stability_init(&m->stability[l], m->heads.G, cfg->stability_window);
 
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, (unsigned long)cfg->seed);
@@ -251,6 +253,7 @@ void model_free(Model *m) {
     free(m->adam_v);
     free(m->w4);
     free(m->dw4);
+    function_heads_free(&m->heads);
     if (m->stability && m->cfg.lambda_stability > 0)
         for (int l = 0; l < m->L; l++) stability_free(&m->stability[l]);
     free(m->stability);
@@ -412,32 +415,42 @@ void model_export_attention(Model *m, int l, float *W) {
             for (int j = 0; j < C; j++) W[((long)i * C + j) * 3 + rho] = w[((long)rho * C + i) * C + j];
 }
 
-void model_export_output(const Model *m, int l, float *O) {
-    const BlockParams *p = &m->params.blocks[l];
-    const float *src = m->cfg.attention == ATTN_GRASSMANN ? p->gm.plu_w : p->proj_w;
-    memcpy(O, src, (size_t)m->out_dims[0] * m->out_dims[1] * sizeof(float));
+// Layer l's output side in p (the parameters or their gradients): W_O, or W_plu for grassmann.
+static float *output_weight(const Model *m, const Params *p, int l) {
+    BlockParams *b = &p->blocks[l];
+    return m->cfg.attention == ATTN_GRASSMANN ? b->gm.plu_w : b->proj_w;
 }
 
-// Adds λ·∇penalty for every regulariser with λ > 0 into the attention gradients.
+void model_export_output(const Model *m, int l, float *O) {
+    memcpy(O, output_weight(m, &m->params, l), (size_t)m->out_dims[0] * m->out_dims[1] * sizeof(float));
+}
+
+// Adds λ·∇penalty for every regulariser with λ > 0 into the attention gradients: nuclear
+// and l2 on the parameter tensor, orth and stability on the function-level heads (whose
+// gradient also reaches the output side).
 static double regularise(Model *m) {
     const TrialConfig *c = &m->cfg;
     if (c->lambda_orth == 0 && c->lambda_nuclear == 0 && c->lambda_stability == 0 && c->lambda_l2 == 0)
         return 0.0;
     const int G = m->dims[0], Dg = m->dims[1], Dm = m->dims[2], R = m->dims[3];
     const size_t n4 = (size_t)G * Dg * Dm * R;
+    FunctionHeads *f = &m->heads;
     double penalty = 0.0;
-    double s[G];
     for (int l = 0; l < m->L; l++) {
         model_export_attention(m, l, m->w4);
         memset(m->dw4, 0, n4 * sizeof(float));
-        if (c->lambda_orth > 0) penalty += reg_orth(m->dw4, m->w4, G, Dg, Dm, R, c->lambda_orth);
         if (c->lambda_nuclear > 0) penalty += reg_nuclear(m->dw4, m->w4, G, Dg, Dm, R, c->lambda_nuclear);
         if (c->lambda_l2 > 0) penalty += reg_l2(m->dw4, m->w4, G, Dg, Dm, R, c->lambda_l2);
-        if (c->lambda_stability > 0) {
-            const double *ref = stability_reference(&m->stability[l]);
-            if (ref) penalty += reg_stability(m->dw4, m->w4, ref, G, Dg, Dm, R, c->lambda_stability);
-            head_singular_values(s, m->w4, G, Dg, Dm, R);
-            stability_push(&m->stability[l], s);
+        if (c->lambda_orth > 0 || c->lambda_stability > 0) {
+            function_heads_gram(f, m->w4, output_weight(m, &m->params, l));
+            if (c->lambda_orth > 0) penalty += reg_orth(f->coef, f->K, f->G, c->lambda_orth);
+            if (c->lambda_stability > 0) {
+                double s[f->G];
+                const double *ref = stability_reference(&m->stability[l]);
+                penalty += reg_stability(f->coef, s, f->K, ref, f->G, f->rank, c->lambda_stability);
+                stability_push(&m->stability[l], s);
+            }
+            function_heads_backward(m->dw4, output_weight(m, &m->grads, l), f);
         }
         attention_add_grad(m, l, m->dw4);
     }

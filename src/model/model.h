@@ -73,6 +73,7 @@ typedef struct {
     Acts acts, dacts;
     float *adam_m, *adam_v;        // AdamW moments, laid out like params_arena
     float *w4, *dw4;               // one layer's attention tensor and its gradient
+    FunctionHeads heads;           // one layer's function-level heads, when lambda_orth or lambda_stability > 0
     StabilityHistory *stability;   // [L], used when lambda_stability > 0
 } Model;
 

@@ -1,42 +1,46 @@
-// The four penalties on one layer's attention tensor W [G, Dg, Dm, R] and their gradients.
+// The four penalties on one layer's attention and their gradients.
 //
-// Three of them only need the head unfolding H (G, L), L = Dg·Dm·R, which is W itself
-// read as a G × L row-major matrix. G is small (≤ 64) and L large (3072 for
-// d_k 16 × d_model 64 × 3 roles), so everything about H goes through the G × G
-// Gram matrix K = H Hᵀ (one dsyrk, O(G²L)) and every gradient has the form
+// Orthogonality and stability are functions of the head Gram K (G, G), K_gh = ⟨h_g, h_h⟩
+// for the function-level rows h_g (regularisers.h). G is small (the heads; for Grassmann
+// the d_model output features); the rows are not (2·d_model² numbers per softmax head,
+// d_model² per output feature) and are never formed: circuits.h builds K from products of
+// the factors. Every gradient has the form
 //
-//     dH = A H,   A (G, G) symmetric,
+//     dP = Σ_gh (Γ_gh/2) dK_gh,  i.e.  ∂P/∂h_g = Σ_h Γ_gh h_h,   Γ (G, G) symmetric,
 //
-// one dgemm. No G × L factorisation is ever formed.
+// so each penalty only computes Γ, and the representation (circuits_head_gram_backward,
+// mixing_kernel_gram_backward) turns the sum of the penalties' Γ into gradients of the
+// weights in one pass.
 //
 // Orthogonality, with n_g = ‖h_g‖ = √K_gg, ĥ_g = h_g/n_g, C = Ĥ Ĥᵀ (C_ij = K_ij/(n_i n_j)),
 // E = C − I, P = ‖E‖²_F:
 //     dP/dĥ_g = 4 Σ_j E_gj ĥ_j                        (E symmetric)
 //     dh_g    = (dĥ_g − ĥ_g (ĥ_g·dĥ_g)) / n_g        (back through h ↦ h/‖h‖)
 // and ĥ_g·dĥ_g = 4 Σ_j E_gj C_gj =: a_g, so
-//     A_gj = 4 E_gj/(n_g n_j) − δ_gj a_g/n_g².
+//     Γ_gj = 4 E_gj/(n_g n_j) − δ_gj a_g/n_g².
 // A zero head (n_g < 1e-12) has no direction: it gets ĥ_g = 0 and no diagonal term
 // (I_gg := 0), so it adds nothing to P and receives no gradient.
 //
-// Stability, with σ_1 ≥ … ≥ σ_G the singular values of H (σ_j² the eigenvalues of K,
-// u_j its eigenvectors = left singular vectors of H), S = Σσ, s = σ/S,
-// P = ‖s − s_ref‖²:
+// Stability, with σ_1 ≥ … ≥ σ_G the singular values of the rows H (σ_j² the eigenvalues
+// of K = H Hᵀ, u_j its eigenvectors), S = Σσ, s = σ/S, P = ‖s − s_ref‖²:
 //     g_s = 2(s − s_ref),   gσ_j = (g_s_j − Σ_i g_s_i s_i)/S        (through s = σ/S)
-//     dσ_j/dH = u_j v_jᵀ with v_j = Hᵀu_j/σ_j, so dH = U diag(gσ/σ) Uᵀ H.
+//     dσ_j = u_jᵀ dK u_j / (2σ_j), so Γ = U diag(gσ/σ) Uᵀ.
 // This is the gradient where it exists: the singular values are distinct and nonzero
-// (there σ is a smooth function of H). Components with σ_j ≤ 1e-12·σ_max have no
-// defined v_j and are skipped; at repeated singular values the formula gives one
-// element of the generalised gradient (s itself stays continuous there).
+// (there σ is a smooth function of H). Components with σ_j ≤ 1e-12·σ_max, and those past
+// the rank the rows can have at most, have no defined direction and are skipped; at
+// repeated singular values the formula gives one element of the generalised gradient
+// (s itself stays continuous there).
 // σ_j from the Gram matrix carries an absolute error of about ε·σ_max²/σ_j; that is below
-// the uncertainty float storage of W already puts on every σ_j (about 6e-8·σ_max) for
-// all σ_j above ~1e-8·σ_max.
+// the uncertainty float storage of the weights already puts on every σ_j (about
+// 1e-7·σ_max: the rows are products of two float factors) for all σ_j above ~1e-8·σ_max.
 //
 // The nuclear norm works per role on W_ρ = W[:, :, :, ρ] as a (G·Dg) × Dm matrix with
 // an economy SVD W_ρ = U Σ Vᵀ; its gradient is U Vᵀ (a subgradient when W_ρ is rank
 // deficient).
 //
-// A LAPACK failure (in practice only NaN/Inf in W, which LAPACKE rejects) makes the
-// penalty NaN, so the trainer records the trial as failed instead of the rank dying.
+// A LAPACK failure (in practice only NaN/Inf in the weights, which LAPACKE rejects)
+// makes the penalty NaN, so the trainer records the trial as failed instead of the rank
+// dying.
 #include "model/regularisers.h"
 
 #include <cblas.h>
@@ -48,113 +52,61 @@
 
 #define ZERO_NORM 1e-12    // a head with ‖h‖ below this has no direction
 #define SIGMA_RTOL 1e-12   // σ_j ≤ SIGMA_RTOL·σ_max: no singular direction to follow
-#define BLOCK_DOUBLES 2048 // G × B column block of H converted to double at a time
 
-// H is never held in double as a whole: it is streamed in G × B column blocks
-// (16 KB each). Besides using less memory this matters for speed, because a G × L
-// double copy per call is large enough (0.4 MB at G = 4, L = 12288) that glibc returns
-// it to the kernel on free, and the page faults on the next call cost 10× the work.
-static int block_width(int G) { return G < BLOCK_DOUBLES ? BLOCK_DOUBLES / G : 1; }
-
-// Hb (G, b) = H[:, l0 : l0 + b] in double, H = W as a G × L matrix.
-static void load_block(double *Hb, const float *W, int G, int L, int l0, int b) {
-    for (int g = 0; g < G; g++)
-        for (int l = 0; l < b; l++) Hb[(size_t)g * b + l] = W[(size_t)g * L + l0 + l];
-}
-
-// K (G, G) = H Hᵀ, both triangles filled.
-static void head_gram(double *K, const float *W, int G, int L) {
-    const int B = block_width(G);
-    double *Hb = xmalloc((size_t)G * B * sizeof(double));
-    memset(K, 0, (size_t)G * G * sizeof(double));
-    for (int l0 = 0; l0 < L; l0 += B) {
-        int b = L - l0 < B ? L - l0 : B;
-        load_block(Hb, W, G, L, l0, b);
-        cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, G, b, 1.0, Hb, b, 1.0, K, G);
-    }
-    for (int i = 0; i < G; i++)
-        for (int j = 0; j < i; j++) K[i * G + j] = K[j * G + i];
-    free(Hb);
-}
-
-// dW (G, L) += λ · A H, with A (G, G) and H = W as a G × L matrix.
-static void add_row_mix(float *dW, const double *A, const float *W, int G, int L, double lambda) {
-    const int B = block_width(G);
-    double *Hb = xmalloc((size_t)G * B * sizeof(double));
-    double *Db = xmalloc((size_t)G * B * sizeof(double));
-    for (int l0 = 0; l0 < L; l0 += B) {
-        int b = L - l0 < B ? L - l0 : B;
-        load_block(Hb, W, G, L, l0, b);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, G, b, G, lambda, A, G, Hb, b, 0.0,
-                    Db, b);
-        for (int g = 0; g < G; g++)
-            for (int l = 0; l < b; l++) dW[(size_t)g * L + l0 + l] += (float)Db[(size_t)g * b + l];
-    }
-    free(Db);
-    free(Hb);
-}
-
-// Singular values of H (G, L) from its Gram matrix K: sigma (G) descending, with exact
-// zeros past min(G, L). If U is not NULL it receives the left singular vectors as
+// Singular values of the rows behind K (G, G): sigma (G) descending, with exact zeros past
+// rank. If U is not NULL it receives the left singular vectors (K's eigenvectors) as
 // columns, u_j = U[:, j] (G, G), in the same order. Returns the LAPACK info (0 = ok).
-static int head_sigma(double *sigma, double *U, const float *W, int G, int L) {
-    double *K = xmalloc((size_t)G * G * sizeof(double));
+static int head_sigma(double *sigma, double *U, const double *K, int G, int rank) {
+    double *E = xmalloc((size_t)G * G * sizeof(double));
     double *eig = xmalloc((size_t)G * sizeof(double));
-    head_gram(K, W, G, L);
-    // eigenvalues ascending; with 'V', column j of K becomes eigenvector j
-    int info = LAPACKE_dsyevd(LAPACK_ROW_MAJOR, U ? 'V' : 'N', 'U', G, K, G, eig);
-    if (info == 0) {
-        int rank = G < L ? G : L;
+    memcpy(E, K, (size_t)G * G * sizeof(double));
+    // eigenvalues ascending; with 'V', column j of E becomes eigenvector j
+    int info = LAPACKE_dsyevd(LAPACK_ROW_MAJOR, U ? 'V' : 'N', 'U', G, E, G, eig);
+    if (info == 0)
         for (int j = 0; j < G; j++) {
             int src = G - 1 - j;
             sigma[j] = j < rank ? sqrt(fmax(eig[src], 0.0)) : 0.0;
             if (U)
-                for (int i = 0; i < G; i++) U[i * G + j] = K[i * G + src];
+                for (int i = 0; i < G; i++) U[i * G + j] = E[i * G + src];
         }
-    }
     free(eig);
-    free(K);
+    free(E);
     return info;
 }
 
-double reg_orth(float *dW, const float *W, int G, int Dg, int Dm, int R, double lambda) {
-    const int L = Dg * Dm * R;
-    double *C = xmalloc((size_t)G * G * sizeof(double));  // K, then C, then E = C − I
-    double *A = xcalloc((size_t)G * G, sizeof(double));
+double reg_orth(double *coef, const double *K, int G, double lambda) {
+    double *E = xmalloc((size_t)G * G * sizeof(double));  // E = C − I
     double *norm = xmalloc((size_t)G * sizeof(double));  // n_g, 0 for a zero head
 
-    head_gram(C, W, G, L);
     for (int g = 0; g < G; g++) {
-        double n = sqrt(C[g * G + g]);
+        double n = sqrt(K[g * G + g]);
         norm[g] = n < ZERO_NORM ? 0.0 : n;
     }
     double penalty = 0.0;
     for (int i = 0; i < G; i++)
         for (int j = 0; j < G; j++) {
-            double *e = &C[i * G + j];
+            double *e = &E[i * G + j];
             if (norm[i] == 0.0 || norm[j] == 0.0) {
                 *e = 0.0;
                 continue;
             }
-            *e = *e / (norm[i] * norm[j]) - (i == j);
+            *e = K[i * G + j] / (norm[i] * norm[j]) - (i == j);
             penalty += *e * *e;
         }
-    // A_gj = 4 E_gj/(n_g n_j) − δ_gj a_g/n_g², with a_g = 4 Σ_j E_gj C_gj, C = E + I
+    // Γ_gj = 4 E_gj/(n_g n_j) − δ_gj a_g/n_g², with a_g = 4 Σ_j E_gj C_gj, C = E + I
     for (int g = 0; g < G; g++) {
         if (norm[g] == 0.0) continue;
         double a = 0.0;
         for (int j = 0; j < G; j++) {
-            double e = C[g * G + j];
+            double e = E[g * G + j];
             a += 4.0 * e * (e + (g == j));
-            if (norm[j] != 0.0) A[g * G + j] = 4.0 * e / (norm[g] * norm[j]);
+            if (norm[j] != 0.0) coef[g * G + j] += lambda * 4.0 * e / (norm[g] * norm[j]);
         }
-        A[g * G + g] -= a / (norm[g] * norm[g]);
+        coef[g * G + g] -= lambda * a / (norm[g] * norm[g]);
     }
-    add_row_mix(dW, A, W, G, L, lambda);
 
     free(norm);
-    free(A);
-    free(C);
+    free(E);
     return lambda * penalty;
 }
 
@@ -223,57 +175,98 @@ static double normalise_sigma(double *s, int G) {
     return sum;
 }
 
-void head_singular_values(double *s, const float *W, int G, int Dg, int Dm, int R) {
-    const int L = Dg * Dm * R;
-    if (head_sigma(s, NULL, W, G, L) != 0)
-        for (int j = 0; j < G; j++) s[j] = NAN;
-    else
-        normalise_sigma(s, G);
-}
-
-double reg_stability(float *dW, const float *W, const double *s_ref, int G, int Dg, int Dm, int R,
+double reg_stability(double *coef, double *s, const double *K, const double *s_ref, int G, int rank,
                      double lambda) {
-    const int L = Dg * Dm * R;
     double *U = xmalloc((size_t)G * G * sizeof(double));
     double *sigma = xmalloc((size_t)G * sizeof(double));
-    double *s = xmalloc((size_t)G * sizeof(double));
     double *c = xmalloc((size_t)G * sizeof(double));  // gσ_j/σ_j
+    double *Uc = xmalloc((size_t)G * G * sizeof(double));  // U diag(c)
     double penalty = NAN;
 
-    if (head_sigma(sigma, U, W, G, L) == 0) {
+    if (head_sigma(sigma, s_ref ? U : NULL, K, G, rank) != 0) {
+        for (int j = 0; j < G; j++) s[j] = NAN;
+    } else {
         memcpy(s, sigma, (size_t)G * sizeof(double));
         double S = normalise_sigma(s, G);
-        double gs_dot_s = 0.0;
         penalty = 0.0;
-        for (int j = 0; j < G; j++) {
-            double d = s[j] - s_ref[j];
-            penalty += d * d;
-            gs_dot_s += 2.0 * d * s[j];
-        }
-        if (S > 0.0) {
-            // sigma[0] = σ_max; zeros past the rank fall under the cut-off too
+        if (s_ref) {
+            double gs_dot_s = 0.0;
             for (int j = 0; j < G; j++) {
-                double gsigma = (2.0 * (s[j] - s_ref[j]) - gs_dot_s) / S;
-                c[j] = sigma[j] > SIGMA_RTOL * sigma[0] ? gsigma / sigma[j] : 0.0;
+                double d = s[j] - s_ref[j];
+                penalty += d * d;
+                gs_dot_s += 2.0 * d * s[j];
             }
-            // A = U diag(c) Uᵀ, symmetric (G, G)
-            double *A = xmalloc((size_t)G * G * sizeof(double));
-            for (int i = 0; i < G; i++)
-                for (int k = 0; k < G; k++) {
-                    double a = 0.0;
-                    for (int j = 0; j < G; j++) a += U[i * G + j] * c[j] * U[k * G + j];
-                    A[i * G + k] = a;
+            if (S > 0.0) {
+                // sigma[0] = σ_max; zeros past the rank fall under the cut-off too
+                for (int j = 0; j < G; j++) {
+                    double gsigma = (2.0 * (s[j] - s_ref[j]) - gs_dot_s) / S;
+                    c[j] = sigma[j] > SIGMA_RTOL * sigma[0] ? gsigma / sigma[j] : 0.0;
                 }
-            add_row_mix(dW, A, W, G, L, lambda);
-            free(A);
+                // Γ = U diag(c) Uᵀ, symmetric (G, G)
+                for (int i = 0; i < G; i++)
+                    for (int j = 0; j < G; j++) Uc[i * G + j] = U[i * G + j] * c[j];
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, G, G, G, lambda, Uc, G, U, G, 1.0, coef, G);
+            }
         }
     }
 
+    free(Uc);
     free(c);
-    free(s);
     free(sigma);
     free(U);
     return lambda * penalty;
+}
+
+// ---- Function-level heads
+
+void function_heads_init(FunctionHeads *f, int grassmann, int groups, int d_group, int d_model) {
+    memset(f, 0, sizeof *f);
+    f->grassmann = grassmann;
+    if (grassmann) {  // K_o = Wᵀ A_o W: A_o has r(r−1)/2 coordinates, K_o is antisymmetric
+        const long pairs = (long)groups * (groups - 1) / 2, forms = (long)d_model * (d_model - 1) / 2;
+        const long span = pairs < forms ? pairs : forms;
+        f->G = d_model;
+        f->rank = span < d_model ? (int)span : d_model;
+        mixing_kernel_alloc(&f->k, groups, d_model);
+        f->ws = xmalloc(mixing_kernel_gram_workspace(&f->k) * sizeof(double));
+    } else {  // rows (B_h, C_h) of 2·d_model² numbers
+        const long span = 2L * d_model * d_model;
+        f->G = groups;
+        f->rank = span < groups ? (int)span : groups;
+        circuits_alloc(&f->c, groups, d_group, d_model);
+        f->ws = xmalloc(circuits_gram_workspace(&f->c) * sizeof(double));
+    }
+    f->K = xmalloc((size_t)f->G * f->G * sizeof(double));
+    f->coef = xmalloc((size_t)f->G * f->G * sizeof(double));
+}
+
+void function_heads_free(FunctionHeads *f) {
+    if (f->grassmann)
+        mixing_kernel_free(&f->k);
+    else
+        circuits_free(&f->c);
+    free(f->ws);
+    free(f->K);
+    free(f->coef);
+    memset(f, 0, sizeof *f);
+}
+
+void function_heads_gram(FunctionHeads *f, const float *W, const float *out) {
+    if (f->grassmann) {
+        mixing_kernel_load(&f->k, W, out);
+        mixing_kernel_gram_forward(f->K, f->ws, &f->k);
+    } else {
+        circuits_load(&f->c, W, out);
+        circuits_head_gram_forward(f->K, f->ws, &f->c);
+    }
+    memset(f->coef, 0, (size_t)f->G * f->G * sizeof(double));
+}
+
+void function_heads_backward(float *dW, float *dout, FunctionHeads *f) {
+    if (f->grassmann)
+        mixing_kernel_gram_backward(dW, dout, &f->k, f->coef, f->ws);
+    else
+        circuits_head_gram_backward(dW, dout, &f->c, f->coef, f->ws);
 }
 
 // The ring holds s(W_t) in slot t mod window. After `count` pushes (steps 0 … count−1),
