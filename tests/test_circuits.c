@@ -14,6 +14,7 @@
 #include "invariants/cp.h"
 #include "invariants/score.h"
 #include "invariants/tensor4.h"
+#include "invariants/tucker.h"
 #include "python_ref.h"
 
 
@@ -35,23 +36,33 @@ static double slice_entry(const float *qkv, const float *out, int H, int dk, int
     return s;
 }
 
-// Random weights qkv [H, dk, D, 3] and out [D, H·dk] (the caller frees them) and their circuits.
-static void random_layer(Circuits *c, float **qkv, float **out, int H, int dk, int D, unsigned seed) {
+// Random weights qkv [H, dk, D, 3] and out [D, H·dk] and their circuits.
+typedef struct {
+    float *qkv, *out;
+    Circuits c;
+} Layer;
+
+static Layer random_layer(int H, int dk, int D, unsigned seed) {
     const int n = H * dk;
-    *qkv = xmalloc((size_t)n * D * 3 * sizeof(float));
-    *out = xmalloc((size_t)D * n * sizeof(float));
-    for (int i = 0; i < n * D * 3; i++) (*qkv)[i] = (float)uniform(&seed);
-    for (int i = 0; i < D * n; i++) (*out)[i] = (float)uniform(&seed);
-    circuits_init(c, *qkv, *out, H, dk, D);
+    Layer l = {.qkv = xmalloc((size_t)n * D * 3 * sizeof(float)), .out = xmalloc((size_t)D * n * sizeof(float))};
+    for (int i = 0; i < n * D * 3; i++) l.qkv[i] = (float)uniform(&seed);
+    for (int i = 0; i < D * n; i++) l.out[i] = (float)uniform(&seed);
+    circuits_init(&l.c, l.qkv, l.out, H, dk, D);
+    return l;
+}
+
+static void layer_free(Layer *l) {
+    circuits_free(&l->c);
+    free(l->out);
+    free(l->qkv);
 }
 
 static void test_head_gram(void) {
     const int H = 3, dk = 4, D = 7;
-    float *qkv, *out;
-    Circuits c;
-    random_layer(&c, &qkv, &out, H, dk, D, 7);
+    Layer l = random_layer(H, dk, D, 7);
+    const float *qkv = l.qkv, *out = l.out;
     double gram[9], want[9] = {0};
-    circuits_head_gram(gram, &c);
+    circuits_head_gram(gram, &l.c);
     for (int g = 0; g < H; g++)
         for (int h = 0; h < H; h++)
             for (int rho = 0; rho < 2; rho++)
@@ -60,9 +71,7 @@ static void test_head_gram(void) {
                         want[g * H + h] += slice_entry(qkv, out, H, dk, D, g, rho, i, j) *
                                            slice_entry(qkv, out, H, dk, D, h, rho, i, j);
     CHECK_ALL_CLOSE(gram, want, H * H, 1e-12, 1e-12, "head Gram of the circuits");
-    circuits_free(&c);
-    free(out);
-    free(qkv);
+    layer_free(&l);
 }
 
 static void test_mixing_kernel(void) {
@@ -124,13 +133,12 @@ static const char numpy_script[] =
 
 static void test_scores_against_numpy(const BlacsGrid *g) {
     const int H = 5, dk = 3, D = 11, n = H * dk;
-    float *qkv, *out;
-    Circuits c;
-    random_layer(&c, &qkv, &out, H, dk, D, 3);
+    Layer l = random_layer(H, dk, D, 3);
+    const float *qkv = l.qkv, *out = l.out;
     ScoreOptions o;
     score_options_default(&o);
     LayerScore s;
-    score_circuits(&s, &c, &o, g);
+    score_circuits(&s, &l.c, &o, g);
     char path[] = "/tmp/attnsweep_circuits_XXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0, "mkstemp");
@@ -148,42 +156,36 @@ static void test_scores_against_numpy(const BlacsGrid *g) {
     CHECK(isfinite(s.tucker_fit) && s.tucker_fit > 0.0 && s.tucker_fit <= 1.0, "Tucker fit %g", s.tucker_fit);
     CHECK(s.cp_rank > 0 && isfinite(s.cp_fit), "CP rank %d fit %g", s.cp_rank, s.cp_fit);
     layer_score_free(&s);
-    circuits_free(&c);
-    free(out);
-    free(qkv);
+    layer_free(&l);
 }
 
-// The paths for layers too large to hold give the numbers of the dense ones: HOOI from
-// the factors (the heads and roles modes whole) against HOOI on the materialised tensor
-// with the same ranks, and CP-ALS from the factors against CP-ALS on the entries.
+// HOOI and CP-ALS from the factors give the numbers of the dense computation on the
+// materialised tensor: HOOI from the factors (heads and roles whole) against HOOI on the
+// entries with the same ranks, the MTTKRP of every mode and CP-ALS against the entries'.
 static void test_factored_decompositions(const BlacsGrid *g) {
     const int H = 3, dk = 5, D = 12;
-    float *qkv, *out;
-    Circuits c;
-    random_layer(&c, &qkv, &out, H, dk, D, 5);
-    ScoreOptions o;
-    score_options_default(&o);
-    o.energy = 0.9;  // d_model ranks below full, so that HOOI has something to do
-    o.tucker_tol = 1e-13;
-    LayerScore dense, factored;
-    score_circuits(&dense, &c, &o, g);
-    o.dense_max = 0;
-    score_circuits(&factored, &c, &o, g);
-    CHECK(dense.tucker_ranks[0] == H && dense.tucker_ranks[3] == 2, "test needs full heads/roles ranks, got %d, %d",
-          dense.tucker_ranks[0], dense.tucker_ranks[3]);
-    for (int n = 0; n < 4; n++)
-        CHECK(dense.tucker_ranks[n] == factored.tucker_ranks[n], "Tucker rank %d: %d vs %d", n, dense.tucker_ranks[n],
-              factored.tucker_ranks[n]);
-    CHECK(dense.tucker_ranks[1] < D && dense.tucker_ranks[2] < D, "d_model ranks %d, %d: expected below %d",
-          dense.tucker_ranks[1], dense.tucker_ranks[2], D);
-    CHECK_CLOSE(factored.tucker_fit, dense.tucker_fit, 1e-10, 0.0, "HOOI from the factors against the dense HOOI");
-    CHECK(factored.tucker_iters > 1, "HOOI from the factors ran %d sweeps", factored.tucker_iters);
-
-    const Tensor4 t = tensor4_circuits(&c);
+    Layer l = random_layer(H, dk, D, 5);
+    const Tensor4 t = tensor4_circuits(&l.c);
     double *X = xmalloc(tensor4_size(&t) * sizeof(double));
-    circuits_materialize(X, &c);
+    circuits_materialize(X, &l.c);
     const Tensor4 tx = tensor4_dense(X, t.dims);
     CHECK_CLOSE(tensor4_norm2(&t), tensor4_norm2(&tx), 0.0, 1e-13, "‖T‖² from the factors");
+
+    const int ranks[4] = {H, 7, 8, 2}, n_vec[4] = {H, 7, 8, 2};
+    UnfoldingSvd u[4];
+    unfolding_svds(u, &t, n_vec, 0.99, g);
+    const double *U0[4] = {u[0].U, u[1].U, u[2].U, u[3].U};
+    TuckerModel td, tf;
+    tucker_hooi(&td, X, t.dims, ranks, U0, 1e-13, 200, 0, g);
+    tucker_hooi_circuits(&tf, &l.c, tensor4_norm2(&t), ranks, U0, 1e-13, 200, 0, g);
+    CHECK_CLOSE(tf.fit, td.fit, 1e-10, 0.0, "HOOI from the factors against HOOI on the entries");
+    CHECK(tf.iters > 1, "HOOI from the factors ran %d sweeps", tf.iters);
+    printf("  HOOI ranks (%d, %d, %d, %d): fit %.12f from the factors, %.12f on the entries (%d, %d sweeps)\n", ranks[0],
+           ranks[1], ranks[2], ranks[3], tf.fit, td.fit, tf.iters, td.iters);
+    tucker_model_free(&td);
+    tucker_model_free(&tf);
+    for (int n = 0; n < 4; n++) unfolding_svd_free(&u[n]);
+
     const int R = 4;
     double *A[4], *Mc = xmalloc((size_t)2 * H * D * R * sizeof(double)), *Md = xmalloc((size_t)2 * H * D * R * sizeof(double));
     unsigned st = 9;
@@ -194,26 +196,48 @@ static void test_factored_decompositions(const BlacsGrid *g) {
     for (int n = 0; n < 4; n++) {  // the MTTKRP of every mode, through either partial product
         cp_mttkrp(Mc, &t, R, (const double *const *)A, n);
         cp_mttkrp(Md, &tx, R, (const double *const *)A, n);
-        CHECK_ALL_CLOSE(Mc, Md, t.dims[n] * R, 1e-12, 1e-12, "MTTKRP from the circuits' factors");
+        CHECK_ALL_CLOSE(Mc, Md, t.dims[n] * R, 1e-12, 1e-12, "MTTKRP of mode %d from the circuits' factors", n);
     }
     CpModel mc, md;
     cp_als(&mc, &t, R, (const double *const *)A, 1e-12, 500, 0);
     cp_als(&md, &tx, R, (const double *const *)A, 1e-12, 500, 0);
     CHECK_CLOSE(mc.fit, md.fit, 1e-9, 0.0, "CP-ALS from the factors against CP-ALS on the entries");
-    printf("  factored paths: Tucker fit %.12f (dense %.12f, ranks %d %d %d %d), CP rank %d fit %.12f (dense %.12f)\n",
-           factored.tucker_fit, dense.tucker_fit, dense.tucker_ranks[0], dense.tucker_ranks[1], dense.tucker_ranks[2],
-           dense.tucker_ranks[3], R, mc.fit, md.fit);
+    printf("  CP rank %d: fit %.12f from the factors, %.12f on the entries\n", R, mc.fit, md.fit);
     cp_model_free(&mc);
     cp_model_free(&md);
     for (int n = 0; n < 4; n++) free(A[n]);
     free(Md);
     free(Mc);
     free(X);
+    layer_free(&l);
+}
+
+// A layer whose heads mode is truncated (head 1 a copy of head 0: numerical rank 2 of 3):
+// HOOI runs on the entries when they fit in dense_max, and from the factors with the
+// heads mode whole when they do not.
+static void test_truncated_heads(const BlacsGrid *g) {
+    const int H = 3, dk = 4, D = 8;
+    Layer l = random_layer(H, dk, D, 21);
+    for (int rho = 0; rho < 2; rho++) {
+        memcpy(l.c.L[rho] + (size_t)dk * D, l.c.L[rho], (size_t)dk * D * sizeof(double));
+        memcpy(l.c.R[rho] + (size_t)dk * D, l.c.R[rho], (size_t)dk * D * sizeof(double));
+    }
+    ScoreOptions o;
+    score_options_default(&o);
+    LayerScore dense, whole;
+    score_circuits(&dense, &l.c, &o, g);
+    o.dense_max = 0;
+    score_circuits(&whole, &l.c, &o, g);
+    CHECK(dense.num_rank[0] == 2 && dense.tucker_ranks[0] == 2, "truncated heads: numerical rank %d, Tucker rank %d",
+          dense.num_rank[0], dense.tucker_ranks[0]);
+    CHECK(whole.tucker_ranks[0] == H && whole.tucker_ranks[3] == 2, "above dense_max: Tucker ranks %d, %d kept whole",
+          whole.tucker_ranks[0], whole.tucker_ranks[3]);
+    CHECK(isfinite(dense.tucker_fit) && isfinite(whole.tucker_fit) && whole.tucker_fit >= dense.tucker_fit - 1e-12,
+          "the fit with the heads kept whole (%.6f) is at least the truncated one's (%.6f)", whole.tucker_fit,
+          dense.tucker_fit);
     layer_score_free(&dense);
-    layer_score_free(&factored);
-    circuits_free(&c);
-    free(out);
-    free(qkv);
+    layer_score_free(&whole);
+    layer_free(&l);
 }
 
 int main(int argc, char **argv) {
@@ -224,6 +248,7 @@ int main(int argc, char **argv) {
     test_mixing_kernel();
     test_scores_against_numpy(&g);
     test_factored_decompositions(&g);
+    test_truncated_heads(&g);
     grid_free(&g);
     MPI_Finalize();
     return check_report("test_circuits");

@@ -3,7 +3,8 @@
 //  * the same numbers as rank 0 scoring the same tensor alone, on its own 1×1 grid in the
 //    same job, to 1e-10 (check_same_scores; in fact they come out bit for bit the same);
 //  * known values: ‖W‖ and Σσ² of every unfolding against ‖W‖² summed directly, the
-//    planted multilinear ranks as the Tucker ranks, and the Tucker fit the noise allows.
+//    planted multilinear ranks as the Tucker ranks, and the Tucker fit the noise allows;
+//  * a softmax layer's function-level scores the same on the grid as on rank 0 alone.
 //
 // The tensor, [8, 24, 128, 3], is a rank-(4, 6, 10, 3) Tucker tensor plus 5 % noise,
 // generated identically on every rank. It is the smallest shape whose every unfolding
@@ -94,6 +95,37 @@ static void check_known_values(const LayerScore *s, const float *W, const int di
 }
 
 
+// A softmax layer's function-level tensor (6 heads of 8 on 40 features: its heads' Gram
+// rows and its d_model modes' tasks are dealt over the ranks), scored on grid g.
+static void score_function_level(LayerScore *s, const BlacsGrid *g) {
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 77);
+    float *qkv = xmalloc(6 * 8 * 40 * 3 * sizeof(float)), *out = xmalloc(40 * 48 * sizeof(float));
+    for (int i = 0; i < 6 * 8 * 40 * 3; i++) qkv[i] = (float)gsl_ran_gaussian(rng, 1.0);
+    for (int i = 0; i < 40 * 48; i++) out[i] = (float)gsl_ran_gaussian(rng, 1.0);
+    gsl_rng_free(rng);
+    const LayerWeights w = {.dims = {6, 8, 40, 3}, .qkv = qkv, .out_dims = {40, 48}, .out = out};
+    ScoreOptions o;
+    score_options_default(&o);
+    score_layer(s, &w, TENSOR_FUNCTION, &o, g);
+    free(out);
+    free(qkv);
+}
+
+// On rank 0: the grid's function-level scores against rank 0 alone.
+static void check_function_level(const LayerScore *on_grid, const BlacsGrid *g) {
+    BlacsGrid self;
+    grid_init(&self, MPI_COMM_SELF);
+    LayerScore one;
+    score_function_level(&one, &self);
+    char what[96];
+    snprintf(what, sizeof what, "function-level [6,40,40,2] on %d ranks vs 1 rank", g->size);
+    check_same_scores(&one, on_grid, 1e-10, what);
+    printf("test_invariants_mpi: %s: max difference %.1e\n", what, max_score_diff(&one, on_grid));
+    layer_score_free(&one);
+    grid_free(&self);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     if (argc > 1) die(EXIT_BADINPUT, "usage: test_invariants_mpi (under mpirun -np N, or alone)");
@@ -108,6 +140,8 @@ int main(int argc, char **argv) {
     const double t0 = MPI_Wtime();
     score_weights(&s, W, dims, &o, &g);
     const double t = MPI_Wtime() - t0;
+    LayerScore fs;
+    score_function_level(&fs, &g);
 
     int failed = 0;
     if (g.rank == 0) {
@@ -124,6 +158,7 @@ int main(int argc, char **argv) {
             layer_score_free(&one);
             grid_free(&self);
         }
+        if (g.size > 1) check_function_level(&fs, &g);
         printf("test_invariants_mpi: %d rank(s), %d×%d grid, [8,24,128,3] scored in %.3f s: Tucker ranks "
                "(%d,%d,%d,%d) fit %.6f, CP rank %d fit %.6f\n",
                g.size, g.nprow, g.npcol, t, s.tucker_ranks[0], s.tucker_ranks[1], s.tucker_ranks[2],
@@ -131,6 +166,7 @@ int main(int argc, char **argv) {
         failed = check_report("test_invariants_mpi");
     }
     layer_score_free(&s);
+    layer_score_free(&fs);
     free(W);
     grid_free(&g);
     MPI_Finalize();

@@ -155,11 +155,13 @@ sweep_yaml killed 40 60
 RANDOM=7
 snapshots=0
 for k in $(seq 1 10); do
-    mpirun -np 3 "$bin" run killed.yaml -o killed.h5 --resume --quiet 2>>"$tmp/kill.log" &
+    # the YAML by its absolute path, so that pkill matches this test's ranks only (not
+    # those of the same test running from another checkout at the same time)
+    mpirun -np 3 "$bin" run "$tmp/killed.yaml" -o killed.h5 --resume --quiet 2>>"$tmp/kill.log" &
     pid=$!
     background+=("$pid")
     sleep "$((RANDOM % 3)).$((RANDOM % 10))$((RANDOM % 10))"  # 0 to 3 s: start-up, training, writing
-    pkill -9 -f "attnsweep run killed.yaml" || true
+    pkill -9 -f "attnsweep run $tmp/killed.yaml" || true
     kill -9 "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
     # What the journal holds now must survive into the final file unchanged.

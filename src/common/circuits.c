@@ -68,33 +68,38 @@ void circuits_block_inner(double *gram, const double *PL, const double *PR, int 
 }
 
 void circuits_head_gram_rows(double *gram, double *roles, const Circuits *c, int g0, int g1) {
-    const int H = c->heads, dk = c->d_k, D = c->d_model;
-    const size_t n = (size_t)H * dk;
-    // PL[a, ·] = L_g[a] · L_{≥g}ᵀ: d_k × (heads − g)·d_k, and the same for R; then the
-    // cross-role blocks L_g0 L_g1ᵀ, R_g0 R_g1ᵀ for the role Gram
-    double *PL = xmalloc((size_t)dk * n * sizeof(double)), *PR = xmalloc((size_t)dk * n * sizeof(double));
-    for (int g = g0; g < g1; g++) {
-        const int w = (H - g) * dk;
-        const size_t off = (size_t)g * dk * D;
-        double part[2] = {0.0, 0.0};
+    const int H = c->heads, dk = c->d_k, D = c->d_model, rows = (g1 - g0) * dk, w = (H - g0) * dk;
+    const size_t off = (size_t)g0 * dk * D;
+    // PL = L_ρ[rows of g0..g1) · L_ρ[rows of g0..H)ᵀ, rows × w, and the same for R: one GEMM
+    // each for the whole range (the blocks below its diagonal are computed and not used)
+    double *PL = xmalloc((size_t)rows * w * sizeof(double)), *PR = xmalloc((size_t)rows * w * sizeof(double));
+    for (int g = g0; g < g1; g++)
         for (int h = g; h < H; h++) gram[g * H + h] = 0.0;
-        for (int rho = 0; rho < 2; rho++) {
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, dk, w, D, 1.0, c->L[rho] + off, D, c->L[rho] + off, D,
-                        0.0, PL, w);
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, dk, w, D, 1.0, c->R[rho] + off, D, c->R[rho] + off, D,
-                        0.0, PR, w);
-            for (int h = g; h < H; h++) gram[g * H + h] += block_dot(PL + (h - g) * dk, PR + (h - g) * dk, dk, w);
-            part[rho] = block_dot(PL, PR, dk, w);
+    for (int rho = 0; rho < 2; rho++) {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, w, D, 1.0, c->L[rho] + off, D, c->L[rho] + off, D,
+                    0.0, PL, w);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, w, D, 1.0, c->R[rho] + off, D, c->R[rho] + off, D,
+                    0.0, PR, w);
+        for (int g = g0; g < g1; g++) {
+            const size_t at = (size_t)(g - g0) * dk * w;
+            for (int h = g; h < H; h++) {
+                const double v = block_dot(PL + at + (size_t)(h - g0) * dk, PR + at + (size_t)(h - g0) * dk, dk, w);
+                gram[g * H + h] += v;
+                if (roles && h == g) roles[3 * g + 2 * rho] = v;  // ‖B_g‖², ‖C_g‖²
+            }
         }
+    }
+    for (int g = g0; g < g1; g++)
         for (int h = g + 1; h < H; h++) gram[h * H + g] = gram[g * H + h];
-        if (!roles) continue;
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, dk, dk, D, 1.0, c->L[0] + off, D, c->L[1] + off, D, 0.0,
-                    PL, dk);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, dk, dk, D, 1.0, c->R[0] + off, D, c->R[1] + off, D, 0.0,
-                    PR, dk);
-        roles[3 * g] = part[0];
-        roles[3 * g + 1] = block_dot(PL, PR, dk, dk);
-        roles[3 * g + 2] = part[1];
+    if (roles) {  // ⟨B_g, C_g⟩ from the cross-role blocks L_g0 L_g1ᵀ and R_g0 R_g1ᵀ
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, rows, D, 1.0, c->L[0] + off, D, c->L[1] + off, D,
+                    0.0, PL, rows);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, rows, D, 1.0, c->R[0] + off, D, c->R[1] + off, D,
+                    0.0, PR, rows);
+        for (int g = g0; g < g1; g++) {
+            const size_t at = (size_t)(g - g0) * dk * rows + (size_t)(g - g0) * dk;
+            roles[3 * g + 1] = block_dot(PL + at, PR + at, dk, rows);
+        }
     }
     free(PR);
     free(PL);

@@ -179,23 +179,25 @@ void scored_dims(int dims[4], const LayerWeights *w, TensorView view) {
     }
 }
 
-// The σ-derived metrics, the correlation, HOOI and the CP sweep of a tensor. X holds
-// its entries for HOOI (a circuits tensor too large to hold has X NULL: then HOOI runs
-// from the factors with the heads and roles modes whole, tucker_hooi_circuits); CP-ALS
-// reads t, from the factors for a circuits tensor of any size.
-static void score_tensor(LayerScore *out, const Tensor4 *t, const double *X, const ScoreOptions *o,
-                         const BlacsGrid *g) {
+// The σ-derived metrics, the correlation, HOOI and the CP sweep of a tensor. HOOI runs on
+// the entries of a dense tensor; on a circuits tensor from its factors
+// (tucker_hooi_circuits) when the heads and roles modes keep their full ranks, which
+// gives the dense HOOI's result (test_circuits) without forming T; with a truncated
+// heads or roles mode, on the materialised T if it has at most o->dense_max entries,
+// and otherwise from the factors with those two modes kept whole (reported in
+// tucker_ranks). CP-ALS reads t, from the factors for a circuits tensor.
+static void score_tensor(LayerScore *out, const Tensor4 *t, const ScoreOptions *o, const BlacsGrid *g) {
     const int *dims = t->dims;
     const size_t size = tensor4_size(t);
     const int rmax = o->decompose && o->cp ? (o->cp_rank_max > 0 ? o->cp_rank_max : imin(8, dims[0] * dims[3])) : 0;
-    const int whole = !X;  // heads and roles kept whole
+    const int huge = t->c && size > o->dense_max;  // a circuits tensor HOOI never forms
 
     // HOSVD: singular values of every unfolding, and the leading vectors when HOOI and
     // CP-ALS will start from them
     UnfoldingSvd svd[4];
     int N[4], n_vec_min[4];
     for (int n = 0; n < 4; n++) n_vec_min[n] = imax(o->ranks[n], rmax);
-    if (whole) n_vec_min[0] = dims[0], n_vec_min[3] = dims[3];
+    if (t->c) n_vec_min[0] = dims[0], n_vec_min[3] = dims[3];  // what HOOI from the factors starts from
     unfolding_svds(svd, t, o->decompose ? n_vec_min : NULL, o->energy, g);
     const double norm2 = tensor4_norm2(t);
     out->norm = sqrt(norm2);
@@ -220,7 +222,8 @@ static void score_tensor(LayerScore *out, const Tensor4 *t, const double *X, con
         // (a larger one adds only arbitrary directions)
         int r[4];
         for (int n = 0; n < 4; n++) r[n] = imax(1, o->ranks[n] > 0 ? imin(o->ranks[n], dims[n]) : out->num_rank[n]);
-        if (whole) r[0] = dims[0], r[3] = dims[3];
+        if (huge) r[0] = dims[0], r[3] = dims[3];
+        const int factored = t->c && r[0] == dims[0] && r[3] == dims[3];
         for (int changed = 1; changed;) {
             changed = 0;
             for (int n = 0; n < 4; n++) {
@@ -231,10 +234,14 @@ static void score_tensor(LayerScore *out, const Tensor4 *t, const double *X, con
         const double *U0[4] = {svd[0].U, svd[1].U, svd[2].U, svd[3].U};
         TuckerModel tm;
         const int verbose = o->verbose && g->rank == 0;
-        if (whole)
+        if (factored) {
             tucker_hooi_circuits(&tm, t->c, norm2, r, U0, o->tucker_tol, o->tucker_max_iter, verbose, g);
-        else
-            tucker_hooi(&tm, X, dims, r, U0, o->tucker_tol, o->tucker_max_iter, verbose, g);
+        } else {
+            double *X = t->c ? xmalloc(size * sizeof(double)) : NULL;
+            if (X) circuits_materialize(X, t->c);
+            tucker_hooi(&tm, X ? X : t->X, dims, r, U0, o->tucker_tol, o->tucker_max_iter, verbose, g);
+            free(X);
+        }
         memcpy(out->tucker_ranks, tm.ranks, sizeof out->tucker_ranks);
         out->tucker_fit = tm.fit;
         out->tucker_iters = tm.iters;
@@ -258,14 +265,8 @@ static void score_begin(LayerScore *out, TensorView view, const int dims[4]) {
 void score_circuits(LayerScore *out, const Circuits *c, const ScoreOptions *o, const BlacsGrid *g) {
     const Tensor4 t = tensor4_circuits(c);
     score_begin(out, TENSOR_FUNCTION, t.dims);
-    double *X = NULL;
-    if (o->decompose && tensor4_size(&t) <= o->dense_max) {
-        X = xmalloc(tensor4_size(&t) * sizeof(double));
-        circuits_materialize(X, c);
-    }
-    score_tensor(out, &t, X, o, g);
+    score_tensor(out, &t, o, g);
     out->correlation_chance = circuits_chance(c->d_k, c->d_model);
-    free(X);
 }
 
 // No CP sweep here: every slice K_o is antisymmetric, and an antisymmetric tensor has
@@ -281,7 +282,7 @@ void score_mixing_kernel(LayerScore *out, const MixingKernel *k, const ScoreOpti
     const Tensor4 t = tensor4_dense(X, dims);
     ScoreOptions no_cp = *o;
     no_cp.cp = 0;
-    score_tensor(out, &t, X, &no_cp, g);
+    score_tensor(out, &t, &no_cp, g);
     out->correlation_chance = mixing_kernel_chance(k->r, D);
     free(X);
 }
@@ -292,7 +293,7 @@ void score_weights(LayerScore *out, const float *W, const int dims[4], const Sco
     double *X = xmalloc(size * sizeof(double));
     for (size_t i = 0; i < size; i++) X[i] = W[i];
     const Tensor4 t = tensor4_dense(X, dims);
-    score_tensor(out, &t, X, o, g);
+    score_tensor(out, &t, o, g);
     out->correlation_chance = correlation_chance_of_rows((double)(size / dims[0]));
     free(X);
 }

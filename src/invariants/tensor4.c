@@ -74,6 +74,7 @@ int mode_rows_init(ModeRows *r, const Tensor4 *t, int n, const double *U, int ra
     const int H = c->heads, dk = c->d_k, D = c->d_model, cols = U ? rank_u : D;
     r->k = dk < cols ? dk : cols;
     r->N = (size_t)2 * H * r->k;
+    r->sigma_from_gram = 1;
     r->S = xmalloc((size_t)2 * H * r->k * dk * sizeof(double));
     double *work = xmalloc((size_t)dk * cols * sizeof(double)), *tau = xmalloc((size_t)dk * sizeof(double));
     double *Z = U ? xmalloc((size_t)H * dk * cols * sizeof(double)) : NULL;
@@ -121,16 +122,17 @@ void mode_rows_pack(double *C, size_t ldc, const ModeRows *r, size_t j0, size_t 
 // ---- circuits: the Gram matrices of modes 0 and 3
 
 void circuits_mode_grams(double *gram0, double *gram3, const Circuits *c, const BlacsGrid *g) {
-    const int H = c->heads;
+    const int H = c->heads, per = c->d_k >= 256 ? 1 : (256 + c->d_k - 1) / c->d_k;  // heads per block: ≥ 256 rows
     double *roles = xcalloc((size_t)3 * H, sizeof(double));
     double *load = xcalloc((size_t)g->size, sizeof(double));
     memset(gram0, 0, (size_t)H * H * sizeof(double));
-    for (int h = 0; h < H; h++) {  // head h's rows cost ∝ H − h blocks (+1 for its roles): least loaded rank
+    for (int h0 = 0; h0 < H; h0 += per) {  // a block's rows cost ∝ its rows × the heads from h0 on: least loaded rank
+        const int h1 = h0 + per < H ? h0 + per : H;
         int best = 0;
         for (int p = 1; p < g->size; p++)
             if (load[p] < load[best]) best = p;
-        load[best] += H - h + 1;
-        if (best == g->rank) circuits_head_gram_rows(gram0, roles, c, h, h + 1);
+        load[best] += (double)(h1 - h0) * (H - h0 + h1 - h0);
+        if (best == g->rank) circuits_head_gram_rows(gram0, roles, c, h0, h1);
     }
     if (g->size > 1) {
         MPI_Allreduce(MPI_IN_PLACE, gram0, H * H, MPI_DOUBLE, MPI_SUM, g->comm);

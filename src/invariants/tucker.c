@@ -308,6 +308,7 @@ typedef struct {
     double *R_sent;         // on the root when it sends R and R is not its own (freed last)
     MPI_Request send[2];    // on the root: R on its way to the owners
     Tridiagonal gram;       // vectors task: RᵀR = Q T Qᵀ
+    int sigma_from_gram;    // no values task: σ = √λ of RᵀR, from the vectors task (tensor4.h)
 } ModeWork;
 
 // The values task: σ of R (k × m, k ≤ m), descending, by pdgesvd without vectors (a
@@ -345,21 +346,29 @@ static void gram_tridiagonal(ModeWork *w, int ctxt, int n) {
 
 // Numerical rank of √λ for the eigenvalues λ of RᵀR (dsterf on a copy of T; λ < 0 from
 // rounding count as 0).
-static int gram_rank(const ModeWork *w, double energy, int n) {
+// sig (m) = √λ of RᵀR's eigenvalues, descending (dsterf on a copy of T; λ < 0 from
+// rounding count as 0).
+static void gram_sigma(double *sig, const ModeWork *w, int n) {
     const int m = w->m;
-    double *lam = xmalloc((size_t)m * sizeof(double)), *e = xmalloc((size_t)m * sizeof(double));
-    memcpy(lam, w->gram.d, (size_t)m * sizeof(double));
+    double *e = xmalloc((size_t)m * sizeof(double));
+    memcpy(sig, w->gram.d, (size_t)m * sizeof(double));
     memcpy(e, w->gram.e, (size_t)m * sizeof(double));
-    lapack_check(LAPACKE_dsterf(m, lam, e), "dsterf", n);
+    lapack_check(LAPACKE_dsterf(m, sig, e), "dsterf", n);
     for (int i = 0; i < m / 2; i++) {  // descending
-        const double t = lam[i];
-        lam[i] = lam[m - 1 - i];
-        lam[m - 1 - i] = t;
+        const double t = sig[i];
+        sig[i] = sig[m - 1 - i];
+        sig[m - 1 - i] = t;
     }
-    for (int i = 0; i < m; i++) lam[i] = sqrt(fmax(0.0, lam[i]));
-    const int r = numerical_rank(lam, m, energy);
+    for (int i = 0; i < m; i++) sig[i] = sqrt(fmax(0.0, sig[i]));
     free(e);
-    free(lam);
+}
+
+// Numerical rank of √λ for the eigenvalues λ of RᵀR.
+static int gram_rank(const ModeWork *w, double energy, int n) {
+    double *sig = xmalloc((size_t)w->m * sizeof(double));
+    gram_sigma(sig, w, n);
+    const int r = numerical_rank(sig, w->m, energy);
+    free(sig);
     return r;
 }
 
@@ -397,8 +406,8 @@ static int deal_tasks(ModeWork w[4], int vectors, int size) {
     int order[8], n_tasks = 0;
     for (int n = 0; n < 4; n++) {
         const double m = w[n].m, k = w[n].k;
-        cost[2 * n] = 4.0 * m * k * k - 4.0 / 3.0 * k * k * k;
-        cost[2 * n + 1] = vectors ? m * m * k + 4.0 / 3.0 * m * m * m : -1.0;
+        cost[2 * n] = w[n].sigma_from_gram ? -1.0 : 4.0 * m * k * k - 4.0 / 3.0 * k * k * k;
+        cost[2 * n + 1] = vectors || w[n].sigma_from_gram ? m * m * k + 4.0 / 3.0 * m * m * m : -1.0;
         w[n].owner[0] = w[n].owner[1] = 0;
     }
     for (int t = 0; t < 8; t++)
@@ -416,6 +425,8 @@ static int deal_tasks(ModeWork w[4], int vectors, int size) {
         load[best] += cost[order[i]];
         w[order[i] / 2].owner[order[i] % 2] = best;
     }
+    for (int n = 0; n < 4; n++)  // σ from the vectors task's owner
+        if (w[n].sigma_from_gram) w[n].owner[0] = w[n].owner[1];
     free(load);
     return order[0];
 }
@@ -456,6 +467,12 @@ void unfolding_svds(UnfoldingSvd out[4], const Tensor4 *t, const int *n_vec_min,
         out[n].n_sv = w[n].k;
         out[n].sv = xmalloc((size_t)w[n].k * sizeof(double));
     }
+    ModeRows rows[4];
+    int has_rows[4];
+    for (int n = 0; n < 4; n++) {
+        has_rows[n] = mode_rows_init(&rows[n], t, n, NULL, 0) == 0;
+        w[n].sigma_from_gram = has_rows[n] && rows[n].sigma_from_gram;
+    }
     const int vectors = n_vec_min != NULL, lead_task = deal_tasks(w, vectors, P);
     const int lead = lead_task / 2, lead_owner = w[lead].owner[lead_task % 2];
 
@@ -481,10 +498,7 @@ void unfolding_svds(UnfoldingSvd out[4], const Tensor4 *t, const int *n_vec_min,
     // step 1: R of every unfolding on its tree's root, sent on to the owners of its
     // tasks; for a mode without rows (tensor4.h) from its Gram matrix, which every rank
     // has, on the owners themselves
-    ModeRows rows[4];
-    int has_rows[4];
     double *gram[4] = {NULL, NULL, NULL, NULL};
-    for (int n = 0; n < 4; n++) has_rows[n] = mode_rows_init(&rows[n], t, n, NULL, 0) == 0;
     if (!has_rows[0]) {
         gram[0] = xmalloc((size_t)dims[0] * dims[0] * sizeof(double));
         gram[3] = xmalloc((size_t)dims[3] * dims[3] * sizeof(double));
@@ -518,14 +532,21 @@ void unfolding_svds(UnfoldingSvd out[4], const Tensor4 *t, const int *n_vec_min,
     // rank be larger
     int K[4] = {0, 0, 0, 0};
     for (int i = 0; i < 4; i++) {
-        const int n = seq[i], val = me == w[n].owner[0], vec = vectors && me == w[n].owner[1];
+        const int n = seq[i], val = !w[n].sigma_from_gram && me == w[n].owner[0];
+        const int vec = (vectors || w[n].sigma_from_gram) && me == w[n].owner[1];
         if (!val && !vec) continue;
         if (!w[n].R) {
             w[n].R = xmalloc((size_t)w[n].m * w[n].m * sizeof(double));
             MPI_Recv(w[n].R, w[n].m * w[n].m, MPI_DOUBLE, w[n].root, TAG_R + n, g->comm, MPI_STATUS_IGNORE);
         }
-        if (vec) {
-            gram_tridiagonal(&w[n], g->self_ctxt, n);
+        if (vec) gram_tridiagonal(&w[n], g->self_ctxt, n);
+        if (vec && w[n].sigma_from_gram) {
+            double *sig = xmalloc((size_t)w[n].m * sizeof(double));
+            gram_sigma(sig, &w[n], n);
+            memcpy(out[n].sv, sig, (size_t)w[n].k * sizeof(double));
+            free(sig);
+        }
+        if (vec && vectors) {
             K[n] = imin(w[n].m, imax(n_vec_min[n], gram_rank(&w[n], energy, n)));
             out[n].U = gram_vectors(&w[n], K[n], n);
         }

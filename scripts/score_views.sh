@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The README's table of the two tensors a layer can be scored on: each attention variant
+# trained on Fashion-MNIST at the default budget (attnsweep train: one epoch, 430 steps of
+# 128, seed 1, d_model 64, 4 heads, 2 layers), then scored with attnsweep score on its
+# function-level tensor and on its parameter tensor; Correlation beside its chance level
+# and RankDeviation (heads mode, ideal = full rank), means over the 2 layers.
+# Usage: scripts/score_views.sh [extra attnsweep train options]    (about 3 minutes)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+[ -x build/attnsweep ] || { cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j >/dev/null; }
+export OPENBLAS_NUM_THREADS=1
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+echo "| variant | val accuracy | function-level Correlation (chance) | RankDeviation | parameter-tensor Correlation (chance) | RankDeviation |"
+echo "|---|---|---|---|---|---|"
+for attention in mha tucker linear grassmann; do
+  ./build/attnsweep train --attention "$attention" -q -o "$out/$attention.h5" "$@" >/dev/null
+  for view in function parameters; do
+    ./build/attnsweep score "$out/$attention.h5" --tensor "$view" --no-cp --json -o "$out/$attention.$view.h5" \
+      >"$out/$attention.$view.json"
+  done
+  /usr/bin/python3 - "$out" "$attention" <<'PY'
+import json, sys
+out, a = sys.argv[1], sys.argv[2]
+f, p = (json.load(open(f"{out}/{a}.{v}.json")) for v in ("function", "parameters"))
+import h5py
+with h5py.File(f"{out}/{a}.h5") as h:
+    acc = float(h["summary"][0]["val_accuracy"])
+cell = lambda d: f'{d["correlation"]:.4f} ({d["correlation_chance"]:.4f}) | {d["rank_deviation"]:.4f}'
+print(f"| {a} | {acc:.4f} | {cell(f)} | {cell(p)} |")
+PY
+done
