@@ -103,6 +103,7 @@ static void check_gradient(int which, Shape sh, gsl_rng *rng) {
     CHECK(bad == 0, "%s adds into dW: %zu of %zu elements differ from twice one call",
           reg_names[which], bad, n);
 
+    free(fd);
     free(scratch);
     free(an);
     free(W);
