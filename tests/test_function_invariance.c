@@ -14,8 +14,10 @@
 //            d_k features (applied to both); M_h on V/O as for mha; head permutation
 //   grassmann z ↦ O z for orthogonal O: W_red ↦ O W_red, b_red ↦ O b_red, W_plu ↦
 //            W_plu (Λ²O)ᵀ (each A_o ↦ O A_o Oᵀ)
-// Then two heads of the same function, one a disguise of the other, are reported as
-// perfectly correlated. The parameter tensor's metrics, for comparison, move (printed).
+// Every metric is also unchanged under an orthogonal change of basis of d_model (modes 1
+// and 2; not a symmetry of the model). Then two heads of the same function, one a
+// disguise of the other, are reported as perfectly correlated. The parameter tensor's
+// metrics, for comparison, move (printed).
 #define _POSIX_C_SOURCE 200809L
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -115,6 +117,25 @@ static void cols_f(float *X, size_t ld, int rows, int c0, int n, const double *B
 // ---- the model and its logits
 
 enum { B = 2, T = 6, V = 11, C = 16, HEADS = 4, HS = C / HEADS, RANK = 6 };
+
+// The rows of every factor in F[0..1] and G[0..1] (rows × C each, NULL: none) ↦ rows · Q
+// for one random orthogonal Q (C × C): an orthogonal change of basis of d_model.
+static void rotate_d_model(double *F[2], double *G[2], int rows, gsl_rng *rng) {
+    double Q[64 * 64], *tmp = xmalloc((size_t)rows * C * sizeof(double));
+    random_orthogonal(Q, C, rng);
+    double *const all[4] = {F[0], F[1], G[0], G[1]};
+    for (int k = 0; k < 4; k++) {
+        if (!all[k]) continue;
+        for (int i = 0; i < rows; i++)
+            for (int j = 0; j < C; j++) {
+                double v = 0.0;
+                for (int m = 0; m < C; m++) v += all[k][(size_t)i * C + m] * Q[m * C + j];
+                tmp[(size_t)i * C + j] = v;
+            }
+        memcpy(all[k], tmp, (size_t)rows * C * sizeof(double));
+    }
+    free(tmp);
+}
 
 static void make_model(Model *m, int attention) {
     TrialConfig cfg;
@@ -360,6 +381,14 @@ static void check_softmax_variant(int attention, const BlacsGrid *g) {
     score_circuits(&s1, &c1, &o, g);
     snprintf(what, sizeof what, "%s under its symmetries", name);
     check_same_scores(&s0, &s1, 1e-9, what);
+    // and under an orthogonal change of basis of d_model (not a symmetry of the model:
+    // of the metrics, which read modes 1 and 2 through their Gram matrices)
+    rotate_d_model(c1.L, c1.R, HEADS * HS, rng);
+    LayerScore s2;
+    score_circuits(&s2, &c1, &o, g);
+    snprintf(what, sizeof what, "%s under an orthogonal map of d_model", name);
+    check_same_scores(&s0, &s2, 1e-9, what);
+    layer_score_free(&s2);
     printf("  %-9s logits unchanged; function-level correlation %.6f -> %.6f, eff. head rank %.6f -> %.6f, "
            "Tucker fit %.6f -> %.6f; parameter-tensor correlation %.4f -> %.4f\n",
            name, s0.correlation, s1.correlation, s0.eff_rank[0], s1.eff_rank[0], s0.tucker_fit, s1.tucker_fit,
@@ -455,6 +484,13 @@ static void check_grassmann(const BlacsGrid *g) {
     score_mixing_kernel(&s0, &k0, &o, g);
     score_mixing_kernel(&s1, &k1, &o, g);
     check_same_scores(&s0, &s1, 1e-9, "grassmann under O(r)");
+    double *none[2] = {NULL, NULL};  // W_red ↦ W_red Q: K_o ↦ Qᵀ K_o Q
+    double *red[2] = {k1.W, NULL};
+    rotate_d_model(red, none, RANK, rng);
+    LayerScore s2;
+    score_mixing_kernel(&s2, &k1, &o, g);
+    check_same_scores(&s0, &s2, 1e-9, "grassmann under an orthogonal map of d_model");
+    layer_score_free(&s2);
     printf("  grassmann logits unchanged; function-level correlation %.6f -> %.6f, eff. rank of the output "
            "features %.6f -> %.6f; W_red correlation %.4f -> %.4f\n",
            s0.correlation, s1.correlation, s0.eff_rank[0], s1.eff_rank[0], param_before, param_after);
