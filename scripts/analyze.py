@@ -453,12 +453,16 @@ def plot_pareto(df, title, outdir, written):
                 ax.annotate(f"{int(sub['trial'].iloc[i])}", (x[i], y[i]), xytext=(4, 4),
                             textcoords="offset points", fontsize=7)
         if metric == "correlation" and len(sub):
-            # chance: the correlation independent Gaussian heads of the same shapes give
-            chance = float(np.nanmedian(sub["correlation_chance"].to_numpy(dtype=float)))
-            panel["chance"] = chance
-            ax.axvline(chance, color="0.4", lw=1.0, linestyle=":", zorder=1)
+            # chance: the correlation independent Gaussian heads of the same shapes give,
+            # one dotted line per variant in its colour (the shapes differ between them)
+            panel["chance"] = {}
+            for v in variants_of(sub):
+                chance = float(np.nanmedian(sub[sub["attention"] == v]["correlation_chance"]
+                                            .to_numpy(dtype=float)))
+                panel["chance"][v] = chance
+                ax.axvline(chance, color=variant_colour(v), lw=1.0, linestyle=":", zorder=1)
             handles.append(Line2D([], [], color="0.4", lw=1.0, linestyle=":",
-                                  label=f"chance level ({chance:.4f})"))
+                                  label="chance level (dotted, per variant)"))
         if not len(sub):
             ax.text(0.5, 0.5, "no trial with metrics", transform=ax.transAxes, ha="center")
         ax.set_xlabel(label)
