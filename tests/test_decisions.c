@@ -94,7 +94,7 @@ static void test_evolution_picks_by_validation(const Metric *m) {
           m->name, POPULATION - 1, differences(&c[0], &c[POPULATION - 1]));
     for (int i = 0; i < POPULATION; i++) {
         const TrialResult r = made_up(i, &c[i]);
-        sampler_report(sm, i, &r.config, sweep_final_metric(m, &r));
+        sampler_report(sm, &r);
     }
     CHECK(sampler_config(sm, POPULATION, &c[POPULATION]) == 0, "%s: no child after a full population", m->name);
     CHECK(differences(&c[POPULATION], &c[POPULATION - 1]) == 1,

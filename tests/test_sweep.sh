@@ -102,6 +102,13 @@ mpirun -np 5 "$bin" run evo.yaml -o evo.h5 --quiet 2>"$tmp/err" || rc=$?
 [[ $rc == 0 ]] || fail "evolution on 5 ranks: exit code $rc"
 check_file evo.h5 8 evolution
 pass "evolution, population 2, on 4 workers: 8 trials, each once"
+sweep_yaml tpe 12 20 "  lr: {distribution: log_uniform_values, min: 0.0005, max: 0.01}"
+sed -i 's/^method: random$/method: tpe\ntpe: {n_startup: 4}/' "$tmp/tpe.yaml"
+rc=0
+mpirun -np 4 "$bin" run tpe.yaml -o tpe.h5 --quiet 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "tpe on 4 ranks: exit code $rc"
+check_file tpe.h5 12 tpe
+pass "tpe (4 random configurations, then the model, constant liar) on 3 workers: 12 trials, each once"
 
 echo "== 2. a diverging configuration is recorded failed; the sweep finishes"
 sweep_yaml nan 4 20 "  lr: {value: 10}

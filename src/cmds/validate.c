@@ -145,6 +145,15 @@ int cmd_validate(int argc, char **argv) {
         }
         if (s.method == METHOD_EVOLUTION)
             printf("  evolution  population %d, sample size %d\n", s.population, s.sample_size);
+        if (s.method_alias)
+            printf("  note       method %s is Weights & Biases' name; attnsweep runs it as %s\n", s.method_alias,
+                   space_method_name(s.method));
+        if (s.method == METHOD_TPE || s.method == METHOD_MOTPE)
+            printf("  tpe        %d random configurations first, gamma %g, %d candidates, %s, constant liar %s\n",
+                   s.tpe.n_startup, s.tpe.gamma, s.tpe.candidates, s.tpe.multivariate ? "multivariate" : "univariate",
+                   s.tpe.constant_liar ? "on" : "off");
+        for (int k = 0; s.method == METHOD_MOTPE && k < s.n_objectives; k++)
+            printf("  objective  %s (%s)\n", s.objective[k], s.objective_maximize[k] ? "maximize" : "minimize");
         for (int j = 0; j < s.n_params; j++) {
             char d[2048];
             describe_param(&s.params[j], d, sizeof d);

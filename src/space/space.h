@@ -61,9 +61,22 @@
 #include <stddef.h>
 
 #include "common/config.h"
+#include "common/trial.h"
 #include "invariants/score.h"
 
-typedef enum { METHOD_GRID, METHOD_RANDOM, METHOD_SOBOL, METHOD_EVOLUTION } SweepMethod;
+typedef enum { METHOD_GRID, METHOD_RANDOM, METHOD_SOBOL, METHOD_EVOLUTION, METHOD_TPE, METHOD_MOTPE } SweepMethod;
+
+// The TPE sampler's settings (space/tpe.h), the YAML section `tpe:`; Optuna's defaults.
+typedef struct {
+    int n_startup;        // random configurations before the model [10]
+    double gamma;         // the good group: min(⌈gamma·n⌉, 25) of n observations [0.1]
+    int candidates;       // draws from l(x) scored by l/g [24]
+    int multivariate;     // joint kernels over the parameters without conditions [false]
+    int constant_liar;    // configurations handed out and not reported count as the worst [true]
+    double prior_weight;  // the prior kernel's weight [1]
+} TpeOptions;
+
+enum { SPACE_MAX_OBJECTIVES = 4 };
 
 typedef enum {
     DIST_VALUE,               // value: x (fixed)
@@ -109,6 +122,11 @@ typedef struct {
     double time_limit;       // seconds per trial; 0 = none
     int asha, min_steps, eta, max_steps;  // scheduler (asha = 0: every trial runs its budget)
     int population, sample_size;          // evolution
+    const char *method_alias;             // "bayes" when the YAML said W&B's name for tpe, else NULL
+    TpeOptions tpe;                       // tpe, motpe
+    int n_objectives;                     // motpe: 2..SPACE_MAX_OBJECTIVES; otherwise 1 (the metric)
+    char objective[SPACE_MAX_OBJECTIVES][32];
+    int objective_maximize[SPACE_MAX_OBJECTIVES];
     RewardSpec reward;
     double energy;           // numerical-rank threshold for scoring
 } SweepSpec;
@@ -142,8 +160,14 @@ void sampler_free(Sampler *sm);
 // samples from the population of results reported so far. Returns 0, or -1 when
 // evolution needs more results before it can sample (the caller asks again later).
 int sampler_config(Sampler *sm, int id, TrialConfig *out);
-// Evolution: a finished trial and its metric (larger is better after the goal is applied).
-void sampler_report(Sampler *sm, int id, const TrialConfig *c, double metric);
+// A finished trial (its id, configuration, status and metrics), for the samplers that
+// learn from results (evolution, tpe, motpe): the sweep's metric, or motpe's objectives,
+// with the YAML's goals; a failed trial is the worst (evolution) or ignored (TPE), a
+// pruned one ranks after the completed ones (TPE). Other samplers ignore it.
+void sampler_report(Sampler *sm, const TrialResult *r);
+// Whether a sampler's configurations depend on the results reported (so a resumed sweep
+// cannot check them against what the YAML gives).
+int sampler_adaptive(const SweepSpec *s);
 
 // ASHA rungs: min_steps·eta^k for k = 0.. below max_steps. Writes at most cap rungs and
 // returns how many there are (0 without a scheduler).

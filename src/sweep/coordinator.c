@@ -92,7 +92,7 @@ static void record(Coordinator *co, const TrialResult *r, int from_journal) {
     else co->n_ok++;
     double m = sweep_final_metric(co->sc->metric, r);
     if (!isnan(m) && (co->best_id < 0 || m > co->best)) co->best = m, co->best_id = r->id;
-    sampler_report(co->sampler, r->id, &r->config, m);  // failed ones too (NaN): evolution counts on every result
+    sampler_report(co->sampler, r);  // failed ones too: evolution counts on every result
     if (from_journal) co->n_resumed++;
     else co->steps_run += r->steps;
 }
@@ -231,7 +231,7 @@ static void check_journal_trial(void *ctx, TrialResult *r) {
         what = "an id beyond the search space's trials";
     } else if (!same_reward(&r->reward_spec, &spec->reward)) {
         what = "a different reward section";
-    } else if (spec->method != METHOD_EVOLUTION) {
+    } else if (!sampler_adaptive(spec)) {
         TrialConfig want;
         sampler_config(c->co->sampler, r->id, &want);
         char *a = config_to_json_text(&r->config), *b = config_to_json_text(&want);
