@@ -305,12 +305,15 @@ static void split_multi(const Tpe *t, long *done, int n_done, int n_good, Split 
     free(rank);
 }
 
-static void split_observations(const Tpe *t, Split *sp) {
+// The observations that have parameter j (every one for j < 0): the best γ of those
+// finished good, the rest bad (as Optuna's univariate TPE, a conditional parameter is
+// judged among the trials that have it).
+static void split_observations(const Tpe *t, int j, Split *sp) {
     long *done = xmalloc((size_t)t->n_configs * sizeof(long) + 1);
     int n_done = 0, n_pending = 0;
     for (long i = 0; i < t->n_configs; i++) {
         const Obs *o = &t->obs[i];
-        if (!o->gene) continue;
+        if (!o->gene || (j >= 0 && !o->applies[j])) continue;
         if (o->state == OBS_PENDING) n_pending++;
         else if (t->m == 1 || o->state == OBS_COMPLETE) done[n_done++] = i;  // MOTPE: completed ones only
     }
@@ -334,7 +337,8 @@ static void split_observations(const Tpe *t, Split *sp) {
     }
     if (t->s->tpe.constant_liar)  // the pending ones as the worst: bad
         for (long i = 0; i < t->n_configs; i++)
-            if (t->obs[i].gene && t->obs[i].state == OBS_PENDING) sp->bad[sp->n_bad++] = i;
+            if (t->obs[i].gene && t->obs[i].state == OBS_PENDING && (j < 0 || t->obs[i].applies[j]))
+                sp->bad[sp->n_bad++] = i;
     sort_base = t->obs;
     qsort(sp->bad, (size_t)sp->n_bad, sizeof(long), cmp_order);
     free(done);
@@ -513,9 +517,13 @@ static int with_param(const Tpe *t, int j, const long *group, int n, long *out, 
     return k;
 }
 
-// Parameter j alone: the candidate of largest log l − log g.
-static double propose_one(const Tpe *t, int j, const Split *sp, gsl_rng *rng) {
+// Parameter j alone: the candidate of largest log l − log g, from the split of the
+// observations that have it (all's when they all do).
+static double propose_one(const Tpe *t, int j, const Split *all, gsl_rng *rng) {
     const int C = t->s->tpe.candidates;
+    Split own;
+    const Split *sp = all;
+    if (t->s->params[j].n_when > 0) split_observations(t, j, &own), sp = &own;
     long *gi = xmalloc((size_t)(sp->n_good + 1) * sizeof(long)), *bi = xmalloc((size_t)(sp->n_bad + 1) * sizeof(long));
     double *gw = sp->good_weight ? xmalloc((size_t)(sp->n_good + 1) * sizeof(double)) : NULL;
     const int ng = with_param(t, j, sp->good, sp->n_good, gi, sp->good_weight, gw);
@@ -539,6 +547,7 @@ static double propose_one(const Tpe *t, int j, const Split *sp, gsl_rng *rng) {
     free(gw);
     free(bi);
     free(gi);
+    if (sp == &own) split_free(&own);
     // back from the kernels' space
     return t->kind[j] == KIND_CONTINUOUS && t->s->params[j].dist == DIST_LOG_UNIFORM_VALUES ? exp(best) : best;
 }
@@ -600,7 +609,7 @@ static void propose_joint(const Tpe *t, const unsigned char *joint, const Split 
 void tpe_propose(Tpe *t, const double *base_gene, gsl_rng *rng, double *gene) {
     const SweepSpec *s = t->s;
     Split sp;
-    split_observations(t, &sp);
+    split_observations(t, -1, &sp);
     memcpy(gene, base_gene, (size_t)t->n * sizeof(double));
     unsigned char *joint = xcalloc((size_t)t->n + 1, 1);
     int n_joint = 0;
