@@ -184,10 +184,27 @@ static void test_pareto(void) {
         p[i] = &trials[i];
     }
     int front[N];
-    const int n = pareto_front(p, N, front);
+    const SweepSummary none = {0};
+    const ParetoObjectives o = pareto_objectives(&none);
+    const int n = pareto_front(p, N, &o, front);
     static const int want[] = {0, 1, 7, 3, 4};  // by accuracy descending, then index
     CHECK(n == (int)COUNT(want), "front size: got %d want %zu", n, COUNT(want));
     for (int i = 0; i < n && i < (int)COUNT(want); i++) CHECK(front[i] == want[i], "front[%d]: got %d want %d", i, front[i], want[i]);
+    // a motpe sweep's objectives, with their goals: by the first, best first
+    static const struct {
+        const char *name[2];
+        int maximize[2], want[3];
+    } mo[] = {{{"correlation", "val_accuracy"}, {0, 1}, {1, 7, 0}}, {{"val_accuracy", "rank_deviation"}, {0, 0}, {5, 3, 4}}};
+    for (size_t c = 0; c < COUNT(mo); c++) {
+        SweepSummary s = {.n_objectives = 2};
+        for (int j = 0; j < 2; j++) s.objective[j] = metric_find(mo[c].name[j]), s.objective_maximize[j] = mo[c].maximize[j];
+        const ParetoObjectives so = pareto_objectives(&s);
+        const int m = pareto_front(p, N, &so, front);
+        CHECK(m == 3, "objectives %s, %s: front size %d want 3", mo[c].name[0], mo[c].name[1], m);
+        for (int i = 0; i < m && i < 3; i++)
+            CHECK(front[i] == mo[c].want[i], "objectives %s, %s: front[%d] = %d want %d", mo[c].name[0], mo[c].name[1], i,
+                  front[i], mo[c].want[i]);
+    }
 }
 
 static void test_reasons(void) {

@@ -8,6 +8,7 @@
 #include "common/metrics.h"
 #include "common/util.h"
 #include "report/stats.h"
+#include "space/tpe.h"
 
 // The metrics (common/metrics.h) in every table of trials, the test accuracy beside the
 // validation one (shown only: nothing ranks, selects or tests by it) and Correlation's
@@ -362,48 +363,113 @@ static Table *by_configuration(const Analysis *a) {
 
 // ---------------------------------------------------------------- Pareto front
 
-static int has_nan(const TrialResult *t) {
-    return isnan(t->val_accuracy) || isnan(t->correlation) || isnan(t->rank_deviation);
+ParetoObjectives pareto_objectives(const SweepSummary *s) {
+    ParetoObjectives o = {.k = 3,
+                          .metric = {metric_find("val_accuracy"), metric_find("correlation"), metric_find("rank_deviation")},
+                          .maximize = {1, 0, 0}};
+    if (s->n_objectives >= 2) {
+        o.k = s->n_objectives;
+        for (int j = 0; j < o.k; j++) o.metric[j] = s->objective[j], o.maximize[j] = s->objective_maximize[j];
+    }
+    return o;
 }
 
-static int dominates(const TrialResult *a, const TrialResult *b) {
-    return a->val_accuracy >= b->val_accuracy && a->correlation <= b->correlation &&
-           a->rank_deviation <= b->rank_deviation &&
-           (a->val_accuracy > b->val_accuracy || a->correlation < b->correlation ||
-            a->rank_deviation < b->rank_deviation);
+// Objective j of trial x, larger is better.
+static double gain(const TrialResult *x, const ParetoObjectives *o, int j) {
+    const double v = metric_value(x, o->metric[j]);
+    return o->maximize[j] ? v : -v;
 }
 
-int pareto_front(const TrialResult *const *t, int n, int *front) {
+static int has_nan(const TrialResult *x, const ParetoObjectives *o) {
+    for (int j = 0; j < o->k; j++)
+        if (isnan(gain(x, o, j))) return 1;
+    return 0;
+}
+
+static int dominates(const TrialResult *a, const TrialResult *b, const ParetoObjectives *o) {
+    int better = 0;
+    for (int j = 0; j < o->k; j++) {
+        if (gain(a, o, j) < gain(b, o, j)) return 0;
+        better |= gain(a, o, j) > gain(b, o, j);
+    }
+    return better;
+}
+
+int pareto_front(const TrialResult *const *t, int n, const ParetoObjectives *o, int *front) {
     int m = 0;
     for (int i = 0; i < n; i++) {
-        if (has_nan(t[i])) continue;
+        if (has_nan(t[i], o)) continue;
         int dominated = 0;
-        for (int j = 0; j < n && !dominated; j++) dominated = j != i && !has_nan(t[j]) && dominates(t[j], t[i]);
+        for (int j = 0; j < n && !dominated; j++) dominated = j != i && !has_nan(t[j], o) && dominates(t[j], t[i], o);
         if (dominated) continue;
-        int k = m++;  // insert by val_accuracy descending; equal accuracies keep index order
-        for (; k > 0 && t[front[k - 1]]->val_accuracy < t[i]->val_accuracy; k--) front[k] = front[k - 1];
+        int k = m++;  // insert by the first objective, best first; equal ones keep index order
+        for (; k > 0 && gain(t[front[k - 1]], o, 0) < gain(t[i], o, 0); k--) front[k] = front[k - 1];
         front[k] = i;
     }
     return m;
 }
 
+// "val_accuracy (higher is better), correlation (lower is better)"
+static void objectives_text(const ParetoObjectives *o, char *out, size_t len) {
+    out[0] = 0;
+    for (int j = 0; j < o->k; j++)
+        snprintf(out + strlen(out), len - strlen(out), "%s%s (%s is better)", j ? ", " : "", o->metric[j]->name,
+                 o->maximize[j] ? "higher" : "lower");
+}
+
+// The hypervolume that front[0..n) dominates, against ref: the worst value of each
+// objective over the finished trials (in the objectives' own units, signs as their goals).
+static double front_hypervolume(const Analysis *a, const ParetoObjectives *o, const int *front, int n, double *ref) {
+    double *pts = xmalloc((size_t)(n + 1) * o->k * sizeof(double));
+    for (int j = 0; j < o->k; j++) {
+        ref[j] = HUGE_VAL;
+        for (int i = 0; i < a->n_ok; i++)
+            if (!has_nan(a->ok[i], o)) ref[j] = fmin(ref[j], gain(a->ok[i], o, j));
+        for (int i = 0; i < n; i++) pts[(size_t)i * o->k + j] = gain(a->ok[front[i]], o, j);
+    }
+    const double hv = n ? tpe_hypervolume(pts, n, o->k, ref) : 0.0;
+    free(pts);
+    return hv;
+}
+
 static Table *pareto(const Analysis *a) {
+    const ParetoObjectives o = pareto_objectives(a->s);
     int *front = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *front);
-    const int n = pareto_front(a->ok, a->n_ok, front);
-    char title[256];
-    snprintf(title, sizeof title, "Pareto front: %d of %d finished trials", n, a->n_ok);
+    const int n = pareto_front(a->ok, a->n_ok, &o, front);
+    char title[256], goals[512];
+    objectives_text(&o, goals, sizeof goals);
+    double ref[SPACE_MAX_OBJECTIVES], hv = 0.0;
+    if (a->s->n_objectives) {
+        hv = front_hypervolume(a, &o, front, n, ref);
+        snprintf(title, sizeof title, "Pareto front of the sweep's objectives: %d of %d finished trials, hypervolume %.4g",
+                 n, a->n_ok, hv);
+    } else {
+        snprintf(title, sizeof title, "Pareto front: %d of %d finished trials", n, a->n_ok);
+    }
     Table *t = table_new("pareto", title);
-    table_note(t, "val_accuracy (higher is better) against Correlation and RankDeviation (lower are better): no "
-                  "other trial is at least as good on all three and better on one; finished trials only (status ok)");
+    table_note(t, "%s: no other trial is at least as good on all of them and better on one; finished trials only "
+                  "(status ok)", goals);
+    if (a->s->n_objectives) {
+        char at[256] = "";
+        for (int j = 0; j < o.k; j++)
+            snprintf(at + strlen(at), sizeof at - strlen(at), "%s%s %.6g", j ? ", " : "", o.metric[j]->name,
+                     o.maximize[j] ? ref[j] : -ref[j]);
+        table_note(t, "hypervolume: of the region the front dominates, up to the worst of each objective over the "
+                      "finished trials (%s)", at);
+    }
     table_column(t, "trial", "trial", COL_INT, NULL);
     param_columns(t, a, 1, NULL);
     shown_columns(t, COL_REAL);
+    for (int j = 0; j < o.k; j++)
+        if (!is_shown(o.metric[j])) metric_column(t, o.metric[j], COL_REAL);
     for (int i = 0; i < n; i++) {
         const TrialResult *x = a->ok[front[i]];
         table_row(t);
         table_number(t, x->id);
         param_cells(t, a, &x->config, 1, NULL);
         shown_cells(t, x);
+        for (int j = 0; j < o.k; j++)
+            if (!is_shown(o.metric[j])) table_number(t, metric_value(x, o.metric[j]));
     }
     free(front);
     return t;

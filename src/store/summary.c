@@ -72,9 +72,25 @@ static yaml_node_t *lookup(yaml_document_t *doc, yaml_node_t *map, const char *k
     return NULL;
 }
 
-// metric: {name: N, goal: G} of the stored YAML. Only this key is read, rather than the
-// whole space with space_parse, so a file can be reported on a machine without the
-// sweep's data files (space_parse checks them); the text was validated when the sweep ran.
+// objectives: [{name: N, goal: G}, ...] of the stored YAML (motpe), into s.
+static void read_objectives(SweepSummary *s, yaml_document_t *doc, yaml_node_t *list) {
+    if (!list || list->type != YAML_SEQUENCE_NODE) return;
+    for (yaml_node_item_t *it = list->data.sequence.items.start;
+         it < list->data.sequence.items.top && s->n_objectives < SPACE_MAX_OBJECTIVES; it++) {
+        yaml_node_t *o = yaml_document_get_node(doc, *it);
+        const char *name = scalar(lookup(doc, o, "name")), *goal = scalar(lookup(doc, o, "goal"));
+        const Metric *m = name ? metric_find(name) : NULL;
+        if (!m) continue;
+        s->objective[s->n_objectives] = m;
+        s->objective_maximize[s->n_objectives++] = goal ? strcmp(goal, "minimize") != 0 : m->maximize;
+    }
+    if (s->n_objectives < 2) s->n_objectives = 0;
+}
+
+// metric: {name: N, goal: G} and objectives: of the stored YAML. Only these keys are read,
+// rather than the whole space with space_parse, so a file can be reported on a machine
+// without the sweep's data files (space_parse checks them); the text was validated when
+// the sweep ran.
 static void read_metric(SweepSummary *s) {
     snprintf(s->metric, sizeof s->metric, "reward");
     s->maximize = 1;
@@ -90,6 +106,7 @@ static void read_metric(SweepSummary *s) {
             snprintf(s->metric, sizeof s->metric, "%s", name);
             s->maximize = goal ? strcmp(goal, "minimize") != 0 : m->maximize;
         }
+        read_objectives(s, &doc, lookup(&doc, yaml_document_get_root_node(&doc), "objectives"));
         yaml_document_delete(&doc);
     }
     yaml_parser_delete(&parser);
