@@ -357,21 +357,26 @@ static double log_gauss_mass(double a, double b) {
 }
 
 // One parameter's mixture: k kernels (the observations, then the prior), weights w
-// (normalised). Numerical: centres mu, widths sigma, log normaliser lz over [low, high];
-// categorical: per kernel a distribution over the choices (k × count).
+// (normalised) and their logs lw. Numerical: centres mu, widths sigma, log normaliser lz
+// over [low, high], and the log of a continuous kernel's density factor at its centre
+// (lc = −log(√(2π) σ) − lz); categorical: per kernel a distribution over the choices p
+// (k × count) and its logs lp.
 typedef struct {
     int k, kind;
     double low, high;
     long count;
-    double *w, *mu, *sigma, *lz, *p;
+    double *w, *lw, *mu, *sigma, *lz, *lc, *p, *lp;
 } Parzen;
 
 static void parzen_free(Parzen *z) {
     free(z->w);
+    free(z->lw);
     free(z->mu);
     free(z->sigma);
     free(z->lz);
+    free(z->lc);
     free(z->p);
+    free(z->lp);
 }
 
 // Optuna's default weights: 1 each, the oldest n − 25 ramped from 1/n up when n > 25;
@@ -404,7 +409,9 @@ static void parzen_build(Parzen *z, const Tpe *t, int j, const long *obs, int n,
     memset(z, 0, sizeof *z);
     z->k = n + 1, z->kind = t->kind[j], z->low = t->low[j], z->high = t->high[j], z->count = t->count[j];
     z->w = xmalloc((size_t)z->k * sizeof(double));
+    z->lw = xmalloc((size_t)z->k * sizeof(double));
     parzen_weights(z, n, given, prior);
+    for (int a = 0; a < z->k; a++) z->lw[a] = log(z->w[a]);
     if (z->kind == KIND_CATEGORICAL) {
         z->p = xmalloc((size_t)z->k * z->count * sizeof(double));
         const double base = prior / (n + 1);
@@ -415,12 +422,15 @@ static void parzen_build(Parzen *z, const Tpe *t, int j, const long *obs, int n,
             for (long c = 0; c < z->count; c++) sum += row[c];
             for (long c = 0; c < z->count; c++) row[c] /= sum;
         }
+        z->lp = xmalloc((size_t)z->k * z->count * sizeof(double));
+        for (long i = 0; i < (long)z->k * z->count; i++) z->lp[i] = log(z->p[i]);
         return;
     }
     const double range = z->high - z->low;
     z->mu = xmalloc((size_t)z->k * sizeof(double));
     z->sigma = xmalloc((size_t)z->k * sizeof(double));
     z->lz = xmalloc((size_t)z->k * sizeof(double));
+    z->lc = xmalloc((size_t)z->k * sizeof(double));
     for (int a = 0; a < n; a++) z->mu[a] = to_space(t, j, t->obs[obs[a]].gene[j]);
     z->mu[n] = 0.5 * (z->low + z->high);
     if (sigma0 > 0) {
@@ -448,21 +458,23 @@ static void parzen_build(Parzen *z, const Tpe *t, int j, const long *obs, int n,
     const double smin = range / fmin(100.0, 1.0 + z->k);
     for (int a = 0; a < n; a++) z->sigma[a] = fmin(range, fmax(smin, z->sigma[a]));
     z->sigma[n] = range;
-    for (int a = 0; a < z->k; a++)
+    for (int a = 0; a < z->k; a++) {
         z->lz[a] = log_gauss_mass((z->low - z->mu[a]) / z->sigma[a], (z->high - z->mu[a]) / z->sigma[a]);
+        z->lc[a] = -0.5 * log(2.0 * M_PI) - log(z->sigma[a]) - z->lz[a];
+    }
 }
 
 // log of kernel a's density (numerical: in the kernels' space; discrete: the mass of the
 // index's unit interval) or probability (categorical) at x.
 static double kernel_log(const Parzen *z, int a, double x) {
-    if (z->kind == KIND_CATEGORICAL) return log(z->p[(size_t)a * z->count + (long)x]);
+    if (z->kind == KIND_CATEGORICAL) return z->lp[(size_t)a * z->count + (long)x];
     const double mu = z->mu[a], s = z->sigma[a];
     if (z->kind == KIND_DISCRETE) {
         const double lo = fmax(z->low, x - 0.5), hi = fmin(z->high, x + 0.5);
         return log_gauss_mass((lo - mu) / s, (hi - mu) / s) - z->lz[a];
     }
     const double u = (x - mu) / s;
-    return -0.5 * u * u - 0.5 * log(2.0 * M_PI) - log(s) - z->lz[a];
+    return -0.5 * u * u + z->lc[a];
 }
 
 // A draw of kernel a, in the gene's terms (an index, or the value).
@@ -494,13 +506,13 @@ static int draw_kernel(const Parzen *z, gsl_rng *rng) {
     return z->k - 1;
 }
 
-// log Σ_a w_a exp(terms[a]).
-static double log_mixture(const double *w, const double *terms, int k) {
+// log Σ_a w_a exp(terms[a]), from lw = log w; terms is overwritten.
+static double log_mixture(const double *lw, double *terms, int k) {
     double top = -HUGE_VAL;
-    for (int a = 0; a < k; a++) top = fmax(top, log(w[a]) + terms[a]);
+    for (int a = 0; a < k; a++) top = fmax(top, terms[a] += lw[a]);
     if (!isfinite(top)) return top;
     double sum = 0.0;
-    for (int a = 0; a < k; a++) sum += exp(log(w[a]) + terms[a] - top);
+    for (int a = 0; a < k; a++) sum += exp(terms[a] - top);
     return top + log(sum);
 }
 
@@ -536,9 +548,9 @@ static double propose_one(const Tpe *t, int j, const Split *all, gsl_rng *rng) {
     for (int c = 0; c < C; c++) {
         const double x = kernel_draw(&l, draw_kernel(&l, rng), rng);
         for (int a = 0; a < l.k; a++) terms[a] = kernel_log(&l, a, x);
-        const double ll = log_mixture(l.w, terms, l.k);
+        const double ll = log_mixture(l.lw, terms, l.k);
         for (int a = 0; a < g.k; a++) terms[a] = kernel_log(&g, a, x);
-        const double score = ll - log_mixture(g.w, terms, g.k);
+        const double score = ll - log_mixture(g.lw, terms, g.k);
         if (c == 0 || score > best_score) best_score = score, best = x;
     }
     free(terms);
@@ -584,7 +596,7 @@ static void propose_joint(const Tpe *t, const unsigned char *joint, const Split 
             for (int a = 0; a < l[j].k; a++) lt[a] += kernel_log(&l[j], a, cand[j]);
             for (int a = 0; a < g[j].k; a++) gt[a] += kernel_log(&g[j], a, cand[j]);
         }
-        const double score = log_mixture(l[first].w, lt, ng + 1) - log_mixture(g[first].w, gt, nb + 1);
+        const double score = log_mixture(l[first].lw, lt, ng + 1) - log_mixture(g[first].lw, gt, nb + 1);
         if (c == 0 || score > best_score) {
             best_score = score;
             for (int j = 0; j < n; j++)
