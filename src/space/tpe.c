@@ -306,8 +306,9 @@ static void split_multi(const Tpe *t, long *done, int n_done, int n_good, Split 
 }
 
 // The observations that have parameter j (every one for j < 0): the best γ of those
-// finished good, the rest bad (as Optuna's univariate TPE, a conditional parameter is
-// judged among the trials that have it).
+// finished good, the rest bad. A conditional parameter is so judged among the trials that
+// have it (Optuna 3.1 splits all trials and then drops those without it, which can leave
+// its good group empty; scripts/bench/sampler_vs_optuna.sh measured this way the better).
 static void split_observations(const Tpe *t, int j, Split *sp) {
     long *done = xmalloc((size_t)t->n_configs * sizeof(long) + 1);
     int n_done = 0, n_pending = 0;
