@@ -97,7 +97,7 @@ static TrialResult make_trial(int id, int kind) {
     r.reward_spec = (RewardSpec){.tensor = TENSOR_PARAMETERS, .beta = 0.1, .gamma = 0.2, .use_mode = {1, 0, 1, 0},
                                  .ideal_rank = {-1, 2, 3.5, -1}};
     if (kind == 0) {
-        snprintf(r.status, sizeof r.status, "failed");
+        r.status = TRIAL_FAILED;
         snprintf(r.reason, sizeof r.reason, "loss became NaN at step %d", 17 + id);
         r.val_accuracy = r.val_loss = r.val_bits_per_byte = NAN;
         r.test_accuracy = r.test_loss = r.test_bits_per_byte = NAN;
@@ -109,7 +109,7 @@ static TrialResult make_trial(int id, int kind) {
     set(&r.config, "grassmann_offsets", "1,3,9");
     set(&r.config, "lambda_orth", "0.0123456789012345");
     set(&r.config, "data_dir", "/tmp/some data/dir");
-    snprintf(r.status, sizeof r.status, "ok");
+    r.status = TRIAL_OK;
     r.val_accuracy = 0.75 + 1e-3 * id;
     r.val_loss = 0.1 * id + 1.0 / 3.0;
     r.val_bits_per_byte = r.val_loss / log(2.0);

@@ -10,7 +10,7 @@
 
 #include "cmds/args.h"
 #include "cmds/cmds.h"
-#include "common/metrics.h"
+#include "trial/metrics.h"
 #include "common/util.h"
 #include "report/report.h"
 #include "store/summary.h"

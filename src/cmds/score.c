@@ -123,7 +123,7 @@ static void read_input(Input *in, const char *path, int trial, int heads) {
     if (in->is_trial) {
         if (h5store_read_trial(path, trial, &in->trial, err, sizeof err) != 0) die(EXIT_BADINPUT, "score: %s", err);
         if (in->trial.n_layers == 0)
-            die(EXIT_BADINPUT, "score: %s: trial %d has no attention weights (status %s)", path, trial, in->trial.status);
+            die(EXIT_BADINPUT, "score: %s: trial %d has no attention weights (status %s)", path, trial, trial_status_names[in->trial.status]);
         in->n_layers = in->trial.n_layers;
     } else {
         if (safetensors_attention(path, heads, &in->model, err, sizeof err) != 0) {

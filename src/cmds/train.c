@@ -13,7 +13,7 @@
 #include "cmds/cmds.h"
 #include "common/config.h"
 #include "common/config_json.h"
-#include "common/metrics.h"
+#include "trial/metrics.h"
 #include "common/util.h"
 #include "invariants/grid.h"
 #include "invariants/score.h"
@@ -150,7 +150,7 @@ int cmd_train(int argc, char **argv) {
         free(text);
         cJSON_Delete(o);
     } else {
-        printf("status %s%s%s\n", r.status, r.reason[0] ? ": " : "", r.reason);
+        printf("status %s%s%s\n", trial_status_names[r.status], r.reason[0] ? ": " : "", r.reason);
         print_split(&r, "val_");
         if (!isnan(r.test_loss)) print_split(&r, "test_");
         if (r.scores)
@@ -162,7 +162,7 @@ int cmd_train(int argc, char **argv) {
                r.n_params, r.seconds, sps, sps * r.flops_per_step * 1e-9, peak_mb);
         if (output) printf("wrote %s\n", output);
     }
-    if (rc != 0) warnf("train: trial %s: %s", r.status, r.reason[0] ? r.reason : "no reason recorded");
+    if (rc != 0) warnf("train: trial %s: %s", trial_status_names[r.status], r.reason[0] ? r.reason : "no reason recorded");
     trial_result_free(&r);
     return rc != 0 ? EXIT_RUNTIME : 0;
 }

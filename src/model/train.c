@@ -155,7 +155,7 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
     out->test_accuracy = out->test_loss = out->test_bits_per_byte = NAN;
     out->start_time = unix_seconds();
     gethostname(out->host, sizeof out->host - 1);
-    snprintf(out->status, sizeof out->status, "ok");
+    out->status = TRIAL_OK;
 
     const Group grp = group_of(hooks);
     const double t0 = now_seconds();
@@ -165,7 +165,7 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
     DatasetInfo info = dataset_info(data);
     Model m;
     if (model_init(&m, c, &info, c->batch) != 0) {
-        snprintf(out->status, sizeof out->status, "failed");
+        out->status = TRIAL_FAILED;
         snprintf(out->reason, sizeof out->reason, "out of memory allocating the model and its activations");
         out->rank_deviation = out->correlation = out->reward = NAN;
         out->end_time = unix_seconds();
@@ -215,17 +215,17 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
         group_sum(&grp, state, 3);
         const double loss = state[0] / grp.size;
         if (state[1] > 0) {
-            snprintf(out->status, sizeof out->status, "interrupted");
+            out->status = TRIAL_INTERRUPTED;
             snprintf(out->reason, sizeof out->reason, "stopped at step %ld", step);
             break;
         }
         if (state[2] > 0) {
-            snprintf(out->status, sizeof out->status, "failed");
+            out->status = TRIAL_FAILED;
             snprintf(out->reason, sizeof out->reason, "time limit of %g s exceeded at step %ld", hooks->time_limit, step);
             break;
         }
         if (!isfinite(loss)) {
-            snprintf(out->status, sizeof out->status, "failed");
+            out->status = TRIAL_FAILED;
             snprintf(out->reason, sizeof out->reason, "diverged: non-finite training loss at step %ld", step);
             break;
         }
@@ -254,7 +254,7 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
             loss_sum = 0.0;
             loss_n = 0;
             if (!isfinite(pt->val_loss)) {
-                snprintf(out->status, sizeof out->status, "failed");
+                out->status = TRIAL_FAILED;
                 snprintf(out->reason, sizeof out->reason, "diverged: non-finite validation loss at step %ld", step);
                 break;
             }
@@ -262,7 +262,7 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
             if (hooks && hooks->progress)
                 print_progress(hooks->progress, pt, &out->trace, total, (double)step / train_time, c->task);
             if (hooks && hooks->on_eval && hooks->on_eval(hooks->ctx, pt, total) && step < total) {
-                snprintf(out->status, sizeof out->status, "pruned");
+                out->status = TRIAL_PRUNED;
                 snprintf(out->reason, sizeof out->reason, "stopped by the scheduler at step %ld", step);
                 break;
             }
@@ -276,7 +276,7 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
     }
     // The test split, once, on the final model of a trial recorded with metrics (the status
     // is the group's: every rank takes part). Nothing decides by it.
-    const int measured = strcmp(out->status, "ok") == 0 || strcmp(out->status, "pruned") == 0;
+    const int measured = trial_status_measured(out->status);
     if (measured) {
         evaluate(&m, data, SPLIT_TEST, &batch, c->eval_batches, &grp, &out->test_loss, &out->test_accuracy);
         out->test_bits_per_byte = bits_per_byte(c->task, out->test_loss);
@@ -299,5 +299,5 @@ int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out)
     batch_free(&batch);
     model_free(&m);
     if (own_data) dataset_free(data);
-    return strcmp(out->status, "ok") == 0 ? 0 : 1;
+    return out->status == TRIAL_OK ? 0 : 1;
 }

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "common/config.h"
-#include "common/trial.h"
+#include "trial/trial.h"
 #include "invariants/grid.h"
 #include "invariants/score.h"
 

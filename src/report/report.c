@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/metrics.h"
+#include "trial/metrics.h"
 #include "common/util.h"
 #include "report/stats.h"
 
-// The metrics (common/metrics.h) in every table of trials, the test accuracy beside the
+// The metrics (trial/metrics.h) in every table of trials, the test accuracy beside the
 // validation one (shown only: nothing ranks, selects or tests by it) and Correlation's
 // chance level beside it (what independent Gaussian heads of the shape give); a
 // leaderboard ranked by another metric adds its column and its test twin's.
@@ -30,7 +30,7 @@ int report_metric_known(const char *name, char *allowed, size_t len) {
     return m && m->use <= METRIC_RANKS;
 }
 
-static int is_ok(const TrialResult *t) { return !strcmp(t->status, "ok"); }
+static int is_ok(const TrialResult *t) { return t->status == TRIAL_OK; }
 
 // A real parameter (a λ) of a configuration, by name.
 static double *lambda_at(TrialConfig *c, const char *name) { return (double *)((char *)c + config_find(name)->offset); }
@@ -541,25 +541,15 @@ static Table *by_status(const Analysis *a) {
     Table *t = table_new("failures.by_status", "Failures and pruning: trials by status");
     table_column(t, "status", "status", COL_TEXT, NULL);
     table_column(t, "n", "trials", COL_INT, NULL);
-    // ok, pruned, failed, then any other status in the order first seen
-    static const char *const known[] = {"ok", "pruned", "failed"};
-    const char **names = xcalloc(COUNT(known) + (size_t)s->n_trials, sizeof *names);
-    int n_names = 0;
-    for (size_t k = 0; k < COUNT(known); k++) names[n_names++] = known[k];
-    for (int i = 0; i < s->n_trials; i++) {
-        int seen = 0;
-        for (int k = 0; k < n_names && !seen; k++) seen = !strcmp(names[k], s->trials[i].status);
-        if (!seen) names[n_names++] = s->trials[i].status;
-    }
-    for (int k = 0; k < n_names; k++) {
+    // in the order of the status table: ok, pruned, failed
+    for (int k = 0; k < TRIAL_STATUS_COUNT; k++) {
         int n = 0;
-        for (int i = 0; i < s->n_trials; i++) n += !strcmp(names[k], s->trials[i].status);
+        for (int i = 0; i < s->n_trials; i++) n += s->trials[i].status == (TrialStatus)k;
         if (!n) continue;
         table_row(t);
-        table_text(t, "%s", names[k]);
+        table_text(t, "%s", trial_status_names[k]);
         table_number(t, n);
     }
-    free(names);
     return t;
 }
 
@@ -587,7 +577,7 @@ static Table *by_reason(const Analysis *a) {
     for (int i = 0; i < s->n_trials; i++) {
         const TrialResult *x = &s->trials[i];
         if (!x->reason[0]) continue;
-        ReasonCount c = {.status = x->status};
+        ReasonCount c = {.status = trial_status_names[x->status]};
         reason_group(x->reason, c.reason, sizeof c.reason);
         int k = 0;
         while (k < n && (strcmp(r[k].status, c.status) || strcmp(r[k].reason, c.reason))) k++;
@@ -640,7 +630,7 @@ static Table *asha(const Analysis *a) {
             continue;
         }
         budget += b;
-        if (!strcmp(x->status, "pruned")) {
+        if (x->status == TRIAL_PRUNED) {
             pruned++;
             saved += b > x->steps ? b - x->steps : 0;
         }

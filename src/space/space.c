@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "common/metrics.h"
+#include "trial/metrics.h"
 #include "common/util.h"
 #include "space/space_impl.h"
 

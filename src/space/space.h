@@ -26,7 +26,7 @@
 // Keys, [defaults]; method and parameters are required, trials too unless method is grid:
 //   name [file stem]         letters, digits, _ - . (it names results/NAME.h5)
 //   metric                   name: reward | val_accuracy | val_loss | val_bits_per_byte
-//                            [reward] (common/metrics.h: decisions read validation only;
+//                            [reward] (trial/metrics.h: decisions read validation only;
 //                            accuracy, loss, bits_per_byte and every test_* name are
 //                            refused, val_bits_per_byte unless every trial is charlm);
 //                            goal: maximize | minimize [minimize for the losses]

@@ -15,14 +15,14 @@
 #include <string.h>
 
 #include "common/config_json.h"
-#include "common/metrics.h"
+#include "trial/metrics.h"
 #include "common/util.h"
 #include "store/h5read.h"
 #include "store/journal.h"
 #include "store/summary.h"
 
 enum {
-    STATUS_LEN = 16,              // /summary column widths, bytes (null-padded)
+    STATUS_LEN = SUMMARY_STATUS_LEN,  // /summary column widths, bytes (null-padded)
     CHOICE_LEN = 32,
     LIST_LEN = MAX_OFFSETS * 5,   // up to 16 offsets of at most 4 digits, comma-separated
     SUMMARY_CHUNK = 64,           // rows per chunk of the extendible /summary
@@ -48,7 +48,7 @@ static const struct {
 static const struct {
     const char *name;
     size_t offset, size;  // of the char array in TrialResult
-} trial_texts[] = {{TEXT_FIELD(status)}, {TEXT_FIELD(reason)}, {TEXT_FIELD(host)}};
+} trial_texts[] = {{TEXT_FIELD(reason)}, {TEXT_FIELD(host)}};  // and status, by its name
 
 // The curve columns besides "step" (int32): float64 columns of the curves table.
 static const struct {
@@ -199,10 +199,10 @@ static void column_string(Row *w, const char *name, size_t len, const char *v) {
 }
 
 // trial, status, every non-text parameter in table order, then the metrics
-// (common/metrics.h, in its order), steps, n_params, seconds.
+// (trial/metrics.h, in its order), steps, n_params, seconds.
 static void summary_columns(Row *w, const TrialResult *r) {
     column_int32(w, "trial", r->id);
-    column_string(w, "status", STATUS_LEN, r->status);
+    column_string(w, "status", STATUS_LEN, trial_status_names[r->status]);
     for (int i = 0; i < config_nparams; i++) {
         const ParamSpec *p = &config_params[i];
         const char *base = (const char *)&r->config + p->offset;
@@ -505,6 +505,7 @@ static void write_trial(H5Store *s, const TrialResult *r) {
     char *reward = reward_json(&r->reward_spec);
     write_attr_string(s, g, "reward_spec", reward);
     cJSON_free(reward);
+    write_attr_string(s, g, "status", trial_status_names[r->status]);
     for (size_t i = 0; i < COUNT(trial_texts); i++)
         write_attr_string(s, g, trial_texts[i].name, (const char *)r + trial_texts[i].offset);
     for (size_t i = 0; i < COUNT(trial_numbers); i++)
@@ -635,6 +636,11 @@ static int read_trial_attrs(const H5Reader *rd, hid_t g, TrialResult *out) {
     rc = parse_reward_json(&out->reward_spec, text);
     free(text);
     if (rc != 0) return h5read_fail(rd, "attribute 'reward_spec' is not a reward specification");
+    if (h5read_attr_string(rd, g, "status", &text) != 0) return -1;
+    rc = trial_status_find(text);
+    free(text);
+    if (rc < 0) return h5read_fail(rd, "attribute 'status' is not a trial status");
+    out->status = rc;
     for (size_t i = 0; i < COUNT(trial_texts); i++) {
         if (h5read_attr_string(rd, g, trial_texts[i].name, &text) != 0) return -1;
         snprintf((char *)out + trial_texts[i].offset, trial_texts[i].size, "%s", text);

@@ -18,7 +18,7 @@
 #ifndef ATTN_H5STORE_H
 #define ATTN_H5STORE_H
 
-#include "common/trial.h"
+#include "trial/trial.h"
 
 // The layout version in the root attribute format_version; readers refuse others.
 // Format 3: the validation and test metrics (val_*, test_*) and the curves' val_ columns;

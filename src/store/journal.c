@@ -177,7 +177,7 @@ void trial_pack(Bytes *b, const TrialResult *r) {
     put_i32(b, r->rank);
     put_i32(b, r->steps);
     put_i64(b, r->n_params);
-    PUT_FIELD(b, r->status);
+    put_text(b, trial_status_names[r->status], strlen(trial_status_names[r->status]));
     PUT_FIELD(b, r->reason);
     PUT_FIELD(b, r->host);
     const double scalars[] = {r->val_accuracy,  r->val_loss,       r->val_bits_per_byte, r->test_accuracy,
@@ -365,6 +365,15 @@ static void get_field(Reader *rd, char *field, size_t size, const char *what) {
 }
 #define GET_FIELD(rd, field) get_field((rd), (field), sizeof(field), #field)
 
+// A status by its name (trial_status_names).
+static void get_status(Reader *rd, TrialStatus *status) {
+    char name[16];
+    get_field(rd, name, sizeof name, "status");
+    const int s = rd->failed ? 0 : trial_status_find(name);
+    if (s < 0) fail(rd, "unknown status '%s'", name);
+    *status = s < 0 ? TRIAL_OK : s;
+}
+
 static void get_config(Reader *rd, TrialConfig *c) {
     size_t n;
     const char *s = get_text(rd, SIZE_MAX, &n, "config");
@@ -431,7 +440,7 @@ static void unpack(Reader *rd, TrialResult *r) {
     r->rank = get_i32(rd);
     r->steps = get_i32(rd);
     r->n_params = get_i64(rd);
-    GET_FIELD(rd, r->status);
+    get_status(rd, &r->status);
     GET_FIELD(rd, r->reason);
     GET_FIELD(rd, r->host);
     double *const scalars[] = {&r->val_accuracy,   &r->val_loss,           &r->val_bits_per_byte, &r->test_accuracy,

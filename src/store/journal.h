@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-#include "common/trial.h"
+#include "trial/trial.h"
 
 typedef struct {
     unsigned char *data;

@@ -12,14 +12,16 @@
 #include <hdf5.h>
 #include <stddef.h>
 
-#include "common/trial.h"
+#include "trial/trial.h"
 #include "store/h5read.h"
+
+enum { SUMMARY_STATUS_LEN = 16 };  // bytes of the /summary status column (null-padded)
 
 typedef struct {
     char *sweep;          // root attribute "sweep"
     char *yaml;           // root attribute "yaml": the search space (or the trained configuration)
     char metric[32];      // the sweep's metric: yaml `metric: {name: ...}`, else reward
-    int maximize;         // its goal: yaml `goal`, else the metric's own (common/metrics.h)
+    int maximize;         // its goal: yaml `goal`, else the metric's own (trial/metrics.h)
     int being_written;    // another process held the file open for writing
     int n_trials;
     TrialResult *trials;  // sorted by id; only config, id, status, reason and the metrics are set

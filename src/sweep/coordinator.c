@@ -87,8 +87,8 @@ typedef struct {
 static void record(Coordinator *co, const TrialResult *r, int from_journal) {
     co->done[r->id] = 1;
     co->n_done++;
-    if (!strcmp(r->status, "pruned")) co->n_pruned++;
-    else if (!strcmp(r->status, "failed")) co->n_failed++;
+    if (r->status == TRIAL_PRUNED) co->n_pruned++;
+    else if (r->status == TRIAL_FAILED) co->n_failed++;
     else co->n_ok++;
     double m = sweep_final_metric(co->sc->metric, r);
     if (!isnan(m) && (co->best_id < 0 || m > co->best)) co->best = m, co->best_id = r->id;

@@ -28,7 +28,7 @@ double sweep_eval_metric(const Metric *m, const CurvePoint *pt) {
 }
 
 double sweep_final_metric(const Metric *m, const TrialResult *r) {
-    if (!strcmp(r->status, "failed")) return NAN;
+    if (r->status == TRIAL_FAILED) return NAN;
     const double v = metric_value(r, m);
     return m->maximize ? v : -v;
 }

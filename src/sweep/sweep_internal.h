@@ -4,8 +4,8 @@
 
 #include <mpi.h>
 
-#include "common/metrics.h"
-#include "common/trial.h"
+#include "trial/metrics.h"
+#include "trial/trial.h"
 
 typedef struct {
     int world_rank, world_size;

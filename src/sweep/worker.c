@@ -91,7 +91,7 @@ void sweep_worker(const SweepComms *sc) {
         train_trial(&t.config, &hooks, &r);
         r.id = t.id;
         r.rank = sc->world_rank;
-        ask = strcmp(r.status, "interrupted") == 0;
+        ask = r.status == TRIAL_INTERRUPTED;
         if (sc->group_rank == 0 && !ask) {
             Bytes b = {0};
             trial_pack(&b, &r);

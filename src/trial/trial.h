@@ -2,8 +2,24 @@
 #ifndef ATTN_TRIAL_H
 #define ATTN_TRIAL_H
 
+#include <cjson/cJSON.h>
+
 #include "common/config.h"
 #include "invariants/score.h"
+
+// How a trial ended. The names are what the results file, the journal and --json hold.
+typedef enum {
+    TRIAL_OK,           // trained to its budget
+    TRIAL_PRUNED,       // stopped early by the scheduler (ASHA), with its last metrics
+    TRIAL_FAILED,       // non-finite loss, time limit, no memory for the model: see its reason
+    TRIAL_INTERRUPTED,  // abandoned on a signal: never recorded (--resume runs it again)
+    TRIAL_STATUS_COUNT
+} TrialStatus;
+extern const char *const trial_status_names[TRIAL_STATUS_COUNT];  // "ok", "pruned", "failed", "interrupted"
+// The status of that name, or -1.
+int trial_status_find(const char *name);
+// Whether the trial was measured: its metrics, test split and scores are taken (ok, pruned).
+int trial_status_measured(TrialStatus s);
 
 // One evaluation point of the learning curve.
 typedef struct {
@@ -30,9 +46,9 @@ typedef struct {
 typedef struct {
     TrialConfig config;
     int id;                 // trial number in the sweep (0 for attnsweep train)
-    char status[16];        // "ok", "failed", "pruned"
+    TrialStatus status;
     char reason[256];       // why it failed or was pruned ("" when ok)
-    // Metrics (common/metrics.h): on the validation split at the last evaluation (NaN
+    // Metrics (trial/metrics.h): on the validation split at the last evaluation (NaN
     // before the first), and on the test split once, when the trial finished ok or pruned
     // (NaN otherwise). Loss in nats per prediction; bits per byte = loss / ln 2, charlm
     // only (NaN for the other tasks).
@@ -72,5 +88,9 @@ typedef struct {
 void trial_result_free(TrialResult *r);
 // Layer l's weights as scoring reads them.
 LayerWeights trial_layer_weights(const TrialResult *r, int l);
+// {"trial", "status", "reason", "config": {...}, then every metric of trial/metrics.h
+//  under its name (the bits per byte for charlm only), "steps", "n_params", "seconds"};
+//  NaN and infinities print as null.
+cJSON *trial_result_to_json(const TrialResult *r);
 
 #endif

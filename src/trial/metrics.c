@@ -1,5 +1,5 @@
 // metrics.c: the metric table (metrics.h).
-#include "common/metrics.h"
+#include "trial/metrics.h"
 
 #include <stdio.h>
 #include <string.h>

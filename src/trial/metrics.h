@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "common/trial.h"
+#include "trial/trial.h"
 
 typedef enum {
     METRIC_DECIDES,  // a sweep may optimise it and the report rank by it: reward, val_*
