@@ -8,7 +8,7 @@
 #include "common/util.h"
 #include "data/dataset.h"
 #include "model/train.h"
-#include "store/journal.h"
+#include "trial/pack.h"
 #include "sweep/protocol.h"
 #include "sweep/sweep_internal.h"
 
