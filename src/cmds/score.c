@@ -16,6 +16,7 @@
 #include "invariants/grid.h"
 #include "invariants/safetensors.h"
 #include "invariants/score.h"
+#include "trial/reward.h"
 #include "store/h5store.h"
 
 static void score_usage(FILE *f) {

@@ -17,6 +17,7 @@
 #include "common/util.h"
 #include "invariants/grid.h"
 #include "invariants/score.h"
+#include "trial/reward.h"
 #include "model/train.h"
 #include "store/h5store.h"
 

@@ -8,7 +8,7 @@
 #include "common/config.h"
 #include "trial/trial.h"
 #include "invariants/grid.h"
-#include "invariants/score.h"
+#include "trial/reward.h"
 
 typedef struct {
     // Called after each evaluation with the new curve point; return nonzero to stop

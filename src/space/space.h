@@ -61,7 +61,7 @@
 #include <stddef.h>
 
 #include "common/config.h"
-#include "invariants/score.h"
+#include "trial/reward.h"
 
 typedef enum { METHOD_GRID, METHOD_RANDOM, METHOD_SOBOL, METHOD_EVOLUTION } SweepMethod;
 

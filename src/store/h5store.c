@@ -20,6 +20,7 @@
 #include "store/h5read.h"
 #include "store/journal.h"
 #include "store/summary.h"
+#include "trial/reward.h"
 
 enum {
     STATUS_LEN = SUMMARY_STATUS_LEN,  // /summary column widths, bytes (null-padded)
@@ -451,48 +452,6 @@ static int trial_exists(const H5Store *s, int id) {
 }
 
 // The trial's group and /summary row, without the flush.
-// The reward a trial was scored under, as the JSON text of its "reward_spec" attribute:
-// {"tensor": "function", "beta": B, "gamma": G, "modes": {"heads": null, "src_dim": 32}}
-// where a mode's value is its ideal rank (null: the mode's full rank), modes named as
-// the tensor's (score.h).
-static char *reward_json(const RewardSpec *r) {
-    const char *const *reward_modes = tensor_mode_names[r->tensor];
-    cJSON *o = cJSON_CreateObject(), *modes = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "tensor", tensor_view_names[r->tensor]);
-    cJSON_AddNumberToObject(o, "beta", r->beta);
-    cJSON_AddNumberToObject(o, "gamma", r->gamma);
-    for (int n = 0; n < 4; n++)
-        if (r->use_mode[n])
-            cJSON_AddItemToObject(modes, reward_modes[n],
-                                  r->ideal_rank[n] < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(r->ideal_rank[n]));
-    cJSON_AddItemToObject(o, "modes", modes);
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    if (!text) die(EXIT_RUNTIME, "out of memory printing JSON");
-    return text;
-}
-
-static int parse_reward_json(RewardSpec *r, const char *text) {
-    cJSON *o = cJSON_Parse(text);
-    const cJSON *beta = cJSON_GetObjectItem(o, "beta"), *gamma = cJSON_GetObjectItem(o, "gamma");
-    const cJSON *modes = cJSON_GetObjectItem(o, "modes"), *tensor = cJSON_GetObjectItem(o, "tensor");
-    const char *view = cJSON_GetStringValue(tensor);
-    int ok = cJSON_IsNumber(beta) && cJSON_IsNumber(gamma) && cJSON_IsObject(modes) && view &&
-             (!strcmp(view, "function") || !strcmp(view, "parameters"));
-    if (ok) {
-        r->tensor = strcmp(view, "function") ? TENSOR_PARAMETERS : TENSOR_FUNCTION;
-        const char *const *reward_modes = tensor_mode_names[r->tensor];
-        r->beta = beta->valuedouble, r->gamma = gamma->valuedouble;
-        for (int n = 0; n < 4; n++) {
-            const cJSON *m = cJSON_GetObjectItem(modes, reward_modes[n]);
-            r->use_mode[n] = m != NULL;
-            r->ideal_rank[n] = cJSON_IsNumber(m) ? m->valuedouble : -1.0;
-        }
-    }
-    cJSON_Delete(o);
-    return ok ? 0 : -1;
-}
-
 static void write_trial(H5Store *s, const TrialResult *r) {
     char name[32];
     trial_group_name(name, sizeof name, r->id);
@@ -502,7 +461,7 @@ static void write_trial(H5Store *s, const TrialResult *r) {
     char *config = config_to_json_text(&r->config);
     write_attr_string(s, g, "config", config);
     cJSON_free(config);
-    char *reward = reward_json(&r->reward_spec);
+    char *reward = reward_spec_to_json(&r->reward_spec);
     write_attr_string(s, g, "reward_spec", reward);
     cJSON_free(reward);
     write_attr_string(s, g, "status", trial_status_names[r->status]);
@@ -588,7 +547,7 @@ void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, c
     write_attr(&s, s.file, "rank_deviation", H5T_NATIVE_DOUBLE, &meta->rank_deviation);
     write_attr(&s, s.file, "correlation", H5T_NATIVE_DOUBLE, &meta->correlation);
     write_attr(&s, s.file, "correlation_chance", H5T_NATIVE_DOUBLE, &meta->correlation_chance);
-    char *reward = reward_json(&meta->spec);
+    char *reward = reward_spec_to_json(&meta->spec);
     write_attr_string(&s, s.file, "reward_spec", reward);
     cJSON_free(reward);
     write_layer_scores(&s, s.file, scores, n_layers);
@@ -633,7 +592,7 @@ static int read_trial_attrs(const H5Reader *rd, hid_t g, TrialResult *out) {
     if (rc != 0) return h5read_fail(rd, "config: %s", msg);
 
     if (h5read_attr_string(rd, g, "reward_spec", &text) != 0) return -1;
-    rc = parse_reward_json(&out->reward_spec, text);
+    rc = reward_spec_from_json(&out->reward_spec, text);
     free(text);
     if (rc != 0) return h5read_fail(rd, "attribute 'reward_spec' is not a reward specification");
     if (h5read_attr_string(rd, g, "status", &text) != 0) return -1;

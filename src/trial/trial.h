@@ -5,7 +5,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/config.h"
-#include "invariants/score.h"
+#include "trial/reward.h"
 
 // How a trial ended. The names are what the results file, the journal and --json hold.
 typedef enum {
