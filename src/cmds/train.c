@@ -16,10 +16,9 @@
 #include "trial/metrics.h"
 #include "common/util.h"
 #include "invariants/grid.h"
-#include "invariants/score.h"
-#include "trial/reward.h"
-#include "model/train.h"
 #include "store/h5store.h"
+#include "trial/reward.h"
+#include "trial/runner.h"
 
 static void train_usage(FILE *f) {
     fprintf(f,
@@ -133,9 +132,11 @@ int cmd_train(int argc, char **argv) {
     grid_init(&grid, MPI_COMM_SELF);
     RewardSpec spec;
     reward_spec_default(&spec);
-    TrainHooks hooks = {.progress = quiet ? NULL : stderr, .grid = &grid, .reward = &spec};
+    const TrialHooks hooks = {.progress = quiet ? NULL : stderr, .grid = &grid, .reward = &spec};
+    TrialRunner *runner = trial_builtin_runner();
     TrialResult r;
-    int rc = train_trial(&c, &hooks, &r);
+    int rc = trial_run(runner, &c, &hooks, &r);
+    trial_runner_free(runner);
     grid_free(&grid);
     if (output) write_trial_file(output, &r, "train");
 

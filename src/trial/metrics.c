@@ -1,6 +1,7 @@
 // metrics.c: the metric table (metrics.h).
 #include "trial/metrics.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,6 +44,8 @@ void metric_copy(TrialResult *to, const TrialResult *from) {
 }
 
 int metric_applies(const Metric *m, int task) { return !m->charlm_only || task == TASK_CHARLM; }
+
+double metric_bits_per_byte(int task, double loss) { return task == TASK_CHARLM ? loss / log(2.0) : NAN; }
 
 const Metric *metric_test_twin(const Metric *m) {
     if (strncmp(m->name, VAL, strlen(VAL)) != 0) return NULL;

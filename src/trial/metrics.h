@@ -39,6 +39,8 @@ double metric_value(const TrialResult *r, const Metric *m);
 void metric_copy(TrialResult *to, const TrialResult *from);
 // Whether m is reported for the task (bits per byte only for charlm).
 int metric_applies(const Metric *m, int task);
+// Bits per byte of a loss in nats: charlm only, NaN for the other tasks.
+double metric_bits_per_byte(int task, double loss);
 // The test twin of a validation metric (test_loss for val_loss), else NULL.
 const Metric *metric_test_twin(const Metric *m);
 

@@ -35,12 +35,15 @@ void trial_result_free(TrialResult *r) {
     memset(r, 0, sizeof *r);
 }
 
-LayerWeights trial_layer_weights(const TrialResult *r, int l) {
-    LayerWeights w = {.grassmann = r->config.attention == ATTN_GRASSMANN, .qkv = r->weights[l],
-                      .out = r->weights_out ? r->weights_out[l] : NULL};
+LayerWeights trial_weights(const TrialResult *r, const float *qkv, const float *out) {
+    LayerWeights w = {.grassmann = r->config.attention == ATTN_GRASSMANN, .qkv = qkv, .out = out};
     memcpy(w.dims, r->dims, sizeof w.dims);
     memcpy(w.out_dims, r->out_dims, sizeof w.out_dims);
     return w;
+}
+
+LayerWeights trial_layer_weights(const TrialResult *r, int l) {
+    return trial_weights(r, r->weights[l], r->weights_out ? r->weights_out[l] : NULL);
 }
 
 cJSON *trial_result_to_json(const TrialResult *r) {

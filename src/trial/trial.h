@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/config.h"
+#include "model/train.h"
 #include "trial/reward.h"
 
 // How a trial ended. The names are what the results file, the journal and --json hold.
@@ -20,17 +21,6 @@ extern const char *const trial_status_names[TRIAL_STATUS_COUNT];  // "ok", "prun
 int trial_status_find(const char *name);
 // Whether the trial was measured: its metrics, test split and scores are taken (ok, pruned).
 int trial_status_measured(TrialStatus s);
-
-// One evaluation point of the learning curve.
-typedef struct {
-    int step;
-    double lr;
-    double train_loss;     // mean training loss since the previous evaluation (nats)
-    double val_loss;       // validation cross-entropy (nats per prediction)
-    double val_accuracy;   // validation accuracy (fraction of predictions right)
-    double penalty;        // sum of λ·regulariser penalties at this step
-    double seconds;        // wall time since the start of training
-} CurvePoint;
 
 // Invariants of every layer recorded at each evaluation during training: how the
 // heads' singular values and correlation move (heads collapsing shows here).
@@ -64,7 +54,7 @@ typedef struct {
     int rank;               // MPI rank that trained it (0 for attnsweep train)
 
     int n_curve;
-    CurvePoint *curve;
+    CurvePoint *curve;      // the learning curve (model/train.h)
     InvariantTrace trace;
 
     // Scores of the final attention tensors (scores == NULL until scored) and the reward
@@ -88,6 +78,8 @@ typedef struct {
 void trial_result_free(TrialResult *r);
 // Layer l's weights as scoring reads them.
 LayerWeights trial_layer_weights(const TrialResult *r, int l);
+// Weights of the trial's shapes (its variant, dims and out_dims) as scoring reads them.
+LayerWeights trial_weights(const TrialResult *r, const float *qkv, const float *out);
 // {"trial", "status", "reason", "config": {...}, then every metric of trial/metrics.h
 //  under its name (the bits per byte for charlm only), "steps", "n_params", "seconds"};
 //  NaN and infinities print as null.
