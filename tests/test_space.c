@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "space/asha.h"
 #include "space/space.h"
 
 static int parse(SweepSpec *s, const char *text) {

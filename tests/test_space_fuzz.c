@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "space/asha.h"
 #include "space/space.h"
 
 enum { ROUNDS = 20000, MAX_SEEDS = 128, MAX_TEXT = 1 << 16 };

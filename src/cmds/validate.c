@@ -8,6 +8,7 @@
 #include "cmds/cmds.h"
 #include "common/config_json.h"
 #include "common/util.h"
+#include "space/asha.h"
 #include "space/space.h"
 
 enum { FIRST_TRIALS = 5 };

@@ -1,4 +1,4 @@
-// sampler.c: grid, random, Sobol and regularised-evolution samplers, and ASHA rungs.
+// sampler.c: grid, random, Sobol and regularised-evolution samplers.
 //
 // Trial id -> configuration index i = id / repeats and repeat r = id % repeats; every
 // repeat of a configuration gets the same parameters and the seed sweep_seed*1000 + r.
@@ -332,11 +332,4 @@ void sampler_report(Sampler *sm, int id, const TrialConfig *c, double metric) {
         sm->pop[sm->pop_head] = m;
         sm->pop_head = (sm->pop_head + 1) % s->population;
     }
-}
-
-int asha_rungs(const SweepSpec *s, int *rungs, int cap) {
-    int n = 0;
-    for (long long r = s->min_steps; s->asha && r < s->max_steps; r *= s->eta, n++)
-        if (n < cap) rungs[n] = (int)r;
-    return n;
 }

@@ -54,7 +54,7 @@
 //                                      listed and defined earlier; otherwise the base value
 // Every combination of the swept values must pass config_check (heads divide d_model,
 // core_rank <= heads, ...) and the task's data files must exist. Samplers and seeds:
-// sampler.c.
+// sampler.c; the scheduler's rungs and decisions: asha.h.
 #ifndef ATTN_SPACE_H
 #define ATTN_SPACE_H
 
@@ -144,9 +144,5 @@ void sampler_free(Sampler *sm);
 int sampler_config(Sampler *sm, int id, TrialConfig *out);
 // Evolution: a finished trial and its metric (larger is better after the goal is applied).
 void sampler_report(Sampler *sm, int id, const TrialConfig *c, double metric);
-
-// ASHA rungs: min_steps·eta^k for k = 0.. below max_steps. Writes at most cap rungs and
-// returns how many there are (0 without a scheduler).
-int asha_rungs(const SweepSpec *s, int *rungs, int cap);
 
 #endif

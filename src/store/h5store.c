@@ -487,39 +487,58 @@ void h5store_write_trial(H5Store *s, const TrialResult *r) {
 typedef struct {
     H5Store *s;
     const char *journal;
-    void (*seen)(void *ctx, const TrialResult *r);
+    RebuildSeen seen;
     void *ctx;
+    char *err;
+    size_t errlen;
+    int refused;
 } Rebuild;
 
 static void rebuild_trial(void *arg, TrialResult *r) {
     Rebuild *rb = arg;
-    if (trial_exists(rb->s, r->id)) {
+    if (rb->refused) {
+    } else if (trial_exists(rb->s, r->id)) {
         warnf("%s: trial %d appears twice; keeping its first record", rb->journal, r->id);
+    } else if (rb->seen && rb->seen(rb->ctx, r, rb->err, rb->errlen) != 0) {
+        rb->refused = 1;
     } else {
         write_trial(rb->s, r);
-        if (rb->seen) rb->seen(rb->ctx, r);
     }
     trial_result_free(r);
 }
 
-H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, const char *journal_path,
-                         void (*seen)(void *ctx, const TrialResult *r), void *ctx, long *valid_bytes) {
+static void close_file(H5Store *s) {
+    H5Tclose(s->row_type);
+    H5Dclose(s->summary);
+    close_types(s);
+    must(s, H5Fclose(s->file), "file");
+}
+
+// A rebuild that did not complete: PATH.partial goes, PATH stays as it was.
+static void abandon(H5Store *s) {
+    close_file(s);
+    remove(s->path);
+    free(s->path);
+    free(s);
+}
+
+H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, const char *journal_path, RebuildSeen seen,
+                         void *ctx, long *valid_bytes, char *err, size_t errlen) {
     char *tmp = xmalloc(strlen(path) + sizeof ".partial");
     sprintf(tmp, "%s.partial", path);
     H5Store *s = h5store_create(tmp, meta);
-    Rebuild rb = {.s = s, .journal = journal_path, .seen = seen, .ctx = ctx};
-    char err[1024];
-    if (journal_replay(journal_path, rebuild_trial, &rb, valid_bytes, err, sizeof err) < 0) {
-        remove(tmp);
-        die(EXIT_BADINPUT, "%s", err);
+    free(tmp);
+    Rebuild rb = {.s = s, .journal = journal_path, .seen = seen, .ctx = ctx, .err = err, .errlen = errlen};
+    if (journal_replay(journal_path, rebuild_trial, &rb, valid_bytes, err, errlen) < 0 || rb.refused) {
+        abandon(s);
+        return NULL;
     }
     if (err[0]) warnf("%s", err);
     must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file");
     // Renaming the open file is safe: HDF5 goes on writing through its descriptor.
-    if (rename(tmp, path) != 0) die(EXIT_RUNTIME, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+    if (rename(s->path, path) != 0) die(EXIT_RUNTIME, "%s: cannot rename to %s: %s", s->path, path, strerror(errno));
     free(s->path);
     s->path = xstrdup(path);
-    free(tmp);
     return s;
 }
 
@@ -567,10 +586,7 @@ void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, c
 
 void h5store_close(H5Store *s, double end_time) {
     write_attr(s, s->file, "end_time", H5T_NATIVE_DOUBLE, &end_time);
-    H5Tclose(s->row_type);
-    H5Dclose(s->summary);
-    close_types(s);
-    must(s, H5Fclose(s->file), "file");
+    close_file(s);
     free(s->path);
     free(s);
 }

@@ -8,8 +8,9 @@
 #include "common/util.h"
 #include "trial/pack.h"
 #include "trial/runner.h"
+#include "space/asha.h"
 #include "sweep/protocol.h"
-#include "sweep/sweep_internal.h"
+#include "sweep/worker.h"
 
 typedef struct {
     const SweepComms *sc;
@@ -22,7 +23,7 @@ typedef struct {
 static int at_eval(void *ctx, const CurvePoint *pt, long total_steps) {
     WorkerTrial *w = ctx;
     const TrialAssign *t = w->trial;
-    if (w->next_rung >= t->n_rungs || pt->step < t->rungs[w->next_rung] || pt->step >= total_steps) return 0;
+    if (!asha_at_rung(t->rungs, t->n_rungs, w->next_rung, pt->step, total_steps)) return 0;
     int go_on = 1;
     if (w->sc->group_rank == 0) {
         RungReport rep = {.id = t->id, .step = pt->step, .rung = w->next_rung,
