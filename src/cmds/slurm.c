@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmds/args.h"
 #include "cmds/cmds.h"
 #include "common/util.h"
 #include "space/space.h"
@@ -109,51 +110,11 @@ static const char script_body[] =
     "exit 3\n"
     ;
 
-static void slurm_usage(FILE *f) {
-    fprintf(f,
-            "usage: attnsweep slurm SWEEP.yaml [options]\n"
-            "\n"
-            "Write a Slurm batch script that runs the sweep with\n"
-            "  mpirun attnsweep run SWEEP.yaml --resume -o OUT --group-size G\n"
-            "(mpirun takes the rank count from Slurm), passes SIGUSR1/SIGTERM on to it, and\n"
-            "requeues itself when a time limit or preemption stopped the sweep (exit code 3),\n"
-            "so the job continues where it stopped. Slurm signals the job %d s before --time.\n"
-            "The template with every line explained: scripts/slurm/attnsweep.sbatch.\n"
-            "\n"
-            "  --nodes N              nodes (1)\n"
-            "  --ntasks-per-node M    MPI ranks per node (4); N x M ranks: one coordinator,\n"
-            "                         the rest train in groups of G (N x M - 1 a multiple of G)\n"
-            "  --group-size G         ranks per worker group (1)\n"
-            "  --time T               time limit: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or\n"
-            "                         D-HH:MM:SS, at least 5 minutes (default: the partition's)\n"
-            "  --partition P          partition (default: the cluster's default)\n"
-            "  --overcommit           allow more ranks than cores (test machines; the script\n"
-            "                         asks for --ntasks N x M instead of --ntasks-per-node)\n"
-            "  --max-requeues K       stop requeueing after K restarts (20)\n"
-            "  -o, --output FILE      results file (results/NAME.h5, NAME: the sweep's name);\n"
-            "                         the job log is FILE without .h5 + .slurm-JOBID.log\n"
-            "  --script PATH          where the script goes (FILE without .h5 + .sbatch;\n"
-            "                         '-': standard output)\n"
-            "  --submit               run sbatch on the script and print the job id\n"
-            "\n"
-            "Paths in the script are relative to the current directory (its --chdir).\n",
-            SIGNAL_LEAD_SECONDS);
-}
-
 typedef struct {
     const char *sweep, *output, *script, *time, *partition;
     int nodes, ntasks_per_node, group_size, max_requeues;
     int overcommit, submit;
 } SlurmOptions;
-
-static int parse_count(const char *opt, const char *text, int lo, int hi) {
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (end == text || *end || errno || v < lo || v > hi || isspace((unsigned char)text[0]))
-        die(EXIT_BADINPUT, "slurm: %s must be a whole number in [%d, %d], got '%s'", opt, lo, hi, text);
-    return (int)v;
-}
 
 // One run of decimal digits at *s: its value (or -1), advancing *s.
 static long digits(const char **s) {
@@ -427,64 +388,45 @@ static long submit(const char *path) {
     return id;
 }
 
-// "--opt=value" or "--opt value": the value, or NULL when arg is not --opt.
-static const char *option_value(int argc, char **argv, int *i, const char *opt) {
-    const char *a = argv[*i];
-    size_t n = strlen(opt);
-    if (strncmp(a, opt, n) != 0) return NULL;
-    if (a[n] == '=') {
-        if (!a[n + 1]) die(EXIT_BADINPUT, "slurm: %s needs a value", opt);
-        return a + n + 1;
-    }
-    if (a[n]) return NULL;
-    if (*i + 1 >= argc || !strncmp(argv[*i + 1], "--", 2)) die(EXIT_BADINPUT, "slurm: %s needs a value", opt);
-    return argv[++*i];
-}
-
-static int is_flag(const char *arg, const char *flag) {
-    size_t n = strlen(flag);
-    if (strncmp(arg, flag, n) != 0) return 0;
-    if (arg[n] == '=') die(EXIT_BADINPUT, "slurm: %s takes no value", flag);
-    return arg[n] == 0;
-}
-
 int cmd_slurm(int argc, char **argv) {
     SlurmOptions o = {.nodes = 1, .ntasks_per_node = 4, .group_size = 1, .max_requeues = 20};
-    const char *v;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (is_flag(a, "--help") || !strcmp(a, "-h")) {
-            slurm_usage(stdout);
-            return 0;
-        } else if (is_flag(a, "--submit")) {
-            o.submit = 1;
-        } else if (is_flag(a, "--overcommit")) {
-            o.overcommit = 1;
-        } else if ((v = option_value(argc, argv, &i, "--nodes"))) {
-            o.nodes = parse_count("--nodes", v, 1, MAX_COUNT);
-        } else if ((v = option_value(argc, argv, &i, "--ntasks-per-node"))) {
-            o.ntasks_per_node = parse_count("--ntasks-per-node", v, 1, MAX_COUNT);
-        } else if ((v = option_value(argc, argv, &i, "--group-size"))) {
-            o.group_size = parse_count("--group-size", v, 1, MAX_COUNT);
-        } else if ((v = option_value(argc, argv, &i, "--max-requeues"))) {
-            o.max_requeues = parse_count("--max-requeues", v, 0, MAX_COUNT);
-        } else if ((v = option_value(argc, argv, &i, "--time"))) {
-            o.time = v;
-        } else if ((v = option_value(argc, argv, &i, "--partition"))) {
-            o.partition = v;
-        } else if ((v = option_value(argc, argv, &i, "--script"))) {
-            o.script = v;
-        } else if ((v = option_value(argc, argv, &i, "--output")) || (v = option_value(argc, argv, &i, "-o"))) {
-            o.output = v;
-        } else if (a[0] == '-' && a[1]) {
-            die(EXIT_BADINPUT, "slurm: unknown option '%s' (see attnsweep slurm --help)", a);
-        } else if (o.sweep) {
-            die(EXIT_BADINPUT, "slurm: one search space only, got '%s' and '%s'", o.sweep, a);
-        } else {
-            o.sweep = a;
-        }
-    }
-    if (!o.sweep) die(EXIT_BADINPUT, "slurm: no search space given (usage: attnsweep slurm SWEEP.yaml [options])");
+    const Option options[] = {
+        OPT_INT("--nodes", &o.nodes, 1, MAX_COUNT, "N", "nodes (1)"),
+        OPT_INT("--ntasks-per-node", &o.ntasks_per_node, 1, MAX_COUNT, "M",
+                "MPI ranks per node (4); N x M ranks: one coordinator,\n"
+                "the rest train in groups of G (N x M - 1 a multiple of G)"),
+        OPT_INT("--group-size", &o.group_size, 1, MAX_COUNT, "G", "ranks per worker group (1)"),
+        OPT_STRING("--time", NULL, &o.time, "T",
+                   "time limit: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or\n"
+                   "D-HH:MM:SS, at least 5 minutes (default: the partition's)"),
+        OPT_STRING("--partition", NULL, &o.partition, "P", "partition (default: the cluster's default)"),
+        OPT_FLAG("--overcommit", NULL, &o.overcommit, 1,
+                 "allow more ranks than cores (test machines; the script\n"
+                 "asks for --ntasks N x M instead of --ntasks-per-node)"),
+        OPT_INT("--max-requeues", &o.max_requeues, 0, MAX_COUNT, "K", "stop requeueing after K restarts (20)"),
+        OPT_STRING("--output", "-o", &o.output, "FILE",
+                   "results file (results/NAME.h5, NAME: the sweep's name);\n"
+                   "the job log is FILE without .h5 + .slurm-JOBID.log"),
+        OPT_STRING("--script", NULL, &o.script, "PATH",
+                   "where the script goes (FILE without .h5 + .sbatch;\n'-': standard output)"),
+        OPT_FLAG("--submit", NULL, &o.submit, 1, "run sbatch on the script and print the job id"),
+        OPT_END,
+    };
+    char about[1024];
+    snprintf(about, sizeof about,
+             "Write a Slurm batch script that runs the sweep with\n"
+             "  mpirun attnsweep run SWEEP.yaml --resume -o OUT --group-size G\n"
+             "(mpirun takes the rank count from Slurm), passes SIGUSR1/SIGTERM on to it, and\n"
+             "requeues itself when a time limit or preemption stopped the sweep (exit code 3),\n"
+             "so the job continues where it stopped. Slurm signals the job %d s before --time.\n"
+             "The template with every line explained: scripts/slurm/attnsweep.sbatch.\n\n",
+             SIGNAL_LEAD_SECONDS);
+    const Command cmd = {"slurm", "attnsweep slurm SWEEP.yaml [options]",
+                         about,
+                         options, "\nPaths in the script are relative to the current directory (its --chdir).\n",
+                         {1, "one search space only",
+                          "no search space given (usage: attnsweep slurm SWEEP.yaml [options])"}};
+    args_parse(&cmd, argc, argv, &o.sweep);
     for (const char *c = o.sweep; *c; c++)
         if (iscntrl((unsigned char)*c)) die(EXIT_BADINPUT, "slurm: the search space's path has a control character");
 
