@@ -2,8 +2,8 @@
 // itself when its time limit or a preemption stops it (and submit it with --submit).
 //
 // The script is scripts/slurm/attnsweep.sbatch with the #SBATCH lines and the settings
-// filled in: everything from its "# ---- body" line on is the text of script_body below,
-// byte for byte (tests/test_slurm.sh compares them), so the documented template and the
+// filled in: everything from its "# ---- body" line on is the template's, compiled in at
+// build time (tests/test_slurm.sh compares them), so the documented template and the
 // generated scripts cannot drift apart.
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
@@ -29,86 +29,9 @@ extern char **environ;
 // the shortest time limit that leaves room for work around it.
 enum { SIGNAL_LEAD_SECONDS = 120, MIN_TIME_SECONDS = 300, MAX_COUNT = 1000000 };
 
-// The part of every script after the settings: the same as the template's.
-static const char script_body[] =
-    "# ---- body: every script `attnsweep slurm` writes is the same from this line on.\n"
-    "set -uo pipefail  # not -e: mpirun's exit code is examined below\n"
-    "\n"
-    "export OPENBLAS_NUM_THREADS=1          # one BLAS thread per MPI rank\n"
-    "export OMPI_MCA_mpi_yield_when_idle=1  # a rank waiting for a message yields its core\n"
-    "\n"
-    "note() { printf 'attnsweep.sbatch %s: %s\\n' \"$(date '+%F %T')\" \"$*\"; }\n"
-    "\n"
-    "restarts=${SLURM_RESTART_COUNT:-0}\n"
-    "note \"job ${SLURM_JOB_ID:-(none)}, start $((restarts + 1)), on ${SLURM_JOB_NODELIST:-$(hostname)}\" \\\n"
-    "  \"with ${SLURM_NTASKS:-?} ranks: $SWEEP -> $OUT\"\n"
-    "mkdir -p \"$(dirname \"$OUT\")\"\n"
-    "\n"
-    "# SIGUSR1 (time limit near, or scancel --signal=USR1 --batch) and SIGTERM (scancel,\n"
-    "# preemption, the time limit itself) go on to mpirun as SIGUSR1, which mpirun relays to\n"
-    "# every rank. Only a stop without SIGTERM is requeued below.\n"
-    "mpirun_pid=\"\" signal=\"\" interrupted=\"\" got_term=\"\"\n"
-    "# shellcheck disable=SC2317  # called by the traps\n"
-    "forward() {\n"
-    "  signal=$1 interrupted=1\n"
-    "  if [[ $1 == TERM ]]; then got_term=1; fi\n"
-    "  note \"SIG$1: asking attnsweep to stop (finished trials are kept)\"\n"
-    "  if [[ -n $mpirun_pid ]]; then kill -USR1 \"$mpirun_pid\" 2>/dev/null || true; fi\n"
-    "}\n"
-    "trap 'forward USR1' USR1\n"
-    "trap 'forward TERM' TERM\n"
-    "\n"
-    "mpirun \"$ATTNSWEEP\" run \"$SWEEP\" --resume -o \"$OUT\" --group-size \"$GROUP_SIZE\" &\n"
-    "mpirun_pid=$!\n"
-    "# A signal that came before mpirun started.\n"
-    "if [[ -n $signal ]]; then kill -USR1 \"$mpirun_pid\" 2>/dev/null || true; fi\n"
-    "\n"
-    "# wait returns early when a trapped signal arrives: wait again until mpirun has ended.\n"
-    "rc=\"\"\n"
-    "while :; do\n"
-    "  interrupted=\"\" status=0\n"
-    "  wait \"$mpirun_pid\" || status=$?\n"
-    "  if [[ $status -eq 127 && -n $rc ]]; then break; fi  # its status was collected already\n"
-    "  rc=$status\n"
-    "  if [[ -z $interrupted ]]; then break; fi\n"
-    "done\n"
-    "\n"
-    "again=\"finished trials are kept: submit this script again to continue\"\n"
-    "if [[ $rc -eq 0 ]]; then\n"
-    "  note \"sweep complete: $OUT\"\n"
-    "  exit 0\n"
-    "elif [[ $rc -ne 3 ]]; then\n"
-    "  if [[ -n $signal ]]; then  # e.g. scancel: Slurm signalled mpirun itself too\n"
-    "    note \"mpirun ended with exit code $rc after SIG$signal: not requeueing; $again\"\n"
-    "  else\n"
-    "    note \"attnsweep failed (exit code $rc): not requeueing\"\n"
-    "  fi\n"
-    "  exit \"$rc\"\n"
-    "fi\n"
-    "# Exit code 3: stopped by a signal, resumable.\n"
-    "if [[ -z ${SLURM_JOB_ID:-} ]]; then\n"
-    "  note \"stopped: run this script again to continue\"\n"
-    "  exit 3\n"
-    "fi\n"
-    "if [[ -n $got_term ]]; then  # Slurm ends the job: it would even requeue a cancelled one\n"
-    "  note \"stopped by SIGTERM (scancel, preemption or the time limit): not requeueing; $again\"\n"
-    "  exit 3\n"
-    "fi\n"
-    "if ((restarts >= MAX_REQUEUES)); then\n"
-    "  note \"stopped after $restarts restarts (MAX_REQUEUES): not requeueing; $again\"\n"
-    "  exit 3\n"
-    "fi\n"
-    "state=$(scontrol -o show job \"$SLURM_JOB_ID\" 2>/dev/null) || state=\"\"\n"
-    "[[ $state =~ JobState=([A-Z_]+) ]] && state=${BASH_REMATCH[1]}\n"
-    "if [[ $state != RUNNING ]]; then\n"
-    "  note \"stopped while the job is ${state:-unknown to scontrol}: not requeueing; $again\"\n"
-    "  exit 3\n"
-    "fi\n"
-    "note \"stopped, resumable: requeueing job $SLURM_JOB_ID to continue\"\n"
-    "if scontrol requeue \"$SLURM_JOB_ID\"; then exit 0; fi  # Slurm ends this script meanwhile\n"
-    "note \"scontrol requeue failed: $again\"\n"
-    "exit 3\n"
-    ;
+// The part of every script after the settings: the template's, from its "# ---- body"
+// line on, compiled in from scripts/slurm/attnsweep.sbatch (CMakeLists.txt, embed_text.cmake).
+extern const char slurm_script_body[];
 
 typedef struct {
     const char *sweep, *output, *script, *time, *partition;
@@ -330,7 +253,7 @@ static char *script_text(const SlurmOptions *o, const char *name, const char *lo
     fputs("\nOUT=", f);
     put_shell_word(f, o->output);
     fprintf(f, "\nGROUP_SIZE=%d\nMAX_REQUEUES=%d\n\n", o->group_size, o->max_requeues);
-    fputs(script_body, f);
+    fputs(slurm_script_body, f);
     if (fclose(f) != 0) die(EXIT_RUNTIME, "slurm: out of memory");
     free(exe);
     return text;
