@@ -9,14 +9,11 @@
 #include "common/util.h"
 #include "report/stats.h"
 
-// The metrics (trial/metrics.h) in every table of trials, the test accuracy beside the
-// validation one (shown only: nothing ranks, selects or tests by it) and Correlation's
-// chance level beside it (what independent Gaussian heads of the shape give); a
-// leaderboard ranked by another metric adds its column and its test twin's.
-static const char *const shown_metrics[] = {"val_accuracy", "test_accuracy", "rank_deviation", "correlation",
-                                            "correlation_chance", "reward"};
+// Every table of trials has the metrics marked shown (trial/metrics.h): the test accuracy
+// beside the validation one (shown only: nothing ranks, selects or tests by it) and
+// Correlation's chance level beside it (what independent Gaussian heads of the shape
+// give); a leaderboard ranked by another metric adds its column and its test twin's.
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-enum { N_SHOWN = COUNT(shown_metrics) };
 // The metrics each ablation tests, in the order of its columns and verdict.
 static const char *const tested[2] = {"val_accuracy", "reward"};
 
@@ -37,10 +34,6 @@ static double *lambda_at(TrialConfig *c, const char *name) { return (double *)((
 static double lambda_of(const TrialConfig *c, const char *name) {
     return *(const double *)((const char *)c + config_find(name)->offset);
 }
-
-// The /summary column of a parameter, as h5store.c names it: "steps" (asked for) is
-// "config_steps" beside the result column "steps" (taken).
-static const char *param_key(const ParamSpec *p) { return strcmp(p->name, "steps") ? p->name : "config_steps"; }
 
 // ---------------------------------------------------------------- the sweep's structure
 
@@ -190,7 +183,7 @@ static void param_columns(Table *t, const Analysis *a, int with_seed, const char
         if (!param_shown(a, i, with_seed, skip)) continue;
         const ParamSpec *p = &config_params[i];
         const ColumnKind kind = p->type == PT_INT ? COL_INT : p->type == PT_REAL ? COL_REAL : COL_TEXT;
-        table_column(t, param_key(p), p->name, kind, "%g");
+        table_column(t, config_column(p), p->name, kind, "%g");
     }
 }
 
@@ -223,17 +216,13 @@ static void metric_column(Table *t, const Metric *m, ColumnKind kind) {
 }
 
 static void shown_columns(Table *t, ColumnKind kind) {
-    for (int k = 0; k < N_SHOWN; k++) metric_column(t, metric_find(shown_metrics[k]), kind);
+    for (int i = 0; i < n_metrics; i++)
+        if (metrics[i].shown) metric_column(t, &metrics[i], kind);
 }
 
 static void shown_cells(Table *t, const TrialResult *x) {
-    for (int k = 0; k < N_SHOWN; k++) table_number(t, metric_value(x, metric_find(shown_metrics[k])));
-}
-
-static int is_shown(const Metric *m) {
-    for (int k = 0; k < N_SHOWN; k++)
-        if (!strcmp(shown_metrics[k], m->name)) return 1;
-    return 0;
+    for (int i = 0; i < n_metrics; i++)
+        if (metrics[i].shown) table_number(t, metric_value(x, &metrics[i]));
 }
 
 static SampleStats stats_of(const TrialResult *const *t, int n, const Metric *m) {
@@ -247,8 +236,9 @@ static SampleStats stats_of(const TrialResult *const *t, int n, const Metric *m)
 // n, then mean ± sd of the shown metrics.
 static void stats_cells(Table *t, const TrialResult *const *trials, int n) {
     table_number(t, n);
-    for (int k = 0; k < N_SHOWN; k++) {
-        const SampleStats s = stats_of(trials, n, metric_find(shown_metrics[k]));
+    for (int i = 0; i < n_metrics; i++) {
+        if (!metrics[i].shown) continue;
+        const SampleStats s = stats_of(trials, n, &metrics[i]);
         table_mean_sd(t, s.mean, s.sd);
     }
 }
@@ -288,8 +278,8 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
     shown_columns(t, COL_REAL);
     const Metric *extra[2];  // the ranking metric and its test twin, when not shown already
     int n_extra = 0;
-    if (!is_shown(m)) extra[n_extra++] = m;
-    if (metric_test_twin(m) && !is_shown(metric_test_twin(m))) extra[n_extra++] = metric_test_twin(m);
+    if (!m->shown) extra[n_extra++] = m;
+    if (metric_test_twin(m) && !metric_test_twin(m)->shown) extra[n_extra++] = metric_test_twin(m);
     for (int k = 0; k < n_extra; k++) metric_column(t, extra[k], COL_REAL);
     table_column(t, "steps", "steps", COL_INT, NULL);
     table_column(t, "seconds", "time (s)", COL_REAL, "%.1f");

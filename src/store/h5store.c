@@ -86,13 +86,6 @@ static hid_t native_type(NumKind k) {
     return H5I_INVALID_HID;
 }
 
-// The /summary column of a parameter: its YAML name, except that the parameter
-// "steps" (steps asked for, 0 = from epochs) would clash with the result column
-// "steps" (optimizer steps taken).
-static const char *param_column(const ParamSpec *p) {
-    return strcmp(p->name, "steps") == 0 ? "config_steps" : p->name;
-}
-
 // ---------------------------------------------------------------- writing
 
 struct H5Store {
@@ -209,12 +202,12 @@ static void summary_columns(Row *w, const TrialResult *r) {
         const char *base = (const char *)&r->config + p->offset;
         char text[CONFIG_TEXT];
         switch (p->type) {
-        case PT_INT: column_int32(w, param_column(p), *(const int *)base); break;
-        case PT_REAL: column_f64(w, param_column(p), *(const double *)base); break;
-        case PT_CHOICE: column_string(w, param_column(p), CHOICE_LEN, p->choices[*(const int *)base]); break;
+        case PT_INT: column_int32(w, config_column(p), *(const int *)base); break;
+        case PT_REAL: column_f64(w, config_column(p), *(const double *)base); break;
+        case PT_CHOICE: column_string(w, config_column(p), CHOICE_LEN, p->choices[*(const int *)base]); break;
         case PT_INTLIST:
             config_format(&r->config, p, text, sizeof text);
-            column_string(w, param_column(p), LIST_LEN, text);
+            column_string(w, config_column(p), LIST_LEN, text);
             break;
         case PT_TEXT: break;  // paths and the like: in the trial's config attribute only
         }

@@ -27,6 +27,7 @@ typedef struct {
     int maximize;       // its goal: 1 when higher is better
     MetricUse use;
     int charlm_only;    // bits per byte: NaN for the other tasks, and left out of --json
+    int shown;          // a column of every table of trials in attnsweep report
 } Metric;
 
 // In /summary column order: the validation metrics, the test metrics, the scores, reward.
