@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "trial/metrics.h"
 #include "space/space.h"
 #include "sweep/sweep_internal.h"
+#include "trial/metrics.h"
 
 enum { POPULATION = 4 };
 

@@ -13,9 +13,9 @@
 #include "check.h"
 #include "python_ref.h"
 #include "common/config_json.h"
-#include "trial/metrics.h"
 #include "common/util.h"
 #include "store/h5store.h"
+#include "trial/metrics.h"
 
 // A fresh empty file under /tmp; its name in path.
 static void temp_file(char *path, size_t len) {

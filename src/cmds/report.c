@@ -10,10 +10,10 @@
 
 #include "cmds/args.h"
 #include "cmds/cmds.h"
-#include "trial/metrics.h"
 #include "common/util.h"
 #include "report/report.h"
 #include "store/summary.h"
+#include "trial/metrics.h"
 
 typedef enum { FORMAT_TABLE, FORMAT_CSV, FORMAT_JSON } Format;
 static const char *const format_names[] = {"table", "csv", "json", NULL};  // indexed by Format

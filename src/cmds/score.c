@@ -16,8 +16,8 @@
 #include "invariants/grid.h"
 #include "invariants/safetensors.h"
 #include "invariants/score.h"
-#include "trial/reward.h"
 #include "store/h5store.h"
+#include "trial/reward.h"
 
 static int mode_index(TensorView view, const char *name) {
     const int n = tensor_mode_index(view, name);

@@ -14,10 +14,10 @@
 #include "cmds/cmds.h"
 #include "common/config.h"
 #include "common/config_json.h"
-#include "trial/metrics.h"
 #include "common/util.h"
 #include "invariants/grid.h"
 #include "store/h5store.h"
+#include "trial/metrics.h"
 #include "trial/reward.h"
 #include "trial/runner.h"
 

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trial/metrics.h"
 #include "common/util.h"
 #include "report/stats.h"
+#include "trial/metrics.h"
 
 // Every table of trials has the metrics marked shown (trial/metrics.h): the test accuracy
 // beside the validation one (shown only: nothing ranks, selects or tests by it) and

@@ -19,9 +19,9 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "trial/metrics.h"
 #include "common/util.h"
 #include "space/space_impl.h"
+#include "trial/metrics.h"
 
 enum {
     MAX_FILE_BYTES = 1 << 20,

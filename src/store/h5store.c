@@ -15,11 +15,11 @@
 #include <string.h>
 
 #include "common/config_json.h"
-#include "trial/metrics.h"
 #include "common/util.h"
 #include "store/h5read.h"
 #include "store/journal.h"
 #include "store/summary.h"
+#include "trial/metrics.h"
 #include "trial/reward.h"
 
 enum {

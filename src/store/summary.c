@@ -18,9 +18,9 @@
 #include <yaml.h>
 
 #include "common/config_json.h"
-#include "trial/metrics.h"
 #include "common/util.h"
 #include "store/h5read.h"
+#include "trial/metrics.h"
 
 enum {
     MAX_ROWS = 1000000,       // the most trials a sweep has (space.c): more is a damaged /summary

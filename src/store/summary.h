@@ -12,8 +12,8 @@
 #include <hdf5.h>
 #include <stddef.h>
 
-#include "trial/trial.h"
 #include "store/h5read.h"
+#include "trial/trial.h"
 
 enum { SUMMARY_STATUS_LEN = 16 };  // bytes of the /summary status column (null-padded)
 

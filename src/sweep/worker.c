@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "trial/pack.h"
-#include "trial/runner.h"
 #include "space/asha.h"
 #include "sweep/protocol.h"
 #include "sweep/worker.h"
+#include "trial/pack.h"
+#include "trial/runner.h"
 
 typedef struct {
     const SweepComms *sc;
