@@ -18,13 +18,14 @@
 #include <time.h>
 
 #include "check.h"
+#include "space/asha.h"
 #include "space/space.h"
 
 // A finished trial of configuration c whose reward (the sweep's metric) is `reward`
 // (NaN: it failed), reported to the sampler.
 static void report_reward(Sampler *sm, int id, const TrialConfig *c, double reward) {
     TrialResult r = {.id = id, .config = *c, .reward = reward};
-    snprintf(r.status, sizeof r.status, "%s", isnan(reward) ? "failed" : "ok");
+    r.status = isnan(reward) ? TRIAL_FAILED : TRIAL_OK;
     sampler_report(sm, &r);
 }
 

@@ -49,9 +49,8 @@ static double objective(const TrialConfig *c) {
     return v;
 }
 
-static void report(Sampler *sm, int id, const TrialConfig *c, double value, const char *status) {
-    TrialResult r = {.id = id, .config = *c, .val_accuracy = value};
-    snprintf(r.status, sizeof r.status, "%s", status);
+static void report(Sampler *sm, int id, const TrialConfig *c, double value, TrialStatus status) {
+    TrialResult r = {.id = id, .config = *c, .val_accuracy = value, .status = status};
     sampler_report(sm, &r);
 }
 
@@ -68,7 +67,7 @@ static double best_of(const char *method, int trials, int seed) {
         CHECK(config_check(&c, err, sizeof err) == 0, "%s: trial %d is not a valid configuration: %s", method, id, err);
         const double v = objective(&c);
         best = fmax(best, v);
-        report(sm, id, &c, v, "ok");
+        report(sm, id, &c, v, TRIAL_OK);
     }
     sampler_free(sm);
     space_free(&s);
@@ -104,17 +103,17 @@ static void test_reproducible_and_resume(void) {
         sampler_config(a, id, &ca[id]);
         sampler_config(b, id, &cb[id]);
         same &= !memcmp(&ca[id], &cb[id], sizeof ca[id]);
-        report(a, id, &ca[id], objective(&ca[id]), "ok");
-        report(b, id, &cb[id], objective(&cb[id]), "ok");
+        report(a, id, &ca[id], objective(&ca[id]), TRIAL_OK);
+        report(b, id, &cb[id], objective(&cb[id]), TRIAL_OK);
     }
     CHECK(same, "two TPE samplers given the same reports proposed different configurations");
     Sampler *again = sampler_create(&s);
-    for (int id = 0; id < 30; id++) report(again, id, &ca[id], objective(&ca[id]), "ok");
+    for (int id = 0; id < 30; id++) report(again, id, &ca[id], objective(&ca[id]), TRIAL_OK);
     Sampler *live = sampler_create(&s);
     TrialConfig c;
     for (int id = 0; id < 30; id++) {
         sampler_config(live, id, &c);
-        report(live, id, &c, objective(&c), "ok");
+        report(live, id, &c, objective(&c), TRIAL_OK);
     }
     TrialConfig x, y;
     sampler_config(again, 30, &x);
@@ -136,7 +135,7 @@ static void test_constant_liar(void) {
     TrialConfig c[60];
     for (int id = 0; id < 20; id++) {
         sampler_config(sm, id, &c[id]);
-        report(sm, id, &c[id], id == 3 ? NAN : objective(&c[id]), id == 3 ? "failed" : id == 4 ? "pruned" : "ok");
+        report(sm, id, &c[id], id == 3 ? NAN : objective(&c[id]), id == 3 ? TRIAL_FAILED : id == 4 ? TRIAL_PRUNED : TRIAL_OK);
     }
     for (int id = 20; id < 24; id++) sampler_config(sm, id, &c[id]);  // four pending at once
     int distinct = 1;
@@ -181,7 +180,6 @@ static double front_hypervolume(const char *method, int seed) {
         const double dl = log10(c.lr / 3e-3), dw = c.warmup_frac - 0.2;
         TrialResult r = {.id = id, .config = c, .val_accuracy = 1 - dl * dl - 4 * dw * dw,
                          .correlation = log10(c.lr / 1e-4) / 3 + dw * dw};
-        snprintf(r.status, sizeof r.status, "ok");
         sampler_report(sm, &r);
         pts[2 * id] = r.val_accuracy, pts[2 * id + 1] = -r.correlation;
     }

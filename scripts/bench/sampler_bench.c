@@ -138,8 +138,7 @@ int main(int argc, char **argv) {
             const double dt = now_seconds() - t0;
             propose += dt;
             if (id >= trials - 10) propose_last += dt;
-            TrialResult r = {.id = id, .config = c};
-            snprintf(r.status, sizeof r.status, "ok");
+            TrialResult r = {.id = id, .config = c, .status = TRIAL_OK};
             if (tabular) {
                 const Row *row = lookup(&c);
                 r.val_accuracy = row->acc, r.correlation = row->corr;

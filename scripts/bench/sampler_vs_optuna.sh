@@ -19,7 +19,7 @@
 # results/bench by default) and the runs it was drawn from (DIR/runs.jsonl,
 # DIR/propose.jsonl: sampler_report.py redraws from them). Reports; asserts nothing.
 # About 3 minutes on 2 cores.
-# ATTN_BUILD=DIR uses the library built in DIR (default build; built there if missing).
+# ATTN_BUILD=DIR builds the benchmark in DIR (default build; configured there if missing).
 set -euo pipefail
 
 seeds=30
@@ -41,18 +41,14 @@ if ! "$py" -c 'import optuna' 2>/dev/null; then
   exit 2
 fi
 build="${ATTN_BUILD:-build}"
-if [ ! -f "$build/libattncore.a" ]; then
-  echo "sampler_vs_optuna: building attnsweep (Release) in $build" >&2
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  echo "sampler_vs_optuna: configuring attnsweep (Release) in $build" >&2
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$build" -j >/dev/null
 fi
+cmake --build "$build" -j2 --target sampler_bench >/dev/null  # CMakeLists.txt: the benchmarks
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-# OpenBLAS before GSL: libgslcblas also defines cblas_dgemm, and the first one wins.
-# shellcheck disable=SC2046  # pkg-config prints several flags on purpose
-cc -std=c17 -O2 -Isrc scripts/bench/sampler_bench.c "$build/libattncore.a" \
-  $(pkg-config --cflags --libs ompi-c yaml-0.1 libcjson) -lscalapack-openmpi -llapacke -lopenblas -lgsl -lm \
-  -o "$tmp/sampler_bench"
+cp "$build/bench/sampler_bench" "$tmp/sampler_bench"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 table=scripts/bench/data/tabular_fashion.csv
 

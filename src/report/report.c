@@ -5,19 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/metrics.h"
 #include "common/util.h"
 #include "report/stats.h"
 #include "space/tpe.h"
+#include "trial/metrics.h"
 
-// The metrics (common/metrics.h) in every table of trials, the test accuracy beside the
-// validation one (shown only: nothing ranks, selects or tests by it) and Correlation's
-// chance level beside it (what independent Gaussian heads of the shape give); a
-// leaderboard ranked by another metric adds its column and its test twin's.
-static const char *const shown_metrics[] = {"val_accuracy", "test_accuracy", "rank_deviation", "correlation",
-                                            "correlation_chance", "reward"};
+// Every table of trials has the metrics marked shown (trial/metrics.h): the test accuracy
+// beside the validation one (shown only: nothing ranks, selects or tests by it) and
+// Correlation's chance level beside it (what independent Gaussian heads of the shape
+// give); a leaderboard ranked by another metric adds its column and its test twin's.
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-enum { N_SHOWN = COUNT(shown_metrics) };
 // The metrics each ablation tests, in the order of its columns and verdict.
 static const char *const tested[2] = {"val_accuracy", "reward"};
 
@@ -31,17 +28,13 @@ int report_metric_known(const char *name, char *allowed, size_t len) {
     return m && m->use <= METRIC_RANKS;
 }
 
-static int is_ok(const TrialResult *t) { return !strcmp(t->status, "ok"); }
+static int is_ok(const TrialResult *t) { return t->status == TRIAL_OK; }
 
 // A real parameter (a λ) of a configuration, by name.
 static double *lambda_at(TrialConfig *c, const char *name) { return (double *)((char *)c + config_find(name)->offset); }
 static double lambda_of(const TrialConfig *c, const char *name) {
     return *(const double *)((const char *)c + config_find(name)->offset);
 }
-
-// The /summary column of a parameter, as h5store.c names it: "steps" (asked for) is
-// "config_steps" beside the result column "steps" (taken).
-static const char *param_key(const ParamSpec *p) { return strcmp(p->name, "steps") ? p->name : "config_steps"; }
 
 // ---------------------------------------------------------------- the sweep's structure
 
@@ -191,7 +184,7 @@ static void param_columns(Table *t, const Analysis *a, int with_seed, const char
         if (!param_shown(a, i, with_seed, skip)) continue;
         const ParamSpec *p = &config_params[i];
         const ColumnKind kind = p->type == PT_INT ? COL_INT : p->type == PT_REAL ? COL_REAL : COL_TEXT;
-        table_column(t, param_key(p), p->name, kind, "%g");
+        table_column(t, config_column(p), p->name, kind, "%g");
     }
 }
 
@@ -224,17 +217,13 @@ static void metric_column(Table *t, const Metric *m, ColumnKind kind) {
 }
 
 static void shown_columns(Table *t, ColumnKind kind) {
-    for (int k = 0; k < N_SHOWN; k++) metric_column(t, metric_find(shown_metrics[k]), kind);
+    for (int i = 0; i < n_metrics; i++)
+        if (metrics[i].shown) metric_column(t, &metrics[i], kind);
 }
 
 static void shown_cells(Table *t, const TrialResult *x) {
-    for (int k = 0; k < N_SHOWN; k++) table_number(t, metric_value(x, metric_find(shown_metrics[k])));
-}
-
-static int is_shown(const Metric *m) {
-    for (int k = 0; k < N_SHOWN; k++)
-        if (!strcmp(shown_metrics[k], m->name)) return 1;
-    return 0;
+    for (int i = 0; i < n_metrics; i++)
+        if (metrics[i].shown) table_number(t, metric_value(x, &metrics[i]));
 }
 
 static SampleStats stats_of(const TrialResult *const *t, int n, const Metric *m) {
@@ -248,8 +237,9 @@ static SampleStats stats_of(const TrialResult *const *t, int n, const Metric *m)
 // n, then mean ± sd of the shown metrics.
 static void stats_cells(Table *t, const TrialResult *const *trials, int n) {
     table_number(t, n);
-    for (int k = 0; k < N_SHOWN; k++) {
-        const SampleStats s = stats_of(trials, n, metric_find(shown_metrics[k]));
+    for (int i = 0; i < n_metrics; i++) {
+        if (!metrics[i].shown) continue;
+        const SampleStats s = stats_of(trials, n, &metrics[i]);
         table_mean_sd(t, s.mean, s.sd);
     }
 }
@@ -289,8 +279,8 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
     shown_columns(t, COL_REAL);
     const Metric *extra[2];  // the ranking metric and its test twin, when not shown already
     int n_extra = 0;
-    if (!is_shown(m)) extra[n_extra++] = m;
-    if (metric_test_twin(m) && !is_shown(metric_test_twin(m))) extra[n_extra++] = metric_test_twin(m);
+    if (!m->shown) extra[n_extra++] = m;
+    if (metric_test_twin(m) && !metric_test_twin(m)->shown) extra[n_extra++] = metric_test_twin(m);
     for (int k = 0; k < n_extra; k++) metric_column(t, extra[k], COL_REAL);
     table_column(t, "steps", "steps", COL_INT, NULL);
     table_column(t, "seconds", "time (s)", COL_REAL, "%.1f");
@@ -461,7 +451,7 @@ static Table *pareto(const Analysis *a) {
     param_columns(t, a, 1, NULL);
     shown_columns(t, COL_REAL);
     for (int j = 0; j < o.k; j++)
-        if (!is_shown(o.metric[j])) metric_column(t, o.metric[j], COL_REAL);
+        if (!o.metric[j]->shown) metric_column(t, o.metric[j], COL_REAL);
     for (int i = 0; i < n; i++) {
         const TrialResult *x = a->ok[front[i]];
         table_row(t);
@@ -469,7 +459,7 @@ static Table *pareto(const Analysis *a) {
         param_cells(t, a, &x->config, 1, NULL);
         shown_cells(t, x);
         for (int j = 0; j < o.k; j++)
-            if (!is_shown(o.metric[j])) table_number(t, metric_value(x, o.metric[j]));
+            if (!o.metric[j]->shown) table_number(t, metric_value(x, o.metric[j]));
     }
     free(front);
     return t;
@@ -607,25 +597,15 @@ static Table *by_status(const Analysis *a) {
     Table *t = table_new("failures.by_status", "Failures and pruning: trials by status");
     table_column(t, "status", "status", COL_TEXT, NULL);
     table_column(t, "n", "trials", COL_INT, NULL);
-    // ok, pruned, failed, then any other status in the order first seen
-    static const char *const known[] = {"ok", "pruned", "failed"};
-    const char **names = xcalloc(COUNT(known) + (size_t)s->n_trials, sizeof *names);
-    int n_names = 0;
-    for (size_t k = 0; k < COUNT(known); k++) names[n_names++] = known[k];
-    for (int i = 0; i < s->n_trials; i++) {
-        int seen = 0;
-        for (int k = 0; k < n_names && !seen; k++) seen = !strcmp(names[k], s->trials[i].status);
-        if (!seen) names[n_names++] = s->trials[i].status;
-    }
-    for (int k = 0; k < n_names; k++) {
+    // in the order of the status table: ok, pruned, failed
+    for (int k = 0; k < TRIAL_STATUS_COUNT; k++) {
         int n = 0;
-        for (int i = 0; i < s->n_trials; i++) n += !strcmp(names[k], s->trials[i].status);
+        for (int i = 0; i < s->n_trials; i++) n += s->trials[i].status == (TrialStatus)k;
         if (!n) continue;
         table_row(t);
-        table_text(t, "%s", names[k]);
+        table_text(t, "%s", trial_status_names[k]);
         table_number(t, n);
     }
-    free(names);
     return t;
 }
 
@@ -653,7 +633,7 @@ static Table *by_reason(const Analysis *a) {
     for (int i = 0; i < s->n_trials; i++) {
         const TrialResult *x = &s->trials[i];
         if (!x->reason[0]) continue;
-        ReasonCount c = {.status = x->status};
+        ReasonCount c = {.status = trial_status_names[x->status]};
         reason_group(x->reason, c.reason, sizeof c.reason);
         int k = 0;
         while (k < n && (strcmp(r[k].status, c.status) || strcmp(r[k].reason, c.reason))) k++;
@@ -706,7 +686,7 @@ static Table *asha(const Analysis *a) {
             continue;
         }
         budget += b;
-        if (!strcmp(x->status, "pruned")) {
+        if (x->status == TRIAL_PRUNED) {
             pruned++;
             saved += b > x->steps ? b - x->steps : 0;
         }

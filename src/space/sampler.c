@@ -1,4 +1,4 @@
-// sampler.c: grid, random, Sobol and regularised-evolution samplers, and ASHA rungs.
+// sampler.c: grid, random, Sobol and regularised-evolution samplers.
 //
 // Trial id -> configuration index i = id / repeats and repeat r = id % repeats; every
 // repeat of a configuration gets the same parameters and the seed sweep_seed*1000 + r.
@@ -42,7 +42,7 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "common/metrics.h"
+#include "trial/metrics.h"
 #include "space/space_impl.h"
 #include "space/tpe.h"
 
@@ -371,12 +371,12 @@ void sampler_report(Sampler *sm, const TrialResult *r) {
         for (int j = 0; j < sm->n; j++) sm->genes[i][j] = space_gene_of(&s->params[j], &r->config);
     }
     if (sm->reported[i] == s->repeats) return;  // reported twice
-    const int failed = !strcmp(r->status, "failed");
+    const int failed = r->status == TRIAL_FAILED;
     for (int k = 0; k < sm->m; k++) {  // larger is better; a failed trial is the worst
         const double v = metric_value(r, sm->objective[k]) * (sm->maximize[k] ? 1.0 : -1.0);
         sm->sum[i * sm->m + k] += !failed && isfinite(v) ? v : -HUGE_VAL;
     }
-    sm->pruned[i] += !strcmp(r->status, "pruned");
+    sm->pruned[i] += r->status == TRIAL_PRUNED;
     if (++sm->reported[i] < s->repeats) return;
     double mean[SPACE_MAX_OBJECTIVES];
     for (int k = 0; k < sm->m; k++) mean[k] = sm->sum[i * sm->m + k] / s->repeats;
@@ -396,11 +396,4 @@ void sampler_report(Sampler *sm, const TrialResult *r) {
 
 int sampler_adaptive(const SweepSpec *s) {
     return s->method == METHOD_EVOLUTION || s->method == METHOD_TPE || s->method == METHOD_MOTPE;
-}
-
-int asha_rungs(const SweepSpec *s, int *rungs, int cap) {
-    int n = 0;
-    for (long long r = s->min_steps; s->asha && r < s->max_steps; r *= s->eta, n++)
-        if (n < cap) rungs[n] = (int)r;
-    return n;
 }

@@ -19,9 +19,9 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "common/metrics.h"
 #include "common/util.h"
 #include "space/space_impl.h"
+#include "trial/metrics.h"
 
 enum {
     MAX_FILE_BYTES = 1 << 20,
@@ -71,7 +71,6 @@ static const char *const param_keys[PK_N] = {"value", "values", "distribution", 
 static const char *const method_names[] = {"grid", "random", "sobol", "evolution", "tpe", "motpe", NULL};  // SweepMethod
 static const char *const goal_names[] = {"maximize", "minimize", NULL};
 static const char *const scheduler_names[] = {"asha", NULL};
-static const char *const view_names[] = {"function", "parameters", NULL};  // TensorView
 // Distribution, from DIST_CATEGORICAL's position down: the YAML spelling of each.
 static const char *const dist_names[] = {"value", "values", "uniform", "int_uniform", "q_uniform",
                                          "log_uniform_values", "categorical", NULL};
@@ -766,7 +765,7 @@ static int read_parameters(Loader *L, yaml_node_t *map) {
     return 0;
 }
 
-// A {name, goal} mapping naming a metric of use `most` or lower (common/metrics.h) into
+// A {name, goal} mapping naming a metric of use `most` or lower (trial/metrics.h) into
 // name (32 bytes) and its goal; what names it in messages ("metric", "objective").
 static int read_goal_metric(Loader *L, yaml_node_t *map, const char *what, MetricUse most, char *name, int *maximize) {
     yaml_node_t *v[METRIC_N];
@@ -902,7 +901,7 @@ static int read_reward(Loader *L, yaml_node_t *map) {
     char b[64];
     if (read_section(L, map, "reward", reward_keys, REWARD_N, v, k_at)) return -1;
     int view = TENSOR_FUNCTION;
-    if (v[REWARD_TENSOR] && read_choice(L, v[REWARD_TENSOR], "tensor", view_names, &view)) return -1;
+    if (v[REWARD_TENSOR] && read_choice(L, v[REWARD_TENSOR], "tensor", tensor_view_names, &view)) return -1;
     r->tensor = view == TENSOR_PARAMETERS ? TENSOR_PARAMETERS : TENSOR_FUNCTION;
     const char *const *m4 = tensor_mode_names[r->tensor];  // the modes of the tensor scored
     const char *const mode_names[] = {m4[0], m4[1], m4[2], m4[3], NULL};

@@ -26,7 +26,7 @@
 // Keys, [defaults]; method and parameters are required, trials too unless method is grid:
 //   name [file stem]         letters, digits, _ - . (it names results/NAME.h5)
 //   metric                   name: reward | val_accuracy | val_loss | val_bits_per_byte
-//                            [reward] (common/metrics.h: decisions read validation only;
+//                            [reward] (trial/metrics.h: decisions read validation only;
 //                            accuracy, loss, bits_per_byte and every test_* name are
 //                            refused, val_bits_per_byte unless every trial is charlm);
 //                            goal: maximize | minimize [minimize for the losses]
@@ -54,15 +54,15 @@
 //                                      listed and defined earlier; otherwise the base value
 // Every combination of the swept values must pass config_check (heads divide d_model,
 // core_rank <= heads, ...) and the task's data files must exist. Samplers and seeds:
-// sampler.c.
+// sampler.c; the scheduler's rungs and decisions: asha.h.
 #ifndef ATTN_SPACE_H
 #define ATTN_SPACE_H
 
 #include <stddef.h>
 
 #include "common/config.h"
-#include "common/trial.h"
-#include "invariants/score.h"
+#include "trial/reward.h"
+#include "trial/trial.h"
 
 typedef enum { METHOD_GRID, METHOD_RANDOM, METHOD_SOBOL, METHOD_EVOLUTION, METHOD_TPE, METHOD_MOTPE } SweepMethod;
 
@@ -168,9 +168,5 @@ void sampler_report(Sampler *sm, const TrialResult *r);
 // Whether a sampler's configurations depend on the results reported (so a resumed sweep
 // cannot check them against what the YAML gives).
 int sampler_adaptive(const SweepSpec *s);
-
-// ASHA rungs: min_steps·eta^k for k = 0.. below max_steps. Writes at most cap rungs and
-// returns how many there are (0 without a scheduler).
-int asha_rungs(const SweepSpec *s, int *rungs, int cap);
 
 #endif

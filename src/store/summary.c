@@ -18,9 +18,9 @@
 #include <yaml.h>
 
 #include "common/config_json.h"
-#include "common/metrics.h"
 #include "common/util.h"
 #include "store/h5read.h"
+#include "trial/metrics.h"
 
 enum {
     MAX_ROWS = 1000000,       // the most trials a sweep has (space.c): more is a damaged /summary
@@ -29,7 +29,7 @@ enum {
 };
 
 // The /summary columns the report reads, into the TrialResult of each row: these and
-// every metric (common/metrics.h).
+// every metric (trial/metrics.h).
 typedef enum { SUM_INT, SUM_LONG, SUM_DOUBLE, SUM_STATUS } SumKind;
 typedef struct {
     const char *name;
@@ -44,7 +44,7 @@ static const SumColumn other_columns[] = {
     {"seconds", SUM_DOUBLE, offsetof(TrialResult, seconds)},
 };
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-enum { STATUS_LEN = sizeof(((TrialResult *)0)->status), MAX_COLUMNS = 64 };
+enum { STATUS_LEN = SUMMARY_STATUS_LEN, MAX_COLUMNS = 64 };
 
 // Every column read, into cols[MAX_COLUMNS]; returns how many.
 static int summary_columns(SumColumn *cols) {
@@ -143,6 +143,15 @@ static hid_t summary_memtype(const SumColumn *cols, int n, size_t *size) {
     return t;
 }
 
+// A row's status column (null-terminated in memory).
+static int read_status(const H5Reader *rd, const char *text, unsigned long long row, TrialStatus *status) {
+    const int s = trial_status_find(text);
+    if (!text[0]) return h5read_fail(rd, "/summary row %llu has no status", row);
+    if (s < 0) return h5read_fail(rd, "/summary row %llu has the unknown status '%s'", row, text);
+    *status = s;
+    return 0;
+}
+
 // Whether the file's /summary row type has every column read, each of the right class.
 static int check_columns(const H5Reader *rd, hid_t filetype, const SumColumn *cols, int n) {
     for (int i = 0; i < n; i++)
@@ -179,11 +188,13 @@ int summary_rows(const H5Reader *rd, hid_t file, TrialResult **trials, int *n_tr
             const unsigned char *row = rows + r * row_size;
             TrialResult *t = &(*trials)[r];
             size_t off = 0;
-            for (int i = 0; i < n_cols; i++) {
-                memcpy((char *)t + cols[i].offset, row + off, column_size(cols[i].kind));
+            for (int i = 0; rc == 0 && i < n_cols; i++) {
+                if (cols[i].kind == SUM_STATUS)
+                    rc = read_status(rd, (const char *)row + off, (unsigned long long)r, &t->status);
+                else
+                    memcpy((char *)t + cols[i].offset, row + off, column_size(cols[i].kind));
                 off += column_size(cols[i].kind);
             }
-            if (!t->status[0]) rc = h5read_fail(rd, "/summary row %llu has no status", (unsigned long long)r);
         }
         free(rows);
         H5Tclose(mem);

@@ -12,16 +12,18 @@
 #include <hdf5.h>
 #include <stddef.h>
 
-#include "common/metrics.h"
-#include "common/trial.h"
 #include "space/space.h"
 #include "store/h5read.h"
+#include "trial/metrics.h"
+#include "trial/trial.h"
+
+enum { SUMMARY_STATUS_LEN = 16 };  // bytes of the /summary status column (null-padded)
 
 typedef struct {
     char *sweep;          // root attribute "sweep"
     char *yaml;           // root attribute "yaml": the search space (or the trained configuration)
     char metric[32];      // the sweep's metric: yaml `metric: {name: ...}`, else reward
-    int maximize;         // its goal: yaml `goal`, else the metric's own (common/metrics.h)
+    int maximize;         // its goal: yaml `goal`, else the metric's own (trial/metrics.h)
     int n_objectives;     // motpe's `objectives:` (2..SPACE_MAX_OBJECTIVES), else 0
     const Metric *objective[SPACE_MAX_OBJECTIVES];
     int objective_maximize[SPACE_MAX_OBJECTIVES];

@@ -1,22 +1,23 @@
 // metrics.c: the metric table (metrics.h).
-#include "common/metrics.h"
+#include "trial/metrics.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #define AT(f) offsetof(TrialResult, f)
 
 const Metric metrics[] = {
-    {"val_accuracy", "val accuracy", "", AT(val_accuracy), 1, METRIC_DECIDES, 0},
-    {"val_loss", "val loss", "nats", AT(val_loss), 0, METRIC_DECIDES, 0},
-    {"val_bits_per_byte", "val bits/byte", "", AT(val_bits_per_byte), 0, METRIC_DECIDES, 1},
-    {"test_accuracy", "test accuracy", "", AT(test_accuracy), 1, METRIC_SHOWN, 0},
-    {"test_loss", "test loss", "nats", AT(test_loss), 0, METRIC_SHOWN, 0},
-    {"test_bits_per_byte", "test bits/byte", "", AT(test_bits_per_byte), 0, METRIC_SHOWN, 1},
-    {"rank_deviation", "RankDeviation", "", AT(rank_deviation), 0, METRIC_RANKS, 0},
-    {"correlation", "Correlation", "", AT(correlation), 0, METRIC_RANKS, 0},
-    {"correlation_chance", "chance", "", AT(correlation_chance), 0, METRIC_SHOWN, 0},
-    {"reward", "reward", "", AT(reward), 1, METRIC_DECIDES, 0},
+    {"val_accuracy", "val accuracy", "", AT(val_accuracy), 1, METRIC_DECIDES, 0, 1},
+    {"val_loss", "val loss", "nats", AT(val_loss), 0, METRIC_DECIDES, 0, 0},
+    {"val_bits_per_byte", "val bits/byte", "", AT(val_bits_per_byte), 0, METRIC_DECIDES, 1, 0},
+    {"test_accuracy", "test accuracy", "", AT(test_accuracy), 1, METRIC_SHOWN, 0, 1},
+    {"test_loss", "test loss", "nats", AT(test_loss), 0, METRIC_SHOWN, 0, 0},
+    {"test_bits_per_byte", "test bits/byte", "", AT(test_bits_per_byte), 0, METRIC_SHOWN, 1, 0},
+    {"rank_deviation", "RankDeviation", "", AT(rank_deviation), 0, METRIC_RANKS, 0, 1},
+    {"correlation", "Correlation", "", AT(correlation), 0, METRIC_RANKS, 0, 1},
+    {"correlation_chance", "chance", "", AT(correlation_chance), 0, METRIC_SHOWN, 0, 1},
+    {"reward", "reward", "", AT(reward), 1, METRIC_DECIDES, 0, 1},
 };
 const int n_metrics = (int)(sizeof metrics / sizeof metrics[0]);
 _Static_assert(sizeof metrics / sizeof metrics[0] < METRIC_NAMES, "METRIC_NAMES has no room for every name");
@@ -43,6 +44,8 @@ void metric_copy(TrialResult *to, const TrialResult *from) {
 }
 
 int metric_applies(const Metric *m, int task) { return !m->charlm_only || task == TASK_CHARLM; }
+
+double metric_bits_per_byte(int task, double loss) { return task == TASK_CHARLM ? loss / log(2.0) : NAN; }
 
 const Metric *metric_test_twin(const Metric *m) {
     if (strncmp(m->name, VAL, strlen(VAL)) != 0) return NULL;

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "common/trial.h"
+#include "trial/trial.h"
 
 typedef enum {
     METRIC_DECIDES,  // a sweep may optimise it and the report rank by it: reward, val_*
@@ -27,6 +27,7 @@ typedef struct {
     int maximize;       // its goal: 1 when higher is better
     MetricUse use;
     int charlm_only;    // bits per byte: NaN for the other tasks, and left out of --json
+    int shown;          // a column of every table of trials in attnsweep report
 } Metric;
 
 // In /summary column order: the validation metrics, the test metrics, the scores, reward.
@@ -39,6 +40,8 @@ double metric_value(const TrialResult *r, const Metric *m);
 void metric_copy(TrialResult *to, const TrialResult *from);
 // Whether m is reported for the task (bits per byte only for charlm).
 int metric_applies(const Metric *m, int task);
+// Bits per byte of a loss in nats: charlm only, NaN for the other tasks.
+double metric_bits_per_byte(int task, double loss);
 // The test twin of a validation metric (test_loss for val_loss), else NULL.
 const Metric *metric_test_twin(const Metric *m);
 
