@@ -62,8 +62,8 @@ static void test_metrics_follow_validation(const Metric *m) {
     // A rung compares the validation accuracy (reward, val_accuracy) or minus the validation
     // loss (the losses): a curve holds no test metric at all.
     const CurvePoint pt = {.step = 10, .val_loss = 1.25, .val_accuracy = 0.75};
-    CHECK(sweep_eval_metric(m, &pt) == (m->maximize ? 0.75 : -1.25), "%s: rung metric %g", m->name,
-          sweep_eval_metric(m, &pt));
+    CHECK(sweep_eval_metric(m, &pt, NAN) == (m->maximize ? 0.75 : -1.25), "%s: rung metric %g", m->name,
+          sweep_eval_metric(m, &pt, NAN));
 }
 
 // Evolution with every member in the tournament: the parent is the validation winner,

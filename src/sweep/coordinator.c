@@ -226,8 +226,10 @@ static void open_results(Coordinator *co, const char *output, int resume) {
         die(EXIT_BADINPUT, "run: %s already holds a sweep; pass --resume to continue it, or -o for a new file",
             have_journal ? journal : output);
     long valid = 0;
-    StoreMeta meta = {.sweep = co->spec->name, .yaml = co->spec->text, .seed = co->spec->seed,
-                      .start_time = unix_seconds()};
+    const SweepSpec *spec = co->spec;
+    StoreMeta meta = {.sweep = spec->name, .yaml = spec->text, .seed = spec->seed, .start_time = unix_seconds(),
+                      .program = space_is_program(spec) ? &spec->base : NULL,
+                      .program_metric = spec->program.metric[0] ? spec->program.metric : NULL};
     Resumed check = {co, journal};
     char err[8192];
     co->store = h5store_rebuild(output, &meta, journal, resumed, &check, &valid, err, sizeof err);
@@ -292,8 +294,9 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
             for (int k = 0; k < sc->n_groups; k++)
                 if (co.busy[k] >= 0) MPI_Send(NULL, 0, MPI_BYTE, group_leader(sc, k), TAG_STOP, MPI_COMM_WORLD);
         }
-        if (stopping && now_seconds() - stop_time > MAX_WAIT_SECONDS)
-            die(EXIT_RUNTIME, "coordinator: workers did not stop within %d s", MAX_WAIT_SECONDS);
+        // A program has its grace to end after SIGTERM before it is killed.
+        if (stopping && now_seconds() - stop_time > MAX_WAIT_SECONDS + spec->program.grace)
+            die(EXIT_RUNTIME, "coordinator: workers did not stop within %.0f s", MAX_WAIT_SECONDS + spec->program.grace);
         // Groups that evolution kept waiting get their trial as soon as one can be sampled.
         for (int k = 0; k < sc->n_groups; k++)
             if (waiting[k] && hand_out(&co, k, stopping) == 0) waiting[k] = 0;

@@ -20,7 +20,8 @@ int sweep_signalled(void) { return stop_signal != 0; }
 
 // A sweep's metrics (METRIC_DECIDES) are reward and val_accuracy, which go up, and the
 // validation losses, which go down.
-double sweep_eval_metric(const Metric *m, const CurvePoint *pt) {
+double sweep_eval_metric(const Metric *m, const CurvePoint *pt, double program_metric) {
+    if (metric_is_program(m)) return m->maximize ? program_metric : -program_metric;
     return m->maximize ? pt->val_accuracy : -pt->val_loss;
 }
 

@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include "trial/external.h"
 #include "trial/metrics.h"
 #include "trial/trial.h"
 
@@ -15,7 +16,10 @@ typedef struct {
     int group_index;        // this rank's group (-1 on the coordinator)
     MPI_Comm group;         // this rank's group (MPI_COMM_NULL on the coordinator)
     int group_rank;         // rank in the group (0 = its leader)
-    const Metric *metric;   // what the sweep optimises: reward or a validation metric
+    const Metric *metric;   // what the sweep optimises: reward or a validation metric, or a
+                            // program's own metric (metric_program)
+    const ProgramSpec *program;  // the sweep's program (n_command 0: the built-in engine)
+    int device_slot;        // this rank's group among the groups of its node (a program's GPUs)
 } SweepComms;
 
 // The world rank of group k's leader.
@@ -23,8 +27,9 @@ static inline int group_leader(const SweepComms *sc, int k) { return 1 + k * sc-
 
 // The metric at an evaluation, for ASHA, turned so that larger is better: the validation
 // accuracy for reward and val_accuracy (the reward needs final scores), minus the
-// validation loss for val_loss and val_bits_per_byte.
-double sweep_eval_metric(const Metric *m, const CurvePoint *pt);
+// validation loss for val_loss and val_bits_per_byte; a program's own metric (metrics.h
+// metric_program) as the program reported it, program_metric, with its goal.
+double sweep_eval_metric(const Metric *m, const CurvePoint *pt, double program_metric);
 // A finished trial's metric, turned so that larger is better; NaN for a failed trial.
 double sweep_final_metric(const Metric *m, const TrialResult *r);
 

@@ -9,6 +9,7 @@
 #include "space/asha.h"
 #include "sweep/protocol.h"
 #include "sweep/worker.h"
+#include "trial/external.h"
 #include "trial/pack.h"
 #include "trial/runner.h"
 
@@ -20,14 +21,14 @@ typedef struct {
 
 // ASHA: at the first evaluation at or past each rung the leader asks the coordinator;
 // the answer goes to the whole group. Nonzero = stop (pruned).
-static int at_eval(void *ctx, const CurvePoint *pt, long total_steps) {
+static int at_eval(void *ctx, const CurvePoint *pt, double program_metric, long total_steps) {
     WorkerTrial *w = ctx;
     const TrialAssign *t = w->trial;
     if (!asha_at_rung(t->rungs, t->n_rungs, w->next_rung, pt->step, total_steps)) return 0;
     int go_on = 1;
     if (w->sc->group_rank == 0) {
         RungReport rep = {.id = t->id, .step = pt->step, .rung = w->next_rung,
-                          .metric = sweep_eval_metric(w->sc->metric, pt)};
+                          .metric = sweep_eval_metric(w->sc->metric, pt, program_metric)};
         MPI_Send(&rep, sizeof rep, MPI_BYTE, 0, TAG_EVAL, MPI_COMM_WORLD);
         MPI_Recv(&go_on, 1, MPI_INT, 0, TAG_DECISION, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
@@ -51,7 +52,7 @@ void sweep_worker(const SweepComms *sc) {
     malloc_keep_pages();
     BlacsGrid grid;
     grid_init(&grid, sc->group);
-    TrialRunner *runner = trial_builtin_runner();
+    TrialRunner *runner = sc->program->n_command ? trial_external_runner(sc->program) : trial_builtin_runner();
     int ask = 1;           // the leader has no RESULT out that asks for the next trial
     for (;;) {
         // The leader asks (READY, or the last RESULT asked); the group learns the answer
@@ -80,10 +81,10 @@ void sweep_worker(const SweepComms *sc) {
         so.energy = t.energy;
         WorkerTrial w = {.sc = sc, .trial = &t};
         const TrialHooks hooks = {.on_eval = at_eval, .should_stop = should_stop, .ctx = &w, .grid = &grid,
-                                  .reward = &t.reward, .score = &so, .group = &sc->group, .time_limit = t.time_limit};
+                                  .reward = &t.reward, .score = &so, .group = &sc->group, .time_limit = t.time_limit,
+                                  .id = t.id, .device_slot = sc->device_slot};
         TrialResult r;
         trial_run(runner, &t.config, &hooks, &r);
-        r.id = t.id;
         r.rank = sc->world_rank;
         ask = r.status == TRIAL_INTERRUPTED;
         if (sc->group_rank == 0 && !ask) {

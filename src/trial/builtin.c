@@ -85,7 +85,7 @@ static int at_eval(void *ctx, Model *m, const CurvePoint *pt, long total_steps, 
     if (h->progress)
         print_progress(h->progress, pt, &run->r->trace, total_steps, (double)pt->step / train_seconds,
                        run->r->config.task);
-    return h->on_eval && h->on_eval(h->ctx, pt, total_steps);
+    return h->on_eval && h->on_eval(h->ctx, pt, NAN, total_steps);
 }
 
 static int should_stop(void *ctx) {

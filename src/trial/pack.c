@@ -1,6 +1,7 @@
 // pack.c: the byte form of a trial (pack.h).
 //
-// Trial bytes, format version 2. Little-endian throughout: u32/i32/i64 as their bytes,
+// Trial bytes, format version 3 (version 2, without the program's part at the end, is
+// read too: the journals of sweeps begun before). Little-endian throughout: u32/i32/i64 as their bytes,
 // f64/f32 as their IEEE-754 bit patterns (NaN payloads and −0 survive), str = u32 length
 // then that many bytes (no NUL inside, none after), T[n] = n consecutive T. Counts are
 // u32 and at most INT_MAX.
@@ -24,6 +25,9 @@
 //       f64 eff_rank[4], correlation, correlation_chance, core_energy[4]; i32 tucker_ranks[4];
 //       f64 tucker_fit; i32 tucker_iters; f64 cp_fit; u32 cp_rank_max;
 //       f64 cp_fits[cp_rank_max], cp_cond[4]; u32 cp_rank; f64 cp_roles[cp_rank·dims[3]]
+//   u8 has_run (0: the built-in engine's trial); if 1, a program's (trial.h ProgramRun):
+//       f64 program_metric; str dir, stdout_path, stderr_path, metrics_path, command,
+//       stderr_tail, checkpoint
 //   (nothing after)
 //
 // trial_unpack trusts nothing: every count is checked against the bytes left before
@@ -33,6 +37,7 @@
 #include "trial/pack.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,8 +51,14 @@ _Static_assert(sizeof(int) == 4 && sizeof(float) == 4 && sizeof(double) == 8, "t
 
 enum {
     TRIAL_MAGIC = 0x54524941,  // "TRIA"
-    TRIAL_VERSION = 2,  // 2: the validation and test metrics, the output side, the tensor view
+    TRIAL_VERSION = 3,  // 3: a program's trial; 2: the validation and test metrics, the output side, the tensor view
+    TRIAL_VERSION_OLDEST = 2,
 };
+
+// The texts of a program's trial, in their order in the bytes.
+#define RUN_TEXTS(r)                                                                                              \
+    {&(r)->run.dir, &(r)->run.stdout_path, &(r)->run.stderr_path, &(r)->run.metrics_path, &(r)->run.command, \
+     &(r)->run.stderr_tail, &(r)->run.checkpoint}
 
 static void put_le(Bytes *b, uint64_t v, int n) { store_le(bytes_extend(b, (size_t)n), v, n); }
 static void put_u8(Bytes *b, unsigned v) { put_le(b, v, 1); }
@@ -181,6 +192,15 @@ void trial_pack(Bytes *b, const TrialResult *r) {
     put_u8(b, r->scores != NULL);
     if (r->scores)
         for (int l = 0; l < r->n_layers; l++) pack_score(b, &r->scores[l]);
+
+    put_u8(b, r->run.dir != NULL);
+    if (!r->run.dir) return;
+    put_f64(b, r->program_metric);
+    char *const *texts[] = RUN_TEXTS(r);
+    for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+        const char *text = *texts[k] ? *texts[k] : "";
+        put_text(b, text, strlen(text));
+    }
 }
 
 // ---------------------------------------------------------------- unpacking
@@ -390,8 +410,8 @@ static void unpack_score(Reader *rd, LayerScore *s) {
 static void unpack(Reader *rd, TrialResult *r) {
     const uint32_t magic = get_u32(rd), version = get_u32(rd);
     if (!rd->failed && magic != TRIAL_MAGIC) fail(rd, "not a trial (bad magic 0x%08x)", magic);
-    if (!rd->failed && version != TRIAL_VERSION)
-        fail(rd, "trial format version %u, this attnsweep reads %d", version, TRIAL_VERSION);
+    if (!rd->failed && (version < TRIAL_VERSION_OLDEST || version > TRIAL_VERSION))
+        fail(rd, "trial format version %u, this attnsweep reads %d to %d", version, TRIAL_VERSION_OLDEST, TRIAL_VERSION);
     get_config(rd, &r->config);
     r->id = get_i32(rd);
     r->rank = get_i32(rd);
@@ -454,6 +474,21 @@ static void unpack(Reader *rd, TrialResult *r) {
     if (has_scores == 1 && !rd->failed) {
         r->scores = xcalloc((size_t)n_layers, sizeof *r->scores);
         for (int l = 0; l < n_layers; l++) unpack_score(rd, &r->scores[l]);
+    }
+    r->program_metric = NAN;
+    const unsigned has_run = version >= 3 ? get_u8(rd) : 0;
+    if (has_run > 1) fail(rd, "has_run is %u (0 or 1)", has_run);
+    if (has_run == 1) {
+        r->program_metric = get_f64(rd);
+        char **texts[] = RUN_TEXTS(r);
+        for (size_t k = 0; k < sizeof texts / sizeof texts[0] && !rd->failed; k++) {
+            size_t n;
+            const char *text = get_text(rd, SIZE_MAX, &n, "a program's text");
+            if (!text) break;
+            *texts[k] = xmalloc(n + 1);
+            memcpy(*texts[k], text, n);
+            (*texts[k])[n] = 0;
+        }
     }
     if (!rd->failed && rd->left) fail(rd, "%zu bytes after the end of the trial", rd->left);
 }

@@ -43,6 +43,9 @@ int trial_run(TrialRunner *runner, const TrialConfig *c, const TrialHooks *hooks
     out->config = *c;
     out->val_accuracy = out->val_loss = out->val_bits_per_byte = NAN;
     out->test_accuracy = out->test_loss = out->test_bits_per_byte = NAN;
+    out->id = h.id;
+    out->reward_spec = *h.reward;  // what the trial is scored by, scored or not (--resume compares it)
+    out->program_metric = NAN;
     out->start_time = unix_seconds();
     gethostname(out->host, sizeof out->host - 1);
     out->status = TRIAL_OK;
@@ -57,8 +60,8 @@ int trial_run(TrialRunner *runner, const TrialConfig *c, const TrialHooks *hooks
     }
     out->test_bits_per_byte = metric_bits_per_byte(c->task, out->test_loss);
     // A failed trial's weights hold no invariants worth the name (and may hold NaN); an
-    // interrupted one is not recorded.
+    // interrupted one is not recorded; a program's trial may have no weights to score.
     out->rank_deviation = out->correlation = out->reward = NAN;
-    if (h.grid && trial_status_measured(out->status)) score_final(out, h.grid, h.score, h.reward);
+    if (h.grid && trial_status_measured(out->status) && out->n_layers > 0) score_final(out, h.grid, h.score, h.reward);
     return out->status == TRIAL_OK ? 0 : 1;
 }

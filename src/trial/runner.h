@@ -22,7 +22,9 @@ typedef struct {
     // The scheduler, after each evaluation (on every rank of the group) with the new
     // curve point; nonzero stops the trial (status pruned) unless it reached its budget.
     // Every rank must give the same answer. May be NULL.
-    int (*on_eval)(void *ctx, const CurvePoint *pt, long total_steps);
+    // program_metric: a program's trial, the sweep's metric at this evaluation when the
+    // program reports it under a name of its own (NaN otherwise).
+    int (*on_eval)(void *ctx, const CurvePoint *pt, double program_metric, long total_steps);
     // Asked while the trial runs, on every rank (the answers are combined): nonzero
     // abandons it with status interrupted (a signal: the caller does not record it).
     // May be NULL.
@@ -37,6 +39,9 @@ typedef struct {
     const RewardSpec *reward;   // how the scores become the reward (NULL: defaults)
     const ScoreOptions *score;  // how the final weights are scored (NULL: defaults)
     FILE *progress;             // progress lines (steps, losses, ETA), or NULL
+    int id;                     // the trial's number in the sweep (0 for attnsweep train)
+    int device_slot;            // a program's trial: the group's place among its node's groups
+                                // (its GPUs: external.h program_devices)
 } TrialHooks;
 
 typedef struct TrialRunner TrialRunner;
@@ -54,15 +59,16 @@ struct TrialRunner {
 
 // The built-in engine: the task's data (kept open across trials of the same data),
 // the model and its training loop. Bad data files end the program with exit code 2.
+// The runner of a researcher's program: trial/external.h.
 TrialRunner *trial_builtin_runner(void);
 void trial_runner_free(TrialRunner *runner);
 
 // Run c with runner and fill out (trial_result_free it): status ok; failed with the
 // reason when the runner failed it (the loss diverged, the time limit passed, the model
-// could not be allocated); pruned when on_eval stopped it; interrupted when should_stop
-// did. The validation metrics are the last evaluation's; a measured trial's final
-// weights are scored on hooks->grid with its reward (otherwise rank_deviation,
-// correlation and reward are NaN). Returns 0 when the status is ok. With a group,
+// could not be allocated, the program failed); pruned when on_eval stopped it;
+// interrupted when should_stop did. The validation metrics are the last evaluation's; a
+// measured trial's final weights are scored on hooks->grid with its reward (otherwise,
+// or without weights, rank_deviation, correlation and reward are NaN). Returns 0 when the status is ok. With a group,
 // collective over it.
 int trial_run(TrialRunner *runner, const TrialConfig *c, const TrialHooks *hooks, TrialResult *out);
 
