@@ -125,8 +125,13 @@ lb = rep["leaderboard"]
 want([r["trial"] for r in lb] == ranked.trial.tolist(), f"leaderboard trials {[r['trial'] for r in lb]}, want {ranked.trial.tolist()}")
 extra = [m for m in (metric, metric.replace("val_", "test_", 1) if metric.startswith("val_") else None)
          if m and m not in SHOWN]  # the ranking metric and its test twin
-keys = ["rank", "trial", "attention"] + swept + SHOWN + extra + ["steps", "seconds"]
+recall = (ok.task == "recall").any()  # recall's baselines beside the accuracy: 2/V and 1/P
+baselines = ["recall_chance", "recall_values_only"] if recall else []
+keys = ["rank", "trial", "attention"] + swept + SHOWN + extra + baselines + ["steps", "seconds"]
 for i, (r, (_, row)) in enumerate(zip(lb, ranked.iterrows())):
+    if recall:
+        want(close(r["recall_chance"], 2 / row.recall_vocab) and close(r["recall_values_only"], 1 / row.recall_pairs),
+             f"leaderboard row {i}: recall baselines {r['recall_chance']}, {r['recall_values_only']}")
     want(list(r.keys()) == keys, f"leaderboard keys {list(r.keys())}, want {keys}")
     want(r["rank"] == i + 1 and r["attention"] == row.attention, f"leaderboard row {i}")
     for p in swept:
