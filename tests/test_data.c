@@ -576,7 +576,7 @@ static void test_recall(int P, int V) {
     int T = 4 * P;
     CHECK(info.seq_len == T && info.vocab == V && info.n_classes == V, "recall info %d %d %d", info.seq_len,
           info.vocab, info.n_classes);
-    CHECK(info.n_train == 10000 && info.n_val == 2000 && info.n_test == 2000, "recall sizes %ld %ld %ld",
+    CHECK(info.n_train == 384000 && info.n_val == 2000 && info.n_test == 2000, "recall sizes %ld %ld %ld",
           info.n_train, info.n_val, info.n_test);
 
     Batch b = batch_alloc(&info, 64);
