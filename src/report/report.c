@@ -293,8 +293,8 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
     if (recall) {
         table_note(t, "recall: chance is a value at random (2/recall_vocab); values only, a model that knows which "
                       "values the sequence holds but not which key has which (1/recall_pairs)");
-        table_column(t, "recall_chance", "chance", COL_REAL, NULL);
-        table_column(t, "recall_values_only", "values only", COL_REAL, NULL);
+        table_column(t, "recall_chance", "chance", COL_REAL, "%.4f");
+        table_column(t, "recall_values_only", "values only", COL_REAL, "%.4f");
     }
     table_column(t, "steps", "steps", COL_INT, NULL);
     table_column(t, "seconds", "time (s)", COL_REAL, "%.1f");
