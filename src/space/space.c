@@ -1027,7 +1027,7 @@ static int read_budget(Loader *L, yaml_node_t *map) {
         double mb = 0;
         if ((v[BUDGET_STEPS] && read_int(L, v[BUDGET_STEPS], "steps", 1, 1000000000, &L->budget_steps)) ||
             (v[BUDGET_GRACE] && read_number(L, v[BUDGET_GRACE], "grace (seconds)", 0, 0, 3600, 0, &s->program.grace)) ||
-            (v[BUDGET_MAX_OUTPUT] && read_number(L, v[BUDGET_MAX_OUTPUT], "max_output_mb", 0, 1e7, 0, 1, &mb)))
+            (v[BUDGET_MAX_OUTPUT] && read_number(L, v[BUDGET_MAX_OUTPUT], "max_output_mb", 0, 0, 1e7, 1, &mb)))
             return -1;
         if (v[BUDGET_MAX_OUTPUT]) s->program.max_output = mb * 1048576.0;
     } else {
@@ -1578,9 +1578,11 @@ static int check_size(Loader *L) {
         return fail(L, mark_of(L->when[j]), "the conditions of %s never hold together in any combination",
                     s->params[j].param->name);
     if (s->method != METHOD_GRID) {
+        char as[64] = "";
+        if (s->method_alias) snprintf(as, sizeof as, "%s (runs as %s)", s->method_alias, method_names[s->method]);
         if (!L->top[TOP_TRIALS])
-            return fail(L, L->top_at[TOP_METHOD], "method %s needs trials (how many trials to run)",
-                        method_names[s->method]);
+            return fail(L, L->top_at[TOP_METHOD], "method %s needs trials%s (how many trials to run)",
+                        as[0] ? as : method_names[s->method], space_is_program(s) ? " or W&B's run_cap" : "");
     } else {
         if (size > MAX_TRIALS / s->repeats)
             return fail(L, L->top_at[TOP_PARAMETERS], "the grid's size times repeats, %ld x %d, is more than %d trials",
@@ -1694,6 +1696,11 @@ static int check_program(Loader *L) {
         if (ps->metric[0] && !strcmp(ps->metric, p->name))
             return fail(L, L->metric_at, "metric %s is also the name of a parameter: they would share a /summary column",
                         ps->metric);
+    }
+    if (!L->top[TOP_METRIC] && !L->top[TOP_REWARD] && s->method != METHOD_MOTPE) {  // W&B's metric is optional
+        snprintf(s->metric, sizeof s->metric, "val_loss");
+        s->maximize = 0;
+        note(L, "no metric and no reward section: the program's val_loss ranks the trials (minimize), no scores");
     }
     metric_program(&s->program_metric, s->metric, s->maximize);
     int scores = !strcmp(s->metric, "reward") || L->top[TOP_REWARD] != NULL;

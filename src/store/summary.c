@@ -113,6 +113,9 @@ static void read_metric(SweepSummary *s) {
             snprintf(s->metric, sizeof s->metric, "%s", name);
             s->maximize = goal && !strcmp(goal, "maximize");
             metric_program(&s->program_metric, s->metric, s->maximize);
+        } else if (program && !name && !lookup(&doc, root, "reward")) {  // as space.c ranks such a sweep
+            snprintf(s->metric, sizeof s->metric, "val_loss");
+            s->maximize = 0;
         }
         read_objectives(s, &doc, lookup(&doc, yaml_document_get_root_node(&doc), "objectives"));
         yaml_document_delete(&doc);
