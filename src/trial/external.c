@@ -907,7 +907,8 @@ static void finish(Run *run) {
     if (group_any(h, failed)) {  // a failure on any rank fails the trial everywhere
         if (run->leader) {
             r->status = TRIAL_FAILED;
-            snprintf(r->reason, sizeof r->reason, "%s", why[0] ? why : "the checkpoint is unreadable on another rank of the group");
+            snprintf(r->reason, sizeof r->reason, "%.*s", (int)sizeof r->reason - 1,  // a long path's end is cut
+                     why[0] ? why : "the checkpoint is unreadable on another rank of the group");
         }
         r->status = TRIAL_FAILED;
         for (int l = 0; l < r->n_layers; l++) free(r->weights[l]), free(r->weights_out[l]);
