@@ -433,8 +433,10 @@ static int line_number(const cJSON *o, const char *key, double *v) {
 // One line of the metrics file: an evaluation, or nothing for a blank line; -1 with the
 // reason in run->why when it is not one.
 static int read_line(Run *run, const char *line, size_t len) {
-    size_t lead = strspn(line, " \t\r");
+    size_t lead = 0;  // line[0..len) is not NUL-terminated
+    while (lead < len && (line[lead] == ' ' || line[lead] == '\t' || line[lead] == '\r')) lead++;
     if (lead == len) return 0;
+    const int shown = len - lead < 60 ? (int)(len - lead) : 60;  // what a message quotes
     run->lines++;
     char *text = json_text_clean(line, len);
     cJSON *o = cJSON_Parse(text);
@@ -450,11 +452,11 @@ static int read_line(Run *run, const char *line, size_t len) {
         if (keys[k] && line_number(o, keys[k], &v[k])) bad = keys[k];
     const cJSON *ck = o ? cJSON_GetObjectItemCaseSensitive(o, "checkpoint") : NULL;
     if (!cJSON_IsObject(o))
-        snprintf(run->why, sizeof run->why, "metrics line %ld is not a JSON object: '%.60s'", run->lines, line + lead);
+        snprintf(run->why, sizeof run->why, "metrics line %ld is not a JSON object: '%.*s'", run->lines, shown, line + lead);
     else if (!cJSON_IsNumber(step) || step->valuedouble < 0 || step->valuedouble > 2147483647.0 ||
              step->valuedouble != floor(step->valuedouble))
-        snprintf(run->why, sizeof run->why, "metrics line %ld has no \"step\" (an integer >= 0): '%.60s'", run->lines,
-                 line + lead);
+        snprintf(run->why, sizeof run->why, "metrics line %ld has no \"step\" (an integer >= 0): '%.*s'", run->lines,
+                 shown, line + lead);
     else if (bad)
         snprintf(run->why, sizeof run->why, "metrics line %ld: \"%s\" must be a number or null", run->lines, bad);
     else if (ck && (!cJSON_IsString(ck) || !ck->valuestring[0]))
@@ -772,10 +774,10 @@ static void follow(Run *run, int started) {
             if (!prune && !head.stopping && h->on_eval && h->on_eval(h->ctx, &ev[k].pt, ev[k].metric, LONG_MAX))
                 prune = 1;
         }
-        if (run->leader) {
+        if (run->leader && head.n_points) {
             memmove(run->pending, run->pending + head.n_points, (size_t)(run->n_pending - head.n_points) * sizeof *ev);
             run->n_pending -= head.n_points;
-        } else {
+        } else if (!run->leader) {
             free(ev);
         }
         if (head.ended) return;
