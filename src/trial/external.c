@@ -630,17 +630,20 @@ static int poll_program(Run *run) {
         terminate(run, END_BAD_LINE);
         return group_gone(run);
     }
-    if (gone) return 1;
     const struct {
         int fd;
         const char *what;
     } outputs[] = {{run->out_fd, "stdout"}, {run->err_fd, "stderr"}, {run->metrics_fd, "its metrics file"}};
-    for (size_t k = 0; k < 3 && run->cause == END_NONE; k++)
+    for (size_t k = 0; k < 3 && run->cause == END_NONE; k++)  // also once it is gone: it may write fast and end
         if ((double)fd_size(outputs[k].fd) > run->spec->max_output) {
             snprintf(run->why, sizeof run->why, "the program wrote more than %.0f MiB to %s (budget max_output_mb)",
                      run->spec->max_output / 1048576.0, outputs[k].what);
-            terminate(run, END_OUTPUT);
+            if (gone)
+                run->cause = END_OUTPUT;
+            else
+                terminate(run, END_OUTPUT);
         }
+    if (gone) return 1;
     const double limit = run->hooks->time_limit;
     if (limit > 0 && now_seconds() - run->t0 > limit && run->cause == END_NONE) terminate(run, END_TIME);
     if (run->cause != END_NONE) terminate(run, run->cause);  // SIGKILL once the grace is over
