@@ -531,16 +531,21 @@ void ablation_verdict(char *out, size_t len, const char *reg, double lambda, con
         snprintf(out + n, len - (size_t)n, "%s%s: no spread within either arm, no test", n ? "; " : "", untested);
 }
 
-static Table *ablation(const Analysis *a, const char *reg) {
+static Table *ablation(const Analysis *a, const char *reg, double l2_scale) {
     char key[64], title[256];
     snprintf(key, sizeof key, "ablations.%s", reg);
-    snprintf(title, sizeof title, "Ablation of %s: each λ > 0 against λ = 0 and against plain L2 of equal strength", reg);
+    char control[64] = "of equal strength", control_lambda[64] = "λ";
+    if (l2_scale != 1) {
+        snprintf(control, sizeof control, "at λ × %g", l2_scale);
+        snprintf(control_lambda, sizeof control_lambda, "λ × %g", l2_scale);
+    }
+    snprintf(title, sizeof title, "Ablation of %s: each λ > 0 against λ = 0 and against plain L2 %s", reg, control);
     Table *t = table_new(key, title);
     duplicates_note(t, a);
     table_note(t,
-               "matched on every other parameter (the L2 control: " CONTROL " = λ, %s = 0); finished trials; Welch's "
+               "matched on every other parameter (the L2 control: " CONTROL " = %s, %s = 0); finished trials; Welch's "
                "t-test over repeats; a verdict only at p < %g",
-               reg, REPORT_ALPHA);
+               control_lambda, reg, REPORT_ALPHA);
     table_note(t, "Δ test accuracy is shown only: the tests and the verdict read val_accuracy and reward");
     table_column(t, reg, "λ", COL_REAL, "%g");
     table_column(t, "against", "against", COL_TEXT, NULL);
@@ -563,12 +568,13 @@ static Table *ablation(const Analysis *a, const char *reg) {
             if (vs_l2 && lambda_of(&arm->first->config, CONTROL) != 0) continue;
             TrialConfig c = arm->first->config;
             *lambda_at(&c, reg) = 0;
-            if (vs_l2) *lambda_at(&c, CONTROL) = lambda;
+            if (vs_l2) *lambda_at(&c, CONTROL) = lambda * l2_scale;
             const Config *ctl = find_config(a, &c);
             if (!ctl || !ctl->n) continue;
-            char against[64], words[1024];
+            char against[64], words[1024], l2_words[96];
+            snprintf(l2_words, sizeof l2_words, "plain L2 %s", control);
             if (vs_l2)
-                snprintf(against, sizeof against, CONTROL " = %g", lambda);
+                snprintf(against, sizeof against, CONTROL " = %g", lambda * l2_scale);
             else
                 snprintf(against, sizeof against, "%s = 0", reg);
             double d[2], p[2];
@@ -581,7 +587,7 @@ static Table *ablation(const Analysis *a, const char *reg) {
             }
             const Metric *test = metric_find("test_accuracy");  // shown, not tested
             const double d_test = stats_of(arm->ok, arm->n, test).mean - stats_of(ctl->ok, ctl->n, test).mean;
-            ablation_verdict(words, sizeof words, reg, lambda, vs_l2 ? "plain L2 of equal strength" : "λ = 0",
+            ablation_verdict(words, sizeof words, reg, lambda, vs_l2 ? l2_words : "λ = 0",
                              attention_names[arm->first->config.attention], arm->n, ctl->n, d, p);
             table_row(t);
             table_number(t, lambda);
@@ -729,8 +735,10 @@ static Table *asha(const Analysis *a) {
 void report_build(const SweepSummary *s, const ReportOptions *o, Report *out) {
     Analysis a;
     analyse(s, &a);
+    const double l2_scale = o->l2_scale > 0 ? o->l2_scale : 1;
     Table *tables[] = {leaderboard(&a, o), by_variant(&a),          by_configuration(&a),      pareto(&a),
-                       ablation(&a, regularisers[0]), ablation(&a, regularisers[1]), ablation(&a, regularisers[2]),
+                       ablation(&a, regularisers[0], l2_scale), ablation(&a, regularisers[1], l2_scale),
+                       ablation(&a, regularisers[2], l2_scale),
                        by_status(&a),     by_reason(&a),            asha(&a)};
     out->n = (int)COUNT(tables);
     out->tables = xmalloc(sizeof tables);
