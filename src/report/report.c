@@ -291,9 +291,9 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
     for (int k = 0; k < n_extra; k++) metric_column(t, extra[k], COL_REAL);
     const int recall = any_recall(a);
     if (recall) {
-        table_note(t, "recall: chance is a value at random (2/recall_vocab); values only, a model that knows which "
+        table_note(t, "recall chance is a value at random (2/recall_vocab); values only, a model that knows which "
                       "values the sequence holds but not which key has which (1/recall_pairs)");
-        table_column(t, "recall_chance", "chance", COL_REAL, "%.4f");
+        table_column(t, "recall_chance", "recall chance", COL_REAL, "%.4f");
         table_column(t, "recall_values_only", "values only", COL_REAL, "%.4f");
     }
     table_column(t, "steps", "steps", COL_INT, NULL);
