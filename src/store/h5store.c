@@ -323,6 +323,23 @@ static void write_weights(const H5Store *s, hid_t trial, const TrialResult *r) {
     H5Gclose(g);
 }
 
+// The whole parameter arena (TrialResult.params): params [n_params] float32, compressed,
+// with its layout ("name:count,...", arena order) as an attribute.
+static void write_params(const H5Store *s, hid_t trial, const TrialResult *r) {
+    const hsize_t n = (hsize_t)r->n_params, chunk = n < 65536 ? n : 65536;
+    hid_t space = must(s, H5Screate_simple(1, &n, NULL), "params");
+    hid_t dcpl = must(s, H5Pcreate(H5P_DATASET_CREATE), "params");
+    must(s, H5Pset_chunk(dcpl, 1, &chunk), "params");
+    must(s, H5Pset_shuffle(dcpl), "params");
+    must(s, H5Pset_deflate(dcpl, 4), "params");
+    hid_t d = must(s, H5Dcreate2(trial, "params", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), "params");
+    must(s, H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, r->params), "params");
+    write_attr_string(s, d, "layout", r->param_layout);
+    H5Dclose(d);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+}
+
 // What a score was computed on: attributes tensor (its view), modes (the view's mode
 // names, comma-separated) and roles (the names of the roles mode's entries).
 static void write_scored_tensor(const H5Store *s, hid_t g, const LayerScore *ls) {
@@ -465,6 +482,7 @@ static void write_trial(H5Store *s, const TrialResult *r) {
                    (const char *)r + trial_numbers[i].offset);
     write_curves(s, g, r);
     write_weights(s, g, r);
+    if (r->params) write_params(s, g, r);
     if (r->trace.n > 0) write_trace(s, g, &r->trace);
     if (r->scores) write_layer_scores(s, g, r->scores, r->n_layers);
     H5Gclose(g);
@@ -683,6 +701,18 @@ static int read_weights(const H5Reader *rd, hid_t g, TrialResult *out) {
                : 0;
 }
 
+// params and its layout (absent in files written before they were stored).
+static int read_params(const H5Reader *rd, hid_t g, TrialResult *out) {
+    if (H5Lexists(g, "params", H5P_DEFAULT) <= 0) return 0;
+    const hsize_t n = (hsize_t)out->n_params;
+    if (out->n_params < 1 || n > MAX_WEIGHT_FLOATS) return h5read_fail(rd, "params for a model of %ld parameters", out->n_params);
+    hid_t d = H5Dopen2(g, "params", H5P_DEFAULT);
+    int rc = d < 0 ? h5read_fail(rd, "params is unreadable") : h5read_attr_string(rd, d, "layout", &out->param_layout);
+    if (d >= 0) H5Dclose(d);
+    out->params = xmalloc(n * sizeof(float));
+    return rc || h5read_dataset(rd, g, "params", H5T_NATIVE_FLOAT, 1, &n, out->params) ? -1 : 0;
+}
+
 // invariants (absent when training ran without a grid).
 static int read_trace(const H5Reader *rd, hid_t g, TrialResult *out) {
     if (H5Lexists(g, "invariants", H5P_DEFAULT) <= 0) return 0;
@@ -750,7 +780,7 @@ static int read_trial_file(H5Reader *rd, hid_t file, int id, TrialResult *out) {
     if (g < 0) return h5read_fail(rd, "not a group");
     out->id = id;
     int rc = read_trial_attrs(rd, g, out) || read_curves(rd, g, out) || read_weights(rd, g, out) ||
-                     read_trace(rd, g, out)
+                     read_params(rd, g, out) || read_trace(rd, g, out)
                  ? -1
                  : 0;
     H5Gclose(g);
