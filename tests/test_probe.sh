@@ -186,6 +186,23 @@ if bad:
 EOF
 run report "$tmp/t.h5"
 expect_rc 0 "report of the probed file"
+"$py" "$here/../scripts/analyze.py" "$tmp/t.h5" -o "$tmp/plots" >"$tmp/out" 2>"$tmp/err" || fail "analyze.py of the probed file"
+pycheck "analyze.py plots the probes as stored" "$tmp/t.h5" "$tmp/plots" <<'EOF'
+import json, os, sys
+import h5py
+import numpy as np
+from numcheck import close
+p = h5py.File(sys.argv[1], "r")["trials/000000/probe"]
+figs = json.load(open(os.path.join(sys.argv[2], "plots.json")))["figures"]
+bad = [f"{n}: not written" for n in ("probe_trial000000.png", "probe_attention_trial000000.png")
+       if n not in figs or not os.path.getsize(os.path.join(sys.argv[2], n))]
+if not bad:
+    r = figs["probe_trial000000.png"]
+    if not close(r["cka_layers"], p["cka_layers"][()]): bad.append("plots.json cka_layers differ from the file's")
+    if not close(r["noise"]["val_accuracy"], p["noise"]["val_accuracy"]): bad.append("plots.json noise differs")
+    if not close(r["transform"]["change"], p["transform/invariants"]["change"]): bad.append("plots.json change differs")
+if bad: print("\n".join(bad)); sys.exit(1)
+EOF
 run probe "$tmp/t.h5" --transform none --maps 2 --sigma 0,2 --quiet
 expect_rc 0 "second probe"
 pycheck "a second probe replaces the first" "$tmp/t.h5" <<'EOF'
