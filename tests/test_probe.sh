@@ -21,11 +21,10 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 leaks=1
 
-pycheck() {
-    local what=$1
-    shift
-    "$py" - "$@" >"$tmp/check" 2>&1 || { sed 's/^/  /' "$tmp/check" >&2; fail "$what (details above)"; }
-    pass "$what"
+# pycheck (lib.sh), then count the check
+check() {
+    pycheck "$@"
+    pass "$1"
 }
 
 echo "== 1. fashion_mnist mha: params, CKA, noise, maps, the orthogonal transform  [$((SECONDS - start)) s]"
@@ -35,7 +34,7 @@ run probe "$tmp/t.h5" --cka-examples 100 --seed-control --quiet
 expect_rc 0 "probe"
 grep -q "^linear CKA between layers" "$tmp/out" || fail "probe: no CKA table on stdout"
 grep -q "^val_accuracy  *all" "$tmp/out" || fail "probe: no invariants table on stdout"
-pycheck "probe of the fashion_mnist trial against numpy" "$tmp/t.h5" <<'EOF'
+check "probe of the fashion_mnist trial against numpy" "$tmp/t.h5" <<'EOF'
 import gzip, json, sys
 import h5py
 import numpy as np
@@ -187,7 +186,7 @@ EOF
 run report "$tmp/t.h5"
 expect_rc 0 "report of the probed file"
 "$py" "$here/../scripts/analyze.py" "$tmp/t.h5" -o "$tmp/plots" >"$tmp/out" 2>"$tmp/err" || fail "analyze.py of the probed file"
-pycheck "analyze.py plots the probes as stored" "$tmp/t.h5" "$tmp/plots" <<'EOF'
+check "analyze.py plots the probes as stored" "$tmp/t.h5" "$tmp/plots" <<'EOF'
 import json, os, sys
 import h5py
 import numpy as np
@@ -205,7 +204,7 @@ if bad: print("\n".join(bad)); sys.exit(1)
 EOF
 run probe "$tmp/t.h5" --transform none --maps 2 --sigma 0,2 --quiet
 expect_rc 0 "second probe"
-pycheck "a second probe replaces the first" "$tmp/t.h5" <<'EOF'
+check "a second probe replaces the first" "$tmp/t.h5" <<'EOF'
 import sys
 import h5py
 p = h5py.File(sys.argv[1], "r")["trials/000000/probe"]
@@ -223,7 +222,7 @@ run train --task charlm --attention linear --steps 20 --seq-len 16 --d-model 16 
 expect_rc 0 "train charlm -o"
 run probe "$tmp/lm.h5" --cka-examples 64 --quiet
 expect_rc 0 "probe charlm"
-pycheck "probe of the charlm trial" "$tmp/lm.h5" <<'EOF'
+check "probe of the charlm trial" "$tmp/lm.h5" <<'EOF'
 import sys
 import h5py
 import numpy as np
