@@ -10,7 +10,8 @@
 #      transformed model's stored weights, change and stays as defined; the file still
 #      reads (attnsweep report) and a second probe replaces the first;
 #   2. a tiny charlm linear-attention trial: noise on the embeddings (σ = 0 exact),
-#      causal maps whose rows sum to 1, no transform (images only);
+#      causal maps whose rows sum to 1, no transform (images only); a grassmann trial:
+#      the layers' CKA, no heads' outputs or maps;
 #   3. bad input: a file from before params were stored, a transform on a token task,
 #      a missing trial, an unknown option: exit 2, one line, the file untouched; --help.
 # Usage: bash tests/test_probe.sh /path/to/attnsweep (from the repository root; ctest
@@ -216,7 +217,7 @@ if p.attrs["examples"] != 1000: bad.append(f"examples: expected the default 1000
 if bad: print("\n".join(bad)); sys.exit(1)
 EOF
 
-echo "== 2. charlm linear: noise on the embeddings, causal maps  [$((SECONDS - start)) s]"
+echo "== 2. charlm linear: noise on the embeddings, causal maps; grassmann  [$((SECONDS - start)) s]"
 run train --task charlm --attention linear --steps 20 --seq-len 16 --d-model 16 --heads 2 --layers 2 --batch 16 \
     --eval-batches 4 --quiet -o "$tmp/lm.h5"
 expect_rc 0 "train charlm -o"
@@ -242,6 +243,24 @@ elif not (close(np.triu(a, 1), 0.0) and close(a.sum(-1), 1.0, atol=1e-5) and (a 
 if "transform" in p: bad.append("transform: expected none for charlm")
 if p.attrs["token_rows"] != 64 * 16: bad.append(f"token_rows: expected 1024, got {p.attrs['token_rows']}")
 if not close(np.diagonal(p["cka_layers"][()]), 1.0, atol=1e-9): bad.append("cka_layers: diagonal not 1")
+if bad: print("\n".join(bad)); sys.exit(1)
+EOF
+
+run train --attention grassmann --grassmann-rank 4 --steps 10 --d-model 16 --heads 2 --layers 2 --batch 32 \
+    --eval-batches 2 --quiet -o "$tmp/gm.h5"
+expect_rc 0 "train grassmann -o"
+run probe "$tmp/gm.h5" --cka-examples 32 --transform none --quiet
+expect_rc 0 "probe grassmann"
+check "probe of a grassmann trial: layers' CKA and noise, no heads' outputs or maps" "$tmp/gm.h5" <<'EOF'
+import sys
+import h5py
+from numcheck import close
+f = h5py.File(sys.argv[1], "r")
+row, p = f["summary"][0], f["trials/000000/probe"]
+bad = [f"{k}: expected absent" for k in ("cka_heads", "attention", "transform") if k in p]
+if p["cka_layers"].shape != (3, 3) or not close(p["cka_layers"][()].diagonal(), 1.0, atol=1e-9):
+    bad.append(f"cka_layers: expected 3 x 3 with a unit diagonal, got {p['cka_layers'][()]}")
+if p["noise"]["val_accuracy"][0] != row["val_accuracy"]: bad.append("noise sigma 0: not the stored val_accuracy")
 if bad: print("\n".join(bad)); sys.exit(1)
 EOF
 
