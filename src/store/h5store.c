@@ -323,21 +323,15 @@ static void write_weights(const H5Store *s, hid_t trial, const TrialResult *r) {
     H5Gclose(g);
 }
 
-// The whole parameter arena (TrialResult.params): params [n_params] float32, compressed,
-// with its layout ("name:count,...", arena order) as an attribute.
+// The whole parameter arena (TrialResult.params): params [n_params] float32 with its
+// layout ("name:count,...", arena order) as an attribute. Not compressed: shuffle + deflate
+// saved 14 % of the default model's 420 kB at 8.6 ms of the coordinator's CPU per trial,
+// against 0.35 ms written as it is.
 static void write_params(const H5Store *s, hid_t trial, const TrialResult *r) {
-    const hsize_t n = (hsize_t)r->n_params, chunk = n < 65536 ? n : 65536;
-    hid_t space = must(s, H5Screate_simple(1, &n, NULL), "params");
-    hid_t dcpl = must(s, H5Pcreate(H5P_DATASET_CREATE), "params");
-    must(s, H5Pset_chunk(dcpl, 1, &chunk), "params");
-    must(s, H5Pset_shuffle(dcpl), "params");
-    must(s, H5Pset_deflate(dcpl, 4), "params");
-    hid_t d = must(s, H5Dcreate2(trial, "params", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), "params");
-    must(s, H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, r->params), "params");
+    const hsize_t n = (hsize_t)r->n_params;
+    hid_t d = write_dataset(s, trial, "params", H5T_NATIVE_FLOAT, 1, &n, r->params);
     write_attr_string(s, d, "layout", r->param_layout);
     H5Dclose(d);
-    H5Pclose(dcpl);
-    H5Sclose(space);
 }
 
 // What a score was computed on: attributes tensor (its view), modes (the view's mode
