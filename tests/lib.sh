@@ -5,7 +5,7 @@
 # py (Debian's python with h5py; its checks compare numbers with close() of
 # tests/numcheck.py, on PYTHONPATH), tmp (a scratch directory, the working directory,
 # removed at exit), checks and start (for the last line), the Open MPI environment for
-# root and oversubscription, and the helpers below.
+# root and oversubscription, and the helpers below (pycheck: numpy checks on stdin).
 bin=${1:?usage: bash tests/$(basename "$0") /path/to/attnsweep}
 [[ -x $bin ]] || { echo "FAIL: $bin is not an executable" >&2; exit 1; }
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
@@ -56,6 +56,14 @@ mpi() {
     shift
     rc=0
     ASAN_OPTIONS=$asan_noleaks mpirun -np "$np" "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+}
+
+# pycheck WHAT ARGS... <<'EOF' ... EOF: run the Python on stdin with ARGS; it prints one
+# line per problem ("what: expected X, got Y") and exits non-zero if there were any.
+pycheck() {
+    local what=$1
+    shift
+    "$py" - "$@" >"$tmp/check" 2>&1 || { sed 's/^/  /' "$tmp/check" >&2; fail "$what (details above)"; }
 }
 
 # JSON field of $tmp/out (the one object --json prints).

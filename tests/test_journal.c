@@ -156,6 +156,13 @@ static TrialResult make_trial(int id, int kind) {
     t->eff_rank = doubles(8 * 2 * 4, 1.5);
     t->head_sv = doubles(8 * 2 * 4, 7.0);
     add_scores(&r);
+    // the parameter arena (a NaN payload and −0 among them), of a model of 300 parameters
+    r.n_params = 300;
+    r.params = xmalloc(300 * sizeof(float));
+    for (int i = 0; i < 300; i++) r.params[i] = (float)i / 64.0f - 2.0f;
+    r.params[7] = bits_f32(0x7fc0beefU);
+    r.params[8] = -0.0f;
+    r.param_layout = xstrdup("wte:100,head_w:200");
     return r;
 }
 
@@ -199,6 +206,11 @@ static void check_same_trial(const TrialResult *got, const TrialResult *want) {
         SAME_ARRAY(weights[l], count);
         SAME_ARRAY(weights_out[l], (size_t)want->out_dims[0] * want->out_dims[1]);
     }
+    CHECK(!got->params == !want->params, "trial %d: params %s", id, got->params ? "appeared" : "lost");
+    if (got->params && want->params) {
+        SAME_ARRAY(params, want->n_params);
+        CHECK(!strcmp(got->param_layout, want->param_layout), "trial %d: param_layout differs", id);
+    }
     CHECK(!got->scores == !want->scores, "trial %d: scores %s", id, got->scores ? "appeared" : "lost");
     if (got->scores && want->scores && got->n_layers == want->n_layers)
         for (int l = 0; l < want->n_layers; l++) check_same_score(&got->scores[l], &want->scores[l], id);
@@ -213,6 +225,11 @@ static void check_same_stored(const TrialResult *got, const TrialResult *want) {
     for (int l = 0; l < got->n_layers && l < want->n_layers; l++) {
         SAME_ARRAY(weights[l], count);
         SAME_ARRAY(weights_out[l], (size_t)want->out_dims[0] * want->out_dims[1]);
+    }
+    CHECK(!got->params == !want->params, "trial %d: params %s", id, got->params ? "appeared" : "lost");
+    if (got->params && want->params) {
+        SAME_ARRAY(params, want->n_params);
+        CHECK(!strcmp(got->param_layout, want->param_layout), "trial %d: param_layout differs", id);
     }
 }
 
@@ -247,6 +264,27 @@ static void test_round_trip(void) {
         bytes_free(&b);
         trial_result_free(&want);
     }
+}
+
+// A version-2 record (before the parameter arena: no has_params byte) still reads, without params.
+static void test_unpack_version2(void) {
+    TrialResult want = make_trial(8, 1), got;
+    Bytes b = packed(&want);
+    CHECK(b.len > 8 && b.data[b.len - 1] == 0, "a trial without params does not end with has_params = 0");
+    b.data[4] = 2;  // the version's low byte (little-endian u32 after the magic)
+    char err[512] = "";
+    int rc = trial_unpack(&got, b.data, b.len - 1, err, sizeof err);
+    CHECK(rc == 0, "version 2: unpack failed: %s", err);
+    if (rc == 0) {
+        check_same_trial(&got, &want);
+        CHECK(!got.params, "version 2: params appeared");
+        trial_result_free(&got);
+    }
+    b.data[4] = 4;
+    CHECK(trial_unpack(&got, b.data, b.len, err, sizeof err) != 0 && strstr(err, "version 4"),
+          "version 4: expected refused, got '%s'", err);
+    bytes_free(&b);
+    trial_result_free(&want);
 }
 
 // Every proper prefix lacks a field, so it must fail, leaving nothing allocated behind.
@@ -696,6 +734,7 @@ int main(void) {
     if (!mkdtemp(dir)) die(EXIT_RUNTIME, "cannot create a temporary directory");
     const double t0 = now_seconds();
     test_round_trip();
+    test_unpack_version2();
     test_unpack_truncated();
     test_unpack_damaged();
     const double t1 = now_seconds();

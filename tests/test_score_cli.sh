@@ -17,14 +17,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 leaks=1
 
-# pycheck WHAT ARGS... <<'EOF' ... EOF: run the Python on stdin with ARGS; it prints one
-# line per problem ("what: expected X, got Y") and exits non-zero if there were any.
-pycheck() {
-    local what=$1
-    shift
-    "$py" - "$@" >"$tmp/check" 2>&1 || { sed 's/^/  /' "$tmp/check" >&2; fail "$what (details above)"; }
-}
-
 # ---------------------------------------------------------------------------
 echo "== 1. attnsweep train -o records invariants, scores and the reward  [$((SECONDS - start)) s]"
 tiny=(--steps 20 --eval-every 10 --eval-batches 1 --batch 8 --d-model 16 --heads 2 --layers 2 --quiet)

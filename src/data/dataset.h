@@ -24,7 +24,7 @@
 
 #include "common/config.h"
 
-enum { IMG_SIDE = 28, IMG_PIXELS = 784 };
+enum { IMG_SIDE = 28, IMG_PIXELS = 784, PATCH_PIXELS = 49 };  // a patch: 7 × 7 pixels
 
 typedef enum { SPLIT_VAL, SPLIT_TEST } EvalSplit;  // the two held-out splits
 
@@ -65,6 +65,13 @@ void dataset_restart(Dataset *d);
 // random (2/V) and of a model that knows which P values the sequence holds but not which
 // key has which (1/P). Above the second, a model binds keys to values.
 void recall_baselines(int pairs, int vocab, double *chance, double *values_only);
+
+// Probes (`attnsweep probe`'s transformed training): from now on every image d hands out
+// (training, validation and test rows) goes through a fixed linear map of its input
+// features, x ↦ Q x, on all 784 pixels (dim 784, row-major order) or on each 7×7 patch's
+// 49 pixels in the patch embedding's order (dim 49, the same Q for all 16 patches).
+// Q: dim × dim, row-major, copied. fashion_mnist only (dies otherwise: internal error).
+void dataset_set_input_transform(Dataset *d, const float *Q, int dim);
 
 Batch batch_alloc(const DatasetInfo *info, int B);
 void batch_free(Batch *b);

@@ -322,6 +322,11 @@ static const float *head_input(Model *m) {
 }
 
 double model_forward(Model *m, const Batch *batch, long *count, long *correct) {
+    return model_forward_perturbed(m, batch, NULL, NULL, count, correct);
+}
+
+double model_forward_perturbed(Model *m, const Batch *batch, EmbedPerturb perturb, void *ctx, long *count,
+                               long *correct) {
     const Params *p = &m->params;
     Acts *a = &m->acts;
     const int B = m->B, T = m->T, C = m->C;
@@ -330,6 +335,7 @@ double model_forward(Model *m, const Batch *batch, long *count, long *correct) {
                             p->wpe, B, C);
     else
         token_embed_forward(a->x0, batch->tokens, p->wte, p->wpe, B, T, C);
+    if (perturb) perturb(ctx, a->x0, (long)B * T * C);
     const float *x = a->x0;
     for (int l = 0; l < m->L; l++) {
         block_forward(m, l, x);

@@ -87,6 +87,20 @@ void model_free(Model *m);
 // Forward pass on a batch; returns the summed loss (nats) over predictions with a
 // target, their number in *count and the correct ones in *correct.
 double model_forward(Model *m, const Batch *batch, long *count, long *correct);
+// Probes (`attnsweep probe`): model_forward with the input embeddings x0 (B·T × C rows,
+// after the patch or token embedding and the positions) passed through perturb first,
+// e.g. noise on a token model's inputs. model_forward is this with perturb NULL.
+typedef void (*EmbedPerturb)(void *ctx, float *x0, long n);
+double model_forward_perturbed(Model *m, const Batch *batch, EmbedPerturb perturb, void *ctx, long *count,
+                               long *correct);
+// Probes: layer l's attention probabilities for sequence b of the last forward pass,
+// recomputed from the q and k it saved (acts.blocks[l].qkv), into P [heads, T, T]
+// (row t: how much token t reads each token s; 0 above the diagonal when causal):
+// mha, tucker softmax(q·k/√d_k); linear the weights of its output, φ(q_t)·φ(k_s) /
+// (Σ_s' φ(q_t)·φ(k_s') + 10⁻⁶). Returns 0, or -1 for grassmann (no attention).
+// (attn_maps.c, apart from the kernels.)
+int model_attention_map(const Model *m, int l, int b, float *P);
+
 // Gradients of (mean loss + Σ λ·penalties) into m->grads, after model_forward on the
 // same batch. Returns Σ λ·penalty (0 when every λ is 0).
 double model_backward(Model *m, const Batch *batch, long count);

@@ -323,6 +323,17 @@ static void write_weights(const H5Store *s, hid_t trial, const TrialResult *r) {
     H5Gclose(g);
 }
 
+// The whole parameter arena (TrialResult.params): params [n_params] float32 with its
+// layout ("name:count,...", arena order) as an attribute. Not compressed: shuffle + deflate
+// saved 14 % of the default model's 420 kB at 8.6 ms of the coordinator's CPU per trial,
+// against 0.35 ms written as it is.
+static void write_params(const H5Store *s, hid_t trial, const TrialResult *r) {
+    const hsize_t n = (hsize_t)r->n_params;
+    hid_t d = write_dataset(s, trial, "params", H5T_NATIVE_FLOAT, 1, &n, r->params);
+    write_attr_string(s, d, "layout", r->param_layout);
+    H5Dclose(d);
+}
+
 // What a score was computed on: attributes tensor (its view), modes (the view's mode
 // names, comma-separated) and roles (the names of the roles mode's entries).
 static void write_scored_tensor(const H5Store *s, hid_t g, const LayerScore *ls) {
@@ -465,6 +476,7 @@ static void write_trial(H5Store *s, const TrialResult *r) {
                    (const char *)r + trial_numbers[i].offset);
     write_curves(s, g, r);
     write_weights(s, g, r);
+    if (r->params) write_params(s, g, r);
     if (r->trace.n > 0) write_trace(s, g, &r->trace);
     if (r->scores) write_layer_scores(s, g, r->scores, r->n_layers);
     H5Gclose(g);
@@ -683,6 +695,18 @@ static int read_weights(const H5Reader *rd, hid_t g, TrialResult *out) {
                : 0;
 }
 
+// params and its layout (absent in files written before they were stored).
+static int read_params(const H5Reader *rd, hid_t g, TrialResult *out) {
+    if (H5Lexists(g, "params", H5P_DEFAULT) <= 0) return 0;
+    const hsize_t n = (hsize_t)out->n_params;
+    if (out->n_params < 1 || n > MAX_WEIGHT_FLOATS) return h5read_fail(rd, "params for a model of %ld parameters", out->n_params);
+    hid_t d = H5Dopen2(g, "params", H5P_DEFAULT);
+    int rc = d < 0 ? h5read_fail(rd, "params is unreadable") : h5read_attr_string(rd, d, "layout", &out->param_layout);
+    if (d >= 0) H5Dclose(d);
+    out->params = xmalloc(n * sizeof(float));
+    return rc || h5read_dataset(rd, g, "params", H5T_NATIVE_FLOAT, 1, &n, out->params) ? -1 : 0;
+}
+
 // invariants (absent when training ran without a grid).
 static int read_trace(const H5Reader *rd, hid_t g, TrialResult *out) {
     if (H5Lexists(g, "invariants", H5P_DEFAULT) <= 0) return 0;
@@ -750,7 +774,7 @@ static int read_trial_file(H5Reader *rd, hid_t file, int id, TrialResult *out) {
     if (g < 0) return h5read_fail(rd, "not a group");
     out->id = id;
     int rc = read_trial_attrs(rd, g, out) || read_curves(rd, g, out) || read_weights(rd, g, out) ||
-                     read_trace(rd, g, out)
+                     read_params(rd, g, out) || read_trace(rd, g, out)
                  ? -1
                  : 0;
     H5Gclose(g);

@@ -8,6 +8,8 @@
 //        curves          compound table, one row per evaluation: step, lr, train_loss,
 //                        val_loss, val_accuracy, penalty, seconds
 //        weights/layerK  final attention tensor [groups, d_group, d_model, roles], float32
+//        params          the whole parameter arena [n_params], float32 (layout
+//                        attribute "name:count,...")
 //        weights_out/layerK  its output side [d_model, heads·d_k] (W_O) or [d_model, pairs]
 //                        (Grassmann's W_plu), float32: what the function-level scores read
 //        invariants      compound table, one row per evaluation: step, correlation [layers],

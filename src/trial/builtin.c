@@ -17,6 +17,8 @@
 typedef struct {
     TrialRunner runner;
     Dataset *data;  // kept across trials of the same data
+    float *Q;       // the input transform (trial_builtin_runner_transformed), or NULL
+    int q_dim;
 } Builtin;
 
 // What the training loop's hooks see of the trial.
@@ -93,7 +95,8 @@ static int should_stop(void *ctx) {
     return h->should_stop && h->should_stop(h->ctx);
 }
 
-// The final attention weights of every layer, as scoring and the store read them.
+// The final attention weights of every layer, as scoring and the store read them, and
+// the whole parameter arena (what `attnsweep probe` rebuilds the model from).
 static void export_weights(Model *m, TrialResult *out) {
     size_t n4 = (size_t)m->dims[0] * m->dims[1] * m->dims[2] * m->dims[3];
     size_t n2 = (size_t)m->out_dims[0] * m->out_dims[1];
@@ -105,6 +108,9 @@ static void export_weights(Model *m, TrialResult *out) {
         out->weights_out[l] = xmalloc(n2 * sizeof(float));
         model_export_output(m, l, out->weights_out[l]);
     }
+    out->params = xmalloc((size_t)m->n_params * sizeof(float));
+    arena_gather(&m->params_arena, out->params);
+    out->param_layout = arena_layout(&m->params_arena);
 }
 
 static const TrialStatus status_of[] = {[TRAIN_DONE] = TRIAL_OK, [TRAIN_STOPPED] = TRIAL_PRUNED,
@@ -120,6 +126,7 @@ static void builtin_run(TrialRunner *self, const TrialConfig *c, const TrialHook
         dataset_restart(b->data);
     else
         b->data = dataset_open(c);
+    if (b->Q) dataset_set_input_transform(b->data, b->Q, b->q_dim);
     const DatasetInfo info = dataset_info(b->data);
     Model m;
     if (model_init(&m, c, &info, c->batch) != 0) {
@@ -166,11 +173,20 @@ static void builtin_run(TrialRunner *self, const TrialConfig *c, const TrialHook
 static void builtin_free(TrialRunner *self) {
     Builtin *b = (Builtin *)self;
     dataset_free(b->data);
+    free(b->Q);
     free(b);
 }
 
 TrialRunner *trial_builtin_runner(void) {
     Builtin *b = xcalloc(1, sizeof *b);
     b->runner = (TrialRunner){.run = builtin_run, .free = builtin_free};
+    return &b->runner;
+}
+
+TrialRunner *trial_builtin_runner_transformed(const float *Q, int dim) {
+    Builtin *b = (Builtin *)trial_builtin_runner();
+    b->Q = xmalloc((size_t)dim * dim * sizeof(float));
+    memcpy(b->Q, Q, (size_t)dim * dim * sizeof(float));
+    b->q_dim = dim;
     return &b->runner;
 }

@@ -1,11 +1,11 @@
 // pack.c: the byte form of a trial (pack.h).
 //
-// Trial bytes, format version 2. Little-endian throughout: u32/i32/i64 as their bytes,
+// Trial bytes, format version 3 (version 2, the same without the parameters, is read too). Little-endian throughout: u32/i32/i64 as their bytes,
 // f64/f32 as their IEEE-754 bit patterns (NaN payloads and −0 survive), str = u32 length
 // then that many bytes (no NUL inside, none after), T[n] = n consecutive T. Counts are
 // u32 and at most INT_MAX.
 //
-//   u32 0x54524941 ("TRIA"), u32 version = 2
+//   u32 0x54524941 ("TRIA"), u32 version = 3
 //   str config                     config_to_json, unformatted (survives TrialConfig changes)
 //   i32 id, rank, steps; i64 n_params
 //   str status, reason, host
@@ -24,6 +24,7 @@
 //       f64 eff_rank[4], correlation, correlation_chance, core_energy[4]; i32 tucker_ranks[4];
 //       f64 tucker_fit; i32 tucker_iters; f64 cp_fit; u32 cp_rank_max;
 //       f64 cp_fits[cp_rank_max], cp_cond[4]; u32 cp_rank; f64 cp_roles[cp_rank·dims[3]]
+//   u8 has_params (0: params == NULL); if 1: str param_layout; f32 params[n_params]   (version 3)
 //   (nothing after)
 //
 // trial_unpack trusts nothing: every count is checked against the bytes left before
@@ -46,7 +47,8 @@ _Static_assert(sizeof(int) == 4 && sizeof(float) == 4 && sizeof(double) == 8, "t
 
 enum {
     TRIAL_MAGIC = 0x54524941,  // "TRIA"
-    TRIAL_VERSION = 2,  // 2: the validation and test metrics, the output side, the tensor view
+    TRIAL_VERSION = 3,  // 3: the whole parameter arena; 2: the validation and test metrics, the
+                        // output side, the tensor view
 };
 
 static void put_le(Bytes *b, uint64_t v, int n) { store_le(bytes_extend(b, (size_t)n), v, n); }
@@ -181,6 +183,11 @@ void trial_pack(Bytes *b, const TrialResult *r) {
     put_u8(b, r->scores != NULL);
     if (r->scores)
         for (int l = 0; l < r->n_layers; l++) pack_score(b, &r->scores[l]);
+    put_u8(b, r->params != NULL);
+    if (r->params) {
+        put_text(b, r->param_layout, strlen(r->param_layout));
+        put_array(b, r->params, (size_t)r->n_params, 4);
+    }
 }
 
 // ---------------------------------------------------------------- unpacking
@@ -386,12 +393,27 @@ static void unpack_score(Reader *rd, LayerScore *s) {
     s->cp_roles = new_array(rd, n_roles, 8);
 }
 
+// The parameter arena (version 3): n_params floats and their layout.
+static void unpack_params(Reader *rd, TrialResult *r) {
+    const unsigned has_params = get_u8(rd);
+    if (has_params > 1) fail(rd, "has_params is %u (0 or 1)", has_params);
+    if (has_params != 1 || rd->failed) return;
+    size_t n;
+    const char *layout = get_text(rd, SIZE_MAX, &n, "param_layout");
+    if (r->n_params < 1) fail(rd, "parameters stored for a model of %ld parameters", r->n_params);
+    if (!layout || rd->failed) return;
+    r->param_layout = xmalloc(n + 1);
+    memcpy(r->param_layout, layout, n);
+    r->param_layout[n] = 0;
+    r->params = new_array(rd, (size_t)r->n_params, 4);
+}
+
 // Decode into r (zeroed first); on failure r holds a partial result for trial_result_free.
 static void unpack(Reader *rd, TrialResult *r) {
     const uint32_t magic = get_u32(rd), version = get_u32(rd);
     if (!rd->failed && magic != TRIAL_MAGIC) fail(rd, "not a trial (bad magic 0x%08x)", magic);
-    if (!rd->failed && version != TRIAL_VERSION)
-        fail(rd, "trial format version %u, this attnsweep reads %d", version, TRIAL_VERSION);
+    if (!rd->failed && version != TRIAL_VERSION && version != 2)
+        fail(rd, "trial format version %u, this attnsweep reads 2 and %d", version, TRIAL_VERSION);
     get_config(rd, &r->config);
     r->id = get_i32(rd);
     r->rank = get_i32(rd);
@@ -455,6 +477,7 @@ static void unpack(Reader *rd, TrialResult *r) {
         r->scores = xcalloc((size_t)n_layers, sizeof *r->scores);
         for (int l = 0; l < n_layers; l++) unpack_score(rd, &r->scores[l]);
     }
+    if (version == TRIAL_VERSION) unpack_params(rd, r);
     if (!rd->failed && rd->left) fail(rd, "%zu bytes after the end of the trial", rd->left);
 }
 

@@ -16,8 +16,10 @@ void trial_runner_free(TrialRunner *runner) {
     if (runner) runner->free(runner);
 }
 
-// Full scores of the final weights and the reward.
-static void score_final(TrialResult *out, const BlacsGrid *g, const ScoreOptions *o, const RewardSpec *spec) {
+void trial_score(TrialResult *out, const BlacsGrid *g, const ScoreOptions *o, const RewardSpec *spec) {
+    if (out->scores)
+        for (int l = 0; l < out->n_layers; l++) layer_score_free(&out->scores[l]);
+    free(out->scores);
     out->scores = xcalloc((size_t)out->n_layers, sizeof(LayerScore));
     for (int l = 0; l < out->n_layers; l++) {
         const LayerWeights w = trial_layer_weights(out, l);
@@ -59,6 +61,6 @@ int trial_run(TrialRunner *runner, const TrialConfig *c, const TrialHooks *hooks
     // A failed trial's weights hold no invariants worth the name (and may hold NaN); an
     // interrupted one is not recorded.
     out->rank_deviation = out->correlation = out->reward = NAN;
-    if (h.grid && trial_status_measured(out->status)) score_final(out, h.grid, h.score, h.reward);
+    if (h.grid && trial_status_measured(out->status)) trial_score(out, h.grid, h.score, h.reward);
     return out->status == TRIAL_OK ? 0 : 1;
 }

@@ -55,6 +55,10 @@ struct TrialRunner {
 // The built-in engine: the task's data (kept open across trials of the same data),
 // the model and its training loop. Bad data files end the program with exit code 2.
 TrialRunner *trial_builtin_runner(void);
+// The same engine on images under a fixed linear map of their input features (data/
+// dataset.h dataset_set_input_transform: Q, dim × dim, copied): `attnsweep probe`'s
+// transformed training. fashion_mnist only.
+TrialRunner *trial_builtin_runner_transformed(const float *Q, int dim);
 void trial_runner_free(TrialRunner *runner);
 
 // Run c with runner and fill out (trial_result_free it): status ok; failed with the
@@ -65,5 +69,9 @@ void trial_runner_free(TrialRunner *runner);
 // correlation and reward are NaN). Returns 0 when the status is ok. With a group,
 // collective over it.
 int trial_run(TrialRunner *runner, const TrialConfig *c, const TrialHooks *hooks, TrialResult *out);
+// What trial_run does after the runner for a measured trial: score every layer's final
+// weights on g with o and set rank_deviation, correlation, its chance and the reward
+// from val_accuracy under spec (the scores of out are replaced).
+void trial_score(TrialResult *out, const BlacsGrid *g, const ScoreOptions *o, const RewardSpec *spec);
 
 #endif

@@ -32,6 +32,8 @@ void trial_result_free(TrialResult *r) {
     }
     free(r->weights);
     free(r->weights_out);
+    free(r->params);
+    free(r->param_layout);
     memset(r, 0, sizeof *r);
 }
 
