@@ -122,7 +122,7 @@ static void builtin_run(TrialRunner *self, const TrialConfig *c, const TrialHook
         b->data = dataset_open(c);
     const DatasetInfo info = dataset_info(b->data);
     Model m;
-    if (model_init(&m, c, &info, c->batch) != 0) {
+    if (model_init(&m, c, &info, train_rank_rows(c, hooks->group)) != 0) {
         r->status = TRIAL_FAILED;
         snprintf(r->reason, sizeof r->reason, "out of memory allocating the model and its activations");
         return;

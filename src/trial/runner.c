@@ -45,6 +45,8 @@ int trial_run(TrialRunner *runner, const TrialConfig *c, const TrialHooks *hooks
     out->test_accuracy = out->test_loss = out->test_bits_per_byte = NAN;
     out->start_time = unix_seconds();
     gethostname(out->host, sizeof out->host - 1);
+    out->group_size = 1;
+    if (h.group) MPI_Comm_size(*h.group, &out->group_size);
     out->status = TRIAL_OK;
     runner->run(runner, c, &h, out);
     out->end_time = unix_seconds();
