@@ -5,7 +5,7 @@
 #      every row, test metrics on every finished row, the file reads in h5py and pandas; regularised evolution with more
 #      workers than its population, so workers wait for results before they get a trial;
 #   2. a configuration that diverges (absurd learning rate) is recorded failed and the
-#      sweep finishes;
+#      sweep finishes; with every trial failed it exits 1, its last line counting them;
 #   3. --resume on a sweep that has not started starts it; a second run without
 #      --resume refuses to overwrite;
 #   4. kill -9 of the whole job at 10 random moments, each followed by --resume: every
@@ -137,7 +137,10 @@ sweep_yaml nan 4 20 "  lr: {value: 10}
   weight_decay: {value: 10}"
 rc=0
 mpirun -np 3 "$bin" run nan.yaml -o nan.h5 --quiet 2>"$tmp/err" || rc=$?
-[[ $rc == 0 ]] || fail "sweep with diverging trials: exit code $rc"
+[[ $rc == 1 ]] || fail "sweep whose every trial diverged: exit code $rc, want 1"
+last=$(tail -n 1 "$tmp/err")
+[[ $last == "sweep nan: no trial finished ok (0 ok, 0 pruned, 4 failed; first failure: trial "*": diverged: "*"); results in nan.h5" ]] ||
+    fail "the last line of a sweep with no trial ok: '$last'"
 "$py" - nan.h5 <<'PY' || fail "failed trials"
 import sys, h5py, pandas
 f = h5py.File(sys.argv[1])
@@ -146,7 +149,7 @@ assert len(df) == 4 and (df.status == b"failed").all(), df.status.tolist()
 for t in f["trials"].values():
     assert "non-finite" in t.attrs["reason"], t.attrs["reason"]
 PY
-pass "4 diverging trials recorded failed with their reason; exit 0"
+pass "4 diverging trials recorded failed with their reason; exit 1: $last"
 
 echo "== 3. --resume starts a sweep that has not started; no overwrite without it"
 rc=0

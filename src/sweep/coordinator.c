@@ -43,6 +43,7 @@ typedef struct {
     long steps_run;         // optimizer steps of the trials recorded this run
     double best;            // best final metric so far (larger is better)
     int best_id;
+    char first_failure[300];  // "trial N: reason" of the first failed trial recorded
     int *busy;              // [groups]: trial id a group is running, -1 idle
     TrialAssign *sent;      // [groups]: the last trial handed to a group, while MPI sends it
     MPI_Request *sending;   // [groups]: that send (MPI_REQUEST_NULL once complete)
@@ -60,6 +61,8 @@ static void record(Coordinator *co, const TrialResult *r, int from_journal) {
     if (r->status == TRIAL_PRUNED) co->n_pruned++;
     else if (r->status == TRIAL_FAILED) co->n_failed++;
     else co->n_ok++;
+    if (r->status == TRIAL_FAILED && !co->first_failure[0])
+        snprintf(co->first_failure, sizeof co->first_failure, "trial %d: %s", r->id, r->reason);
     double m = sweep_final_metric(co->sc->metric, r);
     if (!isnan(m) && (co->best_id < 0 || m > co->best)) co->best = m, co->best_id = r->id;
     sampler_report(co->sampler, r);  // failed ones too: evolution counts on every result
@@ -328,13 +331,21 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
         fprintf(stderr, "sweep %s: coordinator %.3f ms CPU and %.3f ms answering (journal fsync and HDF5 included) per trial\n",
                 spec->name, 1e3 * cpu / ran, 1e3 * co.handling / ran);
     }
+    // The last line counts every status; a sweep in which no trial finished ok failed.
     const int complete = co.n_done == spec->trials;
-    if (complete)
-        fprintf(stderr, "sweep %s: finished %d trials in %.0f s; results in %s\n", spec->name, co.n_done,
-                now_seconds() - co.t0, output);
-    else
-        fprintf(stderr, "sweep %s: stopped with %d of %d trials recorded; continue with --resume\n", spec->name,
-                co.n_done, spec->trials);
+    char counts[128];
+    snprintf(counts, sizeof counts, "%d ok, %d pruned, %d failed", co.n_ok, co.n_pruned, co.n_failed);
+    int rc = complete ? 0 : 3;
+    if (!complete)
+        fprintf(stderr, "sweep %s: stopped with %d of %d trials recorded (%s); continue with --resume\n", spec->name,
+                co.n_done, spec->trials, counts);
+    else if (co.n_ok == 0) {
+        fprintf(stderr, "sweep %s: no trial finished ok (%s; first failure: %s); results in %s\n", spec->name, counts,
+                co.first_failure[0] ? co.first_failure : "none", output);
+        rc = 1;
+    } else
+        fprintf(stderr, "sweep %s: finished %d trials in %.0f s (%s); results in %s\n", spec->name, co.n_done,
+                now_seconds() - co.t0, counts, output);
     asha_free(&co.asha);
     free(waiting);
     free(co.sending);
@@ -343,5 +354,5 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     free(co.done);
     free(co.order);
     sampler_free(co.sampler);
-    return complete ? 0 : 3;
+    return rc;
 }
