@@ -28,8 +28,8 @@
 //              reported so far (their mean over repeats), with an MT19937 seeded by
 //              (seed, i), so the same reports in the same order give the same proposal.
 // A number u in [0, 1) becomes a gene by the inverse distribution function: the index
-// floor(u*n) (or by the cumulative probabilities), min + u(max - min), or
-// exp(log min + u(log max - log min)).
+// floor(u*n) (or by the cumulative probabilities; q_uniform: of round(uniform / q)), or a
+// continuous distribution's quantile (space_draw, distribution.c).
 #include "space/space.h"
 
 #include <gsl/gsl_qrng.h>
@@ -111,15 +111,15 @@ static double gene_from_unit(const SpaceParam *p, double u) {
             if (u < (cum += p->probabilities[k])) return (double)k;
         return (double)(n - 1);
     }
+    if (p->dist == DIST_Q_UNIFORM) {  // W&B's round(uniform(min, max) / q), as an index of the support
+        const double k = round((p->min + u * (p->max - p->min)) / p->q) - ceil(p->min / p->q - 1e-9);
+        return k < 0 ? 0 : k > (double)(n - 1) ? (double)(n - 1) : k;
+    }
     if (n >= 0) {
         long k = (long)(u * (double)n);
         return (double)(k < n ? k : n - 1);
     }
-    if (p->dist == DIST_LOG_UNIFORM_VALUES) {
-        double v = exp(log(p->min) + u * (log(p->max) - log(p->min)));
-        return v < p->min ? p->min : v > p->max ? p->max : v;
-    }
-    return p->min + u * (p->max - p->min);
+    return space_draw(p, u);
 }
 
 static void random_genes(Sampler *sm, long i, double *gene) {
@@ -193,7 +193,7 @@ static void mutate(Sampler *sm, double *gene) {
     for (int j = 0; j < sm->n; j++) {
         const SpaceParam *p = &s->params[j];
         long count = space_param_count(p);
-        if (space_condition_holds(p, &c) && (count > 1 || (count < 0 && p->min < p->max))) cand[m++] = j;
+        if (space_condition_holds(p, &c) && (count > 1 || (count < 0 && p->lo < p->hi))) cand[m++] = j;
     }
     if (m > 0) {
         const SpaceParam *p = &s->params[cand[gsl_rng_uniform_int(sm->rng, (unsigned long)m)]];

@@ -48,8 +48,14 @@
 //     {values: [...], probabilities}   listed (distribution categorical or none);
 //                                      probabilities: one per value, summing to 1 (unused by grid)
 //     {min, max, distribution, q}      uniform | int_uniform | q_uniform (multiples of q [1]
-//                                      in [min, max], drawn evenly) | log_uniform_values (min > 0);
-//                                      default int_uniform for integers, uniform for reals
+//                                      in [min, max], drawn as round(uniform / q)·q) |
+//                                      log_uniform_values (min > 0) | log_uniform, q_log_uniform,
+//                                      inv_log_uniform (min, max: exponents) | q_log_uniform_values,
+//                                      inv_log_uniform_values; default int_uniform for integers,
+//                                      uniform for reals
+//     {distribution, mu, sigma, a, b, q}   normal, q_normal, log_normal, q_log_normal (mu [0],
+//                                      sigma [1]), beta, q_beta (a [1], b [1]), truncated to
+//                                      the parameter's range (space/distribution.c)
 //     when: {NAME: value or [values], ...}   applies only when all hold; NAME is fixed or
 //                                      listed and defined earlier; otherwise the base value
 // Every combination of the swept values must pass config_check (heads divide d_model,
@@ -78,14 +84,29 @@ typedef struct {
 
 enum { SPACE_MAX_OBJECTIVES = 4 };
 
+// W&B's distributions with W&B's meaning (space/distribution.c). Finite supports (the
+// gene an index): value, values, categorical, int_uniform, q_uniform. The others are
+// continuous (the gene the value), drawn by the inverse of their distribution function.
 typedef enum {
-    DIST_VALUE,               // value: x (fixed)
+    DIST_VALUE,               // value: x (fixed; `distribution: constant` says the same)
     DIST_VALUES,              // values: [a, b, c] (with optional probabilities for random)
     DIST_UNIFORM,             // min/max reals
     DIST_INT_UNIFORM,         // min/max integers, inclusive
     DIST_Q_UNIFORM,           // round(uniform(min, max) / q) · q
     DIST_LOG_UNIFORM_VALUES,  // exp(uniform(log min, log max))
     DIST_CATEGORICAL,         // values with the distribution named explicitly
+    DIST_CONSTANT,            // only as a YAML spelling: read as DIST_VALUE
+    DIST_LOG_UNIFORM,         // exp(uniform(min, max)): min and max are natural-log exponents
+    DIST_Q_LOG_UNIFORM,       // round(log_uniform / q) · q
+    DIST_Q_LOG_UNIFORM_VALUES,  // round(log_uniform_values / q) · q
+    DIST_INV_LOG_UNIFORM,     // x with log(1/x) uniform on [min, max]: exp(−uniform(min, max))
+    DIST_INV_LOG_UNIFORM_VALUES,  // x with log(1/x) uniform on [log(1/max), log(1/min)]
+    DIST_NORMAL,              // normal(mu [0], sigma [1])
+    DIST_Q_NORMAL,            // round(normal / q) · q
+    DIST_LOG_NORMAL,          // exp(normal(mu, sigma))
+    DIST_Q_LOG_NORMAL,        // round(log_normal / q) · q
+    DIST_BETA,                // beta(a [1], b [1]) on [0, 1]
+    DIST_Q_BETA,              // round(beta / q) · q
 } Distribution;
 
 typedef struct {
@@ -100,7 +121,13 @@ typedef struct {
     int n_values;
     char **values;           // DIST_VALUE(S)/CATEGORICAL: the candidates as text
     double *probabilities;   // NULL or n_values weights summing to 1
-    double min, max, q;      // continuous and integer distributions
+    double min, max, q;      // continuous and integer distributions, as the YAML gives them
+    double mu, sigma;        // normal and log_normal (and their q_): of x, or of log x
+    double a, b;             // beta, q_beta
+    // continuous: the law's distribution function at the parameter's range, F(range)
+    // within [u_lo, u_hi] (an unbounded law is drawn truncated to the range and to its
+    // central 1 − 2·10⁻⁹), and the smallest and largest value a draw gives
+    double u_lo, u_hi, lo, hi;
     int n_when;
     Condition *when;         // the parameter applies only when every condition holds
     int line, col;           // where the YAML defined it (1-based), for messages
