@@ -27,8 +27,13 @@ static void describe_param(const SpaceParam *p, char *out, size_t len) {
             used += (size_t)snprintf(out + used, len - used, "%s%g", k ? ", " : " probabilities [", p->probabilities[k]);
         if (p->probabilities && used < len) used += (size_t)snprintf(out + used, len - used, "]");
     } else if (used < len) {
-        used += (size_t)snprintf(out + used, len - used, " [%g, %g]", p->min, p->max);
-        if (p->dist == DIST_Q_UNIFORM && used < len) used += (size_t)snprintf(out + used, len - used, " q %g", p->q);
+        if (p->dist == DIST_BETA || p->dist == DIST_Q_BETA)
+            used += (size_t)snprintf(out + used, len - used, " a %g b %g", p->a, p->b);
+        else if (p->dist == DIST_NORMAL || p->dist == DIST_Q_NORMAL || p->dist == DIST_LOG_NORMAL || p->dist == DIST_Q_LOG_NORMAL)
+            used += (size_t)snprintf(out + used, len - used, " mu %g sigma %g", p->mu, p->sigma);
+        else
+            used += (size_t)snprintf(out + used, len - used, " [%g, %g]", p->min, p->max);
+        if (p->q > 0 && used < len) used += (size_t)snprintf(out + used, len - used, " q %g", p->q);
     }
     for (int i = 0; i < p->n_when && used < len; i++) {
         const Condition *c = &p->when[i];
