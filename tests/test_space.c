@@ -345,6 +345,64 @@ static void test_distributions(void) {
           below64);
 }
 
+// Grid axes in a sampled sweep: with every method, each sample of the other parameters
+// is crossed with every combination of the axes (the last axis fastest), its repeats
+// share it, and the samples are new draws; random and sobol give a fresh sampler (a
+// resume) the same trials, evolution and tpe the same trials once told the same results.
+static void test_grid_axes(void) {
+    const char *methods[] = {"random", "sobol", "evolution", "tpe", "motpe"};
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "method: %s\ntrials: 8\nrepeats: 2\nseed: 3\n%s%s"
+                 "parameters:\n"
+                 "  attention: {values: [mha, tucker], grid: true}\n"
+                 "  core_rank: {values: [1, 2], when: {attention: tucker}, grid: true}\n"
+                 "  lambda_orth: {values: [0, 0.1], grid: true}\n"
+                 "  lr: {distribution: log_uniform_values, min: 0.0005, max: 0.005}\n"
+                 "  layers: {min: 1, max: 3}\n",
+                 methods[m], m == 2 ? "evolution: {population: 2, sample_size: 2}\n" : "",
+                 m == 4 ? "objectives: [{name: val_accuracy, goal: maximize}, {name: correlation, goal: minimize}]\n"
+                        : "");
+        SweepSpec s;
+        if (parse(&s, text)) continue;
+        // axes: mha ×2 λ, tucker × 2 ranks × 2 λ = 6 combinations; 4 samples × 6 × 2 repeats
+        CHECK(s.grid_points == 6 && s.trials == 48, "%s: %d grid points, %d trials (want 6, 48)", methods[m],
+              s.grid_points, s.trials);
+        Sampler *a = sampler_create(&s), *b = sampler_create(&s);
+        static TrialConfig ca[48], cb[48];
+        for (int id = 0; id < s.trials; id++) {
+            CHECK(sampler_config(a, id, &ca[id]) == 0, "%s: trial %d not given", methods[m], id);
+            report_reward(a, id, &ca[id], ca[id].lr * 100 + ca[id].layers);
+        }
+        for (int id = 0; id < s.trials; id++) {  // the second sampler: the same reports, in the same order
+            CHECK(sampler_config(b, id, &cb[id]) == 0, "%s: trial %d not given again", methods[m], id);
+            report_reward(b, id, &cb[id], cb[id].lr * 100 + cb[id].layers);
+            CHECK(same_config(&ca[id], &cb[id]), "%s: trial %d differs when regenerated", methods[m], id);
+        }
+        const char *want[6] = {"mha 2 0", "mha 2 0.1", "tucker 1 0", "tucker 1 0.1", "tucker 2 0", "tucker 2 0.1"};
+        for (int k = 0; k < 4; k++)
+            for (int g = 0; g < 6; g++)
+                for (int r = 0; r < 2; r++) {
+                    const TrialConfig *c = &ca[(k * 6 + g) * 2 + r], *first = &ca[k * 12];
+                    char got[64];
+                    snprintf(got, sizeof got, "%s %s %s", value_of(c, "attention"), value_of(c, "core_rank"),
+                             value_of(c, "lambda_orth"));
+                    CHECK(!strcmp(got, want[g]) && c->lr == first->lr && c->layers == first->layers &&
+                              c->seed == 3000 + r,
+                          "%s: sample %d, combination %d, repeat %d: %s lr %g layers %d seed %d (want %s, lr %g, "
+                          "layers %d)",
+                          methods[m], k, g, r, got, c->lr, c->layers, c->seed, want[g], first->lr, first->layers);
+                }
+        for (int k = 1; k < 4; k++)  // evolution's mutations change one of the two
+            CHECK(ca[k * 12].lr != ca[k * 12 - 12].lr || ca[k * 12].layers != ca[k * 12 - 12].layers,
+                  "%s: sample %d is sample %d again", methods[m], k, k - 1);
+        sampler_free(a);
+        sampler_free(b);
+        space_free(&s);
+    }
+}
+
 // ---- every W&B distribution against its law: a Kolmogorov–Smirnov test over KS_DRAWS
 // draws of the random sampler. The laws are written here from W&B's definitions with
 // GSL's distribution functions, apart from distribution.c; a quantised law's function is
@@ -622,6 +680,7 @@ int main(void) {
     test_random_sobol_reproducible();
     test_distributions();
     test_wandb_distributions_ks();
+    test_grid_axes();
     test_evolution();
     test_repeats();
     test_asha();

@@ -64,9 +64,9 @@ static const char *const evo_keys[EVO_N] = {"population", "sample_size"};
 enum { REWARD_TENSOR, REWARD_BETA, REWARD_GAMMA, REWARD_MODES, REWARD_IDEAL_RANKS, REWARD_ENERGY, REWARD_N };
 static const char *const reward_keys[REWARD_N] = {"tensor", "beta", "gamma", "modes", "ideal_ranks", "energy"};
 enum { PK_VALUE, PK_VALUES, PK_DISTRIBUTION, PK_MIN, PK_MAX, PK_Q, PK_PROBABILITIES, PK_WHEN, PK_MU, PK_SIGMA,
-       PK_A, PK_B, PK_N };
-static const char *const param_keys[PK_N] = {"value", "values", "distribution", "min", "max", "q",
-                                             "probabilities", "when", "mu", "sigma", "a", "b"};
+       PK_A, PK_B, PK_GRID, PK_N };
+static const char *const param_keys[PK_N] = {"value", "values", "distribution", "min", "max", "q", "probabilities",
+                                             "when", "mu", "sigma", "a", "b", "grid"};
 
 // ---- the words each choice allows (NULL-terminated)
 static const char *const method_names[] = {"grid", "random", "sobol", "evolution", "tpe", "motpe", NULL};  // SweepMethod
@@ -803,28 +803,26 @@ static SpaceParam *new_param(Loader *L, const ParamSpec *p, Mark at, yaml_node_t
     return sp;
 }
 
-static int read_param(Loader *L, yaml_node_t *key, yaml_node_t *spec) {
-    char b[64], what[96];
-    const char *name = text_of(key);
-    const ParamSpec *p = config_find(name);
-    const char *meant = p ? NULL : SYNONYM(param_synonyms, name);
-    if (meant) return fail(L, mark_of(key), "unknown parameter '%s' (did you mean '%s'?)", name, meant);
-    if (!p) {
-        const char *hint = config_closest(name);
-        if (hint) return fail(L, mark_of(key), "unknown parameter '%s' (did you mean '%s'?)", name, hint);
-        return fail(L, mark_of(key), "unknown parameter '%s' (attnsweep train --help lists them)", name);
-    }
-    if (p == seed_param())
-        return fail(L, mark_of(key), "seed is not swept: set the sweep's seed at the top level (and repeats: N for "
-                                     "several seeds per configuration)");
-    if (claim(L, p, mark_of(key), "parameters")) return -1;
-    if (spec->type != YAML_MAPPING_NODE)
-        return fail(L, mark_of(spec), "parameter %s must be a mapping with value, values, or min and max, got %s",
-                    p->name, describe(spec, b, sizeof b));
-    yaml_node_t *v[PK_N];
-    Mark k_at[PK_N];
-    snprintf(what, sizeof what, "parameter %s", p->name);
-    if (read_section(L, spec, what, param_keys, PK_N, v, k_at)) return -1;
+// `grid: true` makes a finite parameter a grid axis of a sampled sweep.
+static int read_grid_axis(Loader *L, const ParamSpec *p, yaml_node_t **v, const Mark *k_at) {
+    int on = 0;
+    if (!v[PK_GRID]) return 0;
+    if (read_choice(L, v[PK_GRID], "grid", bool_names, &on)) return -1;
+    SpaceParam *sp = L->s->n_params ? &L->s->params[L->s->n_params - 1] : NULL;
+    if (!on) return 0;
+    if (!sp || sp->param != p)
+        return fail(L, k_at[PK_GRID], "grid: true needs values or a range to run over, but value fixes %s", p->name);
+    if (space_param_count(sp) < 0)
+        return fail(L, k_at[PK_GRID],
+                    "grid: true needs values or an integer range, but %s has distribution %s (a grid axis is "
+                    "enumerated: list values)",
+                    p->name, dist_names[sp->dist]);
+    sp->grid = 1;
+    return 0;
+}
+
+// The parameter's value, values or distribution, once its keys are read.
+static int read_param_spec(Loader *L, const ParamSpec *p, yaml_node_t *key, yaml_node_t **v, const Mark *k_at) {
     int dist = -1;
     const char *word = v[PK_DISTRIBUTION] ? text_of(v[PK_DISTRIBUTION]) : NULL;
     const char *synonym_of = word ? SYNONYM(dist_synonyms, word) : NULL;
@@ -877,6 +875,31 @@ static int read_param(Loader *L, yaml_node_t *key, yaml_node_t *spec) {
     if (law) return read_law(L, new_param(L, p, mark_of(key), v[PK_WHEN]), v, k_at, dist);
     if (v[PK_MIN] || v[PK_MAX]) return read_range(L, new_param(L, p, mark_of(key), v[PK_WHEN]), v, k_at, dist);
     return fail(L, mark_of(key), "parameter %s needs value, values, or min and max", p->name);
+}
+
+static int read_param(Loader *L, yaml_node_t *key, yaml_node_t *spec) {
+    char b[64], what[96];
+    const char *name = text_of(key);
+    const ParamSpec *p = config_find(name);
+    const char *meant = p ? NULL : SYNONYM(param_synonyms, name);
+    if (meant) return fail(L, mark_of(key), "unknown parameter '%s' (did you mean '%s'?)", name, meant);
+    if (!p) {
+        const char *hint = config_closest(name);
+        if (hint) return fail(L, mark_of(key), "unknown parameter '%s' (did you mean '%s'?)", name, hint);
+        return fail(L, mark_of(key), "unknown parameter '%s' (attnsweep train --help lists them)", name);
+    }
+    if (p == seed_param())
+        return fail(L, mark_of(key), "seed is not swept: set the sweep's seed at the top level (and repeats: N for "
+                                     "several seeds per configuration)");
+    if (claim(L, p, mark_of(key), "parameters")) return -1;
+    if (spec->type != YAML_MAPPING_NODE)
+        return fail(L, mark_of(spec), "parameter %s must be a mapping with value, values, or min and max, got %s",
+                    p->name, describe(spec, b, sizeof b));
+    yaml_node_t *v[PK_N];
+    Mark k_at[PK_N];
+    snprintf(what, sizeof what, "parameter %s", p->name);
+    if (read_section(L, spec, what, param_keys, PK_N, v, k_at)) return -1;
+    return read_param_spec(L, p, key, v, k_at) || read_grid_axis(L, p, v, k_at) ? -1 : 0;
 }
 
 static int read_parameters(Loader *L, yaml_node_t *map) {
@@ -1374,6 +1397,41 @@ static int check_data(Loader *L) {
     return rc ? fail(L, at, "%s", f.msg) : 0;
 }
 
+static int count_point(void *ctx, const TrialConfig *c, const double *gene) {
+    (*(long *)ctx)++;
+    return 0;
+}
+
+// The grid axes of a sampled sweep (`grid: true`): their conditions refer only to axes
+// (and, with a sampler that learns from results, no sampled parameter's to an axis); the
+// number of their combinations in *points (1 without axes).
+static int grid_axes(Loader *L, long *points) {
+    SweepSpec *s = L->s;
+    unsigned char *axis = xcalloc((size_t)s->n_params + 1, 1);
+    int rc = 0;
+    for (int j = 0; j < s->n_params && !rc; j++) {
+        axis[j] = (unsigned char)s->params[j].grid;
+        for (int i = 0; i < s->params[j].n_when && !rc; i++) {
+            const int src = swept_index(s, s->params[j].when[i].param);
+            if (src < 0 || s->params[src].grid == s->params[j].grid) continue;
+            if (s->params[j].grid)
+                rc = fail(L, mark_of(L->when[j]), "%s is a grid axis, so its when can refer only to other grid axes, "
+                                                  "but %s is sampled", s->params[j].param->name, s->params[src].param->name);
+            else if (sampler_adaptive(s))
+                rc = fail(L, mark_of(L->when[j]),
+                          "with method %s the sampled %s cannot depend on the grid axis %s (make %s a grid axis too, or "
+                          "use method random or sobol)",
+                          method_names[s->method], s->params[j].param->name, s->params[src].param->name,
+                          s->params[j].param->name);
+        }
+    }
+    *points = 0;
+    if (!rc && space_enumerate(s, axis, 0, MAX_TRIALS, count_point, points) == 2)
+        rc = fail(L, L->top_at[TOP_PARAMETERS], "the grid axes have more than %d combinations", MAX_TRIALS);
+    free(axis);
+    return rc;
+}
+
 // Every conditional parameter applies in some combination; the grid's size and trials.
 static int check_size(Loader *L) {
     SweepSpec *s = L->s;
@@ -1389,10 +1447,22 @@ static int check_size(Loader *L) {
     if (j < s->n_params)
         return fail(L, mark_of(L->when[j]), "the conditions of %s never hold together in any combination",
                     s->params[j].param->name);
+    s->grid_points = 1;
     if (s->method != METHOD_GRID) {
         if (!L->top[TOP_TRIALS])
             return fail(L, L->top_at[TOP_METHOD], "method %s needs trials (how many trials to run)",
                         method_names[s->method]);
+        if (s->trials % s->repeats)
+            return fail(L, mark_of(L->top[TOP_TRIALS]), "trials (%d) must be a multiple of repeats (%d)", s->trials,
+                        s->repeats);
+        long points;
+        if (grid_axes(L, &points)) return -1;
+        if (points > MAX_TRIALS / s->trials)
+            return fail(L, mark_of(L->top[TOP_TRIALS]),
+                        "trials times the grid axes' combinations, %d x %ld, is more than %d trials", s->trials, points,
+                        MAX_TRIALS);
+        s->grid_points = (int)points;
+        s->trials *= (int)points;
     } else {
         if (size > MAX_TRIALS / s->repeats)
             return fail(L, L->top_at[TOP_PARAMETERS], "the grid's size times repeats, %ld x %d, is more than %d trials",
@@ -1404,11 +1474,8 @@ static int check_size(Loader *L) {
                         s->trials, size, s->repeats, want);
         s->trials = (int)want;
     }
-    if (s->trials % s->repeats)
-        return fail(L, mark_of(L->top[TOP_TRIALS]), "trials (%d) must be a multiple of repeats (%d)", s->trials,
-                    s->repeats);
     int dims = 0;
-    for (int i = 0; i < s->n_params; i++) dims += s->params[i].dist != DIST_VALUE;
+    for (int i = 0; i < s->n_params; i++) dims += s->params[i].dist != DIST_VALUE && !s->params[i].grid;
     if (s->method == METHOD_SOBOL && dims > SOBOL_MAX_DIM)
         return fail(L, L->top_at[TOP_METHOD], "method sobol handles at most %d swept parameters, this sweep has %d",
                     SOBOL_MAX_DIM, dims);

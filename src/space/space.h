@@ -31,7 +31,9 @@
 //                            refused, val_bits_per_byte unless every trial is charlm);
 //                            goal: maximize | minimize [minimize for the losses]
 //   seed [1]                 0..2147482; trial seeds are seed*1000 + repeat
-//   trials                   1..10^6, a multiple of repeats; grid: its size x repeats
+//   trials                   1..10^6, a multiple of repeats; grid: its size x repeats; with
+//                            grid axes the samples of the other parameters (x repeats), each
+//                            crossed with every combination of the axes
 //   repeats [1]              1..1000
 //   task [fashion_mnist]     a trial parameter set here or under parameters, not both
 //   budget                   steps or epochs (not both), eval_every: trial parameters;
@@ -58,6 +60,12 @@
 //                                      the parameter's range (space/distribution.c)
 //     when: {NAME: value or [values], ...}   applies only when all hold; NAME is fixed or
 //                                      listed and defined earlier; otherwise the base value
+//     grid: true                       (values or an integer range, a sampled method) a grid
+//                                      axis: every sample of the other parameters is crossed
+//                                      with every combination of the axes (Ray Tune's
+//                                      grid_search with num_samples); an axis's when refers
+//                                      only to axes, and with evolution, tpe or motpe no
+//                                      sampled parameter's when refers to an axis
 // Every combination of the swept values must pass config_check (heads divide d_model,
 // core_rank <= heads, ...) and the task's data files must exist. Samplers and seeds:
 // sampler.c; the scheduler's rungs and decisions: asha.h.
@@ -128,6 +136,7 @@ typedef struct {
     // within [u_lo, u_hi] (an unbounded law is drawn truncated to the range and to its
     // central 1 − 2·10⁻⁹), and the smallest and largest value a draw gives
     double u_lo, u_hi, lo, hi;
+    int grid;                // `grid: true`: a grid axis, crossed with every sample of the rest
     int n_when;
     Condition *when;         // the parameter applies only when every condition holds
     int line, col;           // where the YAML defined it (1-based), for messages
@@ -140,7 +149,9 @@ typedef struct {
     SweepMethod method;
     char metric[32];         // reward | val_accuracy | val_loss | val_bits_per_byte
     int maximize;            // goal
-    int trials;              // trials to run (grid: the grid's size × repeats)
+    int trials;              // trials to run (grid: the grid's size × repeats; a sampled sweep
+                             // with grid axes: the YAML's trials × grid_points)
+    int grid_points;         // combinations of the grid axes (1 without; method grid: 1)
     int repeats;
     int seed;
     TrialConfig base;        // defaults, then the task, budget and every fixed value
@@ -182,9 +193,10 @@ typedef struct Sampler Sampler;
 Sampler *sampler_create(const SweepSpec *s);
 void sampler_free(Sampler *sm);
 // Trial `id` (0-based, < s->trials): its configuration (base + sampled values, seed set
-// from the sweep seed and the repeat). grid, random and sobol give trial id the same
-// configuration every time (so a resumed sweep regenerates the same trials); evolution
-// samples from the population of results reported so far. Returns 0, or -1 when
+// from the sweep seed and the repeat; with grid axes, sample id / repeats / grid_points at
+// the axes' combination id / repeats % grid_points). grid, random and sobol give trial id
+// the same configuration every time (so a resumed sweep regenerates the same trials);
+// evolution samples from the population of results reported so far. Returns 0, or -1 when
 // evolution needs more results before it can sample (the caller asks again later).
 int sampler_config(Sampler *sm, int id, TrialConfig *out);
 // A finished trial (its id, configuration, status and metrics), for the samplers that

@@ -48,7 +48,7 @@ struct Tpe {
 };
 
 static int kind_of(const SpaceParam *p) {
-    if (p->dist == DIST_VALUE) return KIND_FIXED;
+    if (p->dist == DIST_VALUE || p->grid) return KIND_FIXED;  // a grid axis is enumerated, not proposed
     if (p->dist == DIST_VALUES || p->dist == DIST_CATEGORICAL) return KIND_CATEGORICAL;
     return space_param_count(p) >= 0 ? KIND_DISCRETE : KIND_CONTINUOUS;
 }
