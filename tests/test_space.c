@@ -612,6 +612,45 @@ static void test_asha(void) {
     space_free(&s);
 }
 
+// ASHA per configuration (repeats 2, η 2: the top half goes on): configuration 0's first
+// repeat decides for both, the second only moves the mean; per trial each decides alone;
+// a resume's replay of recorded trials keeps their configurations' decisions.
+static void test_asha_per_configuration(void) {
+    const char *yaml = "method: random\ntrials: 8\nrepeats: 2\nbudget: {steps: 40}\n"
+                       "scheduler: {name: asha, min_steps: 10, eta: 2%s}\nparameters:\n  lr: {min: 0.001, max: 0.01}\n";
+    char text[512];
+    for (int per_trial = 0; per_trial <= 1; per_trial++) {
+        SweepSpec s;
+        snprintf(text, sizeof text, yaml, per_trial ? ", per: trial" : "");
+        if (parse(&s, text)) return;
+        Asha a;
+        asha_init(&a, &s);
+        // trials 0, 1: configuration 0; 2, 3: configuration 1; 4, 5: configuration 2
+        const int go0 = asha_continue(&a, 0, 0, 0.5);  // the first at the rung goes on
+        const int go2 = asha_continue(&a, 2, 0, 0.8);  // configuration 1 in the top half
+        const int go1 = asha_continue(&a, 1, 0, 0.1);  // configuration 0's second repeat: mean 0.3
+        const int go4 = asha_continue(&a, 4, 0, 0.2);  // per configuration: 0.2 below the median of 0.3, 0.8
+        const int go5 = asha_continue(&a, 5, 0, 0.9);  // configuration 2 already stopped: mean 0.55 stops too
+        if (!per_trial)
+            CHECK(go0 && go2 && go1 && !go4 && !go5, "per configuration: decisions %d %d %d %d %d (want 1 1 1 0 0)",
+                  go0, go2, go1, go4, go5);
+        else
+            CHECK(go0 && go2 && !go1 && !go4 && go5, "per trial: decisions %d %d %d %d %d (want 1 1 0 0 1)", go0, go2,
+                  go1, go4, go5);
+        CHECK(!asha_continue(&a, 0, 5, 1.0), "a rung that does not exist stops");
+        asha_free(&a);
+        // A resume: configuration 0 was pruned at rung 0 by its first repeat; the other goes with it.
+        asha_init(&a, &s);
+        asha_replay(&a, 0, 0, 0.9, 0);
+        asha_replay(&a, 2, 0, 0.1, 1);
+        const int go = asha_continue(&a, 1, 0, 0.95);
+        CHECK(go == per_trial, "after a replay, %s: the second repeat of a pruned configuration %s", per_trial ? "per trial" : "per configuration",
+              go ? "goes on" : "stops");
+        asha_free(&a);
+        space_free(&s);
+    }
+}
+
 // Errors come back as one "mem.yaml:LINE:COL: message" line; the spec is left empty.
 static void test_errors(void) {
     static const struct {
@@ -684,6 +723,7 @@ int main(void) {
     test_evolution();
     test_repeats();
     test_asha();
+    test_asha_per_configuration();
     test_errors();
     return check_report("test_space");
 }

@@ -5,6 +5,11 @@
 #      regulariser on) have the same learning curves to 1e-4 in loss, and each records
 #      its G (/trials/NNNNNN attribute and /summary column group_size); the last line of
 #      a sweep counts ok, pruned and failed trials (test_sweep.sh: exit 1 when none is ok).
+#   2. ASHA decides per configuration: with repeats 3 on one worker, a configuration's
+#      repeats are pruned at the same rung or all finish, exactly as the rule replayed on
+#      the val_accuracy curves gives (each configuration's mean over its repeats that
+#      reached the rung; the first to arrive decides for all); `per: trial` decides each
+#      trial alone, as the per-trial rule replayed gives.
 # Usage: bash tests/test_sweep_meaning.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
 
@@ -52,5 +57,72 @@ assert list(a["summary"]["group_size"]) == [1] * 4 and list(b["summary"]["group_
 print(f"largest difference in loss over the curves: {worst:.2e}")
 PY
 pass "G = 1 and G = 2: the same curves (train and validation loss within 1e-4), group_size recorded 1 and 2"
+
+echo "== 2. ASHA per configuration: repeats continue or stop together"
+cat >asha.yaml <<'YAML'
+name: asha
+method: random
+trials: 24
+repeats: 3
+seed: 5
+task: recall
+budget: {steps: 40, eval_every: 10}
+scheduler: {name: asha, min_steps: 10, eta: 2}
+parameters:
+  lr: {distribution: log_uniform_values, min: 0.0003, max: 0.03}
+  attention: {values: [mha, linear]}
+  d_model: {value: 16}
+  heads: {value: 2}
+  layers: {value: 1}
+  batch: {value: 16}
+  eval_batches: {value: 2}
+  recall_pairs: {value: 4}
+YAML
+sed 's/^name: asha$/name: asha_trial/; s/eta: 2}/eta: 2, per: trial}/' asha.yaml >asha_trial.yaml
+for f in asha asha_trial; do
+    mpi 2 run $f.yaml -o $f.h5 --quiet
+    expect_rc 0 "ASHA sweep $f on one worker"
+done
+"$py" - asha.h5 asha_trial.h5 <<'PY' || fail "ASHA's decisions per configuration"
+import sys, h5py
+def replay(path, per):
+    f = h5py.File(path, "r")
+    rows = f["summary"][:]  # finishing order: one worker ran them one by one
+    rungs, eta, budget = [10, 20], 2, 40
+    sums = [{} for _ in rungs]    # rung -> unit -> [sum, count]
+    decided = [{} for _ in rungs]  # rung -> unit -> go on
+    bad, statuses = [], {}
+    for row in rows:
+        trial, status, steps = int(row["trial"]), row["status"].decode(), int(row["steps"])
+        unit = trial // per
+        c = f["trials"][f"{trial:06d}"]["curves"]
+        val = dict(zip(c["step"][:].tolist(), c["val_accuracy"][:].tolist()))
+        want = ("ok", budget)
+        for k, rung in enumerate(rungs):
+            s = sums[k].setdefault(unit, [0.0, 0])
+            s[0] += val[rung]; s[1] += 1
+            if unit not in decided[k]:
+                v = sorted(a / n for a, n in sums[k].values())
+                pos = (1.0 - 1.0 / eta) * (len(v) - 1)
+                lo = int(pos // 1)
+                cut = v[lo] + (pos - lo) * (v[lo + 1] - v[lo]) if lo + 1 < len(v) else v[lo]
+                decided[k][unit] = s[0] / s[1] >= cut
+            if not decided[k][unit]:
+                want = ("pruned", rung)
+                break
+        if (status, steps) != want:
+            bad.append(f"{path}: trial {trial}: {status} after {steps} steps, the rule says {want}")
+        statuses.setdefault(trial // 3, set()).add((status, steps))
+    pruned = sum(r["status"] == b"pruned" for r in rows)
+    assert 0 < pruned < len(rows), f"fixture: {pruned} of {len(rows)} pruned"
+    assert not bad, "\n".join(bad)
+    return statuses
+together = replay(sys.argv[1], 3)
+assert all(len(s) == 1 for s in together.values()), together
+alone = replay(sys.argv[2], 1)
+print(f"per configuration: every configuration's 3 repeats share their end; per trial: "
+      f"{sum(len(s) > 1 for s in alone.values())} of {len(alone)} configurations split")
+PY
+pass "ASHA per configuration: repeats pruned at one rung or finished together, as the replayed rule; per: trial as the per-trial rule"
 
 echo "$checks passed, 0 failed ($((SECONDS - start)) s)"

@@ -57,8 +57,9 @@ enum { METRIC_NAME, METRIC_GOAL, METRIC_N };
 static const char *const metric_keys[METRIC_N] = {"name", "goal"};
 enum { BUDGET_STEPS, BUDGET_EPOCHS, BUDGET_EVAL_EVERY, BUDGET_TIME_LIMIT, BUDGET_N };
 static const char *const budget_keys[BUDGET_N] = {"steps", "epochs", "eval_every", "time_limit"};
-enum { SCHED_NAME, SCHED_MIN_STEPS, SCHED_ETA, SCHED_MAX_STEPS, SCHED_N };
-static const char *const sched_keys[SCHED_N] = {"name", "min_steps", "eta", "max_steps"};
+enum { SCHED_NAME, SCHED_MIN_STEPS, SCHED_ETA, SCHED_MAX_STEPS, SCHED_PER, SCHED_N };
+static const char *const sched_keys[SCHED_N] = {"name", "min_steps", "eta", "max_steps", "per"};
+static const char *const asha_per_names[] = {"configuration", "trial", NULL};  // SweepSpec.asha_per_trial
 enum { EVO_POPULATION, EVO_SAMPLE_SIZE, EVO_N };
 static const char *const evo_keys[EVO_N] = {"population", "sample_size"};
 enum { REWARD_TENSOR, REWARD_BETA, REWARD_GAMMA, REWARD_MODES, REWARD_IDEAL_RANKS, REWARD_ENERGY, REWARD_N };
@@ -1049,6 +1050,7 @@ static int read_scheduler(Loader *L, yaml_node_t *map) {
         return fail(L, mark_of(map), "scheduler asha needs min_steps (the first rung, in steps)");
     if (read_int(L, L->sched[SCHED_MIN_STEPS], "min_steps", 1, 1000000000, &s->min_steps)) return -1;
     if (L->sched[SCHED_ETA] && read_int(L, L->sched[SCHED_ETA], "eta", 2, 1000, &s->eta)) return -1;
+    if (L->sched[SCHED_PER] && read_choice(L, L->sched[SCHED_PER], "per", asha_per_names, &s->asha_per_trial)) return -1;
     return L->sched[SCHED_MAX_STEPS] ? read_int(L, L->sched[SCHED_MAX_STEPS], "max_steps", 1, 1000000000, &s->max_steps)
                                      : 0;
 }

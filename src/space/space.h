@@ -39,7 +39,8 @@
 //   budget                   steps or epochs (not both), eval_every: trial parameters;
 //                            time_limit: seconds per trial [0: none]
 //   scheduler                name: asha; min_steps (required) < max_steps; eta [3] >= 2;
-//                            max_steps [the budget's steps; if both given, equal]
+//                            max_steps [the budget's steps; if both given, equal];
+//                            per: configuration | trial [configuration] (asha.h)
 //   evolution                population [8] >= 2, sample_size [3, at most population];
 //                            read with any method, used by evolution
 //   reward                   beta [0.1], gamma [0.1] >= 0; modes [heads] from heads,
@@ -159,6 +160,7 @@ typedef struct {
     SpaceParam *params;      // the swept parameters, in file order
     double time_limit;       // seconds per trial; 0 = none
     int asha, min_steps, eta, max_steps;  // scheduler (asha = 0: every trial runs its budget)
+    int asha_per_trial;                   // per: trial (each repeat decided alone) [0: per configuration]
     int population, sample_size;          // evolution
     const char *method_alias;             // "bayes" when the YAML said W&B's name for tpe, else NULL
     TpeOptions tpe;                       // tpe, motpe

@@ -55,6 +55,19 @@ typedef struct {
     double handling;        // seconds spent answering messages (journal and HDF5 writes included)
 } Coordinator;
 
+// A trial from the journal told to ASHA as the run that recorded it reported it: each rung
+// its curve passed, where it went on, and the last where it was pruned (so its
+// configuration's other repeats follow the same decisions).
+static void asha_replay_trial(Coordinator *co, const TrialResult *r) {
+    const Asha *a = &co->asha;
+    for (int i = 0, next = 0; i < r->n_curve; i++) {
+        const CurvePoint *pt = &r->curve[i];
+        if (!asha_at_rung(a->steps, a->n_rungs, next, pt->step, r->config.steps)) continue;
+        const int pruned_here = r->status == TRIAL_PRUNED && i == r->n_curve - 1;
+        asha_replay(&co->asha, r->id, next++, sweep_eval_metric(&co->sc->goal, pt), !pruned_here);
+    }
+}
+
 static void record(Coordinator *co, const TrialResult *r, int from_journal) {
     co->done[r->id] = 1;
     co->n_done++;
@@ -63,10 +76,10 @@ static void record(Coordinator *co, const TrialResult *r, int from_journal) {
     else co->n_ok++;
     if (r->status == TRIAL_FAILED && !co->first_failure[0])
         snprintf(co->first_failure, sizeof co->first_failure, "trial %d: %s", r->id, r->reason);
-    double m = sweep_final_metric(co->sc->metric, r);
+    double m = sweep_final_metric(&co->sc->goal, r);
     if (!isnan(m) && (co->best_id < 0 || m > co->best)) co->best = m, co->best_id = r->id;
     sampler_report(co->sampler, r);  // failed ones too: evolution counts on every result
-    if (from_journal) co->n_resumed++;
+    if (from_journal) co->n_resumed++, asha_replay_trial(co, r);
     else co->steps_run += r->steps;
 }
 
@@ -80,7 +93,7 @@ static void progress(Coordinator *co, int final) {
     fprintf(stderr, "sweep %s: %d/%d done (%d ok, %d pruned, %d failed), %d running", co->spec->name, co->n_done,
             total, co->n_ok, co->n_pruned, co->n_failed, co->n_running);
     if (co->best_id >= 0)
-        fprintf(stderr, " | best %s %.4f (trial %d)", co->spec->metric, co->sc->metric->maximize ? co->best : -co->best,
+        fprintf(stderr, " | best %s %.4f (trial %d)", co->spec->metric, co->sc->goal.maximize ? co->best : -co->best,
                 co->best_id);
     fprintf(stderr, " | %.0f trials/h", per_hour);
     if (!final && run_now > 0) fprintf(stderr, " | ETA %.0f min", eta / 60.0);
@@ -144,7 +157,7 @@ static void on_ready(Coordinator *co, int leader, int stopping, int *waiting) {
 static void on_eval(Coordinator *co, int leader, int stopping) {
     RungReport rep;
     MPI_Recv(&rep, sizeof rep, MPI_BYTE, leader, TAG_EVAL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    int go_on = !stopping && asha_continue(&co->asha, rep.rung, rep.metric);
+    int go_on = !stopping && asha_continue(&co->asha, rep.id, rep.rung, rep.metric);
     MPI_Send(&go_on, 1, MPI_INT, leader, TAG_DECISION, MPI_COMM_WORLD);
 }
 

@@ -18,14 +18,16 @@ void sweep_catch_signals(void) {
 
 int sweep_signalled(void) { return stop_signal != 0; }
 
-// A sweep's metrics (METRIC_DECIDES) are reward and val_accuracy, which go up, and the
-// validation losses, which go down.
-double sweep_eval_metric(const Metric *m, const CurvePoint *pt) {
-    return m->maximize ? pt->val_accuracy : -pt->val_loss;
+// A sweep's metrics (METRIC_DECIDES) are reward and val_accuracy, which usually go up and
+// are followed on the curve by the validation accuracy, and the validation losses, which
+// usually go down and are followed by the validation loss.
+double sweep_eval_metric(const SweepGoal *g, const CurvePoint *pt) {
+    const double v = g->metric->maximize ? pt->val_accuracy : pt->val_loss;
+    return g->maximize ? v : -v;
 }
 
-double sweep_final_metric(const Metric *m, const TrialResult *r) {
+double sweep_final_metric(const SweepGoal *g, const TrialResult *r) {
     if (r->status == TRIAL_FAILED) return NAN;
-    const double v = metric_value(r, m);
-    return m->maximize ? v : -v;
+    const double v = metric_value(r, g->metric);
+    return g->maximize ? v : -v;
 }

@@ -27,7 +27,7 @@ static int at_eval(void *ctx, const CurvePoint *pt, long total_steps) {
     int go_on = 1;
     if (w->sc->group_rank == 0) {
         RungReport rep = {.id = t->id, .step = pt->step, .rung = w->next_rung,
-                          .metric = sweep_eval_metric(w->sc->metric, pt)};
+                          .metric = sweep_eval_metric(&w->sc->goal, pt)};
         MPI_Send(&rep, sizeof rep, MPI_BYTE, 0, TAG_EVAL, MPI_COMM_WORLD);
         MPI_Recv(&go_on, 1, MPI_INT, 0, TAG_DECISION, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
