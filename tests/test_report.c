@@ -351,6 +351,21 @@ static void test_report_sections(void) {
               at(lbl, 1, "trial")->value == 5,
           "leaderboard by loss: %d rows, first trials %g, %g", lbl->n_rows, at(lbl, 0, "trial")->value,
           at(lbl, 1, "trial")->value);
+    // Every table shows that metric beside val_accuracy and reward, and the ablations test it.
+    static const char *const tables[] = {"variants.by_variant", "variants.by_configuration", "pareto",
+                                         "ablations.lambda_orth"};
+    for (size_t k = 0; k < COUNT(tables); k++) {
+        const Table *x = find_table(&by_loss, tables[k]);
+        const int ab = k == 3;
+        CHECK(has_column(x, ab ? "d_val_loss" : "val_loss") && has_column(x, ab ? "d_test_loss" : "test_loss") &&
+                  has_column(x, ab ? "d_val_accuracy" : "val_accuracy") && has_column(x, ab ? "d_reward" : "reward") &&
+                  (!ab || has_column(x, "p_val_loss")),
+              "%s: the sweep's metric val_loss beside val_accuracy and reward", tables[k]);
+    }
+    const Table *abl = find_table(&by_loss, "ablations.lambda_orth"), *bcl = find_table(&by_loss, "variants.by_configuration");
+    CHECK(abl->n_rows > 0 && strstr(at(abl, 0, "verdict")->text, "val_loss") != NULL,
+          "the ablation's verdict speaks of val_loss: '%s'", abl->n_rows ? at(abl, 0, "verdict")->text : "");
+    CHECK(bcl->n_rows > 0 && isfinite(at(bcl, 0, "val_loss")->value), "per configuration: mean val_loss");
     report_free(&by_loss);
 
     // Per variant: mha over its 12 finished trials; grassmann over 3 (the pruned one is left out).
@@ -373,11 +388,11 @@ static void test_report_sections(void) {
     CHECK_CLOSE(h->value, 0.205, 1e-15, 0.0, "configuration H: mean reward");
     CHECK_CLOSE(h->sd, sqrt(0.00005), 1e-15, 0.0, "configuration H: sd of the reward");
 
-    // Pareto front: every finished trial has RankDeviation 0.1 and Correlation 0.2, so the
-    // front is the best val_accuracy, 0.62: trials 2 and 5 (equal on all three; their
-    // test_accuracy, 0.38, is the worst).
+    // Pareto front, over the sweep's metric: every finished trial has RankDeviation 0.1 and
+    // Correlation 0.2, so the front is the best reward, 0.62: trials 5 and 7 (not trials 2
+    // and 5 of the best val_accuracy; trial 5's test_accuracy, 0.38, is the worst).
     const Table *pf = find_table(&r, "pareto");
-    CHECK(pf->n_rows == 2 && at(pf, 0, "trial")->value == 2 && at(pf, 1, "trial")->value == 5, "Pareto front");
+    CHECK(pf->n_rows == 2 && at(pf, 0, "trial")->value == 5 && at(pf, 1, "trial")->value == 7, "Pareto front");
     CHECK(fabs(at(pf, 0, "test_accuracy")->value - 0.38) < 1e-15, "Pareto front: test_accuracy shown");
 
     // Ablations of lambda_orth: B against A (λ = 0) and C (L2), D against C (λ = 0; D has
@@ -425,10 +440,11 @@ static void test_report_sections(void) {
         double p;
         const char *text;
     } near[] = {{0.0501, "p = 0.0501"}, {0.04996, "p = 0.04996"}, {0.05, "p = 0.05"}, {0.0449, "p = 0.045"}};
+    static const char *const tested[2] = {"val_accuracy", "reward"};
     for (size_t i = 0; i < COUNT(near); i++) {
         const double d[2] = {0.01, 0.02}, p[2] = {near[i].p, near[i].p};
         char words[256];
-        ablation_verdict(words, sizeof words, "lambda_orth", 0.1, "λ = 0", "mha", 3, 3, d, p);
+        ablation_verdict(words, sizeof words, "lambda_orth", 0.1, "λ = 0", "mha", 3, 3, 2, tested, d, p);
         CHECK(strstr(words, near[i].text) != NULL, "p %g: verdict '%s' should say '%s'", near[i].p, words, near[i].text);
         CHECK((strstr(words, "raises") != NULL) == (near[i].p < REPORT_ALPHA), "p %g: verdict '%s'", near[i].p, words);
     }
