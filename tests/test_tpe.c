@@ -22,21 +22,25 @@ static int parse(SweepSpec *s, const char *yaml) {
     return -1;
 }
 
+// A sweep of method over these parameters, maximising val_accuracy.
+static const char *sweep_yaml(const char *parameters, const char *method, int trials, int seed) {
+    static char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "method: %s\ntrials: %d\nseed: %d\nmetric: {name: val_accuracy, goal: maximize}\nparameters:\n%s",
+             method, trials, seed, parameters);
+    return yaml;
+}
+
 // A space of every kind: lr log-uniform, warmup_frac uniform, layers an integer range,
 // eval_every a q-grid, attention categorical, core_rank only for tucker.
 static const char *space_yaml(const char *method, int trials, int seed) {
-    static char yaml[1024];
-    snprintf(yaml, sizeof yaml,
-             "method: %s\ntrials: %d\nseed: %d\nmetric: {name: val_accuracy, goal: maximize}\n"
-             "parameters:\n"
-             "  lr: {distribution: log_uniform_values, min: 0.0001, max: 0.1}\n"
-             "  warmup_frac: {min: 0.0, max: 0.5}\n"
-             "  layers: {min: 1, max: 8}\n"
-             "  eval_every: {distribution: q_uniform, min: 10, max: 200, q: 10}\n"
-             "  attention: {values: [mha, tucker, linear, grassmann]}\n"
-             "  core_rank: {values: [1, 2, 3, 4], when: {attention: tucker}}\n",
-             method, trials, seed);
-    return yaml;
+    return sweep_yaml("  lr: {distribution: log_uniform_values, min: 0.0001, max: 0.1}\n"
+                      "  warmup_frac: {min: 0.0, max: 0.5}\n"
+                      "  layers: {min: 1, max: 8}\n"
+                      "  eval_every: {distribution: q_uniform, min: 10, max: 200, q: 10}\n"
+                      "  attention: {values: [mha, tucker, linear, grassmann]}\n"
+                      "  core_rank: {values: [1, 2, 3, 4], when: {attention: tucker}}\n",
+                      method, trials, seed);
 }
 
 // The objective (larger is better, at most 1): a narrow optimum at lr = 3e-3,
@@ -57,16 +61,11 @@ static void report(Sampler *sm, int id, const TrialConfig *c, double value, Tria
 // W&B's other kinds: lambda_orth normal, lr log-normal, batch q_log_uniform_values,
 // min_lr_ratio beta.
 static const char *law_yaml(const char *method, int trials, int seed) {
-    static char yaml[1024];
-    snprintf(yaml, sizeof yaml,
-             "method: %s\ntrials: %d\nseed: %d\nmetric: {name: val_accuracy, goal: maximize}\n"
-             "parameters:\n"
-             "  lambda_orth: {distribution: normal, mu: 1, sigma: 0.5}\n"
-             "  lr: {distribution: log_normal, mu: -6.9, sigma: 1.5}\n"
-             "  batch: {distribution: q_log_uniform_values, min: 16, max: 512, q: 16}\n"
-             "  min_lr_ratio: {distribution: beta, a: 2, b: 2}\n",
-             method, trials, seed);
-    return yaml;
+    return sweep_yaml("  lambda_orth: {distribution: normal, mu: 1, sigma: 0.5}\n"
+                      "  lr: {distribution: log_normal, mu: -6.9, sigma: 1.5}\n"
+                      "  batch: {distribution: q_log_uniform_values, min: 16, max: 512, q: 16}\n"
+                      "  min_lr_ratio: {distribution: beta, a: 2, b: 2}\n",
+                      method, trials, seed);
 }
 
 // Its objective: an optimum at lambda_orth 1.4, lr 3e-3, batch 64, min_lr_ratio 0.8.

@@ -120,7 +120,7 @@ static const char *synonym(const Synonym *table, size_t n, const char *word) {
 #define SYNONYM(table, word) synonym(table, sizeof table / sizeof table[0], word)
 
 // Keys W&B sweeps have that attnsweep spells differently.
-static const struct { const char *key, *hint; } wandb_keys[] = {
+static const Synonym wandb_keys[] = {
     {"early_terminate", "use scheduler: {name: asha, min_steps: N, eta: 3}"},
     {"run_cap", "use trials"},
 };
@@ -268,10 +268,8 @@ static int read_section(Loader *L, yaml_node_t *map, const char *what, const cha
         if (k < 0) {
             char in[128] = "";
             if (what) snprintf(in, sizeof in, " in %s", what);
-            if (!what)
-                for (size_t w = 0; w < sizeof wandb_keys / sizeof wandb_keys[0]; w++)
-                    if (!strcmp(name, wandb_keys[w].key))
-                        return fail(L, mark_of(kn), "unknown key '%s' (%s)", name, wandb_keys[w].hint);
+            const char *wandb = what ? NULL : SYNONYM(wandb_keys, name);
+            if (wandb) return fail(L, mark_of(kn), "unknown key '%s' (%s)", name, wandb);
             const char *hint = closest_name(name, keys, n);
             if (hint) return fail(L, mark_of(kn), "unknown key '%s'%s (did you mean '%s'?)", name, in, hint);
             return fail(L, mark_of(kn), "unknown key '%s'%s (allowed: %s)", name, in, allowed);
