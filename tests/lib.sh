@@ -24,7 +24,7 @@ background=()
 cleanup() {
     local p
     for p in "${background[@]}"; do
-        kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
+        kill -TERM "$p" 2>/dev/null && { wait "$p" 2>/dev/null || true; }  # killed: not the script's failure
     done
     rm -rf "$tmp"
 }

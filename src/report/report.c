@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "data/dataset.h"
 #include "report/stats.h"
 #include "space/tpe.h"
 #include "trial/metrics.h"
@@ -283,6 +284,12 @@ static int by_rank(const void *x, const void *y) {
     return (a->t->id > b->t->id) - (a->t->id < b->t->id);
 }
 
+static int any_recall(const Analysis *a) {
+    for (int i = 0; i < a->n_ok; i++)
+        if (a->ok[i]->config.task == TASK_RECALL) return 1;
+    return 0;
+}
+
 static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
     const Metric *m = metric_find(o->metric);
     Ranked *r = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *r);
@@ -303,6 +310,13 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
     table_column(t, "trial", "trial", COL_INT, NULL);
     param_columns(t, a, 1, NULL);
     shown_columns(t, a, COL_REAL);
+    const int recall = any_recall(a);
+    if (recall) {
+        table_note(t, "recall: chance is a value at random (2/recall_vocab); values only, a model that knows which "
+                      "values the sequence holds but not which key has which (1/recall_pairs)");
+        table_column(t, "recall_chance", "chance", COL_REAL, "%.4f");
+        table_column(t, "recall_values_only", "values only", COL_REAL, "%.4f");
+    }
     table_column(t, "steps", "steps", COL_INT, NULL);
     table_column(t, "seconds", "time (s)", COL_REAL, "%.1f");
     for (int i = 0; i < shown; i++) {
@@ -312,6 +326,13 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
         table_number(t, x->id);
         param_cells(t, a, &x->config, 1, NULL);
         shown_cells(t, a, x);
+        if (recall) {
+            double chance = NAN, values_only = NAN;
+            if (x->config.task == TASK_RECALL)
+                recall_baselines(x->config.recall_pairs, x->config.recall_vocab, &chance, &values_only);
+            table_number(t, chance);
+            table_number(t, values_only);
+        }
         table_number(t, x->steps);
         table_number(t, x->seconds);
     }
@@ -446,7 +467,8 @@ static double front_hypervolume(const Analysis *a, const ParetoObjectives *o, co
 }
 
 static Table *pareto(const Analysis *a) {
-    const ParetoObjectives o = pareto_objectives(a->s);
+    ParetoObjectives o = pareto_objectives(a->s);
+    if (!a->s->n_objectives) o.metric[0] = metric_find(a->o->metric), o.maximize[0] = a->o->maximize;  // --metric's
     int *front = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *front);
     const int n = pareto_front(a->ok, a->n_ok, &o, front);
     char title[256], goals[512];

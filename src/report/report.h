@@ -4,8 +4,9 @@
 //   variants.by_variant        per attention variant: mean ± sd of the metrics, n
 //   variants.by_configuration  per configuration (all parameters but the seed), when the
 //                              sweep has repeats
-//   pareto                     trials no other beats on the sweep's metric (its goal),
-//                              Correlation and RankDeviation at once (finished trials)
+//   pareto                     trials no other beats on the report's metric (the sweep's
+//                              with its goal, or --metric's), Correlation and RankDeviation
+//                              at once (finished trials); a motpe sweep's: its objectives
 //   ablations.REGULARISER      each λ > 0 of lambda_orth, lambda_nuclear, lambda_stability
 //                              against λ = 0 and against plain L2 of equal strength,
 //                              matched on every other parameter; Welch's t-test over repeats
