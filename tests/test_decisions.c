@@ -60,11 +60,19 @@ static void test_metrics_follow_validation(const Metric *m) {
         r.status = TRIAL_FAILED;
         CHECK(isnan(sweep_final_metric(&g, &r)), "%s: a failed trial's final metric is not NaN", m->name);
     }
-    // A rung compares the validation accuracy (reward, val_accuracy) or minus the validation
-    // loss (the losses): a curve holds no test metric at all.
-    const CurvePoint pt = {.step = 10, .val_loss = 1.25, .val_accuracy = 0.75};
-    CHECK(sweep_eval_metric(&g, &pt) == (m->maximize ? 0.75 : -1.25), "%s: rung metric %g", m->name,
-          sweep_eval_metric(&g, &pt));
+    // A rung compares the sweep's own metric at the evaluation (each a different number
+    // here), turned by its goal; one not known there ranks last. An evaluation holds no
+    // test metric at all.
+    const EvalPoint e = {.step = 10, .val_accuracy = 0.75, .val_loss = 1.25, .val_bits_per_byte = 1.75,
+                         .rank_deviation = 0.5, .correlation = 0.25, .reward = 0.625};
+    const double own = !strcmp(m->name, "reward") ? 0.625 : !strcmp(m->name, "val_accuracy") ? 0.75
+                       : !strcmp(m->name, "val_loss")  ? 1.25 : 1.75;
+    CHECK(sweep_eval_metric(&g, &e) == (m->maximize ? own : -own), "%s: rung metric %g, want %g", m->name,
+          sweep_eval_metric(&g, &e), m->maximize ? own : -own);
+    EvalPoint unknown = e;
+    unknown.reward = unknown.val_accuracy = unknown.val_loss = unknown.val_bits_per_byte = NAN;
+    CHECK(sweep_eval_metric(&g, &unknown) == -HUGE_VAL, "%s: an unknown rung metric is %g, not last", m->name,
+          sweep_eval_metric(&g, &unknown));
 }
 
 // The YAML's goal decides, not the metric table's usual one: `goal: minimize` on reward
@@ -73,9 +81,9 @@ static void test_yaml_goal_decides(const Metric *m) {
     const TrialConfig c = {0};
     const SweepGoal usual = {m, m->maximize}, turned = {m, !m->maximize};
     const TrialResult r = made_up(3, &c);
-    const CurvePoint pt = {.step = 10, .val_loss = 1.25, .val_accuracy = 0.75};
+    const EvalPoint e = {.step = 10, .val_accuracy = 0.75, .val_loss = 1.25, .val_bits_per_byte = 1.75, .reward = 0.625};
     CHECK(sweep_final_metric(&turned, &r) == -sweep_final_metric(&usual, &r) &&
-              sweep_eval_metric(&turned, &pt) == -sweep_eval_metric(&usual, &pt),
+              sweep_eval_metric(&turned, &e) == -sweep_eval_metric(&usual, &e),
           "%s: the goal %s does not turn the decisions", m->name, m->maximize ? "minimize" : "maximize");
 }
 

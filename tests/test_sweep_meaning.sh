@@ -9,7 +9,9 @@
 #      repeats are pruned at the same rung or all finish, exactly as the rule replayed on
 #      the val_accuracy curves gives (each configuration's mean over its repeats that
 #      reached the rung; the first to arrive decides for all); `per: trial` decides each
-#      trial alone, as the per-trial rule replayed gives.
+#      trial alone, as the per-trial rule replayed gives; a sweep whose metric is the
+#      reward (β = γ = 2) decides on the reward at each rung, computed from the invariants
+#      traced there (the rule replayed on it gives every end, on the accuracy it would not).
 # Usage: bash tests/test_sweep_meaning.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
 
@@ -65,6 +67,7 @@ method: random
 trials: 24
 repeats: 3
 seed: 5
+metric: {name: val_accuracy, goal: maximize}
 task: recall
 budget: {steps: 40, eval_every: 10}
 scheduler: {name: asha, min_steps: 10, eta: 2}
@@ -79,13 +82,28 @@ parameters:
   recall_pairs: {value: 4}
 YAML
 sed 's/^name: asha$/name: asha_trial/; s/eta: 2}/eta: 2, per: trial}/' asha.yaml >asha_trial.yaml
-for f in asha asha_trial; do
+sed 's/^name: asha$/name: asha_reward/; s/^metric: .*/metric: {name: reward, goal: maximize}\nreward: {beta: 2, gamma: 2}/' \
+    asha.yaml >asha_reward.yaml
+for f in asha asha_trial asha_reward; do
     mpi 2 run $f.yaml -o $f.h5 --quiet
     expect_rc 0 "ASHA sweep $f on one worker"
 done
-"$py" - asha.h5 asha_trial.h5 <<'PY' || fail "ASHA's decisions per configuration"
+"$py" - asha.h5 asha_trial.h5 asha_reward.h5 <<'PY' || fail "ASHA's decisions per configuration"
 import sys, h5py
-def replay(path, per):
+import numpy as np
+from numcheck import close
+def accuracy(f, trial):
+    c = f["trials"][f"{trial:06d}"]["curves"]
+    return dict(zip(c["step"][:].tolist(), c["val_accuracy"][:].tolist()))
+def reward(f, trial, beta=2.0, gamma=2.0):
+    # val_accuracy − β·RankDeviation − γ·Correlation from the invariants traced at each
+    # evaluation: the heads mode only, its ideal rank r_max = heads = 2 (function view)
+    inv = f["trials"][f"{trial:06d}"]["invariants"][:]
+    rd = np.abs(inv["eff_rank"][:, :, 0] - 2.0).mean(axis=1) / 2.0
+    corr = inv["correlation"].mean(axis=1)
+    acc = accuracy(f, trial)
+    return {int(s): acc[int(s)] - beta * d - gamma * c for s, d, c in zip(inv["step"], rd, corr)}
+def replay(path, per, value=accuracy):
     f = h5py.File(path, "r")
     rows = f["summary"][:]  # finishing order: one worker ran them one by one
     rungs, eta, budget = [10, 20], 2, 40
@@ -95,10 +113,11 @@ def replay(path, per):
     for row in rows:
         trial, status, steps = int(row["trial"]), row["status"].decode(), int(row["steps"])
         unit = trial // per
-        c = f["trials"][f"{trial:06d}"]["curves"]
-        val = dict(zip(c["step"][:].tolist(), c["val_accuracy"][:].tolist()))
+        val = value(f, trial)
         want = ("ok", budget)
         for k, rung in enumerate(rungs):
+            if rung not in val:  # stopped before the rule would have: a wrong end
+                break
             s = sums[k].setdefault(unit, [0.0, 0])
             s[0] += val[rung]; s[1] += 1
             if unit not in decided[k]:
@@ -115,14 +134,27 @@ def replay(path, per):
         statuses.setdefault(trial // 3, set()).add((status, steps))
     pruned = sum(r["status"] == b"pruned" for r in rows)
     assert 0 < pruned < len(rows), f"fixture: {pruned} of {len(rows)} pruned"
-    assert not bad, "\n".join(bad)
-    return statuses
-together = replay(sys.argv[1], 3)
+    return bad, statuses
+bad, together = replay(sys.argv[1], 3)
+assert not bad, "\n".join(bad)
 assert all(len(s) == 1 for s in together.values()), together
-alone = replay(sys.argv[2], 1)
+bad, alone = replay(sys.argv[2], 1)
+assert not bad, "\n".join(bad)
 print(f"per configuration: every configuration's 3 repeats share their end; per trial: "
       f"{sum(len(s) > 1 for s in alone.values())} of {len(alone)} configurations split")
+# A reward sweep decides on the reward at each rung: the formula here gives each finished
+# trial's final reward, the rule on it gives every end, and the rule on the accuracy not.
+f = h5py.File(sys.argv[3], "r")
+for row in f["summary"][:]:
+    if row["status"] == b"ok":
+        r = reward(f, int(row["trial"]))
+        assert close(r[40], row["reward"], 1e-9), (int(row["trial"]), r[40], row["reward"])
+bad, _ = replay(sys.argv[3], 3, reward)
+assert not bad, "\n".join(bad)
+bad, _ = replay(sys.argv[3], 3, accuracy)
+assert bad, "fixture: the rule on the validation accuracy gives the same ends as on the reward"
+print(f"reward sweep: the rule on the reward at each rung gives every end; on the accuracy {len(bad)} would differ")
 PY
-pass "ASHA per configuration: repeats pruned at one rung or finished together, as the replayed rule; per: trial as the per-trial rule"
+pass "ASHA per configuration: repeats pruned at one rung or finished together, as the replayed rule; per: trial as the per-trial rule; a reward sweep ranks rungs by the reward"
 
 echo "$checks passed, 0 failed ($((SECONDS - start)) s)"

@@ -64,7 +64,8 @@ static void asha_replay_trial(Coordinator *co, const TrialResult *r) {
         const CurvePoint *pt = &r->curve[i];
         if (!asha_at_rung(a->steps, a->n_rungs, next, pt->step, r->config.steps)) continue;
         const int pruned_here = r->status == TRIAL_PRUNED && i == r->n_curve - 1;
-        asha_replay(&co->asha, r->id, next++, sweep_eval_metric(&co->sc->goal, pt), !pruned_here);
+        const EvalPoint e = trial_eval_point(r, pt, &co->spec->reward);
+        asha_replay(&co->asha, r->id, next++, sweep_eval_metric(&co->sc->goal, &e), !pruned_here);
     }
 }
 

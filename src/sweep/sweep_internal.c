@@ -18,11 +18,9 @@ void sweep_catch_signals(void) {
 
 int sweep_signalled(void) { return stop_signal != 0; }
 
-// A sweep's metrics (METRIC_DECIDES) are reward and val_accuracy, which usually go up and
-// are followed on the curve by the validation accuracy, and the validation losses, which
-// usually go down and are followed by the validation loss.
-double sweep_eval_metric(const SweepGoal *g, const CurvePoint *pt) {
-    const double v = g->metric->maximize ? pt->val_accuracy : pt->val_loss;
+double sweep_eval_metric(const SweepGoal *g, const EvalPoint *e) {
+    const double v = eval_point_value(e, g->metric);
+    if (isnan(v)) return -HUGE_VAL;  // not known (a runner that traces nothing: no reward): last
     return g->maximize ? v : -v;
 }
 

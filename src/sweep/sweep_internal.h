@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include "trial/metrics.h"
+#include "trial/runner.h"
 #include "trial/trial.h"
 
 // What the sweep optimises: reward or a validation metric, with the YAML's goal (its
@@ -29,11 +30,10 @@ typedef struct {
 // The world rank of group k's leader.
 static inline int group_leader(const SweepComms *sc, int k) { return 1 + k * sc->group_size; }
 
-// The metric at an evaluation, for ASHA, turned by the goal so that larger is better: the
-// validation accuracy for reward and val_accuracy (the reward needs final scores), the
-// validation loss for val_loss and val_bits_per_byte (the curve column that goes the
-// metric's usual way: the table's goal picks it, the YAML's turns it).
-double sweep_eval_metric(const SweepGoal *g, const CurvePoint *pt);
+// The sweep's own metric at an evaluation, for ASHA, turned by the goal so that larger
+// is better (the reward from the invariants traced there: trial/runner.h EvalPoint);
+// -HUGE_VAL where it is not known, which ranks last.
+double sweep_eval_metric(const SweepGoal *g, const EvalPoint *e);
 // A finished trial's metric, turned by the goal so that larger is better; NaN for a
 // failed trial.
 double sweep_final_metric(const SweepGoal *g, const TrialResult *r);

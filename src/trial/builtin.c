@@ -85,7 +85,9 @@ static int at_eval(void *ctx, Model *m, const CurvePoint *pt, long total_steps, 
     if (h->progress)
         print_progress(h->progress, pt, &run->r->trace, total_steps, (double)pt->step / train_seconds,
                        run->r->config.task);
-    return h->on_eval && h->on_eval(h->ctx, pt, total_steps);
+    if (!h->on_eval) return 0;
+    const EvalPoint e = trial_eval_point(run->r, pt, h->reward);
+    return h->on_eval(h->ctx, &e, total_steps);
 }
 
 static int should_stop(void *ctx) {
