@@ -89,6 +89,21 @@ static void test_welch(void) {
           "no spread in either arm: t and p NaN, got %g, %g", w.t, w.p);
 }
 
+// Holm–Bonferroni against statsmodels 0.13.5: multipletests(p, method="holm")[1] over
+// the seven p-values that are not NaN (ties, a step-down maximum, one NaN left out).
+static void test_holm(void) {
+    double p[8] = {0.01, 0.04, 0.03, NAN, 0.005, 0.03, 0.5, 0.2}, got[8];
+    const double want[7] = {0.06, 0.15, 0.15, 0.035, 0.15, 0.5, 0.4};  // the tests, NaN left out
+    holm_adjust(p, 8, got);
+    const double tested[7] = {got[0], got[1], got[2], got[4], got[5], got[6], got[7]};
+    CHECK_ALL_CLOSE(tested, want, 7, 1e-15, 0.0, "Holm's adjusted p-values");
+    CHECK(isnan(got[3]), "a NaN p stays NaN (no test), got %g", got[3]);
+    holm_adjust(p, 8, p);
+    CHECK_ALL_CLOSE(p, got, 8 - 5, 0.0, 0.0, "Holm's adjustment in place");
+    CHECK_ALL_CLOSE(p + 4, got + 4, 4, 0.0, 0.0, "Holm's adjustment in place");
+    CHECK(isnan(p[3]), "in place: the NaN stays");
+}
+
 // ---------------------------------------------------------------- tables
 
 // What a renderer prints, as a string the caller frees.
@@ -396,25 +411,31 @@ static void test_report_sections(void) {
     CHECK(fabs(at(pf, 0, "test_accuracy")->value - 0.38) < 1e-15, "Pareto front: test_accuracy shown");
 
     // Ablations of lambda_orth: B against A (λ = 0) and C (L2), D against C (λ = 0; D has
-    // λ_l2 > 0, so no L2 control), E against F, G against H. p-values: scipy (see the top).
+    // λ_l2 > 0, so no L2 control), E against F, G against H. p-values: scipy (see the top);
+    // Holm's over the report's 6 tests: statsmodels' multipletests(p, method="holm"). The
+    // verdicts read Holm's: D's raw p of 0.02 and 0.013 make no claim once adjusted.
     const Table *ab = find_table(&r, "ablations.lambda_orth");
     static const struct {
         const char *against, *attention;
-        double l2, d_acc, p_acc, d_rew, p_rew;
+        double l2, d_acc, p_acc, h_acc, d_rew, p_rew, h_rew;
         const char *verdict;
     } rows[] = {
-        {"lambda_orth = 0", "mha", 0, 0, 1.0, 0.1, 0.00025521674944192785,
-         "λ_orth = 0.1 raises reward (p < 0.001) over λ = 0 for mha; no significant difference in val_accuracy "
-         "(p = 1)"},
-        {"lambda_l2 = 0.1", "mha", 0, 0.05, 0.0036022326091039976, 0.01, 0.4960553744585209,
-         "λ_orth = 0.1 raises val_accuracy (p = 0.0036) over plain L2 of equal strength for mha; no significant "
-         "difference in reward (p = 0.5)"},
-        {"lambda_orth = 0", "mha", 0.1, 0.04, 0.020204102886728654, -0.1, 0.013072457560346544,
-         "λ_orth = 0.1 raises val_accuracy (p = 0.02) and lowers reward (p = 0.013) over λ = 0 for mha"},
-        {"lambda_orth = 0", "tucker", 0, 0, NAN, 0, NAN, "val_accuracy and reward: no spread within either arm, no test"},
-        {"lambda_orth = 0", "grassmann", 0, -0.005, NAN, -0.005, NAN,
+        {"lambda_orth = 0", "mha", 0, 0, 1.0, 1.0, 0.1, 0.00025521674944192785, 0.001531300496651567,
+         "λ_orth = 0.1 raises reward (Holm p = 0.0015) over λ = 0 for mha; no significant difference in val_accuracy "
+         "(Holm p = 1)"},
+        {"lambda_l2 = 0.1", "mha", 0, 0.05, 0.0036022326091039976, 0.018011163045519987, 0.01, 0.4960553744585209,
+         0.9921107489170418,
+         "λ_orth = 0.1 raises val_accuracy (Holm p = 0.018) over plain L2 of equal strength for mha; no significant "
+         "difference in reward (Holm p = 0.99)"},
+        {"lambda_orth = 0", "mha", 0.1, 0.04, 0.020204102886728654, 0.060612308660185965, -0.1, 0.013072457560346544,
+         0.05228983024138618, "no significant difference in val_accuracy (Holm p = 0.061) or reward (Holm p = 0.052)"},
+        {"lambda_orth = 0", "tucker", 0, 0, NAN, NAN, 0, NAN, NAN,
+         "val_accuracy and reward: no spread within either arm, no test"},
+        {"lambda_orth = 0", "grassmann", 0, -0.005, NAN, NAN, -0.005, NAN, NAN,
          "n too small (1 against 2 trials; the test needs at least 2 each)"},
     };
+    CHECK(ab->note && strstr(ab->note, "Holm–Bonferroni over the 6 tests of this report"), "Holm's note: '%s'",
+          ab->note ? ab->note : "");
     CHECK(ab->n_rows == (int)COUNT(rows), "ablation rows: got %d want %zu", ab->n_rows, COUNT(rows));
     for (int i = 0; i < ab->n_rows && i < (int)COUNT(rows); i++) {
         char what[64];
@@ -427,10 +448,14 @@ static void test_report_sections(void) {
         CHECK_CLOSE(at(ab, i, "d_test_accuracy")->value, -rows[i].d_acc, 1e-12, 0, what);  // shown, never tested
         CHECK_CLOSE(at(ab, i, "d_reward")->value, rows[i].d_rew, 1e-12, 0, what);
         if (isnan(rows[i].p_acc))
-            CHECK(isnan(at(ab, i, "p_val_accuracy")->value) && isnan(at(ab, i, "p_reward")->value), "%s: p NaN", what);
+            CHECK(isnan(at(ab, i, "p_val_accuracy")->value) && isnan(at(ab, i, "p_reward")->value) &&
+                      isnan(at(ab, i, "p_holm_val_accuracy")->value) && isnan(at(ab, i, "p_holm_reward")->value),
+                  "%s: p NaN", what);
         else {
             CHECK_CLOSE(at(ab, i, "p_val_accuracy")->value, rows[i].p_acc, 1e-12, 1e-9, what);
             CHECK_CLOSE(at(ab, i, "p_reward")->value, rows[i].p_rew, 1e-12, 1e-9, what);
+            CHECK_CLOSE(at(ab, i, "p_holm_val_accuracy")->value, rows[i].h_acc, 1e-12, 1e-9, what);
+            CHECK_CLOSE(at(ab, i, "p_holm_reward")->value, rows[i].h_rew, 1e-12, 1e-9, what);
         }
         CHECK(!strcmp(at(ab, i, "verdict")->text, rows[i].verdict), "%s: verdict\n  got  '%s'\n  want '%s'", what,
               at(ab, i, "verdict")->text, rows[i].verdict);
@@ -439,7 +464,8 @@ static void test_report_sections(void) {
     static const struct {
         double p;
         const char *text;
-    } near[] = {{0.0501, "p = 0.0501"}, {0.04996, "p = 0.04996"}, {0.05, "p = 0.05"}, {0.0449, "p = 0.045"}};
+    } near[] = {{0.0501, "Holm p = 0.0501"}, {0.04996, "Holm p = 0.04996"}, {0.05, "Holm p = 0.05"},
+                {0.0449, "Holm p = 0.045"}};
     static const char *const tested[2] = {"val_accuracy", "reward"};
     for (size_t i = 0; i < COUNT(near); i++) {
         const double d[2] = {0.01, 0.02}, p[2] = {near[i].p, near[i].p};
@@ -624,6 +650,7 @@ static void test_read_back(void) {
 int main(void) {
     test_sample_stats();
     test_welch();
+    test_holm();
     test_tables();
     test_pareto();
     test_reasons();

@@ -517,16 +517,16 @@ static Table *pareto(const Analysis *a) {
 
 // ---------------------------------------------------------------- ablations
 
-// "p = 0.012", or "p < 0.001"; with more digits where two would round across or onto the
-// significance level (0.0501 is "p = 0.0501", not "p = 0.05").
+// "Holm p = 0.012", or "Holm p < 0.001"; with more digits where two would round across or
+// onto the significance level (0.0501 is "Holm p = 0.0501", not "Holm p = 0.05").
 static void p_text(char *out, size_t len, double p) {
     if (p < 0.001) {
-        snprintf(out, len, "p < 0.001");
+        snprintf(out, len, "Holm p < 0.001");
         return;
     }
     for (int digits = 2; digits <= 6; digits++) {
-        snprintf(out, len, "p = %.*g", digits, p);
-        const double shown = strtod(out + 4, NULL);
+        snprintf(out, len, "Holm p = %.*g", digits, p);
+        const double shown = strtod(out + strlen("Holm p = "), NULL);
         if ((shown < REPORT_ALPHA) == (p < REPORT_ALPHA) && (shown != REPORT_ALPHA || p == REPORT_ALPHA)) return;
     }
 }
@@ -561,7 +561,80 @@ void ablation_verdict(char *out, size_t len, const char *reg, double lambda, con
         snprintf(out + n, len - (size_t)n, "%s%s: no spread within either arm, no test", n ? "; " : "", untested);
 }
 
-static Table *ablation(const Analysis *a, const char *reg) {
+// One comparison of an ablation: a configuration with λ > 0 against its control, for each
+// metric tested the difference of the means (arm − control), Welch's p and Holm's.
+typedef struct {
+    const Config *arm, *ctl;
+    double lambda;
+    int vs_l2;  // the control is plain L2 of equal strength (else λ = 0)
+    double d[3], p[3], p_holm[3], d_twin[3];
+} Comparison;
+
+// The ablations of one report: the metrics tested (the sweep's when it is another,
+// val_accuracy, reward) and the comparisons of each regulariser; the p-values of them
+// all are one family for Holm's adjustment.
+typedef struct {
+    int k_tested;
+    const char *tested[3];
+    int n[COUNT(regularisers)];
+    Comparison *c[COUNT(regularisers)];
+    int family;  // the tests made (p not NaN) over every table
+} Ablations;
+
+// Every finished configuration with regulariser r > 0 that has a finished control.
+static void compare(const Analysis *a, Ablations *ab, int r) {
+    const char *reg = regularisers[r];
+    ab->c[r] = xcalloc((size_t)(2 * a->n_configs + 1), sizeof *ab->c[r]);
+    for (int i = 0; i < a->n_configs; i++) {
+        const Config *arm = &a->configs[a->order[i]];
+        const double lambda = lambda_of(&arm->first->config, reg);
+        if (lambda <= 0 || !arm->n) continue;
+        for (int vs_l2 = 0; vs_l2 < 2; vs_l2++) {
+            if (vs_l2 && lambda_of(&arm->first->config, CONTROL) != 0) continue;
+            TrialConfig c = arm->first->config;
+            *lambda_at(&c, reg) = 0;
+            if (vs_l2) *lambda_at(&c, CONTROL) = lambda;
+            const Config *ctl = find_config(a, &c);
+            if (!ctl || !ctl->n) continue;
+            Comparison *x = &ab->c[r][ab->n[r]++];
+            *x = (Comparison){.arm = arm, .ctl = ctl, .lambda = lambda, .vs_l2 = vs_l2};
+            for (int k = 0; k < ab->k_tested; k++) {
+                const Metric *m = metric_find(ab->tested[k]), *twin = metric_test_twin(m);
+                const SampleStats sa = stats_of(arm->ok, arm->n, m), sc = stats_of(ctl->ok, ctl->n, m);
+                WelchTest w;
+                x->d[k] = sa.mean - sc.mean;
+                x->p[k] = welch_test(sa, sc, &w) == 0 ? w.p : NAN;
+                x->d_twin[k] = twin ? stats_of(arm->ok, arm->n, twin).mean - stats_of(ctl->ok, ctl->n, twin).mean : NAN;
+            }
+        }
+    }
+}
+
+static void ablations_analyse(const Analysis *a, Ablations *ab) {
+    memset(ab, 0, sizeof *ab);
+    if (strcmp(a->o->metric, "val_accuracy") && strcmp(a->o->metric, "reward")) ab->tested[ab->k_tested++] = a->o->metric;
+    for (size_t k = 0; k < COUNT(always_tested); k++) ab->tested[ab->k_tested++] = always_tested[k];
+    int total = 0;
+    for (size_t r = 0; r < COUNT(regularisers); r++) compare(a, ab, (int)r), total += ab->n[r] * ab->k_tested;
+    double *p = xmalloc((size_t)(total ? total : 1) * sizeof *p);  // the family, flat
+    int n = 0;
+    for (size_t r = 0; r < COUNT(regularisers); r++)
+        for (int i = 0; i < ab->n[r]; i++)
+            for (int k = 0; k < ab->k_tested; k++) p[n++] = ab->c[r][i].p[k], ab->family += !isnan(ab->c[r][i].p[k]);
+    holm_adjust(p, n, p);
+    n = 0;
+    for (size_t r = 0; r < COUNT(regularisers); r++)
+        for (int i = 0; i < ab->n[r]; i++)
+            for (int k = 0; k < ab->k_tested; k++) ab->c[r][i].p_holm[k] = p[n++];
+    free(p);
+}
+
+static void ablations_free(Ablations *ab) {
+    for (size_t r = 0; r < COUNT(regularisers); r++) free(ab->c[r]);
+}
+
+static Table *ablation(const Analysis *a, const Ablations *ab, int r) {
+    const char *reg = regularisers[r];
     char key[64], title[256];
     snprintf(key, sizeof key, "ablations.%s", reg);
     snprintf(title, sizeof title, "Ablation of %s: each λ > 0 against λ = 0 and against plain L2 of equal strength", reg);
@@ -569,14 +642,14 @@ static Table *ablation(const Analysis *a, const char *reg) {
     duplicates_note(t, a);
     table_note(t,
                "matched on every other parameter (the L2 control: " CONTROL " = λ, %s = 0); finished trials; Welch's "
-               "t-test over repeats; a verdict only at p < %g",
-               reg, REPORT_ALPHA);
-    // Tested: the sweep's metric (when it is another), val_accuracy and reward, each with
-    // its difference and p; a test twin's difference is shown beside, untested.
-    const char *tested[3];
-    int k_tested = 0;
-    if (strcmp(a->o->metric, "val_accuracy") && strcmp(a->o->metric, "reward")) tested[k_tested++] = a->o->metric;
-    for (size_t k = 0; k < COUNT(always_tested); k++) tested[k_tested++] = always_tested[k];
+               "t-test over repeats",
+               reg);
+    table_note(t,
+               "p: Welch's; p Holm: adjusted by Holm–Bonferroni over the %d tests of this report (every ablation "
+               "table, every metric tested); a verdict only at p Holm < %g",
+               ab->family, REPORT_ALPHA);
+    const int k_tested = ab->k_tested;
+    const char *const *tested = ab->tested;
     table_note(t, "the tests and the verdict read %s%s; the test twins' differences are shown only",
                k_tested == 3 ? tested[0] : "", k_tested == 3 ? " (the sweep's metric), val_accuracy and reward" : "val_accuracy and reward");
     table_column(t, reg, "λ", COL_REAL, "%g");
@@ -592,6 +665,8 @@ static Table *ablation(const Analysis *a, const char *reg) {
         table_column(t, col, head, COL_REAL, "%+.4f");
         snprintf(col, sizeof col, "p_%s", m->name);
         table_column(t, col, "p", COL_REAL, "%.3g");
+        snprintf(col, sizeof col, "p_holm_%s", m->name);
+        table_column(t, col, "p Holm", COL_REAL, "%.3g");
         if (twin) {
             snprintf(col, sizeof col, "d_%s", twin->name);
             snprintf(head, sizeof head, "Δ %s", twin->label);
@@ -600,47 +675,30 @@ static Table *ablation(const Analysis *a, const char *reg) {
     }
     table_column(t, "verdict", "verdict", COL_TEXT, NULL);
     int any_arm = 0;
-    for (int i = 0; i < a->n_configs; i++) {
-        const Config *arm = &a->configs[a->order[i]];
-        const double lambda = lambda_of(&arm->first->config, reg);
-        any_arm |= lambda > 0;
-        if (lambda <= 0 || !arm->n) continue;
-        for (int vs_l2 = 0; vs_l2 < 2; vs_l2++) {
-            if (vs_l2 && lambda_of(&arm->first->config, CONTROL) != 0) continue;
-            TrialConfig c = arm->first->config;
-            *lambda_at(&c, reg) = 0;
-            if (vs_l2) *lambda_at(&c, CONTROL) = lambda;
-            const Config *ctl = find_config(a, &c);
-            if (!ctl || !ctl->n) continue;
-            char against[64], words[1024];
-            if (vs_l2)
-                snprintf(against, sizeof against, CONTROL " = %g", lambda);
-            else
-                snprintf(against, sizeof against, "%s = 0", reg);
-            double d[3], p[3], d_twin[3];
-            for (int k = 0; k < k_tested; k++) {
-                const Metric *m = metric_find(tested[k]), *twin = metric_test_twin(m);
-                const SampleStats sa = stats_of(arm->ok, arm->n, m), sc = stats_of(ctl->ok, ctl->n, m);
-                WelchTest w;
-                d[k] = sa.mean - sc.mean;
-                p[k] = welch_test(sa, sc, &w) == 0 ? w.p : NAN;
-                d_twin[k] = twin ? stats_of(arm->ok, arm->n, twin).mean - stats_of(ctl->ok, ctl->n, twin).mean : NAN;
-            }
-            ablation_verdict(words, sizeof words, reg, lambda, vs_l2 ? "plain L2 of equal strength" : "λ = 0",
-                             attention_names[arm->first->config.attention], arm->n, ctl->n, k_tested, tested, d, p);
-            table_row(t);
-            table_number(t, lambda);
-            table_text(t, "%s", against);
-            param_cells(t, a, &arm->first->config, 0, reg);
-            table_number(t, arm->n);
-            table_number(t, ctl->n);
-            for (int k = 0; k < k_tested; k++) {
-                table_number(t, d[k]);
-                table_number(t, p[k]);
-                if (metric_test_twin(metric_find(tested[k]))) table_number(t, d_twin[k]);
-            }
-            table_text(t, "%s", words);
+    for (int i = 0; i < a->n_configs; i++) any_arm |= lambda_of(&a->configs[i].first->config, reg) > 0;
+    for (int i = 0; i < ab->n[r]; i++) {
+        const Comparison *x = &ab->c[r][i];
+        char against[64], words[1024];
+        if (x->vs_l2)
+            snprintf(against, sizeof against, CONTROL " = %g", x->lambda);
+        else
+            snprintf(against, sizeof against, "%s = 0", reg);
+        ablation_verdict(words, sizeof words, reg, x->lambda, x->vs_l2 ? "plain L2 of equal strength" : "λ = 0",
+                         attention_names[x->arm->first->config.attention], x->arm->n, x->ctl->n, k_tested, tested,
+                         x->d, x->p_holm);
+        table_row(t);
+        table_number(t, x->lambda);
+        table_text(t, "%s", against);
+        param_cells(t, a, &x->arm->first->config, 0, reg);
+        table_number(t, x->arm->n);
+        table_number(t, x->ctl->n);
+        for (int k = 0; k < k_tested; k++) {
+            table_number(t, x->d[k]);
+            table_number(t, x->p[k]);
+            table_number(t, x->p_holm[k]);
+            if (metric_test_twin(metric_find(tested[k]))) table_number(t, x->d_twin[k]);
         }
+        table_text(t, "%s", words);
     }
     if (!any_arm)
         table_note(t, "%s is 0 in every trial: nothing to compare", reg);
@@ -774,12 +832,16 @@ static Table *asha(const Analysis *a) {
 void report_build(const SweepSummary *s, const ReportOptions *o, Report *out) {
     Analysis a;
     analyse(s, o, &a);
-    Table *tables[] = {leaderboard(&a, o), by_variant(&a),          by_configuration(&a),      pareto(&a),
-                       ablation(&a, regularisers[0]), ablation(&a, regularisers[1]), ablation(&a, regularisers[2]),
-                       by_status(&a),     by_reason(&a),            asha(&a)};
+    Ablations ab;
+    ablations_analyse(&a, &ab);
+    Table *tables[] = {leaderboard(&a, o),    by_variant(&a),        by_configuration(&a),  pareto(&a),
+                       ablation(&a, &ab, 0), ablation(&a, &ab, 1), ablation(&a, &ab, 2),
+                       by_status(&a),         by_reason(&a),         asha(&a)};
+    _Static_assert(COUNT(regularisers) == 3, "one ablation table per regulariser");
     out->n = (int)COUNT(tables);
     out->tables = xmalloc(sizeof tables);
     memcpy(out->tables, tables, sizeof tables);
+    ablations_free(&ab);
     analysis_free(&a);
 }
 

@@ -9,7 +9,8 @@
 //                              at once (finished trials); a motpe sweep's: its objectives
 //   ablations.REGULARISER      each λ > 0 of lambda_orth, lambda_nuclear, lambda_stability
 //                              against λ = 0 and against plain L2 of equal strength,
-//                              matched on every other parameter; Welch's t-test over repeats
+//                              matched on every other parameter; Welch's t-test over repeats,
+//                              its p and Holm's over every test of the report
 //   failures.by_status, failures.by_reason, failures.asha   counts, and the steps ASHA saved
 //
 // Every metric is read from the file (val_accuracy, rank_deviation, correlation, reward, ...);
@@ -64,13 +65,14 @@ ParetoObjectives pareto_objectives(const SweepSummary *s);
 // the objectives are left out.
 int pareto_front(const TrialResult *const *t, int n, const ParetoObjectives *o, int *front);
 
-// The plain-words verdict of one ablation comparison: a claim only where Welch's test
-// supports it (p < REPORT_ALPHA), e.g. "λ_orth = 0.1 raises reward (p = 0.01) over λ = 0
-// for mha"; otherwise "no significant difference in val_accuracy (p = 0.4) or reward
-// (p = 0.6)", and "n too small (...)" below 2 trials per arm. reg: the regulariser's
+// The plain-words verdict of one ablation comparison: a claim only where Welch's test,
+// adjusted by Holm–Bonferroni over every test of the report, supports it (p <
+// REPORT_ALPHA), e.g. "λ_orth = 0.1 raises reward (Holm p = 0.01) over λ = 0 for mha";
+// otherwise "no significant difference in val_accuracy (Holm p = 0.4) or reward (Holm
+// p = 0.6)", and "n too small (...)" below 2 trials per arm. reg: the regulariser's
 // parameter name; against: the control in words; d[k] and p[k]: for the metric tested[k]
 // (k < k_tested: the sweep's metric when it is another, val_accuracy, reward), the
-// difference of the means (arm − control) and the p-value (NaN: neither arm varies).
+// difference of the means (arm − control) and the adjusted p-value (NaN: neither arm varies).
 void ablation_verdict(char *out, size_t len, const char *reg, double lambda, const char *against,
                       const char *variant, int n_arm, int n_ctl, int k_tested, const char *const *tested,
                       const double *d, const double *p);
