@@ -33,6 +33,15 @@ cd "$tmp"  # anything written by mistake lands here and is removed
 start=$SECONDS
 checks=0
 
+# The parameters of the smallest recall model (a trial of 40 steps takes a fraction of a
+# second), for a sweep YAML's parameters: section.
+tiny_recall_params='  d_model: {value: 16}
+  heads: {value: 2}
+  layers: {value: 1}
+  batch: {value: 16}
+  eval_batches: {value: 2}
+  recall_pairs: {value: 4}'
+
 fail() {
     echo "FAIL: $*" >&2
     for f in out err; do

@@ -61,7 +61,7 @@ PY
 pass "G = 1 and G = 2: the same curves (train and validation loss within 1e-4), group_size recorded 1 and 2"
 
 echo "== 2. ASHA per configuration: repeats continue or stop together"
-cat >asha.yaml <<'YAML'
+cat >asha.yaml <<YAML
 name: asha
 method: random
 trials: 24
@@ -74,12 +74,7 @@ scheduler: {name: asha, min_steps: 10, eta: 2}
 parameters:
   lr: {distribution: log_uniform_values, min: 0.0003, max: 0.03}
   attention: {values: [mha, linear]}
-  d_model: {value: 16}
-  heads: {value: 2}
-  layers: {value: 1}
-  batch: {value: 16}
-  eval_batches: {value: 2}
-  recall_pairs: {value: 4}
+$tiny_recall_params
 YAML
 sed 's/^name: asha$/name: asha_trial/; s/eta: 2}/eta: 2, per: trial}/' asha.yaml >asha_trial.yaml
 sed 's/^name: asha$/name: asha_reward/; s/^metric: .*/metric: {name: reward, goal: maximize}\nreward: {beta: 2, gamma: 2}/' \
