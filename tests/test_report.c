@@ -522,6 +522,26 @@ static void test_report_sections(void) {
     report_free(&r);
     s.n_trials--;
 
+    // The L2 control calibrated to the penalty's size (report --l2-scale): configuration C
+    // at lambda_l2 = 0.1 × 0.005 is the control of B at λ_orth = 0.1 with the same numbers.
+    for (int i = 0; i < N_MADE_UP; i++)
+        if (s.trials[i].config.lambda_l2 == 0.1) set(&s.trials[i].config, "lambda_l2", "0.0005");
+    report_build(&s, &(ReportOptions){.metric = "reward", .maximize = 1, .top = 5, .l2_scale = 0.005}, &r);
+    ab = find_table(&r, "ablations.lambda_orth");
+    CHECK(ab->n_rows == (int)COUNT(rows) && !strcmp(at(ab, 1, "against")->text, "lambda_l2 = 0.0005") &&
+              strstr(ab->title, "plain L2 at λ × 0.005") && strstr(ab->note, "lambda_l2 = λ × 0.005"),
+          "scaled L2 control: '%s' in '%s'", at(ab, 1, "against")->text, ab->title);
+    CHECK_CLOSE(at(ab, 1, "p_val_accuracy")->value, rows[1].p_acc, 1e-12, 1e-9, "scaled L2 control: p");
+    CHECK(strstr(at(ab, 1, "verdict")->text, "over plain L2 at λ × 0.005 for mha") != NULL, "scaled L2 verdict: '%s'",
+          at(ab, 1, "verdict")->text);
+    report_free(&r);
+    report_build(&s, &(ReportOptions){.metric = "reward", .maximize = 1, .top = 5}, &r);
+    ab = find_table(&r, "ablations.lambda_orth");
+    CHECK(ab->n_rows == (int)COUNT(rows) - 1, "equal strength finds no L2 control at 0.1 now: %d rows", ab->n_rows);
+    report_free(&r);
+    for (int i = 0; i < N_MADE_UP; i++)
+        if (s.trials[i].config.lambda_l2 == 0.0005) set(&s.trials[i].config, "lambda_l2", "0.1");
+
     // A budget in epochs (steps 0): a finished trial ran its whole budget, and shows it for
     // the others of the same training set, epochs and batch. The grassmann trials (batch
     // 128) ran 300 steps, the others (batch 64) 100: the pruned one saved 300 − 25.

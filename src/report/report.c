@@ -312,9 +312,9 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
     shown_columns(t, a, COL_REAL);
     const int recall = any_recall(a);
     if (recall) {
-        table_note(t, "recall: chance is a value at random (2/recall_vocab); values only, a model that knows which "
+        table_note(t, "recall chance is a value at random (2/recall_vocab); values only, a model that knows which "
                       "values the sequence holds but not which key has which (1/recall_pairs)");
-        table_column(t, "recall_chance", "chance", COL_REAL, "%.4f");
+        table_column(t, "recall_chance", "recall chance", COL_REAL, "%.4f");
         table_column(t, "recall_values_only", "values only", COL_REAL, "%.4f");
     }
     table_column(t, "steps", "steps", COL_INT, NULL);
@@ -566,7 +566,7 @@ void ablation_verdict(char *out, size_t len, const char *reg, double lambda, con
 typedef struct {
     const Config *arm, *ctl;
     double lambda;
-    int vs_l2;  // the control is plain L2 of equal strength (else λ = 0)
+    int vs_l2;  // the control is plain L2 at λ · l2_scale (else λ = 0)
     double d[3], p[3], p_holm[3], d_twin[3];
 } Comparison;
 
@@ -579,6 +579,7 @@ typedef struct {
     int n[COUNT(regularisers)];
     Comparison *c[COUNT(regularisers)];
     int family;  // the tests made (p not NaN) over every table
+    double l2_scale;  // the L2 control of an arm at λ is lambda_l2 = λ · l2_scale
 } Ablations;
 
 // Every finished configuration with regulariser r > 0 that has a finished control.
@@ -593,7 +594,7 @@ static void compare(const Analysis *a, Ablations *ab, int r) {
             if (vs_l2 && lambda_of(&arm->first->config, CONTROL) != 0) continue;
             TrialConfig c = arm->first->config;
             *lambda_at(&c, reg) = 0;
-            if (vs_l2) *lambda_at(&c, CONTROL) = lambda;
+            if (vs_l2) *lambda_at(&c, CONTROL) = lambda * ab->l2_scale;
             const Config *ctl = find_config(a, &c);
             if (!ctl || !ctl->n) continue;
             Comparison *x = &ab->c[r][ab->n[r]++];
@@ -612,6 +613,7 @@ static void compare(const Analysis *a, Ablations *ab, int r) {
 
 static void ablations_analyse(const Analysis *a, Ablations *ab) {
     memset(ab, 0, sizeof *ab);
+    ab->l2_scale = a->o->l2_scale > 0 ? a->o->l2_scale : 1;
     if (strcmp(a->o->metric, "val_accuracy") && strcmp(a->o->metric, "reward")) ab->tested[ab->k_tested++] = a->o->metric;
     for (size_t k = 0; k < COUNT(always_tested); k++) ab->tested[ab->k_tested++] = always_tested[k];
     int total = 0;
@@ -637,13 +639,19 @@ static Table *ablation(const Analysis *a, const Ablations *ab, int r) {
     const char *reg = regularisers[r];
     char key[64], title[256];
     snprintf(key, sizeof key, "ablations.%s", reg);
-    snprintf(title, sizeof title, "Ablation of %s: each λ > 0 against λ = 0 and against plain L2 of equal strength", reg);
+    char control[64] = "of equal strength", control_lambda[64] = "λ", l2_words[96];
+    if (ab->l2_scale != 1) {
+        snprintf(control, sizeof control, "at λ × %g", ab->l2_scale);
+        snprintf(control_lambda, sizeof control_lambda, "λ × %g", ab->l2_scale);
+    }
+    snprintf(l2_words, sizeof l2_words, "plain L2 %s", control);
+    snprintf(title, sizeof title, "Ablation of %s: each λ > 0 against λ = 0 and against plain L2 %s", reg, control);
     Table *t = table_new(key, title);
     duplicates_note(t, a);
     table_note(t,
-               "matched on every other parameter (the L2 control: " CONTROL " = λ, %s = 0); finished trials; Welch's "
+               "matched on every other parameter (the L2 control: " CONTROL " = %s, %s = 0); finished trials; Welch's "
                "t-test over repeats",
-               reg);
+               control_lambda, reg);
     table_note(t,
                "p: Welch's; p Holm: adjusted by Holm–Bonferroni over the %d tests of this report (every ablation "
                "table, every metric tested); a verdict only at p Holm < %g",
@@ -680,10 +688,10 @@ static Table *ablation(const Analysis *a, const Ablations *ab, int r) {
         const Comparison *x = &ab->c[r][i];
         char against[64], words[1024];
         if (x->vs_l2)
-            snprintf(against, sizeof against, CONTROL " = %g", x->lambda);
+            snprintf(against, sizeof against, CONTROL " = %g", x->lambda * ab->l2_scale);
         else
             snprintf(against, sizeof against, "%s = 0", reg);
-        ablation_verdict(words, sizeof words, reg, x->lambda, x->vs_l2 ? "plain L2 of equal strength" : "λ = 0",
+        ablation_verdict(words, sizeof words, reg, x->lambda, x->vs_l2 ? l2_words : "λ = 0",
                          attention_names[x->arm->first->config.attention], x->arm->n, x->ctl->n, k_tested, tested,
                          x->d, x->p_holm);
         table_row(t);

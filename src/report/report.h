@@ -8,9 +8,10 @@
 //                              with its goal, or --metric's), Correlation and RankDeviation
 //                              at once (finished trials); a motpe sweep's: its objectives
 //   ablations.REGULARISER      each λ > 0 of lambda_orth, lambda_nuclear, lambda_stability
-//                              against λ = 0 and against plain L2 of equal strength,
-//                              matched on every other parameter; Welch's t-test over repeats,
-//                              its p and Holm's over every test of the report
+//                              against λ = 0 and against plain L2 at λ · l2_scale (equal
+//                              strength by default), matched on every other parameter;
+//                              Welch's t-test over repeats, its p and Holm's over every
+//                              test of the report
 //   failures.by_status, failures.by_reason, failures.asha   counts, and the steps ASHA saved
 //
 // Every metric is read from the file (val_accuracy, rank_deviation, correlation, reward, ...);
@@ -31,6 +32,7 @@ typedef struct {
     const char *metric;  // ranks the leaderboard: reward, val_accuracy, val_loss, ... (report_metric_known)
     int maximize;        // its goal
     int top;             // leaderboard rows (at most)
+    double l2_scale;     // the L2 control of an arm at λ is lambda_l2 = λ · l2_scale (0 or 1: equal strength)
 } ReportOptions;
 
 typedef struct {
