@@ -24,7 +24,7 @@ background=()
 cleanup() {
     local p
     for p in "${background[@]}"; do
-        kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
+        kill -TERM "$p" 2>/dev/null && { wait "$p" 2>/dev/null || true; }  # killed: not the script's failure
     done
     rm -rf "$tmp"
 }
@@ -32,6 +32,15 @@ trap cleanup EXIT
 cd "$tmp"  # anything written by mistake lands here and is removed
 start=$SECONDS
 checks=0
+
+# The parameters of the smallest recall model (a trial of 40 steps takes a fraction of a
+# second), for a sweep YAML's parameters: section.
+tiny_recall_params='  d_model: {value: 16}
+  heads: {value: 2}
+  layers: {value: 1}
+  batch: {value: 16}
+  eval_batches: {value: 2}
+  recall_pairs: {value: 4}'
 
 fail() {
     echo "FAIL: $*" >&2

@@ -53,6 +53,7 @@ static TrialResult make_trial(int id, const char *attention, const char *task, c
     r.status = TRIAL_OK;
     snprintf(r.host, sizeof r.host, "node%02d", id);
     r.rank = id + 1;
+    r.group_size = 2;
     r.val_accuracy = 0.8125 - 0.0625 * id;
     r.val_loss = 0.5 + id;
     r.val_bits_per_byte = !strcmp(task, "charlm") ? r.val_loss / log(2.0) : NAN;
@@ -97,6 +98,7 @@ static void check_same_trial(const TrialResult *got, const TrialResult *want) {
     CHECK(got->status == want->status, "status: got %s want %s", trial_status_names[got->status], trial_status_names[want->status]);
     CHECK(strcmp(got->reason, want->reason) == 0, "reason: got '%s' want '%s'", got->reason, want->reason);
     CHECK(strcmp(got->host, want->host) == 0, "host: got '%s' want '%s'", got->host, want->host);
+    CHECK(got->group_size == want->group_size, "group_size: got %d want %d", got->group_size, want->group_size);
     CHECK(got->rank == want->rank && got->steps == want->steps && got->n_params == want->n_params,
           "trial %d: rank/steps/n_params %d/%d/%ld want %d/%d/%ld", want->id, got->rank, got->steps,
           got->n_params, want->rank, want->steps, want->n_params);
@@ -144,9 +146,10 @@ static const char *python_check =
     "assert len(df) == 3, len(df)\n"
     "assert len(cols) == int(sys.argv[2]), (len(cols), cols)\n"
     "assert cols[:5] == ['trial', 'status', 'task', 'attention', 'd_model'], cols\n"
-    "assert cols[-13:] == ['val_accuracy', 'val_loss', 'val_bits_per_byte', 'test_accuracy', 'test_loss',\n"
+    "assert cols[-14:] == ['val_accuracy', 'val_loss', 'val_bits_per_byte', 'test_accuracy', 'test_loss',\n"
     "                      'test_bits_per_byte', 'rank_deviation', 'correlation', 'correlation_chance', 'reward',\n"
-    "                      'steps', 'n_params', 'seconds'], cols\n"
+    "                      'steps', 'n_params', 'seconds', 'group_size'], cols\n"
+    "assert df.group_size.tolist() == [2, 2, 2], df.group_size\n"
     "assert df.test_accuracy.tolist()[:2] == [0.75, 0.6875] and df.test_loss[1] == 1.625\n"
     "assert math.isnan(df.val_bits_per_byte[0]) and df.val_bits_per_byte[1] == 1.5 / math.log(2)\n"
     "assert df.rank_deviation.tolist() == [0.25, 0.375, 0.5] and df.correlation[1] == 0.375\n"
@@ -187,8 +190,9 @@ static const char *python_check =
     "cfg = json.loads(t.attrs['config'])\n"
     "assert cfg['attention'] == 'grassmann' and cfg['grassmann_offsets'] == [1, 2, 4], cfg\n"
     "assert t.attrs['host'] == 'node01' and t.attrs['rank'] == 2 and t.attrs['seconds'] == df.seconds[1]\n"
-    "assert sorted(t.attrs) == ['config', 'end_time', 'host', 'rank', 'reason', 'reward_spec', 'seconds',\n"
-    "                           'start_time', 'status'], sorted(t.attrs)\n"
+    "assert sorted(t.attrs) == ['config', 'end_time', 'group_size', 'host', 'rank', 'reason', 'reward_spec',\n"
+    "                           'seconds', 'start_time', 'status'], sorted(t.attrs)\n"
+    "assert t.attrs['group_size'] == 2\n"
     "c = pandas.DataFrame(t['curves'][:])\n"
     "assert list(c.columns) == ['step', 'lr', 'train_loss', 'val_loss', 'val_accuracy', 'penalty', 'seconds']\n"
     "assert c.step.tolist() == [10, 20, 30] and c.lr.dtype == numpy.float64\n"
@@ -198,7 +202,7 @@ static const char *python_check =
     "print('test_h5store: h5py/pandas checks passed')\n";
 
 static void test_results_file_reads_in_h5py_and_pandas(const char *path) {
-    int ncols = 2 + n_metrics + 3;
+    int ncols = 2 + n_metrics + 4;  // trial, status; the metrics; steps, n_params, seconds, group_size
     for (int i = 0; i < config_nparams; i++) ncols += config_params[i].type != PT_TEXT;
     char args[512];
     snprintf(args, sizeof args, "%s %d", path, ncols);

@@ -27,9 +27,15 @@ static void describe_param(const SpaceParam *p, char *out, size_t len) {
             used += (size_t)snprintf(out + used, len - used, "%s%g", k ? ", " : " probabilities [", p->probabilities[k]);
         if (p->probabilities && used < len) used += (size_t)snprintf(out + used, len - used, "]");
     } else if (used < len) {
-        used += (size_t)snprintf(out + used, len - used, " [%g, %g]", p->min, p->max);
-        if (p->dist == DIST_Q_UNIFORM && used < len) used += (size_t)snprintf(out + used, len - used, " q %g", p->q);
+        if (p->dist == DIST_BETA || p->dist == DIST_Q_BETA)
+            used += (size_t)snprintf(out + used, len - used, " a %g b %g", p->a, p->b);
+        else if (p->dist == DIST_NORMAL || p->dist == DIST_Q_NORMAL || p->dist == DIST_LOG_NORMAL || p->dist == DIST_Q_LOG_NORMAL)
+            used += (size_t)snprintf(out + used, len - used, " mu %g sigma %g", p->mu, p->sigma);
+        else
+            used += (size_t)snprintf(out + used, len - used, " [%g, %g]", p->min, p->max);
+        if (p->q > 0 && used < len) used += (size_t)snprintf(out + used, len - used, " q %g", p->q);
     }
+    if (p->grid && used < len) used += (size_t)snprintf(out + used, len - used, " (grid axis)");
     for (int i = 0; i < p->n_when && used < len; i++) {
         const Condition *c = &p->when[i];
         used += (size_t)snprintf(out + used, len - used, "%s%s=", i ? ", " : " when ", c->param->name);
@@ -89,6 +95,7 @@ int cmd_validate(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "seed", s.seed);
         cJSON_AddNumberToObject(o, "trials", s.trials);
         cJSON_AddNumberToObject(o, "repeats", s.repeats);
+        cJSON_AddNumberToObject(o, "grid_points", s.grid_points);
         if (size < 0)
             cJSON_AddStringToObject(o, "space_size", "infinite");
         else
@@ -120,8 +127,12 @@ int cmd_validate(int argc, char **argv) {
         else
             printf("  space      %ld configuration%s\n", size, plural((double)size));
         int configs = s.trials / s.repeats;
-        printf("  trials     %d (%d configuration%s x %d repeat%s)\n", s.trials, configs, plural(configs), s.repeats,
+        printf("  trials     %d (%d configuration%s x %d repeat%s", s.trials, configs, plural(configs), s.repeats,
                plural(s.repeats));
+        if (s.grid_points > 1)
+            printf("; %d sample%s x %d combinations of the grid axes", configs / s.grid_points,
+                   plural(configs / s.grid_points), s.grid_points);
+        printf(")\n");
         char budget[128];
         if (s.base.steps)
             snprintf(budget, sizeof budget, "%d steps", s.base.steps);

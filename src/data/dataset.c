@@ -104,12 +104,7 @@ int dataset_eval_batch(const Dataset *d, EvalSplit split, Batch *b, long start) 
         if (d->Q) images_transform(b->images, rows, d->Q, d->q_dim);
     }
 
-    // rows [rows, B) are padding: zero inputs, nothing to predict
-    size_t pad = (size_t)(b->B - rows);
-    if (b->images) memset(b->images + (size_t)rows * IMG_PIXELS, 0, pad * IMG_PIXELS * sizeof(float));
-    size_t T = b->tokens ? (size_t)d->info.seq_len : 1;  // targets per row
-    if (b->tokens) memset(b->tokens + (size_t)rows * T, 0, pad * T * sizeof(int));
-    for (size_t i = (size_t)rows * T; i < (size_t)b->B * T; i++) b->targets[i] = -1;
+    batch_pad(b, rows, &d->info);
     return rows;
 }
 
@@ -152,4 +147,21 @@ static void images_transform(float *images, long n, const float *Q, int dim) {
             }
         }
     }
+}
+
+void batch_pad(Batch *b, int rows, const DatasetInfo *info) {
+    const size_t pad = (size_t)(b->B - rows);
+    const size_t T = b->tokens ? (size_t)info->seq_len : 1;  // targets per row
+    if (b->images) memset(b->images + (size_t)rows * IMG_PIXELS, 0, pad * IMG_PIXELS * sizeof(float));
+    if (b->tokens) memset(b->tokens + (size_t)rows * T, 0, pad * T * sizeof(int));
+    for (size_t i = (size_t)rows * T; i < (size_t)b->B * T; i++) b->targets[i] = -1;
+}
+
+void batch_take_rows(Batch *dst, const Batch *src, int start, int n, const DatasetInfo *info) {
+    const size_t T = src->tokens ? (size_t)info->seq_len : 1;
+    if (src->images)
+        memcpy(dst->images, src->images + (size_t)start * IMG_PIXELS, (size_t)n * IMG_PIXELS * sizeof(float));
+    if (src->tokens) memcpy(dst->tokens, src->tokens + (size_t)start * T, (size_t)n * T * sizeof(int));
+    memcpy(dst->targets, src->targets + (size_t)start * T, (size_t)n * T * sizeof(int));
+    batch_pad(dst, n, info);
 }

@@ -83,4 +83,10 @@ void dataset_train_batch(Dataset *d, Batch *b, gsl_rng *rng);
 // Returns the number of real rows.
 int dataset_eval_batch(const Dataset *d, EvalSplit split, Batch *b, long start);
 
+// Rows [rows, B) of b become padding: zero inputs, nothing to predict.
+void batch_pad(Batch *b, int rows, const DatasetInfo *info);
+// Rows [start, start + n) of src into the first n rows of dst (n <= dst->B), the rest of
+// dst padding: a data-parallel rank's share of a global batch.
+void batch_take_rows(Batch *dst, const Batch *src, int start, int n, const DatasetInfo *info);
+
 #endif

@@ -463,7 +463,7 @@ static double regularise(Model *m) {
     return penalty;
 }
 
-double model_backward(Model *m, const Batch *batch, long count) {
+double model_backward(Model *m, const Batch *batch, double count) {
     const Params *p = &m->params;
     Params *g = &m->grads;
     const Acts *a = &m->acts;

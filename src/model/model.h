@@ -101,9 +101,10 @@ double model_forward_perturbed(Model *m, const Batch *batch, EmbedPerturb pertur
 // (attn_maps.c, apart from the kernels.)
 int model_attention_map(const Model *m, int l, int b, float *P);
 
-// Gradients of (mean loss + Σ λ·penalties) into m->grads, after model_forward on the
-// same batch. Returns Σ λ·penalty (0 when every λ is 0).
-double model_backward(Model *m, const Batch *batch, long count);
+// Gradients of (summed loss / count + Σ λ·penalties) into m->grads, after model_forward on
+// the same batch (count: its predictions for the mean loss; a data-parallel rank passes
+// the group's over G). Returns Σ λ·penalty (0 when every λ is 0).
+double model_backward(Model *m, const Batch *batch, double count);
 
 // Floating-point operations of one training step (forward + backward ≈ 3 × forward),
 // counting the GEMMs and the attention/mixing cores: multiply and add count one each.

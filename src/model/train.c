@@ -16,20 +16,31 @@ long train_total_steps(const TrialConfig *c, long n_train) {
     return s > 0 ? s : 1;
 }
 
-// The rank's place in its data-parallel group (0 of 1 when alone).
+// The rank's place in its data-parallel group (0 of 1 when alone) and its share of every
+// batch of B rows: rows [off, off + share), off = rank·B/G (the shares differ by at most one).
 typedef struct {
     MPI_Comm comm;
     int rank, size;
+    int B, off, share;
 } Group;
 
-static Group group_of(const TrainHooks *hooks) {
+static Group group_of(const TrainHooks *hooks, int B) {
     Group g = {.rank = 0, .size = 1};
     if (hooks && hooks->group) {
         g.comm = *hooks->group;
         MPI_Comm_rank(g.comm, &g.rank);
         MPI_Comm_size(g.comm, &g.size);
     }
+    g.B = B;
+    g.off = (int)((long)g.rank * B / g.size);
+    g.share = (int)((long)(g.rank + 1) * B / g.size) - g.off;
     return g;
+}
+
+int train_rank_rows(const TrialConfig *c, const MPI_Comm *group) {
+    int G = 1;
+    if (group) MPI_Comm_size(*group, &G);
+    return (c->batch + G - 1) / G;
 }
 
 // Sum n doubles over the group in place.
@@ -38,16 +49,17 @@ static void group_sum(const Group *g, double *x, int n) {
 }
 
 // Loss (nats per prediction) and accuracy on a held-out split, over at most max_batches
-// batches, the batches dealt round-robin over the group.
+// batches of g->B examples, each rank taking its share of every batch (b: its rows).
 static void evaluate(Model *m, const Dataset *d, EvalSplit split, Batch *b, int max_batches, const Group *g,
                      double *loss, double *accuracy) {
     double sums[3] = {0.0, 0.0, 0.0};  // loss, predictions, correct
     const DatasetInfo info = dataset_info(d);
-    long nb = ((split == SPLIT_VAL ? info.n_val : info.n_test) + b->B - 1) / b->B;
+    long nb = ((split == SPLIT_VAL ? info.n_val : info.n_test) + g->B - 1) / g->B;
     if (max_batches > 0 && max_batches < nb) nb = max_batches;
-    for (long k = g->rank; k < nb; k += g->size) {
+    for (long k = 0; k < nb; k++) {
         long c, ok;
-        dataset_eval_batch(d, split, b, k * b->B);
+        const int rows = dataset_eval_batch(d, split, b, k * g->B + g->off);
+        batch_pad(b, rows < g->share ? rows : g->share, &info);
         sums[0] += model_forward(m, b, &c, &ok);
         sums[1] += (double)c;
         sums[2] += (double)ok;
@@ -61,14 +73,16 @@ void train_model(Model *m, Dataset *data, const TrialConfig *c, const TrainHooks
     memset(out, 0, sizeof *out);
     out->end = TRAIN_DONE;
     out->test_loss = out->test_accuracy = NAN;
-    const Group grp = group_of(hooks);
+    const Group grp = group_of(hooks, c->batch);
     const double t0 = now_seconds();
     const DatasetInfo info = dataset_info(data);
-    Batch batch = batch_alloc(&info, c->batch);
+    // Every rank draws the same global batch of c->batch rows from the same stream (apart
+    // from initialisation's) and trains on its share, so a trial's numbers do not depend
+    // on the group's size beyond the order of floating-point sums.
+    Batch global = batch_alloc(&info, c->batch);
+    Batch batch = grp.size > 1 ? batch_alloc(&info, train_rank_rows(c, hooks->group)) : global;
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    // A stream apart from initialisation's, and one per rank of a data-parallel group
-    // (rank 0's is the one a lone run uses).
-    gsl_rng_set(rng, (unsigned long)c->seed * 2654435761UL + 1 + (unsigned long)grp.rank * 0x9E3779B9UL);
+    gsl_rng_set(rng, (unsigned long)c->seed * 2654435761UL + 1);
 
     const long total = train_total_steps(c, info.n_train);
     const long eval_every = c->eval_every > 0 ? c->eval_every : (total >= 10 ? total / 10 : 1);
@@ -79,21 +93,23 @@ void train_model(Model *m, Dataset *data, const TrialConfig *c, const TrainHooks
     long loss_n = 0, step = 0;
     while (step < total) {
         double ts = now_seconds();
-        dataset_train_batch(data, &batch, rng);
+        dataset_train_batch(data, &global, rng);
+        if (grp.size > 1) batch_take_rows(&batch, &global, grp.off, grp.share, &info);
         long count, correct;
-        // One collective per step decides for the whole group: the mean loss, and
-        // whether anyone was asked to stop or ran out of time.
-        double state[3] = {model_forward(m, &batch, &count, &correct) / (double)(count ? count : 1),
+        // One collective per step decides for the whole group: the loss summed over the
+        // global batch, its predictions, and whether anyone was asked to stop or ran out
+        // of time.
+        double state[4] = {model_forward(m, &batch, &count, &correct), (double)count,
                            hooks && hooks->should_stop && hooks->should_stop(hooks->ctx),
                            hooks && hooks->time_limit > 0 && now_seconds() - t0 > hooks->time_limit};
-        group_sum(&grp, state, 3);
-        const double loss = state[0] / grp.size;
-        if (state[1] > 0) {
+        group_sum(&grp, state, 4);
+        const double loss = state[1] > 0 ? state[0] / state[1] : 0.0;
+        if (state[2] > 0) {
             out->end = TRAIN_INTERRUPTED;
             snprintf(out->reason, sizeof out->reason, "stopped at step %ld", step);
             break;
         }
-        if (state[2] > 0) {
+        if (state[3] > 0) {
             out->end = TRAIN_FAILED;
             snprintf(out->reason, sizeof out->reason, "time limit of %g s exceeded at step %ld", hooks->time_limit, step);
             break;
@@ -103,8 +119,11 @@ void train_model(Model *m, Dataset *data, const TrialConfig *c, const TrainHooks
             snprintf(out->reason, sizeof out->reason, "diverged: non-finite training loss at step %ld", step);
             break;
         }
-        penalty = model_backward(m, &batch, count);
-        if (grp.size > 1) {  // average the group's gradients (the penalty's are identical)
+        // Each rank's gradient is G × its share of the global mean loss, plus the
+        // penalty's (the same on every rank), so the group's average is the gradient of
+        // the global batch's mean loss plus the penalty's.
+        penalty = model_backward(m, &batch, state[1] / grp.size);
+        if (grp.size > 1) {
             MPI_Allreduce(MPI_IN_PLACE, m->grads_arena.mem, (int)m->grads_arena.total, MPI_FLOAT, MPI_SUM, grp.comm);
             const float inv = 1.0f / (float)grp.size;
             for (size_t i = 0; i < m->grads_arena.total; i++) m->grads_arena.mem[i] *= inv;
@@ -147,5 +166,6 @@ void train_model(Model *m, Dataset *data, const TrialConfig *c, const TrainHooks
     out->seconds = now_seconds() - t0;
     out->train_seconds = train_time;
     gsl_rng_free(rng);
-    batch_free(&batch);
+    if (grp.size > 1) batch_free(&batch);
+    batch_free(&global);
 }

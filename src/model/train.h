@@ -40,9 +40,10 @@ typedef struct {
     int (*should_stop)(void *ctx);
     void *ctx;
     double time_limit;  // seconds of training before it fails; 0: none
-    // Data parallelism: every rank of *group trains the same model on its own batches
-    // (its data stream is seeded with its rank) and the gradients are averaged with
-    // MPI_Allreduce before the update; evaluation is split over the ranks. NULL: alone.
+    // Data parallelism: every rank of *group draws the same global batch of c->batch rows
+    // and trains the same model on its share (train_rank_rows), the gradients averaged
+    // with MPI_Allreduce into the global batch's; every held-out batch is split likewise,
+    // so the numbers do not depend on the group's size. NULL: alone.
     const MPI_Comm *group;
 } TrainHooks;
 
@@ -60,7 +61,11 @@ typedef struct {
 // Steps a configuration trains for (from steps, or epochs × examples / batch).
 long train_total_steps(const TrialConfig *c, long n_train);
 
-// Train m, fresh from model_init for c, on d (as dataset_open or dataset_restart leaves
+// Rows a rank of the group (NULL: alone) trains on per step, what model_init allocates:
+// its share of the global batch, ceil(batch / G).
+int train_rank_rows(const TrialConfig *c, const MPI_Comm *group);
+
+// Train m, fresh from model_init for c with train_rank_rows, on d (as dataset_open or dataset_restart leaves
 // it), and fill out. With a group, collective over it.
 void train_model(Model *m, Dataset *d, const TrialConfig *c, const TrainHooks *hooks, Training *out);
 

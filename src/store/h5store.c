@@ -39,11 +39,13 @@ static const struct {
     const char *name;
     NumKind kind;
     size_t offset;  // into TrialResult
+    int since;      // 1: absent from files written before it was recorded (read as 0)
 } trial_numbers[] = {
-    {"rank", NUM_INT, offsetof(TrialResult, rank)},
-    {"start_time", NUM_DOUBLE, offsetof(TrialResult, start_time)},
-    {"end_time", NUM_DOUBLE, offsetof(TrialResult, end_time)},
-    {"seconds", NUM_DOUBLE, offsetof(TrialResult, seconds)},
+    {"rank", NUM_INT, offsetof(TrialResult, rank), 0},
+    {"group_size", NUM_INT, offsetof(TrialResult, group_size), 1},
+    {"start_time", NUM_DOUBLE, offsetof(TrialResult, start_time), 0},
+    {"end_time", NUM_DOUBLE, offsetof(TrialResult, end_time), 0},
+    {"seconds", NUM_DOUBLE, offsetof(TrialResult, seconds), 0},
 };
 #define TEXT_FIELD(f) #f, offsetof(TrialResult, f), sizeof(((TrialResult *)0)->f)
 static const struct {
@@ -193,7 +195,7 @@ static void column_string(Row *w, const char *name, size_t len, const char *v) {
 }
 
 // trial, status, every non-text parameter in table order, then the metrics
-// (trial/metrics.h, in its order), steps, n_params, seconds.
+// (trial/metrics.h, in its order), steps, n_params, seconds, group_size.
 static void summary_columns(Row *w, const TrialResult *r) {
     column_int32(w, "trial", r->id);
     column_string(w, "status", STATUS_LEN, trial_status_names[r->status]);
@@ -216,6 +218,7 @@ static void summary_columns(Row *w, const TrialResult *r) {
     column_int32(w, "steps", r->steps);
     column_int64(w, "n_params", r->n_params);
     column_f64(w, "seconds", r->seconds);
+    column_int32(w, "group_size", r->group_size);
 }
 
 static void create_summary(H5Store *s) {
@@ -626,10 +629,12 @@ static int read_trial_attrs(const H5Reader *rd, hid_t g, TrialResult *out) {
         snprintf((char *)out + trial_texts[i].offset, trial_texts[i].size, "%s", text);
         free(text);
     }
-    for (size_t i = 0; i < COUNT(trial_numbers); i++)
+    for (size_t i = 0; i < COUNT(trial_numbers); i++) {
+        if (trial_numbers[i].since && H5Aexists(g, trial_numbers[i].name) <= 0) continue;
         if (h5read_attr_number(rd, g, trial_numbers[i].name, native_type(trial_numbers[i].kind),
                              (char *)out + trial_numbers[i].offset) != 0)
             return -1;
+    }
     return 0;
 }
 

@@ -43,6 +43,7 @@ typedef struct {
     long steps_run;         // optimizer steps of the trials recorded this run
     double best;            // best final metric so far (larger is better)
     int best_id;
+    char first_failure[300];  // "trial N: reason" of the first failed trial recorded
     int *busy;              // [groups]: trial id a group is running, -1 idle
     TrialAssign *sent;      // [groups]: the last trial handed to a group, while MPI sends it
     MPI_Request *sending;   // [groups]: that send (MPI_REQUEST_NULL once complete)
@@ -54,16 +55,32 @@ typedef struct {
     double handling;        // seconds spent answering messages (journal and HDF5 writes included)
 } Coordinator;
 
+// A trial from the journal told to ASHA as the run that recorded it reported it: each rung
+// its curve passed, where it went on, and the last where it was pruned (so its
+// configuration's other repeats follow the same decisions).
+static void asha_replay_trial(Coordinator *co, const TrialResult *r) {
+    const Asha *a = &co->asha;
+    for (int i = 0, next = 0; i < r->n_curve; i++) {
+        const CurvePoint *pt = &r->curve[i];
+        if (!asha_at_rung(a->steps, a->n_rungs, next, pt->step, r->config.steps)) continue;
+        const int pruned_here = r->status == TRIAL_PRUNED && i == r->n_curve - 1;
+        const EvalPoint e = trial_eval_point(r, pt, &co->spec->reward);
+        asha_replay(&co->asha, r->id, next++, sweep_eval_metric(&co->sc->goal, &e), !pruned_here);
+    }
+}
+
 static void record(Coordinator *co, const TrialResult *r, int from_journal) {
     co->done[r->id] = 1;
     co->n_done++;
     if (r->status == TRIAL_PRUNED) co->n_pruned++;
     else if (r->status == TRIAL_FAILED) co->n_failed++;
     else co->n_ok++;
-    double m = sweep_final_metric(co->sc->metric, r);
+    if (r->status == TRIAL_FAILED && !co->first_failure[0])
+        snprintf(co->first_failure, sizeof co->first_failure, "trial %d: %s", r->id, r->reason);
+    double m = sweep_final_metric(&co->sc->goal, r);
     if (!isnan(m) && (co->best_id < 0 || m > co->best)) co->best = m, co->best_id = r->id;
     sampler_report(co->sampler, r);  // failed ones too: evolution counts on every result
-    if (from_journal) co->n_resumed++;
+    if (from_journal) co->n_resumed++, asha_replay_trial(co, r);
     else co->steps_run += r->steps;
 }
 
@@ -77,7 +94,7 @@ static void progress(Coordinator *co, int final) {
     fprintf(stderr, "sweep %s: %d/%d done (%d ok, %d pruned, %d failed), %d running", co->spec->name, co->n_done,
             total, co->n_ok, co->n_pruned, co->n_failed, co->n_running);
     if (co->best_id >= 0)
-        fprintf(stderr, " | best %s %.4f (trial %d)", co->spec->metric, co->sc->metric->maximize ? co->best : -co->best,
+        fprintf(stderr, " | best %s %.4f (trial %d)", co->spec->metric, co->sc->goal.maximize ? co->best : -co->best,
                 co->best_id);
     fprintf(stderr, " | %.0f trials/h", per_hour);
     if (!final && run_now > 0) fprintf(stderr, " | ETA %.0f min", eta / 60.0);
@@ -141,7 +158,7 @@ static void on_ready(Coordinator *co, int leader, int stopping, int *waiting) {
 static void on_eval(Coordinator *co, int leader, int stopping) {
     RungReport rep;
     MPI_Recv(&rep, sizeof rep, MPI_BYTE, leader, TAG_EVAL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    int go_on = !stopping && asha_continue(&co->asha, rep.rung, rep.metric);
+    int go_on = !stopping && asha_continue(&co->asha, rep.id, rep.rung, rep.metric);
     MPI_Send(&go_on, 1, MPI_INT, leader, TAG_DECISION, MPI_COMM_WORLD);
 }
 
@@ -328,13 +345,21 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
         fprintf(stderr, "sweep %s: coordinator %.3f ms CPU and %.3f ms answering (journal fsync and HDF5 included) per trial\n",
                 spec->name, 1e3 * cpu / ran, 1e3 * co.handling / ran);
     }
+    // The last line counts every status; a sweep in which no trial finished ok failed.
     const int complete = co.n_done == spec->trials;
-    if (complete)
-        fprintf(stderr, "sweep %s: finished %d trials in %.0f s; results in %s\n", spec->name, co.n_done,
-                now_seconds() - co.t0, output);
-    else
-        fprintf(stderr, "sweep %s: stopped with %d of %d trials recorded; continue with --resume\n", spec->name,
-                co.n_done, spec->trials);
+    char counts[128];
+    snprintf(counts, sizeof counts, "%d ok, %d pruned, %d failed", co.n_ok, co.n_pruned, co.n_failed);
+    int rc = complete ? 0 : 3;
+    if (!complete)
+        fprintf(stderr, "sweep %s: stopped with %d of %d trials recorded (%s); continue with --resume\n", spec->name,
+                co.n_done, spec->trials, counts);
+    else if (co.n_ok == 0) {
+        fprintf(stderr, "sweep %s: no trial finished ok (%s; first failure: %s); results in %s\n", spec->name, counts,
+                co.first_failure[0] ? co.first_failure : "none", output);
+        rc = 1;
+    } else
+        fprintf(stderr, "sweep %s: finished %d trials in %.0f s (%s); results in %s\n", spec->name, co.n_done,
+                now_seconds() - co.t0, counts, output);
     asha_free(&co.asha);
     free(waiting);
     free(co.sending);
@@ -343,5 +368,5 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     free(co.done);
     free(co.order);
     sampler_free(co.sampler);
-    return complete ? 0 : 3;
+    return rc;
 }

@@ -31,7 +31,7 @@ int sweep_run(const RunOptions *o) {
 
     // Rank 0 reads and checks the space; the others learn only whether to go on.
     SweepSpec spec;
-    int status[2] = {0, 0};  // exit code (0: go on), the metric's index in the metric table
+    int status[3] = {0, 0, 0};  // exit code (0: go on), the metric's index in the metric table, its YAML goal
     if (sc.world_rank == 0) {
         char err[1024];
         if (space_load(&spec, o->spec_path, err, sizeof err) != 0) {
@@ -46,11 +46,12 @@ int sweep_run(const RunOptions *o) {
             space_free(&spec);
         } else {
             status[1] = (int)(metric_find(spec.metric) - metrics);  // space_load allows only known names
+            status[2] = spec.maximize;
         }
     }
-    MPI_Bcast(status, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(status, 3, MPI_INT, 0, MPI_COMM_WORLD);
     if (status[0] != 0) return status[0];
-    sc.metric = &metrics[status[1]];
+    sc.goal = (SweepGoal){&metrics[status[1]], status[2]};
     sc.n_groups = (sc.world_size - 1) / sc.group_size;
     sc.group_index = sc.world_rank == 0 ? -1 : (sc.world_rank - 1) / sc.group_size;
     MPI_Comm_split(MPI_COMM_WORLD, sc.world_rank == 0 ? MPI_UNDEFINED : sc.group_index, sc.world_rank, &sc.group);

@@ -12,8 +12,8 @@ typedef struct {
 } RunOptions;
 
 // Collective over MPI_COMM_WORLD (MPI initialised, at least 1 + group_size ranks).
-// Returns the process exit code: 0 when the sweep finished, 1 on a run-time failure,
-// 2 on bad input, 3 when SIGTERM or SIGUSR1 stopped it (every finished trial is kept
+// Returns the process exit code: 0 when the sweep finished with at least one trial ok,
+// 1 on a run-time failure or when every trial failed (or was pruned), 2 on bad input, 3 when SIGTERM or SIGUSR1 stopped it (every finished trial is kept
 // and `--resume` continues it).
 int sweep_run(const RunOptions *o);
 

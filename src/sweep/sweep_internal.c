@@ -18,14 +18,14 @@ void sweep_catch_signals(void) {
 
 int sweep_signalled(void) { return stop_signal != 0; }
 
-// A sweep's metrics (METRIC_DECIDES) are reward and val_accuracy, which go up, and the
-// validation losses, which go down.
-double sweep_eval_metric(const Metric *m, const CurvePoint *pt) {
-    return m->maximize ? pt->val_accuracy : -pt->val_loss;
+double sweep_eval_metric(const SweepGoal *g, const EvalPoint *e) {
+    const double v = eval_point_value(e, g->metric);
+    if (isnan(v)) return -HUGE_VAL;  // not known (a runner that traces nothing: no reward): last
+    return g->maximize ? v : -v;
 }
 
-double sweep_final_metric(const Metric *m, const TrialResult *r) {
+double sweep_final_metric(const SweepGoal *g, const TrialResult *r) {
     if (r->status == TRIAL_FAILED) return NAN;
-    const double v = metric_value(r, m);
-    return m->maximize ? v : -v;
+    const double v = metric_value(r, g->metric);
+    return g->maximize ? v : -v;
 }

@@ -20,14 +20,14 @@ typedef struct {
 
 // ASHA: at the first evaluation at or past each rung the leader asks the coordinator;
 // the answer goes to the whole group. Nonzero = stop (pruned).
-static int at_eval(void *ctx, const CurvePoint *pt, long total_steps) {
+static int at_eval(void *ctx, const EvalPoint *e, long total_steps) {
     WorkerTrial *w = ctx;
     const TrialAssign *t = w->trial;
-    if (!asha_at_rung(t->rungs, t->n_rungs, w->next_rung, pt->step, total_steps)) return 0;
+    if (!asha_at_rung(t->rungs, t->n_rungs, w->next_rung, e->step, total_steps)) return 0;
     int go_on = 1;
     if (w->sc->group_rank == 0) {
-        RungReport rep = {.id = t->id, .step = pt->step, .rung = w->next_rung,
-                          .metric = sweep_eval_metric(w->sc->metric, pt)};
+        RungReport rep = {.id = t->id, .step = e->step, .rung = w->next_rung,
+                          .metric = sweep_eval_metric(&w->sc->goal, e)};
         MPI_Send(&rep, sizeof rep, MPI_BYTE, 0, TAG_EVAL, MPI_COMM_WORLD);
         MPI_Recv(&go_on, 1, MPI_INT, 0, TAG_DECISION, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }

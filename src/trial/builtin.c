@@ -87,7 +87,9 @@ static int at_eval(void *ctx, Model *m, const CurvePoint *pt, long total_steps, 
     if (h->progress)
         print_progress(h->progress, pt, &run->r->trace, total_steps, (double)pt->step / train_seconds,
                        run->r->config.task);
-    return h->on_eval && h->on_eval(h->ctx, pt, total_steps);
+    if (!h->on_eval) return 0;
+    const EvalPoint e = trial_eval_point(run->r, pt, h->reward);
+    return h->on_eval(h->ctx, &e, total_steps);
 }
 
 static int should_stop(void *ctx) {
@@ -129,7 +131,7 @@ static void builtin_run(TrialRunner *self, const TrialConfig *c, const TrialHook
     if (b->Q) dataset_set_input_transform(b->data, b->Q, b->q_dim);
     const DatasetInfo info = dataset_info(b->data);
     Model m;
-    if (model_init(&m, c, &info, c->batch) != 0) {
+    if (model_init(&m, c, &info, train_rank_rows(c, hooks->group)) != 0) {
         r->status = TRIAL_FAILED;
         snprintf(r->reason, sizeof r->reason, "out of memory allocating the model and its activations");
         return;

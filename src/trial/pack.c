@@ -1,13 +1,13 @@
 // pack.c: the byte form of a trial (pack.h).
 //
-// Trial bytes, format version 3 (version 2, the same without the parameters, is read too). Little-endian throughout: u32/i32/i64 as their bytes,
+// Trial bytes, format version 3 (version 2, without group_size and the parameters, is still read: group_size 0, no parameters). Little-endian throughout: u32/i32/i64 as their bytes,
 // f64/f32 as their IEEE-754 bit patterns (NaN payloads and −0 survive), str = u32 length
 // then that many bytes (no NUL inside, none after), T[n] = n consecutive T. Counts are
 // u32 and at most INT_MAX.
 //
 //   u32 0x54524941 ("TRIA"), u32 version = 3
 //   str config                     config_to_json, unformatted (survives TrialConfig changes)
-//   i32 id, rank, steps; i64 n_params
+//   i32 id, rank, group_size, steps; i64 n_params
 //   str status, reason, host
 //   f64 val_accuracy, val_loss, val_bits_per_byte, test_accuracy, test_loss,
 //       test_bits_per_byte, seconds, train_seconds, flops_per_step, start_time, end_time
@@ -47,8 +47,9 @@ _Static_assert(sizeof(int) == 4 && sizeof(float) == 4 && sizeof(double) == 8, "t
 
 enum {
     TRIAL_MAGIC = 0x54524941,  // "TRIA"
-    TRIAL_VERSION = 3,  // 3: the whole parameter arena; 2: the validation and test metrics, the
-                        // output side, the tensor view
+    TRIAL_VERSION = 3,  // 2: the validation and test metrics, the output side, the tensor view;
+                        // 3: group_size, the whole parameter arena
+    TRIAL_VERSION_OLDEST = 2,
 };
 
 static void put_le(Bytes *b, uint64_t v, int n) { store_le(bytes_extend(b, (size_t)n), v, n); }
@@ -134,6 +135,7 @@ void trial_pack(Bytes *b, const TrialResult *r) {
 
     put_i32(b, r->id);
     put_i32(b, r->rank);
+    put_i32(b, r->group_size);
     put_i32(b, r->steps);
     put_i64(b, r->n_params);
     put_text(b, trial_status_names[r->status], strlen(trial_status_names[r->status]));
@@ -412,11 +414,13 @@ static void unpack_params(Reader *rd, TrialResult *r) {
 static void unpack(Reader *rd, TrialResult *r) {
     const uint32_t magic = get_u32(rd), version = get_u32(rd);
     if (!rd->failed && magic != TRIAL_MAGIC) fail(rd, "not a trial (bad magic 0x%08x)", magic);
-    if (!rd->failed && version != TRIAL_VERSION && version != 2)
-        fail(rd, "trial format version %u, this attnsweep reads 2 and %d", version, TRIAL_VERSION);
+    if (!rd->failed && (version < TRIAL_VERSION_OLDEST || version > TRIAL_VERSION))
+        fail(rd, "trial format version %u, this attnsweep reads %d to %d", version, TRIAL_VERSION_OLDEST,
+             TRIAL_VERSION);
     get_config(rd, &r->config);
     r->id = get_i32(rd);
     r->rank = get_i32(rd);
+    r->group_size = version >= 3 ? get_i32(rd) : 0;
     r->steps = get_i32(rd);
     r->n_params = get_i64(rd);
     get_status(rd, &r->status);
@@ -477,7 +481,7 @@ static void unpack(Reader *rd, TrialResult *r) {
         r->scores = xcalloc((size_t)n_layers, sizeof *r->scores);
         for (int l = 0; l < n_layers; l++) unpack_score(rd, &r->scores[l]);
     }
-    if (version == TRIAL_VERSION) unpack_params(rd, r);
+    if (version >= 3) unpack_params(rd, r);
     if (!rd->failed && rd->left) fail(rd, "%zu bytes after the end of the trial", rd->left);
 }
 

@@ -16,13 +16,32 @@
 #include <stdio.h>
 
 #include "invariants/grid.h"
+#include "trial/metrics.h"
 #include "trial/trial.h"
 
+
+// What a scheduler reads at one evaluation: the curve point's validation metrics and,
+// where the invariants were traced at its step, the cheap pass's RankDeviation and
+// Correlation (score.h: what the unfoldings' singular values give, the same numbers the
+// full scores have) and the reward made of them with the validation accuracy; NaN where
+// not traced. So every metric a sweep may optimise is known at every evaluation.
 typedef struct {
-    // The scheduler, after each evaluation (on every rank of the group) with the new
-    // curve point; nonzero stops the trial (status pruned) unless it reached its budget.
+    int step;
+    double val_accuracy, val_loss, val_bits_per_byte;
+    double rank_deviation, correlation, reward;
+} EvalPoint;
+
+// The evaluation at curve point pt of r (its trace and dims as far as the run has gone,
+// live or from the journal), the reward under spec.
+EvalPoint trial_eval_point(const TrialResult *r, const CurvePoint *pt, const RewardSpec *spec);
+// A metric a sweep may optimise (METRIC_DECIDES) at the evaluation; NaN for any other.
+double eval_point_value(const EvalPoint *e, const Metric *m);
+
+typedef struct {
+    // The scheduler, after each evaluation (on every rank of the group) with what it
+    // measured; nonzero stops the trial (status pruned) unless it reached its budget.
     // Every rank must give the same answer. May be NULL.
-    int (*on_eval)(void *ctx, const CurvePoint *pt, long total_steps);
+    int (*on_eval)(void *ctx, const EvalPoint *e, long total_steps);
     // Asked while the trial runs, on every rank (the answers are combined): nonzero
     // abandons it with status interrupted (a signal: the caller does not record it).
     // May be NULL.

@@ -52,6 +52,8 @@ typedef struct {
     double start_time, end_time;  // Unix time (seconds)
     char host[64];
     int rank;               // MPI rank that trained it (0 for attnsweep train)
+    int group_size;         // ranks that trained it data-parallel (1 alone; 0: not recorded,
+                            // a trial from before group sizes were recorded)
 
     int n_curve;
     CurvePoint *curve;      // the learning curve (model/train.h)
