@@ -126,10 +126,11 @@ static double att_obj(void *p) {
         attn_softmax_forward(c->out, c->att, c->qkv, c->B, c->T, c->C, c->NH, c->causal);
     return dot(c->out, c->R, (long)c->B * c->T * c->C);
 }
-// B = 18 is one full block of 16 lanes in the softmax kernel and a partial one; head
-// sizes 4, 16 and 20 take its element-wise path, its 16 × 16 transposes, and both.
-static void test_attention_core(int linear, int causal, int hs) {
-    AttCtx c = {.B = 18, .T = 5, .C = 2 * hs, .NH = 2, .causal = causal, .linear = linear};
+// Head sizes 4, 16 and 20 take the kernels' element-wise packing, their whole vectors,
+// and both; T = 5 is one partial tile, T = 150 and 300 several whole tiles (of 32 and of
+// 64 in the softmax core) and a partial one, with the causal diagonal in each.
+static void test_attention_core(int linear, int causal, int hs, int B, int T) {
+    AttCtx c = {.B = B, .T = T, .C = 2 * hs, .NH = 2, .causal = causal, .linear = linear};
     long nqkv = (long)c.B * c.T * 3 * c.C, nout = (long)c.B * c.T * c.C;
     c.out = zeros(nout), c.att = zeros((long)attn_softmax_saved_floats(c.B, c.T, c.C, c.NH)), c.qkv = rnd(nqkv, 1.5), c.R = rnd(nout, 1.0);
     float *dqkv = zeros(nqkv);
@@ -137,9 +138,9 @@ static void test_attention_core(int linear, int causal, int hs) {
     if (linear)
         attn_linear_backward(dqkv, c.R, c.qkv, c.B, c.T, c.C, c.NH, c.causal);
     else
-        attn_softmax_backward(dqkv, c.R, c.att, c.B, c.T, c.C, c.NH, c.causal);
+        attn_softmax_backward(dqkv, c.R, c.out, c.att, c.qkv, c.B, c.T, c.C, c.NH, c.causal);
     char name[64];
-    snprintf(name, sizeof name, "%s%s hs=%d dqkv", linear ? "linear" : "softmax", causal ? " causal" : "", hs);
+    snprintf(name, sizeof name, "%s%s hs=%d T=%d dqkv", linear ? "linear" : "softmax", causal ? " causal" : "", hs, T);
     gradcheck_elementwise(name, c.qkv, dqkv, nqkv, att_obj, &c, 1e-2f, 2e-2, 2e-3, 1000);
     gradcheck_directional(name, c.qkv, dqkv, nqkv, att_obj, &c, 1e-2f, 1e-2, 3u + (unsigned)hs);
 
@@ -182,40 +183,42 @@ static void test_linear_matches_quadratic_form(void) {
     free(qkv), free(out);
 }
 
-// The softmax core against a direct computation in double, through both its
-// element-wise and its transposing paths (hs = 4, 16, 20; a full and a partial lane block).
+// The softmax core against a direct computation in double (hs = 4, 16, 20; one partial
+// tile, and several tiles with their online rescaling).
 static void test_softmax_matches_direct(void) {
-    for (int hs = 4; hs <= 20; hs += hs == 4 ? 12 : 4)
-        for (int causal = 0; causal <= 1; causal++) {
-            const int B = 18, T = 5, NH = 2, C = NH * hs, C3 = 3 * C;
-            float *qkv = rnd((long)B * T * C3, 1.5), *out = zeros((long)B * T * C);
-            float *saved = zeros((long)attn_softmax_saved_floats(B, T, C, NH));
-            attn_softmax_forward(out, saved, qkv, B, T, C, NH, causal);
-            double worst = 0.0;
-            for (int b = 0; b < B; b++)
-                for (int h = 0; h < NH; h++)
-                    for (int t = 0; t < T; t++) {
-                        const float *q = qkv + ((long)b * T + t) * C3 + h * hs;
-                        double w[32], sum = 0.0, mx = -1e300;
-                        int send = causal ? t + 1 : T;
-                        for (int s2 = 0; s2 < send; s2++) {
-                            const float *k = qkv + ((long)b * T + s2) * C3 + C + h * hs;
-                            double d = 0.0;
-                            for (int i = 0; i < hs; i++) d += (double)q[i] * k[i];
-                            w[s2] = d / sqrt((double)hs);
-                            mx = fmax(mx, w[s2]);
+    for (int T = 5; T <= 300; T = T < 150 ? 150 : 300 + T)
+        for (int hs = 4; hs <= 20; hs += hs == 4 ? 12 : 4)
+            for (int causal = 0; causal <= 1; causal++) {
+                const int B = T < 100 ? 18 : 1, NH = 2, C = NH * hs, C3 = 3 * C;
+                float *qkv = rnd((long)B * T * C3, 1.5), *out = zeros((long)B * T * C);
+                float *saved = zeros((long)attn_softmax_saved_floats(B, T, C, NH));
+                attn_softmax_forward(out, saved, qkv, B, T, C, NH, causal);
+                double worst = 0.0;
+                for (int b = 0; b < B; b++)
+                    for (int h = 0; h < NH; h++)
+                        for (int t = 0; t < T; t++) {
+                            const float *q = qkv + ((long)b * T + t) * C3 + h * hs;
+                            double w[300], sum = 0.0, mx = -1e300;
+                            int send = causal ? t + 1 : T;
+                            for (int s2 = 0; s2 < send; s2++) {
+                                const float *k = qkv + ((long)b * T + s2) * C3 + C + h * hs;
+                                double d = 0.0;
+                                for (int i = 0; i < hs; i++) d += (double)q[i] * k[i];
+                                w[s2] = d / sqrt((double)hs);
+                                mx = fmax(mx, w[s2]);
+                            }
+                            for (int s2 = 0; s2 < send; s2++) sum += (w[s2] = exp(w[s2] - mx));
+                            for (int i = 0; i < hs; i++) {
+                                double o = 0.0;
+                                for (int s2 = 0; s2 < send; s2++)
+                                    o += w[s2] / sum * qkv[((long)b * T + s2) * C3 + 2 * C + h * hs + i];
+                                worst = worst_diff(worst, out[((long)b * T + t) * C + h * hs + i], o);
+                            }
                         }
-                        for (int s2 = 0; s2 < send; s2++) sum += (w[s2] = exp(w[s2] - mx));
-                        for (int i = 0; i < hs; i++) {
-                            double o = 0.0;
-                            for (int s2 = 0; s2 < send; s2++)
-                                o += w[s2] / sum * qkv[((long)b * T + s2) * C3 + 2 * C + h * hs + i];
-                            worst = worst_diff(worst, out[((long)b * T + t) * C + h * hs + i], o);
-                        }
-                    }
-            CHECK(worst < 1e-5, "softmax attention hs=%d causal=%d differs from the direct form by %.3g", hs, causal, worst);
-            free(qkv), free(out), free(saved);
-        }
+                CHECK(worst < 1e-5, "softmax attention T=%d hs=%d causal=%d differs from the direct form by %.3g", T, hs,
+                      causal, worst);
+                free(qkv), free(out), free(saved);
+            }
 }
 
 // ---- tucker generator
@@ -295,8 +298,11 @@ int main(void) {
     test_matmul();
     test_crossentropy();
     for (int linear = 0; linear <= 1; linear++)
-        for (int causal = 0; causal <= 1; causal++)
-            for (int hs = 4; hs <= 20; hs += hs == 4 ? 12 : 4) test_attention_core(linear, causal, hs);
+        for (int causal = 0; causal <= 1; causal++) {
+            for (int hs = 4; hs <= 20; hs += hs == 4 ? 12 : 4) test_attention_core(linear, causal, hs, 18, 5);
+            test_attention_core(linear, causal, 16, 1, 150);
+            test_attention_core(linear, causal, 16, 1, 300);
+        }
     test_linear_matches_quadratic_form();
     test_softmax_matches_direct();
     test_tucker();

@@ -11,13 +11,14 @@
 #include <stddef.h>
 
 // attn_softmax.c, variants mha and tucker: out_t = Σ_s softmax_s(q_t·k_s/√hs) v_s.
-// saved (attn_softmax_saved_floats) keeps q, k, v and the probabilities for the
-// backward pass, in the kernel's own layout (see attn_softmax.c).
+// saved (attn_softmax_saved_floats: B·NH·T) keeps each row's log-sum-exp of the scores
+// for the backward pass, which reads qkv and out again, recomputes the scores and writes
+// (does not add into) dqkv.
 size_t attn_softmax_saved_floats(int B, int T, int C, int NH);
 void attn_softmax_forward(float *out, float *saved, const float *qkv, int B, int T, int C, int NH,
                           int causal);
-void attn_softmax_backward(float *dqkv, const float *dout, const float *saved, int B, int T, int C,
-                           int NH, int causal);
+void attn_softmax_backward(float *dqkv, const float *dout, const float *out, const float *saved,
+                           const float *qkv, int B, int T, int C, int NH, int causal);
 
 // attn_linear.c, variant linear: φ(x) = elu(x) + 1 and
 //   out_t = φ(q_t)ᵀ S_t / (φ(q_t)·z_t + ε),  S_t = Σ_s φ(k_s) v_sᵀ,  z_t = Σ_s φ(k_s),

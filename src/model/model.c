@@ -358,7 +358,7 @@ static void attention_backward(Model *m, int l) {
     if (m->cfg.attention == ATTN_LINEAR)
         attn_linear_backward(d->qkv, d->atty, a->qkv, B, T, C, m->NH, m->causal);
     else
-        attn_softmax_backward(d->qkv, d->atty, a->att, B, T, C, m->NH, m->causal);
+        attn_softmax_backward(d->qkv, d->atty, a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal);
     // tucker: the weight gradient goes to the generated weight; the generator's
     // backward runs after the regularisers have added theirs (model_backward).
     float *dw = m->cfg.attention == ATTN_TUCKER ? d->wqkv : g->qkv_w;
