@@ -121,7 +121,7 @@ typedef struct { float *out, *att, *qkv, *R; int B, T, C, NH, causal, linear; } 
 static double att_obj(void *p) {
     AttCtx *c = p;
     if (c->linear)
-        attn_linear_forward(c->out, c->qkv, c->B, c->T, c->C, c->NH, c->causal);
+        attn_linear_forward(c->out, c->att, c->qkv, c->B, c->T, c->C, c->NH, c->causal);
     else
         attn_softmax_forward(c->out, c->att, c->qkv, c->B, c->T, c->C, c->NH, c->causal);
     return dot(c->out, c->R, (long)c->B * c->T * c->C);
@@ -132,11 +132,11 @@ static double att_obj(void *p) {
 static void test_attention_core(int linear, int causal, int hs, int B, int T) {
     AttCtx c = {.B = B, .T = T, .C = 2 * hs, .NH = 2, .causal = causal, .linear = linear};
     long nqkv = (long)c.B * c.T * 3 * c.C, nout = (long)c.B * c.T * c.C;
-    c.out = zeros(nout), c.att = zeros((long)attn_softmax_saved_floats(c.B, c.T, c.C, c.NH)), c.qkv = rnd(nqkv, 1.5), c.R = rnd(nout, 1.0);
+    c.out = zeros(nout), c.att = zeros((long)attn_saved_floats(c.B, c.T, c.NH)), c.qkv = rnd(nqkv, 1.5), c.R = rnd(nout, 1.0);
     float *dqkv = zeros(nqkv);
     att_obj(&c);
     if (linear)
-        attn_linear_backward(dqkv, c.R, c.qkv, c.B, c.T, c.C, c.NH, c.causal);
+        attn_linear_backward(dqkv, c.R, c.out, c.att, c.qkv, c.B, c.T, c.C, c.NH, c.causal);
     else
         attn_softmax_backward(dqkv, c.R, c.out, c.att, c.qkv, c.B, c.T, c.C, c.NH, c.causal);
     char name[64];
@@ -160,27 +160,32 @@ static void test_attention_core(int linear, int causal, int hs, int B, int T) {
     free(c.out), free(c.att), free(c.qkv), free(c.R), free(dqkv);
 }
 
-// The linear core against its quadratic form: out_t = Σ_s A_ts v_s / (Σ_s A_ts + ε), A_ts = φq_t·φk_s.
+// The linear core against its quadratic form, out_t = Σ_s A_ts v_s / (Σ_s A_ts + ε) with
+// A_ts = φq_t·φk_s over s ≤ t or all s, in one chunk (T = 5) and in several (T = 70).
 static void test_linear_matches_quadratic_form(void) {
-    const int B = 1, T = 5, C = 4, NH = 1;
-    float *qkv = rnd((long)T * 3 * C, 1.5), *out = zeros((long)T * C);
-    attn_linear_forward(out, qkv, B, T, C, NH, 1);
-    double worst = 0.0;
-    for (int t = 0; t < T; t++) {
-        double num[4] = {0}, den = LINEAR_ATTN_EPS;
-        for (int s = 0; s <= t; s++) {
-            double a = 0.0;
-            for (int i = 0; i < C; i++) {
-                double q = qkv[t * 3 * C + i], k = qkv[s * 3 * C + C + i];
-                a += (q > 0 ? q + 1 : exp(q)) * (k > 0 ? k + 1 : exp(k));
+    for (int T = 5; T <= 70; T += 65)
+        for (int causal = 0; causal <= 1; causal++) {
+            const int B = 1, C = 4, NH = 1;
+            float *qkv = rnd((long)T * 3 * C, 1.5), *out = zeros((long)T * C), *saved = zeros(T);
+            attn_linear_forward(out, saved, qkv, B, T, C, NH, causal);
+            double worst = 0.0;
+            for (int t = 0; t < T; t++) {
+                double num[4] = {0}, den = LINEAR_ATTN_EPS;
+                for (int s = 0; s < (causal ? t + 1 : T); s++) {
+                    double a = 0.0;
+                    for (int i = 0; i < C; i++) {
+                        double q = qkv[t * 3 * C + i], k = qkv[s * 3 * C + C + i];
+                        a += (q > 0 ? q + 1 : exp(q)) * (k > 0 ? k + 1 : exp(k));
+                    }
+                    for (int i = 0; i < C; i++) num[i] += a * qkv[s * 3 * C + 2 * C + i];
+                    den += a;
+                }
+                for (int i = 0; i < C; i++) worst = worst_diff(worst, out[t * C + i], num[i] / den);
             }
-            for (int i = 0; i < C; i++) num[i] += a * qkv[s * 3 * C + 2 * C + i];
-            den += a;
+            CHECK(worst < 1e-5, "linear attention T=%d causal=%d differs from the quadratic form by %.3g", T, causal,
+                  worst);
+            free(qkv), free(out), free(saved);
         }
-        for (int i = 0; i < C; i++) worst = worst_diff(worst, out[t * C + i], num[i] / den);
-    }
-    CHECK(worst < 1e-5, "linear attention prefix sums differ from the quadratic form by %.3g", worst);
-    free(qkv), free(out);
 }
 
 // The softmax core against a direct computation in double (hs = 4, 16, 20; one partial
@@ -191,7 +196,7 @@ static void test_softmax_matches_direct(void) {
             for (int causal = 0; causal <= 1; causal++) {
                 const int B = T < 100 ? 18 : 1, NH = 2, C = NH * hs, C3 = 3 * C;
                 float *qkv = rnd((long)B * T * C3, 1.5), *out = zeros((long)B * T * C);
-                float *saved = zeros((long)attn_softmax_saved_floats(B, T, C, NH));
+                float *saved = zeros((long)attn_saved_floats(B, T, NH));
                 attn_softmax_forward(out, saved, qkv, B, T, C, NH, causal);
                 double worst = 0.0;
                 for (int b = 0; b < B; b++)

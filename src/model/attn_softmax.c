@@ -29,8 +29,6 @@
 enum { TILE_MAX = 64 };
 static int tile_size(int T) { return T <= 256 ? 32 : TILE_MAX; }
 
-size_t attn_softmax_saved_floats(int B, int T, int C, int NH) { return (size_t)B * NH * T; }
-
 // The online softmax on one tile of scores: s holds Sᵀ (nc keys × nq queries, row stride
 // tb) and becomes Pᵀ = e^{S − m}; m, sum (nq) are the queries' running maximum and sum,
 // updated, and alpha (nq) receives e^{m_old − m_new}, the factor for the output so far.

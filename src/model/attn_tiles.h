@@ -119,6 +119,14 @@ TILES_INLINE void tile_gemm(float *C, long ldc, const float *A, long ar, long ak
 // the packed layouts. Rows are whole vectors when hs is a multiple of TILE_VL (the
 // default models); other widths take the element-wise path.
 
+// d[0, 16·nv) = scale · x[0, 16·nv). The first four vectors are unrolled: as a loop,
+// gcc would make each row's copy a call to memmove.
+TILES_INLINE void tile_copy_row(float *restrict d, const float *restrict x, int nv, float scale) {
+    for (int v = 0; v < 4; v++)
+        if (v < nv) *(TileVecU *)(d + v * TILE_VL) = scale * *(const TileVecU *)(x + v * TILE_VL);
+    for (int v = 4; v < nv; v++) *(TileVecU *)(d + v * TILE_VL) = scale * *(const TileVecU *)(x + v * TILE_VL);
+}
+
 // dst (rows × HP) = scale · the n rows of src, zero in the padding columns and rows.
 TILES_INLINE void tile_pack_rows(float *restrict dst, int HP, const float *restrict src, long ld, int n, int rows,
                                  int hs, float scale) {
@@ -126,7 +134,7 @@ TILES_INLINE void tile_pack_rows(float *restrict dst, int HP, const float *restr
         float *d = dst + (long)t * HP;
         const float *x = src + t * ld;
         if (hs == HP) {
-            for (int i = 0; i < HP; i += TILE_VL) *(TileVec *)(d + i) = scale * *(const TileVecU *)(x + i);
+            tile_copy_row(d, x, HP / TILE_VL, scale);
         } else {
             for (int i = 0; i < hs; i++) d[i] = scale * x[i];
             for (int i = hs; i < HP; i++) d[i] = 0.0f;
@@ -166,7 +174,7 @@ TILES_INLINE void tile_unpack_rows(float *restrict dst, long ld, const float *re
         float *d = dst + t * ld;
         const float *x = src + (long)t * HP;
         if (hs == HP)
-            for (int i = 0; i < HP; i += TILE_VL) *(TileVecU *)(d + i) = scale * *(const TileVec *)(x + i);
+            tile_copy_row(d, x, HP / TILE_VL, scale);
         else
             for (int i = 0; i < hs; i++) d[i] = scale * x[i];
     }

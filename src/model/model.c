@@ -95,8 +95,7 @@ static void layout_acts(Arena *a, Acts *x, const Model *m, int grads) {
         } else {
             if (m->cfg.attention == ATTN_TUCKER) arena_reserve(a, &b->wqkv, 3 * C * C, "wqkv", 0);
             arena_reserve(a, &b->qkv, BT * 3 * C, "qkv", 0);
-            if (m->cfg.attention != ATTN_LINEAR && !grads)
-                arena_reserve(a, &b->att, attn_softmax_saved_floats(m->B, m->T, m->C, m->NH), "att", 0);
+            if (!grads) arena_reserve(a, &b->att, attn_saved_floats(m->B, m->T, m->NH), "att", 0);
             arena_reserve(a, &b->atty, BT * C, "atty", 0);
         }
         arena_reserve(a, &b->attproj, BT * C, "attproj", 0);
@@ -293,7 +292,7 @@ static void attention_forward(Model *m, int l) {
     }
     matmul_forward(a->qkv, a->ln1, qkv_weight(m, l), p->qkv_b, BT, C, 3 * C);
     if (m->cfg.attention == ATTN_LINEAR)
-        attn_linear_forward(a->atty, a->qkv, B, T, C, m->NH, m->causal);
+        attn_linear_forward(a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal);
     else
         attn_softmax_forward(a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal);
     matmul_forward(a->attproj, a->atty, p->proj_w, p->proj_b, BT, C, C);
@@ -356,7 +355,7 @@ static void attention_backward(Model *m, int l) {
     }
     matmul_backward(d->atty, g->proj_w, g->proj_b, d->attproj, a->atty, p->proj_w, BT, C, C);
     if (m->cfg.attention == ATTN_LINEAR)
-        attn_linear_backward(d->qkv, d->atty, a->qkv, B, T, C, m->NH, m->causal);
+        attn_linear_backward(d->qkv, d->atty, a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal);
     else
         attn_softmax_backward(d->qkv, d->atty, a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal);
     // tucker: the weight gradient goes to the generated weight; the generator's

@@ -40,7 +40,7 @@ typedef struct {
     float *ln1, *ln1_mean, *ln1_rstd;  // (BT, C), (BT), (BT)
     float *wqkv;                       // tucker: generated QKV weight (3C, C)
     float *qkv;                        // (BT, 3C)
-    float *att;                        // mha, tucker: the rows' log-sum-exp saved by the core (B, NH, T)
+    float *att;                        // (B, NH, T) saved by the core: the rows' log-sum-exp (mha, tucker), the denominators (linear)
     float *atty;                       // (BT, C) heads' outputs
     GrassmannActs gm;                  // grassmann
     float *attproj;                    // (BT, C) sublayer output
