@@ -30,7 +30,7 @@ static double dot(const float *a, const float *b, long n) {
 typedef struct { float *out, *mean, *rstd, *inp, *w, *b, *R; int N, C; } LnCtx;
 static double ln_obj(void *p) {
     LnCtx *c = p;
-    layernorm_forward(c->out, c->mean, c->rstd, c->inp, c->w, c->b, c->N, c->C);
+    layernorm_forward(c->out, c->mean, c->rstd, c->inp, NULL, NULL, c->w, c->b, c->N, c->C);
     return dot(c->out, c->R, (long)c->N * c->C);
 }
 static void test_layernorm(void) {
@@ -44,30 +44,44 @@ static void test_layernorm(void) {
     gradcheck_elementwise("layernorm dinp", c.inp, dinp, n, ln_obj, &c, 1e-2f, 1e-2, 1e-3, 1000);
     gradcheck_elementwise("layernorm dweight", c.w, dw, c.C, ln_obj, &c, 1e-2f, 1e-2, 1e-3, 1000);
     gradcheck_elementwise("layernorm dbias", c.b, db, c.C, ln_obj, &c, 1e-2f, 1e-2, 1e-3, 1000);
+
+    // The fused residual: res += add + add_bias in place, then the same LayerNorm of res.
+    float *res = rnd(n, 2.0), *add = rnd(n, 1.0), *add_bias = rnd(c.C, 1.0), *want = zeros(n), *got = zeros(n);
+    for (long i = 0; i < n; i++) c.inp[i] = res[i] + (add[i] + add_bias[i % c.C]);
+    ln_obj(&c);
+    memcpy(want, c.out, (size_t)n * sizeof(float));
+    layernorm_forward(got, c.mean, c.rstd, res, add, add_bias, c.w, c.b, c.N, c.C);
+    CHECK_ALL_CLOSE(res, c.inp, n, 0.0, 0.0, "layernorm: res + add + add_bias in place");
+    CHECK_ALL_CLOSE(got, want, n, 0.0, 0.0, "layernorm of the completed residual");
     free(c.out), free(c.mean), free(c.rstd), free(c.inp), free(c.w), free(c.b), free(c.R);
-    free(dinp), free(dw), free(db);
+    free(dinp), free(dw), free(db), free(res), free(add), free(add_bias), free(want), free(got);
 }
 
-// ---- gelu
-typedef struct { float *out, *inp, *R; long n; } GeluCtx;
+// ---- gelu (its input x = pre + bias, pre overwritten by x)
+typedef struct { float *out, *x, *pre, *bias, *R; int N, F; } GeluCtx;
 static double gelu_obj(void *p) {
     GeluCtx *c = p;
-    gelu_forward(c->out, c->inp, c->n);
-    return dot(c->out, c->R, c->n);
+    memcpy(c->pre, c->x, (size_t)c->N * c->F * sizeof(float));
+    gelu_forward(c->out, c->pre, c->bias, c->N, c->F);
+    return dot(c->out, c->R, (long)c->N * c->F);
 }
 static void test_gelu(void) {
-    GeluCtx c = {.n = 200};
-    c.out = zeros(c.n), c.inp = rnd(c.n, 4.0), c.R = rnd(c.n, 1.0);
-    float *dinp = zeros(c.n);
-    gelu_backward(dinp, c.inp, c.R, c.n);
-    gradcheck_elementwise("gelu dinp", c.inp, dinp, c.n, gelu_obj, &c, 1e-2f, 1e-2, 1e-3, 1000);
+    GeluCtx c = {.N = 10, .F = 20};
+    const long n = (long)c.N * c.F;
+    c.out = zeros(n), c.x = rnd(n, 4.0), c.pre = zeros(n), c.bias = rnd(c.F, 1.0), c.R = rnd(n, 1.0);
+    float *d = zeros(n), *dbias = zeros(c.F);
+    gelu_obj(&c);
+    memcpy(d, c.R, (size_t)n * sizeof(float));
+    gelu_backward(d, dbias, c.pre, c.N, c.F);
+    gradcheck_elementwise("gelu dinp", c.x, d, n, gelu_obj, &c, 1e-2f, 1e-2, 1e-3, 1000);
+    gradcheck_elementwise("gelu dbias", c.bias, dbias, c.F, gelu_obj, &c, 1e-2f, 1e-2, 1e-3, 1000);
     // Reference values of the tanh approximation (PyTorch GELU(approximate='tanh')).
-    float x[3] = {-1.0f, 0.5f, 2.0f}, y[3];
-    gelu_forward(y, x, 3);
+    float x[3] = {-1.0f, 0.5f, 2.0f}, y[3], zero[3] = {0};
+    gelu_forward(y, x, zero, 1, 3);
     CHECK_CLOSE(y[0], -0.15880801, 1e-6, 1e-5, "gelu(-1)");
     CHECK_CLOSE(y[1], 0.34571401, 1e-6, 1e-5, "gelu(0.5)");
     CHECK_CLOSE(y[2], 1.95459769, 1e-6, 1e-5, "gelu(2)");
-    free(c.out), free(c.inp), free(c.R), free(dinp);
+    free(c.out), free(c.x), free(c.pre), free(c.bias), free(c.R), free(d), free(dbias);
 }
 
 // ---- matmul

@@ -1,5 +1,6 @@
 // Softmax cross-entropy. Row maximum subtracted before exp for stability.
 #include <math.h>
+#include <string.h>
 
 #include "model/fastmath.h"
 #include "model/layers.h"
@@ -36,11 +37,14 @@ double crossentropy_forward(float *probs, const float *logits, const int *target
 void crossentropy_backward(float *dlogits, const float *probs, const int *targets, float scale,
                            int N, int K) {
     for (int n = 0; n < N; n++) {
-        int t = targets[n];
-        if (t < 0) continue;
+        const int t = targets[n];
         const float *p = probs + (long)n * K;
         float *d = dlogits + (long)n * K;
-        for (int k = 0; k < K; k++) d[k] += scale * p[k];
+        if (t < 0) {
+            memset(d, 0, (size_t)K * sizeof(float));
+            continue;
+        }
+        for (int k = 0; k < K; k++) d[k] = scale * p[k];
         d[t] -= scale;
     }
 }

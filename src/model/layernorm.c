@@ -1,14 +1,21 @@
 // LayerNorm forward and backward (derivation as in llm.c's layernorm.md):
 // with x̂ = (x − μ)·rstd and dx̂ = dout ⊙ w,
 //   dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)).
+// The forward pass first completes the residual connection in place (x += add + bias of
+// the sublayer before), so the stream is read and written once per LayerNorm.
 #include <math.h>
+#include <stddef.h>
 
 #include "model/layers.h"
 
-void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+void layernorm_forward(float *out, float *mean, float *rstd, float *res, const float *add, const float *add_bias,
                        const float *weight, const float *bias, int N, int C) {
     for (int n = 0; n < N; n++) {
-        const float *x = inp + (long)n * C;
+        float *x = res + (long)n * C;
+        if (add) {
+            const float *y = add + (long)n * C;
+            for (int i = 0; i < C; i++) x[i] += y[i] + (add_bias ? add_bias[i] : 0.0f);
+        }
         float m = 0.0f;
 #pragma omp simd reduction(+ : m)
         for (int i = 0; i < C; i++) m += x[i];
