@@ -2,6 +2,9 @@
 
 #include <math.h>
 
+#include "model/targets.h"
+
+KERNEL_TARGETS
 void adamw_update(const Arena *params, const float *grads, float *m, float *v, long t, double lr,
                   double weight_decay) {
     const float b1 = (float)ADAM_BETA1, b2 = (float)ADAM_BETA2, eps = (float)ADAM_EPS;
@@ -32,6 +35,7 @@ double lr_at(const TrialConfig *c, long step, long total_steps) {
     return min_lr + 0.5 * (c->lr - min_lr) * (1.0 + cos(3.14159265358979323846 * progress));
 }
 
+KERNEL_TARGETS
 double clip_grad_norm(float *g, size_t n, double max_norm) {
     double ss = 0.0;
     for (size_t i = 0; i < n; i++) ss += (double)g[i] * g[i];

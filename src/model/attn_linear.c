@@ -80,7 +80,8 @@ TILES_INLINE void forward_state_add(Head *w, int t0, int n) {
 
 // One sequence and head: out rows (T, hs wide, stride C) and den (T) from qkv (stride 3C).
 // The state S is w.u, z is w.z.
-TILES_TARGETS static void head_forward(Head *w, float *out, float *den, const float *qkv, int C, int causal) {
+KERNEL_TARGETS
+static void head_forward(Head *w, float *out, float *den, const float *qkv, int C, int causal) {
     const int T = w->T, Tp = w->Tp, hs = w->hs, HP = w->HP, nvh = HP / TILE_VL;
     const long ld = 3L * C;
     pack_phi(w, qkv, ld, C);
@@ -141,8 +142,9 @@ TILES_INLINE void suffix_add(Head *w, int t0, int n) {
 }
 
 // One sequence and head: writes dq, dk, dv into the rows of dqkv (stride 3C).
-TILES_TARGETS static void head_backward(Head *w, float *dqkv, const float *dout, const float *out, const float *den,
-                                        const float *qkv, int C, int causal) {
+KERNEL_TARGETS
+static void head_backward(Head *w, float *dqkv, const float *dout, const float *out, const float *den,
+                          const float *qkv, int C, int causal) {
     const int T = w->T, Tp = w->Tp, hs = w->hs, HP = w->HP, nvh = HP / TILE_VL;
     const long ld = 3L * C;
     const float *v = qkv + 2 * C;

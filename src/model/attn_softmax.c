@@ -88,7 +88,8 @@ static Head head_alloc(int T, int hs) {
 
 // One sequence and head: out rows (T, hs wide, stride C) and lse (T) from q, k, v rows
 // of qkv (stride 3C). Uses w.qt (qᵀ/√hs), w.v, w.s (Sᵀ, then Pᵀ), w.o, w.m, w.l, w.alpha.
-TILES_TARGETS static void head_forward(Head *w, float *out, float *lse, const float *qkv, int C, int causal) {
+KERNEL_TARGETS
+static void head_forward(Head *w, float *out, float *lse, const float *qkv, int C, int causal) {
     const int T = w->T, Tp = w->Tp, hs = w->hs, HP = w->HP, nvh = HP / TILE_VL, tb = w->tb;
     const long ld = 3L * C;
     tile_pack_cols(w->qt, Tp, qkv, ld, T, hs, 1.0f / sqrtf((float)hs));
@@ -131,8 +132,9 @@ void attn_softmax_forward(float *out, float *saved, const float *qkv, int B, int
 // One sequence and head: writes dq, dk, dv into the rows of dqkv (stride 3C). Uses w.qt
 // (qᵀ/√hs), w.gt (doutᵀ), w.q (q/√hs), w.k, w.g (dout), w.dq, w.dk, w.dv, w.s (Sᵀ, then
 // Pᵀ), w.dp (dPᵀ, then dSᵀ), w.lse and w.d.
-TILES_TARGETS static void head_backward(Head *w, float *dqkv, const float *dout, const float *out, const float *lse,
-                                        const float *qkv, int C, int causal) {
+KERNEL_TARGETS
+static void head_backward(Head *w, float *dqkv, const float *dout, const float *out, const float *lse,
+                          const float *qkv, int C, int causal) {
     const int T = w->T, Tp = w->Tp, hs = w->hs, HP = w->HP, nvh = HP / TILE_VL, tb = w->tb;
     const long ld = 3L * C;
     const float scale = 1.0f / sqrtf((float)hs);

@@ -7,8 +7,8 @@
 // (GCC's vector extension: one zmm register under AVX-512, two ymm under AVX2, four xmm
 // otherwise). The cores pack their vector operands into scratch where every row is a
 // whole number of vectors (zero-padded) and 64-byte aligned, and call tile_gemm from
-// functions compiled for several instruction sets and chosen at run time (TILES_TARGETS),
-// so that the kernel is inlined into each variant.
+// functions compiled for several instruction sets (KERNEL_TARGETS, targets.h), into each
+// of which the kernel is inlined.
 #ifndef ATTN_TILES_H
 #define ATTN_TILES_H
 
@@ -17,21 +17,12 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "model/targets.h"
 
 #define TILE_VL 16
 typedef float TileVec __attribute__((vector_size(TILE_VL * sizeof(float))));
 typedef float TileVecU __attribute__((vector_size(TILE_VL * sizeof(float)), aligned(sizeof(float))));  // unaligned
 
-// One portable binary, fast on each node: the function is compiled for AVX-512, for AVX2
-// with FMA and for baseline x86-64, and the loader picks the variant the CPU runs. A
-// build for one machine (-march=native, which defines __AVX2__ or more) compiles the
-// function for that machine alone (its variants could not inline the helpers, which are
-// compiled for the build's own target).
-#if defined(__x86_64__) && !defined(__clang__) && !defined(__AVX2__)
-#define TILES_TARGETS __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define TILES_TARGETS
-#endif
 #define TILES_INLINE static inline __attribute__((always_inline))
 
 // n rounded up to a whole number of vectors.

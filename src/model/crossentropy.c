@@ -4,7 +4,9 @@
 
 #include "model/fastmath.h"
 #include "model/layers.h"
+#include "model/targets.h"
 
+KERNEL_TARGETS
 double crossentropy_forward(float *probs, const float *logits, const int *targets, int N, int K,
                             long *count, long *correct) {
     double total = 0.0;
@@ -34,6 +36,7 @@ double crossentropy_forward(float *probs, const float *logits, const int *target
     return total;
 }
 
+KERNEL_TARGETS
 void crossentropy_backward(float *dlogits, const float *probs, const int *targets, float scale,
                            int N, int K) {
     for (int n = 0; n < N; n++) {

@@ -3,9 +3,11 @@
 // input in the same pass, the backward pass sums the bias's gradient in the same pass.
 #include "model/fastmath.h"
 #include "model/layers.h"
+#include "model/targets.h"
 
 #define GELU_SCALE 0.7978845608028654f  // √(2/π)
 
+KERNEL_TARGETS
 void gelu_forward(float *out, float *pre, const float *bias, int N, int F) {
     for (int n = 0; n < N; n++) {
         float *x = pre + (long)n * F, *y = out + (long)n * F;
@@ -18,6 +20,7 @@ void gelu_forward(float *out, float *pre, const float *bias, int N, int F) {
     }
 }
 
+KERNEL_TARGETS
 void gelu_backward(float *d, float *dbias, const float *pre, int N, int F) {
     for (int n = 0; n < N; n++) {
         const float *x = pre + (long)n * F;

@@ -7,7 +7,9 @@
 #include <stddef.h>
 
 #include "model/layers.h"
+#include "model/targets.h"
 
+KERNEL_TARGETS
 void layernorm_forward(float *out, float *mean, float *rstd, float *res, const float *add, const float *add_bias,
                        const float *weight, const float *bias, int N, int C) {
     for (int n = 0; n < N; n++) {
@@ -32,6 +34,7 @@ void layernorm_forward(float *out, float *mean, float *rstd, float *res, const f
     }
 }
 
+KERNEL_TARGETS
 void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout,
                         const float *inp, const float *weight, const float *mean,
                         const float *rstd, int N, int C) {
