@@ -57,7 +57,7 @@ static void test_layernorm(void) {
     free(dinp), free(dw), free(db), free(res), free(add), free(add_bias), free(want), free(got);
 }
 
-// ---- gelu (its input x = pre + bias, pre overwritten by x)
+// ---- gelu (its input x = pre + bias; pre receives gelu'(x))
 typedef struct { float *out, *x, *pre, *bias, *R; int N, F; } GeluCtx;
 static double gelu_obj(void *p) {
     GeluCtx *c = p;

@@ -20,11 +20,12 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
 
 // gelu.c: the tanh approximation, 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
 // (PyTorch's GELU(approximate='tanh')) of x = pre + bias, the dense layer before it
-// without its bias: pre += bias in place, out = gelu(pre). out, pre (N,F), bias (F).
+// without its bias: out = gelu(x), and pre = gelu'(x) in place, for the backward pass.
+// out, pre (N,F), bias (F).
 void gelu_forward(float *out, float *pre, const float *bias, int N, int F);
-// d (N,F) holds dout on entry and dpre = gelu'(pre) ⊙ dout on exit (in place);
-// dbias (F) += the sum of dpre over rows. pre as left by gelu_forward.
-void gelu_backward(float *d, float *dbias, const float *pre, int N, int F);
+// d (N,F) holds dout on entry and dx = gelu'(x) ⊙ dout on exit (in place); dbias (F) +=
+// the sum of dx over rows. deriv is pre as gelu_forward left it.
+void gelu_backward(float *d, float *dbias, const float *deriv, int N, int F);
 
 // crossentropy.c: softmax over K classes fused with the negative log-likelihood.
 // logits, probs (N,K); targets (N), −1 = no prediction (row ignored).

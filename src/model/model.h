@@ -45,7 +45,7 @@ typedef struct {
     GrassmannActs gm;                  // grassmann
     float *res1;                       // (BT, C) x + attention output + its bias (see block_forward)
     float *ln2, *ln2_mean, *ln2_rstd;
-    float *fch, *fch_gelu;             // (BT, F) the MLP's first layer (with its bias), its GELU
+    float *fch, *fch_gelu;             // (BT, F) the MLP's first layer, then GELU's derivative there; its GELU
     float *res2;                       // (BT, C) res1 + MLP output + its bias
 } BlockActs;
 
