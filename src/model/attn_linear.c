@@ -22,6 +22,7 @@
 #include "model/attention.h"
 #include "model/attn_tiles.h"
 #include "model/fastmath.h"
+#include "model/threads.h"
 
 enum { CH = 32 };  // tokens per chunk (a multiple of TILE_VL)
 
@@ -111,14 +112,18 @@ static void head_forward(Head *w, float *out, float *den, const float *qkv, int 
 }
 
 void attn_linear_forward(float *out, float *saved, const float *qkv, int B, int T, int C, int NH, int causal) {
-    const int hs = C / NH;
-    Head w = head_alloc(T, hs);
-    for (int bh = 0; bh < B * NH; bh++) {
-        const int b = bh / NH, h = bh % NH;
-        head_forward(&w, out + (long)b * T * C + h * hs, saved + (long)bh * T, qkv + (long)b * T * 3 * C + h * hs,
-                     C, causal);
+    const int hs = C / NH, nt = kernel_threads();
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        Head w = head_alloc(T, hs);
+#pragma omp for schedule(static)
+        for (int bh = 0; bh < B * NH; bh++) {
+            const int b = bh / NH, h = bh % NH;
+            head_forward(&w, out + (long)b * T * C + h * hs, saved + (long)bh * T,
+                         qkv + (long)b * T * 3 * C + h * hs, C, causal);
+        }
+        free(w.block);
     }
-    free(w.block);
 }
 
 // The prefix state of the backward pass, U += V_cᵀ φK_c (U[j][i] = Σ v_s,j φk_s,i) and
@@ -216,13 +221,17 @@ static void head_backward(Head *w, float *dqkv, const float *dout, const float *
 
 void attn_linear_backward(float *dqkv, const float *dout, const float *out, const float *saved, const float *qkv,
                           int B, int T, int C, int NH, int causal) {
-    const int hs = C / NH;
-    Head w = head_alloc(T, hs);
-    for (int bh = 0; bh < B * NH; bh++) {
-        const int b = bh / NH, h = bh % NH;
-        const long row = (long)b * T * C + h * hs;
-        head_backward(&w, dqkv + (long)b * T * 3 * C + h * hs, dout + row, out + row, saved + (long)bh * T,
-                      qkv + (long)b * T * 3 * C + h * hs, C, causal);
+    const int hs = C / NH, nt = kernel_threads();
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        Head w = head_alloc(T, hs);
+#pragma omp for schedule(static)
+        for (int bh = 0; bh < B * NH; bh++) {
+            const int b = bh / NH, h = bh % NH;
+            const long row = (long)b * T * C + h * hs;
+            head_backward(&w, dqkv + (long)b * T * 3 * C + h * hs, dout + row, out + row, saved + (long)bh * T,
+                          qkv + (long)b * T * 3 * C + h * hs, C, causal);
+        }
+        free(w.block);
     }
-    free(w.block);
 }

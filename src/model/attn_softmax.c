@@ -24,6 +24,7 @@
 #include "model/attention.h"
 #include "model/attn_tiles.h"
 #include "model/fastmath.h"
+#include "model/threads.h"
 
 // Tiles of 64 (32 up to 256 tokens, where smaller tiles waste less of the causal diagonal).
 enum { TILE_MAX = 64 };
@@ -119,14 +120,18 @@ static void head_forward(Head *w, float *out, float *lse, const float *qkv, int 
 }
 
 void attn_softmax_forward(float *out, float *saved, const float *qkv, int B, int T, int C, int NH, int causal) {
-    const int hs = C / NH;
-    Head w = head_alloc(T, hs);
-    for (int bh = 0; bh < B * NH; bh++) {
-        const int b = bh / NH, h = bh % NH;
-        head_forward(&w, out + (long)b * T * C + h * hs, saved + (long)bh * T, qkv + (long)b * T * 3 * C + h * hs,
-                     C, causal);
+    const int hs = C / NH, nt = kernel_threads();
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        Head w = head_alloc(T, hs);
+#pragma omp for schedule(static)
+        for (int bh = 0; bh < B * NH; bh++) {
+            const int b = bh / NH, h = bh % NH;
+            head_forward(&w, out + (long)b * T * C + h * hs, saved + (long)bh * T,
+                         qkv + (long)b * T * 3 * C + h * hs, C, causal);
+        }
+        free(w.block);
     }
-    free(w.block);
 }
 
 // One sequence and head: writes dq, dk, dv into the rows of dqkv (stride 3C). Uses w.qt
@@ -176,14 +181,18 @@ static void head_backward(Head *w, float *dqkv, const float *dout, const float *
 }
 
 void attn_softmax_backward(float *dqkv, const float *dout, const float *out, const float *saved, const float *qkv,
-                           int B, int T, int C, int NH, int causal) {
-    const int hs = C / NH;
-    Head w = head_alloc(T, hs);
-    for (int bh = 0; bh < B * NH; bh++) {
-        const int b = bh / NH, h = bh % NH;
-        const long row = (long)b * T * C + h * hs;
-        head_backward(&w, dqkv + (long)b * T * 3 * C + h * hs, dout + row, out + row, saved + (long)bh * T,
-                      qkv + (long)b * T * 3 * C + h * hs, C, causal);
+                          int B, int T, int C, int NH, int causal) {
+    const int hs = C / NH, nt = kernel_threads();
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        Head w = head_alloc(T, hs);
+#pragma omp for schedule(static)
+        for (int bh = 0; bh < B * NH; bh++) {
+            const int b = bh / NH, h = bh % NH;
+            const long row = (long)b * T * C + h * hs;
+            head_backward(&w, dqkv + (long)b * T * 3 * C + h * hs, dout + row, out + row, saved + (long)bh * T,
+                          qkv + (long)b * T * 3 * C + h * hs, C, causal);
+        }
+        free(w.block);
     }
-    free(w.block);
 }
