@@ -12,6 +12,8 @@ of a trial) and writes into OUTDIR (default: RESULTS_plots/ beside the file):
                             each; categorical parameters as categories)
   pareto.png                val_accuracy against Correlation and against RankDeviation: every
                             trial a point, the non-dominated ones highlighted and joined
+  objectives.png            a motpe sweep: its first objective against each other one, the
+                            front over all of them highlighted, its hypervolume in the title
   invariants_VARIANT.png    per variant: head singular values normalised by their sum and
                             head correlation per layer against step, one line per trial,
                             coloured by the regulariser strength that varies
@@ -27,7 +29,7 @@ measured once per trial and only printed beside them). A list of the files writt
 to stdout. A missing file, a file that is not HDF5 or not an attnsweep results file of
 format_version 3 ends with one line on stderr and exit code 2.
 
-Needs only Debian's python3-h5py, -numpy, -matplotlib (Agg) and -pandas.
+Needs only Debian's python3-h5py, -numpy, -matplotlib (Agg), -pandas and -yaml.
 """
 import argparse
 import json
@@ -38,6 +40,7 @@ import textwrap
 
 import h5py
 import numpy as np
+import yaml
 
 # matplotlib (Agg) and pandas are imported by import_plotting() once the input has been
 # checked, so that a bad file is reported at once.
@@ -415,6 +418,75 @@ def pareto_front(x, y):
     return sorted(idx, key=lambda i: (x[i], -y[i]))
 
 
+def sweep_objectives(f):
+    """A motpe sweep's objectives from its stored YAML: [(name, maximise)], else []."""
+    try:
+        space = yaml.safe_load(text(f.attrs.get("yaml", "")))
+    except yaml.YAMLError:
+        return []
+    objectives = space.get("objectives") if isinstance(space, dict) else None
+    if not isinstance(objectives, list) or len(objectives) < 2:
+        return []
+    return [(o["name"], o.get("goal", "maximize") != "minimize") for o in objectives]
+
+
+def hypervolume(points, ref):
+    """The volume that points (rows; every coordinate larger-is-better) dominate above
+    ref, by slicing along the first coordinate."""
+    pts = points[np.all(points > ref, axis=1)]
+    if len(pts) == 0:
+        return 0.0
+    if pts.shape[1] == 1:
+        return float(pts[:, 0].max() - ref[0])
+    volume, xs = 0.0, np.sort(np.unique(pts[:, 0]))[::-1]
+    for i, x in enumerate(xs):
+        below = xs[i + 1] if i + 1 < len(xs) else ref[0]
+        volume += (x - below) * hypervolume(pts[pts[:, 0] >= x][:, 1:], ref[1:])
+    return volume
+
+
+def plot_objectives(f, df, title, outdir, written):
+    """A motpe sweep: the first objective against each other one, the trials that no
+    other dominates on all of them highlighted, and the front's hypervolume (against the
+    worst of each objective over the finished trials, as attnsweep report)."""
+    objectives = sweep_objectives(f)
+    names = [n for n, _ in objectives]
+    if not objectives or not all(n in df.columns for n in names):
+        return None
+    sub = df[df["status"] == "ok"]
+    gain = np.column_stack([sub[n].to_numpy(dtype=float) * (1 if up else -1) for n, up in objectives])
+    keep = np.all(np.isfinite(gain), axis=1)
+    sub, gain = sub[keep], gain[keep]
+    front = [i for i in range(len(gain))
+             if not np.any(np.all(gain >= gain[i], axis=1) & np.any(gain > gain[i], axis=1))]
+    ref = gain.min(axis=0) if len(gain) else np.zeros(len(objectives))
+    hv = hypervolume(gain[front], ref) if front else 0.0
+    record = {"kind": "objectives", "objectives": [{"name": n, "goal": "maximize" if up else "minimize"}
+                                                   for n, up in objectives],
+              "hypervolume": hv, "reference": [r if up else -r for r, (_, up) in zip(ref, objectives)],
+              "front_trials": [int(sub["trial"].iloc[i]) for i in front], "trial": sub["trial"].tolist()}
+    fig, axes = new_figure(1, len(objectives) - 1, 5.2, 4.4)
+    y_name, y_up = objectives[0]
+    for ax, (x_name, x_up) in zip(axes[0], objectives[1:]):
+        x, y = sub[x_name].to_numpy(dtype=float), sub[y_name].to_numpy(dtype=float)
+        for v in variants_of(sub):
+            m = (sub["attention"] == v).to_numpy()
+            ax.scatter(x[m], y[m], s=24, alpha=0.45, color=variant_colour(v), linewidth=0, label=v)
+        for i in front:
+            ax.scatter([x[i]], [y[i]], s=70, color=variant_colour(sub["attention"].iloc[i]), edgecolor="k",
+                       linewidth=1.3, zorder=4)
+            ax.annotate(f"{int(sub['trial'].iloc[i])}", (x[i], y[i]), xytext=(4, 4), textcoords="offset points",
+                        fontsize=7)
+        ax.set_xlabel(f"{x_name} ({'higher' if x_up else 'lower'} is better)")
+        ax.set_ylabel(f"{y_name} ({'higher' if y_up else 'lower'} is better)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="best")
+    suptitle(fig, f"{title}: the sweep's objectives, {len(front)} of {len(sub)} finished trials on the front "
+                  f"(black edge), hypervolume {hv:.4g}")
+    save(fig, outdir, "objectives.png", written)
+    return record
+
+
 def plot_pareto(df, title, outdir, written):
     fig, axes = new_figure(1, 2, 5.2, 4.4)
     record = {"kind": "pareto", "y": "val_accuracy", "goal": "maximise val_accuracy, minimise x",
@@ -717,6 +789,9 @@ def main(argv=None):
         if r is not None:
             figures["reward_vs_parameters.png"] = r
         figures["pareto.png"] = plot_pareto(df, title, outdir, written)
+        r = plot_objectives(f, df, title, outdir, written)
+        if r is not None:
+            figures["objectives.png"] = r
         figures.update(plot_invariants(f, df, title, outdir, written, notes))
         figures.update(plot_cp_roles(f, df, title, outdir, written, notes, args.top))
     except OSError as e:

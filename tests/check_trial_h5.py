@@ -24,7 +24,7 @@ import numpy as np
 import pandas
 
 FORMAT_VERSION = 3
-# The /summary metrics and their keys in --json (common/metrics.h); bits per byte for charlm only.
+# The /summary metrics and their keys in --json (trial/metrics.h); bits per byte for charlm only.
 VAL = ("val_accuracy", "val_loss", "val_bits_per_byte")
 TEST = ("test_accuracy", "test_loss", "test_bits_per_byte")
 failures = []

@@ -10,16 +10,16 @@
 #include <string.h>
 
 #include "check.h"
-#include "common/metrics.h"
 #include "space/space.h"
 #include "sweep/sweep_internal.h"
+#include "trial/metrics.h"
 
 enum { POPULATION = 4 };
 
 // Trial i of a population: validation improves with i, test worsens with i.
 static TrialResult made_up(int i, const TrialConfig *c) {
     TrialResult r = {.config = *c, .id = i};
-    snprintf(r.status, sizeof r.status, "ok");
+    r.status = TRIAL_OK;
     r.val_accuracy = 0.2 + 0.1 * i, r.test_accuracy = 0.9 - 0.1 * i;
     r.val_loss = 2.0 - 0.25 * i, r.test_loss = 1.0 + 0.25 * i;
     r.val_bits_per_byte = r.val_loss / log(2.0), r.test_bits_per_byte = r.test_loss / log(2.0);
@@ -56,7 +56,7 @@ static void test_metrics_follow_validation(const Metric *m) {
         CHECK(sweep_final_metric(m, &r) == v, "%s: the final metric moved with the test metrics", m->name);
         r.test_accuracy = 1e9, r.test_loss = r.test_bits_per_byte = -1e9;
         CHECK(sweep_final_metric(m, &r) == v, "%s: the final metric moved with the test metrics", m->name);
-        snprintf(r.status, sizeof r.status, "failed");
+        r.status = TRIAL_FAILED;
         CHECK(isnan(sweep_final_metric(m, &r)), "%s: a failed trial's final metric is not NaN", m->name);
     }
     // A rung compares the validation accuracy (reward, val_accuracy) or minus the validation
@@ -94,7 +94,7 @@ static void test_evolution_picks_by_validation(const Metric *m) {
           m->name, POPULATION - 1, differences(&c[0], &c[POPULATION - 1]));
     for (int i = 0; i < POPULATION; i++) {
         const TrialResult r = made_up(i, &c[i]);
-        sampler_report(sm, i, &r.config, sweep_final_metric(m, &r));
+        sampler_report(sm, &r);
     }
     CHECK(sampler_config(sm, POPULATION, &c[POPULATION]) == 0, "%s: no child after a full population", m->name);
     CHECK(differences(&c[POPULATION], &c[POPULATION - 1]) == 1,

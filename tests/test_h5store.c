@@ -13,9 +13,9 @@
 #include "check.h"
 #include "python_ref.h"
 #include "common/config_json.h"
-#include "common/metrics.h"
 #include "common/util.h"
 #include "store/h5store.h"
+#include "trial/metrics.h"
 
 // A fresh empty file under /tmp; its name in path.
 static void temp_file(char *path, size_t len) {
@@ -50,7 +50,7 @@ static TrialResult make_trial(int id, const char *attention, const char *task, c
     set(&r.config, "attention", attention);
     set(&r.config, "task", task);
     r.id = id;
-    snprintf(r.status, sizeof r.status, "ok");
+    r.status = TRIAL_OK;
     snprintf(r.host, sizeof r.host, "node%02d", id);
     r.rank = id + 1;
     r.val_accuracy = 0.8125 - 0.0625 * id;
@@ -94,7 +94,7 @@ static TrialResult make_trial(int id, const char *attention, const char *task, c
 static void check_same_trial(const TrialResult *got, const TrialResult *want) {
     CHECK(same_config(&got->config, &want->config), "trial %d: config differs after the round trip", want->id);
     CHECK(got->id == want->id, "id: got %d want %d", got->id, want->id);
-    CHECK(strcmp(got->status, want->status) == 0, "status: got '%s' want '%s'", got->status, want->status);
+    CHECK(got->status == want->status, "status: got %s want %s", trial_status_names[got->status], trial_status_names[want->status]);
     CHECK(strcmp(got->reason, want->reason) == 0, "reason: got '%s' want '%s'", got->reason, want->reason);
     CHECK(strcmp(got->host, want->host) == 0, "host: got '%s' want '%s'", got->host, want->host);
     CHECK(got->rank == want->rank && got->steps == want->steps && got->n_params == want->n_params,
@@ -284,7 +284,7 @@ static void test_results_file_round_trip_and_errors(void) {
     set(&trials[1].config, "lr", "0.0031234567891234");
     set(&trials[1].config, "data_dir", "/srv/text corpus");
     trials[2] = make_trial(2, "tucker", "recall", no_dims, 0, 0);  // failed: no curve, no weights
-    snprintf(trials[2].status, sizeof trials[2].status, "failed");
+    trials[2].status = TRIAL_FAILED;
     snprintf(trials[2].reason, sizeof trials[2].reason, "loss became NaN at step 17");
     trials[2].val_accuracy = trials[2].test_accuracy = NAN;
 

@@ -33,6 +33,7 @@
 #include "common/util.h"
 #include "invariants/score.h"
 #include "invariants/tucker.h"
+#include "trial/reward.h"
 
 static size_t dims_size(const int d[4]) { return (size_t)d[0] * d[1] * d[2] * d[3]; }
 

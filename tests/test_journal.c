@@ -97,7 +97,7 @@ static TrialResult make_trial(int id, int kind) {
     r.reward_spec = (RewardSpec){.tensor = TENSOR_PARAMETERS, .beta = 0.1, .gamma = 0.2, .use_mode = {1, 0, 1, 0},
                                  .ideal_rank = {-1, 2, 3.5, -1}};
     if (kind == 0) {
-        snprintf(r.status, sizeof r.status, "failed");
+        r.status = TRIAL_FAILED;
         snprintf(r.reason, sizeof r.reason, "loss became NaN at step %d", 17 + id);
         r.val_accuracy = r.val_loss = r.val_bits_per_byte = NAN;
         r.test_accuracy = r.test_loss = r.test_bits_per_byte = NAN;
@@ -109,7 +109,7 @@ static TrialResult make_trial(int id, int kind) {
     set(&r.config, "grassmann_offsets", "1,3,9");
     set(&r.config, "lambda_orth", "0.0123456789012345");
     set(&r.config, "data_dir", "/tmp/some data/dir");
-    snprintf(r.status, sizeof r.status, "ok");
+    r.status = TRIAL_OK;
     r.val_accuracy = 0.75 + 1e-3 * id;
     r.val_loss = 0.1 * id + 1.0 / 3.0;
     r.val_bits_per_byte = r.val_loss / log(2.0);
@@ -561,9 +561,10 @@ typedef struct {
     int ids[16], n;
 } Seen;
 
-static void seen_trial(void *ctx, const TrialResult *r) {
+static int seen_trial(void *ctx, const TrialResult *r, char *err, size_t errlen) {
     Seen *s = ctx;
     if (s->n < 16) s->ids[s->n++] = r->id;
+    return 0;
 }
 
 // h5py sees every trial once, summary rows in the order written. argv: path, ids.
@@ -595,7 +596,10 @@ static char results[128], journal[128];
 
 static void rebuild_from_foreign_journal(const char *arg) {
     long valid;
-    h5store_close(h5store_rebuild(results, &meta, arg, NULL, NULL, &valid), 0);
+    char err[1024];
+    H5Store *s = h5store_rebuild(results, &meta, arg, NULL, NULL, &valid, err, sizeof err);
+    if (!s) die(EXIT_BADINPUT, "%s", err);
+    h5store_close(s, 0);
 }
 
 static void test_rebuild(void) {
@@ -621,7 +625,8 @@ static void test_rebuild(void) {
 
     Seen seen = {0};
     long valid = -1;
-    H5Store *s = h5store_rebuild(results, &meta, journal, seen_trial, &seen, &valid);
+    char err[1024];
+    H5Store *s = h5store_rebuild(results, &meta, journal, seen_trial, &seen, &valid, err, sizeof err);
     CHECK(valid == intact, "rebuild: valid_bytes %ld, want %ld", valid, intact);
     const int want_seen[] = {5, 2, 9, 0, 7, 3};
     CHECK(seen.n == 6 && memcmp(seen.ids, want_seen, sizeof want_seen) == 0,
@@ -641,7 +646,6 @@ static void test_rebuild(void) {
     for (int i = 0; i < N; i++) {
         if (i == 5) continue;  // the duplicate
         TrialResult got;
-        char err[512];
         int rc = h5store_read_trial(results, ids[i], &got, err, sizeof err);
         CHECK(rc == 0, "reading trial %d of the rebuilt file: %s", ids[i], err);
         if (rc != 0) continue;
@@ -650,7 +654,6 @@ static void test_rebuild(void) {
     }
     check_with_h5py(results, "5,2,9,0,7,3,4");
     Collected c = {0};
-    char err[512];
     CHECK(replay(journal, &c, &valid, err, sizeof err) == N + 1 && err[0] == 0,
           "the journal after resuming: %d records, '%s'", c.n, err);
     collected_free(&c);
@@ -668,7 +671,7 @@ static void test_rebuild(void) {
     // No journal: a fresh, empty results file.
     char missing[128];
     path_in(missing, sizeof missing, "none.journal");
-    s = h5store_rebuild(results, &meta, missing, NULL, NULL, &valid);
+    s = h5store_rebuild(results, &meta, missing, NULL, NULL, &valid, err, sizeof err);
     h5store_close(s, 1.7e9);
     TrialResult none;
     CHECK(valid == 0 && h5store_read_trial(results, 5, &none, err, sizeof err) == -1 && strstr(err, "no trial 5"),

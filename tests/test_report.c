@@ -184,10 +184,27 @@ static void test_pareto(void) {
         p[i] = &trials[i];
     }
     int front[N];
-    const int n = pareto_front(p, N, front);
+    const SweepSummary none = {0};
+    const ParetoObjectives o = pareto_objectives(&none);
+    const int n = pareto_front(p, N, &o, front);
     static const int want[] = {0, 1, 7, 3, 4};  // by accuracy descending, then index
     CHECK(n == (int)COUNT(want), "front size: got %d want %zu", n, COUNT(want));
     for (int i = 0; i < n && i < (int)COUNT(want); i++) CHECK(front[i] == want[i], "front[%d]: got %d want %d", i, front[i], want[i]);
+    // a motpe sweep's objectives, with their goals: by the first, best first
+    static const struct {
+        const char *name[2];
+        int maximize[2], want[3];
+    } mo[] = {{{"correlation", "val_accuracy"}, {0, 1}, {1, 7, 0}}, {{"val_accuracy", "rank_deviation"}, {0, 0}, {5, 3, 4}}};
+    for (size_t c = 0; c < COUNT(mo); c++) {
+        SweepSummary s = {.n_objectives = 2};
+        for (int j = 0; j < 2; j++) s.objective[j] = metric_find(mo[c].name[j]), s.objective_maximize[j] = mo[c].maximize[j];
+        const ParetoObjectives so = pareto_objectives(&s);
+        const int m = pareto_front(p, N, &so, front);
+        CHECK(m == 3, "objectives %s, %s: front size %d want 3", mo[c].name[0], mo[c].name[1], m);
+        for (int i = 0; i < m && i < 3; i++)
+            CHECK(front[i] == mo[c].want[i], "objectives %s, %s: front[%d] = %d want %d", mo[c].name[0], mo[c].name[1], i,
+                  front[i], mo[c].want[i]);
+    }
 }
 
 static void test_reasons(void) {
@@ -264,7 +281,7 @@ static void make_sweep(SweepSummary *s) {
         snprintf(seed, sizeof seed, "%d", 1000 + repeat);
         set(&t->config, "seed", seed);
         t->id = i;
-        snprintf(t->status, sizeof t->status, "%s", made_up[i].status);
+        t->status = trial_status_find(made_up[i].status);
         snprintf(t->reason, sizeof t->reason, "%s", made_up[i].reason);
         t->val_accuracy = made_up[i].accuracy;
         t->reward = made_up[i].reward;
@@ -283,7 +300,7 @@ static void make_sweep(SweepSummary *s) {
     s->maximize = 1;
 }
 
-static int is_ok_status(const TrialResult *t) { return !strcmp(t->status, "ok"); }
+static int is_ok_status(const TrialResult *t) { return t->status == TRIAL_OK; }
 
 static const Table *find_table(const Report *r, const char *key) {
     for (int i = 0; i < r->n; i++)
@@ -506,7 +523,7 @@ static void write_file(const char *path, const char *yaml) {
         t.id = ids[k];
         set(&t.config, "lambda_orth", ids[k] == 1 ? "0.25" : "0");
         set(&t.config, "attention", ids[k] == 2 ? "linear" : "mha");
-        snprintf(t.status, sizeof t.status, "%s", ids[k] == 0 ? "pruned" : "ok");
+        t.status = ids[k] == 0 ? TRIAL_PRUNED : TRIAL_OK;
         snprintf(t.reason, sizeof t.reason, "%s", ids[k] == 0 ? "stopped by the scheduler at step 5" : "");
         t.val_accuracy = 0.5 + 0.125 * ids[k];
         t.test_accuracy = 0.375 + 0.125 * ids[k];
@@ -552,7 +569,7 @@ static void test_read_back(void) {
             for (int k = 0; k < s.n_trials && k < 3; k++) {
                 const TrialResult *t = &s.trials[k];
                 CHECK(t->id == k, "trial %d in place %d", t->id, k);
-                CHECK(!strcmp(t->status, k == 0 ? "pruned" : "ok"), "trial %d: status %s", k, t->status);
+                CHECK(t->status == (k == 0 ? TRIAL_PRUNED : TRIAL_OK), "trial %d: status %s", k, trial_status_names[t->status]);
                 CHECK(!strcmp(t->reason, k == 0 ? "stopped by the scheduler at step 5" : ""), "trial %d: reason", k);
                 CHECK(t->config.lambda_orth == (k == 1 ? 0.25 : 0) &&
                           t->config.attention == (k == 2 ? ATTN_LINEAR : ATTN_MHA),

@@ -527,7 +527,7 @@ bad_input "a parameter mode for the function tensor" "unknown mode 'model_dim' o
     "$tmp/mha.h5" --ideal-ranks model_dim=3 -o "$tmp/bad.h5"
 bad_input "unknown mode in --ideal-ranks" "unknown mode 'model' of the parameters tensor (allowed: heads, head_dim, model_dim, roles or 0..3)" \
     "$tmp/mha.h5" --ideal-ranks model=3 --tensor parameters -o "$tmp/bad.h5"
-bad_input "unknown --tensor" "--tensor takes function or parameters, got 'weights'" \
+bad_input "unknown --tensor" "--tensor must be function or parameters, got 'weights'" \
     "$tmp/mha.h5" --tensor weights -o "$tmp/bad.h5"
 bad_input "empty --modes" "--modes needs at least one mode" "$tmp/mha.h5" --modes , -o "$tmp/bad.h5"
 bad_input "--ideal-ranks without =" "--ideal-ranks takes MODE=RANK pairs, got 'heads'" \

@@ -13,7 +13,16 @@
 #include <string.h>
 
 #include "check.h"
+#include "space/asha.h"
 #include "space/space.h"
+
+// A finished trial of configuration c whose reward (the sweep's metric) is `reward`
+// (NaN: it failed), reported to the sampler.
+static void report_reward(Sampler *sm, int id, const TrialConfig *c, double reward) {
+    TrialResult r = {.id = id, .config = *c, .reward = reward};
+    r.status = isnan(reward) ? TRIAL_FAILED : TRIAL_OK;
+    sampler_report(sm, &r);
+}
 
 static int parse(SweepSpec *s, const char *text) {
     char err[1024];
@@ -361,7 +370,7 @@ static void test_evolution(void) {
     for (int id = 0; id < 6; id++) CHECK(sampler_config(sm, id, &c[id]) == 0, "evolution: initial trial %d", id);
     CHECK(sampler_config(sm, 6, &c[6]) == -1, "evolution: trial 6 before any result");
     // The metric: larger lr is better, so the population drifts up.
-    for (int id = 0; id < 6; id++) sampler_report(sm, id, &c[id], log(c[id].lr));
+    for (int id = 0; id < 6; id++) report_reward(sm, id, &c[id], log(c[id].lr));
     int one_change = 1;
     for (int id = 6; id < 60; id++) {
         CHECK(sampler_config(sm, id, &c[id]) == 0, "evolution: trial %d", id);
@@ -369,7 +378,7 @@ static void test_evolution(void) {
         int found = 0;
         for (int k = id - 6; k < id; k++) found |= differences(&s, &c[id], &c[k]) == 1;
         one_change &= found;
-        sampler_report(sm, id, &c[id], log(c[id].lr));
+        report_reward(sm, id, &c[id], log(c[id].lr));
     }
     CHECK(one_change, "evolution: a child differs from every population member in other than one parameter");
     double first = 0, last = 0;
@@ -378,7 +387,7 @@ static void test_evolution(void) {
 
     // A resumed sweep: a fresh sampler learns the population from reported configurations.
     Sampler *again = sampler_create(&s);
-    for (int id = 0; id < 30; id++) sampler_report(again, id, &c[id], log(c[id].lr));
+    for (int id = 0; id < 30; id++) report_reward(again, id, &c[id], log(c[id].lr));
     TrialConfig next;
     CHECK(sampler_config(again, 30, &next) == 0, "evolution after resume: trial 30");
     int found = 0;
@@ -396,9 +405,9 @@ static void test_evolution(void) {
     for (int id = 0; id < 4; id++) sampler_config(sm, id, &c[id]);
     CHECK(same_config(&c[0], &c[0]) && c[0].seed != c[1].seed && c[0].layers == c[1].layers,
           "evolution repeats share a configuration");
-    sampler_report(sm, 0, &c[0], 1.0);
+    report_reward(sm, 0, &c[0], 1.0);
     CHECK(sampler_config(sm, 4, &c[4]) == -1, "evolution: one repeat of one configuration is not a member yet");
-    sampler_report(sm, 1, &c[1], NAN);  // a failed repeat counts as the worst
+    report_reward(sm, 1, &c[1], NAN);  // a failed repeat counts as the worst
     CHECK(sampler_config(sm, 4, &c[4]) == 0 && c[4].seed == c[0].seed, "evolution: member after both repeats");
     sampler_free(sm);
     space_free(&s);

@@ -18,7 +18,16 @@
 #include <time.h>
 
 #include "check.h"
+#include "space/asha.h"
 #include "space/space.h"
+
+// A finished trial of configuration c whose reward (the sweep's metric) is `reward`
+// (NaN: it failed), reported to the sampler.
+static void report_reward(Sampler *sm, int id, const TrialConfig *c, double reward) {
+    TrialResult r = {.id = id, .config = *c, .reward = reward};
+    r.status = isnan(reward) ? TRIAL_FAILED : TRIAL_OK;
+    sampler_report(sm, &r);
+}
 
 enum { ROUNDS = 20000, MAX_SEEDS = 128, MAX_TEXT = 1 << 16 };
 
@@ -201,7 +210,7 @@ static void check_spec(SweepSpec *s, const Text *t) {
         if (id >= s->trials || sampler_config(sm, id, &c)) continue;  // evolution may wait for results
         CHECK(config_check(&c, err, sizeof err) == 0, "trial %d fails config_check: %s\n%.*s", id, err, (int)t->len,
               t->p);
-        sampler_report(sm, id, &c, (double)below(100));
+        report_reward(sm, id, &c, (double)below(100));
     }
     sampler_free(sm);
     int rungs[16];

@@ -8,8 +8,10 @@
 # disk's fsync cost measured in the same run (append + fsync of a journal-record-sized
 # buffer in the same directory), so a reader can see what part is the disk; then, when
 # perf works (PERF=0 skips it), the same sweep again with the coordinator under perf, to
-# show where its CPU goes (HDF5 write and flush, journal, MPI, polling).
-# Asserts nothing. About a minute.
+# show where its CPU goes (HDF5 write and flush, journal, MPI, polling); last, the same
+# sweep with method: tpe, whose coordinator also builds a TPE proposal for every trial
+# (with up to 400 finished trials), its CPU per trial beside random's.
+# Asserts nothing. About a minute (seconds with PERF=0).
 #
 #   bash scripts/bench/coordinator_overhead.sh   (ATTNSWEEP_BIN=..., KEEP=1, NP=16)
 set -euo pipefail
@@ -63,5 +65,14 @@ WRAP
     fi
     machine_facts "after the profiled run"
 fi
+sed 's/^method: random$/method: tpe/' "$WORK/overhead.yaml" > "$WORK/overhead_tpe.yaml"
+run_sweep ovtpe "$NP" "$WORK/overhead_tpe.yaml"
+machine_facts "after the tpe run"
 echo
 "$PY" "$BENCH_DIR/sweep_report.py" overhead "$WORK" ov "$WORK/fsync.txt" ${PERF_TXT:+"$PERF_TXT"} ${PERF_TXT:+ovperf}
+echo
+echo "== the coordinator's own line, method random against method tpe (a proposal per trial):"
+for name in ov ovtpe; do
+    printf '   %-6s %s\n' "$([[ $name == ov ]] && echo random || echo tpe)" \
+        "$(grep -o 'coordinator [0-9.]* ms CPU and [0-9.]* ms answering' "$WORK/$name.log" | tail -n 1)"
+done

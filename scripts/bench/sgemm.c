@@ -17,7 +17,7 @@
  *   {"case":"qkv","m":2176,"n":192,"k":64,"gflop_per_second":...}
  * Threads: whatever OPENBLAS_NUM_THREADS says (the bench script sets it).
  *
- * Build: cc -O2 sgemm.c $(pkg-config --cflags --libs openblas) -o sgemm
+ * Build: cmake --build build --target sgemm_bench (build/bench/sgemm_bench)
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c17 */
 #include <cblas.h>

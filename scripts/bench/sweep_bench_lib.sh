@@ -4,7 +4,8 @@
 #
 # bench_setup          the binary (ATTNSWEEP_BIN, else build/attnsweep, built Release if
 #                      missing), the MPI environment, a temp dir $WORK (removed at exit
-#                      unless KEEP=1), the trace library (sweep_trace.c) when mpicc works
+#                      unless KEEP=1), the trace library (sweep_trace.c: CMake target
+#                      sweep_trace) when it builds
 # machine_facts LABEL  cores, CPU, load average, memory
 # run_sweep NAME NP YAML [ARGS...]
 #                      mpirun -np NP attnsweep run YAML -o $WORK/NAME.h5 ARGS, every output
@@ -44,9 +45,13 @@ bench_setup() {
         trap 'rm -rf "$WORK"' EXIT
     fi
 
+    # The trace library from the binary's CMake build (target sweep_trace), else build/.
     TRACE_LIB=
-    if command -v mpicc >/dev/null &&
-        mpicc -shared -fPIC -O2 -o "$WORK/sweep_trace.so" "$BENCH_DIR/sweep_trace.c" 2>"$WORK/trace_build.err"; then
+    local build
+    build=$(dirname "$BIN")
+    [[ -f $build/CMakeCache.txt ]] || build=$ROOT/build
+    if cmake --build "$build" --target sweep_trace >"$WORK/trace_build.err" 2>&1 &&
+        cp "$build/bench/sweep_trace.so" "$WORK/sweep_trace.so"; then
         TRACE_LIB=$WORK/sweep_trace.so
     else
         echo "note: the MPI trace library did not build; reporting without per-message times" >&2

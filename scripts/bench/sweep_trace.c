@@ -9,7 +9,7 @@
 //   finalize T CPU            on entering MPI_Finalize
 // Tags are those of src/sweep/protocol.h (1 READY, 2 TRIAL, 3 DONE, 4 EVAL,
 // 5 DECISION, 6 STOP, 7 RESULT). The runner itself is not changed; the library only
-// watches it. Build: mpicc -shared -fPIC -O2 -o sweep_trace.so sweep_trace.c
+// watches it. Build: cmake --build build --target sweep_trace (build/bench/sweep_trace.so)
 #define _GNU_SOURCE
 #include <mpi.h>
 #include <stdio.h>

@@ -42,11 +42,11 @@ if [ ! -x build/attnsweep ]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build -j >/dev/null
 fi
+cmake --build build -j2 --target sgemm_bench >/dev/null  # CMakeLists.txt: the benchmarks
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-# shellcheck disable=SC2046  # pkg-config prints several flags on purpose
-cc -std=c17 -O2 scripts/bench/sgemm.c $(pkg-config --cflags --libs openblas) -o "$tmp/sgemm"
+cp build/bench/sgemm_bench "$tmp/sgemm"
 
 # ---- one environment for every run
 export OPENBLAS_NUM_THREADS="$threads" OMP_NUM_THREADS="$threads"

@@ -9,7 +9,7 @@ int cmd_run(int argc, char **argv);
 int cmd_slurm(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
-#include "common/trial.h"
+#include "trial/trial.h"
 
 // Before the work: make sure PATH can be written (exit 2 naming the verb otherwise), so
 // a typo in -o does not cost a whole run. Creates and removes PATH.partial.

@@ -10,40 +10,13 @@
 
 #include "cmds/args.h"
 #include "cmds/cmds.h"
-#include "common/metrics.h"
 #include "common/util.h"
 #include "report/report.h"
 #include "store/summary.h"
+#include "trial/metrics.h"
 
 typedef enum { FORMAT_TABLE, FORMAT_CSV, FORMAT_JSON } Format;
-static const char *const format_names[] = {"table", "csv", "json"};  // indexed by Format
-
-static void report_usage(FILE *f) {
-    fprintf(f,
-            "usage: attnsweep report RESULTS.h5 [--top K] [--format table|csv|json] [--metric NAME]\n"
-            "\n"
-            "Summarises a sweep's results file (attnsweep run, or attnsweep train -o): the top trials,\n"
-            "mean ± sd per attention variant and per configuration over repeats, the Pareto front of\n"
-            "val_accuracy against Correlation and RankDeviation, each regulariser's λ against λ = 0 and\n"
-            "against plain L2 of equal strength (Welch's t-test over repeats), failures and the steps\n"
-            "ASHA saved. It ranks and tests by validation metrics only; test_accuracy (measured once\n"
-            "per trial) is shown beside val_accuracy. A file whose sweep is still running is read\n"
-            "as far as it has been flushed.\n"
-            "\n"
-            "  --top K          leaderboard rows (10)\n"
-            "  --format F       table (aligned text), csv (a '# section' line and a header row per\n"
-            "                   table) or json (one object) (table)\n"
-            "  --json           the same as --format json\n"
-            "  --metric NAME    rank by reward, val_accuracy, val_loss, val_bits_per_byte,\n"
-            "                   rank_deviation or correlation (the sweep's metric; reward for a single\n"
-            "                   trial); the test metrics are shown, never ranked by\n");
-}
-
-static Format parse_format(const char *text) {
-    for (int k = 0; k < (int)(sizeof format_names / sizeof format_names[0]); k++)
-        if (!strcmp(text, format_names[k])) return (Format)k;
-    die(EXIT_BADINPUT, "report: --format must be table, csv or json, got '%s'", text);
-}
+static const char *const format_names[] = {"table", "csv", "json", NULL};  // indexed by Format
 
 static void print_header(const SweepSummary *s, const char *path, const ReportOptions *o) {
     printf("attnsweep report: %s: sweep %s, %d trial%s, metric %s (%s is better)\n", path, s->sweep, s->n_trials,
@@ -71,29 +44,32 @@ static void print_json(const SweepSummary *s, const char *path, const ReportOpti
 
 int cmd_report(int argc, char **argv) {
     const char *path = NULL, *metric = NULL;
-    int top = 10;
-    Format format = FORMAT_TABLE;
-    Args a;
-    args_begin(&a, "report", argc, argv);
-    while (args_next(&a)) {
-        if (args_flag(&a, "--help") || args_flag(&a, "-h")) {
-            report_usage(stdout);
-            return 0;
-        } else if (args_flag(&a, "--json")) {
-            format = FORMAT_JSON;
-        } else if (args_option(&a, "--top")) {
-            top = args_int(&a, 1, 1000000);
-        } else if (args_option(&a, "--format")) {
-            format = parse_format(args_value(&a));
-        } else if (args_option(&a, "--metric")) {
-            metric = args_value(&a);
-        } else if (args_positional(&a) && path) {
-            die(EXIT_BADINPUT, "report: one results file only (got '%s' and '%s')", path, a.arg);
-        } else {
-            path = a.arg;
-        }
-    }
-    if (!path) die(EXIT_BADINPUT, "report: which file? (attnsweep report RESULTS.h5)");
+    int top = 10, format = FORMAT_TABLE;
+    const Option options[] = {
+        OPT_INT("--top", &top, 1, 1000000, "K", "leaderboard rows (10)"),
+        OPT_CHOICE("--format", &format, format_names, "F",
+                   "table (aligned text), csv (a '# section' line and a header row per\n"
+                   "table) or json (one object) (table)"),
+        OPT_FLAG("--json", NULL, &format, FORMAT_JSON, "the same as --format json"),
+        OPT_STRING("--metric", NULL, &metric, "NAME",
+                   "rank by reward, val_accuracy, val_loss, val_bits_per_byte,\n"
+                   "rank_deviation, correlation, n_params or seconds (the sweep's metric;\n"
+                   "reward for a single trial); the test metrics are shown, never ranked by"),
+        OPT_END,
+    };
+    const Command cmd = {"report",
+                         "attnsweep report RESULTS.h5 [--top K] [--format table|csv|json] [--metric NAME]",
+                         "Summarises a sweep's results file (attnsweep run, or attnsweep train -o): the top trials,\n"
+                         "mean ± sd per attention variant and per configuration over repeats, the Pareto front of\n"
+                         "val_accuracy against Correlation and RankDeviation, each regulariser's λ against λ = 0 and\n"
+                         "against plain L2 of equal strength (Welch's t-test over repeats), failures and the steps\n"
+                         "ASHA saved. It ranks and tests by validation metrics only; test_accuracy (measured once\n"
+                         "per trial) is shown beside val_accuracy. A file whose sweep is still running is read\n"
+                         "as far as it has been flushed.\n\n",
+                         options, NULL,
+                         {1, "one results file only",
+                          "which file? (attnsweep report RESULTS.h5)"}};
+    args_parse(&cmd, argc, argv, &path);
     char allowed[256], why[512];
     if (metric && metric_refusal(metric, METRIC_RANKS, why, sizeof why)) die(EXIT_BADINPUT, "report: --metric %s", why);
     if (metric && !report_metric_known(metric, allowed, sizeof allowed))

@@ -17,34 +17,7 @@
 #include "invariants/safetensors.h"
 #include "invariants/score.h"
 #include "store/h5store.h"
-
-static void score_usage(FILE *f) {
-    fprintf(f,
-            "usage: mpirun -np N attnsweep score TRIAL.h5 | MODEL.safetensors [options]\n"
-            "\n"
-            "Scores every layer's attention tensor: by default the function-level tensor\n"
-            "T[heads, dest_dim, src_dim, roles] of each head's QK form and OV map (Grassmann:\n"
-            "the output features' mixing forms), or with --tensor parameters the weight tensor\n"
-            "W[heads, head_dim, model_dim, roles]: the singular values and ranks of each\n"
-            "unfolding, Tucker (HOSVD + HOOI) and CP rank sweeps, head correlation beside its\n"
-            "chance level, and reward = val_accuracy - beta*RankDeviation - gamma*Correlation.\n"
-            "The N ranks form one BLACS grid.\n"
-            "\n"
-            "  --trial N            trial of a results file (default 0, what attnsweep train writes)\n"
-            "  --heads H            heads of a safetensors model (default: config.json beside it)\n"
-            "  --tensor VIEW        function (default) or parameters\n"
-            "  --beta B, --gamma G  reward weights (0.1, 0.1)\n"
-            "  --modes LIST         modes RankDeviation averages over (heads)\n"
-            "  --ideal-ranks LIST   ideal effective rank per mode, e.g. heads=4,src_dim=32\n"
-            "                       (default: each mode's full rank)\n"
-            "  --energy E           numerical-rank energy threshold (0.99)\n"
-            "  --cp-rank-max R      CP ranks tried, 1..R (min(8, heads x roles)); --no-cp skips CP\n"
-            "  -o FILE              where the scores go (default: FILE.scores.h5 beside the input)\n"
-            "  --json               print the scores as one JSON object\n"
-            "  --verbose            HOOI and CP-ALS iterations on stderr\n"
-            "Modes: function view heads, dest_dim, src_dim, roles; parameter view heads, head_dim,\n"
-            "model_dim, roles (or 0..3 in either).\n");
-}
+#include "trial/reward.h"
 
 static int mode_index(TensorView view, const char *name) {
     const int n = tensor_mode_index(view, name);
@@ -74,7 +47,7 @@ static void parse_ideal(RewardSpec *r, const char *text) {
         char *eq = strchr(tok, '=');
         if (!eq) die(EXIT_BADINPUT, "score: --ideal-ranks takes MODE=RANK pairs, got '%s'", tok);
         *eq = 0;
-        r->ideal_rank[mode_index(r->tensor, tok)] = args_parse_number("score", "--ideal-ranks", eq + 1, 1, 1e9);
+        r->ideal_rank[mode_index(r->tensor, tok)] = args_number("score", "--ideal-ranks", eq + 1, 1, 1e9);
     }
 }
 
@@ -123,7 +96,7 @@ static void read_input(Input *in, const char *path, int trial, int heads) {
     if (in->is_trial) {
         if (h5store_read_trial(path, trial, &in->trial, err, sizeof err) != 0) die(EXIT_BADINPUT, "score: %s", err);
         if (in->trial.n_layers == 0)
-            die(EXIT_BADINPUT, "score: %s: trial %d has no attention weights (status %s)", path, trial, in->trial.status);
+            die(EXIT_BADINPUT, "score: %s: trial %d has no attention weights (status %s)", path, trial, trial_status_names[in->trial.status]);
         in->n_layers = in->trial.n_layers;
     } else {
         if (safetensors_attention(path, heads, &in->model, err, sizeof err) != 0) {
@@ -191,48 +164,39 @@ int cmd_score(int argc, char **argv) {
     score_options_default(&o);
     RewardSpec spec;
     reward_spec_default(&spec);
-    Args a;
-    args_begin(&a, "score", argc, argv);
-    while (args_next(&a)) {
-        if (args_flag(&a, "--help") || args_flag(&a, "-h")) {
-            score_usage(stdout);
-            return 0;
-        } else if (args_flag(&a, "--json")) {
-            json = 1;
-        } else if (args_flag(&a, "--verbose")) {
-            o.verbose = 1;
-        } else if (args_flag(&a, "--no-cp")) {
-            o.cp = 0;
-        } else if (args_option(&a, "--trial")) {
-            trial = args_int(&a, 0, 999999);
-        } else if (args_option(&a, "--heads")) {
-            heads = args_int(&a, 1, 65536);
-        } else if (args_option(&a, "--beta")) {
-            spec.beta = args_number(&a, 0, 1e6);
-        } else if (args_option(&a, "--gamma")) {
-            spec.gamma = args_number(&a, 0, 1e6);
-        } else if (args_option(&a, "--energy")) {
-            o.energy = args_number(&a, 1e-6, 1);
-        } else if (args_option(&a, "--cp-rank-max")) {
-            o.cp_rank_max = args_int(&a, 1, 256);
-        } else if (args_option(&a, "--tensor")) {
-            const char *v = args_value(&a);
-            if (strcmp(v, "function") && strcmp(v, "parameters"))
-                die(EXIT_BADINPUT, "score: --tensor takes function or parameters, got '%s'", v);
-            spec.tensor = strcmp(v, "function") ? TENSOR_PARAMETERS : TENSOR_FUNCTION;
-        } else if (args_option(&a, "--modes")) {
-            modes = args_value(&a);
-        } else if (args_option(&a, "--ideal-ranks")) {
-            ideal = args_value(&a);
-        } else if (args_option(&a, "-o") || args_option(&a, "--output")) {
-            output = args_value(&a);
-        } else if (args_positional(&a) && path) {
-            die(EXIT_BADINPUT, "score: one input file only (got '%s' and '%s')", path, a.arg);
-        } else {
-            path = a.arg;
-        }
-    }
-    if (!path) die(EXIT_BADINPUT, "score: which file? (attnsweep score TRIAL.h5 | MODEL.safetensors)");
+    int tensor = spec.tensor;  // TensorView
+    const Option options[] = {
+        OPT_INT("--trial", &trial, 0, 999999, "N", "trial of a results file (default 0, what attnsweep train writes)"),
+        OPT_INT("--heads", &heads, 1, 65536, "H", "heads of a safetensors model (default: config.json beside it)"),
+        OPT_CHOICE("--tensor", &tensor, tensor_view_names, "VIEW", "function (default) or parameters"),
+        OPT_NUMBER("--beta", &spec.beta, 0, 1e6, "B", "reward weight of RankDeviation (0.1)"),
+        OPT_NUMBER("--gamma", &spec.gamma, 0, 1e6, "G", "reward weight of Correlation (0.1)"),
+        OPT_STRING("--modes", NULL, &modes, "LIST", "modes RankDeviation averages over (heads)"),
+        OPT_STRING("--ideal-ranks", NULL, &ideal, "LIST",
+                   "ideal effective rank per mode, e.g. heads=4,src_dim=32\n(default: each mode's full rank)"),
+        OPT_NUMBER("--energy", &o.energy, 1e-6, 1, "E", "numerical-rank energy threshold (0.99)"),
+        OPT_INT("--cp-rank-max", &o.cp_rank_max, 1, 256, "R", "CP ranks tried, 1..R (min(8, heads x roles))"),
+        OPT_FLAG("--no-cp", NULL, &o.cp, 0, "skip the CP rank sweep"),
+        OPT_STRING("--output", "-o", &output, "FILE", "where the scores go (default: FILE.scores.h5 beside the input)"),
+        OPT_FLAG("--json", NULL, &json, 1, "print the scores as one JSON object"),
+        OPT_FLAG("--verbose", NULL, &o.verbose, 1, "HOOI and CP-ALS iterations on stderr"),
+        OPT_END,
+    };
+    const Command cmd = {"score", "mpirun -np N attnsweep score TRIAL.h5 | MODEL.safetensors [options]",
+                         "Scores every layer's attention tensor: by default the function-level tensor\n"
+                         "T[heads, dest_dim, src_dim, roles] of each head's QK form and OV map (Grassmann:\n"
+                         "the output features' mixing forms), or with --tensor parameters the weight tensor\n"
+                         "W[heads, head_dim, model_dim, roles]: the singular values and ranks of each\n"
+                         "unfolding, Tucker (HOSVD + HOOI) and CP rank sweeps, head correlation beside its\n"
+                         "chance level, and reward = val_accuracy - beta*RankDeviation - gamma*Correlation.\n"
+                         "The N ranks form one BLACS grid.\n\n",
+                         options,
+                         "Modes: function view heads, dest_dim, src_dim, roles; parameter view heads, head_dim,\n"
+                         "model_dim, roles (or 0..3 in either).\n",
+                         {1, "one input file only",
+                          "which file? (attnsweep score TRIAL.h5 | MODEL.safetensors)"}};
+    args_parse(&cmd, argc, argv, &path);
+    spec.tensor = tensor;
     if (modes) parse_modes(&spec, modes);  // after --tensor, whose mode names they use
     if (ideal) parse_ideal(&spec, ideal);
     char out_path[4096];

@@ -2,8 +2,8 @@
 // itself when its time limit or a preemption stops it (and submit it with --submit).
 //
 // The script is scripts/slurm/attnsweep.sbatch with the #SBATCH lines and the settings
-// filled in: everything from its "# ---- body" line on is the text of script_body below,
-// byte for byte (tests/test_slurm.sh compares them), so the documented template and the
+// filled in: everything from its "# ---- body" line on is the template's, compiled in at
+// build time (tests/test_slurm.sh compares them), so the documented template and the
 // generated scripts cannot drift apart.
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmds/args.h"
 #include "cmds/cmds.h"
 #include "common/util.h"
 #include "space/space.h"
@@ -28,132 +29,15 @@ extern char **environ;
 // the shortest time limit that leaves room for work around it.
 enum { SIGNAL_LEAD_SECONDS = 120, MIN_TIME_SECONDS = 300, MAX_COUNT = 1000000 };
 
-// The part of every script after the settings: the same as the template's.
-static const char script_body[] =
-    "# ---- body: every script `attnsweep slurm` writes is the same from this line on.\n"
-    "set -uo pipefail  # not -e: mpirun's exit code is examined below\n"
-    "\n"
-    "export OPENBLAS_NUM_THREADS=1          # one BLAS thread per MPI rank\n"
-    "export OMPI_MCA_mpi_yield_when_idle=1  # a rank waiting for a message yields its core\n"
-    "\n"
-    "note() { printf 'attnsweep.sbatch %s: %s\\n' \"$(date '+%F %T')\" \"$*\"; }\n"
-    "\n"
-    "restarts=${SLURM_RESTART_COUNT:-0}\n"
-    "note \"job ${SLURM_JOB_ID:-(none)}, start $((restarts + 1)), on ${SLURM_JOB_NODELIST:-$(hostname)}\" \\\n"
-    "  \"with ${SLURM_NTASKS:-?} ranks: $SWEEP -> $OUT\"\n"
-    "mkdir -p \"$(dirname \"$OUT\")\"\n"
-    "\n"
-    "# SIGUSR1 (time limit near, or scancel --signal=USR1 --batch) and SIGTERM (scancel,\n"
-    "# preemption, the time limit itself) go on to mpirun as SIGUSR1, which mpirun relays to\n"
-    "# every rank. Only a stop without SIGTERM is requeued below.\n"
-    "mpirun_pid=\"\" signal=\"\" interrupted=\"\" got_term=\"\"\n"
-    "# shellcheck disable=SC2317  # called by the traps\n"
-    "forward() {\n"
-    "  signal=$1 interrupted=1\n"
-    "  if [[ $1 == TERM ]]; then got_term=1; fi\n"
-    "  note \"SIG$1: asking attnsweep to stop (finished trials are kept)\"\n"
-    "  if [[ -n $mpirun_pid ]]; then kill -USR1 \"$mpirun_pid\" 2>/dev/null || true; fi\n"
-    "}\n"
-    "trap 'forward USR1' USR1\n"
-    "trap 'forward TERM' TERM\n"
-    "\n"
-    "mpirun \"$ATTNSWEEP\" run \"$SWEEP\" --resume -o \"$OUT\" --group-size \"$GROUP_SIZE\" &\n"
-    "mpirun_pid=$!\n"
-    "# A signal that came before mpirun started.\n"
-    "if [[ -n $signal ]]; then kill -USR1 \"$mpirun_pid\" 2>/dev/null || true; fi\n"
-    "\n"
-    "# wait returns early when a trapped signal arrives: wait again until mpirun has ended.\n"
-    "rc=\"\"\n"
-    "while :; do\n"
-    "  interrupted=\"\" status=0\n"
-    "  wait \"$mpirun_pid\" || status=$?\n"
-    "  if [[ $status -eq 127 && -n $rc ]]; then break; fi  # its status was collected already\n"
-    "  rc=$status\n"
-    "  if [[ -z $interrupted ]]; then break; fi\n"
-    "done\n"
-    "\n"
-    "again=\"finished trials are kept: submit this script again to continue\"\n"
-    "if [[ $rc -eq 0 ]]; then\n"
-    "  note \"sweep complete: $OUT\"\n"
-    "  exit 0\n"
-    "elif [[ $rc -ne 3 ]]; then\n"
-    "  if [[ -n $signal ]]; then  # e.g. scancel: Slurm signalled mpirun itself too\n"
-    "    note \"mpirun ended with exit code $rc after SIG$signal: not requeueing; $again\"\n"
-    "  else\n"
-    "    note \"attnsweep failed (exit code $rc): not requeueing\"\n"
-    "  fi\n"
-    "  exit \"$rc\"\n"
-    "fi\n"
-    "# Exit code 3: stopped by a signal, resumable.\n"
-    "if [[ -z ${SLURM_JOB_ID:-} ]]; then\n"
-    "  note \"stopped: run this script again to continue\"\n"
-    "  exit 3\n"
-    "fi\n"
-    "if [[ -n $got_term ]]; then  # Slurm ends the job: it would even requeue a cancelled one\n"
-    "  note \"stopped by SIGTERM (scancel, preemption or the time limit): not requeueing; $again\"\n"
-    "  exit 3\n"
-    "fi\n"
-    "if ((restarts >= MAX_REQUEUES)); then\n"
-    "  note \"stopped after $restarts restarts (MAX_REQUEUES): not requeueing; $again\"\n"
-    "  exit 3\n"
-    "fi\n"
-    "state=$(scontrol -o show job \"$SLURM_JOB_ID\" 2>/dev/null) || state=\"\"\n"
-    "[[ $state =~ JobState=([A-Z_]+) ]] && state=${BASH_REMATCH[1]}\n"
-    "if [[ $state != RUNNING ]]; then\n"
-    "  note \"stopped while the job is ${state:-unknown to scontrol}: not requeueing; $again\"\n"
-    "  exit 3\n"
-    "fi\n"
-    "note \"stopped, resumable: requeueing job $SLURM_JOB_ID to continue\"\n"
-    "if scontrol requeue \"$SLURM_JOB_ID\"; then exit 0; fi  # Slurm ends this script meanwhile\n"
-    "note \"scontrol requeue failed: $again\"\n"
-    "exit 3\n"
-    ;
-
-static void slurm_usage(FILE *f) {
-    fprintf(f,
-            "usage: attnsweep slurm SWEEP.yaml [options]\n"
-            "\n"
-            "Write a Slurm batch script that runs the sweep with\n"
-            "  mpirun attnsweep run SWEEP.yaml --resume -o OUT --group-size G\n"
-            "(mpirun takes the rank count from Slurm), passes SIGUSR1/SIGTERM on to it, and\n"
-            "requeues itself when a time limit or preemption stopped the sweep (exit code 3),\n"
-            "so the job continues where it stopped. Slurm signals the job %d s before --time.\n"
-            "The template with every line explained: scripts/slurm/attnsweep.sbatch.\n"
-            "\n"
-            "  --nodes N              nodes (1)\n"
-            "  --ntasks-per-node M    MPI ranks per node (4); N x M ranks: one coordinator,\n"
-            "                         the rest train in groups of G (N x M - 1 a multiple of G)\n"
-            "  --group-size G         ranks per worker group (1)\n"
-            "  --time T               time limit: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or\n"
-            "                         D-HH:MM:SS, at least 5 minutes (default: the partition's)\n"
-            "  --partition P          partition (default: the cluster's default)\n"
-            "  --overcommit           allow more ranks than cores (test machines; the script\n"
-            "                         asks for --ntasks N x M instead of --ntasks-per-node)\n"
-            "  --max-requeues K       stop requeueing after K restarts (20)\n"
-            "  -o, --output FILE      results file (results/NAME.h5, NAME: the sweep's name);\n"
-            "                         the job log is FILE without .h5 + .slurm-JOBID.log\n"
-            "  --script PATH          where the script goes (FILE without .h5 + .sbatch;\n"
-            "                         '-': standard output)\n"
-            "  --submit               run sbatch on the script and print the job id\n"
-            "\n"
-            "Paths in the script are relative to the current directory (its --chdir).\n",
-            SIGNAL_LEAD_SECONDS);
-}
+// The part of every script after the settings: the template's, from its "# ---- body"
+// line on, compiled in from scripts/slurm/attnsweep.sbatch (CMakeLists.txt, embed_text.cmake).
+extern const char slurm_script_body[];
 
 typedef struct {
     const char *sweep, *output, *script, *time, *partition;
     int nodes, ntasks_per_node, group_size, max_requeues;
     int overcommit, submit;
 } SlurmOptions;
-
-static int parse_count(const char *opt, const char *text, int lo, int hi) {
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (end == text || *end || errno || v < lo || v > hi || isspace((unsigned char)text[0]))
-        die(EXIT_BADINPUT, "slurm: %s must be a whole number in [%d, %d], got '%s'", opt, lo, hi, text);
-    return (int)v;
-}
 
 // One run of decimal digits at *s: its value (or -1), advancing *s.
 static long digits(const char **s) {
@@ -369,7 +253,7 @@ static char *script_text(const SlurmOptions *o, const char *name, const char *lo
     fputs("\nOUT=", f);
     put_shell_word(f, o->output);
     fprintf(f, "\nGROUP_SIZE=%d\nMAX_REQUEUES=%d\n\n", o->group_size, o->max_requeues);
-    fputs(script_body, f);
+    fputs(slurm_script_body, f);
     if (fclose(f) != 0) die(EXIT_RUNTIME, "slurm: out of memory");
     free(exe);
     return text;
@@ -427,64 +311,45 @@ static long submit(const char *path) {
     return id;
 }
 
-// "--opt=value" or "--opt value": the value, or NULL when arg is not --opt.
-static const char *option_value(int argc, char **argv, int *i, const char *opt) {
-    const char *a = argv[*i];
-    size_t n = strlen(opt);
-    if (strncmp(a, opt, n) != 0) return NULL;
-    if (a[n] == '=') {
-        if (!a[n + 1]) die(EXIT_BADINPUT, "slurm: %s needs a value", opt);
-        return a + n + 1;
-    }
-    if (a[n]) return NULL;
-    if (*i + 1 >= argc || !strncmp(argv[*i + 1], "--", 2)) die(EXIT_BADINPUT, "slurm: %s needs a value", opt);
-    return argv[++*i];
-}
-
-static int is_flag(const char *arg, const char *flag) {
-    size_t n = strlen(flag);
-    if (strncmp(arg, flag, n) != 0) return 0;
-    if (arg[n] == '=') die(EXIT_BADINPUT, "slurm: %s takes no value", flag);
-    return arg[n] == 0;
-}
-
 int cmd_slurm(int argc, char **argv) {
     SlurmOptions o = {.nodes = 1, .ntasks_per_node = 4, .group_size = 1, .max_requeues = 20};
-    const char *v;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (is_flag(a, "--help") || !strcmp(a, "-h")) {
-            slurm_usage(stdout);
-            return 0;
-        } else if (is_flag(a, "--submit")) {
-            o.submit = 1;
-        } else if (is_flag(a, "--overcommit")) {
-            o.overcommit = 1;
-        } else if ((v = option_value(argc, argv, &i, "--nodes"))) {
-            o.nodes = parse_count("--nodes", v, 1, MAX_COUNT);
-        } else if ((v = option_value(argc, argv, &i, "--ntasks-per-node"))) {
-            o.ntasks_per_node = parse_count("--ntasks-per-node", v, 1, MAX_COUNT);
-        } else if ((v = option_value(argc, argv, &i, "--group-size"))) {
-            o.group_size = parse_count("--group-size", v, 1, MAX_COUNT);
-        } else if ((v = option_value(argc, argv, &i, "--max-requeues"))) {
-            o.max_requeues = parse_count("--max-requeues", v, 0, MAX_COUNT);
-        } else if ((v = option_value(argc, argv, &i, "--time"))) {
-            o.time = v;
-        } else if ((v = option_value(argc, argv, &i, "--partition"))) {
-            o.partition = v;
-        } else if ((v = option_value(argc, argv, &i, "--script"))) {
-            o.script = v;
-        } else if ((v = option_value(argc, argv, &i, "--output")) || (v = option_value(argc, argv, &i, "-o"))) {
-            o.output = v;
-        } else if (a[0] == '-' && a[1]) {
-            die(EXIT_BADINPUT, "slurm: unknown option '%s' (see attnsweep slurm --help)", a);
-        } else if (o.sweep) {
-            die(EXIT_BADINPUT, "slurm: one search space only, got '%s' and '%s'", o.sweep, a);
-        } else {
-            o.sweep = a;
-        }
-    }
-    if (!o.sweep) die(EXIT_BADINPUT, "slurm: no search space given (usage: attnsweep slurm SWEEP.yaml [options])");
+    const Option options[] = {
+        OPT_INT("--nodes", &o.nodes, 1, MAX_COUNT, "N", "nodes (1)"),
+        OPT_INT("--ntasks-per-node", &o.ntasks_per_node, 1, MAX_COUNT, "M",
+                "MPI ranks per node (4); N x M ranks: one coordinator,\n"
+                "the rest train in groups of G (N x M - 1 a multiple of G)"),
+        OPT_INT("--group-size", &o.group_size, 1, MAX_COUNT, "G", "ranks per worker group (1)"),
+        OPT_STRING("--time", NULL, &o.time, "T",
+                   "time limit: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or\n"
+                   "D-HH:MM:SS, at least 5 minutes (default: the partition's)"),
+        OPT_STRING("--partition", NULL, &o.partition, "P", "partition (default: the cluster's default)"),
+        OPT_FLAG("--overcommit", NULL, &o.overcommit, 1,
+                 "allow more ranks than cores (test machines; the script\n"
+                 "asks for --ntasks N x M instead of --ntasks-per-node)"),
+        OPT_INT("--max-requeues", &o.max_requeues, 0, MAX_COUNT, "K", "stop requeueing after K restarts (20)"),
+        OPT_STRING("--output", "-o", &o.output, "FILE",
+                   "results file (results/NAME.h5, NAME: the sweep's name);\n"
+                   "the job log is FILE without .h5 + .slurm-JOBID.log"),
+        OPT_STRING("--script", NULL, &o.script, "PATH",
+                   "where the script goes (FILE without .h5 + .sbatch;\n'-': standard output)"),
+        OPT_FLAG("--submit", NULL, &o.submit, 1, "run sbatch on the script and print the job id"),
+        OPT_END,
+    };
+    char about[1024];
+    snprintf(about, sizeof about,
+             "Write a Slurm batch script that runs the sweep with\n"
+             "  mpirun attnsweep run SWEEP.yaml --resume -o OUT --group-size G\n"
+             "(mpirun takes the rank count from Slurm), passes SIGUSR1/SIGTERM on to it, and\n"
+             "requeues itself when a time limit or preemption stopped the sweep (exit code 3),\n"
+             "so the job continues where it stopped. Slurm signals the job %d s before --time.\n"
+             "The template with every line explained: scripts/slurm/attnsweep.sbatch.\n\n",
+             SIGNAL_LEAD_SECONDS);
+    const Command cmd = {"slurm", "attnsweep slurm SWEEP.yaml [options]",
+                         about,
+                         options, "\nPaths in the script are relative to the current directory (its --chdir).\n",
+                         {1, "one search space only",
+                          "no search space given (usage: attnsweep slurm SWEEP.yaml [options])"}};
+    args_parse(&cmd, argc, argv, &o.sweep);
     for (const char *c = o.sweep; *c; c++)
         if (iscntrl((unsigned char)*c)) die(EXIT_BADINPUT, "slurm: the search space's path has a control character");
 

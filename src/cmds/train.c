@@ -10,47 +10,17 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cmds/args.h"
 #include "cmds/cmds.h"
 #include "common/config.h"
 #include "common/config_json.h"
-#include "common/metrics.h"
 #include "common/util.h"
+#include "data/dataset.h"
 #include "invariants/grid.h"
-#include "invariants/score.h"
-#include "model/train.h"
 #include "store/h5store.h"
-
-static void train_usage(FILE *f) {
-    fprintf(f,
-            "usage: attnsweep train [--PARAMETER VALUE ...] [-o TRIAL.h5] [--json] [--quiet]\n"
-            "\n"
-            "Train one configuration and report its validation and test metrics. Parameters\n"
-            "(YAML names with '_' written '-'; defaults in brackets):\n");
-    TrialConfig def;
-    config_defaults(&def);
-    for (int i = 0; i < config_nparams; i++) {
-        const ParamSpec *p = &config_params[i];
-        char flag[64], val[64];
-        snprintf(flag, sizeof flag, "--%s", p->name);
-        for (char *s = flag; *s; s++)
-            if (*s == '_') *s = '-';
-        config_format(&def, p, val, sizeof val);
-        fprintf(f, "  %-22s %s [%s]\n", flag, p->help, val[0] ? val : "\"\"");
-    }
-    fprintf(f,
-            "  %-22s write the trial (config, curves, final attention tensors) to an HDF5 file\n"
-            "  %-22s print the final metrics as one JSON object on stdout\n"
-            "  %-22s no progress lines on stderr\n",
-            "-o, --output FILE", "--json", "-q, --quiet");
-}
-
-// The flags that take no value: "--json=1" gets "takes no value", not a guess.
-static int is_flag(const char *arg, const char *flag) {
-    size_t n = strlen(flag);
-    if (strncmp(arg, flag, n) != 0) return 0;
-    if (arg[n] == '=') die(EXIT_BADINPUT, "train: %s takes no value", flag);
-    return arg[n] == 0;
-}
+#include "trial/metrics.h"
+#include "trial/reward.h"
+#include "trial/runner.h"
 
 // The metrics of one split on a line: "val_accuracy 0.8415  val_loss 0.4407 nats".
 static void print_split(const TrialResult *r, const char *prefix) {
@@ -70,56 +40,19 @@ int cmd_train(int argc, char **argv) {
     config_defaults(&c);
     const char *output = NULL;
     int json = 0, quiet = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (is_flag(arg, "--help") || !strcmp(arg, "-h")) {
-            train_usage(stdout);
-            return 0;
-        }
-        if (is_flag(arg, "--json")) {
-            json = 1;
-            continue;
-        }
-        if (is_flag(arg, "--quiet") || !strcmp(arg, "-q")) {
-            quiet = 1;
-            continue;
-        }
-        if (!strncmp(arg, "--output=", 9)) {
-            output = arg + 9;
-            if (!output[0]) die(EXIT_BADINPUT, "train: --output needs a file name");
-            continue;
-        }
-        if (!strcmp(arg, "-o") || !strcmp(arg, "--output")) {
-            if (i + 1 >= argc) die(EXIT_BADINPUT, "train: %s needs a file name", arg);
-            output = argv[++i];
-            continue;
-        }
-        if (strncmp(arg, "--", 2) != 0) die(EXIT_BADINPUT, "train: unexpected argument '%s' (see attnsweep train --help)", arg);
-        char name[64];
-        const char *eq = strchr(arg, '='), *value;
-        size_t nlen = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
-        snprintf(name, sizeof name, "%.*s", (int)nlen, arg + 2);
-        const ParamSpec *p = config_find(name);
-        if (!p) {
-            const char *hint = config_closest(name);
-            if (hint) {
-                char flag[64];
-                snprintf(flag, sizeof flag, "%s", hint);
-                for (char *s = flag; *s; s++)
-                    if (*s == '_') *s = '-';
-                die(EXIT_BADINPUT, "train: unknown option '--%s' (did you mean --%s?)", name, flag);
-            }
-            die(EXIT_BADINPUT, "train: unknown option '--%s' (see attnsweep train --help)", name);
-        }
-        if (eq)
-            value = eq + 1;
-        else if (i + 1 < argc)
-            value = argv[++i];
-        else
-            die(EXIT_BADINPUT, "train: --%s needs a value", name);
-        char err[512];
-        if (config_set(&c, p, value, err, sizeof err) != 0) die(EXIT_BADINPUT, "train: --%s: %s", name, err);
-    }
+    const Option options[] = {
+        OPT_PARAMS(&c, "Parameters (YAML names with '_' written '-'; defaults in brackets):\n"),
+        OPT_STRING("--output", "-o", &output, "FILE", "write the trial (config, curves, final attention tensors) to an HDF5 file"),
+        OPT_FLAG("--json", NULL, &json, 1, "print the final metrics as one JSON object on stdout"),
+        OPT_FLAG("--quiet", "-q", &quiet, 1, "no progress lines on stderr"),
+        OPT_END,
+    };
+    const Command cmd = {"train", "attnsweep train [--PARAMETER VALUE ...] [-o TRIAL.h5] [--json] [--quiet]",
+                         "Train one configuration and report its validation and test metrics.\n",
+                         options, NULL,
+                         {0}};
+    args_parse(&cmd, argc, argv, NULL);
+    if (output && !output[0]) die(EXIT_BADINPUT, "train: --output needs a file name");
     char err[512];
     if (config_check(&c, err, sizeof err) != 0) die(EXIT_BADINPUT, "train: %s", err);
     if (output) check_output("train", output);
@@ -132,9 +65,11 @@ int cmd_train(int argc, char **argv) {
     grid_init(&grid, MPI_COMM_SELF);
     RewardSpec spec;
     reward_spec_default(&spec);
-    TrainHooks hooks = {.progress = quiet ? NULL : stderr, .grid = &grid, .reward = &spec};
+    const TrialHooks hooks = {.progress = quiet ? NULL : stderr, .grid = &grid, .reward = &spec};
+    TrialRunner *runner = trial_builtin_runner();
     TrialResult r;
-    int rc = train_trial(&c, &hooks, &r);
+    int rc = trial_run(runner, &c, &hooks, &r);
+    trial_runner_free(runner);
     grid_free(&grid);
     if (output) write_trial_file(output, &r, "train");
 
@@ -150,9 +85,16 @@ int cmd_train(int argc, char **argv) {
         free(text);
         cJSON_Delete(o);
     } else {
-        printf("status %s%s%s\n", r.status, r.reason[0] ? ": " : "", r.reason);
+        printf("status %s%s%s\n", trial_status_names[r.status], r.reason[0] ? ": " : "", r.reason);
         print_split(&r, "val_");
         if (!isnan(r.test_loss)) print_split(&r, "test_");
+        if (c.task == TASK_RECALL) {
+            double chance, values_only;
+            recall_baselines(c.recall_pairs, c.recall_vocab, &chance, &values_only);
+            printf("recall baselines: chance %.4f (a value at random), values only %.4f (the sequence's values, "
+                   "not which key has which)\n",
+                   chance, values_only);
+        }
         if (r.scores)
             printf("rank deviation %.4f  head correlation %.4f  reward %.4f (= val_accuracy - %g x rank deviation - %g "
                    "x correlation)\n",
@@ -162,7 +104,7 @@ int cmd_train(int argc, char **argv) {
                r.n_params, r.seconds, sps, sps * r.flops_per_step * 1e-9, peak_mb);
         if (output) printf("wrote %s\n", output);
     }
-    if (rc != 0) warnf("train: trial %s: %s", r.status, r.reason[0] ? r.reason : "no reason recorded");
+    if (rc != 0) warnf("train: trial %s: %s", trial_status_names[r.status], r.reason[0] ? r.reason : "no reason recorded");
     trial_result_free(&r);
     return rc != 0 ? EXIT_RUNTIME : 0;
 }

@@ -5,26 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmds/args.h"
 #include "cmds/cmds.h"
 #include "common/config_json.h"
 #include "common/util.h"
+#include "space/asha.h"
 #include "space/space.h"
 
 enum { FIRST_TRIALS = 5 };
 
 static const char *plural(double n) { return n == 1 ? "" : "s"; }
-
-static void validate_usage(FILE *f) {
-    fprintf(f,
-            "usage: attnsweep validate SWEEP.yaml [--json]\n"
-            "\n"
-            "Check a sweep file (YAML syntax, keys, types and ranges of every value, every\n"
-            "combination of the swept values, conditions, the scheduler, the task's data files)\n"
-            "and print the size of its space and its first %d trials. Errors are one line\n"
-            "FILE:LINE:COL: message, exit code 2.\n"
-            "  %-10s print the summary as one JSON object\n",
-            FIRST_TRIALS, "--json");
-}
 
 // "values [mha, tucker]", "log_uniform_values [0.0005, 0.005]", "... when attention=tucker"
 static void describe_param(const SpaceParam *p, char *out, size_t len) {
@@ -64,21 +54,23 @@ static void describe_trial(const SweepSpec *s, const TrialConfig *c, char *out, 
 int cmd_validate(int argc, char **argv) {
     const char *path = NULL;
     int json = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-            validate_usage(stdout);
-            return 0;
-        }
-        if (!strcmp(arg, "--json")) {
-            json = 1;
-            continue;
-        }
-        if (arg[0] == '-' && arg[1]) die(EXIT_BADINPUT, "validate: unknown option '%s' (see attnsweep validate --help)", arg);
-        if (path) die(EXIT_BADINPUT, "validate: one sweep file at a time (got '%s' and '%s')", path, arg);
-        path = arg;
-    }
-    if (!path) die(EXIT_BADINPUT, "validate: expected a sweep file (attnsweep validate SWEEP.yaml)");
+    const Option options[] = {
+        OPT_FLAG("--json", NULL, &json, 1, "print the summary as one JSON object"),
+        OPT_END,
+    };
+    char about[512];
+    snprintf(about, sizeof about,
+             "Check a sweep file (YAML syntax, keys, types and ranges of every value, every\n"
+             "combination of the swept values, conditions, the scheduler, the task's data files)\n"
+             "and print the size of its space and its first %d trials. Errors are one line\n"
+             "FILE:LINE:COL: message, exit code 2.\n",
+             FIRST_TRIALS);
+    const Command cmd = {"validate", "attnsweep validate SWEEP.yaml [--json]",
+                         about,
+                         options, NULL,
+                         {1, "one sweep file at a time",
+                          "expected a sweep file (attnsweep validate SWEEP.yaml)"}};
+    args_parse(&cmd, argc, argv, &path);
 
     SweepSpec s;
     char err[1024];
@@ -145,6 +137,15 @@ int cmd_validate(int argc, char **argv) {
         }
         if (s.method == METHOD_EVOLUTION)
             printf("  evolution  population %d, sample size %d\n", s.population, s.sample_size);
+        if (s.method_alias)
+            printf("  note       method %s is Weights & Biases' name; attnsweep runs it as %s\n", s.method_alias,
+                   space_method_name(s.method));
+        if (s.method == METHOD_TPE || s.method == METHOD_MOTPE)
+            printf("  tpe        %d random configurations first, gamma %g, %d candidates, %s, constant liar %s\n",
+                   s.tpe.n_startup, s.tpe.gamma, s.tpe.candidates, s.tpe.multivariate ? "multivariate" : "univariate",
+                   s.tpe.constant_liar ? "on" : "off");
+        for (int k = 0; s.method == METHOD_MOTPE && k < s.n_objectives; k++)
+            printf("  objective  %s (%s)\n", s.objective[k], s.objective_maximize[k] ? "maximize" : "minimize");
         for (int j = 0; j < s.n_params; j++) {
             char d[2048];
             describe_param(&s.params[j], d, sizeof d);

@@ -251,6 +251,8 @@ void config_format(const TrialConfig *c, const ParamSpec *p, char *out, size_t o
     }
 }
 
+const char *config_column(const ParamSpec *p) { return p->offset == OFF(steps) ? "config_steps" : p->name; }
+
 int config_relevant(const TrialConfig *c, const ParamSpec *p) {
     if (p->offset == OFF(core_rank)) return c->attention == ATTN_TUCKER;
     if (p->offset == OFF(grassmann_rank) || p->offset == OFF(offsets)) return c->attention == ATTN_GRASSMANN;

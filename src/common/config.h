@@ -68,5 +68,9 @@ int config_check(const TrialConfig *c, char *err, size_t errlen);
 void config_format(const TrialConfig *c, const ParamSpec *p, char *out, size_t outlen);
 // Whether the parameter matters for this configuration (core_rank only for tucker, ...).
 int config_relevant(const TrialConfig *c, const ParamSpec *p);
+// The parameter's /summary column (and its key in attnsweep report): its YAML name,
+// except that "steps" (steps asked for, 0 = from epochs) is "config_steps" beside the
+// result column "steps" (optimizer steps taken).
+const char *config_column(const ParamSpec *p);
 
 #endif

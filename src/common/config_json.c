@@ -4,27 +4,25 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/metrics.h"
 #include "common/util.h"
 
-// cJSON returns NULL only when malloc fails; treat that like xmalloc does.
-static cJSON *must(cJSON *item) {
+cJSON *json_must(cJSON *item) {
     if (!item) die(EXIT_RUNTIME, "out of memory building JSON");
     return item;
 }
 
 cJSON *config_to_json(const TrialConfig *c) {
-    cJSON *obj = must(cJSON_CreateObject());
+    cJSON *obj = json_must(cJSON_CreateObject());
     for (int i = 0; i < config_nparams; i++) {
         const ParamSpec *p = &config_params[i];
         const char *base = (const char *)c + p->offset;
         switch (p->type) {
-        case PT_INT: must(cJSON_AddNumberToObject(obj, p->name, *(const int *)base)); break;
-        case PT_REAL: must(cJSON_AddNumberToObject(obj, p->name, *(const double *)base)); break;
-        case PT_CHOICE: must(cJSON_AddStringToObject(obj, p->name, p->choices[*(const int *)base])); break;
-        case PT_TEXT: must(cJSON_AddStringToObject(obj, p->name, base)); break;
+        case PT_INT: json_must(cJSON_AddNumberToObject(obj, p->name, *(const int *)base)); break;
+        case PT_REAL: json_must(cJSON_AddNumberToObject(obj, p->name, *(const double *)base)); break;
+        case PT_CHOICE: json_must(cJSON_AddStringToObject(obj, p->name, p->choices[*(const int *)base])); break;
+        case PT_TEXT: json_must(cJSON_AddStringToObject(obj, p->name, base)); break;
         case PT_INTLIST:  // the offsets, counted by n_offsets
-            cJSON_AddItemToObject(obj, p->name, must(cJSON_CreateIntArray((const int *)base, c->n_offsets)));
+            cJSON_AddItemToObject(obj, p->name, json_must(cJSON_CreateIntArray((const int *)base, c->n_offsets)));
             break;
         }
     }
@@ -116,19 +114,4 @@ int config_from_json(TrialConfig *c, const cJSON *obj, char *err, size_t errlen)
         if (config_set(c, p, text, err, errlen) != 0) return -1;
     }
     return 0;
-}
-
-cJSON *trial_result_to_json(const TrialResult *r) {
-    cJSON *obj = must(cJSON_CreateObject());
-    must(cJSON_AddNumberToObject(obj, "trial", r->id));
-    must(cJSON_AddStringToObject(obj, "status", r->status));
-    must(cJSON_AddStringToObject(obj, "reason", r->reason));
-    cJSON_AddItemToObject(obj, "config", config_to_json(&r->config));
-    for (int i = 0; i < n_metrics; i++)
-        if (metric_applies(&metrics[i], r->config.task))
-            must(cJSON_AddNumberToObject(obj, metrics[i].name, metric_value(r, &metrics[i])));
-    must(cJSON_AddNumberToObject(obj, "steps", r->steps));
-    must(cJSON_AddNumberToObject(obj, "n_params", (double)r->n_params));
-    must(cJSON_AddNumberToObject(obj, "seconds", r->seconds));
-    return obj;
 }

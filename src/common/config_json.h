@@ -1,4 +1,4 @@
-// config_json.h: a trial configuration and a trial's result as JSON (cJSON).
+// config_json.h: a trial configuration as JSON (cJSON).
 //
 // The JSON form is the one stored in the HDF5 trial attribute "config" and printed
 // by `attnsweep train --json`: an object with every parameter of config_params
@@ -10,7 +10,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
-#include "common/trial.h"
+#include "common/config.h"
 
 // Every parameter of c; the caller frees the object with cJSON_Delete.
 cJSON *config_to_json(const TrialConfig *c);
@@ -21,9 +21,7 @@ char *config_to_json_text(const TrialConfig *c);
 // -1 with one line in err (no file prefix: the caller adds it). Cross-parameter
 // checks are left to config_check.
 int config_from_json(TrialConfig *c, const cJSON *obj, char *err, size_t errlen);
-// {"trial", "status", "reason", "config": {...}, then every metric of common/metrics.h
-//  under its name (the bits per byte for charlm only), "steps", "n_params", "seconds"};
-//  NaN and infinities print as null.
-cJSON *trial_result_to_json(const TrialResult *r);
+// cJSON returns NULL only when malloc fails: the item, or exit as xmalloc does.
+cJSON *json_must(cJSON *item);
 
 #endif

@@ -158,7 +158,13 @@ static void cp_sweep(LayerScore *s, const Tensor4 *t, int N[4], const UnfoldingS
     free(all);
 }
 
-const char *const tensor_view_names[2] = {"function", "parameters"};
+const char *const tensor_view_names[3] = {"function", "parameters", NULL};
+
+int tensor_view_find(const char *name) {
+    for (int v = 0; tensor_view_names[v]; v++)
+        if (!strcmp(name, tensor_view_names[v])) return v;
+    return -1;
+}
 const char *const tensor_mode_names[2][4] = {{"heads", "dest_dim", "src_dim", "roles"},
                                              {"heads", "head_dim", "model_dim", "roles"}};
 
@@ -324,32 +330,6 @@ void layer_score_free(LayerScore *s) {
     memset(s, 0, sizeof *s);
 }
 
-// ---- the reward
-
-void reward_spec_default(RewardSpec *r) {
-    r->tensor = TENSOR_FUNCTION;
-    r->beta = 0.1;
-    r->gamma = 0.1;
-    for (int n = 0; n < 4; n++) {
-        r->use_mode[n] = n == 0;
-        r->ideal_rank[n] = -1.0;
-    }
-}
-
-double rank_deviation(const LayerScore *layers, int n_layers, const RewardSpec *r) {
-    double sum = 0.0;
-    int count = 0;
-    for (int l = 0; l < n_layers; l++)
-        for (int n = 0; n < 4; n++) {
-            if (!r->use_mode[n]) continue;
-            const double rmax = layers[l].n_sv[n];
-            const double ideal = r->ideal_rank[n] < 0 ? rmax : fmin(r->ideal_rank[n], rmax);
-            sum += rmax > 0 ? fabs(layers[l].eff_rank[n] - ideal) / rmax : 0.0;
-            count++;
-        }
-    return count ? sum / count : 0.0;
-}
-
 double mean_correlation(const LayerScore *layers, int n_layers) {
     double sum = 0.0;
     for (int l = 0; l < n_layers; l++) sum += layers[l].correlation;
@@ -360,8 +340,4 @@ double mean_correlation_chance(const LayerScore *layers, int n_layers) {
     double sum = 0.0;
     for (int l = 0; l < n_layers; l++) sum += layers[l].correlation_chance;
     return n_layers ? sum / n_layers : 0.0;
-}
-
-double reward_value(double accuracy, double rank_dev, double correlation, const RewardSpec *r) {
-    return accuracy - r->beta * rank_dev - r->gamma * correlation;
 }

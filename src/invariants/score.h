@@ -1,4 +1,4 @@
-// score.h: invariants of one attention layer and the sweep's reward.
+// score.h: invariants of one attention layer (the reward made of them: trial/reward.h).
 //
 // What is scored is a four-mode tensor of the layer, one of two views (TensorView):
 //   function (default): what the layer computes, invariant under the reparameterisations
@@ -26,7 +26,9 @@
 #include "invariants/grid.h"
 
 typedef enum { TENSOR_FUNCTION = 0, TENSOR_PARAMETERS = 1 } TensorView;
-extern const char *const tensor_view_names[2];  // "function", "parameters"
+extern const char *const tensor_view_names[3];  // "function", "parameters", NULL
+// The view of that name, or -1.
+int tensor_view_find(const char *name);
 
 // One layer's weights as scoring reads them (model_export_attention and
 // model_export_output for a trained model; safetensors.h for a checkpoint).
@@ -102,21 +104,8 @@ void score_mixing_kernel(LayerScore *out, const MixingKernel *k, const ScoreOpti
 void score_weights(LayerScore *out, const float *W, const int dims[4], const ScoreOptions *o, const BlacsGrid *g);
 void layer_score_free(LayerScore *s);
 
-// ---- the reward: accuracy − β·RankDeviation − γ·Correlation
-typedef struct {
-    TensorView tensor;       // the view scored (function)
-    double beta, gamma;
-    int use_mode[4];         // which modes RankDeviation averages over
-    double ideal_rank[4];    // r_ideal per mode (absolute effective rank); < 0 = the mode's r_max
-} RewardSpec;
-
-void reward_spec_default(RewardSpec *r);  // function view, β = γ = 0.1, mode 0 only, ideal = r_max (distinct heads)
-// Mean over layers and used modes of |eff_rank − r_ideal| / r_max, with r_max the
-// largest rank mode n can have (min(dims[n], Π others)); in [0, 1].
-double rank_deviation(const LayerScore *layers, int n_layers, const RewardSpec *r);
 // Mean over layers of LayerScore.correlation (and of its chance level); in [0, 1].
 double mean_correlation(const LayerScore *layers, int n_layers);
 double mean_correlation_chance(const LayerScore *layers, int n_layers);
-double reward_value(double accuracy, double rank_dev, double correlation, const RewardSpec *r);
 
 #endif

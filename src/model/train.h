@@ -1,48 +1,67 @@
-// train.h: train and evaluate one configuration. The CLI's `train` verb and the sweep
-// workers call the same function.
+// train.h: train and evaluate one model. The built-in trial runner (trial/builtin.c)
+// calls it for `attnsweep train` and the sweep's workers alike; it knows nothing of
+// scoring or of the sweep, which reach it through the hooks.
 #ifndef ATTN_TRAIN_H
 #define ATTN_TRAIN_H
 
-#include <stdio.h>
+#include <mpi.h>
 
 #include "common/config.h"
-#include "common/trial.h"
-#include "invariants/grid.h"
-#include "invariants/score.h"
+#include "data/dataset.h"
+#include "model/model.h"
+
+// One evaluation point of the learning curve.
+typedef struct {
+    int step;
+    double lr;
+    double train_loss;     // mean training loss since the previous evaluation (nats)
+    double val_loss;       // validation cross-entropy (nats per prediction)
+    double val_accuracy;   // validation accuracy (fraction of predictions right)
+    double penalty;        // sum of λ·regulariser penalties at this step
+    double seconds;        // wall time since the start of training
+} CurvePoint;
+
+// How training ended.
+typedef enum {
+    TRAIN_DONE,         // the whole budget
+    TRAIN_STOPPED,      // on_eval asked to stop before the end of the budget
+    TRAIN_INTERRUPTED,  // should_stop asked
+    TRAIN_FAILED,       // the loss diverged or the time limit passed (see reason)
+} TrainEnd;
 
 typedef struct {
-    // Called after each evaluation with the new curve point; return nonzero to stop
-    // training early (the trial is then recorded with status "pruned"). May be NULL.
-    int (*on_eval)(void *ctx, const CurvePoint *point, long total_steps);
+    // Called on every rank after each evaluation with the model as trained so far (its
+    // weights may be read: model_export_attention) and the new curve point; nonzero
+    // stops training (TRAIN_STOPPED) unless the budget is reached. Every rank of the
+    // group must give the same answer. May be NULL.
+    int (*on_eval)(void *ctx, Model *m, const CurvePoint *pt, long total_steps, double train_seconds);
+    // Asked after every step on every rank (the answers are combined): nonzero ends
+    // training with TRAIN_INTERRUPTED. May be NULL.
+    int (*should_stop)(void *ctx);
     void *ctx;
-    FILE *progress;  // progress lines (step, losses, validation metrics, steps/s, ETA), or NULL
-    // The BLACS grid the invariants are computed on (every rank of it trains the same
-    // model and calls train_trial). With a grid, training records the invariants of every
-    // layer at each evaluation and scores the final tensors; NULL skips both.
-    const BlacsGrid *grid;
-    const RewardSpec *reward;  // how the final scores become the reward (NULL: defaults)
-    const ScoreOptions *score; // how the final tensors are scored (NULL: defaults)
+    double time_limit;  // seconds of training before it fails; 0: none
     // Data parallelism: every rank of *group trains the same model on its own batches
     // (its data stream is seeded with its rank) and the gradients are averaged with
     // MPI_Allreduce before the update; evaluation is split over the ranks. NULL: alone.
     const MPI_Comm *group;
-    // Asked after every step on every rank (the answers are combined): nonzero ends the
-    // trial with status "interrupted" (a signal: the caller does not record it). May be NULL.
-    int (*should_stop)(void *ctx);
-    double time_limit;  // seconds of training before the trial fails; 0: none
-    // An open dataset that serves this trial (dataset_serves), kept by the caller across
-    // trials to save reloading; train_trial restarts it. NULL: opened and freed here.
-    struct Dataset *dataset;
 } TrainHooks;
+
+typedef struct {
+    TrainEnd end;
+    char reason[256];       // why it stopped or failed ("" when done)
+    int steps;              // optimizer steps taken
+    double seconds;         // wall time
+    double train_seconds;   // of which optimizer steps (no evaluation)
+    int n_curve;
+    CurvePoint *curve;      // n_curve points; the caller frees it
+    double test_loss, test_accuracy;  // of the final model when DONE or STOPPED, else NaN
+} Training;
 
 // Steps a configuration trains for (from steps, or epochs × examples / batch).
 long train_total_steps(const TrialConfig *c, long n_train);
 
-// Train c from scratch and fill out: status "ok"; "failed" with the reason when the loss
-// diverges, the time limit passes or the model cannot be allocated; "pruned" when
-// on_eval stopped it; "interrupted" when should_stop did. Bad data files end the program
-// with exit code 2 before any training. Returns 0 when status is "ok". With a group,
-// collective over it.
-int train_trial(const TrialConfig *c, const TrainHooks *hooks, TrialResult *out);
+// Train m, fresh from model_init for c, on d (as dataset_open or dataset_restart leaves
+// it), and fill out. With a group, collective over it.
+void train_model(Model *m, Dataset *d, const TrialConfig *c, const TrainHooks *hooks, Training *out);
 
 #endif

@@ -5,18 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/metrics.h"
 #include "common/util.h"
+#include "data/dataset.h"
 #include "report/stats.h"
+#include "space/tpe.h"
+#include "trial/metrics.h"
 
-// The metrics (common/metrics.h) in every table of trials, the test accuracy beside the
-// validation one (shown only: nothing ranks, selects or tests by it) and Correlation's
-// chance level beside it (what independent Gaussian heads of the shape give); a
-// leaderboard ranked by another metric adds its column and its test twin's.
-static const char *const shown_metrics[] = {"val_accuracy", "test_accuracy", "rank_deviation", "correlation",
-                                            "correlation_chance", "reward"};
+// Every table of trials has the metrics marked shown (trial/metrics.h): the test accuracy
+// beside the validation one (shown only: nothing ranks, selects or tests by it) and
+// Correlation's chance level beside it (what independent Gaussian heads of the shape
+// give); a leaderboard ranked by another metric adds its column and its test twin's.
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-enum { N_SHOWN = COUNT(shown_metrics) };
 // The metrics each ablation tests, in the order of its columns and verdict.
 static const char *const tested[2] = {"val_accuracy", "reward"};
 
@@ -30,17 +29,13 @@ int report_metric_known(const char *name, char *allowed, size_t len) {
     return m && m->use <= METRIC_RANKS;
 }
 
-static int is_ok(const TrialResult *t) { return !strcmp(t->status, "ok"); }
+static int is_ok(const TrialResult *t) { return t->status == TRIAL_OK; }
 
 // A real parameter (a λ) of a configuration, by name.
 static double *lambda_at(TrialConfig *c, const char *name) { return (double *)((char *)c + config_find(name)->offset); }
 static double lambda_of(const TrialConfig *c, const char *name) {
     return *(const double *)((const char *)c + config_find(name)->offset);
 }
-
-// The /summary column of a parameter, as h5store.c names it: "steps" (asked for) is
-// "config_steps" beside the result column "steps" (taken).
-static const char *param_key(const ParamSpec *p) { return strcmp(p->name, "steps") ? p->name : "config_steps"; }
 
 // ---------------------------------------------------------------- the sweep's structure
 
@@ -190,7 +185,7 @@ static void param_columns(Table *t, const Analysis *a, int with_seed, const char
         if (!param_shown(a, i, with_seed, skip)) continue;
         const ParamSpec *p = &config_params[i];
         const ColumnKind kind = p->type == PT_INT ? COL_INT : p->type == PT_REAL ? COL_REAL : COL_TEXT;
-        table_column(t, param_key(p), p->name, kind, "%g");
+        table_column(t, config_column(p), p->name, kind, "%g");
     }
 }
 
@@ -223,17 +218,13 @@ static void metric_column(Table *t, const Metric *m, ColumnKind kind) {
 }
 
 static void shown_columns(Table *t, ColumnKind kind) {
-    for (int k = 0; k < N_SHOWN; k++) metric_column(t, metric_find(shown_metrics[k]), kind);
+    for (int i = 0; i < n_metrics; i++)
+        if (metrics[i].shown) metric_column(t, &metrics[i], kind);
 }
 
 static void shown_cells(Table *t, const TrialResult *x) {
-    for (int k = 0; k < N_SHOWN; k++) table_number(t, metric_value(x, metric_find(shown_metrics[k])));
-}
-
-static int is_shown(const Metric *m) {
-    for (int k = 0; k < N_SHOWN; k++)
-        if (!strcmp(shown_metrics[k], m->name)) return 1;
-    return 0;
+    for (int i = 0; i < n_metrics; i++)
+        if (metrics[i].shown) table_number(t, metric_value(x, &metrics[i]));
 }
 
 static SampleStats stats_of(const TrialResult *const *t, int n, const Metric *m) {
@@ -247,8 +238,9 @@ static SampleStats stats_of(const TrialResult *const *t, int n, const Metric *m)
 // n, then mean ± sd of the shown metrics.
 static void stats_cells(Table *t, const TrialResult *const *trials, int n) {
     table_number(t, n);
-    for (int k = 0; k < N_SHOWN; k++) {
-        const SampleStats s = stats_of(trials, n, metric_find(shown_metrics[k]));
+    for (int i = 0; i < n_metrics; i++) {
+        if (!metrics[i].shown) continue;
+        const SampleStats s = stats_of(trials, n, &metrics[i]);
         table_mean_sd(t, s.mean, s.sd);
     }
 }
@@ -264,6 +256,12 @@ static int by_rank(const void *x, const void *y) {
     const Ranked *a = x, *b = y;
     if (a->key != b->key) return a->key < b->key ? -1 : 1;
     return (a->t->id > b->t->id) - (a->t->id < b->t->id);
+}
+
+static int any_recall(const Analysis *a) {
+    for (int i = 0; i < a->n_ok; i++)
+        if (a->ok[i]->config.task == TASK_RECALL) return 1;
+    return 0;
 }
 
 static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
@@ -288,9 +286,16 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
     shown_columns(t, COL_REAL);
     const Metric *extra[2];  // the ranking metric and its test twin, when not shown already
     int n_extra = 0;
-    if (!is_shown(m)) extra[n_extra++] = m;
-    if (metric_test_twin(m) && !is_shown(metric_test_twin(m))) extra[n_extra++] = metric_test_twin(m);
+    if (!m->shown) extra[n_extra++] = m;
+    if (metric_test_twin(m) && !metric_test_twin(m)->shown) extra[n_extra++] = metric_test_twin(m);
     for (int k = 0; k < n_extra; k++) metric_column(t, extra[k], COL_REAL);
+    const int recall = any_recall(a);
+    if (recall) {
+        table_note(t, "recall: chance is a value at random (2/recall_vocab); values only, a model that knows which "
+                      "values the sequence holds but not which key has which (1/recall_pairs)");
+        table_column(t, "recall_chance", "chance", COL_REAL, "%.4f");
+        table_column(t, "recall_values_only", "values only", COL_REAL, "%.4f");
+    }
     table_column(t, "steps", "steps", COL_INT, NULL);
     table_column(t, "seconds", "time (s)", COL_REAL, "%.1f");
     for (int i = 0; i < shown; i++) {
@@ -301,6 +306,13 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
         param_cells(t, a, &x->config, 1, NULL);
         shown_cells(t, x);
         for (int k = 0; k < n_extra; k++) table_number(t, metric_value(x, extra[k]));
+        if (recall) {
+            double chance = NAN, values_only = NAN;
+            if (x->config.task == TASK_RECALL)
+                recall_baselines(x->config.recall_pairs, x->config.recall_vocab, &chance, &values_only);
+            table_number(t, chance);
+            table_number(t, values_only);
+        }
         table_number(t, x->steps);
         table_number(t, x->seconds);
     }
@@ -362,48 +374,113 @@ static Table *by_configuration(const Analysis *a) {
 
 // ---------------------------------------------------------------- Pareto front
 
-static int has_nan(const TrialResult *t) {
-    return isnan(t->val_accuracy) || isnan(t->correlation) || isnan(t->rank_deviation);
+ParetoObjectives pareto_objectives(const SweepSummary *s) {
+    ParetoObjectives o = {.k = 3,
+                          .metric = {metric_find("val_accuracy"), metric_find("correlation"), metric_find("rank_deviation")},
+                          .maximize = {1, 0, 0}};
+    if (s->n_objectives >= 2) {
+        o.k = s->n_objectives;
+        for (int j = 0; j < o.k; j++) o.metric[j] = s->objective[j], o.maximize[j] = s->objective_maximize[j];
+    }
+    return o;
 }
 
-static int dominates(const TrialResult *a, const TrialResult *b) {
-    return a->val_accuracy >= b->val_accuracy && a->correlation <= b->correlation &&
-           a->rank_deviation <= b->rank_deviation &&
-           (a->val_accuracy > b->val_accuracy || a->correlation < b->correlation ||
-            a->rank_deviation < b->rank_deviation);
+// Objective j of trial x, larger is better.
+static double gain(const TrialResult *x, const ParetoObjectives *o, int j) {
+    const double v = metric_value(x, o->metric[j]);
+    return o->maximize[j] ? v : -v;
 }
 
-int pareto_front(const TrialResult *const *t, int n, int *front) {
+static int has_nan(const TrialResult *x, const ParetoObjectives *o) {
+    for (int j = 0; j < o->k; j++)
+        if (isnan(gain(x, o, j))) return 1;
+    return 0;
+}
+
+static int dominates(const TrialResult *a, const TrialResult *b, const ParetoObjectives *o) {
+    int better = 0;
+    for (int j = 0; j < o->k; j++) {
+        if (gain(a, o, j) < gain(b, o, j)) return 0;
+        better |= gain(a, o, j) > gain(b, o, j);
+    }
+    return better;
+}
+
+int pareto_front(const TrialResult *const *t, int n, const ParetoObjectives *o, int *front) {
     int m = 0;
     for (int i = 0; i < n; i++) {
-        if (has_nan(t[i])) continue;
+        if (has_nan(t[i], o)) continue;
         int dominated = 0;
-        for (int j = 0; j < n && !dominated; j++) dominated = j != i && !has_nan(t[j]) && dominates(t[j], t[i]);
+        for (int j = 0; j < n && !dominated; j++) dominated = j != i && !has_nan(t[j], o) && dominates(t[j], t[i], o);
         if (dominated) continue;
-        int k = m++;  // insert by val_accuracy descending; equal accuracies keep index order
-        for (; k > 0 && t[front[k - 1]]->val_accuracy < t[i]->val_accuracy; k--) front[k] = front[k - 1];
+        int k = m++;  // insert by the first objective, best first; equal ones keep index order
+        for (; k > 0 && gain(t[front[k - 1]], o, 0) < gain(t[i], o, 0); k--) front[k] = front[k - 1];
         front[k] = i;
     }
     return m;
 }
 
+// "val_accuracy (higher is better), correlation (lower is better)"
+static void objectives_text(const ParetoObjectives *o, char *out, size_t len) {
+    out[0] = 0;
+    for (int j = 0; j < o->k; j++)
+        snprintf(out + strlen(out), len - strlen(out), "%s%s (%s is better)", j ? ", " : "", o->metric[j]->name,
+                 o->maximize[j] ? "higher" : "lower");
+}
+
+// The hypervolume that front[0..n) dominates, against ref: the worst value of each
+// objective over the finished trials (in the objectives' own units, signs as their goals).
+static double front_hypervolume(const Analysis *a, const ParetoObjectives *o, const int *front, int n, double *ref) {
+    double *pts = xmalloc((size_t)(n + 1) * o->k * sizeof(double));
+    for (int j = 0; j < o->k; j++) {
+        ref[j] = HUGE_VAL;
+        for (int i = 0; i < a->n_ok; i++)
+            if (!has_nan(a->ok[i], o)) ref[j] = fmin(ref[j], gain(a->ok[i], o, j));
+        for (int i = 0; i < n; i++) pts[(size_t)i * o->k + j] = gain(a->ok[front[i]], o, j);
+    }
+    const double hv = n ? tpe_hypervolume(pts, n, o->k, ref) : 0.0;
+    free(pts);
+    return hv;
+}
+
 static Table *pareto(const Analysis *a) {
+    const ParetoObjectives o = pareto_objectives(a->s);
     int *front = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *front);
-    const int n = pareto_front(a->ok, a->n_ok, front);
-    char title[256];
-    snprintf(title, sizeof title, "Pareto front: %d of %d finished trials", n, a->n_ok);
+    const int n = pareto_front(a->ok, a->n_ok, &o, front);
+    char title[256], goals[512];
+    objectives_text(&o, goals, sizeof goals);
+    double ref[SPACE_MAX_OBJECTIVES], hv = 0.0;
+    if (a->s->n_objectives) {
+        hv = front_hypervolume(a, &o, front, n, ref);
+        snprintf(title, sizeof title, "Pareto front of the sweep's objectives: %d of %d finished trials, hypervolume %.4g",
+                 n, a->n_ok, hv);
+    } else {
+        snprintf(title, sizeof title, "Pareto front: %d of %d finished trials", n, a->n_ok);
+    }
     Table *t = table_new("pareto", title);
-    table_note(t, "val_accuracy (higher is better) against Correlation and RankDeviation (lower are better): no "
-                  "other trial is at least as good on all three and better on one; finished trials only (status ok)");
+    table_note(t, "%s: no other trial is at least as good on all of them and better on one; finished trials only "
+                  "(status ok)", goals);
+    if (a->s->n_objectives) {
+        char at[256] = "";
+        for (int j = 0; j < o.k; j++)
+            snprintf(at + strlen(at), sizeof at - strlen(at), "%s%s %.6g", j ? ", " : "", o.metric[j]->name,
+                     o.maximize[j] ? ref[j] : -ref[j]);
+        table_note(t, "hypervolume: of the region the front dominates, up to the worst of each objective over the "
+                      "finished trials (%s)", at);
+    }
     table_column(t, "trial", "trial", COL_INT, NULL);
     param_columns(t, a, 1, NULL);
     shown_columns(t, COL_REAL);
+    for (int j = 0; j < o.k; j++)
+        if (!o.metric[j]->shown) metric_column(t, o.metric[j], COL_REAL);
     for (int i = 0; i < n; i++) {
         const TrialResult *x = a->ok[front[i]];
         table_row(t);
         table_number(t, x->id);
         param_cells(t, a, &x->config, 1, NULL);
         shown_cells(t, x);
+        for (int j = 0; j < o.k; j++)
+            if (!o.metric[j]->shown) table_number(t, metric_value(x, o.metric[j]));
     }
     free(front);
     return t;
@@ -541,25 +618,15 @@ static Table *by_status(const Analysis *a) {
     Table *t = table_new("failures.by_status", "Failures and pruning: trials by status");
     table_column(t, "status", "status", COL_TEXT, NULL);
     table_column(t, "n", "trials", COL_INT, NULL);
-    // ok, pruned, failed, then any other status in the order first seen
-    static const char *const known[] = {"ok", "pruned", "failed"};
-    const char **names = xcalloc(COUNT(known) + (size_t)s->n_trials, sizeof *names);
-    int n_names = 0;
-    for (size_t k = 0; k < COUNT(known); k++) names[n_names++] = known[k];
-    for (int i = 0; i < s->n_trials; i++) {
-        int seen = 0;
-        for (int k = 0; k < n_names && !seen; k++) seen = !strcmp(names[k], s->trials[i].status);
-        if (!seen) names[n_names++] = s->trials[i].status;
-    }
-    for (int k = 0; k < n_names; k++) {
+    // in the order of the status table: ok, pruned, failed
+    for (int k = 0; k < TRIAL_STATUS_COUNT; k++) {
         int n = 0;
-        for (int i = 0; i < s->n_trials; i++) n += !strcmp(names[k], s->trials[i].status);
+        for (int i = 0; i < s->n_trials; i++) n += s->trials[i].status == (TrialStatus)k;
         if (!n) continue;
         table_row(t);
-        table_text(t, "%s", names[k]);
+        table_text(t, "%s", trial_status_names[k]);
         table_number(t, n);
     }
-    free(names);
     return t;
 }
 
@@ -587,7 +654,7 @@ static Table *by_reason(const Analysis *a) {
     for (int i = 0; i < s->n_trials; i++) {
         const TrialResult *x = &s->trials[i];
         if (!x->reason[0]) continue;
-        ReasonCount c = {.status = x->status};
+        ReasonCount c = {.status = trial_status_names[x->status]};
         reason_group(x->reason, c.reason, sizeof c.reason);
         int k = 0;
         while (k < n && (strcmp(r[k].status, c.status) || strcmp(r[k].reason, c.reason))) k++;
@@ -640,7 +707,7 @@ static Table *asha(const Analysis *a) {
             continue;
         }
         budget += b;
-        if (!strcmp(x->status, "pruned")) {
+        if (x->status == TRIAL_PRUNED) {
             pruned++;
             saved += b > x->steps ? b - x->steps : 0;
         }

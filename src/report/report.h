@@ -44,11 +44,23 @@ void report_free(Report *r);
 // Whether name is a metric the leaderboard can rank by; allowed gets the list ("reward, ...").
 int report_metric_known(const char *name, char *allowed, size_t len);
 
-// The trials of t[0..n) that no other trial dominates on val_accuracy (higher is better),
-// correlation and rank_deviation (lower are better): another is at least as good on all
-// three and better on one. Writes their indices to front, by val_accuracy descending (then
-// index), and returns how many. Trials with a NaN among the three are left out.
-int pareto_front(const TrialResult *const *t, int n, int *front);
+// What a Pareto front is over: k metrics and their goals. The report's default is
+// val_accuracy (higher is better), correlation and rank_deviation (lower are better); a
+// motpe sweep's is its objectives.
+typedef struct {
+    int k;
+    const Metric *metric[SPACE_MAX_OBJECTIVES];
+    int maximize[SPACE_MAX_OBJECTIVES];
+} ParetoObjectives;
+
+// The objectives of a sweep's front: its objectives when it has some, else the default.
+ParetoObjectives pareto_objectives(const SweepSummary *s);
+
+// The trials of t[0..n) that no other trial dominates on the objectives o (another is at
+// least as good on every one and better on one). Writes their indices to front, best on
+// the first objective first (then by index), and returns how many. Trials with a NaN among
+// the objectives are left out.
+int pareto_front(const TrialResult *const *t, int n, const ParetoObjectives *o, int *front);
 
 // The plain-words verdict of one ablation comparison: a claim only where Welch's test
 // supports it (p < REPORT_ALPHA), e.g. "λ_orth = 0.1 raises reward (p = 0.01) over λ = 0

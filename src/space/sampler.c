@@ -1,4 +1,4 @@
-// sampler.c: grid, random, Sobol and regularised-evolution samplers, and ASHA rungs.
+// sampler.c: grid, random, Sobol and regularised-evolution samplers.
 //
 // Trial id -> configuration index i = id / repeats and repeat r = id % repeats; every
 // repeat of a configuration gets the same parameters and the seed sweep_seed*1000 + r.
@@ -22,6 +22,11 @@
 //              list moves to a neighbouring entry, an integer range or q grid draws
 //              another point, a continuous one is redrawn), and the oldest member ages out
 //              as newer ones are reported.
+//   tpe, motpe the Tree-structured Parzen Estimator (tpe.h): the first n_startup
+//              configurations (and any drawn before that many were reported) as by random;
+//              after that each new configuration i is proposed from the configurations
+//              reported so far (their mean over repeats), with an MT19937 seeded by
+//              (seed, i), so the same reports in the same order give the same proposal.
 // A number u in [0, 1) becomes a gene by the inverse distribution function: the index
 // floor(u*n) (or by the cumulative probabilities), min + u(max - min), or
 // exp(log min + u(log max - log min)).
@@ -37,9 +42,17 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "trial/metrics.h"
 #include "space/space_impl.h"
+#include "space/tpe.h"
 
-enum { STREAM_RANDOM = 0x52414E44u, STREAM_SOBOL = 0x534F424Cu, STREAM_EVOLUTION = 0x45564F4Cu, MUTATION_TRIES = 100 };
+enum {
+    STREAM_RANDOM = 0x52414E44u,
+    STREAM_SOBOL = 0x534F424Cu,
+    STREAM_EVOLUTION = 0x45564F4Cu,
+    STREAM_TPE = 0x54504521u,
+    MUTATION_TRIES = 100
+};
 
 typedef struct {
     long config;    // configuration index
@@ -62,11 +75,15 @@ struct Sampler {
     long q_next;                 // index of the next point qrng gives
     double *point, *shift;
     int dims;
-    // evolution
+    // evolution, tpe
+    int m;                       // objectives (motpe: several; otherwise the metric)
+    const Metric *objective[SPACE_MAX_OBJECTIVES];
+    int maximize[SPACE_MAX_OBJECTIVES];
     long n_configs;
     double **genes;              // per configuration, once drawn or reported
-    double *sum;                 // per configuration: reported metrics
-    int *reported;
+    double *sum;                 // per configuration: reported values (n_configs × m)
+    int *reported, *pruned;      // per configuration: repeats reported, of which pruned
+    Tpe *tpe;
     Member *pop;                 // ring of the last `population` members
     int n_pop, pop_head;
     int *order;                  // scratch for the tournament draw
@@ -202,6 +219,20 @@ static void mutate(Sampler *sm, double *gene) {
     free(cand);
 }
 
+static void tpe_genes(Sampler *sm, long i, double *gene) {
+    if (!sm->genes[i]) {
+        double *g = xmalloc((size_t)sm->n * sizeof(double) + 1);
+        random_genes(sm, i, g);
+        if (tpe_observed(sm->tpe) >= sm->s->tpe.n_startup) {
+            gsl_rng_set(sm->rng, stream_seed(sm->s->seed, STREAM_TPE, i));
+            tpe_propose(sm->tpe, g, sm->rng, g);
+        }
+        sm->genes[i] = g;
+        tpe_pending(sm->tpe, i, g);
+    }
+    memcpy(gene, sm->genes[i], (size_t)sm->n * sizeof(double));
+}
+
 // Returns -1 when the population is too small for a tournament yet.
 static int evolution_genes(Sampler *sm, long i, double *gene) {
     const SweepSpec *s = sm->s;
@@ -258,12 +289,25 @@ Sampler *sampler_create(const SweepSpec *s) {
         for (int d = 0; d < sm->dims; d++) sm->shift[d] = gsl_rng_uniform(sm->rng);
         break;
     case METHOD_EVOLUTION:
+    case METHOD_TPE:
+    case METHOD_MOTPE:
+        sm->m = s->method == METHOD_MOTPE ? s->n_objectives : 1;
+        for (int k = 0; k < sm->m; k++) {
+            sm->objective[k] = metric_find(s->method == METHOD_MOTPE ? s->objective[k] : s->metric);
+            sm->maximize[k] = s->method == METHOD_MOTPE ? s->objective_maximize[k] : s->maximize;
+            if (!sm->objective[k]) die(EXIT_RUNTIME, "internal error: no metric %s", s->objective[k]);
+        }
         sm->n_configs = s->trials / s->repeats;
         sm->genes = xcalloc((size_t)sm->n_configs, sizeof *sm->genes);
-        sm->sum = xcalloc((size_t)sm->n_configs, sizeof *sm->sum);
+        sm->sum = xcalloc((size_t)sm->n_configs * sm->m, sizeof *sm->sum);
         sm->reported = xcalloc((size_t)sm->n_configs, sizeof *sm->reported);
-        sm->pop = xcalloc((size_t)s->population, sizeof *sm->pop);
-        sm->order = xcalloc((size_t)s->population, sizeof *sm->order);
+        sm->pruned = xcalloc((size_t)sm->n_configs, sizeof *sm->pruned);
+        if (s->method == METHOD_EVOLUTION) {
+            sm->pop = xcalloc((size_t)s->population, sizeof *sm->pop);
+            sm->order = xcalloc((size_t)s->population, sizeof *sm->order);
+        } else {
+            sm->tpe = tpe_create(s, sm->m, sm->n_configs);
+        }
         break;
     case METHOD_RANDOM: break;
     }
@@ -284,6 +328,8 @@ void sampler_free(Sampler *sm) {
     free(sm->genes);
     free(sm->sum);
     free(sm->reported);
+    free(sm->pruned);
+    tpe_free(sm->tpe);
     free(sm->pop);
     free(sm->order);
     free(sm);
@@ -305,6 +351,8 @@ int sampler_config(Sampler *sm, int id, TrialConfig *out) {
     case METHOD_EVOLUTION:
         if (evolution_genes(sm, i, sm->gene)) return -1;
         break;
+    case METHOD_TPE:
+    case METHOD_MOTPE: tpe_genes(sm, i, sm->gene); break;
     }
     space_render(s, sm->gene, out);
     char text[32], err[256];
@@ -313,19 +361,31 @@ int sampler_config(Sampler *sm, int id, TrialConfig *out) {
     return 0;
 }
 
-void sampler_report(Sampler *sm, int id, const TrialConfig *c, double metric) {
+void sampler_report(Sampler *sm, const TrialResult *r) {
     const SweepSpec *s = sm->s;
-    if (s->method != METHOD_EVOLUTION) return;
-    check_id(sm, id);
-    long i = id / s->repeats;
+    if (s->method != METHOD_EVOLUTION && s->method != METHOD_TPE && s->method != METHOD_MOTPE) return;
+    check_id(sm, r->id);
+    long i = r->id / s->repeats;
     if (!sm->genes[i]) {  // a trial from before a resume: its genes from its configuration
         sm->genes[i] = xmalloc((size_t)sm->n * sizeof(double) + 1);
-        for (int j = 0; j < sm->n; j++) sm->genes[i][j] = space_gene_of(&s->params[j], c);
+        for (int j = 0; j < sm->n; j++) sm->genes[i][j] = space_gene_of(&s->params[j], &r->config);
     }
     if (sm->reported[i] == s->repeats) return;  // reported twice
-    sm->sum[i] += isfinite(metric) ? metric : -HUGE_VAL;  // a failed trial is the worst
+    const int failed = r->status == TRIAL_FAILED;
+    for (int k = 0; k < sm->m; k++) {  // larger is better; a failed trial is the worst
+        const double v = metric_value(r, sm->objective[k]) * (sm->maximize[k] ? 1.0 : -1.0);
+        sm->sum[i * sm->m + k] += !failed && isfinite(v) ? v : -HUGE_VAL;
+    }
+    sm->pruned[i] += r->status == TRIAL_PRUNED;
     if (++sm->reported[i] < s->repeats) return;
-    Member m = {i, sm->sum[i] / s->repeats};
+    double mean[SPACE_MAX_OBJECTIVES];
+    for (int k = 0; k < sm->m; k++) mean[k] = sm->sum[i * sm->m + k] / s->repeats;
+    if (sm->tpe) {  // -inf (a failed repeat): not an observation (tpe_observe)
+        for (int k = 0; k < sm->m; k++) mean[k] = isfinite(mean[k]) ? mean[k] : NAN;
+        tpe_observe(sm->tpe, i, sm->genes[i], mean, sm->pruned[i] == 0);
+        return;
+    }
+    Member m = {i, mean[0]};
     if (sm->n_pop < s->population) {
         sm->pop[(sm->pop_head + sm->n_pop++) % s->population] = m;
     } else {  // the oldest member ages out
@@ -334,9 +394,6 @@ void sampler_report(Sampler *sm, int id, const TrialConfig *c, double metric) {
     }
 }
 
-int asha_rungs(const SweepSpec *s, int *rungs, int cap) {
-    int n = 0;
-    for (long long r = s->min_steps; s->asha && r < s->max_steps; r *= s->eta, n++)
-        if (n < cap) rungs[n] = (int)r;
-    return n;
+int sampler_adaptive(const SweepSpec *s) {
+    return s->method == METHOD_EVOLUTION || s->method == METHOD_TPE || s->method == METHOD_MOTPE;
 }

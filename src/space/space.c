@@ -19,9 +19,9 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "common/metrics.h"
 #include "common/util.h"
 #include "space/space_impl.h"
+#include "trial/metrics.h"
 
 enum {
     MAX_FILE_BYTES = 1 << 20,
@@ -45,10 +45,14 @@ static const char *const checked_params[] = {"task",      "attention",    "d_mod
                                              "recall_pairs", "recall_vocab", "steps", "epochs"};
 
 // ---- the keys of each section, in the order they are read
-enum { TOP_NAME, TOP_METHOD, TOP_METRIC, TOP_SEED, TOP_REPEATS, TOP_TRIALS, TOP_TASK, TOP_BUDGET,
-       TOP_EVOLUTION, TOP_SCHEDULER, TOP_REWARD, TOP_PARAMETERS, TOP_N };
-static const char *const top_keys[TOP_N] = {"name",      "method",    "metric", "seed",      "repeats",   "trials",
-                                            "task",      "budget",    "evolution", "scheduler", "reward", "parameters"};
+enum { TOP_NAME, TOP_METHOD, TOP_METRIC, TOP_OBJECTIVES, TOP_SEED, TOP_REPEATS, TOP_TRIALS, TOP_TASK, TOP_BUDGET,
+       TOP_EVOLUTION, TOP_TPE, TOP_SCHEDULER, TOP_REWARD, TOP_PARAMETERS, TOP_N };
+static const char *const top_keys[TOP_N] = {"name",    "method", "metric", "objectives", "seed",      "repeats", "trials",
+                                            "task",    "budget", "evolution", "tpe",     "scheduler", "reward",  "parameters"};
+enum { TPE_N_STARTUP, TPE_GAMMA, TPE_CANDIDATES, TPE_MULTIVARIATE, TPE_CONSTANT_LIAR, TPE_PRIOR_WEIGHT, TPE_N };
+static const char *const tpe_keys[TPE_N] = {"n_startup", "gamma", "candidates", "multivariate", "constant_liar",
+                                            "prior_weight"};
+static const char *const bool_names[] = {"false", "true", NULL};
 enum { METRIC_NAME, METRIC_GOAL, METRIC_N };
 static const char *const metric_keys[METRIC_N] = {"name", "goal"};
 enum { BUDGET_STEPS, BUDGET_EPOCHS, BUDGET_EVAL_EVERY, BUDGET_TIME_LIMIT, BUDGET_N };
@@ -64,10 +68,9 @@ static const char *const param_keys[PK_N] = {"value", "values", "distribution", 
                                              "max",   "q",      "probabilities", "when"};
 
 // ---- the words each choice allows (NULL-terminated)
-static const char *const method_names[] = {"grid", "random", "sobol", "evolution", NULL};  // SweepMethod
+static const char *const method_names[] = {"grid", "random", "sobol", "evolution", "tpe", "motpe", NULL};  // SweepMethod
 static const char *const goal_names[] = {"maximize", "minimize", NULL};
 static const char *const scheduler_names[] = {"asha", NULL};
-static const char *const view_names[] = {"function", "parameters", NULL};  // TensorView
 // Distribution, from DIST_CATEGORICAL's position down: the YAML spelling of each.
 static const char *const dist_names[] = {"value", "values", "uniform", "int_uniform", "q_uniform",
                                          "log_uniform_values", "categorical", NULL};
@@ -762,28 +765,81 @@ static int read_parameters(Loader *L, yaml_node_t *map) {
     return 0;
 }
 
-static int read_metric(Loader *L, yaml_node_t *map) {
+// A {name, goal} mapping naming a metric of use `most` or lower (trial/metrics.h) into
+// name (32 bytes) and its goal; what names it in messages ("metric", "objective").
+static int read_goal_metric(Loader *L, yaml_node_t *map, const char *what, MetricUse most, char *name, int *maximize) {
     yaml_node_t *v[METRIC_N];
     Mark k_at[METRIC_N];
-    SweepSpec *s = L->s;
-    if (read_section(L, map, "metric", metric_keys, METRIC_N, v, k_at)) return -1;
+    if (read_section(L, map, what, metric_keys, METRIC_N, v, k_at)) return -1;
     const char *names[METRIC_NAMES];
-    metric_names(METRIC_DECIDES, names);
+    metric_names(most, names);
     char allowed[256];
-    metric_names_text(METRIC_DECIDES, allowed, sizeof allowed);
-    if (!v[METRIC_NAME]) return fail(L, mark_of(map), "metric needs name (%s)", allowed);
+    metric_names_text(most, allowed, sizeof allowed);
+    if (!v[METRIC_NAME]) return fail(L, mark_of(map), "%s needs name (%s)", what, allowed);
     const char *t = text_of(v[METRIC_NAME]);
     char why[512];
-    if (t && metric_refusal(t, METRIC_DECIDES, why, sizeof why))
-        return fail(L, mark_of(v[METRIC_NAME]), "metric %s", why);
-    L->metric_at = mark_of(v[METRIC_NAME]);
+    if (t && metric_refusal(t, most, why, sizeof why)) return fail(L, mark_of(v[METRIC_NAME]), "%s %s", what, why);
     int k, goal;
-    if (read_choice(L, v[METRIC_NAME], "metric", names, &k)) return -1;
-    snprintf(s->metric, sizeof s->metric, "%s", names[k]);
-    s->maximize = metric_find(names[k])->maximize;
+    if (read_choice(L, v[METRIC_NAME], what, names, &k)) return -1;
+    snprintf(name, 32, "%s", names[k]);
+    *maximize = metric_find(names[k])->maximize;
     if (v[METRIC_GOAL]) {
         if (read_choice(L, v[METRIC_GOAL], "goal", goal_names, &goal)) return -1;
-        s->maximize = goal == 0;
+        *maximize = goal == 0;
+    }
+    return 0;
+}
+
+static int read_metric(Loader *L, yaml_node_t *map) {
+    SweepSpec *s = L->s;
+    if (map->type == YAML_MAPPING_NODE)  // where its name is, for the checks made once the parameters are read
+        for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {
+            const char *k = text_of(node_at(L, pr->key));
+            if (k && !strcmp(k, "name")) L->metric_at = mark_of(node_at(L, pr->value));
+        }
+    return read_goal_metric(L, map, "metric", METRIC_DECIDES, s->metric, &s->maximize);
+}
+
+// motpe's objectives: a list of 2 to SPACE_MAX_OBJECTIVES {name, goal} mappings, any metric
+// the report may rank by (the validation metrics, the reward, the scores).
+static int read_objectives(Loader *L, yaml_node_t *list) {
+    SweepSpec *s = L->s;
+    char b[64];
+    const int n = list->type == YAML_SEQUENCE_NODE
+                      ? (int)(list->data.sequence.items.top - list->data.sequence.items.start)
+                      : -1;
+    if (n < 2 || n > SPACE_MAX_OBJECTIVES)
+        return fail(L, mark_of(list), "objectives must be a list of 2 to %d {name, goal} mappings; got %s",
+                    SPACE_MAX_OBJECTIVES, describe(list, b, sizeof b));
+    for (int k = 0; k < n; k++) {
+        yaml_node_t *o = node_at(L, list->data.sequence.items.start[k]);
+        if (read_goal_metric(L, o, "objective", METRIC_RANKS, s->objective[k], &s->objective_maximize[k])) return -1;
+        for (int q = 0; q < k; q++)
+            if (!strcmp(s->objective[q], s->objective[k]))
+                return fail(L, mark_of(o), "objectives lists %s twice", s->objective[k]);
+    }
+    s->n_objectives = n;
+    return 0;
+}
+
+static int read_tpe(Loader *L, yaml_node_t *map) {
+    yaml_node_t *v[TPE_N];
+    Mark k_at[TPE_N];
+    TpeOptions *t = &L->s->tpe;
+    int yes;
+    if (read_section(L, map, "tpe", tpe_keys, TPE_N, v, k_at)) return -1;
+    if ((v[TPE_N_STARTUP] && read_int(L, v[TPE_N_STARTUP], "n_startup", 1, 100000, &t->n_startup)) ||
+        (v[TPE_GAMMA] && read_number(L, v[TPE_GAMMA], "gamma", 0, 0, 1, 1, &t->gamma)) ||
+        (v[TPE_CANDIDATES] && read_int(L, v[TPE_CANDIDATES], "candidates", 1, 10000, &t->candidates)) ||
+        (v[TPE_PRIOR_WEIGHT] && read_number(L, v[TPE_PRIOR_WEIGHT], "prior_weight", 0, 0, 1e6, 1, &t->prior_weight)))
+        return -1;
+    if (v[TPE_MULTIVARIATE]) {
+        if (read_choice(L, v[TPE_MULTIVARIATE], "multivariate", bool_names, &yes)) return -1;
+        t->multivariate = yes;
+    }
+    if (v[TPE_CONSTANT_LIAR]) {
+        if (read_choice(L, v[TPE_CONSTANT_LIAR], "constant_liar", bool_names, &yes)) return -1;
+        t->constant_liar = yes;
     }
     return 0;
 }
@@ -845,7 +901,7 @@ static int read_reward(Loader *L, yaml_node_t *map) {
     char b[64];
     if (read_section(L, map, "reward", reward_keys, REWARD_N, v, k_at)) return -1;
     int view = TENSOR_FUNCTION;
-    if (v[REWARD_TENSOR] && read_choice(L, v[REWARD_TENSOR], "tensor", view_names, &view)) return -1;
+    if (v[REWARD_TENSOR] && read_choice(L, v[REWARD_TENSOR], "tensor", tensor_view_names, &view)) return -1;
     r->tensor = view == TENSOR_PARAMETERS ? TENSOR_PARAMETERS : TENSOR_FUNCTION;
     const char *const *m4 = tensor_mode_names[r->tensor];  // the modes of the tensor scored
     const char *const mode_names[] = {m4[0], m4[1], m4[2], m4[3], NULL};
@@ -911,7 +967,7 @@ static int read_top(Loader *L, yaml_node_t *root) {
     yaml_node_t **v = L->top;
     char b[64];
     if (read_section(L, root, NULL, top_keys, TOP_N, v, L->top_at)) return -1;
-    if (!v[TOP_METHOD]) return fail(L, L->root, "missing method (allowed: grid, random, sobol, evolution)");
+    if (!v[TOP_METHOD]) return fail(L, L->root, "missing method (allowed: grid, random, sobol, evolution, tpe, motpe)");
     if (!v[TOP_PARAMETERS])
         return fail(L, L->root, "missing parameters (a mapping of parameter names to value, values, or min and max)");
     if (v[TOP_NAME]) {
@@ -925,9 +981,22 @@ static int read_top(Loader *L, yaml_node_t *root) {
         default_name(s);
     }
     int k;
-    if (read_choice(L, v[TOP_METHOD], "method", method_names, &k)) return -1;
+    const char *method = text_of(v[TOP_METHOD]);
+    if (method && !strcmp(method, "bayes")) {  // W&B's model-based method: attnsweep's is TPE
+        k = METHOD_TPE;
+        s->method_alias = "bayes";
+    } else if (read_choice(L, v[TOP_METHOD], "method", method_names, &k)) {
+        return -1;
+    }
     s->method = (SweepMethod)k;
     if (v[TOP_METRIC] && read_metric(L, v[TOP_METRIC])) return -1;
+    if (v[TOP_OBJECTIVES] && s->method != METHOD_MOTPE)
+        return fail(L, L->top_at[TOP_OBJECTIVES], "objectives are for method motpe (method %s optimises the metric)",
+                    method_names[s->method]);
+    if (s->method == METHOD_MOTPE && !v[TOP_OBJECTIVES])
+        return fail(L, L->top_at[TOP_METHOD], "method motpe needs objectives (a list of {name, goal})");
+    if (v[TOP_OBJECTIVES] && read_objectives(L, v[TOP_OBJECTIVES])) return -1;
+    if (v[TOP_TPE] && read_tpe(L, v[TOP_TPE])) return -1;
     if (v[TOP_SEED] && read_int(L, v[TOP_SEED], "seed", 0, MAX_SEED, &s->seed)) return -1;
     if (v[TOP_REPEATS] && read_int(L, v[TOP_REPEATS], "repeats", 1, MAX_REPEATS, &s->repeats)) return -1;
     if (v[TOP_TRIALS] && read_int(L, v[TOP_TRIALS], "trials", 1, MAX_TRIALS, &s->trials)) return -1;
@@ -1354,6 +1423,8 @@ int space_parse(SweepSpec *s, const char *path, const char *text, size_t len, ch
     s->eta = 3;
     s->population = 8;
     s->sample_size = 3;
+    s->tpe = (TpeOptions){.n_startup = 10, .gamma = 0.1, .candidates = 24, .multivariate = 1, .constant_liar = 1, .prior_weight = 1.0};
+    s->n_objectives = 1;
     reward_spec_default(&s->reward);
     s->energy = 0.99;
 

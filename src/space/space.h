@@ -26,7 +26,7 @@
 // Keys, [defaults]; method and parameters are required, trials too unless method is grid:
 //   name [file stem]         letters, digits, _ - . (it names results/NAME.h5)
 //   metric                   name: reward | val_accuracy | val_loss | val_bits_per_byte
-//                            [reward] (common/metrics.h: decisions read validation only;
+//                            [reward] (trial/metrics.h: decisions read validation only;
 //                            accuracy, loss, bits_per_byte and every test_* name are
 //                            refused, val_bits_per_byte unless every trial is charlm);
 //                            goal: maximize | minimize [minimize for the losses]
@@ -54,16 +54,30 @@
 //                                      listed and defined earlier; otherwise the base value
 // Every combination of the swept values must pass config_check (heads divide d_model,
 // core_rank <= heads, ...) and the task's data files must exist. Samplers and seeds:
-// sampler.c.
+// sampler.c; the scheduler's rungs and decisions: asha.h.
 #ifndef ATTN_SPACE_H
 #define ATTN_SPACE_H
 
 #include <stddef.h>
 
 #include "common/config.h"
-#include "invariants/score.h"
+#include "trial/reward.h"
+#include "trial/trial.h"
 
-typedef enum { METHOD_GRID, METHOD_RANDOM, METHOD_SOBOL, METHOD_EVOLUTION } SweepMethod;
+typedef enum { METHOD_GRID, METHOD_RANDOM, METHOD_SOBOL, METHOD_EVOLUTION, METHOD_TPE, METHOD_MOTPE } SweepMethod;
+
+// The TPE sampler's settings (space/tpe.h), the YAML section `tpe:`: Optuna's defaults but
+// for multivariate (on: better on every benchmark of scripts/bench/sampler_vs_optuna.sh).
+typedef struct {
+    int n_startup;        // random configurations before the model [10]
+    double gamma;         // the good group: min(⌈gamma·n⌉, 25) of n observations [0.1]
+    int candidates;       // draws from l(x) scored by l/g [24]
+    int multivariate;     // joint kernels over the parameters without conditions [true]
+    int constant_liar;    // configurations handed out and not reported count as the worst [true]
+    double prior_weight;  // the prior kernel's weight [1]
+} TpeOptions;
+
+enum { SPACE_MAX_OBJECTIVES = 4 };
 
 typedef enum {
     DIST_VALUE,               // value: x (fixed)
@@ -109,6 +123,11 @@ typedef struct {
     double time_limit;       // seconds per trial; 0 = none
     int asha, min_steps, eta, max_steps;  // scheduler (asha = 0: every trial runs its budget)
     int population, sample_size;          // evolution
+    const char *method_alias;             // "bayes" when the YAML said W&B's name for tpe, else NULL
+    TpeOptions tpe;                       // tpe, motpe
+    int n_objectives;                     // motpe: 2..SPACE_MAX_OBJECTIVES; otherwise 1 (the metric)
+    char objective[SPACE_MAX_OBJECTIVES][32];
+    int objective_maximize[SPACE_MAX_OBJECTIVES];
     RewardSpec reward;
     double energy;           // numerical-rank threshold for scoring
 } SweepSpec;
@@ -142,11 +161,13 @@ void sampler_free(Sampler *sm);
 // samples from the population of results reported so far. Returns 0, or -1 when
 // evolution needs more results before it can sample (the caller asks again later).
 int sampler_config(Sampler *sm, int id, TrialConfig *out);
-// Evolution: a finished trial and its metric (larger is better after the goal is applied).
-void sampler_report(Sampler *sm, int id, const TrialConfig *c, double metric);
-
-// ASHA rungs: min_steps·eta^k for k = 0.. below max_steps. Writes at most cap rungs and
-// returns how many there are (0 without a scheduler).
-int asha_rungs(const SweepSpec *s, int *rungs, int cap);
+// A finished trial (its id, configuration, status and metrics), for the samplers that
+// learn from results (evolution, tpe, motpe): the sweep's metric, or motpe's objectives,
+// with the YAML's goals; a failed trial is the worst (evolution) or ignored (TPE), a
+// pruned one ranks after the completed ones (TPE). Other samplers ignore it.
+void sampler_report(Sampler *sm, const TrialResult *r);
+// Whether a sampler's configurations depend on the results reported (so a resumed sweep
+// cannot check them against what the YAML gives).
+int sampler_adaptive(const SweepSpec *s);
 
 #endif

@@ -15,14 +15,15 @@
 #include <string.h>
 
 #include "common/config_json.h"
-#include "common/metrics.h"
 #include "common/util.h"
 #include "store/h5read.h"
 #include "store/journal.h"
 #include "store/summary.h"
+#include "trial/metrics.h"
+#include "trial/reward.h"
 
 enum {
-    STATUS_LEN = 16,              // /summary column widths, bytes (null-padded)
+    STATUS_LEN = SUMMARY_STATUS_LEN,  // /summary column widths, bytes (null-padded)
     CHOICE_LEN = 32,
     LIST_LEN = MAX_OFFSETS * 5,   // up to 16 offsets of at most 4 digits, comma-separated
     SUMMARY_CHUNK = 64,           // rows per chunk of the extendible /summary
@@ -48,7 +49,7 @@ static const struct {
 static const struct {
     const char *name;
     size_t offset, size;  // of the char array in TrialResult
-} trial_texts[] = {{TEXT_FIELD(status)}, {TEXT_FIELD(reason)}, {TEXT_FIELD(host)}};
+} trial_texts[] = {{TEXT_FIELD(reason)}, {TEXT_FIELD(host)}};  // and status, by its name
 
 // The curve columns besides "step" (int32): float64 columns of the curves table.
 static const struct {
@@ -83,13 +84,6 @@ static hid_t native_type(NumKind k) {
     case NUM_DOUBLE: return H5T_NATIVE_DOUBLE;
     }
     return H5I_INVALID_HID;
-}
-
-// The /summary column of a parameter: its YAML name, except that the parameter
-// "steps" (steps asked for, 0 = from epochs) would clash with the result column
-// "steps" (optimizer steps taken).
-static const char *param_column(const ParamSpec *p) {
-    return strcmp(p->name, "steps") == 0 ? "config_steps" : p->name;
 }
 
 // ---------------------------------------------------------------- writing
@@ -199,21 +193,21 @@ static void column_string(Row *w, const char *name, size_t len, const char *v) {
 }
 
 // trial, status, every non-text parameter in table order, then the metrics
-// (common/metrics.h, in its order), steps, n_params, seconds.
+// (trial/metrics.h, in its order), steps, n_params, seconds.
 static void summary_columns(Row *w, const TrialResult *r) {
     column_int32(w, "trial", r->id);
-    column_string(w, "status", STATUS_LEN, r->status);
+    column_string(w, "status", STATUS_LEN, trial_status_names[r->status]);
     for (int i = 0; i < config_nparams; i++) {
         const ParamSpec *p = &config_params[i];
         const char *base = (const char *)&r->config + p->offset;
         char text[CONFIG_TEXT];
         switch (p->type) {
-        case PT_INT: column_int32(w, param_column(p), *(const int *)base); break;
-        case PT_REAL: column_f64(w, param_column(p), *(const double *)base); break;
-        case PT_CHOICE: column_string(w, param_column(p), CHOICE_LEN, p->choices[*(const int *)base]); break;
+        case PT_INT: column_int32(w, config_column(p), *(const int *)base); break;
+        case PT_REAL: column_f64(w, config_column(p), *(const double *)base); break;
+        case PT_CHOICE: column_string(w, config_column(p), CHOICE_LEN, p->choices[*(const int *)base]); break;
         case PT_INTLIST:
             config_format(&r->config, p, text, sizeof text);
-            column_string(w, param_column(p), LIST_LEN, text);
+            column_string(w, config_column(p), LIST_LEN, text);
             break;
         case PT_TEXT: break;  // paths and the like: in the trial's config attribute only
         }
@@ -451,48 +445,6 @@ static int trial_exists(const H5Store *s, int id) {
 }
 
 // The trial's group and /summary row, without the flush.
-// The reward a trial was scored under, as the JSON text of its "reward_spec" attribute:
-// {"tensor": "function", "beta": B, "gamma": G, "modes": {"heads": null, "src_dim": 32}}
-// where a mode's value is its ideal rank (null: the mode's full rank), modes named as
-// the tensor's (score.h).
-static char *reward_json(const RewardSpec *r) {
-    const char *const *reward_modes = tensor_mode_names[r->tensor];
-    cJSON *o = cJSON_CreateObject(), *modes = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "tensor", tensor_view_names[r->tensor]);
-    cJSON_AddNumberToObject(o, "beta", r->beta);
-    cJSON_AddNumberToObject(o, "gamma", r->gamma);
-    for (int n = 0; n < 4; n++)
-        if (r->use_mode[n])
-            cJSON_AddItemToObject(modes, reward_modes[n],
-                                  r->ideal_rank[n] < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(r->ideal_rank[n]));
-    cJSON_AddItemToObject(o, "modes", modes);
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    if (!text) die(EXIT_RUNTIME, "out of memory printing JSON");
-    return text;
-}
-
-static int parse_reward_json(RewardSpec *r, const char *text) {
-    cJSON *o = cJSON_Parse(text);
-    const cJSON *beta = cJSON_GetObjectItem(o, "beta"), *gamma = cJSON_GetObjectItem(o, "gamma");
-    const cJSON *modes = cJSON_GetObjectItem(o, "modes"), *tensor = cJSON_GetObjectItem(o, "tensor");
-    const char *view = cJSON_GetStringValue(tensor);
-    int ok = cJSON_IsNumber(beta) && cJSON_IsNumber(gamma) && cJSON_IsObject(modes) && view &&
-             (!strcmp(view, "function") || !strcmp(view, "parameters"));
-    if (ok) {
-        r->tensor = strcmp(view, "function") ? TENSOR_PARAMETERS : TENSOR_FUNCTION;
-        const char *const *reward_modes = tensor_mode_names[r->tensor];
-        r->beta = beta->valuedouble, r->gamma = gamma->valuedouble;
-        for (int n = 0; n < 4; n++) {
-            const cJSON *m = cJSON_GetObjectItem(modes, reward_modes[n]);
-            r->use_mode[n] = m != NULL;
-            r->ideal_rank[n] = cJSON_IsNumber(m) ? m->valuedouble : -1.0;
-        }
-    }
-    cJSON_Delete(o);
-    return ok ? 0 : -1;
-}
-
 static void write_trial(H5Store *s, const TrialResult *r) {
     char name[32];
     trial_group_name(name, sizeof name, r->id);
@@ -502,9 +454,10 @@ static void write_trial(H5Store *s, const TrialResult *r) {
     char *config = config_to_json_text(&r->config);
     write_attr_string(s, g, "config", config);
     cJSON_free(config);
-    char *reward = reward_json(&r->reward_spec);
+    char *reward = reward_spec_to_json(&r->reward_spec);
     write_attr_string(s, g, "reward_spec", reward);
     cJSON_free(reward);
+    write_attr_string(s, g, "status", trial_status_names[r->status]);
     for (size_t i = 0; i < COUNT(trial_texts); i++)
         write_attr_string(s, g, trial_texts[i].name, (const char *)r + trial_texts[i].offset);
     for (size_t i = 0; i < COUNT(trial_numbers); i++)
@@ -527,39 +480,58 @@ void h5store_write_trial(H5Store *s, const TrialResult *r) {
 typedef struct {
     H5Store *s;
     const char *journal;
-    void (*seen)(void *ctx, const TrialResult *r);
+    RebuildSeen seen;
     void *ctx;
+    char *err;
+    size_t errlen;
+    int refused;
 } Rebuild;
 
 static void rebuild_trial(void *arg, TrialResult *r) {
     Rebuild *rb = arg;
-    if (trial_exists(rb->s, r->id)) {
+    if (rb->refused) {
+    } else if (trial_exists(rb->s, r->id)) {
         warnf("%s: trial %d appears twice; keeping its first record", rb->journal, r->id);
+    } else if (rb->seen && rb->seen(rb->ctx, r, rb->err, rb->errlen) != 0) {
+        rb->refused = 1;
     } else {
         write_trial(rb->s, r);
-        if (rb->seen) rb->seen(rb->ctx, r);
     }
     trial_result_free(r);
 }
 
-H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, const char *journal_path,
-                         void (*seen)(void *ctx, const TrialResult *r), void *ctx, long *valid_bytes) {
+static void close_file(H5Store *s) {
+    H5Tclose(s->row_type);
+    H5Dclose(s->summary);
+    close_types(s);
+    must(s, H5Fclose(s->file), "file");
+}
+
+// A rebuild that did not complete: PATH.partial goes, PATH stays as it was.
+static void abandon(H5Store *s) {
+    close_file(s);
+    remove(s->path);
+    free(s->path);
+    free(s);
+}
+
+H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, const char *journal_path, RebuildSeen seen,
+                         void *ctx, long *valid_bytes, char *err, size_t errlen) {
     char *tmp = xmalloc(strlen(path) + sizeof ".partial");
     sprintf(tmp, "%s.partial", path);
     H5Store *s = h5store_create(tmp, meta);
-    Rebuild rb = {.s = s, .journal = journal_path, .seen = seen, .ctx = ctx};
-    char err[1024];
-    if (journal_replay(journal_path, rebuild_trial, &rb, valid_bytes, err, sizeof err) < 0) {
-        remove(tmp);
-        die(EXIT_BADINPUT, "%s", err);
+    free(tmp);
+    Rebuild rb = {.s = s, .journal = journal_path, .seen = seen, .ctx = ctx, .err = err, .errlen = errlen};
+    if (journal_replay(journal_path, rebuild_trial, &rb, valid_bytes, err, errlen) < 0 || rb.refused) {
+        abandon(s);
+        return NULL;
     }
     if (err[0]) warnf("%s", err);
     must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file");
     // Renaming the open file is safe: HDF5 goes on writing through its descriptor.
-    if (rename(tmp, path) != 0) die(EXIT_RUNTIME, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+    if (rename(s->path, path) != 0) die(EXIT_RUNTIME, "%s: cannot rename to %s: %s", s->path, path, strerror(errno));
     free(s->path);
     s->path = xstrdup(path);
-    free(tmp);
     return s;
 }
 
@@ -587,7 +559,7 @@ void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, c
     write_attr(&s, s.file, "rank_deviation", H5T_NATIVE_DOUBLE, &meta->rank_deviation);
     write_attr(&s, s.file, "correlation", H5T_NATIVE_DOUBLE, &meta->correlation);
     write_attr(&s, s.file, "correlation_chance", H5T_NATIVE_DOUBLE, &meta->correlation_chance);
-    char *reward = reward_json(&meta->spec);
+    char *reward = reward_spec_to_json(&meta->spec);
     write_attr_string(&s, s.file, "reward_spec", reward);
     cJSON_free(reward);
     write_layer_scores(&s, s.file, scores, n_layers);
@@ -607,10 +579,7 @@ void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, c
 
 void h5store_close(H5Store *s, double end_time) {
     write_attr(s, s->file, "end_time", H5T_NATIVE_DOUBLE, &end_time);
-    H5Tclose(s->row_type);
-    H5Dclose(s->summary);
-    close_types(s);
-    must(s, H5Fclose(s->file), "file");
+    close_file(s);
     free(s->path);
     free(s);
 }
@@ -632,9 +601,14 @@ static int read_trial_attrs(const H5Reader *rd, hid_t g, TrialResult *out) {
     if (rc != 0) return h5read_fail(rd, "config: %s", msg);
 
     if (h5read_attr_string(rd, g, "reward_spec", &text) != 0) return -1;
-    rc = parse_reward_json(&out->reward_spec, text);
+    rc = reward_spec_from_json(&out->reward_spec, text);
     free(text);
     if (rc != 0) return h5read_fail(rd, "attribute 'reward_spec' is not a reward specification");
+    if (h5read_attr_string(rd, g, "status", &text) != 0) return -1;
+    rc = trial_status_find(text);
+    free(text);
+    if (rc < 0) return h5read_fail(rd, "attribute 'status' is not a trial status");
+    out->status = rc;
     for (size_t i = 0; i < COUNT(trial_texts); i++) {
         if (h5read_attr_string(rd, g, trial_texts[i].name, &text) != 0) return -1;
         snprintf((char *)out + trial_texts[i].offset, trial_texts[i].size, "%s", text);

@@ -1,8 +1,10 @@
 // h5store.h: the results file (HDF5), the one format every tool reads.
 //
-//   /                    attributes: version, sweep, yaml, seed, start_time, end_time
+//   /                    attributes: format_version, version, sweep, yaml, seed,
+//                        start_time, end_time
 //   /summary             compound table, one row per trial (see README "Results file")
-//   /trials/NNNNNN/      attributes (config as JSON, status, reason, rank, host, times)
+//   /trials/NNNNNN/      attributes (config and reward_spec as JSON, status, reason, rank,
+//                        host, times)
 //        curves          compound table, one row per evaluation: step, lr, train_loss,
 //                        val_loss, val_accuracy, penalty, seconds
 //        weights/layerK  final attention tensor [groups, d_group, d_model, roles], float32
@@ -10,15 +12,15 @@
 //                        (Grassmann's W_plu), float32: what the function-level scores read
 //        invariants      compound table, one row per evaluation: step, correlation [layers],
 //                        eff_rank [layers, 4], head_sv [layers, heads]
-//        scores/layerK   invariants of the final tensor (datasets sv_mode0..3, cp_fits,
-//                        cp_roles; per-mode numbers and scalars as attributes)
+//        scores/layerK   invariants of the final tensor, all as attributes of the group
+//                        (sv_mode0..3, cp_fits, cp_roles, the per-mode numbers, scalars)
 //
 // Only one process (the coordinator, or attnsweep train) writes a file. Every
 // h5store_write_trial ends with H5Fflush, so a trial written is a trial kept.
 #ifndef ATTN_H5STORE_H
 #define ATTN_H5STORE_H
 
-#include "common/trial.h"
+#include "trial/trial.h"
 
 // The layout version in the root attribute format_version; readers refuse others.
 // Format 3: the validation and test metrics (val_*, test_*) and the curves' val_ columns;
@@ -45,19 +47,21 @@ void h5store_write_trial(H5Store *s, const TrialResult *r);
 // Resume (`attnsweep run --resume`). The journal is the truth: the coordinator appends
 // every finished trial to it (with fsync) before writing the trial here, so a kill at any
 // moment may leave this file cut short but never the journal short of a trial. This
-// writes a fresh PATH.partial with meta's root attributes and every intact journal
-// record in journal order (a trial id seen before is skipped with a warning; a torn
-// journal tail is reported with a warning), renames it over PATH, and returns it open
-// for appending as h5store_create does. Whatever PATH held before is replaced, and a
-// kill during the rebuild leaves PATH as it was. seen (may be NULL) gets each trial
-// written, to rebuild the caller's own state (ids done, ASHA rungs, evolution
-// population); the trial is freed after the call. *valid_bytes gets the journal's intact
+// reads the journal once and writes a fresh PATH.partial with meta's root attributes and
+// every intact record in journal order (a trial id seen before is skipped with a
+// warning; a torn journal tail is reported with a warning), renames it over PATH, and
+// returns it open for appending as h5store_create does. Whatever PATH held before is
+// replaced, and a kill during the rebuild leaves PATH as it was. seen (may be NULL) gets
+// each trial before it is written, to check it and rebuild the caller's own state (ids
+// done, evolution's population); the trial is freed after the call. seen returns 0, or
+// -1 with one line in err to refuse the trial. *valid_bytes gets the journal's intact
 // length for journal_open (which cuts a torn tail away). No journal: an empty file and
-// *valid_bytes = 0. Exits with one clear line if the journal is not a journal or cannot
-// be read (code 2), or the file cannot be written (code 1). A fresh run (no --resume) must instead remove
-// any old journal before journal_open, or it would append to the old sweep's records.
-H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, const char *journal_path,
-                         void (*seen)(void *ctx, const TrialResult *r), void *ctx, long *valid_bytes);
+// *valid_bytes = 0. Returns NULL with one line in err, PATH as it was and no
+// PATH.partial left, when the journal is not a journal or cannot be read, or seen
+// refused a trial; exits (code 1) if the file cannot be written.
+typedef int (*RebuildSeen)(void *ctx, const TrialResult *r, char *err, size_t errlen);
+H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, const char *journal_path, RebuildSeen seen,
+                         void *ctx, long *valid_bytes, char *err, size_t errlen);
 // Write end_time and close.
 void h5store_close(H5Store *s, double end_time);
 

@@ -1,9 +1,9 @@
-// journal.h: the crash-safe record of finished trials, and the byte form of a trial.
+// journal.h: the crash-safe record of finished trials.
 //
-// A trial travels as bytes twice: in the MPI message from the worker that trained it to
-// the coordinator, and in the journal the coordinator appends it to (with fsync) before
-// writing it into the HDF5 file. Both use trial_pack/trial_unpack, so the journal holds
-// everything the HDF5 file holds and a results file can always be rebuilt from it.
+// The coordinator appends every finished trial to the journal (with fsync) before
+// writing it into the HDF5 file. A record's payload is the trial's bytes (trial_pack,
+// trial/pack.h: what the worker sent), so the journal holds everything the HDF5 file
+// holds and a results file can always be rebuilt from it.
 //
 // Journal file: the magic line "attnsweep-journal 2\n", then records
 //   u32 magic 0x4A524E4C ("JRNL"), u32 payload length n, u32 crc32 of the payload
@@ -11,28 +11,14 @@
 // little-endian. A record cut short or failing its CRC (a kill during the write) ends
 // the replay; everything before it is intact. A new journal appears whole (magic line
 // written and synced under PATH.tmp, then renamed), so PATH never lacks its magic line.
-// The trial byte format (versioned, little-endian) is described at the top of journal.c.
+// The trial byte format (versioned, little-endian) is described at the top of trial/pack.c.
 // Resuming a sweep from the journal: h5store_rebuild (store/h5store.h).
 #ifndef ATTN_JOURNAL_H
 #define ATTN_JOURNAL_H
 
 #include <stddef.h>
 
-#include "common/trial.h"
-
-typedef struct {
-    unsigned char *data;
-    size_t len, cap;
-} Bytes;
-
-void bytes_free(Bytes *b);
-
-// Every field of r, its curve, invariant trace, weights and scores, appended to b.
-void trial_pack(Bytes *b, const TrialResult *r);
-// The inverse; validates every length against len (a damaged buffer never reads out of
-// bounds or allocates more than a few times len). Returns 0, or -1 with a reason and r
-// left empty. Arrays of length 0 come back NULL.
-int trial_unpack(TrialResult *r, const unsigned char *data, size_t len, char *err, size_t errlen);
+#include "trial/pack.h"
 
 typedef struct Journal Journal;
 

@@ -18,9 +18,9 @@
 #include <yaml.h>
 
 #include "common/config_json.h"
-#include "common/metrics.h"
 #include "common/util.h"
 #include "store/h5read.h"
+#include "trial/metrics.h"
 
 enum {
     MAX_ROWS = 1000000,       // the most trials a sweep has (space.c): more is a damaged /summary
@@ -29,7 +29,7 @@ enum {
 };
 
 // The /summary columns the report reads, into the TrialResult of each row: these and
-// every metric (common/metrics.h).
+// every metric (trial/metrics.h).
 typedef enum { SUM_INT, SUM_LONG, SUM_DOUBLE, SUM_STATUS } SumKind;
 typedef struct {
     const char *name;
@@ -44,7 +44,7 @@ static const SumColumn other_columns[] = {
     {"seconds", SUM_DOUBLE, offsetof(TrialResult, seconds)},
 };
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-enum { STATUS_LEN = sizeof(((TrialResult *)0)->status), MAX_COLUMNS = 64 };
+enum { STATUS_LEN = SUMMARY_STATUS_LEN, MAX_COLUMNS = 64 };
 
 // Every column read, into cols[MAX_COLUMNS]; returns how many.
 static int summary_columns(SumColumn *cols) {
@@ -72,9 +72,25 @@ static yaml_node_t *lookup(yaml_document_t *doc, yaml_node_t *map, const char *k
     return NULL;
 }
 
-// metric: {name: N, goal: G} of the stored YAML. Only this key is read, rather than the
-// whole space with space_parse, so a file can be reported on a machine without the
-// sweep's data files (space_parse checks them); the text was validated when the sweep ran.
+// objectives: [{name: N, goal: G}, ...] of the stored YAML (motpe), into s.
+static void read_objectives(SweepSummary *s, yaml_document_t *doc, yaml_node_t *list) {
+    if (!list || list->type != YAML_SEQUENCE_NODE) return;
+    for (yaml_node_item_t *it = list->data.sequence.items.start;
+         it < list->data.sequence.items.top && s->n_objectives < SPACE_MAX_OBJECTIVES; it++) {
+        yaml_node_t *o = yaml_document_get_node(doc, *it);
+        const char *name = scalar(lookup(doc, o, "name")), *goal = scalar(lookup(doc, o, "goal"));
+        const Metric *m = name ? metric_find(name) : NULL;
+        if (!m) continue;
+        s->objective[s->n_objectives] = m;
+        s->objective_maximize[s->n_objectives++] = goal ? strcmp(goal, "minimize") != 0 : m->maximize;
+    }
+    if (s->n_objectives < 2) s->n_objectives = 0;
+}
+
+// metric: {name: N, goal: G} and objectives: of the stored YAML. Only these keys are read,
+// rather than the whole space with space_parse, so a file can be reported on a machine
+// without the sweep's data files (space_parse checks them); the text was validated when
+// the sweep ran.
 static void read_metric(SweepSummary *s) {
     snprintf(s->metric, sizeof s->metric, "reward");
     s->maximize = 1;
@@ -90,6 +106,7 @@ static void read_metric(SweepSummary *s) {
             snprintf(s->metric, sizeof s->metric, "%s", name);
             s->maximize = goal ? strcmp(goal, "minimize") != 0 : m->maximize;
         }
+        read_objectives(s, &doc, lookup(&doc, yaml_document_get_root_node(&doc), "objectives"));
         yaml_document_delete(&doc);
     }
     yaml_parser_delete(&parser);
@@ -124,6 +141,15 @@ static hid_t summary_memtype(const SumColumn *cols, int n, size_t *size) {
     }
     H5Tclose(status);
     return t;
+}
+
+// A row's status column (null-terminated in memory).
+static int read_status(const H5Reader *rd, const char *text, unsigned long long row, TrialStatus *status) {
+    const int s = trial_status_find(text);
+    if (!text[0]) return h5read_fail(rd, "/summary row %llu has no status", row);
+    if (s < 0) return h5read_fail(rd, "/summary row %llu has the unknown status '%s'", row, text);
+    *status = s;
+    return 0;
 }
 
 // Whether the file's /summary row type has every column read, each of the right class.
@@ -162,11 +188,13 @@ int summary_rows(const H5Reader *rd, hid_t file, TrialResult **trials, int *n_tr
             const unsigned char *row = rows + r * row_size;
             TrialResult *t = &(*trials)[r];
             size_t off = 0;
-            for (int i = 0; i < n_cols; i++) {
-                memcpy((char *)t + cols[i].offset, row + off, column_size(cols[i].kind));
+            for (int i = 0; rc == 0 && i < n_cols; i++) {
+                if (cols[i].kind == SUM_STATUS)
+                    rc = read_status(rd, (const char *)row + off, (unsigned long long)r, &t->status);
+                else
+                    memcpy((char *)t + cols[i].offset, row + off, column_size(cols[i].kind));
                 off += column_size(cols[i].kind);
             }
-            if (!t->status[0]) rc = h5read_fail(rd, "/summary row %llu has no status", (unsigned long long)r);
         }
         free(rows);
         H5Tclose(mem);

@@ -1,6 +1,6 @@
 // summary.h: a sweep's results file as plain C data, for attnsweep report: every trial
 // of /summary (its metrics) with its configuration and reason from /trials/NNNNNN, the
-// root attributes and the sweep's metric. Curves, invariants and weights are not read.
+// root attributes, the sweep's metric and its objectives. Curves, invariants and weights are not read.
 //
 // A file whose sweep is still running can be read: HDF5 1.10 locks a file open for
 // writing, so this opens it with file locking switched off and reads what the writer
@@ -12,14 +12,21 @@
 #include <hdf5.h>
 #include <stddef.h>
 
-#include "common/trial.h"
+#include "space/space.h"
 #include "store/h5read.h"
+#include "trial/metrics.h"
+#include "trial/trial.h"
+
+enum { SUMMARY_STATUS_LEN = 16 };  // bytes of the /summary status column (null-padded)
 
 typedef struct {
     char *sweep;          // root attribute "sweep"
     char *yaml;           // root attribute "yaml": the search space (or the trained configuration)
     char metric[32];      // the sweep's metric: yaml `metric: {name: ...}`, else reward
-    int maximize;         // its goal: yaml `goal`, else the metric's own (common/metrics.h)
+    int maximize;         // its goal: yaml `goal`, else the metric's own (trial/metrics.h)
+    int n_objectives;     // motpe's `objectives:` (2..SPACE_MAX_OBJECTIVES), else 0
+    const Metric *objective[SPACE_MAX_OBJECTIVES];
+    int objective_maximize[SPACE_MAX_OBJECTIVES];
     int being_written;    // another process held the file open for writing
     int n_trials;
     TrialResult *trials;  // sorted by id; only config, id, status, reason and the metrics are set

@@ -13,6 +13,7 @@
 
 #include "common/config_json.h"
 #include "common/util.h"
+#include "space/asha.h"
 #include "space/space.h"
 #include "store/h5store.h"
 #include "store/journal.h"
@@ -32,36 +33,6 @@ enum { PROGRESS_SECONDS = 5, MAX_WAIT_SECONDS = 60 };
 enum { POLL_MIN_NS = 50000, POLL_MAX_NS = 5000000 };
 
 typedef struct {
-    double *v;
-    int n, cap;
-} Values;
-
-static void values_push(Values *x, double v) {
-    if (x->n == x->cap) x->v = xrealloc(x->v, (size_t)(x->cap = x->cap ? 2 * x->cap : 16) * sizeof(double));
-    x->v[x->n++] = v;
-}
-
-// ASHA's stopping rule (asynchronous successive halving, as Ray Tune's
-// AsyncHyperBand): a trial reaching a rung goes on when its metric is at least the
-// (1 − 1/η) quantile of every metric recorded at that rung so far, itself included.
-// The first trials at a rung always go on; later ones must be in the top 1/η.
-static int asha_continue(Values *rung, double metric, int eta) {
-    values_push(rung, metric);
-    double *s = xmalloc((size_t)rung->n * sizeof(double));
-    memcpy(s, rung->v, (size_t)rung->n * sizeof(double));
-    for (int i = 1; i < rung->n; i++)  // insertion sort: rungs hold few values
-        for (int j = i; j > 0 && s[j - 1] > s[j]; j--) {
-            double t = s[j];
-            s[j] = s[j - 1], s[j - 1] = t;
-        }
-    double pos = (1.0 - 1.0 / eta) * (rung->n - 1);  // linear interpolation, as numpy
-    int lo = (int)floor(pos);
-    double cutoff = lo + 1 < rung->n ? s[lo] + (pos - lo) * (s[lo + 1] - s[lo]) : s[lo];
-    free(s);
-    return metric >= cutoff;
-}
-
-typedef struct {
     const SweepSpec *spec;
     const SweepComms *sc;
     Sampler *sampler;
@@ -76,8 +47,7 @@ typedef struct {
     TrialAssign *sent;      // [groups]: the last trial handed to a group, while MPI sends it
     MPI_Request *sending;   // [groups]: that send (MPI_REQUEST_NULL once complete)
     int finished_groups;
-    Values rungs[MAX_RUNGS];
-    int rung_steps[MAX_RUNGS], n_rungs;
+    Asha asha;              // the rungs and every metric reported at them
     Journal *journal;
     H5Store *store;
     double t0, last_progress;
@@ -87,20 +57,14 @@ typedef struct {
 static void record(Coordinator *co, const TrialResult *r, int from_journal) {
     co->done[r->id] = 1;
     co->n_done++;
-    if (!strcmp(r->status, "pruned")) co->n_pruned++;
-    else if (!strcmp(r->status, "failed")) co->n_failed++;
+    if (r->status == TRIAL_PRUNED) co->n_pruned++;
+    else if (r->status == TRIAL_FAILED) co->n_failed++;
     else co->n_ok++;
     double m = sweep_final_metric(co->sc->metric, r);
     if (!isnan(m) && (co->best_id < 0 || m > co->best)) co->best = m, co->best_id = r->id;
-    sampler_report(co->sampler, r->id, &r->config, m);  // failed ones too (NaN): evolution counts on every result
+    sampler_report(co->sampler, r);  // failed ones too: evolution counts on every result
     if (from_journal) co->n_resumed++;
     else co->steps_run += r->steps;
-}
-
-// A trial the journal already holds (on --resume): done, and known to the sampler.
-static void replayed(void *ctx, const TrialResult *r) {
-    Coordinator *co = ctx;
-    if (r->id >= 0 && r->id < co->spec->trials && !co->done[r->id]) record(co, (TrialResult *)r, 1);
 }
 
 static void progress(Coordinator *co, int final) {
@@ -130,8 +94,8 @@ static int next_trial(Coordinator *co, TrialAssign *t) {
     if (sampler_config(co->sampler, id, &t->config) != 0) return -1;
     t->id = id;
     co->next++;
-    t->n_rungs = co->n_rungs;
-    memcpy(t->rungs, co->rung_steps, sizeof t->rungs);
+    t->n_rungs = co->asha.n_rungs;
+    memcpy(t->rungs, co->asha.steps, sizeof t->rungs);
     t->time_limit = co->spec->time_limit;
     t->reward = co->spec->reward;
     t->energy = co->spec->energy;
@@ -177,8 +141,7 @@ static void on_ready(Coordinator *co, int leader, int stopping, int *waiting) {
 static void on_eval(Coordinator *co, int leader, int stopping) {
     RungReport rep;
     MPI_Recv(&rep, sizeof rep, MPI_BYTE, leader, TAG_EVAL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    int go_on = !stopping && rep.rung >= 0 && rep.rung < co->n_rungs &&
-                asha_continue(&co->rungs[rep.rung], rep.metric, co->spec->eta);
+    int go_on = !stopping && asha_continue(&co->asha, rep.rung, rep.metric);
     MPI_Send(&go_on, 1, MPI_INT, leader, TAG_DECISION, MPI_COMM_WORLD);
 }
 
@@ -215,7 +178,7 @@ static void on_result(Coordinator *co, int leader, const MPI_Status *st, int sto
 typedef struct {
     Coordinator *co;
     const char *journal;
-} SpaceCheck;
+} Resumed;
 
 static int same_reward(const RewardSpec *a, const RewardSpec *b) {
     int same = a->tensor == b->tensor && a->beta == b->beta && a->gamma == b->gamma;
@@ -223,15 +186,17 @@ static int same_reward(const RewardSpec *a, const RewardSpec *b) {
     return same;
 }
 
-static void check_journal_trial(void *ctx, TrialResult *r) {
-    const SpaceCheck *c = ctx;
+// A trial the journal holds (h5store_rebuild's seen): checked against the space, then
+// done and known to the sampler.
+static int resumed(void *ctx, const TrialResult *r, char *err, size_t errlen) {
+    const Resumed *c = ctx;
     const SweepSpec *spec = c->co->spec;
     const char *what = NULL;
     if (r->id < 0 || r->id >= spec->trials) {
         what = "an id beyond the search space's trials";
     } else if (!same_reward(&r->reward_spec, &spec->reward)) {
         what = "a different reward section";
-    } else if (spec->method != METHOD_EVOLUTION) {
+    } else if (!sampler_adaptive(spec)) {
         TrialConfig want;
         sampler_config(c->co->sampler, r->id, &want);
         char *a = config_to_json_text(&r->config), *b = config_to_json_text(&want);
@@ -239,12 +204,15 @@ static void check_journal_trial(void *ctx, TrialResult *r) {
         cJSON_free(a);
         cJSON_free(b);
     }
-    if (what)
-        die(EXIT_BADINPUT,
-            "run: %s: trial %d was run with %s: the search space changed since the sweep began; resume it with its "
-            "original YAML (the results file keeps it, attribute 'yaml'), or start a new sweep with -o",
-            c->journal, r->id, what);
-    trial_result_free(r);
+    if (what) {
+        snprintf(err, errlen,
+                 "%s: trial %d was run with %s: the search space changed since the sweep began; resume it with its "
+                 "original YAML (the results file keeps it, attribute 'yaml'), or start a new sweep with -o",
+                 c->journal, r->id, what);
+        return -1;
+    }
+    record(c->co, r, 1);
+    return 0;
 }
 
 // Results file and journal: fresh, or rebuilt from the journal on --resume (the
@@ -258,15 +226,12 @@ static void open_results(Coordinator *co, const char *output, int resume) {
         die(EXIT_BADINPUT, "run: %s already holds a sweep; pass --resume to continue it, or -o for a new file",
             have_journal ? journal : output);
     long valid = 0;
-    if (have_journal) {
-        SpaceCheck check = {co, journal};
-        char err[512];
-        if (journal_replay(journal, check_journal_trial, &check, &valid, err, sizeof err) < 0)
-            die(EXIT_BADINPUT, "run: %s", err);
-    }
     StoreMeta meta = {.sweep = co->spec->name, .yaml = co->spec->text, .seed = co->spec->seed,
                       .start_time = unix_seconds()};
-    co->store = h5store_rebuild(output, &meta, journal, replayed, co, &valid);
+    Resumed check = {co, journal};
+    char err[8192];
+    co->store = h5store_rebuild(output, &meta, journal, resumed, &check, &valid, err, sizeof err);
+    if (!co->store) die(EXIT_BADINPUT, "run: %s", err);
     if (co->n_resumed > 0)
         fprintf(stderr, "sweep %s: resuming with %d of %d trials recorded in %s\n", co->spec->name, co->n_resumed,
                 co->spec->trials, journal);
@@ -311,7 +276,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     co.sent = xcalloc((size_t)sc->n_groups, sizeof *co.sent);
     co.sending = xmalloc((size_t)sc->n_groups * sizeof *co.sending);
     for (int k = 0; k < sc->n_groups; k++) co.busy[k] = -1, co.sending[k] = MPI_REQUEST_NULL;
-    if (spec->asha) co.n_rungs = asha_rungs(spec, co.rung_steps, MAX_RUNGS);
+    asha_init(&co.asha, spec);
     co.t0 = co.last_progress = now_seconds();
     open_results(&co, output, resume);
 
@@ -370,7 +335,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     else
         fprintf(stderr, "sweep %s: stopped with %d of %d trials recorded; continue with --resume\n", spec->name,
                 co.n_done, spec->trials);
-    for (int i = 0; i < MAX_RUNGS; i++) free(co.rungs[i].v);
+    asha_free(&co.asha);
     free(waiting);
     free(co.sending);
     free(co.sent);

@@ -14,10 +14,10 @@
 #define ATTN_PROTOCOL_H
 
 #include "common/config.h"
-#include "invariants/score.h"
+#include "space/asha.h"
+#include "trial/reward.h"
 
 enum { TAG_READY = 1, TAG_TRIAL, TAG_DONE, TAG_EVAL, TAG_DECISION, TAG_STOP, TAG_RESULT };
-enum { MAX_RUNGS = 32 };
 
 typedef struct {
     int id;                  // trial number in the sweep

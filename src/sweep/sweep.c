@@ -4,8 +4,6 @@
 #include "sweep/sweep.h"
 
 #include <errno.h>
-#include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,24 +12,7 @@
 #include "space/space.h"
 #include "sweep/coordinator.h"
 #include "sweep/sweep_internal.h"
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig) { stop_signal = sig; }
-
-int sweep_signalled(void) { return stop_signal != 0; }
-
-// A sweep's metrics (METRIC_DECIDES) are reward and val_accuracy, which go up, and the
-// validation losses, which go down.
-double sweep_eval_metric(const Metric *m, const CurvePoint *pt) {
-    return m->maximize ? pt->val_accuracy : -pt->val_loss;
-}
-
-double sweep_final_metric(const Metric *m, const TrialResult *r) {
-    if (!strcmp(r->status, "failed")) return NAN;
-    const double v = metric_value(r, m);
-    return m->maximize ? v : -v;
-}
+#include "sweep/worker.h"
 
 // results/NAME.h5 unless -o says otherwise; makes results/ if needed.
 static void output_path(char *out, size_t len, const RunOptions *o, const SweepSpec *s) {
@@ -76,10 +57,7 @@ int sweep_run(const RunOptions *o) {
     sc.group_rank = 0;
     if (sc.group != MPI_COMM_NULL) MPI_Comm_rank(sc.group, &sc.group_rank);
 
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGUSR1, &sa, NULL);
+    sweep_catch_signals();
 
     int rc = 0;
     if (sc.world_rank == 0) {

@@ -1,11 +1,13 @@
-// sweep_internal.h: what the coordinator, the workers and the entry point share.
+// sweep_internal.h: what the coordinator, the workers and the entry point share: the
+// communicators, the stop signals and the metric every decision reads (sweep_internal.c).
+// Neither side calls the other or the entry point.
 #ifndef ATTN_SWEEP_INTERNAL_H
 #define ATTN_SWEEP_INTERNAL_H
 
 #include <mpi.h>
 
-#include "common/metrics.h"
-#include "common/trial.h"
+#include "trial/metrics.h"
+#include "trial/trial.h"
 
 typedef struct {
     int world_rank, world_size;
@@ -26,9 +28,9 @@ double sweep_eval_metric(const Metric *m, const CurvePoint *pt);
 // A finished trial's metric, turned so that larger is better; NaN for a failed trial.
 double sweep_final_metric(const Metric *m, const TrialResult *r);
 
-// SIGTERM or SIGUSR1 arrived (handlers installed by sweep_run).
+// Handlers for SIGTERM and SIGUSR1, which stop the sweep (exit code 3, resumable).
+void sweep_catch_signals(void);
+// SIGTERM or SIGUSR1 arrived.
 int sweep_signalled(void);
-
-void sweep_worker(const SweepComms *sc);
 
 #endif

@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "data/dataset.h"
-#include "model/train.h"
-#include "store/journal.h"
+#include "space/asha.h"
 #include "sweep/protocol.h"
-#include "sweep/sweep_internal.h"
+#include "sweep/worker.h"
+#include "trial/pack.h"
+#include "trial/runner.h"
 
 typedef struct {
     const SweepComms *sc;
@@ -23,7 +23,7 @@ typedef struct {
 static int at_eval(void *ctx, const CurvePoint *pt, long total_steps) {
     WorkerTrial *w = ctx;
     const TrialAssign *t = w->trial;
-    if (w->next_rung >= t->n_rungs || pt->step < t->rungs[w->next_rung] || pt->step >= total_steps) return 0;
+    if (!asha_at_rung(t->rungs, t->n_rungs, w->next_rung, pt->step, total_steps)) return 0;
     int go_on = 1;
     if (w->sc->group_rank == 0) {
         RungReport rep = {.id = t->id, .step = pt->step, .rung = w->next_rung,
@@ -36,7 +36,7 @@ static int at_eval(void *ctx, const CurvePoint *pt, long total_steps) {
     return !go_on;
 }
 
-// Asked after every step on every rank; train_trial combines the answers over the group.
+// Asked while the trial runs, on every rank; the runner combines the answers over the group.
 static int should_stop(void *ctx) {
     WorkerTrial *w = ctx;
     if (sweep_signalled()) return 1;
@@ -51,7 +51,7 @@ void sweep_worker(const SweepComms *sc) {
     malloc_keep_pages();
     BlacsGrid grid;
     grid_init(&grid, sc->group);
-    Dataset *data = NULL;  // kept across trials of the same task
+    TrialRunner *runner = trial_builtin_runner();
     int ask = 1;           // the leader has no RESULT out that asks for the next trial
     for (;;) {
         // The leader asks (READY, or the last RESULT asked); the group learns the answer
@@ -75,23 +75,17 @@ void sweep_worker(const SweepComms *sc) {
         MPI_Bcast(&t, sizeof t, MPI_BYTE, 0, sc->group);
         if (t.id < 0) break;
 
-        if (data && !dataset_serves(data, &t.config)) {
-            dataset_free(data);
-            data = NULL;
-        }
-        if (!data) data = dataset_open(&t.config);
         ScoreOptions so;
         score_options_default(&so);
         so.energy = t.energy;
         WorkerTrial w = {.sc = sc, .trial = &t};
-        TrainHooks hooks = {.on_eval = at_eval, .should_stop = should_stop, .ctx = &w, .grid = &grid,
-                            .reward = &t.reward, .score = &so, .group = &sc->group,
-                            .time_limit = t.time_limit, .dataset = data};
+        const TrialHooks hooks = {.on_eval = at_eval, .should_stop = should_stop, .ctx = &w, .grid = &grid,
+                                  .reward = &t.reward, .score = &so, .group = &sc->group, .time_limit = t.time_limit};
         TrialResult r;
-        train_trial(&t.config, &hooks, &r);
+        trial_run(runner, &t.config, &hooks, &r);
         r.id = t.id;
         r.rank = sc->world_rank;
-        ask = strcmp(r.status, "interrupted") == 0;
+        ask = r.status == TRIAL_INTERRUPTED;
         if (sc->group_rank == 0 && !ask) {
             Bytes b = {0};
             trial_pack(&b, &r);
@@ -100,6 +94,6 @@ void sweep_worker(const SweepComms *sc) {
         }
         trial_result_free(&r);
     }
-    dataset_free(data);
+    trial_runner_free(runner);
     grid_free(&grid);
 }

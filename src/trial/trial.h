@@ -2,19 +2,25 @@
 #ifndef ATTN_TRIAL_H
 #define ATTN_TRIAL_H
 
-#include "common/config.h"
-#include "invariants/score.h"
+#include <cjson/cJSON.h>
 
-// One evaluation point of the learning curve.
-typedef struct {
-    int step;
-    double lr;
-    double train_loss;     // mean training loss since the previous evaluation (nats)
-    double val_loss;       // validation cross-entropy (nats per prediction)
-    double val_accuracy;   // validation accuracy (fraction of predictions right)
-    double penalty;        // sum of λ·regulariser penalties at this step
-    double seconds;        // wall time since the start of training
-} CurvePoint;
+#include "common/config.h"
+#include "model/train.h"
+#include "trial/reward.h"
+
+// How a trial ended. The names are what the results file, the journal and --json hold.
+typedef enum {
+    TRIAL_OK,           // trained to its budget
+    TRIAL_PRUNED,       // stopped early by the scheduler (ASHA), with its last metrics
+    TRIAL_FAILED,       // non-finite loss, time limit, no memory for the model: see its reason
+    TRIAL_INTERRUPTED,  // abandoned on a signal: never recorded (--resume runs it again)
+    TRIAL_STATUS_COUNT
+} TrialStatus;
+extern const char *const trial_status_names[TRIAL_STATUS_COUNT];  // "ok", "pruned", "failed", "interrupted"
+// The status of that name, or -1.
+int trial_status_find(const char *name);
+// Whether the trial was measured: its metrics, test split and scores are taken (ok, pruned).
+int trial_status_measured(TrialStatus s);
 
 // Invariants of every layer recorded at each evaluation during training: how the
 // heads' singular values and correlation move (heads collapsing shows here).
@@ -30,9 +36,9 @@ typedef struct {
 typedef struct {
     TrialConfig config;
     int id;                 // trial number in the sweep (0 for attnsweep train)
-    char status[16];        // "ok", "failed", "pruned"
+    TrialStatus status;
     char reason[256];       // why it failed or was pruned ("" when ok)
-    // Metrics (common/metrics.h): on the validation split at the last evaluation (NaN
+    // Metrics (trial/metrics.h): on the validation split at the last evaluation (NaN
     // before the first), and on the test split once, when the trial finished ok or pruned
     // (NaN otherwise). Loss in nats per prediction; bits per byte = loss / ln 2, charlm
     // only (NaN for the other tasks).
@@ -48,7 +54,7 @@ typedef struct {
     int rank;               // MPI rank that trained it (0 for attnsweep train)
 
     int n_curve;
-    CurvePoint *curve;
+    CurvePoint *curve;      // the learning curve (model/train.h)
     InvariantTrace trace;
 
     // Scores of the final attention tensors (scores == NULL until scored) and the reward
@@ -72,5 +78,11 @@ typedef struct {
 void trial_result_free(TrialResult *r);
 // Layer l's weights as scoring reads them.
 LayerWeights trial_layer_weights(const TrialResult *r, int l);
+// Weights of the trial's shapes (its variant, dims and out_dims) as scoring reads them.
+LayerWeights trial_weights(const TrialResult *r, const float *qkv, const float *out);
+// {"trial", "status", "reason", "config": {...}, then every metric of trial/metrics.h
+//  under its name (the bits per byte for charlm only), "steps", "n_params", "seconds"};
+//  NaN and infinities print as null.
+cJSON *trial_result_to_json(const TrialResult *r);
 
 #endif

@@ -1,0 +1,20 @@
+// pack.h: the byte form of a trial. A trial travels as bytes twice: in the MPI message
+// from the worker that ran it to the coordinator, and in the journal the coordinator
+// appends it to (store/journal.h). The format (versioned, little-endian) is described at
+// the top of pack.c.
+#ifndef ATTN_PACK_H
+#define ATTN_PACK_H
+
+#include <stddef.h>
+
+#include "common/bytes.h"
+#include "trial/trial.h"
+
+// Every field of r, its curve, invariant trace, weights and scores, appended to b.
+void trial_pack(Bytes *b, const TrialResult *r);
+// The inverse; validates every length against len (a damaged buffer never reads out of
+// bounds or allocates more than a few times len). Returns 0, or -1 with a reason and r
+// left empty. Arrays of length 0 come back NULL.
+int trial_unpack(TrialResult *r, const unsigned char *data, size_t len, char *err, size_t errlen);
+
+#endif

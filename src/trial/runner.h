@@ -1,0 +1,69 @@
+// runner.h: running one trial. A runner trains a configuration its own way and fills a
+// TrialResult; trial_run calls it, then scores the final attention weights and computes
+// the reward the same way for every runner (so neither model/ nor a researcher's program
+// ever calls the scorer). The built-in engine (builtin.c: data, model, train) is the
+// first runner; a runner that launches the researcher's own program fits behind the same
+// interface.
+//
+// The straight walk of one trial: the worker (sweep/worker.c) or `attnsweep train` calls
+// trial_run → the runner trains (model/train.c) and reports each evaluation to
+// hooks->on_eval (ASHA) → trial_run scores the final weights (invariants/score.h) and
+// sets the reward (reward.h) → the caller stores the result (store/h5store.h).
+#ifndef ATTN_RUNNER_H
+#define ATTN_RUNNER_H
+
+#include <mpi.h>
+#include <stdio.h>
+
+#include "invariants/grid.h"
+#include "trial/trial.h"
+
+typedef struct {
+    // The scheduler, after each evaluation (on every rank of the group) with the new
+    // curve point; nonzero stops the trial (status pruned) unless it reached its budget.
+    // Every rank must give the same answer. May be NULL.
+    int (*on_eval)(void *ctx, const CurvePoint *pt, long total_steps);
+    // Asked while the trial runs, on every rank (the answers are combined): nonzero
+    // abandons it with status interrupted (a signal: the caller does not record it).
+    // May be NULL.
+    int (*should_stop)(void *ctx);
+    void *ctx;
+    double time_limit;          // seconds before the trial fails; 0: none
+    const MPI_Comm *group;      // the ranks that run the trial together (NULL: alone)
+    // The BLACS grid over the group (every rank of it calls trial_run): with a grid the
+    // invariants of every layer are traced at each evaluation where the runner can, and
+    // the final weights are scored; NULL: neither.
+    const BlacsGrid *grid;
+    const RewardSpec *reward;   // how the scores become the reward (NULL: defaults)
+    const ScoreOptions *score;  // how the final weights are scored (NULL: defaults)
+    FILE *progress;             // progress lines (steps, losses, ETA), or NULL
+} TrialHooks;
+
+typedef struct TrialRunner TrialRunner;
+struct TrialRunner {
+    // Run c. r arrives with its configuration, start time and host set, status ok and
+    // the metrics NaN; the runner sets the status (and reason) unless ok, the curve
+    // (and the invariant trace, on hooks->grid, if it can), steps, n_params, seconds,
+    // train_seconds, flops_per_step, the test loss and accuracy of a measured trial
+    // (trial_status_measured), and the final weights (n_layers, dims, weights,
+    // out_dims, weights_out). hooks->reward and hooks->score are set. Collective over
+    // hooks->group.
+    void (*run)(TrialRunner *self, const TrialConfig *c, const TrialHooks *hooks, TrialResult *r);
+    void (*free)(TrialRunner *self);
+};
+
+// The built-in engine: the task's data (kept open across trials of the same data),
+// the model and its training loop. Bad data files end the program with exit code 2.
+TrialRunner *trial_builtin_runner(void);
+void trial_runner_free(TrialRunner *runner);
+
+// Run c with runner and fill out (trial_result_free it): status ok; failed with the
+// reason when the runner failed it (the loss diverged, the time limit passed, the model
+// could not be allocated); pruned when on_eval stopped it; interrupted when should_stop
+// did. The validation metrics are the last evaluation's; a measured trial's final
+// weights are scored on hooks->grid with its reward (otherwise rank_deviation,
+// correlation and reward are NaN). Returns 0 when the status is ok. With a group,
+// collective over it.
+int trial_run(TrialRunner *runner, const TrialConfig *c, const TrialHooks *hooks, TrialResult *out);
+
+#endif

@@ -1,0 +1,62 @@
+// trial.c: a trial's result (trial.h).
+#include "trial/trial.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config_json.h"
+#include "trial/metrics.h"
+
+const char *const trial_status_names[TRIAL_STATUS_COUNT] = {"ok", "pruned", "failed", "interrupted"};
+
+int trial_status_find(const char *name) {
+    for (int s = 0; s < TRIAL_STATUS_COUNT; s++)
+        if (!strcmp(name, trial_status_names[s])) return s;
+    return -1;
+}
+
+int trial_status_measured(TrialStatus s) { return s == TRIAL_OK || s == TRIAL_PRUNED; }
+
+void trial_result_free(TrialResult *r) {
+    free(r->curve);
+    free(r->trace.step);
+    free(r->trace.correlation);
+    free(r->trace.eff_rank);
+    free(r->trace.head_sv);
+    if (r->scores)
+        for (int l = 0; l < r->n_layers; l++) layer_score_free(&r->scores[l]);
+    free(r->scores);
+    for (int l = 0; l < r->n_layers; l++) {
+        free(r->weights[l]);
+        if (r->weights_out) free(r->weights_out[l]);
+    }
+    free(r->weights);
+    free(r->weights_out);
+    memset(r, 0, sizeof *r);
+}
+
+LayerWeights trial_weights(const TrialResult *r, const float *qkv, const float *out) {
+    LayerWeights w = {.grassmann = r->config.attention == ATTN_GRASSMANN, .qkv = qkv, .out = out};
+    memcpy(w.dims, r->dims, sizeof w.dims);
+    memcpy(w.out_dims, r->out_dims, sizeof w.out_dims);
+    return w;
+}
+
+LayerWeights trial_layer_weights(const TrialResult *r, int l) {
+    return trial_weights(r, r->weights[l], r->weights_out ? r->weights_out[l] : NULL);
+}
+
+cJSON *trial_result_to_json(const TrialResult *r) {
+    cJSON *obj = json_must(cJSON_CreateObject());
+    json_must(cJSON_AddNumberToObject(obj, "trial", r->id));
+    json_must(cJSON_AddStringToObject(obj, "status", trial_status_names[r->status]));
+    json_must(cJSON_AddStringToObject(obj, "reason", r->reason));
+    cJSON_AddItemToObject(obj, "config", config_to_json(&r->config));
+    for (int i = 0; i < n_metrics; i++)
+        if (metric_applies(&metrics[i], r->config.task))
+            json_must(cJSON_AddNumberToObject(obj, metrics[i].name, metric_value(r, &metrics[i])));
+    json_must(cJSON_AddNumberToObject(obj, "steps", r->steps));
+    json_must(cJSON_AddNumberToObject(obj, "n_params", (double)r->n_params));
+    json_must(cJSON_AddNumberToObject(obj, "seconds", r->seconds));
+    return obj;
+}
