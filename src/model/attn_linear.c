@@ -20,9 +20,9 @@
 #include <string.h>
 
 #include "model/attention.h"
+#include "model/attn_heads.h"
 #include "model/attn_tiles.h"
 #include "model/fastmath.h"
-#include "model/threads.h"
 
 enum { CH = 32 };  // tokens per chunk (a multiple of TILE_VL)
 
@@ -37,16 +37,23 @@ typedef struct {
     int T, Tp, hs, HP;
 } Head;
 
-static Head head_alloc(int T, int hs) {
-    Head w = {.T = T, .Tp = tile_round(T), .hs = hs, .HP = tile_round(hs)};
-    const size_t th = (size_t)w.Tp * w.HP, st = (size_t)w.HP * w.HP;
-    float *p = tile_alloc(10 * th + 2 * CH * CH + (size_t)CH * w.HP + 3 * st + 2 * (size_t)w.HP + CH + w.Tp, &w.block);
-    float **rows[] = {&w.fq, &w.fk, &w.v, &w.dn, &w.dfq, &w.dfk, &w.dv, &w.fqt, &w.fkt, &w.dnt};
+static void *head_alloc(int T, int hs) {
+    Head *w = xmalloc(sizeof *w);
+    *w = (Head){.T = T, .Tp = tile_round(T), .hs = hs, .HP = tile_round(hs)};
+    const size_t th = (size_t)w->Tp * w->HP, st = (size_t)w->HP * w->HP;
+    float *p = tile_alloc(10 * th + 2 * CH * CH + (size_t)CH * w->HP + 3 * st + 2 * (size_t)w->HP + CH + w->Tp, &w->block);
+    float **rows[] = {&w->fq, &w->fk, &w->v, &w->dn, &w->dfq, &w->dfk, &w->dv, &w->fqt, &w->fkt, &w->dnt};
     for (int i = 0; i < 10; i++) *rows[i] = p + i * th;
-    w.a = p + 10 * th, w.g = w.a + CH * CH, w.o = w.g + CH * CH;
-    w.u = w.o + (size_t)CH * w.HP, w.rq = w.u + st, w.rk = w.rq + st;
-    w.z = w.rk + st, w.r = w.z + w.HP, w.den = w.r + w.HP, w.dd = w.den + CH;
+    w->a = p + 10 * th, w->g = w->a + CH * CH, w->o = w->g + CH * CH;
+    w->u = w->o + (size_t)CH * w->HP, w->rq = w->u + st, w->rk = w->rq + st;
+    w->z = w->rk + st, w->r = w->z + w->HP, w->den = w->r + w->HP, w->dd = w->den + CH;
     return w;
+}
+
+static void head_release(void *work) {
+    Head *w = work;
+    free(w->block);
+    free(w);
 }
 
 // w.fq, w.fk (rows) and w.fqt, w.fkt (transposed) = φ of the head's q and k in qkv (stride ld).
@@ -82,7 +89,8 @@ TILES_INLINE void forward_state_add(Head *w, int t0, int n) {
 // One sequence and head: out rows (T, hs wide, stride C) and den (T) from qkv (stride 3C).
 // The state S is w.u, z is w.z.
 KERNEL_TARGETS
-static void head_forward(Head *w, float *out, float *den, const float *qkv, int C, int causal) {
+static void head_forward(void *work, float *out, float *den, const float *qkv, int C, int causal) {
+    Head *w = work;
     const int T = w->T, Tp = w->Tp, hs = w->hs, HP = w->HP, nvh = HP / TILE_VL;
     const long ld = 3L * C;
     pack_phi(w, qkv, ld, C);
@@ -111,21 +119,6 @@ static void head_forward(Head *w, float *out, float *den, const float *qkv, int 
     }
 }
 
-void attn_linear_forward(float *out, float *saved, const float *qkv, int B, int T, int C, int NH, int causal) {
-    const int hs = C / NH, nt = kernel_threads();
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        Head w = head_alloc(T, hs);
-#pragma omp for schedule(static)
-        for (int bh = 0; bh < B * NH; bh++) {
-            const int b = bh / NH, h = bh % NH;
-            head_forward(&w, out + (long)b * T * C + h * hs, saved + (long)bh * T,
-                         qkv + (long)b * T * 3 * C + h * hs, C, causal);
-        }
-        free(w.block);
-    }
-}
-
 // The prefix state of the backward pass, U += V_cᵀ φK_c (U[j][i] = Σ v_s,j φk_s,i) and
 // z += φK_cᵀ 1, over the n tokens from t0; v rows straight from qkv (stride ld).
 TILES_INLINE void prefix_add(Head *w, const float *v, long ld, int t0, int n) {
@@ -148,8 +141,9 @@ TILES_INLINE void suffix_add(Head *w, int t0, int n) {
 
 // One sequence and head: writes dq, dk, dv into the rows of dqkv (stride 3C).
 KERNEL_TARGETS
-static void head_backward(Head *w, float *dqkv, const float *dout, const float *out, const float *den,
+static void head_backward(void *work, float *dqkv, const float *dout, const float *out, const float *den,
                           const float *qkv, int C, int causal) {
+    Head *w = work;
     const int T = w->T, Tp = w->Tp, hs = w->hs, HP = w->HP, nvh = HP / TILE_VL;
     const long ld = 3L * C;
     const float *v = qkv + 2 * C;
@@ -219,19 +213,13 @@ static void head_backward(Head *w, float *dqkv, const float *dout, const float *
     tile_unpack_rows(dqkv + 2 * C, ld, w->dv, HP, T, hs, 1.0f);
 }
 
+static const AttnCore CORE = {head_alloc, head_release, head_forward, head_backward};
+
+void attn_linear_forward(float *out, float *saved, const float *qkv, int B, int T, int C, int NH, int causal) {
+    attn_heads_forward(&CORE, out, saved, qkv, B, T, C, NH, causal);
+}
+
 void attn_linear_backward(float *dqkv, const float *dout, const float *out, const float *saved, const float *qkv,
                           int B, int T, int C, int NH, int causal) {
-    const int hs = C / NH, nt = kernel_threads();
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        Head w = head_alloc(T, hs);
-#pragma omp for schedule(static)
-        for (int bh = 0; bh < B * NH; bh++) {
-            const int b = bh / NH, h = bh % NH;
-            const long row = (long)b * T * C + h * hs;
-            head_backward(&w, dqkv + (long)b * T * 3 * C + h * hs, dout + row, out + row, saved + (long)bh * T,
-                          qkv + (long)b * T * 3 * C + h * hs, C, causal);
-        }
-        free(w.block);
-    }
+    attn_heads_backward(&CORE, dqkv, dout, out, saved, qkv, B, T, C, NH, causal);
 }

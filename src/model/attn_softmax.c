@@ -22,9 +22,9 @@
 #include <string.h>
 
 #include "model/attention.h"
+#include "model/attn_heads.h"
 #include "model/attn_tiles.h"
 #include "model/fastmath.h"
-#include "model/threads.h"
 
 // Tiles of 64 (32 up to 256 tokens, where smaller tiles waste less of the causal diagonal).
 enum { TILE_MAX = 64 };
@@ -74,23 +74,31 @@ typedef struct {
     int T, Tp, hs, HP, tb;
 } Head;
 
-static Head head_alloc(int T, int hs) {
-    Head w = {.T = T, .Tp = tile_round(T), .hs = hs, .HP = tile_round(hs), .tb = tile_size(T)};
-    const size_t th = (size_t)w.Tp * w.HP, tile = (size_t)TILE_MAX * TILE_MAX, rows = (size_t)TILE_MAX * w.HP;
-    float *p = tile_alloc(8 * th + 3 * rows + 2 * tile + 3 * TILE_MAX + 2 * w.Tp, &w.block);
-    w.qt = p, w.gt = p + th, w.q = p + 2 * th, w.k = p + 3 * th, w.v = p + 4 * th, w.g = p + 5 * th;
-    w.dq = p + 6 * th;
-    w.dk = p + 8 * th, w.dv = w.dk + rows;
-    w.s = w.dv + rows, w.dp = w.s + tile;
-    w.o = w.dp + tile, w.m = w.o + rows, w.l = w.m + TILE_MAX, w.alpha = w.l + TILE_MAX;
-    w.lse = w.alpha + TILE_MAX, w.d = w.lse + w.Tp;
+static void *head_alloc(int T, int hs) {
+    Head *w = xmalloc(sizeof *w);
+    *w = (Head){.T = T, .Tp = tile_round(T), .hs = hs, .HP = tile_round(hs), .tb = tile_size(T)};
+    const size_t th = (size_t)w->Tp * w->HP, tile = (size_t)TILE_MAX * TILE_MAX, rows = (size_t)TILE_MAX * w->HP;
+    float *p = tile_alloc(8 * th + 3 * rows + 2 * tile + 3 * TILE_MAX + 2 * w->Tp, &w->block);
+    w->qt = p, w->gt = p + th, w->q = p + 2 * th, w->k = p + 3 * th, w->v = p + 4 * th, w->g = p + 5 * th;
+    w->dq = p + 6 * th;
+    w->dk = p + 8 * th, w->dv = w->dk + rows;
+    w->s = w->dv + rows, w->dp = w->s + tile;
+    w->o = w->dp + tile, w->m = w->o + rows, w->l = w->m + TILE_MAX, w->alpha = w->l + TILE_MAX;
+    w->lse = w->alpha + TILE_MAX, w->d = w->lse + w->Tp;
     return w;
+}
+
+static void head_release(void *work) {
+    Head *w = work;
+    free(w->block);
+    free(w);
 }
 
 // One sequence and head: out rows (T, hs wide, stride C) and lse (T) from q, k, v rows
 // of qkv (stride 3C). Uses w.qt (qᵀ/√hs), w.v, w.s (Sᵀ, then Pᵀ), w.o, w.m, w.l, w.alpha.
 KERNEL_TARGETS
-static void head_forward(Head *w, float *out, float *lse, const float *qkv, int C, int causal) {
+static void head_forward(void *work, float *out, float *lse, const float *qkv, int C, int causal) {
+    Head *w = work;
     const int T = w->T, Tp = w->Tp, hs = w->hs, HP = w->HP, nvh = HP / TILE_VL, tb = w->tb;
     const long ld = 3L * C;
     tile_pack_cols(w->qt, Tp, qkv, ld, T, hs, 1.0f / sqrtf((float)hs));
@@ -119,27 +127,13 @@ static void head_forward(Head *w, float *out, float *lse, const float *qkv, int 
     }
 }
 
-void attn_softmax_forward(float *out, float *saved, const float *qkv, int B, int T, int C, int NH, int causal) {
-    const int hs = C / NH, nt = kernel_threads();
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        Head w = head_alloc(T, hs);
-#pragma omp for schedule(static)
-        for (int bh = 0; bh < B * NH; bh++) {
-            const int b = bh / NH, h = bh % NH;
-            head_forward(&w, out + (long)b * T * C + h * hs, saved + (long)bh * T,
-                         qkv + (long)b * T * 3 * C + h * hs, C, causal);
-        }
-        free(w.block);
-    }
-}
-
 // One sequence and head: writes dq, dk, dv into the rows of dqkv (stride 3C). Uses w.qt
 // (qᵀ/√hs), w.gt (doutᵀ), w.q (q/√hs), w.k, w.g (dout), w.dq, w.dk, w.dv, w.s (Sᵀ, then
 // Pᵀ), w.dp (dPᵀ, then dSᵀ), w.lse and w.d.
 KERNEL_TARGETS
-static void head_backward(Head *w, float *dqkv, const float *dout, const float *out, const float *lse,
+static void head_backward(void *work, float *dqkv, const float *dout, const float *out, const float *lse,
                           const float *qkv, int C, int causal) {
+    Head *w = work;
     const int T = w->T, Tp = w->Tp, hs = w->hs, HP = w->HP, nvh = HP / TILE_VL, tb = w->tb;
     const long ld = 3L * C;
     const float scale = 1.0f / sqrtf((float)hs);
@@ -180,19 +174,13 @@ static void head_backward(Head *w, float *dqkv, const float *dout, const float *
     tile_unpack_rows(dqkv, ld, w->dq, HP, T, hs, scale);
 }
 
+static const AttnCore CORE = {head_alloc, head_release, head_forward, head_backward};
+
+void attn_softmax_forward(float *out, float *saved, const float *qkv, int B, int T, int C, int NH, int causal) {
+    attn_heads_forward(&CORE, out, saved, qkv, B, T, C, NH, causal);
+}
+
 void attn_softmax_backward(float *dqkv, const float *dout, const float *out, const float *saved, const float *qkv,
-                          int B, int T, int C, int NH, int causal) {
-    const int hs = C / NH, nt = kernel_threads();
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        Head w = head_alloc(T, hs);
-#pragma omp for schedule(static)
-        for (int bh = 0; bh < B * NH; bh++) {
-            const int b = bh / NH, h = bh % NH;
-            const long row = (long)b * T * C + h * hs;
-            head_backward(&w, dqkv + (long)b * T * 3 * C + h * hs, dout + row, out + row, saved + (long)bh * T,
-                          qkv + (long)b * T * 3 * C + h * hs, C, causal);
-        }
-        free(w.block);
-    }
+                           int B, int T, int C, int NH, int causal) {
+    attn_heads_backward(&CORE, dqkv, dout, out, saved, qkv, B, T, C, NH, causal);
 }
