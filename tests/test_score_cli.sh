@@ -185,7 +185,7 @@ for np in 1 2 4; do
         fi
         expect_rc 0 "$what"
         expect_quiet_stderr "$what"
-        [[ -f $scores && ! -e $scores.partial ]] || fail "$what: expected $scores and no .partial, got: $(ls "$tmp")"
+        [[ -f $scores ]] && no_partial "$scores" || fail "$what: expected $scores and no .partial, got: $(ls "$tmp")"
         cp "$scores" "$tmp/$variant.np$np.scores.h5"
         if [[ $variant == mha ]]; then
             [[ $(wc -l <"$tmp/out") == 1 ]] || fail "$what: --json: expected one line on stdout, got $(wc -l <"$tmp/out")"
@@ -500,7 +500,7 @@ mkdir "$tmp/adir.h5"
 
 # bad_input WHAT KEY_PHRASE ARGS...: `attnsweep score ARGS...` (without mpirun) must exit 2
 # with one stderr line containing KEY_PHRASE (grep -F), print nothing on stdout and
-# leave neither $tmp/bad.h5 nor $tmp/bad.h5.partial (the -o of most cases).
+# leave neither $tmp/bad.h5 nor a temporary file of it (the -o of most cases).
 bad_input() {
     local what=$1 phrase=$2
     shift 2
@@ -546,7 +546,7 @@ bad_input "function view of a checkpoint without output projections" \
 bad_input "-o in a missing directory" "attnsweep: score: cannot write /nonexistent/dir/x.h5: No such file or directory" \
     "$tmp/mha.h5" -o /nonexistent/dir/x.h5
 bad_input "-o names a directory" "cannot write $tmp/adir.h5: it is a directory" "$tmp/mha.h5" -o "$tmp/adir.h5"
-[[ ! -e $tmp/adir.h5.partial ]] || fail "-o names a directory: left adir.h5.partial"
+no_partial "$tmp/adir.h5" || fail "-o names a directory: left adir.h5.partial"
 cp "$tmp/mha.h5" "$tmp/keep.h5"
 bad_input "-o naming the input" "-o $tmp/./keep.h5 is the input file" "$tmp/keep.h5" -o "$tmp/./keep.h5"
 cmp -s "$tmp/mha.h5" "$tmp/keep.h5" || fail "-o naming the input: expected the input file unchanged"
@@ -572,6 +572,6 @@ done
 pass "score --help exits 0 and lists every option"
 
 # ---------------------------------------------------------------------------
-left=$(find "$tmp" -name '*.partial')
+left=$(find "$tmp" -name '*.partial*')
 [[ -z $left ]] || fail "expected no *.partial files, got: $left"
 echo "PASS: $checks checks of attnsweep score in $((SECONDS - start)) s"

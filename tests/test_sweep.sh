@@ -207,19 +207,20 @@ check_file killed.h5 40
 "$py" - killed.h5 journal.* <<'PY' || fail "a trial recorded before a kill differs in the final file"
 import sys, struct, zlib, h5py, pandas
 final = pandas.DataFrame(h5py.File(sys.argv[1])["summary"][:]).set_index("trial")
-def ids_in(path):  # trial ids of the intact records (journal.h: magic line, then records)
+def ids_in(path):  # trial ids of the intact trial records (journal.h: magic line, then records)
     data = open(path, "rb").read()
     pos = data.index(b"\n") + 1
     ids = []
-    while pos + 12 <= len(data):
-        magic, n, crc = struct.unpack_from("<III", data, pos)
-        payload = data[pos + 12: pos + 12 + n]
-        if magic != 0x4A524E4C or len(payload) != n or zlib.crc32(payload) != crc:
+    while pos + 20 <= len(data):
+        magic, kind, n, crc, hcrc = struct.unpack_from("<IIIII", data, pos)
+        payload = data[pos + 20: pos + 20 + n]
+        if (magic != 0x334E524A or zlib.crc32(data[pos:pos + 16]) != hcrc or len(payload) != n
+                or zlib.crc32(payload) != crc):
             break
-        # trial_pack: u32 magic, u32 version, str config (u32 length + bytes), i32 id
-        clen = struct.unpack_from("<I", payload, 8)[0]
-        ids.append(struct.unpack_from("<i", payload, 12 + clen)[0])
-        pos += 12 + n
+        if kind == 1:  # trial_pack: u32 magic, u32 version, str config (u32 length + bytes), i32 id
+            clen = struct.unpack_from("<I", payload, 8)[0]
+            ids.append(struct.unpack_from("<i", payload, 12 + clen)[0])
+        pos += 20 + n
     return ids
 seen = set()
 for p in sys.argv[2:]:

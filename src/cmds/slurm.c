@@ -20,6 +20,7 @@
 
 #include "cmds/args.h"
 #include "cmds/cmds.h"
+#include "common/outfile.h"
 #include "common/util.h"
 #include "space/space.h"
 
@@ -259,21 +260,18 @@ static char *script_text(const SlurmOptions *o, const char *name, const char *lo
     return text;
 }
 
+// Through a temporary file beside path, renamed (common/outfile.h): never through a link.
 static void write_file(const char *path, const char *text) {
-    char *tmp = concat(path, ".partial");
-    FILE *f = fopen(tmp, "w");
-    if (!f) die(EXIT_BADINPUT, "slurm: cannot write %s: %s", path, strerror(errno));
-    size_t n = strlen(text);
-    if (fwrite(text, 1, n, f) != n || fclose(f) != 0) {
-        remove(tmp);
-        die(EXIT_RUNTIME, "slurm: writing %s failed", path);
+    char err[4200], tmp[4200];
+    if (outfile_check(path, err, sizeof err) != 0) die(EXIT_BADINPUT, "slurm: cannot write %s", err);
+    const int fd = outfile_create(path, tmp, sizeof tmp);
+    if (fd < 0) die(EXIT_BADINPUT, "slurm: cannot write %s: %s", path, strerror(errno));
+    if (outfile_write(fd, text, strlen(text)) != 0 || outfile_commit(fd, tmp, path) != 0) {
+        const int e = errno;
+        outfile_discard(tmp);
+        die(EXIT_RUNTIME, "slurm: writing %s failed: %s", path, strerror(e));
     }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        die(EXIT_BADINPUT, "slurm: cannot write %s: %s", path, strerror(e));
-    }
-    free(tmp);
+    close(fd);
 }
 
 // sbatch --parsable PATH; returns the job id it printed.
@@ -397,9 +395,9 @@ int cmd_slurm(int argc, char **argv) {
     char *default_script = concat(stem, ".sbatch");
     const char *script = o.script ? o.script : default_script;
     if (!script[0]) die(EXIT_BADINPUT, "slurm: --script needs a file name (or '-')");
-    struct stat st;
-    if (strcmp(script, "-") && stat(script, &st) == 0 && S_ISDIR(st.st_mode))
-        die(EXIT_BADINPUT, "slurm: cannot write %s: it is a directory", script);
+    char err[4200];
+    if (strcmp(script, "-") && outfile_check(script, err, sizeof err) != 0)
+        die(EXIT_BADINPUT, "slurm: cannot write %s", err);
     if (o.submit && !on_path("sbatch"))
         die(EXIT_RUNTIME, "slurm: --submit: sbatch is not on PATH (is this a Slurm login node?)");
 

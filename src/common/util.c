@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 // One write per message, so lines from several ranks under mpirun do not interleave.
 static void vprint(const char *fmt, va_list ap) {
@@ -82,6 +83,14 @@ size_t peak_rss_bytes(void) {
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
     return (size_t)ru.ru_maxrss * 1024;  // Linux reports kilobytes
+}
+
+size_t current_rss_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size = 0, resident = 0;
+    const int ok = f && fscanf(f, "%lu %lu", &size, &resident) == 2;
+    if (f) fclose(f);
+    return ok ? (size_t)resident * (size_t)sysconf(_SC_PAGESIZE) : 0;
 }
 
 void malloc_keep_pages(void) {

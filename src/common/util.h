@@ -43,5 +43,7 @@ double unix_seconds(void);
 
 // Peak resident set size of this process in bytes (0 if unknown).
 size_t peak_rss_bytes(void);
+// Resident set size of this process now, in bytes (0 if unknown).
+size_t current_rss_bytes(void);
 
 #endif

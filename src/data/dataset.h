@@ -22,6 +22,7 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "common/bytes.h"
 #include "common/config.h"
 
 enum { IMG_SIDE = 28, IMG_PIXELS = 784 };
@@ -60,6 +61,12 @@ int dataset_serves(const Dataset *d, const TrialConfig *c);
 // from the identity order), so a reused dataset gives a trial the same batches as a
 // freshly opened one.
 void dataset_restart(Dataset *d);
+
+// Where the training stream is, beyond the caller's rng (fashion_mnist: this epoch's order
+// and the position in it; charlm and recall draw everything from the rng): appended to b,
+// and restored (0, or -1 with the reason in rd when the bytes do not fit this dataset).
+void dataset_save_position(const Dataset *d, Bytes *b);
+int dataset_restore_position(Dataset *d, ByteReader *rd);
 
 Batch batch_alloc(const DatasetInfo *info, int B);
 void batch_free(Batch *b);

@@ -46,17 +46,22 @@ static const char *const checked_params[] = {"task",      "attention",    "d_mod
 
 // ---- the keys of each section, in the order they are read
 enum { TOP_NAME, TOP_METHOD, TOP_METRIC, TOP_OBJECTIVES, TOP_SEED, TOP_REPEATS, TOP_TRIALS, TOP_TASK, TOP_BUDGET,
-       TOP_EVOLUTION, TOP_TPE, TOP_SCHEDULER, TOP_REWARD, TOP_PARAMETERS, TOP_N };
+       TOP_EVOLUTION, TOP_TPE, TOP_SCHEDULER, TOP_REWARD, TOP_RESOURCES, TOP_PARAMETERS, TOP_N };
 static const char *const top_keys[TOP_N] = {"name",    "method", "metric", "objectives", "seed",      "repeats", "trials",
-                                            "task",    "budget", "evolution", "tpe",     "scheduler", "reward",  "parameters"};
+                                            "task",    "budget", "evolution", "tpe",     "scheduler", "reward",
+                                            "resources", "parameters"};
 enum { TPE_N_STARTUP, TPE_GAMMA, TPE_CANDIDATES, TPE_MULTIVARIATE, TPE_CONSTANT_LIAR, TPE_PRIOR_WEIGHT, TPE_N };
 static const char *const tpe_keys[TPE_N] = {"n_startup", "gamma", "candidates", "multivariate", "constant_liar",
                                             "prior_weight"};
 static const char *const bool_names[] = {"false", "true", NULL};
 enum { METRIC_NAME, METRIC_GOAL, METRIC_N };
 static const char *const metric_keys[METRIC_N] = {"name", "goal"};
-enum { BUDGET_STEPS, BUDGET_EPOCHS, BUDGET_EVAL_EVERY, BUDGET_TIME_LIMIT, BUDGET_N };
-static const char *const budget_keys[BUDGET_N] = {"steps", "epochs", "eval_every", "time_limit"};
+enum { BUDGET_STEPS, BUDGET_EPOCHS, BUDGET_EVAL_EVERY, BUDGET_TIME_LIMIT, BUDGET_CHECKPOINT_EVERY, BUDGET_MAX_DEATHS,
+       BUDGET_N };
+static const char *const budget_keys[BUDGET_N] = {"steps",      "epochs",           "eval_every",
+                                                  "time_limit", "checkpoint_every", "max_deaths"};
+enum { RESOURCES_MEM, RESOURCES_N };
+static const char *const resources_keys[RESOURCES_N] = {"mem"};
 enum { SCHED_NAME, SCHED_MIN_STEPS, SCHED_ETA, SCHED_MAX_STEPS, SCHED_N };
 static const char *const sched_keys[SCHED_N] = {"name", "min_steps", "eta", "max_steps"};
 enum { EVO_POPULATION, EVO_SAMPLE_SIZE, EVO_N };
@@ -855,9 +860,40 @@ static int read_budget(Loader *L, yaml_node_t *map) {
         const ParamSpec *p = param_named(budget_keys[k]);
         if (claim(L, p, k_at[k], "budget") || set_value(L, &L->s->base, p, v[k], NULL)) return -1;
     }
+    if (v[BUDGET_CHECKPOINT_EVERY] &&
+        read_int(L, v[BUDGET_CHECKPOINT_EVERY], "checkpoint_every (steps; 0: only when stopped)", 0, INT_MAX,
+                 &L->s->checkpoint_every))
+        return -1;
+    if (v[BUDGET_MAX_DEATHS] && read_int(L, v[BUDGET_MAX_DEATHS], "max_deaths", 1, 1000, &L->s->max_deaths)) return -1;
     return v[BUDGET_TIME_LIMIT] ? read_number(L, v[BUDGET_TIME_LIMIT], "time_limit (seconds)", 0, 0, 1e9, 0,
                                               &L->s->time_limit)
                                 : 0;
+}
+
+// resources: {mem: 4G}: the memory of one worker group, Slurm's way: a number of
+// megabytes, or with a suffix K, M, G or T (powers of 1024).
+static int read_resources(Loader *L, yaml_node_t *map) {
+    yaml_node_t *v[RESOURCES_N] = {0};
+    Mark k_at[RESOURCES_N];
+    if (read_section(L, map, "resources", resources_keys, RESOURCES_N, v, k_at)) return -1;
+    if (!v[RESOURCES_MEM]) return 0;
+    char b[64];
+    const char *t = text_of(v[RESOURCES_MEM]);
+    char *end = NULL;
+    errno = 0;
+    const double x = t ? strtod(t, &end) : NAN;
+    static const char units[] = "KMGT";
+    const char *u = end && *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+    double scale = 1024.0 * 1024.0;
+    if (u && end[1] == 0) scale = pow(1024.0, (double)(u - units + 1));
+    if (!t || end == t || errno || !isfinite(x) || x <= 0 || (*end && (!u || end[1])) || x * scale < 1 << 20 ||
+        x * scale > 1e18)
+        return fail(L, mark_of(v[RESOURCES_MEM]),
+                    "mem must be the memory of a worker group, at least 1M: megabytes, or a number with K, M, G or T "
+                    "(e.g. 4G), got %s",
+                    describe(v[RESOURCES_MEM], b, sizeof b));
+    L->s->mem_bytes = x * scale;
+    return 0;
 }
 
 static int read_evolution(Loader *L, yaml_node_t *map) {
@@ -1006,7 +1042,8 @@ static int read_top(Loader *L, yaml_node_t *root) {
             return -1;
     }
     if ((v[TOP_BUDGET] && read_budget(L, v[TOP_BUDGET])) || (v[TOP_EVOLUTION] && read_evolution(L, v[TOP_EVOLUTION])) ||
-        (v[TOP_SCHEDULER] && read_scheduler(L, v[TOP_SCHEDULER])) || (v[TOP_REWARD] && read_reward(L, v[TOP_REWARD])))
+        (v[TOP_SCHEDULER] && read_scheduler(L, v[TOP_SCHEDULER])) || (v[TOP_REWARD] && read_reward(L, v[TOP_REWARD])) ||
+        (v[TOP_RESOURCES] && read_resources(L, v[TOP_RESOURCES])))
         return -1;
     return read_parameters(L, v[TOP_PARAMETERS]);
 }
@@ -1427,6 +1464,8 @@ int space_parse(SweepSpec *s, const char *path, const char *text, size_t len, ch
     s->n_objectives = 1;
     reward_spec_default(&s->reward);
     s->energy = 0.99;
+    s->checkpoint_every = -1;
+    s->max_deaths = 2;
 
     Loader L = {.s = s, .path = path, .text = s->text, .len = len, .err = err, .errlen = errlen};
     L.set_at = xcalloc((size_t)config_nparams, sizeof *L.set_at);

@@ -9,7 +9,8 @@
 //   seed: 7                          # extension: sampler, initialisation and data seeds
 //   trials: 24                       # extension: how many trials (not for grid)
 //   repeats: 2                       # extension: every configuration with this many seeds
-//   budget: {steps: 600, eval_every: 100, time_limit: 600}
+//   budget: {steps: 600, eval_every: 100, time_limit: 600, checkpoint_every: 100, max_deaths: 2}
+//   resources: {mem: 4G}             # extension: the memory of one worker group
 //   scheduler: {name: asha, min_steps: 100, eta: 3}   # max_steps: the budget's steps
 //   evolution: {population: 8, sample_size: 3}
 //   reward: {beta: 0.1, gamma: 0.1, modes: [heads], ideal_ranks: {heads: 4}, energy: 0.99}
@@ -35,7 +36,12 @@
 //   repeats [1]              1..1000
 //   task [fashion_mnist]     a trial parameter set here or under parameters, not both
 //   budget                   steps or epochs (not both), eval_every: trial parameters;
-//                            time_limit: seconds per trial [0: none]
+//                            time_limit: seconds per trial [0: none]; checkpoint_every:
+//                            steps between a running trial's checkpoints [each evaluation;
+//                            0: only when stopped by a signal]; max_deaths: a trial whose
+//                            worker died this many times while running it is failed [2]
+//   resources                mem: the memory of one worker group (megabytes, or with K, M,
+//                            G or T: 4G): a trial estimated to need more fails before it starts
 //   scheduler                name: asha; min_steps (required) < max_steps; eta [3] >= 2;
 //                            max_steps [the budget's steps; if both given, equal]
 //   evolution                population [8] >= 2, sample_size [3, at most population];
@@ -120,6 +126,9 @@ typedef struct {
     int n_params;
     SpaceParam *params;      // the swept parameters, in file order
     double time_limit;       // seconds per trial; 0 = none
+    int checkpoint_every;    // steps between checkpoints of a running trial; -1: at each evaluation, 0: none
+    int max_deaths;          // a trial whose worker died this many times while running it is failed
+    double mem_bytes;        // resources.mem: the memory of one worker group; 0 = not limited
     int asha, min_steps, eta, max_steps;  // scheduler (asha = 0: every trial runs its budget)
     int population, sample_size;          // evolution
     const char *method_alias;             // "bayes" when the YAML said W&B's name for tpe, else NULL

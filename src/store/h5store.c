@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "common/config_json.h"
+#include "common/outfile.h"
 #include "common/util.h"
 #include "store/h5read.h"
 #include "store/journal.h"
@@ -89,7 +90,8 @@ static hid_t native_type(NumKind k) {
 // ---------------------------------------------------------------- writing
 
 struct H5Store {
-    char *path;
+    char *path;                 // the results file
+    char tmp[4096];             // the temporary file being written until it is renamed to path ("" after)
     hid_t file, summary, row_type;
     size_t row_size;
     hsize_t n_rows;
@@ -238,6 +240,16 @@ static void create_summary(H5Store *s) {
     H5Sclose(space);
 }
 
+// H5Fcreate of a temporary file, exclusively (no file or link that was there is opened).
+typedef struct {
+    hid_t fcpl, fapl;
+} CreateProps;
+
+static long create_exclusive(const char *tmp, void *ctx) {
+    const CreateProps *p = ctx;
+    return H5Fcreate(tmp, H5F_ACC_EXCL, p->fcpl, p->fapl);
+}
+
 H5Store *h5store_create(const char *path, const StoreMeta *meta) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);  // our one-line messages replace HDF5's stack dumps
     H5Store *s = xcalloc(1, sizeof *s);
@@ -255,10 +267,10 @@ H5Store *h5store_create(const char *path, const StoreMeta *meta) {
     must(s, H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_PAGE, 0, 1), "file creation");
     must(s, H5Pset_file_space_page_size(fcpl, PAGE_BYTES), "file creation");
     must(s, H5Pset_page_buffer_size(fapl, PAGE_BUFFER_BYTES, 0, 0), "file access");
-    s->file = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
+    s->file = (hid_t)outfile_create_with(path, s->tmp, sizeof s->tmp, create_exclusive, &(CreateProps){fcpl, fapl});
     H5Pclose(fcpl);
     H5Pclose(fapl);
-    if (s->file < 0) die(EXIT_RUNTIME, "%s: cannot create HDF5 file", path);
+    if (s->file < 0) die(EXIT_RUNTIME, "%s: cannot create the results file: %s", path, strerror(errno ? errno : EIO));
     open_types(s);
 
     int format = H5STORE_FORMAT_VERSION;
@@ -487,17 +499,18 @@ typedef struct {
     int refused;
 } Rebuild;
 
-static void rebuild_trial(void *arg, TrialResult *r) {
+static void rebuild_record(void *arg, JournalRecord *rec) {
     Rebuild *rb = arg;
+    TrialResult *r = &rec->trial;
     if (rb->refused) {
-    } else if (trial_exists(rb->s, r->id)) {
+    } else if (rec->kind == JOURNAL_TRIAL && trial_exists(rb->s, r->id)) {
         warnf("%s: trial %d appears twice; keeping its first record", rb->journal, r->id);
-    } else if (rb->seen && rb->seen(rb->ctx, r, rb->err, rb->errlen) != 0) {
+    } else if (rb->seen && rb->seen(rb->ctx, rec, rb->err, rb->errlen) != 0) {
         rb->refused = 1;
-    } else {
+    } else if (rec->kind == JOURNAL_TRIAL) {
         write_trial(rb->s, r);
     }
-    trial_result_free(r);
+    if (rec->kind == JOURNAL_TRIAL) trial_result_free(r);
 }
 
 static void close_file(H5Store *s) {
@@ -507,47 +520,50 @@ static void close_file(H5Store *s) {
     must(s, H5Fclose(s->file), "file");
 }
 
-// A rebuild that did not complete: PATH.partial goes, PATH stays as it was.
+void h5store_publish(H5Store *s) {
+    if (!s->tmp[0]) return;
+    must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file");
+    // Renaming the open file is safe: HDF5 goes on writing through its descriptor.
+    if (outfile_commit(-1, s->tmp, s->path) != 0)
+        die(EXIT_RUNTIME, "%s: cannot rename %s to it: %s", s->path, s->tmp, strerror(errno));
+    s->tmp[0] = 0;
+}
+
+// A file that did not complete: its temporary file goes, PATH stays as it was.
 static void abandon(H5Store *s) {
     close_file(s);
-    remove(s->path);
+    outfile_discard(s->tmp);
     free(s->path);
     free(s);
 }
 
-H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, const char *journal_path, RebuildSeen seen,
-                         void *ctx, long *valid_bytes, char *err, size_t errlen) {
-    char *tmp = xmalloc(strlen(path) + sizeof ".partial");
-    sprintf(tmp, "%s.partial", path);
-    H5Store *s = h5store_create(tmp, meta);
-    free(tmp);
-    Rebuild rb = {.s = s, .journal = journal_path, .seen = seen, .ctx = ctx, .err = err, .errlen = errlen};
-    if (journal_replay(journal_path, rebuild_trial, &rb, valid_bytes, err, errlen) < 0 || rb.refused) {
+H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, Journal *journal, RebuildSeen seen, void *ctx,
+                         char *err, size_t errlen) {
+    H5Store *s = h5store_create(path, meta);
+    Rebuild rb = {.s = s, .journal = journal_path(journal), .seen = seen, .ctx = ctx, .err = err, .errlen = errlen};
+    char damage[1024];  // the replay's own message: a failure, or damage to warn about
+    const long n = journal_replay(journal, rebuild_record, &rb, damage, sizeof damage);
+    if (n < 0 || rb.refused) {
+        if (n < 0) snprintf(err, errlen, "%s", damage);
         abandon(s);
         return NULL;
     }
-    if (err[0]) warnf("%s", err);
-    must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file");
-    // Renaming the open file is safe: HDF5 goes on writing through its descriptor.
-    if (rename(s->path, path) != 0) die(EXIT_RUNTIME, "%s: cannot rename to %s: %s", s->path, path, strerror(errno));
-    free(s->path);
-    s->path = xstrdup(path);
+    if (damage[0]) warnf("%s", damage);
+    h5store_publish(s);
     return s;
 }
 
 void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, const LayerScore *scores,
                                 int n_layers) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.partial", path);
-    H5Store s = {.path = tmp};
+    H5Store s = {.path = (char *)path};
     // A checkpoint's layer can be wider than a sweep's (d_model 8192: sv_mode2 is 64 KiB):
     // the 1.8 file format stores attributes of any size.
     hid_t fapl = must(&s, H5Pcreate(H5P_FILE_ACCESS), "file access");
     must(&s, H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST), "file access");
-    s.file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    s.file = (hid_t)outfile_create_with(path, s.tmp, sizeof s.tmp, create_exclusive, &(CreateProps){H5P_DEFAULT, fapl});
     H5Pclose(fapl);
-    if (s.file < 0) die(EXIT_RUNTIME, "%s: cannot create HDF5 file", path);
+    if (s.file < 0) die(EXIT_RUNTIME, "%s: cannot create the scores file: %s", path, strerror(errno ? errno : EIO));
     open_types(&s);
     int format = H5STORE_FORMAT_VERSION;
     write_attr(&s, s.file, "format_version", H5T_NATIVE_INT, &format);
@@ -573,13 +589,16 @@ void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, c
     }
     H5Gclose(g);
     close_types(&s);
-    H5Fclose(s.file);
-    if (rename(tmp, path) != 0) die(EXIT_RUNTIME, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+    must(&s, H5Fclose(s.file), "file");
+    if (outfile_commit(-1, s.tmp, path) != 0) die(EXIT_RUNTIME, "%s: cannot rename %s to it: %s", path, s.tmp, strerror(errno));
 }
 
 void h5store_close(H5Store *s, double end_time) {
     write_attr(s, s->file, "end_time", H5T_NATIVE_DOUBLE, &end_time);
+    const int published = !s->tmp[0];
     close_file(s);
+    if (!published && outfile_commit(-1, s->tmp, s->path) != 0)
+        die(EXIT_RUNTIME, "%s: cannot rename %s to it: %s", s->path, s->tmp, strerror(errno));
     free(s->path);
     free(s);
 }
