@@ -14,6 +14,15 @@ _Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf,
 // Print "attnsweep: <message>" to stderr and go on.
 void warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+// s with what a terminal would act on written out: control characters (C0, DEL, and C1
+// as UTF-8) and bytes that are not UTF-8 as \xNN; everything else, UTF-8 included, as it
+// is. Into out (always terminated; cut short when len is too small).
+// Every line die and warnf print is passed through it, and so is every text from a file
+// that attnsweep prints.
+void text_escape(char *out, size_t len, const char *s);
+// The same, allocated (the caller frees it).
+char *text_escaped(const char *s);
+
 // Allocation that reports the caller's file and line and exits on failure.
 void *xmalloc_at(size_t n, const char *file, int line);
 void *xcalloc_at(size_t count, size_t size, const char *file, int line);
