@@ -20,14 +20,14 @@ enum { MAX_LIVE = 16, ATTEMPTS = 64 };
 // The temporary files of this process not yet renamed or discarded, removed at exit.
 static char *live[MAX_LIVE];
 
-static void remove_live(void) {
+void outfile_discard_all(void) {
     for (int i = 0; i < MAX_LIVE; i++)
         if (live[i]) unlink(live[i]);
 }
 
 static void remember(const char *tmp) {
     static int registered;
-    if (!registered) registered = atexit(remove_live) == 0;
+    if (!registered) registered = atexit(outfile_discard_all) == 0;
     for (int i = 0; i < MAX_LIVE; i++)
         if (!live[i]) {
             live[i] = xstrdup(tmp);

@@ -32,6 +32,8 @@ long outfile_create_with(const char *path, char *tmp, size_t len, long (*create)
 int outfile_commit(int fd, const char *tmp, const char *path);
 // Give up a temporary file: remove it (and forget it).
 void outfile_discard(const char *tmp);
+// Every temporary file of this process not yet renamed (what exit does; for die_now).
+void outfile_discard_all(void);
 // Remove the temporary files a killed writer of PATH left (PATH.partial-XXXXXX). Only for
 // the one writer of PATH (a sweep under its journal's lock).
 void outfile_remove_stale(const char *path);

@@ -1,6 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "common/util.h"
 
+#include "common/outfile.h"
+
 #include <errno.h>
 #include <malloc.h>
 #include <stdarg.h>
@@ -67,6 +69,16 @@ void die(int code, const char *fmt, ...) {
     vprint(fmt, ap);
     va_end(ap);
     exit(code);
+}
+
+void die_now(int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vprint(fmt, ap);
+    va_end(ap);
+    outfile_discard_all();
+    fflush(NULL);
+    _exit(code);
 }
 
 void warnf(const char *fmt, ...) {

@@ -11,6 +11,10 @@ enum { EXIT_RUNTIME = 1, EXIT_BADINPUT = 2 };
 
 // Print "attnsweep: <message>" on one line to stderr and exit with `code`.
 _Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// The same, skipping the exit handlers of libraries that cannot be trusted after the
+// failure (HDF5 crashes closing a file whose write failed); temporary output files are
+// still removed (common/outfile.h).
+_Noreturn void die_now(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 // Print "attnsweep: <message>" to stderr and go on.
 void warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

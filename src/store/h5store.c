@@ -99,10 +99,28 @@ struct H5Store {
     hid_t curve;                // a curves row: CurvePoint's layout, in memory and in the file
 };
 
-// A failed HDF5 call while writing ends the run (the journal already holds the trial).
+// HDF5's error stack: the system's reason for a failed read or write, which the file
+// driver puts in its message ("..., error message = 'No space left on device', ...").
+static herr_t find_reason(unsigned n, const H5E_error2_t *e, void *ctx) {
+    char *reason = ctx;
+    const char *m = e->desc ? strstr(e->desc, "error message = '") : NULL;
+    if (!reason[0] && m) {
+        m += strlen("error message = '");
+        snprintf(reason, 128, "%.*s", (int)strcspn(m, "'"), m);
+    }
+    return 0;
+}
+
+// A failed HDF5 call while writing ends the run (the journal already holds the trial; a
+// resume rebuilds the file) with the reason, without HDF5's exit handlers: closing a file
+// whose write failed crashes HDF5 1.10 (a segmentation fault in H5F__close_cb).
 static hid_t must(const H5Store *s, hid_t status, const char *what) {
-    if (status < 0) die(EXIT_RUNTIME, "%s: cannot write %s (HDF5 error)", s->path, what);
-    return status;
+    if (status >= 0) return status;
+    const int e = errno;
+    char reason[128] = "";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_reason, reason);
+    if (!reason[0]) snprintf(reason, sizeof reason, "%s", e ? strerror(e) : "HDF5 error");
+    die_now(EXIT_RUNTIME, "%s: cannot write %s: %s", s->path, what, reason);
 }
 
 // len 0: variable-length UTF-8 (attributes); otherwise fixed-width null-padded ASCII.
