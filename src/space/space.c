@@ -1389,24 +1389,34 @@ static int syntax_error(Loader *L, const yaml_parser_t *P) {
     return fail(L, m, "YAML syntax error: %s", problem);
 }
 
-// Flow collections nested deeper than MAX_FLOW_DEPTH, counting brackets outside comments
-// (a sweep needs a handful; 10^5 levels would keep libyaml busy for minutes).
-static int check_nesting(Loader *L) {
+int space_yaml_guard(const char *text, size_t len, int *line, int *col, char *why, size_t whylen) {
+    *line = *col = 1;
+    if (len > MAX_FILE_BYTES) {
+        snprintf(why, whylen, "larger than %d bytes: not a sweep file", MAX_FILE_BYTES);
+        return -1;
+    }
     int depth = 0, comment = 0;
-    Mark m = {1, 1};
-    for (size_t i = 0; i < L->len; i++) {
-        char c = L->text[i];
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
         if (c == '\n') {
-            m.line++, m.col = 1, comment = 0;
+            ++*line, *col = 1, comment = 0;
             continue;
         }
-        if (c == '#' && (i == 0 || strchr(" \t\n", L->text[i - 1]))) comment = 1;
-        if (!comment && (c == '[' || c == '{') && ++depth > MAX_FLOW_DEPTH)
-            return fail(L, m, "lists and mappings nested more than %d deep", MAX_FLOW_DEPTH);
+        if (c == '#' && (i == 0 || strchr(" \t\n", text[i - 1]))) comment = 1;
+        if (!comment && (c == '[' || c == '{') && ++depth > MAX_FLOW_DEPTH) {
+            snprintf(why, whylen, "lists and mappings nested more than %d deep", MAX_FLOW_DEPTH);
+            return -1;
+        }
         if (!comment && (c == ']' || c == '}') && depth > 0) depth--;
-        if (((unsigned char)c & 0xC0) != 0x80) m.col++;
+        if (((unsigned char)c & 0xC0) != 0x80) ++*col;
     }
     return 0;
+}
+
+static int check_nesting(Loader *L) {
+    Mark m;
+    char why[128];
+    return space_yaml_guard(L->text, L->len, &m.line, &m.col, why, sizeof why) ? fail(L, m, "%s", why) : 0;
 }
 
 static int load_yaml(Loader *L) {
@@ -1470,8 +1480,7 @@ int space_parse(SweepSpec *s, const char *path, const char *text, size_t len, ch
     Loader L = {.s = s, .path = path, .text = s->text, .len = len, .err = err, .errlen = errlen};
     L.set_at = xcalloc((size_t)config_nparams, sizeof *L.set_at);
     L.set_in = xcalloc((size_t)config_nparams, sizeof *L.set_in);
-    int rc = len > MAX_FILE_BYTES ? fail(&L, (Mark){1, 1}, "larger than %d bytes: not a sweep file", MAX_FILE_BYTES)
-                                  : read_sweep(&L);
+    int rc = read_sweep(&L);
     if (L.have_doc) yaml_document_delete(&L.doc);
     free(L.set_at);
     free(L.set_in);

@@ -140,6 +140,11 @@ typedef struct {
     double energy;           // numerical-rank threshold for scoring
 } SweepSpec;
 
+// What guards libyaml wherever attnsweep reads YAML (its time grows with the nesting
+// squared: 10^5 levels of [ take minutes): at most 1 MiB, flow lists and mappings nested
+// at most 64 deep (outside comments). 0, or -1 with where (1-based) and why.
+int space_yaml_guard(const char *text, size_t len, int *line, int *col, char *why, size_t whylen);
+
 // Load and validate. On error returns -1 with one line in err:
 // "FILE:LINE:COL: what is wrong (what is allowed)", and s is left empty.
 int space_load(SweepSpec *s, const char *path, char *err, size_t errlen);

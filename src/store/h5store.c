@@ -668,6 +668,7 @@ static int read_curves(const H5Reader *rd, hid_t g, TrialResult *out) {
         rc = h5read_table_column(rd, filetype, "curves", curve_reals[c].name, 0);
     if (filetype >= 0) H5Tclose(filetype);
     if (rc == 0 && n > INT_MAX) rc = h5read_fail(rd, "curves has %llu rows", (unsigned long long)n);
+    if (rc == 0) rc = h5read_check_storage(rd, d, "curves", n);
     if (rc == 0) {
         out->n_curve = (int)n;
         out->curve = xcalloc(n ? n : 1, sizeof *out->curve);
@@ -691,13 +692,17 @@ static int read_layers(const H5Reader *rd, hid_t g, const char *group, int n, in
         if (l == 0) {
             hid_t ds = h5read_open_dataset(rd, g, name, rank, d);
             if (ds < 0) return -1;
-            H5Dclose(ds);
-            for (int k = 0; k < rank; k++) {
-                if (d[k] > MAX_WEIGHT_FLOATS || count * d[k] > MAX_WEIGHT_FLOATS)
-                    return h5read_fail(rd, "%s is implausibly large", name);
+            int rc = 0;
+            for (int k = 0; k < rank && rc == 0; k++) {
+                if (d[k] == 0 || d[k] > MAX_WEIGHT_FLOATS || count * d[k] > MAX_WEIGHT_FLOATS)
+                    rc = h5read_fail(rd, "%s has the implausible shape of %llu in dimension %d", name,
+                                     (unsigned long long)d[k], k);
                 count *= d[k];
                 dims[k] = (int)d[k];
             }
+            if (rc == 0) rc = h5read_check_storage(rd, ds, name, (hsize_t)count);  // before allocating
+            H5Dclose(ds);
+            if (rc != 0) return -1;
         }
         arrays[l] = xmalloc(count * sizeof(float));
         if (h5read_dataset(rd, g, name, H5T_NATIVE_FLOAT, rank, d, arrays[l]) != 0) return -1;
@@ -739,6 +744,7 @@ static int read_trace(const H5Reader *rd, hid_t g, TrialResult *out) {
     if (rc == 0 && (n > INT_MAX || corr[0] < 1 || corr[0] > 65536 || eff[0] != corr[0] || eff[1] != 4 ||
                     sv[0] != corr[0] || sv[1] < 1 || sv[1] > 65536 || n * corr[0] * sv[1] > MAX_WEIGHT_FLOATS))
         rc = h5read_fail(rd, "invariants has implausible shapes");
+    if (rc == 0) rc = h5read_check_storage(rd, d, "invariants", n);
     if (rc == 0) {
         t->n = t->cap = (int)n, t->layers = (int)corr[0], t->groups = (int)sv[1];
         const size_t nl = n * corr[0];
@@ -815,6 +821,7 @@ int h5store_read_trial(const char *path, int id, TrialResult *out, char *err, si
     if (!f) return h5read_fail(&rd, "%s", strerror(errno));
     fclose(f);
     if (H5Fis_hdf5(path) <= 0) return h5read_fail(&rd, "not an HDF5 file");
+    if (h5read_check_heaps(&rd) != 0) return -1;
     hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0 && locked_by_writer(path))
         return h5read_fail(&rd, "another process is writing this file (a running sweep?); read it when that ends");
