@@ -536,22 +536,26 @@ static void test_charlm_missing_dir(void) {
 
 // ---- recall
 
-// One sequence's structure; returns 1 if it is a well-formed MQAR sequence.
+// One sequence's structure; returns 1 if it is a well-formed MQAR sequence: P pairs of
+// distinct keys [0, K) and distinct values [K, V), then each key once as a query at an
+// even position, each followed by any token; targets only at the queries, each the value
+// paired with its key.
 static int recall_ok(const int *x, const int *y, int P, int V) {
     int T = 4 * P, K = V / 2, n_targets = 0;
     for (int t = 0; t < T; t++) {
-        int is_key = t % 2 == 0;
-        if (x[t] < (is_key ? 0 : K) || x[t] >= (is_key ? K : V)) return 0;  // keys [0,K), values [K,V)
+        const int is_key = t % 2 == 0, in_pairs = t < 2 * P;
+        if (x[t] < 0 || x[t] >= V) return 0;
+        if ((in_pairs || is_key) && (x[t] < (is_key ? 0 : K) || x[t] >= (is_key ? K : V))) return 0;
         if (y[t] != -1) {
             n_targets++;
-            if (t < 2 * P || !is_key || y[t] != x[t + 1]) return 0;  // only at query keys
+            if (in_pairs || !is_key) return 0;  // only at query keys
         }
     }
     if (n_targets != P) return 0;
     for (int i = 0; i < P; i++) {
         int k = x[2 * i], v = x[2 * i + 1], asked = 0;
         for (int j = 0; j < i; j++)
-            if (x[2 * j] == k) return 0;  // keys distinct
+            if (x[2 * j] == k || x[2 * j + 1] == v) return 0;  // keys distinct, values distinct
         for (int j = 0; j < P; j++) {
             if (x[2 * P + 2 * j] != k) continue;
             if (y[2 * P + 2 * j] != v) return 0;  // the answer is the value paired with the key
@@ -572,7 +576,7 @@ static void test_recall(int P, int V) {
     int T = 4 * P;
     CHECK(info.seq_len == T && info.vocab == V && info.n_classes == V, "recall info %d %d %d", info.seq_len,
           info.vocab, info.n_classes);
-    CHECK(info.n_train == 10000 && info.n_val == 2000 && info.n_test == 2000, "recall sizes %ld %ld %ld",
+    CHECK(info.n_train == 384000 && info.n_val == 2000 && info.n_test == 2000, "recall sizes %ld %ld %ld",
           info.n_train, info.n_val, info.n_test);
 
     Batch b = batch_alloc(&info, 64);
@@ -591,6 +595,16 @@ static void test_recall(int P, int V) {
     int all_keys = 1, all_values = 1;
     for (int k = 0; k < V / 2; k++) all_keys &= key_seen[k] > 0, all_values &= value_seen[V / 2 + k] > 0;
     CHECK(all_keys && all_values, "P=%d V=%d: some keys or values never drawn in %d sequences", P, V, 4 * b.B);
+    // No answer in the input: the token after a query is its answer only by chance (1/V)
+    long answered = 0, queries = 0;
+    for (int k = 0; k < 16; k++) {
+        dataset_train_batch(d, &b, rng);
+        for (int i = 0; i < b.B; i++)
+            for (int j = 0; j < P; j++, queries++)
+                answered += b.tokens[i * T + 2 * P + 2 * j + 1] == b.targets[i * T + 2 * P + 2 * j];
+    }
+    CHECK((double)answered / (double)queries < 3.0 / V, "P=%d V=%d: %ld of %ld queries have their answer next", P, V,
+          answered, queries);
 
     c.seed = 2;
     Dataset *d2 = dataset_open(&c);

@@ -125,8 +125,13 @@ lb = rep["leaderboard"]
 want([r["trial"] for r in lb] == ranked.trial.tolist(), f"leaderboard trials {[r['trial'] for r in lb]}, want {ranked.trial.tolist()}")
 extra = [m for m in (metric, metric.replace("val_", "test_", 1) if metric.startswith("val_") else None)
          if m and m not in SHOWN]  # the ranking metric and its test twin
-keys = ["rank", "trial", "attention"] + swept + SHOWN + extra + ["steps", "seconds"]
+recall = (ok.task == "recall").any()  # recall's baselines beside the accuracy: 2/V and 1/P
+baselines = ["recall_chance", "recall_values_only"] if recall else []
+keys = ["rank", "trial", "attention"] + swept + SHOWN + extra + baselines + ["steps", "seconds"]
 for i, (r, (_, row)) in enumerate(zip(lb, ranked.iterrows())):
+    if recall:
+        want(close(r["recall_chance"], 2 / row.recall_vocab) and close(r["recall_values_only"], 1 / row.recall_pairs),
+             f"leaderboard row {i}: recall baselines {r['recall_chance']}, {r['recall_values_only']}")
     want(list(r.keys()) == keys, f"leaderboard keys {list(r.keys())}, want {keys}")
     want(r["rank"] == i + 1 and r["attention"] == row.attention, f"leaderboard row {i}")
     for p in swept:
@@ -332,6 +337,8 @@ budget: {steps: 20, eval_every: 10}" "  attention: {values: [mha, tucker]}
 sweep abl.yaml -o abl.h5
 all_formats abl.h5 --top 5
 check abl.h5 5 reward maximize "grid with repeats"
+all_formats abl.h5 --metric n_params --top 3
+check abl.h5 3 n_params minimize "--metric n_params (a cost, lower first)"
 grep -q '"lambda_orth":\[{' r.json || fail "grid with repeats: no lambda_orth ablation rows"
 pass "16 trials, 2 repeats: leaderboard, variants, configurations, Pareto front, ablations with Welch p-values, failures; CSV = JSON; text aligned"
 
@@ -487,7 +494,7 @@ expect_error "--top x" "--top must be an integer"
 report abl.h5 --format xml
 expect_error "--format xml" "--format must be table, csv or json, got 'xml'"
 report abl.h5 --metric speed
-expect_error "--metric speed" "--metric must be one of val_accuracy, val_loss, val_bits_per_byte, rank_deviation, correlation, reward, got 'speed'"
+expect_error "--metric speed" "--metric must be one of val_accuracy, val_loss, val_bits_per_byte, rank_deviation, correlation, reward, n_params, seconds, got 'speed'"
 # The leaderboard ranks by validation: the old names say their val_ spelling, no test metric ranks.
 report abl.h5 --metric accuracy
 expect_error "--metric accuracy" "--metric 'accuracy' is now called 'val_accuracy' (every decision reads the validation split)"
@@ -496,7 +503,7 @@ expect_error "--metric bits_per_byte" "--metric 'bits_per_byte' is now called 'v
 report abl.h5 --metric test_accuracy
 expect_error "--metric test_accuracy" "--metric 'test_accuracy' is a test metric, and test metrics never drive decisions (use 'val_accuracy')"
 report abl.h5 --metric test_correlation
-expect_error "--metric test_correlation" "--metric 'test_correlation' is a test metric, and test metrics never drive decisions (use one of val_accuracy, val_loss, val_bits_per_byte, rank_deviation, correlation, reward)"
+expect_error "--metric test_correlation" "--metric 'test_correlation' is a test metric, and test metrics never drive decisions (use one of val_accuracy, val_loss, val_bits_per_byte, rank_deviation, correlation, reward, n_params, seconds)"
 report abl.h5 --top
 expect_error "--top without a value" "--top needs a value"
 report abl.h5 --verbose

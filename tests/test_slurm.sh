@@ -236,29 +236,16 @@ wait_done() {
   fail "job $1 still '$state' after $2 s"
 }
 
-# journal_count OUT: intact records in the journal beside OUT (the file starting with
-# "attnsweep-journal 2"; record: u32 magic, u32 length, u32 crc32, payload).
+# journal_count OUT: the trials the journal beside OUT holds (OUT.journal; tests/journal.py).
 journal_count() {
   "$py" - "$1" <<'EOF'
-import glob, os, struct, sys, zlib
+import glob, os, sys
+from journal import trial_ids
 out = sys.argv[1]
 n = 0
-for path in glob.glob(os.path.join(os.path.dirname(out) or ".", "*")):
-    try:
-        data = open(path, "rb").read()
-    except OSError:
-        continue
-    head = b"attnsweep-journal 2\n"
-    if not data.startswith(head) or not os.path.basename(path).startswith(os.path.basename(out)):
-        continue
-    i = len(head)
-    while i + 12 <= len(data):
-        magic, size, crc = struct.unpack_from("<III", data, i)
-        payload = data[i + 12:i + 12 + size]
-        if magic != 0x4A524E4C or len(payload) != size or zlib.crc32(payload) != crc:
-            break
-        n += 1
-        i += 12 + size
+for path in glob.glob(out + "*"):
+    ids = trial_ids(path) if os.path.isfile(path) else None
+    n += len(ids or [])
 print(n)
 EOF
 }

@@ -110,7 +110,7 @@ mpirun -np 4 "$bin" run tpe.yaml -o tpe.h5 --quiet 2>"$tmp/err" || rc=$?
 check_file tpe.h5 12 tpe
 pass "tpe (4 random configurations, then the model, constant liar) on 3 workers: 12 trials, each once"
 sweep_yaml motpe 8 20 "  lr: {distribution: log_uniform_values, min: 0.0005, max: 0.01}"
-sed -i 's/^method: random$/method: motpe\ntpe: {n_startup: 3}\nobjectives: [{name: val_accuracy, goal: maximize}, {name: correlation, goal: minimize}]/' \
+sed -i 's/^method: random$/method: motpe\ntpe: {n_startup: 3}\nobjectives: [{name: val_accuracy, goal: maximize}, {name: correlation, goal: minimize}, {name: n_params, goal: minimize}]/' \
   "$tmp/motpe.yaml"
 rc=0
 mpirun -np 3 "$bin" run motpe.yaml -o motpe.h5 --quiet 2>"$tmp/err" || rc=$?
@@ -119,18 +119,19 @@ check_file motpe.h5 8 motpe
 "$bin" report motpe.h5 >"$tmp/motpe.txt" || fail "report of the motpe sweep"
 grep -qE "Pareto front of the sweep's objectives: [1-8] of 8 finished trials, hypervolume [0-9.e+-]+$" "$tmp/motpe.txt" ||
   fail "the motpe report's front and hypervolume: $(grep -i pareto "$tmp/motpe.txt")"
-grep -qF "val_accuracy (higher is better), correlation (lower is better)" "$tmp/motpe.txt" || fail "the motpe report's objectives"
+grep -qF "val_accuracy (higher is better), correlation (lower is better), n_params (lower is better)" "$tmp/motpe.txt" ||
+  fail "the motpe report's objectives"
 "$py" "$here/../scripts/analyze.py" motpe.h5 -o "$tmp/motpe_plots" >/dev/null || fail "analyze.py on the motpe sweep"
 "$py" - "$tmp/motpe_plots/plots.json" "$tmp/motpe.txt" <<'PY' || fail "objectives.png and its hypervolume"
 import json, re, sys
 fig = json.load(open(sys.argv[1]))["figures"]["objectives.png"]
 report = re.search(r"hypervolume ([0-9.e+-]+)$", open(sys.argv[2]).read(), re.M).group(1)
-# the report's (C, tpe_hypervolume) and the plot's (Python) hypervolume, to its 4 digits
+# the report's (C, tpe_hypervolume) and the plot's (Python) hypervolume in 3 objectives, to its 4 digits
 assert float(f"{fig['hypervolume']:.4g}") == float(report), (fig["hypervolume"], report)
-assert [o["name"] for o in fig["objectives"]] == ["val_accuracy", "correlation"], fig["objectives"]
+assert [o["name"] for o in fig["objectives"]] == ["val_accuracy", "correlation", "n_params"], fig["objectives"]
 assert 1 <= len(fig["front_trials"]) <= 8, fig["front_trials"]
 PY
-pass "motpe (val_accuracy up, correlation down) on 2 workers: 8 trials; the front over the objectives and its hypervolume, the same in the report and objectives.png"
+pass "motpe (val_accuracy up, correlation and n_params down) on 2 workers: 8 trials; the front over the objectives and its hypervolume, the same in the report and objectives.png"
 
 echo "== 2. a diverging configuration is recorded failed; the sweep finishes"
 sweep_yaml nan 4 20 "  lr: {value: 10}
@@ -205,23 +206,9 @@ mpirun -np 3 "$bin" run killed.yaml -o killed.h5 --resume --quiet 2>"$tmp/err" |
 check_file killed.h5 40
 # Every trial a snapshot of the journal held is in the final file, none twice.
 "$py" - killed.h5 journal.* <<'PY' || fail "a trial recorded before a kill differs in the final file"
-import sys, struct, zlib, h5py, pandas
+import sys, h5py, pandas
+from journal import trial_ids as ids_in
 final = pandas.DataFrame(h5py.File(sys.argv[1])["summary"][:]).set_index("trial")
-def ids_in(path):  # trial ids of the intact trial records (journal.h: magic line, then records)
-    data = open(path, "rb").read()
-    pos = data.index(b"\n") + 1
-    ids = []
-    while pos + 20 <= len(data):
-        magic, kind, n, crc, hcrc = struct.unpack_from("<IIIII", data, pos)
-        payload = data[pos + 20: pos + 20 + n]
-        if (magic != 0x334E524A or zlib.crc32(data[pos:pos + 16]) != hcrc or len(payload) != n
-                or zlib.crc32(payload) != crc):
-            break
-        if kind == 1:  # trial_pack: u32 magic, u32 version, str config (u32 length + bytes), i32 id
-            clen = struct.unpack_from("<I", payload, 8)[0]
-            ids.append(struct.unpack_from("<i", payload, 12 + clen)[0])
-        pos += 20 + n
-    return ids
 seen = set()
 for p in sys.argv[2:]:
     ids = ids_in(p)

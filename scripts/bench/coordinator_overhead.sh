@@ -11,7 +11,7 @@
 # show where its CPU goes (HDF5 write and flush, journal, MPI, polling); last, the same
 # sweep with method: tpe, whose coordinator also builds a TPE proposal for every trial
 # (with up to 400 finished trials), its CPU per trial beside random's.
-# Asserts nothing. About two minutes.
+# Asserts nothing. About a minute (seconds with PERF=0).
 #
 #   bash scripts/bench/coordinator_overhead.sh   (ATTNSWEEP_BIN=..., KEEP=1, NP=16)
 set -euo pipefail

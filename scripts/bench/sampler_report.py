@@ -12,7 +12,8 @@ conditional) and the table's best mean val_accuracy for the tabular one (eps: th
 its third best configuration, so that the top 3 of the grid count). Two objectives: the
 hypervolume after N trials (of val_accuracy and correlation scaled to [0, 1] by their
 range over the table, 1 best, against (0, 0)), also as a fraction of the whole table's
-front's. The proposal time is the median over seeds of the mean of the last 10
+front's. The proposal time (CPU time of the process, so that other jobs on a shared
+machine do not count) is the median over seeds of the mean of the last 10
 proposals, in RUNS.jsonl and, with many finished trials, in PROPOSE.jsonl. The plot: per
 objective, the median regret of the best so far (the optimum, or the table front's
 hypervolume, minus it) against trials on a log axis, quartiles shaded.
@@ -104,8 +105,12 @@ def multi_objective(name, runs, front):
     return curves
 
 
+# Each Optuna sampler in the colour of attnsweep's counterpart (TPE: multivariate is
+# attnsweep's default, univariate Optuna's).
 COLOURS = {"random": "0.45", "sobol": "tab:olive", "evolution": "tab:green", "tpe": "tab:red",
-           "tpe-multivariate": "tab:purple", "motpe": "tab:red", "nsga2": "tab:blue"}
+           "tpe-univariate": "tab:purple", "motpe": "tab:red", "motpe-univariate": "tab:purple",
+           "optuna-random": "0.45", "optuna-tpe-multivariate": "tab:red", "optuna-tpe": "tab:purple",
+           "optuna-nsga2": "tab:blue"}
 
 
 def plot(panels, path):
@@ -118,13 +123,12 @@ def plot(panels, path):
     fig, axes = plt.subplots(1, len(panels), figsize=(4.8 * len(panels), 4.2), squeeze=False)
     for ax, (title, ylabel, optimum, curves) in zip(axes[0], panels):
         for method, c in curves.items():
-            base = method.removeprefix("optuna-")
             regret = np.maximum(optimum - c, 1e-5)
             x = np.arange(1, c.shape[1] + 1)
             q1, med, q3 = np.percentile(regret, [25, 50, 75], axis=0)
-            ax.plot(x, med, "--" if method.startswith("optuna") else "-", color=COLOURS.get(base, "k"), label=method,
+            ax.plot(x, med, "--" if method.startswith("optuna") else "-", color=COLOURS.get(method, "k"), label=method,
                     lw=1.4)
-            ax.fill_between(x, q1, q3, color=COLOURS.get(base, "k"), alpha=0.08, lw=0)
+            ax.fill_between(x, q1, q3, color=COLOURS.get(method, "k"), alpha=0.08, lw=0)
         ax.set_yscale("log")
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("trials")
@@ -167,7 +171,7 @@ def main():
         curves = multi_objective("tabular-mo", by_objective["tabular-mo"], facts["front"])
         panels.append(("tabular-mo (val_accuracy up, correlation down)", "table front's hypervolume − hypervolume",
                        facts["front"], curves))
-    print("\nproposal time with many finished trials (mean of the last 10 proposals, median over seeds):")
+    print("\nproposal CPU time with many finished trials (mean of the last 10 proposals, median over seeds):")
     for objective, methods in read_runs(propose).items():
         for method, seeds in methods.items():
             print(f"  {method:<24s} {objective:<11s} {len(seeds[0]['values']) - 10} finished: "

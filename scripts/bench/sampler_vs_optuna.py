@@ -107,13 +107,13 @@ def main():
         study = optuna.create_study(directions=directions, sampler=sampler)
         values, points, elapsed, last = [], [], 0.0, 0.0
         for i in range(trials):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             trial = study.ask()
             if table is not None:
                 acc, corr = table[tabular_params(trial)]
             else:
                 acc, corr = (mixed if objective == "mixed" else conditional)(trial), 0.0
-            dt = time.perf_counter() - t0
+            dt = time.process_time() - t0
             elapsed += dt
             last += dt if i >= trials - 10 else 0.0
             study.tell(trial, [acc, corr] if mo else acc)

@@ -10,10 +10,10 @@
 #   mixed        a synthetic function over every parameter kind; 100 trials
 #   conditional  a synthetic function whose relevant parameter depends on the variant; 100
 #   tabular-mo   the table, maximise val_accuracy and minimise correlation; 100 trials
-# Samplers: attnsweep's random, sobol, evolution, tpe, tpe-multivariate (and motpe for
-# tabular-mo); Optuna's TPESampler (univariate and multivariate), RandomSampler and, for
+# Samplers: attnsweep's random, sobol, evolution, tpe (multivariate, its default) and
+# tpe-univariate (and motpe, motpe-univariate for tabular-mo); Optuna's TPESampler (univariate and multivariate), RandomSampler and, for
 # tabular-mo, NSGAIISampler and TPESampler (MOTPE). --seeds seeds each (default 30).
-# Then the proposal time with 500 finished trials (mixed, tabular-mo; 3 seeds). Prints the
+# Then the proposal CPU time with 500 finished trials (mixed, tabular-mo; 3 seeds). Prints the
 # report of sampler_report.py (median and quartiles of the best after N trials and of the
 # trials to eps; hypervolume; proposal times) and writes DIR/sampler_vs_optuna.png (DIR:
 # results/bench by default) and the runs it was drawn from (DIR/runs.jsonl,
@@ -71,17 +71,17 @@ theirs() { run "$tmp/$1-$2.jsonl" "$py" scripts/bench/sampler_vs_optuna.py "$1" 
 echo "sampler_vs_optuna: $seeds seeds per sampler and objective..." >&2
 for objective in tabular:100 mixed:100 conditional:100; do
   name="${objective%:*}" n="${objective#*:}"
-  for m in random sobol evolution tpe tpe-multivariate; do ours "$m" "$name" "$seeds" "$n"; done
+  for m in random sobol evolution tpe tpe-univariate; do ours "$m" "$name" "$seeds" "$n"; done
   for m in optuna-tpe optuna-tpe-multivariate optuna-random; do theirs "$m" "$name" "$seeds" "$n"; done
 done
-for m in random motpe; do ours "$m" tabular-mo "$seeds" 100; done
+for m in random motpe motpe-univariate; do ours "$m" tabular-mo "$seeds" 100; done
 for m in optuna-nsga2 optuna-tpe optuna-random; do theirs "$m" tabular-mo "$seeds" 100; done
 finish "$tmp/runs.jsonl"
 
 echo "sampler_vs_optuna: proposal time with 500 finished trials..." >&2
 jobs=()
 ours tpe mixed 3 510
-ours tpe-multivariate mixed 3 510
+ours tpe-univariate mixed 3 510
 ours motpe tabular-mo 3 510
 theirs optuna-tpe mixed 3 510
 theirs optuna-nsga2 tabular-mo 3 510

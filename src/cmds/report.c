@@ -55,8 +55,8 @@ int cmd_report(int argc, char **argv) {
         OPT_FLAG("--json", NULL, &format, FORMAT_JSON, "the same as --format json"),
         OPT_STRING("--metric", NULL, &metric, "NAME",
                    "rank by reward, val_accuracy, val_loss, val_bits_per_byte,\n"
-                   "rank_deviation or correlation (the sweep's metric; reward for a single\n"
-                   "trial); the test metrics are shown, never ranked by"),
+                   "rank_deviation, correlation, n_params or seconds (the sweep's metric;\n"
+                   "reward for a single trial); the test metrics are shown, never ranked by"),
         OPT_END,
     };
     const Command cmd = {"report",

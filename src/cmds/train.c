@@ -15,6 +15,7 @@
 #include "common/config.h"
 #include "common/config_json.h"
 #include "common/util.h"
+#include "data/dataset.h"
 #include "invariants/grid.h"
 #include "store/h5store.h"
 #include "trial/metrics.h"
@@ -87,6 +88,13 @@ int cmd_train(int argc, char **argv) {
         printf("status %s%s%s\n", trial_status_names[r.status], r.reason[0] ? ": " : "", r.reason);
         print_split(&r, "val_");
         if (!isnan(r.test_loss)) print_split(&r, "test_");
+        if (c.task == TASK_RECALL) {
+            double chance, values_only;
+            recall_baselines(c.recall_pairs, c.recall_vocab, &chance, &values_only);
+            printf("recall baselines: chance %.4f (a value at random), values only %.4f (the sequence's values, "
+                   "not which key has which)\n",
+                   chance, values_only);
+        }
         if (r.scores)
             printf("rank deviation %.4f  head correlation %.4f  reward %.4f (= val_accuracy - %g x rank deviation - %g "
                    "x correlation)\n",

@@ -68,6 +68,11 @@ void dataset_restart(Dataset *d);
 void dataset_save_position(const Dataset *d, Bytes *b);
 int dataset_restore_position(Dataset *d, ByteReader *rd);
 
+// recall's baselines for P pairs of a V-token vocabulary: the accuracy of a value drawn at
+// random (2/V) and of a model that knows which P values the sequence holds but not which
+// key has which (1/P). Above the second, a model binds keys to values.
+void recall_baselines(int pairs, int vocab, double *chance, double *values_only);
+
 Batch batch_alloc(const DatasetInfo *info, int B);
 void batch_free(Batch *b);
 

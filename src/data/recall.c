@@ -1,16 +1,19 @@
 // recall.c: multi-query associative recall (MQAR, as in Zoology: Arora et al. 2023).
 //
 // Vocabulary V (even): keys are tokens [0, V/2), values [V/2, V). A sequence of
-// T = 4P tokens is P key-value pairs (distinct keys, values drawn with replacement)
-// followed by the P keys again in random order, each followed by its value:
+// T = 4P tokens is P key-value pairs (distinct keys, distinct values: both drawn without
+// replacement), then the P keys again in random order, each followed by a random token
+// of the whole vocabulary (Zoology's random_non_queries) instead of its value:
 //
-//   k0 v0 k1 v1 ... k(P-1) v(P-1)  q0 a0 q1 a1 ... q(P-1) a(P-1)
+//   k0 v0 k1 v1 ... k(P-1) v(P-1)  q0 r0 q1 r1 ... q(P-1) r(P-1)
 //
-// The only targets are at the query keys qj, where the target is the paired value
-// aj (the next token), so every sequence asks exactly P questions; all other
-// targets are -1. Training sequences come from the trial's generator; the validation
-// and the test set are 2000 sequences each, generated once from a fixed seed of their
-// own, the same for every trial.
+// The only targets are at the query keys qj, where the target is qj's value, so every
+// sequence asks exactly P questions and no answer is ever in the input (a model cannot
+// narrow a later query down by the answers of earlier ones); all other targets are -1.
+// Baselines: chance 2/V (a value at random), and 1/P for a model that only knows which
+// values this sequence holds (recall_baselines). Training sequences come from the
+// trial's generator; the validation and the test set are 2000 sequences each, generated
+// once from a fixed seed of their own, the same for every trial.
 #include "data/tasks.h"
 
 #include <stdint.h>
@@ -20,7 +23,9 @@
 
 #include "common/util.h"
 
-enum { N_HELD_OUT = 2000, N_TRAIN = 10000, MAX_VOCAB = 65536 };
+// An epoch: 384 000 generated sequences, 3000 steps at the default batch of 128 (the budget in
+// which the default mha learns 8 pairs; README "Tasks and data").
+enum { N_HELD_OUT = 2000, N_TRAIN = 384000, MAX_VOCAB = 65536 };
 // Seeds of the validation and the test generator: distinct, and above INT_MAX, so no
 // --seed value (an int in [0, 2^31 - 1]) is either of them. The validation set is the
 // one held-out set of the versions before the split.
@@ -30,8 +35,10 @@ enum { N_HELD_OUT = 2000, N_TRAIN = 10000, MAX_VOCAB = 65536 };
 struct Recall {
     int P, V;
     uint16_t *val, *test;  // (N_HELD_OUT, 4P) tokens each; V <= 65536 so a token fits 16 bits
-    int *pool;       // (V/2) the identity 0..V/2-1 between draws; scratch for drawing keys
-    int *swaps;      // (P) where each key was drawn from, to undo the draw
+    uint16_t *val_answers, *test_answers;  // (N_HELD_OUT, P): query j's value
+    int *pool;       // (V/2) the identity 0..V/2-1 between draws; scratch for drawing P of them
+    int *swaps;      // (P) where each draw came from, to undo it
+    int *keys, *values;  // (P) this sequence's pairs
     int *order;      // (P) query order
 };
 
@@ -41,49 +48,60 @@ static void swap_int(int *a, int *b) {
     *b = t;
 }
 
-// One sequence (4P tokens) from rng.
-static void generate(Recall *r, int *tokens, gsl_rng *rng) {
-    int P = r->P, K = r->V / 2;
-    // partial Fisher-Yates: pool[0..P) becomes P distinct keys in random order
+// P distinct numbers of [0, V/2) into out, in random order (a partial Fisher-Yates on the
+// pool, undone after, so a sequence depends on the rng alone and not on earlier draws).
+static void draw_distinct(Recall *r, int *out, gsl_rng *rng) {
+    const int P = r->P, K = r->V / 2;
     for (int i = 0; i < P; i++) {
         int j = i + (int)gsl_rng_uniform_int(rng, (unsigned long)(K - i));
         swap_int(&r->pool[i], &r->pool[j]);
         r->swaps[i] = j;
-        tokens[2 * i] = r->pool[i];
-        tokens[2 * i + 1] = K + (int)gsl_rng_uniform_int(rng, (unsigned long)K);
+        out[i] = r->pool[i];
     }
-    // undo the swaps, so a sequence depends on the rng alone and not on earlier draws
     for (int i = P - 1; i >= 0; i--) swap_int(&r->pool[i], &r->pool[r->swaps[i]]);
+}
 
+// One sequence (4P tokens) and its answers (P: query j's value) from rng.
+static void generate(Recall *r, int *tokens, int *answers, gsl_rng *rng) {
+    const int P = r->P, K = r->V / 2;
+    draw_distinct(r, r->keys, rng);
+    draw_distinct(r, r->values, rng);
+    for (int i = 0; i < P; i++) {
+        tokens[2 * i] = r->keys[i];
+        tokens[2 * i + 1] = K + r->values[i];
+    }
     for (int i = 0; i < P; i++) r->order[i] = i;
     gsl_ran_shuffle(rng, r->order, (size_t)P, sizeof(int));
     int *query = tokens + 2 * P;
     for (int j = 0; j < P; j++) {
-        query[2 * j] = tokens[2 * r->order[j]];
-        query[2 * j + 1] = tokens[2 * r->order[j] + 1];
+        query[2 * j] = r->keys[r->order[j]];
+        query[2 * j + 1] = (int)gsl_rng_uniform_int(rng, (unsigned long)r->V);
+        answers[j] = K + r->values[r->order[j]];
     }
 }
 
-// N_HELD_OUT sequences from a generator seeded with seed.
-static uint16_t *generate_fixed(Recall *r, unsigned long seed) {
-    const int T = 4 * r->P;
-    uint16_t *set = xmalloc((size_t)N_HELD_OUT * T * sizeof(uint16_t));
-    int *tokens = xmalloc((size_t)T * sizeof(int));
+// N_HELD_OUT sequences and their answers from a generator seeded with seed.
+static void generate_fixed(Recall *r, unsigned long seed, uint16_t **set, uint16_t **answers) {
+    const int P = r->P, T = 4 * P;
+    *set = xmalloc((size_t)N_HELD_OUT * T * sizeof(uint16_t));
+    *answers = xmalloc((size_t)N_HELD_OUT * P * sizeof(uint16_t));
+    int *tokens = xmalloc((size_t)T * sizeof(int)), *ans = xmalloc((size_t)P * sizeof(int));
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, seed);
     for (long k = 0; k < N_HELD_OUT; k++) {
-        generate(r, tokens, rng);
-        for (int t = 0; t < T; t++) set[k * T + t] = (uint16_t)tokens[t];
+        generate(r, tokens, ans, rng);
+        for (int t = 0; t < T; t++) (*set)[k * T + t] = (uint16_t)tokens[t];
+        for (int j = 0; j < P; j++) (*answers)[k * P + j] = (uint16_t)ans[j];
     }
     gsl_rng_free(rng);
+    free(ans);
     free(tokens);
-    return set;
 }
 
-// targets (4P): the value after each query key, -1 elsewhere.
-static void set_targets(const int *tokens, int *targets, int P) {
+// targets (4P): at query j's key its value, -1 elsewhere.
+static void set_targets(const int *answers, int *targets, int P) {
     for (int t = 0; t < 4 * P; t++) targets[t] = -1;
-    for (int t = 2 * P; t < 4 * P; t += 2) targets[t] = tokens[t + 1];
+    for (int j = 0; j < P; j++) targets[2 * P + 2 * j] = answers[j];
 }
 
 Recall *recall_open(const TrialConfig *c, DatasetInfo *info) {
@@ -99,10 +117,12 @@ Recall *recall_open(const TrialConfig *c, DatasetInfo *info) {
     r->pool = xmalloc((size_t)(V / 2) * sizeof(int));
     for (int i = 0; i < V / 2; i++) r->pool[i] = i;
     r->swaps = xmalloc((size_t)P * sizeof(int));
+    r->keys = xmalloc((size_t)P * sizeof(int));
+    r->values = xmalloc((size_t)P * sizeof(int));
     r->order = xmalloc((size_t)P * sizeof(int));
 
-    r->val = generate_fixed(r, VAL_SEED);
-    r->test = generate_fixed(r, TEST_SEED);
+    generate_fixed(r, VAL_SEED, &r->val, &r->val_answers);
+    generate_fixed(r, TEST_SEED, &r->test, &r->test_answers);
 
     info->seq_len = 4 * P;
     info->vocab = V;
@@ -113,31 +133,47 @@ Recall *recall_open(const TrialConfig *c, DatasetInfo *info) {
     return r;
 }
 
+void recall_baselines(int pairs, int vocab, double *chance, double *values_only) {
+    *chance = 2.0 / vocab;
+    *values_only = 1.0 / pairs;
+}
+
 void recall_free(Recall *r) {
     if (!r) return;
     free(r->val);
     free(r->test);
+    free(r->val_answers);
+    free(r->test_answers);
     free(r->pool);
     free(r->swaps);
+    free(r->keys);
+    free(r->values);
     free(r->order);
     free(r);
 }
 
 void recall_train_batch(Recall *r, Batch *b, gsl_rng *rng) {
-    int T = 4 * r->P;
+    const int P = r->P, T = 4 * P;
+    int *answers = xmalloc((size_t)P * sizeof(int));
     for (int row = 0; row < b->B; row++) {
         int *x = b->tokens + (size_t)row * T;
-        generate(r, x, rng);
-        set_targets(x, b->targets + (size_t)row * T, r->P);
+        generate(r, x, answers, rng);
+        set_targets(answers, b->targets + (size_t)row * T, P);
     }
+    free(answers);
 }
 
 void recall_eval_rows(const Recall *r, EvalSplit split, Batch *b, long start, int rows) {
-    int T = 4 * r->P;
+    const int P = r->P, T = 4 * P;
+    int *answers = xmalloc((size_t)P * sizeof(int));
     for (int row = 0; row < rows; row++) {
-        const uint16_t *src = (split == SPLIT_VAL ? r->val : r->test) + (size_t)(start + row) * T;
+        const long k = start + row;
+        const uint16_t *src = (split == SPLIT_VAL ? r->val : r->test) + (size_t)k * T;
+        const uint16_t *ans = (split == SPLIT_VAL ? r->val_answers : r->test_answers) + (size_t)k * P;
         int *x = b->tokens + (size_t)row * T;
         for (int t = 0; t < T; t++) x[t] = src[t];
-        set_targets(x, b->targets + (size_t)row * T, r->P);
+        for (int j = 0; j < P; j++) answers[j] = ans[j];
+        set_targets(answers, b->targets + (size_t)row * T, P);
     }
+    free(answers);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "data/dataset.h"
 #include "report/stats.h"
 #include "space/tpe.h"
 #include "trial/metrics.h"
@@ -257,6 +258,12 @@ static int by_rank(const void *x, const void *y) {
     return (a->t->id > b->t->id) - (a->t->id < b->t->id);
 }
 
+static int any_recall(const Analysis *a) {
+    for (int i = 0; i < a->n_ok; i++)
+        if (a->ok[i]->config.task == TASK_RECALL) return 1;
+    return 0;
+}
+
 static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
     const Metric *m = metric_find(o->metric);
     Ranked *r = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *r);
@@ -282,6 +289,13 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
     if (!m->shown) extra[n_extra++] = m;
     if (metric_test_twin(m) && !metric_test_twin(m)->shown) extra[n_extra++] = metric_test_twin(m);
     for (int k = 0; k < n_extra; k++) metric_column(t, extra[k], COL_REAL);
+    const int recall = any_recall(a);
+    if (recall) {
+        table_note(t, "recall: chance is a value at random (2/recall_vocab); values only, a model that knows which "
+                      "values the sequence holds but not which key has which (1/recall_pairs)");
+        table_column(t, "recall_chance", "chance", COL_REAL, "%.4f");
+        table_column(t, "recall_values_only", "values only", COL_REAL, "%.4f");
+    }
     table_column(t, "steps", "steps", COL_INT, NULL);
     table_column(t, "seconds", "time (s)", COL_REAL, "%.1f");
     for (int i = 0; i < shown; i++) {
@@ -292,6 +306,13 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
         param_cells(t, a, &x->config, 1, NULL);
         shown_cells(t, x);
         for (int k = 0; k < n_extra; k++) table_number(t, metric_value(x, extra[k]));
+        if (recall) {
+            double chance = NAN, values_only = NAN;
+            if (x->config.task == TASK_RECALL)
+                recall_baselines(x->config.recall_pairs, x->config.recall_vocab, &chance, &values_only);
+            table_number(t, chance);
+            table_number(t, values_only);
+        }
         table_number(t, x->steps);
         table_number(t, x->seconds);
     }

@@ -56,6 +56,8 @@ void table_note(Table *t, const char *fmt, ...) {
 
 void table_column(Table *t, const char *key, const char *head, ColumnKind kind, const char *format) {
     if (t->n_rows) die(EXIT_RUNTIME, "internal error: column %s added to table %s after its rows", key, t->key);
+    if ((kind == COL_REAL || kind == COL_MEAN_SD) && !format)
+        die(EXIT_RUNTIME, "internal error: real column %s of table %s has no format", key, t->key);
     t->cols = xrealloc(t->cols, (size_t)(t->n_cols + 1) * sizeof *t->cols);
     t->cols[t->n_cols++] = (Column){xstrdup(key), xstrdup(head), kind, format};
 }

@@ -1470,7 +1470,7 @@ int space_parse(SweepSpec *s, const char *path, const char *text, size_t len, ch
     s->eta = 3;
     s->population = 8;
     s->sample_size = 3;
-    s->tpe = (TpeOptions){.n_startup = 10, .gamma = 0.1, .candidates = 24, .constant_liar = 1, .prior_weight = 1.0};
+    s->tpe = (TpeOptions){.n_startup = 10, .gamma = 0.1, .candidates = 24, .multivariate = 1, .constant_liar = 1, .prior_weight = 1.0};
     s->n_objectives = 1;
     reward_spec_default(&s->reward);
     s->energy = 0.99;

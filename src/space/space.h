@@ -72,12 +72,13 @@
 
 typedef enum { METHOD_GRID, METHOD_RANDOM, METHOD_SOBOL, METHOD_EVOLUTION, METHOD_TPE, METHOD_MOTPE } SweepMethod;
 
-// The TPE sampler's settings (space/tpe.h), the YAML section `tpe:`; Optuna's defaults.
+// The TPE sampler's settings (space/tpe.h), the YAML section `tpe:`: Optuna's defaults but
+// for multivariate (on: better on every benchmark of scripts/bench/sampler_vs_optuna.sh).
 typedef struct {
     int n_startup;        // random configurations before the model [10]
     double gamma;         // the good group: min(⌈gamma·n⌉, 25) of n observations [0.1]
     int candidates;       // draws from l(x) scored by l/g [24]
-    int multivariate;     // joint kernels over the parameters without conditions [false]
+    int multivariate;     // joint kernels over the parameters without conditions [true]
     int constant_liar;    // configurations handed out and not reported count as the worst [true]
     double prior_weight;  // the prior kernel's weight [1]
 } TpeOptions;

@@ -23,7 +23,7 @@
 // σ the larger gap to its sorted neighbours (the outermost ones the inner gap only), kept
 // within [(high − low)/min(100, 1 + kernels), high − low], the prior kernel centred with
 // σ = high − low; categorical parameters a distribution per observation with
-// prior_weight/(n + 1) on every choice and 1 more on its own. With multivariate set, the
+// prior_weight/(n + 1) on every choice and 1 more on its own. With multivariate (the default), the
 // parameters without conditions are drawn jointly from product kernels (σ by Scott's
 // rule, 0.2·n^(−1/(d+4)) of the range) and scored by the joint l/g; conditional ones as
 // above.

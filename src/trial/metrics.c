@@ -8,19 +8,27 @@
 #define AT(f) offsetof(TrialResult, f)
 
 const Metric metrics[] = {
-    {"val_accuracy", "val accuracy", "", AT(val_accuracy), 1, METRIC_DECIDES, 0, 1},
-    {"val_loss", "val loss", "nats", AT(val_loss), 0, METRIC_DECIDES, 0, 0},
-    {"val_bits_per_byte", "val bits/byte", "", AT(val_bits_per_byte), 0, METRIC_DECIDES, 1, 0},
-    {"test_accuracy", "test accuracy", "", AT(test_accuracy), 1, METRIC_SHOWN, 0, 1},
-    {"test_loss", "test loss", "nats", AT(test_loss), 0, METRIC_SHOWN, 0, 0},
-    {"test_bits_per_byte", "test bits/byte", "", AT(test_bits_per_byte), 0, METRIC_SHOWN, 1, 0},
-    {"rank_deviation", "RankDeviation", "", AT(rank_deviation), 0, METRIC_RANKS, 0, 1},
-    {"correlation", "Correlation", "", AT(correlation), 0, METRIC_RANKS, 0, 1},
-    {"correlation_chance", "chance", "", AT(correlation_chance), 0, METRIC_SHOWN, 0, 1},
-    {"reward", "reward", "", AT(reward), 1, METRIC_DECIDES, 0, 1},
+    {"val_accuracy", "val accuracy", "", AT(val_accuracy), 1, METRIC_DECIDES, 0, 1, 0},
+    {"val_loss", "val loss", "nats", AT(val_loss), 0, METRIC_DECIDES, 0, 0, 0},
+    {"val_bits_per_byte", "val bits/byte", "", AT(val_bits_per_byte), 0, METRIC_DECIDES, 1, 0, 0},
+    {"test_accuracy", "test accuracy", "", AT(test_accuracy), 1, METRIC_SHOWN, 0, 1, 0},
+    {"test_loss", "test loss", "nats", AT(test_loss), 0, METRIC_SHOWN, 0, 0, 0},
+    {"test_bits_per_byte", "test bits/byte", "", AT(test_bits_per_byte), 0, METRIC_SHOWN, 1, 0, 0},
+    {"rank_deviation", "RankDeviation", "", AT(rank_deviation), 0, METRIC_RANKS, 0, 1, 0},
+    {"correlation", "Correlation", "", AT(correlation), 0, METRIC_RANKS, 0, 1, 0},
+    {"correlation_chance", "chance", "", AT(correlation_chance), 0, METRIC_SHOWN, 0, 1, 0},
+    {"reward", "reward", "", AT(reward), 1, METRIC_DECIDES, 0, 1, 0},
 };
 const int n_metrics = (int)(sizeof metrics / sizeof metrics[0]);
-_Static_assert(sizeof metrics / sizeof metrics[0] < METRIC_NAMES, "METRIC_NAMES has no room for every name");
+
+const Metric cost_metrics[] = {
+    {"n_params", "parameters", "", AT(n_params), 0, METRIC_RANKS, 0, 0, 1},
+    {"seconds", "time", "s", AT(seconds), 0, METRIC_RANKS, 0, 0, 0},
+};
+const int n_cost_metrics = (int)(sizeof cost_metrics / sizeof cost_metrics[0]);
+_Static_assert(sizeof metrics / sizeof metrics[0] + sizeof cost_metrics / sizeof cost_metrics[0] < METRIC_NAMES,
+               "METRIC_NAMES has no room for every name");
+_Static_assert(sizeof(((TrialResult *)0)->n_params) == sizeof(long), "n_params is read as a long");
 
 // The names of the versions before the validation split, and what they became.
 static const struct {
@@ -33,10 +41,15 @@ static const struct {
 const Metric *metric_find(const char *name) {
     for (int i = 0; i < n_metrics; i++)
         if (!strcmp(metrics[i].name, name)) return &metrics[i];
+    for (int i = 0; i < n_cost_metrics; i++)
+        if (!strcmp(cost_metrics[i].name, name)) return &cost_metrics[i];
     return NULL;
 }
 
-double metric_value(const TrialResult *r, const Metric *m) { return *(const double *)((const char *)r + m->offset); }
+double metric_value(const TrialResult *r, const Metric *m) {
+    const char *at = (const char *)r + m->offset;
+    return m->integer ? (double)*(const long *)at : *(const double *)at;
+}
 
 void metric_copy(TrialResult *to, const TrialResult *from) {
     for (int i = 0; i < n_metrics; i++)
@@ -58,6 +71,8 @@ int metric_names(MetricUse most, const char *names[METRIC_NAMES]) {
     int n = 0;
     for (int i = 0; i < n_metrics; i++)
         if (metrics[i].use <= most) names[n++] = metrics[i].name;
+    for (int i = 0; i < n_cost_metrics; i++)
+        if (cost_metrics[i].use <= most) names[n++] = cost_metrics[i].name;
     names[n] = NULL;
     return n;
 }

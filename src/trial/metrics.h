@@ -28,13 +28,20 @@ typedef struct {
     MetricUse use;
     int charlm_only;    // bits per byte: NaN for the other tasks, and left out of --json
     int shown;          // a column of every table of trials in attnsweep report
+    int integer;        // the field is a long, not a double (n_params)
 } Metric;
 
 // In /summary column order: the validation metrics, the test metrics, the scores, reward.
 extern const Metric metrics[];
 extern const int n_metrics;
+// What a trial cost, lower is better: n_params and seconds (training wall time). motpe's
+// objectives and report --metric may name them, no sweep's metric may; they are not in
+// metrics[] because their /summary columns, JSON keys and copies go with the trial's
+// other facts (trial.h).
+extern const Metric cost_metrics[];
+extern const int n_cost_metrics;
 
-const Metric *metric_find(const char *name);  // NULL if no metric has that name
+const Metric *metric_find(const char *name);  // in metrics[], then cost_metrics[]; NULL if none
 double metric_value(const TrialResult *r, const Metric *m);
 // Every metric of `from` into `to`.
 void metric_copy(TrialResult *to, const TrialResult *from);
@@ -46,7 +53,8 @@ double metric_bits_per_byte(int task, double loss);
 const Metric *metric_test_twin(const Metric *m);
 
 // The names of the metrics of use `most` or lower (METRIC_DECIDES: those a sweep may
-// optimise; METRIC_RANKS: those the report ranks by), in table order, NULL-terminated in
+// optimise; METRIC_RANKS: those the report ranks by and objectives name, the costs
+// included), in table order, NULL-terminated in
 // names[METRIC_NAMES]; returns how many.
 enum { METRIC_NAMES = 16 };  // more than there are metrics
 int metric_names(MetricUse most, const char *names[METRIC_NAMES]);
