@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -189,39 +188,56 @@ int h5read_table_array(const H5Reader *rd, hid_t filetype, const char *what, con
 // comparing the sizes it finds to the collection, and copies an object by its size (a
 // damaged one crashes H5Aread), so every collection is walked here first: each object must
 // lie within it and the walk end at its end. 0, or -1 with where it is damaged.
-static int check_collection(const H5Reader *rd, const unsigned char *c, size_t left, size_t at) {
-    const uint64_t size = load_le(c + 8, 8);
-    if (size < GCOL_MIN || size > left) return h5read_fail(rd, "the global heap at byte %zu is damaged (its size)", at);
+static int check_collection(const H5Reader *rd, const unsigned char *c, uint64_t size, uint64_t at) {
     unsigned char *seen = xcalloc(1 << 16, 1);  // an index twice is damage too
     int rc = 0;
     for (uint64_t p = 16; rc == 0 && p + 16 <= size;) {  // a tail too small for an object is free space, as HDF5 takes it
         const uint64_t index = load_le(c + p, 2), n = load_le(c + p + 8, 8);
         const uint64_t need = index ? 16 + ((n + 7) & ~(uint64_t)7) : n;
         if (n > size || need < 16 || need > size - p || (index && seen[index]++))
-            rc = h5read_fail(rd, "the global heap at byte %zu is damaged (object %llu at byte %llu)", at,
-                             (unsigned long long)index, (unsigned long long)(at + p));
+            rc = h5read_fail(rd, "the global heap at byte %llu is damaged (object %llu at byte %llu)",
+                             (unsigned long long)at, (unsigned long long)index, (unsigned long long)(at + p));
         p += need;
     }
     free(seen);
     return rc;
 }
 
+// The collection whose mark is at byte `at` of the file (fd, `total` bytes), read whole.
+static int check_collection_at(const H5Reader *rd, int fd, uint64_t at, uint64_t total) {
+    unsigned char head[16];
+    const uint64_t size = total - at >= 16 && pread(fd, head, 16, (off_t)at) == 16 ? load_le(head + 8, 8) : 0;
+    if (size < GCOL_MIN || size > total - at)
+        return h5read_fail(rd, "the global heap at byte %llu is damaged (its size)", (unsigned long long)at);
+    unsigned char *c = xmalloc(size);  // at most the file's size
+    const int rc = pread(fd, c, size, (off_t)at) == (ssize_t)size ? check_collection(rd, c, size, at)
+                                                                    : h5read_fail(rd, "%s", strerror(errno));
+    free(c);
+    return rc;
+}
+
+// The file is read, never mapped: a mapped page of a file on a full tmpfs is a SIGBUS.
 int h5read_check_heaps(const H5Reader *rd) {
+    enum { CHUNK = 1 << 20 };
+    static const unsigned char mark[8] = {'G', 'C', 'O', 'L', 1, 0, 0, 0};
     const int fd = open(rd->path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
         if (fd >= 0) close(fd);
         return h5read_fail(rd, "%s", strerror(errno));
     }
-    const size_t n = (size_t)st.st_size;
-    const unsigned char *b = n ? mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
-    close(fd);
-    if (n && b == MAP_FAILED) return h5read_fail(rd, "%s", strerror(errno));
-    static const unsigned char mark[8] = {'G', 'C', 'O', 'L', 1, 0, 0, 0};
+    unsigned char *buf = xmalloc(CHUNK + sizeof mark - 1);  // chunks overlap by a mark's length less one
     int rc = 0;
-    for (const unsigned char *p = b; rc == 0 && p && (p = memmem(p, n - (size_t)(p - b), mark, sizeof mark)); p++)
-        rc = check_collection(rd, p, n - (size_t)(p - b), (size_t)(p - b));
-    if (n) munmap((void *)b, n);
+    for (uint64_t base = 0; rc == 0 && base < (uint64_t)st.st_size; base += CHUNK) {
+        const ssize_t n = pread(fd, buf, CHUNK + sizeof mark - 1, (off_t)base);
+        if (n < 0) rc = h5read_fail(rd, "%s", strerror(errno));
+        if (n <= 0) break;
+        const unsigned char *p = buf, *end = buf + n;
+        while (rc == 0 && (p = memmem(p, (size_t)(end - p), mark, sizeof mark)) && p < buf + CHUNK)
+            rc = check_collection_at(rd, fd, base + (uint64_t)(p++ - buf), (uint64_t)st.st_size);
+    }
+    free(buf);
+    close(fd);
     return rc;
 }
 
