@@ -44,7 +44,8 @@ typedef struct {
 typedef struct {
     const TrialHooks *hooks;
     TrialResult *r;
-    int rank, size;  // in the group
+    int rank, size;           // in the group
+    int checkpoint_failed;    // a checkpoint could not be written (said once per trial)
 } Run;
 
 // Room for one more point.
@@ -161,7 +162,7 @@ static Bytes gather(const Run *run, const Bytes *mine) {
 
 // TrainHooks.checkpoint: every rank's state to the leader, which writes the file whole.
 static void save_checkpoint(void *ctx, const Model *m, const Dataset *d, const TrainState *st) {
-    const Run *run = ctx;
+    Run *run = ctx;
     Bytes mine = {0};
     checkpoint_save_rank(&mine, d, st);
     Bytes ranks = gather(run, &mine);
@@ -188,7 +189,9 @@ static void save_checkpoint(void *ctx, const Model *m, const Dataset *d, const T
         (fd = outfile_create(path, tmp, sizeof tmp)) < 0 || outfile_write(fd, b.data, b.len) != 0 ||
         outfile_commit(fd, tmp, path) != 0) {
         // A trial goes on without its checkpoint (it would only restart from an earlier one).
-        warnf("%s: cannot write the checkpoint at step %ld: %s", dir, st->step, strerror(errno));
+        if (!run->checkpoint_failed++)
+            warnf("%s: cannot write the checkpoint at step %ld: %s (the trial goes on; said once)", dir, st->step,
+                  strerror(errno));
         if (fd >= 0) outfile_discard(tmp);
     }
     if (fd >= 0) close(fd);
