@@ -1295,6 +1295,9 @@ static int check_size(Loader *L) {
             return fail(L, L->top_at[TOP_METHOD], "method %s needs trials (how many trials to run)",
                         method_names[s->method]);
     } else {
+        if (size == LONG_MAX)  // the count saturated
+            return fail(L, L->top_at[TOP_PARAMETERS], "the grid has more than 9.2e18 points (at most %d trials)",
+                        MAX_TRIALS);
         if (size > MAX_TRIALS / s->repeats)
             return fail(L, L->top_at[TOP_PARAMETERS], "the grid's size times repeats, %ld x %d, is more than %d trials",
                         size, s->repeats, MAX_TRIALS);

@@ -161,7 +161,7 @@ const char *space_method_name(SweepMethod m);
 const char *space_distribution_name(Distribution d);
 
 // The number of distinct configurations (grid product honouring conditions), or -1
-// when a continuous distribution makes it infinite.
+// when a continuous distribution makes it infinite (LONG_MAX: more than that).
 long space_size(const SweepSpec *s);
 
 // ---- samplers (sampler.c): reproducible from the sweep seed.
