@@ -14,7 +14,9 @@
 #   5. a full disk (a 200 KB tmpfs; skipped when mount is not allowed): one line with
 #      "No space left on device", exit 1, no temporary file left, the results file reads
 #      (report: the trials flushed before), and --resume completes the sweep once there
-#      is room.
+#      is room;
+#   6. SIGINT or SIGTERM to the ranks (not to mpirun: Open MPI 4.1's mpirun kills its job
+#      on either and exits 1) stops the sweep with exit code 3, and --resume completes it.
 # Usage: bash tests/test_recovery.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
 
@@ -202,5 +204,30 @@ if mount -t tmpfs -o size=200k tmpfs disk 2>/dev/null; then  # the sweep needs a
 else
     echo "skip 5: mount -t tmpfs is not allowed here"
 fi
+
+echo "== 6. SIGINT or SIGTERM to the ranks stops the sweep with exit 3; --resume completes it"
+sweep_yaml stop 2000 "" "  d_model: {value: 16}
+  lambda_orth: {values: [0, 0.01, 0.02]}"
+for sig in INT TERM; do
+    size=$(stat -c %s stop.h5.journal 2>/dev/null || echo 0)
+    mpirun -np 3 "$bin" run "$tmp/stop.yaml" -o stop.h5 --resume --quiet 2>"$tmp/err" &
+    pid=$!
+    background+=("$pid")
+    t=$((SECONDS + 60))
+    until (($(stat -c %s stop.h5.journal 2>/dev/null || echo 0) > size + 200)); do  # a trial handed out
+        ((SECONDS < t)) || fail "SIG$sig: the sweep did not start: $(cat "$tmp/err")"
+        sleep 0.05
+    done
+    sleep 0.5
+    pkill "-$sig" -P "$pid" # the ranks (mpirun's children), as Ctrl-C or Slurm's scancel reach them
+    rc=0
+    wait "$pid" || rc=$?
+    [[ $rc == 3 ]] || fail "SIG$sig to the ranks: exit code $rc, expected 3"
+done
+mpi 3 run "$tmp/stop.yaml" -o stop.h5 --resume --quiet
+[[ $rc == 0 ]] || fail "--resume after the stops: exit code $rc"
+"$py" -c 'import h5py; ids = sorted(h5py.File("stop.h5")["summary"]["trial"]); assert ids == [0, 1, 2], ids' ||
+    fail "--resume after the stops: not every trial once"
+pass "SIGINT, then SIGTERM, to the ranks: exit 3 each time; --resume completed the 3 trials once"
 
 echo "PASS: $checks checks of recovery in $((SECONDS - start)) s"
