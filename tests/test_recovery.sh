@@ -16,7 +16,8 @@
 #      (report: the trials flushed before), and --resume completes the sweep once there
 #      is room;
 #   6. SIGINT or SIGTERM to the ranks (not to mpirun: Open MPI 4.1's mpirun kills its job
-#      on either and exits 1) stops the sweep with exit code 3, and --resume completes it.
+#      on either and exits 1) stops the sweep with exit code 3, and --resume completes it;
+#   7. resources.mem refuses, before it starts, a trial whose estimated peak exceeds it.
 # Usage: bash tests/test_recovery.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
 
@@ -229,5 +230,20 @@ mpi 3 run "$tmp/stop.yaml" -o stop.h5 --resume --quiet
 "$py" -c 'import h5py; ids = sorted(h5py.File("stop.h5")["summary"]["trial"]); assert ids == [0, 1, 2], ids' ||
     fail "--resume after the stops: not every trial once"
 pass "SIGINT, then SIGTERM, to the ranks: exit 3 each time; --resume completed the 3 trials once"
+
+echo "== 7. resources.mem refuses, before it starts, a trial whose estimated peak exceeds it"
+sweep_yaml mem 20 "" "  d_model: {values: [16, 2048]}"
+echo "resources: {mem: 600M}" >>"$tmp/mem.yaml"
+mpi 2 run "$tmp/mem.yaml" -o mem.h5 --quiet
+[[ $rc == 0 ]] || fail "a sweep with resources.mem: exit code $rc"
+"$py" - <<'PY' || fail "resources.mem"
+import h5py
+f = h5py.File("mem.h5", "r")
+s = {int(r["trial"]): r["status"] for r in f["summary"][:]}
+assert s == {0: b"ok", 1: b"failed"}, s
+reason = f["trials/000001"].attrs["reason"]
+assert "needs an estimated" in reason and "more than resources.mem 600 MB" in reason, reason
+PY
+pass "resources.mem 600M: d_model 16 ran, d_model 2048 recorded failed before it started ('needs an estimated ... MB')"
 
 echo "PASS: $checks checks of recovery in $((SECONDS - start)) s"
