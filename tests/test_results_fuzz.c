@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "splitmix.h"
 #include "common/util.h"
 #include "store/h5store.h"
 #include "store/summary.h"
@@ -33,12 +34,7 @@ enum { TIME_LIMIT_S = 20, MAX_TRIALS_READ = 4 };
 static const char CORPUS[] = "tests/fuzz/results";
 
 static uint64_t rng_state = 0x0ddba11c0ffee123ull;
-static uint64_t rnd(void) {  // splitmix64
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static uint64_t rnd(void) { return splitmix64(&rng_state); }
 
 static unsigned char *read_file(const char *path, size_t *n) {
     FILE *f = xfopen(path, "rb");
