@@ -96,6 +96,15 @@ bad_input "bad --nodes" "--nodes" quick.yaml --nodes two
 bad_input "zero --ntasks-per-node" "--ntasks-per-node" quick.yaml --ntasks-per-node 0
 bad_input "--group-size too big" "cannot form a coordinator and groups" quick.yaml --ntasks-per-node 3 --group-size 4
 bad_input "ranks not 1 + groups" "need 1 + a multiple of 2" quick.yaml --ntasks-per-node 4 --group-size 2
+bad_input "--group-size beyond what run allows" "--group-size must be an integer in [1, 4096], got '5000'" \
+  quick.yaml --nodes 10 --ntasks-per-node 1000 --group-size 5000
+echo keep >"$tmp/victim"
+ln -s victim "$tmp/link.sbatch"
+run slurm quick.yaml --script "$tmp/link.sbatch"
+expect_rc 2 "--script a symbolic link"
+grep -qF "link.sbatch: it is a symbolic link" "$tmp/err" || fail "--script a symbolic link: $(cat "$tmp/err")"
+[[ $(cat "$tmp/victim") == keep && -L $tmp/link.sbatch ]] || fail "--script a symbolic link: its target was written"
+pass "--script a symbolic link: exit 2, one line, its target untouched"
 bad_input "bad --time" "not a Slurm time" quick.yaml --time 1:99:00
 bad_input "--time too short" "too short" quick.yaml --time 3
 bad_input "--nodes without a value" "needs a value" quick.yaml --nodes

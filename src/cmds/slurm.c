@@ -23,6 +23,7 @@
 #include "common/outfile.h"
 #include "common/util.h"
 #include "space/space.h"
+#include "sweep/sweep.h"
 
 extern char **environ;
 
@@ -316,7 +317,7 @@ int cmd_slurm(int argc, char **argv) {
         OPT_INT("--ntasks-per-node", &o.ntasks_per_node, 1, MAX_COUNT, "M",
                 "MPI ranks per node (4); N x M ranks: one coordinator,\n"
                 "the rest train in groups of G (N x M - 1 a multiple of G)"),
-        OPT_INT("--group-size", &o.group_size, 1, MAX_COUNT, "G", "ranks per worker group (1)"),
+        OPT_INT("--group-size", &o.group_size, 1, SWEEP_MAX_GROUP_SIZE, "G", "ranks per worker group (1)"),
         OPT_STRING("--time", NULL, &o.time, "T",
                    "time limit: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or\n"
                    "D-HH:MM:SS, at least 5 minutes (default: the partition's)"),
