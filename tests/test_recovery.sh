@@ -14,7 +14,7 @@
 #   5. a full disk (a 200 KB tmpfs; skipped when mount is not allowed): one line with
 #      "No space left on device", exit 1, no temporary file left, the results file reads
 #      (report: the trials flushed before), and --resume completes the sweep once there
-#      is room;
+#      is room; on a read-only file system one line with the reason and exit 1;
 #   6. SIGINT or SIGTERM to the ranks (not to mpirun: Open MPI 4.1's mpirun kills its job
 #      on either and exits 1) stops the sweep with exit code 3, and --resume completes it;
 #   7. resources.mem refuses, before it starts, a trial whose estimated peak exceeds it.
@@ -64,14 +64,13 @@ wait_for() {
 }
 
 echo "== 1. kill -9 mid-trial, --resume continues from the checkpoint, bit for bit"
-sweep_yaml ckpt 1600 ", checkpoint_every: 100"
+sweep_yaml ckpt 800 ", checkpoint_every: 100"
 mpi 2 run "$tmp/ckpt.yaml" -o whole.h5 --quiet
 [[ $rc == 0 ]] || fail "the uninterrupted run: exit code $rc"
 mpirun -np 2 "$bin" run "$tmp/ckpt.yaml" -o cut.h5 2>"$tmp/err" >"$tmp/out" &
 pid=$!
 background+=("$pid")
 wait_for cut.trials/000000/checkpoint.bin 120 "$tmp/err"
-sleep 0.3
 kill_job "$pid" "$tmp/ckpt.yaml"
 [[ $("$py" -c 'from journal import trial_ids; print(len(trial_ids("cut.h5.journal")))') == 0 ]] ||
     fail "the trial was recorded before the kill: make it longer"
@@ -200,15 +199,28 @@ if mount -t tmpfs -o size=200k tmpfs disk 2>/dev/null; then  # the sweep needs a
     [[ $rc == 0 ]] || fail "--resume with room again: exit code $rc"
     "$py" -c 'import h5py; ids = sorted(h5py.File("disk/full.h5")["summary"]["trial"]); assert ids == list(range(10)), ids' ||
         fail "--resume with room again: not every trial once"
-    umount disk
     pass "ENOSPC: '$line', exit 1, no temporary file, the file reads ($kept trials); --resume with room: 10 trials once"
+    # A read-only file system: one line with the reason, exit 1, nothing changed.
+    cp disk/full.h5 full.before.h5
+    mount -o remount,ro disk
+    mpi 2 run "$tmp/full.yaml" -o disk/full.h5 --resume --quiet
+    [[ $rc == 1 ]] || fail "--resume on a read-only file system: exit code $rc, expected 1"
+    grep -qF "attnsweep: disk/full.h5.journal: cannot open the journal: Read-only file system" "$tmp/err" ||
+        fail "--resume on a read-only file system: $(cat "$tmp/err")"
+    mpi 2 run "$tmp/full.yaml" -o disk/new.h5 --quiet
+    [[ $rc == 1 ]] || fail "a new sweep on a read-only file system: exit code $rc, expected 1"
+    grep -qF "attnsweep: disk/new.h5.journal: cannot create the journal: Read-only file system" "$tmp/err" ||
+        fail "a new sweep on a read-only file system: $(cat "$tmp/err")"
+    cmp -s disk/full.h5 full.before.h5 && [[ ! -e disk/new.h5 ]] || fail "a read-only file system: files changed"
+    umount disk
+    pass "a read-only file system: one line with 'Read-only file system', exit 1, for a resume and a new sweep"
 else
     echo "skip 5: mount -t tmpfs is not allowed here"
 fi
 
 echo "== 6. SIGINT or SIGTERM to the ranks stops the sweep with exit 3; --resume completes it"
-sweep_yaml stop 2000 "" "  d_model: {value: 16}
-  lambda_orth: {values: [0, 0.01, 0.02]}"
+sweep_yaml stop 600 "" "  d_model: {value: 16}
+  lambda_orth: {values: [0, 0.01, 0.02, 0.03, 0.04]}"
 for sig in INT TERM; do
     size=$(stat -c %s stop.h5.journal 2>/dev/null || echo 0)
     mpirun -np 3 "$bin" run "$tmp/stop.yaml" -o stop.h5 --resume --quiet 2>"$tmp/err" &
@@ -227,9 +239,9 @@ for sig in INT TERM; do
 done
 mpi 3 run "$tmp/stop.yaml" -o stop.h5 --resume --quiet
 [[ $rc == 0 ]] || fail "--resume after the stops: exit code $rc"
-"$py" -c 'import h5py; ids = sorted(h5py.File("stop.h5")["summary"]["trial"]); assert ids == [0, 1, 2], ids' ||
+"$py" -c 'import h5py; ids = sorted(h5py.File("stop.h5")["summary"]["trial"]); assert ids == list(range(5)), ids' ||
     fail "--resume after the stops: not every trial once"
-pass "SIGINT, then SIGTERM, to the ranks: exit 3 each time; --resume completed the 3 trials once"
+pass "SIGINT, then SIGTERM, to the ranks: exit 3 each time; --resume completed the 5 trials once"
 
 echo "== 7. resources.mem refuses, before it starts, a trial whose estimated peak exceeds it"
 sweep_yaml mem 20 "" "  d_model: {values: [16, 2048]}"
