@@ -366,6 +366,7 @@ static void test_results_file_round_trip_and_errors(void) {
     pid_t pid = fork();
     if (pid == 0) {
         H5Store *writer = h5store_create(other, &(StoreMeta){.sweep = "busy", .yaml = ""});
+        h5store_publish(writer);  // in place while still open, as a sweep's results file
         if (write(from_child[1], &byte, 1) != 1 || read(to_child[0], &byte, 1) != 1) _exit(1);
         h5store_close(writer, 0);
         _exit(0);

@@ -486,6 +486,25 @@ report scores.h5
 expect_error "a model's scores file" "scores.h5: no /summary table"
 report nocol.h5
 expect_error "a /summary without reward" "nocol.h5: /summary has no column 'reward'"
+# Hostile texts: a sweep name with terminal control sequences is printed escaped; a yaml
+# attribute nested 200 000 deep is refused at once (libyaml alone took 122 s on it).
+"$py" - <<'PY'
+import h5py, shutil
+shutil.copy("abl.h5", "escapes.h5")
+with h5py.File("escapes.h5", "a") as f:
+    f.attrs["sweep"] = "abl\x1b]0;owned\x07\x1b[31m\u00e9"
+shutil.copy("abl.h5", "deep.h5")
+with h5py.File("deep.h5", "a") as f:
+    f.attrs["yaml"] = "metric: " + "[" * 200000
+PY
+report escapes.h5
+expect_ok "a sweep name with escape sequences"
+! grep -q $'\x1b' out || fail "report printed the file's escape sequences raw"
+grep -qF 'sweep abl\x1b]0;owned\x07\x1b[31mé,' out ||
+    fail "the sweep name is not printed escaped: '$(head -1 out)'"
+report deep.h5
+expect_error "a yaml attribute nested 200 000 deep" "deep.h5: attribute 'yaml' is no sweep's YAML: 1:73: lists and mappings nested more than 64 deep"
+pass "hostile texts: escape sequences printed escaped, deep YAML refused at once"
 report abl.h5 --top 0
 expect_error "--top 0" "--top must be an integer in [1, 1000000], got '0'"
 report abl.h5 --top x

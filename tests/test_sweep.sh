@@ -210,22 +210,9 @@ mpirun -np 3 "$bin" run killed.yaml -o killed.h5 --resume --quiet 2>"$tmp/err" |
 check_file killed.h5 40
 # Every trial a snapshot of the journal held is in the final file, none twice.
 "$py" - killed.h5 journal.* <<'PY' || fail "a trial recorded before a kill differs in the final file"
-import sys, struct, zlib, h5py, pandas
+import sys, h5py, pandas
+from journal import trial_ids as ids_in
 final = pandas.DataFrame(h5py.File(sys.argv[1])["summary"][:]).set_index("trial")
-def ids_in(path):  # trial ids of the intact records (journal.h: magic line, then records)
-    data = open(path, "rb").read()
-    pos = data.index(b"\n") + 1
-    ids = []
-    while pos + 12 <= len(data):
-        magic, n, crc = struct.unpack_from("<III", data, pos)
-        payload = data[pos + 12: pos + 12 + n]
-        if magic != 0x4A524E4C or len(payload) != n or zlib.crc32(payload) != crc:
-            break
-        # trial_pack: u32 magic, u32 version, str config (u32 length + bytes), i32 id
-        clen = struct.unpack_from("<I", payload, 8)[0]
-        ids.append(struct.unpack_from("<i", payload, 12 + clen)[0])
-        pos += 12 + n
-    return ids
 seen = set()
 for p in sys.argv[2:]:
     ids = ids_in(p)

@@ -4,9 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmds/cmds.h"
+#include "common/outfile.h"
 #include "common/util.h"
 #include "store/h5store.h"
 
@@ -28,27 +29,19 @@ static char *config_yaml(const TrialConfig *c) {
 }
 
 void write_trial_file(const char *path, const TrialResult *r, const char *sweep) {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.partial", path);
     char *yaml = config_yaml(&r->config);
     StoreMeta meta = {.sweep = sweep, .yaml = yaml, .seed = r->config.seed, .start_time = r->start_time};
-    H5Store *s = h5store_create(tmp, &meta);
+    H5Store *s = h5store_create(path, &meta);  // a temporary file, renamed over path when closed
     h5store_write_trial(s, r);
     h5store_close(s, r->end_time);
     free(yaml);
-    if (rename(tmp, path) != 0) die(EXIT_RUNTIME, "%s: cannot rename to %s", tmp, path);
 }
 
 void check_output(const char *verb, const char *path) {
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        die(EXIT_BADINPUT, "%s: cannot write %s: it is a directory", verb, path);
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.partial", path) >= (int)sizeof tmp)
-        die(EXIT_BADINPUT, "%s: output path is too long: %s", verb, path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) die(EXIT_BADINPUT, "%s: cannot write %s: %s", verb, path, strerror(errno));
-    fclose(f);
-    remove(tmp);
+    char err[4200], tmp[4200];
+    if (outfile_check(path, err, sizeof err) != 0) die(EXIT_BADINPUT, "%s: cannot write %s", verb, err);
+    const int fd = outfile_create(path, tmp, sizeof tmp);
+    if (fd < 0) die(EXIT_BADINPUT, "%s: cannot write %s: %s", verb, path, strerror(errno));
+    close(fd);
+    outfile_discard(tmp);
 }
-

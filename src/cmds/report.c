@@ -19,8 +19,10 @@ typedef enum { FORMAT_TABLE, FORMAT_CSV, FORMAT_JSON } Format;
 static const char *const format_names[] = {"table", "csv", "json", NULL};  // indexed by Format
 
 static void print_header(const SweepSummary *s, const char *path, const ReportOptions *o) {
-    printf("attnsweep report: %s: sweep %s, %d trial%s, metric %s (%s is better)\n", path, s->sweep, s->n_trials,
+    char *sweep = text_escaped(s->sweep);  // the file's bytes, never a terminal's control sequence
+    printf("attnsweep report: %s: sweep %s, %d trial%s, metric %s (%s is better)\n", path, sweep, s->n_trials,
            s->n_trials == 1 ? "" : "s", o->metric, o->maximize ? "higher" : "lower");
+    free(sweep);
     if (s->being_written)
         printf("The sweep is still running (another process is writing the file): this covers the trials "
                "flushed so far.\n");

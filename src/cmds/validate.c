@@ -1,6 +1,7 @@
 // attnsweep validate: load a sweep file with every check `run` makes, then print what it
 // describes: the method, the swept parameters, the size of the space and the first trials.
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,8 @@ int cmd_validate(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "grid_points", s.grid_points);
         if (size < 0)
             cJSON_AddStringToObject(o, "space_size", "infinite");
+        else if (size == LONG_MAX)
+            cJSON_AddStringToObject(o, "space_size", "more than 9.2e18");
         else
             cJSON_AddNumberToObject(o, "space_size", (double)size);
         for (int j = 0; j < s.n_params; j++) cJSON_AddItemToArray(params, cJSON_CreateString(s.params[j].param->name));
@@ -124,6 +127,8 @@ int cmd_validate(int argc, char **argv) {
                s.maximize ? "maximize" : "minimize", s.seed);
         if (size < 0)
             printf("  space      infinite (continuous parameters)\n");
+        else if (size == LONG_MAX)
+            printf("  space      more than 9.2e18 configurations\n");
         else
             printf("  space      %ld configuration%s\n", size, plural((double)size));
         int configs = s.trials / s.repeats;

@@ -64,6 +64,14 @@ void dataset_restart(Dataset *d) {
     // charlm and recall draw every batch from the caller's rng: nothing to reset.
 }
 
+void dataset_save_position(const Dataset *d, Bytes *b) {
+    if (d->info.kind == TASK_FASHION_MNIST) fashion_mnist_save_position(d->task.fm, b);
+}
+
+int dataset_restore_position(Dataset *d, ByteReader *rd) {
+    return d->info.kind == TASK_FASHION_MNIST ? fashion_mnist_restore_position(d->task.fm, rd) : 0;
+}
+
 Batch batch_alloc(const DatasetInfo *info, int B) {
     Batch b = {.B = B};
     if (info->kind == TASK_FASHION_MNIST) {

@@ -22,6 +22,7 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "common/bytes.h"
 #include "common/config.h"
 
 enum { IMG_SIDE = 28, IMG_PIXELS = 784, PATCH_PIXELS = 49 };  // a patch: 7 × 7 pixels
@@ -60,6 +61,12 @@ int dataset_serves(const Dataset *d, const TrialConfig *c);
 // from the identity order), so a reused dataset gives a trial the same batches as a
 // freshly opened one.
 void dataset_restart(Dataset *d);
+
+// Where the training stream is, beyond the caller's rng (fashion_mnist: this epoch's order
+// and the position in it; charlm and recall draw everything from the rng): appended to b,
+// and restored (0, or -1 with the reason in rd when the bytes do not fit this dataset).
+void dataset_save_position(const Dataset *d, Bytes *b);
+int dataset_restore_position(Dataset *d, ByteReader *rd);
 
 // recall's baselines for P pairs of a V-token vocabulary: the accuracy of a value drawn at
 // random (2/V) and of a model that knows which P values the sequence holds but not which

@@ -184,7 +184,8 @@ static void init_params(Model *m, gsl_rng *rng) {
     init_linear(p->head_w, (size_t)K * C, p->head_b, K, C, rng);
 }
 
-int model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B) {
+// The shapes of a model of cfg for batches of B (nothing allocated).
+static void set_shapes(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B) {
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
     m->encoder = info->kind == TASK_FASHION_MNIST;
@@ -208,7 +209,28 @@ int model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B)
         m->dims[0] = m->NH, m->dims[1] = m->hs, m->dims[2] = m->C, m->dims[3] = 3;
         m->out_dims[0] = m->C, m->out_dims[1] = m->C;
     }
+}
 
+size_t model_bytes(const TrialConfig *cfg, const DatasetInfo *info, int B) {
+    Model m;
+    set_shapes(&m, cfg, info, B);
+    BlockParams *pb = m.params.blocks = xcalloc(m.L, sizeof(BlockParams));
+    BlockActs *ab = m.acts.blocks = xcalloc(m.L, sizeof(BlockActs));
+    layout_params(&m.params_arena, &m.params, &m);  // the sizes only: nothing is committed
+    layout_acts(&m.acts_arena, &m.acts, &m, 0);
+    layout_acts(&m.dacts_arena, &m.acts, &m, 1);
+    // parameters, gradients and AdamW's two moments; activations and their gradients
+    const size_t floats = 4 * m.params_arena.total + m.acts_arena.total + m.dacts_arena.total;
+    arena_free(&m.params_arena);
+    arena_free(&m.acts_arena);
+    arena_free(&m.dacts_arena);
+    free(pb);
+    free(ab);
+    return floats * sizeof(float);
+}
+
+int model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B) {
+    set_shapes(m, cfg, info, B);
     m->params.blocks = xcalloc(m->L, sizeof(BlockParams));
     m->grads.blocks = xcalloc(m->L, sizeof(BlockParams));
     m->acts.blocks = xcalloc(m->L, sizeof(BlockActs));

@@ -82,6 +82,9 @@ typedef struct {
 // records that trial as failed and goes on.
 int model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B);
 void model_free(Model *m);
+// The bytes model_init would allocate for cfg and batches of B (parameters, gradients,
+// AdamW's moments, activations and their gradients), without allocating them.
+size_t model_bytes(const TrialConfig *cfg, const DatasetInfo *info, int B);
 
 // Forward pass on a batch; returns the summed loss (nats) over predictions with a
 // target, their number in *count and the correct ones in *correct.

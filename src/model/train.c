@@ -69,31 +69,63 @@ static void evaluate(Model *m, const Dataset *d, EvalSplit split, Batch *b, int 
     *accuracy = sums[1] > 0 ? sums[2] / sums[1] : 0.0;
 }
 
+// Evaluations every this many steps (0 in the configuration: ten per run).
+static long eval_interval(const TrialConfig *c, long total) {
+    return c->eval_every > 0 ? c->eval_every : (total >= 10 ? total / 10 : 1);
+}
+
+void train_state_init(TrainState *st, const TrialConfig *c, long total_steps) {
+    memset(st, 0, sizeof *st);
+    st->cap = (int)(total_steps / eval_interval(c, total_steps)) + 2;
+    st->curve = xcalloc((size_t)st->cap, sizeof(CurvePoint));
+    st->rng = gsl_rng_alloc(gsl_rng_mt19937);
+    // A stream apart from initialisation's, the same on every rank of a data-parallel
+    // group (each draws the global batch and trains on its share).
+    gsl_rng_set(st->rng, (unsigned long)c->seed * 2654435761UL + 1);
+}
+
+void train_state_free(TrainState *st) {
+    free(st->curve);
+    if (st->rng) gsl_rng_free(st->rng);
+    memset(st, 0, sizeof *st);
+}
+
+// Whether a checkpoint is due after the step just taken (or the evaluation just made).
+static int checkpoint_due(const TrainHooks *h, long step, long total, int evaluated) {
+    if (!h || !h->checkpoint || step >= total) return 0;
+    return h->checkpoint_every > 0 ? step % h->checkpoint_every == 0 : h->checkpoint_every < 0 && evaluated;
+}
+
 void train_model(Model *m, Dataset *data, const TrialConfig *c, const TrainHooks *hooks, Training *out) {
     memset(out, 0, sizeof *out);
     out->end = TRAIN_DONE;
     out->test_loss = out->test_accuracy = NAN;
     const Group grp = group_of(hooks, c->batch);
-    const double t0 = now_seconds();
     const DatasetInfo info = dataset_info(data);
     // Every rank draws the same global batch of c->batch rows from the same stream (apart
     // from initialisation's) and trains on its share, so a trial's numbers do not depend
     // on the group's size beyond the order of floating-point sums.
     Batch global = batch_alloc(&info, c->batch);
     Batch batch = grp.size > 1 ? batch_alloc(&info, train_rank_rows(c, hooks->group)) : global;
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, (unsigned long)c->seed * 2654435761UL + 1);
+    const long total = train_total_steps(c, info.n_train), eval_every = eval_interval(c, total);
+    TrainState fresh, *st = hooks && hooks->resume ? hooks->resume : &fresh;
+    if (st == &fresh) train_state_init(&fresh, c, total);
+    const double t0 = now_seconds() - st->seconds;  // a continued run counts its earlier time
 
-    const long total = train_total_steps(c, info.n_train);
-    const long eval_every = c->eval_every > 0 ? c->eval_every : (total >= 10 ? total / 10 : 1);
-    int cap = (int)(total / eval_every) + 2;
-    out->curve = xcalloc(cap, sizeof(CurvePoint));
-
-    double train_time = 0.0, loss_sum = 0.0, penalty = 0.0;
-    long loss_n = 0, step = 0;
-    while (step < total) {
+    // A stop asked during a step ends the run before the next one: the state is then whole.
+    int stop = 0;
+    while (st->step < total) {
+        if (stop) {
+            if (hooks->checkpoint) {
+                st->seconds = now_seconds() - t0;
+                hooks->checkpoint(hooks->ctx, m, data, st);
+            }
+            out->end = TRAIN_INTERRUPTED;
+            snprintf(out->reason, sizeof out->reason, "stopped at step %ld", st->step);
+            break;
+        }
         double ts = now_seconds();
-        dataset_train_batch(data, &global, rng);
+        dataset_train_batch(data, &global, st->rng);
         if (grp.size > 1) batch_take_rows(&batch, &global, grp.off, grp.share, &info);
         long count, correct;
         // One collective per step decides for the whole group: the loss summed over the
@@ -104,68 +136,77 @@ void train_model(Model *m, Dataset *data, const TrialConfig *c, const TrainHooks
                            hooks && hooks->time_limit > 0 && now_seconds() - t0 > hooks->time_limit};
         group_sum(&grp, state, 4);
         const double loss = state[1] > 0 ? state[0] / state[1] : 0.0;
-        if (state[2] > 0) {
-            out->end = TRAIN_INTERRUPTED;
-            snprintf(out->reason, sizeof out->reason, "stopped at step %ld", step);
-            break;
-        }
+        stop = state[2] > 0;
         if (state[3] > 0) {
             out->end = TRAIN_FAILED;
-            snprintf(out->reason, sizeof out->reason, "time limit of %g s exceeded at step %ld", hooks->time_limit, step);
+            snprintf(out->reason, sizeof out->reason, "time limit of %g s exceeded at step %ld", hooks->time_limit,
+                     st->step);
             break;
         }
         if (!isfinite(loss)) {
             out->end = TRAIN_FAILED;
-            snprintf(out->reason, sizeof out->reason, "diverged: non-finite training loss at step %ld", step);
+            snprintf(out->reason, sizeof out->reason, "diverged: non-finite training loss at step %ld", st->step);
             break;
         }
         // Each rank's gradient is G × its share of the global mean loss, plus the
         // penalty's (the same on every rank), so the group's average is the gradient of
         // the global batch's mean loss plus the penalty's.
-        penalty = model_backward(m, &batch, state[1] / grp.size);
+        st->penalty = model_backward(m, &batch, state[1] / grp.size);
         if (grp.size > 1) {
             MPI_Allreduce(MPI_IN_PLACE, m->grads_arena.mem, (int)m->grads_arena.total, MPI_FLOAT, MPI_SUM, grp.comm);
             const float inv = 1.0f / (float)grp.size;
             for (size_t i = 0; i < m->grads_arena.total; i++) m->grads_arena.mem[i] *= inv;
         }
         clip_grad_norm(m->grads_arena.mem, m->grads_arena.total, c->clip);
-        double lr = lr_at(c, step, total);
-        adamw_update(&m->params_arena, m->grads_arena.mem, m->adam_m, m->adam_v, step + 1, lr, c->weight_decay);
-        step++;
-        loss_sum += loss;
-        loss_n++;
-        train_time += now_seconds() - ts;
+        double lr = lr_at(c, st->step, total);
+        adamw_update(&m->params_arena, m->grads_arena.mem, m->adam_m, m->adam_v, st->step + 1, lr, c->weight_decay);
+        const long step = ++st->step;
+        st->loss_sum += loss;
+        st->loss_n++;
+        st->train_seconds += now_seconds() - ts;
 
-        if (step % eval_every == 0 || step == total) {
-            CurvePoint *pt = &out->curve[out->n_curve++];
+        const int evaluated = step % eval_every == 0 || step == total;
+        if (evaluated) {
+            if (st->n_curve == st->cap)
+                st->curve = xrealloc(st->curve, (size_t)(st->cap *= 2) * sizeof(CurvePoint));
+            CurvePoint *pt = &st->curve[st->n_curve++];
+            memset(pt, 0, sizeof *pt);
             pt->step = (int)step;
             pt->lr = lr;
-            pt->train_loss = loss_sum / (double)loss_n;
-            pt->penalty = penalty;
+            pt->train_loss = st->loss_sum / (double)st->loss_n;
+            pt->penalty = st->penalty;
             evaluate(m, data, SPLIT_VAL, &batch, c->eval_batches, &grp, &pt->val_loss, &pt->val_accuracy);
             pt->seconds = now_seconds() - t0;
-            loss_sum = 0.0;
-            loss_n = 0;
+            st->loss_sum = 0.0;
+            st->loss_n = 0;
             if (!isfinite(pt->val_loss)) {
                 out->end = TRAIN_FAILED;
                 snprintf(out->reason, sizeof out->reason, "diverged: non-finite validation loss at step %ld", step);
                 break;
             }
-            if (hooks && hooks->on_eval && hooks->on_eval(hooks->ctx, m, pt, total, train_time) && step < total) {
+            if (hooks && hooks->on_eval && hooks->on_eval(hooks->ctx, m, pt, total, st->train_seconds) && step < total) {
                 out->end = TRAIN_STOPPED;
                 snprintf(out->reason, sizeof out->reason, "stopped by the scheduler at step %ld", step);
                 break;
             }
+        }
+        if (!stop && checkpoint_due(hooks, step, total, evaluated)) {
+            st->seconds = now_seconds() - t0;
+            hooks->checkpoint(hooks->ctx, m, data, st);
         }
     }
     // The test split, once, on the final model of a run that ended with metrics (the end
     // is the group's: every rank takes part). Nothing decides by it.
     if (out->end == TRAIN_DONE || out->end == TRAIN_STOPPED)
         evaluate(m, data, SPLIT_TEST, &batch, c->eval_batches, &grp, &out->test_loss, &out->test_accuracy);
-    out->steps = (int)step;
+    out->steps = (int)st->step;
     out->seconds = now_seconds() - t0;
-    out->train_seconds = train_time;
-    gsl_rng_free(rng);
+    out->train_seconds = st->train_seconds;
+    out->n_curve = st->n_curve;
+    out->curve = st->curve;  // the caller's now
+    st->curve = NULL;
+    st->n_curve = st->cap = 0;
+    if (st == &fresh) train_state_free(&fresh);
     if (grp.size > 1) batch_free(&batch);
     batch_free(&global);
 }

@@ -46,17 +46,22 @@ static const char *const checked_params[] = {"task",      "attention",    "d_mod
 
 // ---- the keys of each section, in the order they are read
 enum { TOP_NAME, TOP_METHOD, TOP_METRIC, TOP_OBJECTIVES, TOP_SEED, TOP_REPEATS, TOP_TRIALS, TOP_TASK, TOP_BUDGET,
-       TOP_EVOLUTION, TOP_TPE, TOP_SCHEDULER, TOP_REWARD, TOP_PARAMETERS, TOP_N };
+       TOP_EVOLUTION, TOP_TPE, TOP_SCHEDULER, TOP_REWARD, TOP_RESOURCES, TOP_PARAMETERS, TOP_N };
 static const char *const top_keys[TOP_N] = {"name",    "method", "metric", "objectives", "seed",      "repeats", "trials",
-                                            "task",    "budget", "evolution", "tpe",     "scheduler", "reward",  "parameters"};
+                                            "task",    "budget", "evolution", "tpe",     "scheduler", "reward",
+                                            "resources", "parameters"};
 enum { TPE_N_STARTUP, TPE_GAMMA, TPE_CANDIDATES, TPE_MULTIVARIATE, TPE_CONSTANT_LIAR, TPE_PRIOR_WEIGHT, TPE_N };
 static const char *const tpe_keys[TPE_N] = {"n_startup", "gamma", "candidates", "multivariate", "constant_liar",
                                             "prior_weight"};
 static const char *const bool_names[] = {"false", "true", NULL};
 enum { METRIC_NAME, METRIC_GOAL, METRIC_N };
 static const char *const metric_keys[METRIC_N] = {"name", "goal"};
-enum { BUDGET_STEPS, BUDGET_EPOCHS, BUDGET_EVAL_EVERY, BUDGET_TIME_LIMIT, BUDGET_N };
-static const char *const budget_keys[BUDGET_N] = {"steps", "epochs", "eval_every", "time_limit"};
+enum { BUDGET_STEPS, BUDGET_EPOCHS, BUDGET_EVAL_EVERY, BUDGET_TIME_LIMIT, BUDGET_CHECKPOINT_EVERY, BUDGET_MAX_DEATHS,
+       BUDGET_N };
+static const char *const budget_keys[BUDGET_N] = {"steps",      "epochs",           "eval_every",
+                                                  "time_limit", "checkpoint_every", "max_deaths"};
+enum { RESOURCES_MEM, RESOURCES_N };
+static const char *const resources_keys[RESOURCES_N] = {"mem"};
 enum { SCHED_NAME, SCHED_MIN_STEPS, SCHED_ETA, SCHED_MAX_STEPS, SCHED_PER, SCHED_N };
 static const char *const sched_keys[SCHED_N] = {"name", "min_steps", "eta", "max_steps", "per"};
 static const char *const asha_per_names[] = {"configuration", "trial", NULL};  // SweepSpec.asha_per_trial
@@ -1013,9 +1018,40 @@ static int read_budget(Loader *L, yaml_node_t *map) {
         const ParamSpec *p = param_named(budget_keys[k]);
         if (claim(L, p, k_at[k], "budget") || set_value(L, &L->s->base, p, v[k], NULL)) return -1;
     }
+    if (v[BUDGET_CHECKPOINT_EVERY] &&
+        read_int(L, v[BUDGET_CHECKPOINT_EVERY], "checkpoint_every (steps; 0: only when stopped)", 0, INT_MAX,
+                 &L->s->checkpoint_every))
+        return -1;
+    if (v[BUDGET_MAX_DEATHS] && read_int(L, v[BUDGET_MAX_DEATHS], "max_deaths", 1, 1000, &L->s->max_deaths)) return -1;
     return v[BUDGET_TIME_LIMIT] ? read_number(L, v[BUDGET_TIME_LIMIT], "time_limit (seconds)", 0, 0, 1e9, 0,
                                               &L->s->time_limit)
                                 : 0;
+}
+
+// resources: {mem: 4G}: the memory of one worker group, Slurm's way: a number of
+// megabytes, or with a suffix K, M, G or T (powers of 1024).
+static int read_resources(Loader *L, yaml_node_t *map) {
+    yaml_node_t *v[RESOURCES_N] = {0};
+    Mark k_at[RESOURCES_N];
+    if (read_section(L, map, "resources", resources_keys, RESOURCES_N, v, k_at)) return -1;
+    if (!v[RESOURCES_MEM]) return 0;
+    char b[64];
+    const char *t = text_of(v[RESOURCES_MEM]);
+    char *end = NULL;
+    errno = 0;
+    const double x = t ? strtod(t, &end) : NAN;
+    static const char units[] = "KMGT";
+    const char *u = end && *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+    double scale = 1024.0 * 1024.0;
+    if (u && end[1] == 0) scale = pow(1024.0, (double)(u - units + 1));
+    if (!t || end == t || errno || !isfinite(x) || x <= 0 || (*end && (!u || end[1])) || x * scale < 1 << 20 ||
+        x * scale > 1e18)
+        return fail(L, mark_of(v[RESOURCES_MEM]),
+                    "mem must be the memory of a worker group, at least 1M: megabytes, or a number with K, M, G or T "
+                    "(e.g. 4G), got %s",
+                    describe(v[RESOURCES_MEM], b, sizeof b));
+    L->s->mem_bytes = x * scale;
+    return 0;
 }
 
 static int read_evolution(Loader *L, yaml_node_t *map) {
@@ -1165,7 +1201,8 @@ static int read_top(Loader *L, yaml_node_t *root) {
             return -1;
     }
     if ((v[TOP_BUDGET] && read_budget(L, v[TOP_BUDGET])) || (v[TOP_EVOLUTION] && read_evolution(L, v[TOP_EVOLUTION])) ||
-        (v[TOP_SCHEDULER] && read_scheduler(L, v[TOP_SCHEDULER])) || (v[TOP_REWARD] && read_reward(L, v[TOP_REWARD])))
+        (v[TOP_SCHEDULER] && read_scheduler(L, v[TOP_SCHEDULER])) || (v[TOP_REWARD] && read_reward(L, v[TOP_REWARD])) ||
+        (v[TOP_RESOURCES] && read_resources(L, v[TOP_RESOURCES])))
         return -1;
     return read_parameters(L, v[TOP_PARAMETERS]);
 }
@@ -1464,6 +1501,9 @@ static int check_size(Loader *L) {
         s->grid_points = (int)points;
         s->trials *= (int)points;
     } else {
+        if (size == LONG_MAX)  // the count saturated
+            return fail(L, L->top_at[TOP_PARAMETERS], "the grid has more than 9.2e18 points (at most %d trials)",
+                        MAX_TRIALS);
         if (size > MAX_TRIALS / s->repeats)
             return fail(L, L->top_at[TOP_PARAMETERS], "the grid's size times repeats, %ld x %d, is more than %d trials",
                         size, s->repeats, MAX_TRIALS);
@@ -1555,24 +1595,34 @@ static int syntax_error(Loader *L, const yaml_parser_t *P) {
     return fail(L, m, "YAML syntax error: %s", problem);
 }
 
-// Flow collections nested deeper than MAX_FLOW_DEPTH, counting brackets outside comments
-// (a sweep needs a handful; 10^5 levels would keep libyaml busy for minutes).
-static int check_nesting(Loader *L) {
+int space_yaml_guard(const char *text, size_t len, int *line, int *col, char *why, size_t whylen) {
+    *line = *col = 1;
+    if (len > MAX_FILE_BYTES) {
+        snprintf(why, whylen, "larger than %d bytes: not a sweep file", MAX_FILE_BYTES);
+        return -1;
+    }
     int depth = 0, comment = 0;
-    Mark m = {1, 1};
-    for (size_t i = 0; i < L->len; i++) {
-        char c = L->text[i];
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
         if (c == '\n') {
-            m.line++, m.col = 1, comment = 0;
+            ++*line, *col = 1, comment = 0;
             continue;
         }
-        if (c == '#' && (i == 0 || strchr(" \t\n", L->text[i - 1]))) comment = 1;
-        if (!comment && (c == '[' || c == '{') && ++depth > MAX_FLOW_DEPTH)
-            return fail(L, m, "lists and mappings nested more than %d deep", MAX_FLOW_DEPTH);
+        if (c == '#' && (i == 0 || strchr(" \t\n", text[i - 1]))) comment = 1;
+        if (!comment && (c == '[' || c == '{') && ++depth > MAX_FLOW_DEPTH) {
+            snprintf(why, whylen, "lists and mappings nested more than %d deep", MAX_FLOW_DEPTH);
+            return -1;
+        }
         if (!comment && (c == ']' || c == '}') && depth > 0) depth--;
-        if (((unsigned char)c & 0xC0) != 0x80) m.col++;
+        if (((unsigned char)c & 0xC0) != 0x80) ++*col;
     }
     return 0;
+}
+
+static int check_nesting(Loader *L) {
+    Mark m;
+    char why[128];
+    return space_yaml_guard(L->text, L->len, &m.line, &m.col, why, sizeof why) ? fail(L, m, "%s", why) : 0;
 }
 
 static int load_yaml(Loader *L) {
@@ -1630,12 +1680,13 @@ int space_parse(SweepSpec *s, const char *path, const char *text, size_t len, ch
     s->n_objectives = 1;
     reward_spec_default(&s->reward);
     s->energy = 0.99;
+    s->checkpoint_every = -1;
+    s->max_deaths = 2;
 
     Loader L = {.s = s, .path = path, .text = s->text, .len = len, .err = err, .errlen = errlen};
     L.set_at = xcalloc((size_t)config_nparams, sizeof *L.set_at);
     L.set_in = xcalloc((size_t)config_nparams, sizeof *L.set_in);
-    int rc = len > MAX_FILE_BYTES ? fail(&L, (Mark){1, 1}, "larger than %d bytes: not a sweep file", MAX_FILE_BYTES)
-                                  : read_sweep(&L);
+    int rc = read_sweep(&L);
     if (L.have_doc) yaml_document_delete(&L.doc);
     free(L.set_at);
     free(L.set_in);

@@ -9,7 +9,8 @@
 //   seed: 7                          # extension: sampler, initialisation and data seeds
 //   trials: 24                       # extension: how many trials (not for grid)
 //   repeats: 2                       # extension: every configuration with this many seeds
-//   budget: {steps: 600, eval_every: 100, time_limit: 600}
+//   budget: {steps: 600, eval_every: 100, time_limit: 600, checkpoint_every: 100, max_deaths: 2}
+//   resources: {mem: 4G}             # extension: the memory of one worker group
 //   scheduler: {name: asha, min_steps: 100, eta: 3}   # max_steps: the budget's steps
 //   evolution: {population: 8, sample_size: 3}
 //   reward: {beta: 0.1, gamma: 0.1, modes: [heads], ideal_ranks: {heads: 4}, energy: 0.99}
@@ -37,7 +38,12 @@
 //   repeats [1]              1..1000
 //   task [fashion_mnist]     a trial parameter set here or under parameters, not both
 //   budget                   steps or epochs (not both), eval_every: trial parameters;
-//                            time_limit: seconds per trial [0: none]
+//                            time_limit: seconds per trial [0: none]; checkpoint_every:
+//                            steps between a running trial's checkpoints [each evaluation;
+//                            0: only when stopped by a signal]; max_deaths: a trial whose
+//                            worker died this many times while running it is failed [2]
+//   resources                mem: the memory of one worker group (megabytes, or with K, M,
+//                            G or T: 4G): a trial estimated to need more fails before it starts
 //   scheduler                name: asha; min_steps (required) < max_steps; eta [3] >= 2;
 //                            max_steps [the budget's steps; if both given, equal];
 //                            per: configuration | trial [configuration] (asha.h)
@@ -160,6 +166,9 @@ typedef struct {
     int n_params;
     SpaceParam *params;      // the swept parameters, in file order
     double time_limit;       // seconds per trial; 0 = none
+    int checkpoint_every;    // steps between checkpoints of a running trial; -1: at each evaluation, 0: none
+    int max_deaths;          // a trial whose worker died this many times while running it is failed
+    double mem_bytes;        // resources.mem: the memory of one worker group; 0 = not limited
     int asha, min_steps, eta, max_steps;  // scheduler (asha = 0: every trial runs its budget)
     int asha_per_trial;                   // per: trial (each repeat decided alone) [0: per configuration]
     int population, sample_size;          // evolution
@@ -171,6 +180,11 @@ typedef struct {
     RewardSpec reward;
     double energy;           // numerical-rank threshold for scoring
 } SweepSpec;
+
+// What guards libyaml wherever attnsweep reads YAML (its time grows with the nesting
+// squared: 10^5 levels of [ take minutes): at most 1 MiB, flow lists and mappings nested
+// at most 64 deep (outside comments). 0, or -1 with where (1-based) and why.
+int space_yaml_guard(const char *text, size_t len, int *line, int *col, char *why, size_t whylen);
 
 // Load and validate. On error returns -1 with one line in err:
 // "FILE:LINE:COL: what is wrong (what is allowed)", and s is left empty.
@@ -187,7 +201,7 @@ const char *space_method_name(SweepMethod m);
 const char *space_distribution_name(Distribution d);
 
 // The number of distinct configurations (grid product honouring conditions), or -1
-// when a continuous distribution makes it infinite.
+// when a continuous distribution makes it infinite (LONG_MAX: more than that).
 long space_size(const SweepSpec *s);
 
 // ---- samplers (sampler.c): reproducible from the sweep seed.

@@ -13,6 +13,7 @@ void sweep_catch_signals(void) {
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
 }
 

@@ -38,9 +38,9 @@ double sweep_eval_metric(const SweepGoal *g, const EvalPoint *e);
 // failed trial.
 double sweep_final_metric(const SweepGoal *g, const TrialResult *r);
 
-// Handlers for SIGTERM and SIGUSR1, which stop the sweep (exit code 3, resumable).
+// Handlers for SIGTERM, SIGINT and SIGUSR1, which stop the sweep (exit code 3, resumable).
 void sweep_catch_signals(void);
-// SIGTERM or SIGUSR1 arrived.
+// SIGTERM, SIGINT or SIGUSR1 arrived.
 int sweep_signalled(void);
 
 #endif

@@ -56,6 +56,18 @@ typedef struct {
     const RewardSpec *reward;   // how the scores become the reward (NULL: defaults)
     const ScoreOptions *score;  // how the final weights are scored (NULL: defaults)
     FILE *progress;             // progress lines (steps, losses, ETA), or NULL
+    // The trial's directory (trial/trialdir.h), or NULL: where its checkpoints go, every
+    // checkpoint_every steps (-1: at each evaluation; 0: only when should_stop ends it),
+    // and where a trial that has one continues from.
+    const char *trial_dir;
+    long checkpoint_every;
+    // When a trial continues from a checkpoint taken after `step` steps, before it trains on
+    // (every rank): the curve it has so far, so the scheduler knows the rungs already passed.
+    // May be NULL.
+    void (*on_resume)(void *ctx, long step, const CurvePoint *curve, int n_curve, long total_steps);
+    // Bytes the group may use (resources.mem), 0: not limited. A trial whose estimated peak
+    // over the group exceeds it fails before it starts.
+    double mem_limit;
 } TrialHooks;
 
 typedef struct TrialRunner TrialRunner;
