@@ -281,10 +281,12 @@ static void attention_forward(Model *m, int l) {
     BlockActs *a = &m->acts.blocks[l];
     const int B = m->B, T = m->T, C = m->C, BT = B * T;
     switch (m->cfg.attention) {
-    case ATTN_GRASSMANN:
-        grassmann_forward(a->attproj, a->gm, a->ln1, p->gm, B, T, C, m->r, m->cfg.offsets,
-                          m->cfg.n_offsets, m->causal);
+    case ATTN_GRASSMANN: {
+        int n_off;
+        const int *off = config_layer_offsets(&m->cfg, l, &n_off);
+        grassmann_forward(a->attproj, a->gm, a->ln1, p->gm, B, T, C, m->r, off, n_off, m->causal);
         return;
+    }
     case ATTN_TUCKER:
         tucker_generate_forward(a->wqkv, p->core, p->factor, m->NH, m->R, m->hs, C);
         break;
@@ -350,8 +352,10 @@ static void attention_backward(Model *m, int l) {
     BlockActs *d = &m->dacts.blocks[l];
     const int B = m->B, T = m->T, C = m->C, BT = B * T;
     if (m->cfg.attention == ATTN_GRASSMANN) {
-        grassmann_backward(d->ln1, g->gm, d->gm, d->attproj, a->ln1, a->gm, p->gm, B, T, C, m->r,
-                           m->cfg.offsets, m->cfg.n_offsets, m->causal);
+        int n_off;
+        const int *off = config_layer_offsets(&m->cfg, l, &n_off);
+        grassmann_backward(d->ln1, g->gm, d->gm, d->attproj, a->ln1, a->gm, p->gm, B, T, C, m->r, off, n_off,
+                           m->causal);
         return;
     }
     matmul_backward(d->atty, g->proj_w, g->proj_b, d->attproj, a->atty, p->proj_w, BT, C, C);
@@ -505,8 +509,10 @@ double model_flops_per_step(const Model *m) {
         switch (m->cfg.attention) {
         case ATTN_GRASSMANN: {
             const double r = m->r, M = grassmann_pairs(m->r);
+            int n_off;
+            config_layer_offsets(&m->cfg, l, &n_off);
             fwd += 2.0 * BT * C * r + 2.0 * BT * M * C + 2.0 * BT * 2 * C * C;  // reduce, expand, gate
-            fwd += 2.0 * BT * m->cfg.n_offsets * (m->causal ? 1 : 2) * r + 3.0 * BT * M;  // Plücker
+            fwd += 2.0 * BT * n_off * (m->causal ? 1 : 2) * r + 3.0 * BT * M;     // Plücker
             break;
         }
         case ATTN_LINEAR:
