@@ -40,19 +40,18 @@ typedef struct {
     float *ln1, *ln1_mean, *ln1_rstd;  // (BT, C), (BT), (BT)
     float *wqkv;                       // tucker: generated QKV weight (3C, C)
     float *qkv;                        // (BT, 3C)
-    float *att;                        // mha, tucker: q, k, v and probabilities saved by the core
+    float *att;                        // (B, NH, T) saved by the core: the rows' log-sum-exp (mha, tucker), the denominators (linear)
     float *atty;                       // (BT, C) heads' outputs
     GrassmannActs gm;                  // grassmann
-    float *attproj;                    // (BT, C) sublayer output
-    float *res1;                       // (BT, C)
+    float *res1;                       // (BT, C) x + attention output + its bias (see block_forward)
     float *ln2, *ln2_mean, *ln2_rstd;
-    float *fch, *fch_gelu;             // (BT, F)
-    float *fcproj, *res2;              // (BT, C)
+    float *fch, *fch_gelu;             // (BT, F) the MLP's first layer, then GELU's derivative there; its GELU
+    float *res2;                       // (BT, C) res1 + MLP output + its bias
 } BlockActs;
 
 typedef struct {
     float *patches, *pemb;    // encoder: (B, 16, 49), (B, 16, C)
-    float *x0;                // (BT, C) embeddings
+    float *x0;                // (BT, C) embeddings; in the gradients, the residual stream's
     BlockActs *blocks;        // [L]
     float *lnf, *lnf_mean, *lnf_rstd;
     float *headin;            // encoder: (B, C) the [CLS] rows of lnf
