@@ -91,12 +91,18 @@ int main(void) {
             snprintf(label, sizeof label, "== %s %s", attention_names[a], encoder ? "encoder" : "decoder (causal)");
             check_model(label, c, encoder);
         }
-    // A per-layer schedule: each layer mixes with its own offsets.
+    // grassmann above is the paper's block (the default); the pre-LN block, and the
+    // paper's with a per-layer schedule (each layer mixes with its own offsets).
+    for (int encoder = 1; encoder >= 0; encoder--) {
+        TrialConfig c = cfg;
+        c.attention = ATTN_GRASSMANN, c.grassmann_block = GRASSMANN_PRELN;
+        check_model(encoder ? "== grassmann preln encoder" : "== grassmann preln decoder (causal)", c, encoder);
+    }
     {
         TrialConfig c = cfg;
         c.attention = ATTN_GRASSMANN;
         if (config_set(&c, config_find("grassmann_offsets"), "1,3;2", err, sizeof err)) die(EXIT_RUNTIME, "%s", err);
-        check_model("== grassmann decoder (causal), offsets 1,3 then 2", c, 0);
+        check_model("== grassmann paper decoder (causal), offsets 1,3 then 2", c, 0);
     }
     // Regularisers on: their gradients join the network's (through the Tucker generator too).
     for (int a = 0; a < ATTN_COUNT; a++) {

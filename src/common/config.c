@@ -9,6 +9,7 @@
 
 const char *const task_names[] = {"fashion_mnist", "charlm", "recall", NULL};
 const char *const attention_names[] = {"mha", "tucker", "linear", "grassmann", NULL};
+const char *const grassmann_block_names[] = {"paper", "preln", NULL};
 
 #define OFF(f) offsetof(TrialConfig, f)
 #define BIG 1e9
@@ -22,6 +23,7 @@ const ParamSpec config_params[] = {
     {"mlp_ratio", PT_INT, OFF(mlp_ratio), 4, 1, 16, NULL, NULL, "MLP hidden width / d_model"},
     {"core_rank", PT_INT, OFF(core_rank), 2, 1, 256, NULL, NULL, "tucker: rank R of the head-interaction core (1 <= R <= heads)"},
     {"grassmann_rank", PT_INT, OFF(grassmann_rank), 32, 2, 256, NULL, NULL, "grassmann: reduced dimension r"},
+    {"grassmann_block", PT_CHOICE, OFF(grassmann_block), 0, 0, 0, grassmann_block_names, "paper", "grassmann: block, paper (mix, LayerNorm, FFN with its residual, LayerNorm) or preln (pre-LN residual block)"},
     {"grassmann_offsets", PT_INTLIST, OFF(offsets), 0, 1, 4096, NULL, "1,2,4,8,12,16", "grassmann: causal offsets, comma-separated; one group for all layers or one a layer, separated by ';' (1,2;4,8)"},
     {"seq_len", PT_INT, OFF(seq_len), 64, 2, 4096, NULL, NULL, "charlm: bytes per sequence"},
     {"recall_pairs", PT_INT, OFF(recall_pairs), 8, 1, 1024, NULL, NULL, "recall: key-value pairs per sequence"},
@@ -298,7 +300,8 @@ const char *config_column(const ParamSpec *p) { return p->offset == OFF(steps) ?
 
 int config_relevant(const TrialConfig *c, const ParamSpec *p) {
     if (p->offset == OFF(core_rank)) return c->attention == ATTN_TUCKER;
-    if (p->offset == OFF(grassmann_rank) || p->offset == OFF(offsets)) return c->attention == ATTN_GRASSMANN;
+    if (p->offset == OFF(grassmann_rank) || p->offset == OFF(grassmann_block) || p->offset == OFF(offsets))
+        return c->attention == ATTN_GRASSMANN;
     if (p->offset == OFF(seq_len)) return c->task == TASK_CHARLM;
     if (p->offset == OFF(recall_pairs) || p->offset == OFF(recall_vocab)) return c->task == TASK_RECALL;
     if (p->offset == OFF(stability_window)) return c->lambda_stability > 0;

@@ -11,6 +11,9 @@
 
 typedef enum { TASK_FASHION_MNIST, TASK_CHARLM, TASK_RECALL, TASK_COUNT } TaskKind;
 typedef enum { ATTN_MHA, ATTN_TUCKER, ATTN_LINEAR, ATTN_GRASSMANN, ATTN_COUNT } AttnKind;
+// grassmann's block: the paper's (h ↦ LN(u + FFN(u)), u = LN(mix(h)): post-LN, the
+// mixer's gate the only path around it) or pre-LN (h + mix(LN(h)), then h + FFN(LN(h))).
+typedef enum { GRASSMANN_PAPER, GRASSMANN_PRELN, GRASSMANN_BLOCK_COUNT } GrassmannBlock;
 
 // MAX_OFFSETS per layer; a schedule has one group per layer (at most MAX_OFFSET_GROUPS,
 // the most layers) or one for all, and its text fits CONFIG_TEXT, so at most
@@ -23,6 +26,7 @@ typedef struct {
     int d_model, heads, layers, mlp_ratio;
     int core_rank;       // tucker: R, rank of the head-interaction core (1 <= R <= heads)
     int grassmann_rank;  // grassmann: r, reduced dimension
+    int grassmann_block;  // grassmann: GrassmannBlock
     // grassmann: the offset schedule, groups of causal offsets Δ one after the other
     // (n_offsets in all, group g has group_len[g]); one group serves every layer, or
     // there is one per layer. Read a layer's with config_layer_offsets.
@@ -60,6 +64,7 @@ extern const int config_nparams;
 
 extern const char *const task_names[];       // indexed by TaskKind
 extern const char *const attention_names[];  // indexed by AttnKind
+extern const char *const grassmann_block_names[];  // indexed by GrassmannBlock
 
 void config_defaults(TrialConfig *c);
 // Find a parameter by YAML or command-line spelling; NULL if unknown.
