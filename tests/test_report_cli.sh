@@ -107,7 +107,8 @@ swept = [c for c in params if df[c].nunique() > 1 and c != "attention"]
 variants = ["mha", "tucker", "linear", "grassmann"]
 def relevant(row, p):  # config_relevant (src/common/config.c)
     return {"core_rank": row.attention == "tucker", "grassmann_rank": row.attention == "grassmann",
-            "grassmann_offsets": row.attention == "grassmann", "seq_len": row.task == "charlm",
+            "grassmann_block": row.attention == "grassmann", "grassmann_offsets": row.attention == "grassmann",
+            "seq_len": row.task == "charlm",
             "recall_pairs": row.task == "recall", "recall_vocab": row.task == "recall",
             "stability_window": row.lambda_stability > 0}.get(p, True)
 def param_value(row, p):

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "common/config_json.h"
 #include "space/asha.h"
 #include "space/space.h"
 
@@ -651,6 +652,70 @@ static void test_asha_per_configuration(void) {
     }
 }
 
+// Layer l's offsets, as text, from the schedule the sampler gives trial 0.
+static void layer_offsets_text(const TrialConfig *c, int l, char *out, size_t len) {
+    int n;
+    const int *off = config_layer_offsets(c, l, &n);
+    out[0] = 0;
+    for (int i = 0; i < n; i++) snprintf(out + strlen(out), len - strlen(out), "%s%d", i ? "," : "", off[i]);
+}
+
+// The offset schedule: a nested YAML list and the ';' text are the same schedule, one
+// group a layer; a flat list is one group for every layer; JSON and the text form
+// give it back unchanged.
+static void test_offset_schedule(void) {
+    static const char *const spellings[] = {"[[1, 2], [4, 8], [12]]", "'1,2;4,8;12'", "\"1 2; 4 8; 12\""};
+    for (int k = 0; k < 3; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "method: grid\nparameters:\n  attention: {value: grassmann}\n  layers: {value: 3}\n"
+                 "  grassmann_offsets: {value: %s}\n",
+                 spellings[k]);
+        SweepSpec s;
+        if (parse(&s, text)) continue;
+        TrialConfig c;
+        Sampler *sm = sampler_create(&s);
+        sampler_config(sm, 0, &c);
+        sampler_free(sm);
+        char got[64], fmt[CONFIG_TEXT];
+        static const char *const want[] = {"1,2", "4,8", "12"};
+        for (int l = 0; l < 3; l++) {
+            layer_offsets_text(&c, l, got, sizeof got);
+            CHECK(!strcmp(got, want[l]), "%s: layer %d has offsets %s, want %s", spellings[k], l, got, want[l]);
+        }
+        config_format(&c, config_find("grassmann_offsets"), fmt, sizeof fmt);
+        CHECK(!strcmp(fmt, "1,2;4,8;12"), "%s formats as %s", spellings[k], fmt);
+        cJSON *json = config_to_json(&c);
+        char *js = cJSON_PrintUnformatted(cJSON_GetObjectItem(json, "grassmann_offsets"));
+        CHECK(!strcmp(js, "[[1,2],[4,8],[12]]"), "%s as JSON: %s", spellings[k], js);
+        TrialConfig back;
+        char err[256] = "";
+        CHECK(config_from_json(&back, json, err, sizeof err) == 0 && !memcmp(&back, &c, sizeof c),
+              "%s: JSON round trip differs (%s)", spellings[k], err);
+        cJSON_free(js);
+        cJSON_Delete(json);
+        space_free(&s);
+    }
+    // One group serves every layer; its JSON stays a flat array.
+    SweepSpec s;
+    if (parse(&s, "method: grid\nparameters:\n  attention: {value: grassmann}\n  layers: {value: 4}\n"
+                  "  grassmann_offsets: {value: [1, 3]}\n"))
+        return;
+    TrialConfig c;
+    Sampler *sm = sampler_create(&s);
+    sampler_config(sm, 0, &c);
+    sampler_free(sm);
+    char got[64];
+    layer_offsets_text(&c, 3, got, sizeof got);
+    CHECK(c.n_groups == 1 && !strcmp(got, "1,3"), "one group: %d groups, layer 3 has %s", c.n_groups, got);
+    cJSON *json = config_to_json(&c);
+    char *js = cJSON_PrintUnformatted(cJSON_GetObjectItem(json, "grassmann_offsets"));
+    CHECK(!strcmp(js, "[1,3]"), "one group as JSON: %s", js);
+    cJSON_free(js);
+    cJSON_Delete(json);
+    space_free(&s);
+}
+
 // Errors come back as one "mem.yaml:LINE:COL: message" line; the spec is left empty.
 static void test_errors(void) {
     static const struct {
@@ -673,6 +738,16 @@ static void test_errors(void) {
          "package fortunes or set data_dir)"},
         {"method: grid\nparameters:\n  grassmann_offsets: {values: [[1, 2], [1, 2, 4], '1,2']}\n",
          "mem.yaml:3:51: values of grassmann_offsets lists 1,2 twice"},
+        {"method: grid\nparameters:\n  attention: {value: grassmann}\n  layers: {values: [2, 3]}\n"
+         "  grassmann_offsets: {value: [[1], [2, 4]]}\n",
+         "mem.yaml:5:3: grassmann_offsets has 2 groups for 3 layers (one group for all layers, or one for each) (in "
+         "the combination layers=3)"},
+        {"method: grid\nparameters:\n  grassmann_offsets: {value: [[1, 2], []]}\n",
+         "mem.yaml:3:39: grassmann_offsets needs at least one offset in every layer's group"},
+        {"method: grid\nparameters:\n  grassmann_offsets: {value: '1,2;2,2'}\n",
+         "mem.yaml:3:30: grassmann_offsets lists 2 twice in one layer"},
+        {"method: grid\nparameters:\n  grassmann_offsets: {value: [[1, 2], 3]}\n",
+         "mem.yaml:3:39: grassmann_offsets lists groups of integers, got '3'"},
         {"method: grid\n---\nmethod: random\n", "mem.yaml:3:1: a second YAML document: a sweep file holds one"},
         // Decisions read validation: the old names say their val_ spelling; no test metric decides.
         {"method: grid\nmetric: {name: loss}\nparameters: {attention: {value: mha}}\n",
@@ -724,6 +799,7 @@ int main(void) {
     test_repeats();
     test_asha();
     test_asha_per_configuration();
+    test_offset_schedule();
     test_errors();
     return check_report("test_space");
 }

@@ -11,19 +11,39 @@
 #include "common/util.h"
 #include "store/h5store.h"
 
+// A parameter's value as YAML: the offset schedule as a flow sequence, [1,2,4] for one
+// group, [[1,2],[4,8]] for one a layer.
+static void yaml_value(const TrialConfig *c, const ParamSpec *p, char *out, size_t outlen) {
+    char val[CONFIG_TEXT];
+    config_format(c, p, val, sizeof val);
+    if (p->type != PT_INTLIST) {
+        snprintf(out, outlen, "%s", val);
+        return;
+    }
+    const int nested = c->n_groups > 1;
+    size_t n = 0;
+    out[n++] = '[';
+    if (nested) out[n++] = '[';
+    for (const char *v = val; *v && n + 6 < outlen; v++) {
+        if (*v != ';') out[n++] = *v;
+        else out[n++] = ']', out[n++] = ',', out[n++] = '[';
+    }
+    if (nested) out[n++] = ']';
+    out[n++] = ']';
+    out[n] = 0;
+}
+
 // The configuration as YAML lines, stored in the file's root "yaml" attribute.
 static char *config_yaml(const TrialConfig *c) {
     size_t cap = 4096, len = 0;
     char *s = xmalloc(cap);
     s[0] = 0;
     for (int i = 0; i < config_nparams; i++) {
-        char val[CONFIG_TEXT + 8];
-        config_format(c, &config_params[i], val, sizeof val);
+        char val[2 * CONFIG_TEXT];
+        yaml_value(c, &config_params[i], val, sizeof val);
         size_t need = strlen(config_params[i].name) + strlen(val) + 8;
         if (len + need >= cap) s = xrealloc(s, cap = 2 * (len + need));
-        len += (size_t)snprintf(s + len, cap - len, "%s: %s%s%s\n", config_params[i].name,
-                                config_params[i].type == PT_INTLIST ? "[" : "", val,
-                                config_params[i].type == PT_INTLIST ? "]" : "");
+        len += (size_t)snprintf(s + len, cap - len, "%s: %s\n", config_params[i].name, val);
     }
     return s;
 }

@@ -17,12 +17,13 @@ enum { FIRST_TRIALS = 5 };
 
 static const char *plural(double n) { return n == 1 ? "" : "s"; }
 
-// "values [mha, tucker]", "log_uniform_values [0.0005, 0.005]", "... when attention=tucker"
+// "values [mha, tucker]", "values ['1,2;4,8', '1,2,4']", "log_uniform_values [0.0005, 0.005]", "... when attention=tucker"
 static void describe_param(const SpaceParam *p, char *out, size_t len) {
     size_t used = (size_t)snprintf(out, len, "%s", space_distribution_name(p->dist));
     if (p->dist == DIST_VALUE || p->dist == DIST_VALUES || p->dist == DIST_CATEGORICAL) {
+        const char *q = p->param->type == PT_INTLIST ? "'" : "";  // a schedule holds commas: quote it
         for (int k = 0; k < p->n_values && used < len; k++)
-            used += (size_t)snprintf(out + used, len - used, "%s%s", k ? ", " : " [", p->values[k]);
+            used += (size_t)snprintf(out + used, len - used, "%s%s%s%s", k ? ", " : " [", q, p->values[k], q);
         if (used < len) used += (size_t)snprintf(out + used, len - used, "]");
         for (int k = 0; p->probabilities && k < p->n_values && used < len; k++)
             used += (size_t)snprintf(out + used, len - used, "%s%g", k ? ", " : " probabilities [", p->probabilities[k]);

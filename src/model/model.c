@@ -303,10 +303,12 @@ static void attention_forward(Model *m, int l) {
     BlockActs *a = &m->acts.blocks[l];
     const int B = m->B, T = m->T, C = m->C, BT = B * T;
     switch (m->cfg.attention) {
-    case ATTN_GRASSMANN:
-        grassmann_forward(a->res1, a->gm, a->ln1, p->gm, B, T, C, m->r, m->cfg.offsets,
-                          m->cfg.n_offsets, m->causal);
+    case ATTN_GRASSMANN: {
+        int n_off;
+        const int *off = config_layer_offsets(&m->cfg, l, &n_off);
+        grassmann_forward(a->res1, a->gm, a->ln1, p->gm, B, T, C, m->r, off, n_off, m->causal);
         return;
+    }
     case ATTN_TUCKER:
         tucker_generate_forward(a->wqkv, p->core, p->factor, m->NH, m->R, m->hs, C);
         break;
@@ -341,6 +343,39 @@ static void block_forward(Model *m, int l, float *x, const float *add, const flo
     matmul_forward(a->res2, a->fch_gelu, p->fcproj_w, NULL, BT, F, C);
 }
 
+// The paper's block (grassmann_block: paper), post-LN with the mixer's gate as the only
+// path around the mixer: res1 = mix(x), ln1 = u = LN₁(res1), res2 = u + FFN(u) (the
+// MLP's output completed in place by LN₂), ln2 = y = LN₂(res2), the block's output. x is
+// complete (the embeddings or the block before's ln2).
+static void paper_block_forward(Model *m, int l, const float *x) {
+    const BlockParams *p = &m->params.blocks[l];
+    BlockActs *a = &m->acts.blocks[l];
+    const int B = m->B, T = m->T, BT = B * T, C = m->C, F = m->F;
+    int n_off;
+    const int *off = config_layer_offsets(&m->cfg, l, &n_off);
+    grassmann_forward(a->res1, a->gm, x, p->gm, B, T, C, m->r, off, n_off, m->causal);
+    layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, a->res1, NULL, NULL, p->ln1_w, p->ln1_b, BT, C);
+    matmul_forward(a->fch, a->ln1, p->fc_w, NULL, BT, C, F);
+    gelu_forward(a->fch_gelu, a->fch, p->fc_b, BT, F);
+    matmul_forward(a->res2, a->fch_gelu, p->fcproj_w, NULL, BT, F, C);
+    layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, a->ln1, p->fcproj_b, p->ln2_w, p->ln2_b, BT, C);
+}
+
+static int paper_block(const Model *m) {
+    return m->cfg.attention == ATTN_GRASSMANN && m->cfg.grassmann_block == GRASSMANN_PAPER;
+}
+
+// Block l's output as the next layer reads it: complete (the paper's block: its ln2), or
+// x += add + add_bias still to be done by the next LayerNorm (pre-LN: res2, res1, the
+// MLP's bias). Block −1 is the embeddings.
+static float *block_output(const Model *m, int l, const float **add, const float **add_bias) {
+    *add = *add_bias = NULL;
+    if (l < 0) return m->acts.x0;
+    if (paper_block(m)) return m->acts.blocks[l].ln2;
+    *add = m->acts.blocks[l].res1, *add_bias = m->params.blocks[l].fcproj_b;
+    return m->acts.blocks[l].res2;
+}
+
 // The rows the head reads: every position (decoder) or the [CLS] rows (encoder).
 static const float *head_input(Model *m) {
     if (!m->encoder) return m->acts.lnf;
@@ -364,11 +399,14 @@ double model_forward_perturbed(Model *m, const Batch *batch, EmbedPerturb pertur
     else
         token_embed_forward(a->x0, batch->tokens, p->wte, p->wpe, B, T, C);
     if (perturb) perturb(ctx, a->x0, (long)B * T * C);
-    float *x = a->x0;
-    const float *add = NULL, *add_bias = NULL;
+    const float *add, *add_bias;
+    float *x = block_output(m, -1, &add, &add_bias);
     for (int l = 0; l < m->L; l++) {
-        block_forward(m, l, x, add, add_bias);
-        x = a->blocks[l].res2, add = a->blocks[l].res1, add_bias = p->blocks[l].fcproj_b;
+        if (paper_block(m))
+            paper_block_forward(m, l, x);
+        else
+            block_forward(m, l, x, add, add_bias);
+        x = block_output(m, l, &add, &add_bias);
     }
     layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, x, add, add_bias, p->lnf_w, p->lnf_b, B * T, C);
     matmul_forward(a->logits, head_input(m), p->head_w, p->head_b, m->NP, C, m->K);
@@ -394,9 +432,10 @@ static void attention_backward(Model *m, int l, const float *dout) {
     BlockActs *d = &m->dacts.blocks[l];
     const int B = m->B, T = m->T, C = m->C, BT = B * T;
     if (m->cfg.attention == ATTN_GRASSMANN) {
+        int n_off;
+        const int *off = config_layer_offsets(&m->cfg, l, &n_off);
         memset(d->ln1, 0, (size_t)BT * C * sizeof(float));  // grassmann_backward adds into it
-        grassmann_backward(d->ln1, g->gm, d->gm, dout, a->ln1, a->gm, p->gm, B, T, C, m->r,
-                           m->cfg.offsets, m->cfg.n_offsets, m->causal);
+        grassmann_backward(d->ln1, g->gm, d->gm, dout, a->ln1, a->gm, p->gm, B, T, C, m->r, off, n_off, m->causal);
         return;
     }
     dense_backward(d->atty, g->proj_w, g->proj_b, dout, a->atty, p->proj_w, BT, C, C);
@@ -431,6 +470,32 @@ static void block_backward(Model *m, int l, const float *x) {
     // res1 = x + attention(ln1): ds is now res1's gradient, the attention output's too.
     attention_backward(m, l, ds);
     layernorm_backward(ds, g->ln1_w, g->ln1_b, d->ln1, x, p->ln1_w, a->ln1_mean, a->ln1_rstd, BT, C);
+}
+
+// The paper's block backward: x is its input; the stream's gradient m->dacts.x0 holds
+// that of the block's output y on entry and that of x on exit (x reaches y through the
+// mixer only). d->ln2 holds res2's gradient, then res1's; d->ln1 u's.
+static void paper_block_backward(Model *m, int l, const float *x) {
+    const BlockParams *p = &m->params.blocks[l];
+    BlockParams *g = &m->grads.blocks[l];
+    const BlockActs *a = &m->acts.blocks[l];
+    BlockActs *d = &m->dacts.blocks[l];
+    const int B = m->B, T = m->T, BT = B * T, C = m->C, F = m->F;
+    const size_t n = (size_t)BT * C;
+    float *ds = m->dacts.x0;
+    memset(d->ln2, 0, n * sizeof(float));  // layernorm_backward adds into it
+    layernorm_backward(d->ln2, g->ln2_w, g->ln2_b, ds, a->res2, p->ln2_w, a->ln2_mean, a->ln2_rstd, BT, C);
+    // res2 = u + fcproj(gelu(fc(u))) + its bias
+    dense_backward(d->fch, g->fcproj_w, g->fcproj_b, d->ln2, a->fch_gelu, p->fcproj_w, BT, F, C);
+    gelu_backward(d->fch, g->fc_b, a->fch, BT, F);
+    dense_backward(d->ln1, g->fc_w, NULL, d->fch, a->ln1, p->fc_w, BT, C, F);
+    accumulate(d->ln1, d->ln2, (long)n);
+    memset(d->ln2, 0, n * sizeof(float));
+    layernorm_backward(d->ln2, g->ln1_w, g->ln1_b, d->ln1, a->res1, p->ln1_w, a->ln1_mean, a->ln1_rstd, BT, C);
+    int n_off;
+    const int *off = config_layer_offsets(&m->cfg, l, &n_off);
+    memset(ds, 0, n * sizeof(float));  // grassmann_backward adds into it
+    grassmann_backward(ds, g->gm, d->gm, d->ln2, x, a->gm, p->gm, B, T, C, m->r, off, n_off, m->causal);
 }
 
 // Where layer l's attention-tensor gradient goes: the QKV weight gradient (mha, linear),
@@ -523,10 +588,17 @@ double model_backward(Model *m, const Batch *batch, double count) {
         for (int b = 0; b < B; b++) memcpy(d->lnf + (long)b * T * C, d->headin + (long)b * C, C * sizeof(float));
     }
 
-    const float *xl = L ? a->blocks[L - 1].res2 : a->x0;
+    const float *add, *add_bias;
+    const float *xl = block_output(m, L - 1, &add, &add_bias);
     memset(d->x0, 0, (size_t)B * T * C * sizeof(float));
     layernorm_backward(d->x0, g->lnf_w, g->lnf_b, d->lnf, xl, p->lnf_w, a->lnf_mean, a->lnf_rstd, B * T, C);
-    for (int l = L - 1; l >= 0; l--) block_backward(m, l, l ? a->blocks[l - 1].res2 : a->x0);
+    for (int l = L - 1; l >= 0; l--) {
+        const float *x = block_output(m, l - 1, &add, &add_bias);
+        if (paper_block(m))
+            paper_block_backward(m, l, x);
+        else
+            block_backward(m, l, x);
+    }
     if (m->encoder)
         patch_embed_backward(g->patch_w, g->patch_b, g->cls, g->wpe, d->pemb, d->x0, a->patches, B, C);
     else
@@ -550,8 +622,10 @@ double model_flops_per_step(const Model *m) {
         switch (m->cfg.attention) {
         case ATTN_GRASSMANN: {
             const double r = m->r, M = grassmann_pairs(m->r);
+            int n_off;
+            config_layer_offsets(&m->cfg, l, &n_off);
             fwd += 2.0 * BT * C * r + 2.0 * BT * M * C + 2.0 * BT * 2 * C * C;  // reduce, expand, gate
-            fwd += 2.0 * BT * m->cfg.n_offsets * (m->causal ? 1 : 2) * r + 3.0 * BT * M;  // Plücker
+            fwd += 2.0 * BT * n_off * (m->causal ? 1 : 2) * r + 3.0 * BT * M;     // Plücker
             break;
         }
         case ATTN_LINEAR:

@@ -36,6 +36,9 @@ typedef struct {
     float *head_w, *head_b;          // (K, C), (K)
 } Params;
 
+// A block's activations; as commented for the pre-LN block. The paper's Grassmann block
+// (grassmann_block: paper) uses them in its own order: res1 = mix(x), ln1 = LN₁(res1),
+// res2 = ln1 + MLP output + its bias, ln2 = LN₂(res2), the block's output (model.c).
 typedef struct {
     float *ln1, *ln1_mean, *ln1_rstd;  // (BT, C), (BT), (BT)
     float *wqkv;                       // tucker: generated QKV weight (3C, C)

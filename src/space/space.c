@@ -41,8 +41,9 @@ enum {
 #define FORTUNES_DIR "/usr/share/games/fortunes"
 
 // The parameters config_check reads: their combinations are checked exhaustively.
-static const char *const checked_params[] = {"task",      "attention",    "d_model",      "heads", "core_rank",
-                                             "recall_pairs", "recall_vocab", "steps", "epochs"};
+static const char *const checked_params[] = {"task",         "attention",    "d_model", "heads",  "layers",
+                                             "core_rank",    "grassmann_offsets", "recall_pairs", "recall_vocab",
+                                             "steps",        "epochs"};
 
 // ---- the keys of each section, in the order they are read
 enum { TOP_NAME, TOP_METHOD, TOP_METRIC, TOP_OBJECTIVES, TOP_SEED, TOP_REPEATS, TOP_TRIALS, TOP_TASK, TOP_BUDGET,
@@ -351,8 +352,25 @@ static const ParamSpec *param_named(const char *name) {
 
 static int param_index(const ParamSpec *p) { return (int)(p - config_params); }
 
-// The text config_set takes for p: a scalar, or for a list parameter (grassmann_offsets)
-// also a list of scalars, joined with commas.
+// The scalars of sequence n joined by sep... into buf: a group of the offset schedule.
+static int join_scalars(Loader *L, const ParamSpec *p, yaml_node_t *n, const char *sep, char *buf, size_t len) {
+    char b[64];
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+        yaml_node_t *e = node_at(L, *it);
+        const char *et = text_of(e);
+        if (!et) return fail(L, mark_of(e), "%s lists integers, got %s", p->name, describe(e, b, sizeof b));
+        size_t used = strlen(buf), add = strlen(et);
+        if (used + add + 2 > len) return fail(L, mark_of(n), "%s: value too long", p->name);
+        if (used) buf[used++] = *sep;
+        sep = ",";
+        memcpy(buf + used, et, add + 1);
+    }
+    return 0;
+}
+
+// The text config_set takes for p: a scalar, or for the offset schedule (grassmann_offsets)
+// also a list of scalars, joined with commas ([1, 2, 4]: one group for every layer), or a
+// list of such lists joined with ';' ([[1, 2], [4, 8]]: one group a layer).
 static int value_text(Loader *L, const ParamSpec *p, yaml_node_t *n, char *buf, size_t len) {
     char b[64];
     const char *t = text_of(n);
@@ -364,14 +382,16 @@ static int value_text(Loader *L, const ParamSpec *p, yaml_node_t *n, char *buf, 
     if (p->type != PT_INTLIST || n->type != YAML_SEQUENCE_NODE)
         return fail(L, mark_of(n), "%s takes a single value here, got %s", p->name, describe(n, b, sizeof b));
     buf[0] = 0;
-    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
-        yaml_node_t *e = node_at(L, *it);
-        const char *et = text_of(e);
-        if (!et) return fail(L, mark_of(e), "%s lists integers, got %s", p->name, describe(e, b, sizeof b));
-        size_t used = strlen(buf), add = strlen(et);
-        if (used + add + 2 > len) return fail(L, mark_of(n), "%s: value too long", p->name);
-        if (used) buf[used++] = ',';
-        memcpy(buf + used, et, add + 1);
+    yaml_node_item_t *first = n->data.sequence.items.start;
+    if (first == n->data.sequence.items.top || node_at(L, *first)->type != YAML_SEQUENCE_NODE)
+        return join_scalars(L, p, n, ",", buf, len);
+    for (yaml_node_item_t *it = first; it < n->data.sequence.items.top; it++) {
+        yaml_node_t *g = node_at(L, *it);
+        if (g->type != YAML_SEQUENCE_NODE)
+            return fail(L, mark_of(g), "%s lists groups of integers, got %s", p->name, describe(g, b, sizeof b));
+        if (g->data.sequence.items.start == g->data.sequence.items.top)
+            return fail(L, mark_of(g), "%s needs at least one offset in every layer's group", p->name);
+        if (join_scalars(L, p, g, it == first ? "," : ";", buf, len)) return -1;
     }
     return 0;
 }
@@ -1354,8 +1374,8 @@ static int check_combinations(Loader *L) {
     free(use);
     if (rc == 1) return fail(L, at, "%s%s", f.msg, f.combination);
     if (rc == 2)
-        return fail(L, at, "more than %d combinations of task, attention, d_model, heads, core_rank, recall_pairs, "
-                           "recall_vocab, steps and epochs to check: list fewer values",
+        return fail(L, at, "more than %d combinations of task, attention, d_model, heads, layers, core_rank, "
+                           "grassmann_offsets, recall_pairs, recall_vocab, steps and epochs to check: list fewer values",
                     CHECK_LIMIT);
     return 0;
 }

@@ -26,7 +26,7 @@
 enum {
     STATUS_LEN = SUMMARY_STATUS_LEN,  // /summary column widths, bytes (null-padded)
     CHOICE_LEN = 32,
-    LIST_LEN = MAX_OFFSETS * 5,   // up to 16 offsets of at most 4 digits, comma-separated
+    LIST_LEN = CONFIG_TEXT - 1,   // the offset schedule as config_format writes it (shorter than CONFIG_TEXT)
     SUMMARY_CHUNK = 64,           // rows per chunk of the extendible /summary
     MAX_WEIGHT_FLOATS = 1 << 30,  // refuse to allocate more for one layer of a damaged file
     PAGE_BYTES = 16 << 10,        // file space page (4, 8, 16, 64 KiB measured: 16 best)
