@@ -1,35 +1,48 @@
 #!/usr/bin/python3
 """Plot an attnsweep results file.
 
-Usage: scripts/analyze.py RESULTS.h5 [-o OUTDIR] [--top N]
+Usage: scripts/analyze.py RESULTS.h5 [-o OUTDIR] [--top N] [--colour-by PARAMETER]
 
 Reads the file written by `attnsweep run` (or `attnsweep train -o`, `attnsweep score`
-of a trial) and writes into OUTDIR (default: RESULTS_plots/ beside the file):
+of a trial), also while its sweep is still running (opened without HDF5's file lock, as
+`attnsweep report` reads it), and writes into OUTDIR (default: RESULTS_plots/ beside the
+file). Every figure uses the sweep's own metric and its YAML goal (`metric: {name, goal}`,
+by default reward, higher is better), with val_accuracy and reward beside it:
 
-  learning_curves.png       validation accuracy and training loss against step, one line
-                            per trial, one column per attention variant
-  reward_vs_parameters.png  reward against every swept parameter that varies (one panel
-                            each; categorical parameters as categories)
-  pareto.png                val_accuracy against Correlation and against RankDeviation: every
-                            trial a point, the non-dominated ones highlighted and joined
+  history.png               optimisation history: the metric of every finished and pruned
+                            trial against its trial number, and the best so far
+  parallel_coordinates.png  one line per finished trial across an axis per swept parameter
+                            (on its own scale: log for a log distribution) and the metric
+  slices.png                the metric against each swept parameter, on its own scale
+  learning_curves.png       validation accuracy, validation loss (and bits per byte for
+                            charlm) and training loss against step, one line per trial
+                            coloured by a swept parameter (--colour-by; default the first
+                            swept one other than attention), one column per variant
+  pareto.png                the metric against Correlation and against RankDeviation for
+                            the finished trials (status ok, as the report), the
+                            non-dominated ones highlighted, joined and labelled
   objectives.png            a motpe sweep: its first objective against each other one, the
                             front over all of them highlighted, its hypervolume in the title
   invariants_VARIANT.png    per variant: head singular values normalised by their sum and
                             head correlation per layer against step, one line per trial,
                             coloured by the regulariser strength that varies
-  cp_roles_trialNNNNNN.png  CP role weights (Q, K, V) of each component, per layer, for
-                            the best --top trials by reward (default 4; 0: every trial)
-  plots.json                the exact numbers every figure plots, keyed by file name
+  cp_roles_trialNNNNNN.png  CP role weights (QK, OV) of each component, per layer, for the
+                            best --top trials by the metric (default 4; 0: every trial); a
+                            layer whose CP fit is below 0.5 is marked, one below 0.1 is not
+                            drawn, and a trial with no layer at 0.1 or more gets no chart
+  plots.json                the exact numbers every figure plots, keyed by file name, with
+                            the box of every trial-id label (no two overlap)
 
 Every metric (val_accuracy, rank_deviation, correlation, reward, the curves, the invariants,
 the CP role vectors) is read from the file, never recomputed; the only arithmetic is the
-normalisation of the head singular values by their sum and the Pareto dominance test.
-Like the report, it selects and ranks by validation metrics only (the test metrics are
-measured once per trial and only printed beside them). A list of the files written goes
-to stdout. A missing file, a file that is not HDF5 or not an attnsweep results file of
-format_version 3 ends with one line on stderr and exit code 2.
+normalisation of the head singular values by their sum, the best so far and the Pareto
+dominance test. Like the report, it selects and ranks by validation metrics only (the test
+metrics are measured once per trial and only printed beside them). A list of the files
+written goes to stdout. A missing file, a file that is not HDF5 or not an attnsweep results
+file of format_version 3 ends with one line on stderr and exit code 2.
 
-Needs only Debian's python3-h5py, -numpy, -matplotlib (Agg), -pandas and -yaml.
+Needs only Debian's python3-h5py, -numpy, -matplotlib (Agg), -pandas and -yaml, and
+scripts/attnsweep_results.py (the reader of the README's pandas recipe).
 """
 import argparse
 import json
@@ -41,6 +54,9 @@ import textwrap
 import h5py
 import numpy as np
 import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attnsweep_results  # noqa: E402  (beside this script)
 
 # matplotlib (Agg) and pandas are imported by import_plotting() once the input has been
 # checked, so that a bad file is reported at once.
@@ -106,7 +122,7 @@ PRETTY = {"correlation": "Correlation", "rank_deviation": "RankDeviation"}
 LABEL_STEP = "step (optimizer steps)"
 LABEL_ACC = "validation accuracy (fraction)"
 LABEL_TRAIN_LOSS = "training loss (nats per prediction)"
-LABEL_REWARD = "reward (fraction)"
+LABEL_VAL_LOSS = "validation loss (nats per prediction)"
 LABEL_CORR = "Correlation (mean |cos| between heads, 0-1)"
 LABEL_RD = "RankDeviation (fraction of r_max, 0-1)"
 
@@ -155,13 +171,9 @@ def open_results(path):
     if not h5py.is_hdf5(path):
         raise BadInput(f"{path}: not an HDF5 file (expected an attnsweep results file)")
     try:
-        f = h5py.File(path, "r")
+        f = attnsweep_results.open_file(path)  # without the lock: a running sweep reads too
     except OSError as e:
-        hint = ""
-        if "lock" in str(e).lower():
-            hint = (" (is the sweep still running? HDF5 locks a file open for writing: "
-                    "wait for it to end or copy it)")
-        raise BadInput(f"{path}: cannot open it: {str(e).splitlines()[0]}{hint}") from None
+        raise BadInput(f"{path}: cannot open it: {str(e).splitlines()[0]}") from None
     if "format_version" not in f.attrs:
         raise BadInput(f"{path}: not an attnsweep results file (no format_version attribute)")
     fv = f.attrs["format_version"]
@@ -188,17 +200,54 @@ def open_results(path):
     if "trials" not in f:
         raise BadInput(f"{path}: no /trials group")
     import_plotting()
-    df = pandas.DataFrame(table)
-    for c in df.columns:
-        if df[c].dtype == object:
-            df[c] = df[c].map(text)
-    df = df.sort_values("trial", kind="stable").reset_index(drop=True)
-    return f, df
+    return f, attnsweep_results.summary_frame(table)
 
 
-def trial_group(f, trial):
-    name = f"{int(trial):06d}"
-    return f["trials"][name] if name in f["trials"] else None
+trial_group = attnsweep_results.trial
+
+
+class Goal:
+    """The sweep's metric and its YAML goal, with what to call it on an axis."""
+
+    def __init__(self, f):
+        self.name, self.maximize = attnsweep_results.goal_of(text(f.attrs.get("yaml", "")))
+        self.word = "higher" if self.maximize else "lower"
+        self.label = f"{self.name} ({self.word} is better)"
+
+    def better(self, a, b):
+        return a > b if self.maximize else a < b
+
+    def best_first(self, values):
+        """Indices of values, best first (NaN last), ties by position."""
+        v = np.asarray(values, dtype=float)
+        key = -v if self.maximize else v
+        return sorted(range(len(v)), key=lambda i: (not math.isfinite(key[i]), key[i], i))
+
+
+def space_parameters(f):
+    """The YAML's parameters: {name: its mapping}, in file order ({} for a lone trial)."""
+    try:
+        space = yaml.safe_load(text(f.attrs.get("yaml", ""))) or {}
+    except yaml.YAMLError:
+        return {}
+    params = space.get("parameters") if isinstance(space, dict) else None
+    return {str(k): v for k, v in params.items() if isinstance(v, dict)} if isinstance(params, dict) else {}
+
+
+LOG_DISTRIBUTIONS = {"log_uniform", "log_uniform_values", "q_log_uniform", "q_log_uniform_values",
+                     "inv_log_uniform", "inv_log_uniform_values", "log_normal", "q_log_normal"}
+
+
+def log_scale(spec, values):
+    """Whether a parameter is drawn on a log axis: its distribution is one of the log ones;
+    a values list (which names no distribution) when its values are positive and span a
+    factor of 10 or more."""
+    dist = spec.get("distribution") if isinstance(spec, dict) else None
+    if dist:
+        return dist in LOG_DISTRIBUTIONS
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    return bool(len(v)) and (v > 0).all() and v.max() / v.min() >= 10
 
 
 def variants_of(df):
@@ -231,18 +280,55 @@ def new_figure(nrows, ncols, w, h, **kw):
     return fig, axes
 
 
-def save(fig, outdir, name, written, colourbar=None):
-    """Tight layout (leaving a strip on the right for a colour bar), dpi 120, close."""
+def save(fig, outdir, name, written, colourbar=None, after_layout=None):
+    """Tight layout (leaving a strip on the right for a colour bar), then after_layout()
+    (what needs the final positions: labels), dpi 120, close."""
     path = os.path.join(outdir, name)
     if colourbar is None:
         fig.tight_layout()
     else:
-        fig.tight_layout(rect=(0, 0, 0.9, 1))
-        cax = fig.add_axes((0.915, 0.12, 0.015, 0.76))
+        right = 1 - 1.3 / fig.get_figwidth()  # room for the bar, its ticks and its label: 1.3 inch
+        fig.tight_layout(rect=(0, 0, right, 1))
+        cax = fig.add_axes((right + 0.1 / fig.get_figwidth(), 0.12, 0.15 / fig.get_figwidth(), 0.76))
         fig.colorbar(colourbar[0], cax=cax, label=colourbar[1])
+    if after_layout is not None:
+        after_layout()
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
     written.append(name)
+
+
+# Where a trial-id label may go around its point, in points: right-above first.
+LABEL_OFFSETS = ((4, 4), (4, -4), (-4, 4), (-4, -4), (8, 0), (-8, 0), (0, 9), (0, -9))
+
+
+def place_labels(fig, ax, xy, labels, avoid, fontsize=7):
+    """Labels beside the points xy (data coordinates), none overlapping another label, a
+    point of avoid (data coordinates, every marker drawn) or the edge of the axes: each
+    takes the first free place of LABEL_OFFSETS; one with no free place is left out. Call
+    once the layout is final. Returns the labels placed ({"trial", "box": display pixels
+    x0, y0, x1, y1}) and those left out."""
+    renderer = fig.canvas.get_renderer()
+    pts = ax.transData.transform(np.asarray(avoid, float).reshape(-1, 2))
+    frame = ax.get_window_extent(renderer)
+    boxes, placed, left = [], [], []
+    for (x, y), lab in zip(xy, labels):
+        for dx, dy in LABEL_OFFSETS:
+            t = ax.annotate(str(lab), (x, y), xytext=(dx, dy), textcoords="offset points",
+                            fontsize=fontsize, zorder=5, ha="left" if dx > 0 else "right" if dx < 0 else "center",
+                            va="bottom" if dy > 0 else "top" if dy < 0 else "center")
+            bb = t.get_window_extent(renderer)
+            near = ((pts[:, 0] > bb.x0 - 4) & (pts[:, 0] < bb.x1 + 4) &
+                    (pts[:, 1] > bb.y0 - 4) & (pts[:, 1] < bb.y1 + 4))
+            if (bb.x0 >= frame.x0 and bb.x1 <= frame.x1 and bb.y0 >= frame.y0 and bb.y1 <= frame.y1
+                    and not near.any() and not any(bb.overlaps(b) for b in boxes)):
+                boxes.append(bb)
+                placed.append({"trial": lab, "box": [bb.x0, bb.y0, bb.x1, bb.y1]})
+                break
+            t.remove()
+        else:
+            left.append(lab)
+    return placed, left
 
 
 def suptitle(fig, text, fontsize=12):
@@ -259,108 +345,153 @@ def status_legend_handles(statuses):
                    label=names[s]) for s in ("ok", "pruned") if s in statuses]
 
 
-def plot_learning_curves(f, df, title, outdir, written):
-    variants = variants_of(df)
-    fig, axes = new_figure(2, len(variants), 4.0, 3.2, sharex="all", sharey="row")
-    record = {"kind": "learning_curves", "x": "step", "y": ["val_accuracy", "train_loss"],
-              "series": []}
-    styles = {"ok": "-", "pruned": "--", "failed": ":"}
-    losses = {"kept": [], "failed": []}
-    failed_max = {}  # column -> largest training loss of a failed trial
-    for j, v in enumerate(variants):
-        sub = df[df["attention"] == v]
-        colour = variant_colour(v)
-        for _, row in sub.iterrows():
-            g = trial_group(f, row["trial"])
-            s = {"trial": int(row["trial"]), "variant": v, "status": row["status"],
-                 "step": [], "val_accuracy": [], "train_loss": []}
-            if g is not None and "curves" in g:
-                c = g["curves"]
-                s["step"] = c["step"][:]
-                s["val_accuracy"] = c["val_accuracy"][:]
-                s["train_loss"] = c["train_loss"][:]
-            record["series"].append(s)
-            if len(s["step"]) == 0:
-                continue
-            failed = row["status"] == "failed"
-            style = dict(color=colour, alpha=0.5 if failed else 0.75, lw=1.2,
-                         linestyle=styles.get(row["status"], "-"),
-                         marker=("x" if failed else ".") if len(s["step"]) <= 25 else None)
-            axes[0, j].plot(s["step"], s["val_accuracy"], **style)
-            axes[1, j].plot(s["step"], s["train_loss"], **style)
-            losses["failed" if failed else "kept"].extend(np.asarray(s["train_loss"], float))
-            if failed:
-                fin = np.asarray(s["train_loss"], float)
-                fin = fin[np.isfinite(fin)]
-                if len(fin):
-                    failed_max[j] = max(failed_max.get(j, -np.inf), fin.max())
-        counts = sub["status"].value_counts()
-        parts = [f"{int(counts[k])} {k}" for k in ("ok", "pruned", "failed") if k in counts]
-        axes[0, j].set_title(f"{v}: {len(sub)} trial{'s' if len(sub) != 1 else ''} "
-                             f"({', '.join(parts)})", color=colour)
-        axes[0, j].set_ylabel(LABEL_ACC if j == 0 else "")
-        axes[1, j].set_ylabel(LABEL_TRAIN_LOSS if j == 0 else "")
-        axes[1, j].set_xlabel(LABEL_STEP)
-        axes[1, j].xaxis.set_major_locator(MaxNLocator(integer=True))
-        for i in range(2):
-            axes[i, j].grid(alpha=0.3)
-        shown = [k for k in ("ok", "pruned", "failed") if k in counts]
-        if len(shown) > 1:
-            names = {"ok": "ran to the budget", "pruned": "pruned by ASHA",
-                     "failed": "failed (until it diverged)"}
-            for k in shown:
-                axes[0, j].plot([], [], color=colour, linestyle=styles[k], label=names[k])
-            axes[0, j].legend(fontsize=8, loc="best")
-    # The loss axis follows the trials that did not fail: a diverging trial's last
-    # evaluation (up to 1e17 nats) would flatten every other curve.
-    kept = np.array([x for x in losses["kept"] if math.isfinite(x)])
-    every = np.array([x for x in losses["kept"] + losses["failed"] if math.isfinite(x)])
-    ref = kept if len(kept) else every
-    if len(ref):
-        lo, hi = ref.min(), ref.max()
-        if lo > 0 and hi / lo > 20:
-            axes[1, 0].set_yscale("log")
-            axes[1, 0].set_ylim(lo / 1.3, hi * 1.3)
-        else:
-            pad = 0.06 * (hi - lo) if hi > lo else 0.05 * abs(hi) + 0.05
-            axes[1, 0].set_ylim(lo - pad, hi + pad)
-        for j, m in failed_max.items():
-            if m > hi * 1.3:
-                axes[1, j].annotate(f"failed trials reach {m:.3g} nats (off the axis)",
-                                    (0.02, 0.97), xycoords="axes fraction", fontsize=7,
-                                    va="top")
-    suptitle(fig, f"{title}: learning curves, one line per trial (validation accuracy at each "
-                  f"evaluation; training loss: mean since the previous evaluation)")
-    save(fig, outdir, "learning_curves.png", written)
+def metric_label(goal):
+    return f"{goal.name} ({goal.word} is better)"
+
+
+def plot_history(df, goal, title, outdir, written):
+    """The metric of each finished and pruned trial against its trial number, and the best
+    so far among the finished ones (Optuna's optimisation history)."""
+    sub = df[df["status"].isin(("ok", "pruned"))]
+    y = sub[goal.name].to_numpy(dtype=float)
+    keep = np.isfinite(y)
+    sub, y = sub[keep], y[keep]
+    trials = sub["trial"].to_numpy()
+    best, best_trial, cur, cur_t = [], [], None, None
+    for t, v, st in zip(trials, y, sub["status"]):
+        if st == "ok" and (cur is None or goal.better(v, cur)):
+            cur, cur_t = v, int(t)
+        best.append(cur if cur is not None else float("nan"))
+        best_trial.append(cur_t)
+    record = {"kind": "history", "metric": goal.name, "goal": "maximize" if goal.maximize else "minimize",
+              "trial": trials.tolist(), "value": y, "status": sub["status"].tolist(), "best_so_far": best,
+              "best_trial": best_trial}
+    fig, axes = new_figure(1, 1, 7.5, 4.2)
+    ax = axes[0, 0]
+    for v in variants_of(sub):
+        for status in ("ok", "pruned"):
+            m = ((sub["attention"] == v) & (sub["status"] == status)).to_numpy()
+            if m.any():
+                ax.scatter(trials[m], y[m], s=22, alpha=0.7 if status == "ok" else 0.35, color=variant_colour(v),
+                           marker=STATUS_MARKERS[status], linewidth=0)
+    ax.plot(trials, best, color="k", lw=1.4, drawstyle="steps-post", zorder=3)
+    handles = [Line2D([], [], color=variant_colour(v), marker="o", linestyle="none", label=v)
+               for v in variants_of(sub)] + status_legend_handles(set(sub["status"]))
+    handles.append(Line2D([], [], color="k", lw=1.4, label="best so far (finished trials)"))
+    ax.legend(handles=handles, fontsize=8, loc="best")
+    ax.set_xlabel("trial")
+    ax.set_ylabel(metric_label(goal))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.grid(alpha=0.3)
+    n_failed = int((df["status"] == "failed").sum())
+    extra = f"; {n_failed} failed trial{'s' if n_failed != 1 else ''} not shown" if n_failed else ""
+    last = f", best {best[-1]:.4g} (trial {best_trial[-1]})" if len(best) and best_trial[-1] is not None else ""
+    suptitle(fig, f"{title}: optimisation history of {goal.name}, {len(sub)} trials{last}{extra}")
+    save(fig, outdir, "history.png", written)
     return record
 
 
-def plot_reward_vs_parameters(df, title, outdir, written, notes):
-    have = df[np.isfinite(df["reward"].astype(float))]
+def axis_values(df, p, spec):
+    """A parameter's values on a [0, 1] axis of its own scale: categories evenly spaced (in
+    the order of the YAML's values), numbers linear or log (log_scale). Returns (positions,
+    ticks [(position, text)], scale)."""
+    col = df[p]
+    if is_categorical(col) or col.nunique() == 1:
+        listed = [text(v) for v in spec.get("values", [])] if isinstance(spec, dict) else []
+        cats = [c for c in listed if c in set(col.astype(str))] + sorted(set(col.astype(str)) - set(listed))
+        if p == "attention":
+            cats = [v for v in VARIANT_ORDER if v in cats] + [c for c in cats if c not in VARIANT_ORDER]
+        pos = {c: (i / (len(cats) - 1) if len(cats) > 1 else 0.5) for i, c in enumerate(cats)}
+        return col.astype(str).map(pos).to_numpy(dtype=float), [(pos[c], c) for c in cats], "categorical"
+    v = col.to_numpy(dtype=float)
+    log = log_scale(spec, v)
+    w = np.log10(v) if log else v
+    lo, hi = np.nanmin(w), np.nanmax(w)
+    span = hi - lo if hi > lo else 1.0
+    ticks = [((t - lo) / span, f"{10 ** t if log else t:.3g}") for t in np.linspace(lo, hi, 3)]
+    return (w - lo) / span, ticks, "log" if log else "linear"
+
+
+def plot_parallel(f, df, goal, title, outdir, written, notes):
+    """One line per finished trial across an axis per swept parameter, each on its own
+    scale, and a last axis for the metric; coloured by the metric, the best drawn on top."""
+    sub = df[df["status"] == "ok"]
+    sub = sub[np.isfinite(sub[goal.name].to_numpy(dtype=float))]
+    params = swept_parameters(sub)
+    if not params or len(sub) < 2:
+        notes.append("parallel_coordinates.png not written: "
+                     + ("no parameter varies" if not params else "fewer than 2 finished trials"))
+        return None
+    specs = space_parameters(f)
+    axes_x, ticks, scales = [], [], []
+    for p in params:
+        pos, tk, sc = axis_values(sub, p, specs.get(p, {}))
+        axes_x.append(pos)
+        ticks.append(tk)
+        scales.append(sc)
+    y = sub[goal.name].to_numpy(dtype=float)
+    lo, hi = y.min(), y.max()
+    span = hi - lo if hi > lo else 1.0
+    up = (lambda v: (v - lo) / span) if goal.maximize else (lambda v: (hi - v) / span)  # the best at the top
+    axes_x.append(up(y))
+    ticks.append([(up(t), f"{t:.4g}") for t in np.linspace(lo, hi, 3)])
+    names = params + [goal.name]
+    fig, axs = new_figure(1, 1, max(6.0, 1.6 * len(names)), 4.6)
+    ax = axs[0, 0]
+    cmap = matplotlib.colormaps["viridis"]
+    order = goal.best_first(y)[::-1]  # the best last, on top
+    quality = up(y)
+    for i in order:
+        ax.plot(range(len(names)), [a[i] for a in axes_x], color=cmap(quality[i]), alpha=0.8, lw=1.2)
+    for k, tk in enumerate(ticks):
+        ax.axvline(k, color="0.3", lw=0.8)
+        for pos, label in tk:
+            ax.text(k + 0.03, pos, label, fontsize=7, va="center", ha="left", color="0.2")
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels([f"{n}\n({sc})" for n, sc in zip(params, scales)] + [metric_label(goal)], fontsize=8)
+    ax.set_yticks([])
+    ax.set_xlim(-0.2, len(names) - 0.6)
+    ax.set_ylim(-0.05, 1.05)
+    sm = matplotlib.cm.ScalarMappable(norm=mcolors.Normalize(lo, hi), cmap=cmap if goal.maximize else cmap.reversed())
+    record = {"kind": "parallel_coordinates", "axes": names, "scales": scales + ["linear"],
+              "trial": sub["trial"].tolist(), "positions": axes_x, "metric": y}
+    n_other = len(df) - len(sub)
+    extra = f" ({n_other} pruned or failed not shown)" if n_other else ""
+    suptitle(fig, f"{title}: parallel coordinates of {len(sub)} finished trials{extra}, coloured by {goal.name} "
+                  f"(yellow and the top of its axis are best)")
+    save(fig, outdir, "parallel_coordinates.png", written, colourbar=(sm, metric_label(goal)))
+    return record
+
+
+def plot_slices(f, df, goal, title, outdir, written, notes):
+    """The metric against each swept parameter that varies between the trials that have it,
+    on the parameter's own scale (log for a log distribution)."""
+    have = df[np.isfinite(df[goal.name].astype(float)) & df["status"].isin(("ok", "pruned"))]
     params = swept_parameters(have)
     only_failed = [p for p in swept_parameters(df) if p not in params]
     if only_failed:
-        notes.append(f"reward_vs_parameters.png: {', '.join(only_failed)} "
+        notes.append(f"slices.png: {', '.join(only_failed)} "
                      f"{'vary' if len(only_failed) > 1 else 'varies'} only between "
-                     f"trials without a reward (failed): no panel")
+                     f"trials without {goal.name} (failed): no panel")
     if not params:
-        notes.append("reward_vs_parameters.png not written: no parameter varies between the "
-                     "trials with a reward")
+        notes.append(f"slices.png not written: no parameter varies between the trials with {goal.name}")
         return None
+    specs = space_parameters(f)
     ncols = min(3, len(params))
     nrows = math.ceil(len(params) / ncols)
     fig, axes = new_figure(nrows, ncols, 4.2, 3.4, sharey=True)
-    record = {"kind": "reward_vs_parameters", "y": "reward", "panels": []}
+    record = {"kind": "slices", "y": goal.name, "goal": "maximize" if goal.maximize else "minimize", "panels": []}
     for k, p in enumerate(params):
         ax = axes[k // ncols, k % ncols]
         cat = is_categorical(df[p])
         panel = {"parameter": p, "categorical": bool(cat), "trial": have["trial"].tolist(),
-                 "x": have[p].tolist(), "y": have["reward"].tolist(),
+                 "x": have[p].tolist(), "y": have[goal.name].tolist(),
                  "status": have["status"].tolist(), "variant": have["attention"].tolist()}
         if cat:
             cats = list(dict.fromkeys(sorted(have[p].unique(), key=lambda c: (
                 VARIANT_ORDER.index(c) if c in VARIANT_ORDER else len(VARIANT_ORDER), c))))
             panel["categories"] = cats
+            panel["scale"] = "categorical"
             # A small deterministic spread inside each category so repeats stay visible.
             xs = np.zeros(len(have))
             for ci, cname in enumerate(cats):
@@ -374,23 +505,21 @@ def plot_reward_vs_parameters(df, title, outdir, written, notes):
             ax.set_xlim(-0.6, len(cats) - 0.4)
         else:
             xs = have[p].to_numpy(dtype=float)
-            vals = xs
-            pos = vals[vals > 0]
-            if len(pos) and (vals >= 0).all() and pos.max() / pos.min() >= 10:
-                if (vals > 0).all():
-                    ax.set_xscale("log")
-                else:
-                    ax.set_xscale("symlog", linthresh=pos.min())
+            log = log_scale(specs.get(p, {}), xs)
+            panel["scale"] = "log" if log else "linear"
+            if log:
+                ax.set_xscale("log")
         for status in ("ok", "pruned"):
             for v in variants_of(have):
                 m = ((have["status"] == status) & (have["attention"] == v)).to_numpy()
                 if m.any():
-                    ax.scatter(xs[m], have["reward"].to_numpy()[m], s=26, alpha=0.8,
+                    ax.scatter(xs[m], have[goal.name].to_numpy()[m], s=26, alpha=0.8,
                                color=variant_colour(v), marker=STATUS_MARKERS[status],
                                edgecolor="k", linewidth=0.3)
-        ax.set_xlabel(PARAM_LABELS.get(p, p))
+        dist = specs.get(p, {}).get("distribution", "values" if "values" in specs.get(p, {}) else "")
+        ax.set_xlabel(PARAM_LABELS.get(p, p) + (f"\n[{dist}, {panel['scale']} axis]" if dist else ""))
         if k % ncols == 0:
-            ax.set_ylabel(LABEL_REWARD)
+            ax.set_ylabel(metric_label(goal))
         ax.set_title(p)
         ax.grid(alpha=0.3)
         record["panels"].append(panel)
@@ -400,10 +529,133 @@ def plot_reward_vs_parameters(df, title, outdir, written, notes):
                for v in variants_of(have)] + status_legend_handles(set(have["status"]))
     axes[0, 0].legend(handles=handles, fontsize=8, loc="best")
     n_failed = len(df) - len(have)
-    extra = f"; {n_failed} failed trial(s) without a reward not shown" if n_failed else ""
-    suptitle(fig, f"{title}: reward (= val_accuracy - beta RankDeviation - gamma Correlation, as "
-                  f"stored) against each swept parameter ({len(have)} trials{extra})")
-    save(fig, outdir, "reward_vs_parameters.png", written)
+    extra = f"; {n_failed} failed trial(s) not shown" if n_failed else ""
+    suptitle(fig, f"{title}: {goal.name} against each swept parameter on its own scale ({len(have)} trials"
+                  f"{extra})")
+    save(fig, outdir, "slices.png", written)
+    return record
+
+
+def colour_parameter(f, df, wanted):
+    """The swept parameter the learning curves are coloured by: --colour-by, else the first
+    swept one other than attention in the YAML's order, else none."""
+    swept = [p for p in swept_parameters(df) if p != "attention"]
+    if wanted:
+        if wanted not in df.columns:
+            raise BadInput(f"--colour-by {wanted}: no such column in /summary")
+        return wanted
+    order = [p for p in space_parameters(f) if p in swept]
+    return (order + [p for p in swept if p not in order] or [None])[0]
+
+
+def parameter_colours(f, df, p):
+    """Colours of p's values: discrete for a categorical one or few values, else a colour
+    map on its own scale. Returns (colour of a row, legend handles, colour bar or None)."""
+    cmap = matplotlib.colormaps["viridis"]
+    if p is None:
+        return (lambda row: None), [], None
+    values = df[p]
+    if is_categorical(values) or values.nunique() <= 6:
+        cats = sorted(values.unique(), key=lambda c: (str(type(c)), c))
+        colours = {c: cmap(0.9 * k / max(1, len(cats) - 1)) for k, c in enumerate(cats)}
+        handles = [Line2D([], [], color=colours[c], lw=2, label=f"{p} = {c:g}" if isinstance(c, float) else f"{p} = {c}")
+                   for c in cats]
+        return (lambda row: colours[row[p]]), handles, None
+    v = values.to_numpy(dtype=float)
+    if log_scale(space_parameters(f).get(p, {}), v) and (v > 0).all():
+        norm = mcolors.LogNorm(v.min(), v.max())
+    else:
+        norm = mcolors.Normalize(v.min(), v.max())
+    sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
+    return (lambda row: cmap(norm(float(row[p])))), [], (sm, PARAM_LABELS.get(p, p))
+
+
+def plot_learning_curves(f, df, title, outdir, written, colour_by):
+    """Per variant: validation accuracy, validation loss (held out; for charlm with bits
+    per byte on a second axis) and training loss against step, one line per trial coloured
+    by the swept parameter colour_by."""
+    variants = variants_of(df)
+    fig, axes = new_figure(3, len(variants), 4.0, 2.9, sharex="all", sharey="row")
+    colour_of, handles, colourbar = parameter_colours(f, df, colour_by)
+    record = {"kind": "learning_curves", "x": "step", "y": ["val_accuracy", "val_loss", "train_loss"],
+              "colour_by": colour_by, "series": []}
+    styles = {"ok": "-", "pruned": "--", "failed": ":"}
+    losses = {"kept": [], "failed": []}
+    failed_max = {}  # column -> largest training loss of a failed trial
+    charlm = "task" in df.columns and (df["task"] == "charlm").all()
+    for j, v in enumerate(variants):
+        sub = df[df["attention"] == v]
+        for _, row in sub.iterrows():
+            g = trial_group(f, row["trial"])
+            s = {"trial": int(row["trial"]), "variant": v, "status": row["status"],
+                 "colour_value": row[colour_by] if colour_by else None,
+                 "step": [], "val_accuracy": [], "val_loss": [], "train_loss": []}
+            if g is not None and "curves" in g:
+                c = g["curves"]
+                for k in ("step", "val_accuracy", "val_loss", "train_loss"):
+                    s[k] = c[k][:]
+            record["series"].append(s)
+            if len(s["step"]) == 0:
+                continue
+            failed = row["status"] == "failed"
+            style = dict(color=colour_of(row) or variant_colour(v), alpha=0.5 if failed else 0.8, lw=1.2,
+                         linestyle=styles.get(row["status"], "-"),
+                         marker=("x" if failed else ".") if len(s["step"]) <= 25 else None)
+            axes[0, j].plot(s["step"], s["val_accuracy"], **style)
+            axes[1, j].plot(s["step"], s["val_loss"], **style)
+            axes[2, j].plot(s["step"], s["train_loss"], **style)
+            for key in ("val_loss", "train_loss"):
+                losses["failed" if failed else "kept"].extend(np.asarray(s[key], float))
+            if failed:
+                fin = np.asarray(s["train_loss"], float)
+                fin = fin[np.isfinite(fin)]
+                if len(fin):
+                    failed_max[j] = max(failed_max.get(j, -np.inf), fin.max())
+        counts = sub["status"].value_counts()
+        parts = [f"{int(counts[k])} {k}" for k in ("ok", "pruned", "failed") if k in counts]
+        axes[0, j].set_title(f"{v}: {len(sub)} trial{'s' if len(sub) != 1 else ''} "
+                             f"({', '.join(parts)})", color=variant_colour(v))
+        axes[0, j].set_ylabel(LABEL_ACC if j == 0 else "")
+        axes[1, j].set_ylabel(LABEL_VAL_LOSS if j == 0 else "")
+        axes[2, j].set_ylabel(LABEL_TRAIN_LOSS if j == 0 else "")
+        axes[2, j].set_xlabel(LABEL_STEP)
+        axes[2, j].xaxis.set_major_locator(MaxNLocator(integer=True))
+        for i in range(3):
+            axes[i, j].grid(alpha=0.3)
+    # The loss axes follow the trials that did not fail: a diverging trial's last
+    # evaluation (up to 1e17 nats) would flatten every other curve.
+    kept = np.array([x for x in losses["kept"] if math.isfinite(x)])
+    every = np.array([x for x in losses["kept"] + losses["failed"] if math.isfinite(x)])
+    ref = kept if len(kept) else every
+    if len(ref):
+        lo, hi = ref.min(), ref.max()
+        for row_k in (1, 2):
+            if lo > 0 and hi / lo > 20:
+                axes[row_k, 0].set_yscale("log")
+                axes[row_k, 0].set_ylim(lo / 1.3, hi * 1.3)
+            else:
+                pad = 0.06 * (hi - lo) if hi > lo else 0.05 * abs(hi) + 0.05
+                axes[row_k, 0].set_ylim(lo - pad, hi + pad)
+        for j, m in failed_max.items():
+            if m > hi * 1.3:
+                axes[2, j].annotate(f"failed trials reach {m:.3g} nats (off the axis)",
+                                    (0.02, 0.97), xycoords="axes fraction", fontsize=7, va="top")
+    if charlm:  # bits per byte = nats / ln 2, on the right of the validation loss
+        for j in range(len(variants)):
+            sec = axes[1, j].secondary_yaxis("right", functions=(lambda x: x / math.log(2), lambda b: b * math.log(2)))
+            if j == len(variants) - 1:
+                sec.set_ylabel("validation bits per byte")
+    styles_shown = sorted({s["status"] for s in record["series"] if len(s["step"])},
+                          key=("ok", "pruned", "failed").index)
+    if len(styles_shown) > 1:
+        names = {"ok": "ran to the budget", "pruned": "pruned by ASHA", "failed": "failed (until it diverged)"}
+        handles = handles + [Line2D([], [], color="0.3", linestyle=styles[k], label=names[k]) for k in styles_shown]
+    if handles:
+        axes[0, len(variants) - 1].legend(handles=handles, fontsize=7, loc="best")
+    what = f"coloured by {colour_by}" if colour_by else "one colour per variant"
+    suptitle(fig, f"{title}: learning curves, one line per trial, {what} (validation accuracy and loss at each "
+                  f"evaluation; training loss: mean since the previous evaluation)")
+    save(fig, outdir, "learning_curves.png", written, colourbar)
     return record
 
 
@@ -445,6 +697,19 @@ def hypervolume(points, ref):
     return volume
 
 
+def labelling(fig, jobs, record_of):
+    """The after_layout of a figure with trial-id labels: jobs (ax, xy, ids, every point)
+    placed without overlap; each record_of[k] gets its "labels" and "unlabelled"."""
+    def run():
+        for (ax, xy, ids, avoid), rec in zip(jobs, record_of):
+            placed, left = place_labels(fig, ax, xy, ids, avoid)
+            rec["labels"], rec["unlabelled"] = placed, left
+            if left:
+                ax.text(0.01, 0.01, f"not labelled (no room): {', '.join(map(str, left))}", transform=ax.transAxes,
+                        fontsize=6, color="0.3", va="bottom")
+    return run
+
+
 def plot_objectives(f, df, title, outdir, written):
     """A motpe sweep: the first objective against each other one, the trials that no
     other dominates on all of them highlighted, and the front's hypervolume (against the
@@ -464,9 +729,11 @@ def plot_objectives(f, df, title, outdir, written):
     record = {"kind": "objectives", "objectives": [{"name": n, "goal": "maximize" if up else "minimize"}
                                                    for n, up in objectives],
               "hypervolume": hv, "reference": [r if up else -r for r, (_, up) in zip(ref, objectives)],
-              "front_trials": [int(sub["trial"].iloc[i]) for i in front], "trial": sub["trial"].tolist()}
+              "front_trials": [int(sub["trial"].iloc[i]) for i in front], "trial": sub["trial"].tolist(),
+              "panels": []}
     fig, axes = new_figure(1, len(objectives) - 1, 5.2, 4.4)
     y_name, y_up = objectives[0]
+    jobs = []
     for ax, (x_name, x_up) in zip(axes[0], objectives[1:]):
         x, y = sub[x_name].to_numpy(dtype=float), sub[y_name].to_numpy(dtype=float)
         for v in variants_of(sub):
@@ -475,42 +742,46 @@ def plot_objectives(f, df, title, outdir, written):
         for i in front:
             ax.scatter([x[i]], [y[i]], s=70, color=variant_colour(sub["attention"].iloc[i]), edgecolor="k",
                        linewidth=1.3, zorder=4)
-            ax.annotate(f"{int(sub['trial'].iloc[i])}", (x[i], y[i]), xytext=(4, 4), textcoords="offset points",
-                        fontsize=7)
         ax.set_xlabel(f"{x_name} ({'higher' if x_up else 'lower'} is better)")
         ax.set_ylabel(f"{y_name} ({'higher' if y_up else 'lower'} is better)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="best")
+        panel = {"x_metric": x_name}
+        record["panels"].append(panel)
+        jobs.append((ax, [(x[i], y[i]) for i in front], [int(sub["trial"].iloc[i]) for i in front],
+                     np.column_stack([x, y])))
     suptitle(fig, f"{title}: the sweep's objectives, {len(front)} of {len(sub)} finished trials on the front "
                   f"(black edge), hypervolume {hv:.4g}")
-    save(fig, outdir, "objectives.png", written)
+    save(fig, outdir, "objectives.png", written, after_layout=labelling(fig, jobs, record["panels"]))
     return record
 
 
-def plot_pareto(df, title, outdir, written):
+def plot_pareto(df, goal, title, outdir, written):
+    """The sweep's metric against Correlation and against RankDeviation for the finished
+    trials (status ok, as attnsweep report), the non-dominated ones joined and labelled."""
     fig, axes = new_figure(1, 2, 5.2, 4.4)
-    record = {"kind": "pareto", "y": "val_accuracy", "goal": "maximise val_accuracy, minimise x",
-              "panels": []}
+    record = {"kind": "pareto", "y": goal.name, "goal": f"{'maximise' if goal.maximize else 'minimise'} "
+              f"{goal.name}, minimise x", "panels": []}
+    ok = df[df["status"] == "ok"]
+    sign = 1.0 if goal.maximize else -1.0
+    jobs = []
     for ax, (metric, label) in zip(axes[0], (("correlation", LABEL_CORR),
                                              ("rank_deviation", LABEL_RD))):
-        x_all = df[metric].to_numpy(dtype=float)
-        y_all = df["val_accuracy"].to_numpy(dtype=float)
+        x_all = ok[metric].to_numpy(dtype=float)
+        y_all = ok[goal.name].to_numpy(dtype=float)
         keep = np.isfinite(x_all) & np.isfinite(y_all)
-        sub = df[keep]
+        sub = ok[keep]
         x, y = x_all[keep], y_all[keep]
-        front = pareto_front(x, y)
-        panel = {"x_metric": metric, "trial": sub["trial"].tolist(), "x": x, "val_accuracy": y,
+        front = pareto_front(x, sign * y)
+        panel = {"x_metric": metric, "trial": sub["trial"].tolist(), "x": x, "y": y,
                  "status": sub["status"].tolist(), "variant": sub["attention"].tolist(),
                  "front_trials": [int(sub["trial"].iloc[i]) for i in front]}
         for v in variants_of(sub):
-            for status in ("ok", "pruned"):
-                m = ((sub["attention"] == v) & (sub["status"] == status)).to_numpy()
-                if m.any():
-                    ax.scatter(x[m], y[m], s=24, alpha=0.45, color=variant_colour(v),
-                               marker=STATUS_MARKERS[status], linewidth=0)
+            m = (sub["attention"] == v).to_numpy()
+            if m.any():
+                ax.scatter(x[m], y[m], s=24, alpha=0.45, color=variant_colour(v), linewidth=0)
         handles = [Line2D([], [], color=variant_colour(v), marker="o", linestyle="none",
                           label=v) for v in variants_of(sub)]
-        handles += status_legend_handles(set(sub["status"]))
         if front:
             fx, fy = x[front], y[front]
             ax.plot(fx, fy, color="k", lw=1.3, drawstyle="steps-post", zorder=3)
@@ -520,10 +791,7 @@ def plot_pareto(df, title, outdir, written):
             for i in front:
                 v = sub["attention"].iloc[i]
                 ax.scatter([x[i]], [y[i]], s=70, color=variant_colour(v), edgecolor="k",
-                           linewidth=1.3, zorder=4,
-                           marker=STATUS_MARKERS.get(sub["status"].iloc[i], "o"))
-                ax.annotate(f"{int(sub['trial'].iloc[i])}", (x[i], y[i]), xytext=(4, 4),
-                            textcoords="offset points", fontsize=7)
+                           linewidth=1.3, zorder=4)
         if metric == "correlation" and len(sub):
             # chance: the correlation independent Gaussian heads of the same shapes give,
             # one dotted line per variant in its colour (the shapes differ between them)
@@ -536,17 +804,20 @@ def plot_pareto(df, title, outdir, written):
             handles.append(Line2D([], [], color="0.4", lw=1.0, linestyle=":",
                                   label="chance level (dotted, per variant)"))
         if not len(sub):
-            ax.text(0.5, 0.5, "no trial with metrics", transform=ax.transAxes, ha="center")
+            ax.text(0.5, 0.5, "no finished trial with metrics", transform=ax.transAxes, ha="center")
         ax.set_xlabel(label)
-        ax.set_ylabel(LABEL_ACC)
-        ax.set_title(f"val_accuracy against {PRETTY[metric]}")
+        ax.set_ylabel(metric_label(goal))
+        ax.set_title(f"{goal.name} against {PRETTY[metric]}")
         ax.grid(alpha=0.3)
         ax.legend(handles=handles, fontsize=8, loc="best")
         record["panels"].append(panel)
-    n_failed = int((~np.isfinite(df["val_accuracy"].to_numpy(dtype=float))).sum())
-    extra = f"; {n_failed} failed trial(s) not shown" if n_failed else ""
-    suptitle(fig, f"{title}: Pareto front (black edge: non-dominated; trial ids labelled{extra})")
-    save(fig, outdir, "pareto.png", written)
+        jobs.append((ax, [(x[i], y[i]) for i in front], [int(sub["trial"].iloc[i]) for i in front],
+                     np.column_stack([x, y])))
+    n_other = len(df) - len(ok)
+    extra = f"; {n_other} pruned or failed trial(s) not shown, as in attnsweep report" if n_other else ""
+    suptitle(fig, f"{title}: Pareto front of the finished trials (black edge: non-dominated; trial ids "
+                  f"labelled{extra})")
+    save(fig, outdir, "pareto.png", written, after_layout=labelling(fig, jobs, record["panels"]))
     return record
 
 
@@ -676,20 +947,32 @@ def plot_invariants(f, df, title, outdir, written, notes):
     return records
 
 
-def plot_cp_roles(f, df, title, outdir, written, notes, top):
+CP_FIT_MARK, CP_FIT_OMIT = 0.5, 0.1  # below: the roles are marked unreliable; not drawn
+
+
+def plot_cp_roles(f, df, goal, title, outdir, written, notes, top):
+    """The CP role weights of the best trials by the metric: a layer whose CP fit is below
+    CP_FIT_MARK is marked (its components explain little of the tensor), one below
+    CP_FIT_OMIT is not drawn, and a trial whose every layer is below it gets no chart."""
     scored = []
     for _, row in df.iterrows():
         g = trial_group(f, row["trial"])
-        if g is None or "scores" not in g or not math.isfinite(float(row["reward"])):
-            continue
+        if row["status"] != "ok" or g is None or "scores" not in g or not math.isfinite(float(row[goal.name])):
+            continue  # finished trials, as the report's leaderboard
         if any("cp_roles" in g["scores"][k].attrs for k in g["scores"]):
             scored.append(row)
     if not scored:
         notes.append("cp_roles_trial*.png not written: no trial has CP role weights "
                      "(failed trials, or scored with --no-cp)")
         return {}
-    scored.sort(key=lambda r: (-float(r["reward"]), int(r["trial"])))
-    chosen = scored if top == 0 else scored[:top]
+    scored = [scored[i] for i in goal.best_first([float(r[goal.name]) for r in scored])]
+    fits = lambda row: [float(g.attrs.get("cp_fit", float("nan"))) for g in trial_group(f, row["trial"])["scores"].values()]
+    low = [int(r["trial"]) for r in scored if not any(x >= CP_FIT_OMIT for x in fits(r))]
+    if low:
+        notes.append(f"cp_roles: no chart for trial{'s' if len(low) > 1 else ''} {', '.join(map(str, low))}: "
+                     f"every layer's CP fit is below {CP_FIT_OMIT} (the components explain too little to read roles)")
+    candidates = [r for r in scored if int(r["trial"]) not in low]
+    chosen = candidates if top == 0 else candidates[:top]
     records = {}
     for rank_k, row in enumerate(chosen, 1):
         trial = int(row["trial"])
@@ -699,8 +982,9 @@ def plot_cp_roles(f, df, title, outdir, written, notes, top):
         if layers:
             roles_names = text(g["scores"][layers[0]].attrs.get("roles", "")).split(",")
         fig, axes = new_figure(1, len(layers), 4.2, 3.4, sharey=True)
-        record = {"kind": "cp_roles", "trial": trial, "variant": row["attention"],
-                  "reward": float(row["reward"]), "rank_by_reward": rank_k, "layers": []}
+        record = {"kind": "cp_roles", "trial": trial, "variant": row["attention"], "metric": goal.name,
+                  "value": float(row[goal.name]), "reward": float(row["reward"]), "rank_by_metric": rank_k,
+                  "layers": []}
         for j, lname in enumerate(layers):
             s = g["scores"][lname]
             ax = axes[0, j]
@@ -712,8 +996,16 @@ def plot_cp_roles(f, df, title, outdir, written, notes, top):
             names = roles_names if roles_names and len(roles_names) == nroles else \
                 [f"role {i}" for i in range(nroles)]
             cp_fit = float(s.attrs.get("cp_fit", float("nan")))
+            shown = cp_fit >= CP_FIT_OMIT
             record["layers"].append({"layer": lname, "cp_rank": int(s.attrs.get("cp_rank", R)),
-                                     "cp_fit": cp_fit, "roles": names, "weights": w})
+                                     "cp_fit": cp_fit, "roles": names, "weights": w,
+                                     "drawn": bool(shown), "marked": bool(shown and cp_fit < CP_FIT_MARK)})
+            if not shown:
+                ax.text(0.5, 0.5, f"CP fit {cp_fit:.3f} < {CP_FIT_OMIT}:\nthe components explain too little;\n"
+                        f"roles not drawn", transform=ax.transAxes, ha="center", va="center", fontsize=9)
+                ax.set_title(f"{lname}: CP rank {R}, fit {cp_fit:.3f}", fontsize=9)
+                ax.set_xticks([])
+                continue
             width = 0.8 / nroles
             for i in range(nroles):
                 ax.bar(np.arange(1, R + 1) + (i - (nroles - 1) / 2) * width, w[:, i], width,
@@ -724,22 +1016,129 @@ def plot_cp_roles(f, df, title, outdir, written, notes, top):
             if j == 0:
                 ax.set_ylabel("role weight (entry of the unit role vector)")
             extra = " (one role: every weight is 1)" if nroles == 1 else ""
-            ax.set_title(f"{lname}: CP rank {R}, fit {cp_fit:.3f}{extra}", fontsize=9)
+            if cp_fit < CP_FIT_MARK:
+                extra += f"\nlow fit (< {CP_FIT_MARK}): read the roles with caution"
+                ax.set_facecolor("#f3ece0")
+            ax.set_title(f"{lname}: CP rank {R}, fit {cp_fit:.3f}{extra}", fontsize=9,
+                         color="firebrick" if cp_fit < CP_FIT_MARK else "k")
             ax.set_ylim(-1.05, 1.05)
             ax.grid(alpha=0.3, axis="y")
             ax.legend(fontsize=8, loc="lower right", ncol=nroles)
         params = ", ".join(f"{r} {float(row[r]):g}" for r in REGULARISERS
                            if r in row and float(row[r]) != 0)
         what = row["attention"] + (", " + params if params else "")
-        suptitle(fig, f"{title}: trial {trial} ({what}), #{rank_k} by reward "
-                      f"{float(row['reward']):.4f}: CP role weights per component",
-                     fontsize=10)
+        beside = f" (reward {float(row['reward']):.4f})" if goal.name != "reward" else ""
+        suptitle(fig, f"{title}: trial {trial} ({what}), #{rank_k} by {goal.name} "
+                      f"{float(row[goal.name]):.4f}{beside}: CP role weights per component", fontsize=10)
         name = f"cp_roles_trial{trial:06d}.png"
         save(fig, outdir, name, written)
         records[name] = record
-    if len(chosen) < len(scored):
-        notes.append(f"CP role charts for the best {len(chosen)} of {len(scored)} scored trials "
-                     f"by reward (--top 0 for all)")
+    if len(chosen) < len(candidates):
+        notes.append(f"CP role charts for the best {len(chosen)} of {len(candidates)} scored trials "
+                     f"by {goal.name} (--top 0 for all)")
+    return records
+
+
+# ----------------------------------------------------------------------------------
+# The probes of `attnsweep probe` (/trials/NNNNNN/probe): read as they are stored, none
+# recomputed.
+
+def heatmap(ax, a, labels, title):
+    im = ax.imshow(a, vmin=0, vmax=1, cmap="viridis")
+    ax.set_xticks(range(len(labels)), labels, fontsize=7)
+    ax.set_yticks(range(len(labels)), labels, fontsize=7)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            ax.text(j, i, f"{a[i, j]:.2f}", ha="center", va="center", fontsize=6,
+                    color="w" if a[i, j] < 0.6 else "k")
+    ax.set_title(title, fontsize=9)
+    return im
+
+
+def plot_probe_trial(g, trial, title, outdir, written):
+    """probe_trialNNNNNN.png (CKA, noise, the transform's changes) and
+    probe_attention_trialNNNNNN.png (the attention maps); their records."""
+    p = g["probe"]
+    records = {}
+    cka_l = p["cka_layers"][()]
+    cka_h = p["cka_heads"][()] if "cka_heads" in p else None
+    L = cka_l.shape[0] - 1
+    tr = p["transform"] if "transform" in p else None
+    ncols = 2 + (L if cka_h is not None else 0) + (1 if tr is not None else 0)
+    fig, axes = new_figure(1, ncols, 3.6, 4.4)
+    im = heatmap(axes[0, 0], cka_l, ["emb"] + [f"L{l}" for l in range(L)], "CKA between layers")
+    record = {"kind": "probe", "trial": trial, "examples": int(p.attrs["examples"]),
+              "cka_layers": cka_l, "cka_heads": cka_h}
+    col = 1
+    if cka_h is not None:
+        H = cka_h.shape[1]
+        for l in range(L):
+            heatmap(axes[0, col], cka_h[l], [f"h{h}" for h in range(H)], f"CKA between heads, layer {l}")
+            col += 1
+    noise = p["noise"][()]
+    ax = axes[0, col]
+    ax.plot(noise["sigma"], noise["val_accuracy"], "o-")
+    ax.set_xlabel("input noise sigma")
+    ax.set_ylabel("validation accuracy")
+    ax.set_title("accuracy under Gaussian input noise", fontsize=9)
+    ax.grid(alpha=0.3)
+    record["noise"] = {"sigma": noise["sigma"], "val_accuracy": noise["val_accuracy"],
+                       "val_loss": noise["val_loss"]}
+    col += 1
+    if tr is not None:
+        tab = tr["invariants"][()]
+        names = [f"{text(n)}" + ("" if l < 0 else f" L{l}") for n, l in zip(tab["name"], tab["layer"])]
+        change = np.where(np.isfinite(tab["change"]), tab["change"], np.nan) * 100
+        ax = axes[0, col]
+        y = np.arange(len(names))
+        ax.barh(y, change, color=["C2" if s else "C3" for s in tab["stays"]])
+        tol = 100 * float(tr.attrs["tolerance"])
+        ax.axvspan(-tol, tol, color="0.85", zorder=0)
+        if "control" in tr:
+            ax.plot(tab["control_change"] * 100, y, "k|", markersize=8, label="seed + 1 (no transform)")
+            ax.legend(fontsize=7, loc="lower right")
+        ax.set_yticks(y, names, fontsize=6)
+        ax.invert_yaxis()
+        ax.set_xlabel("relative change (%)")
+        ax.set_title(f"{text(tr.attrs['kind'])} transform: stays (green) within ±{tol:g} %", fontsize=9)
+        record["transform"] = {"kind": text(tr.attrs["kind"]), "tolerance": float(tr.attrs["tolerance"]),
+                               "names": names, "original": tab["original"], "transformed": tab["transformed"],
+                               "change": tab["change"], "stays": tab["stays"],
+                               "control_change": tab["control_change"]}
+    suptitle(fig, f"{title}: trial {trial}, probes on the validation split ({record['examples']} examples "
+                  f"for the CKA)", fontsize=10)
+    save(fig, outdir, f"probe_trial{trial:06d}.png", written, colourbar=(im, "linear CKA"))
+    records[f"probe_trial{trial:06d}.png"] = record
+    if "attention" in p:
+        maps = p["attention"][()]
+        E, L, H = maps.shape[:3]
+        fig, axes = new_figure(E, L * H, 1.7, 1.7)
+        for e in range(E):
+            for l in range(L):
+                for h in range(H):
+                    ax = axes[e, l * H + h]
+                    ax.imshow(maps[e, l, h], vmin=0, cmap="magma")
+                    ax.set_xticks([])
+                    ax.set_yticks([])
+                    if e == 0:
+                        ax.set_title(f"L{l} h{h}", fontsize=8)
+                if l == 0:
+                    axes[e, 0].set_ylabel(f"val example {e}", fontsize=8)
+        suptitle(fig, f"{title}: trial {trial}, attention maps (row: the attending token, [CLS] or "
+                      f"the first token at 0)", fontsize=9)
+        name = f"probe_attention_trial{trial:06d}.png"
+        save(fig, outdir, name, written)
+        records[name] = {"kind": "probe_attention", "trial": trial, "examples": list(range(E)),
+                         "shape": list(maps.shape)}
+    return records
+
+
+def plot_probes(f, df, title, outdir, written):
+    records = {}
+    for trial in sorted(int(t) for t in df["trial"]):
+        g = trial_group(f, trial)
+        if g is not None and "probe" in g:
+            records.update(plot_probe_trial(g, trial, title, outdir, written))
     return records
 
 
@@ -754,13 +1153,20 @@ def main(argv=None):
                     help="where the PNG files and plots.json go (default: RESULTS_plots/ "
                          "beside the file)")
     ap.add_argument("--top", type=int, default=4, metavar="N",
-                    help="CP role charts for the best N trials by reward (default 4; 0: all)")
+                    help="CP role charts for the best N trials by the sweep's metric (default 4; 0: all)")
+    ap.add_argument("--colour-by", metavar="PARAMETER",
+                    help="the /summary column the learning curves are coloured by (default: the first "
+                         "swept parameter other than attention)")
     args = ap.parse_args(argv)
     if args.top < 0:
         die("--top must be 0 (every trial) or positive")
 
     try:
         f, df = open_results(args.results)
+        goal = Goal(f)
+        if goal.name not in df.columns:
+            raise BadInput(f"{args.results}: the sweep's metric {goal.name} is not a /summary column")
+        colour_by = colour_parameter(f, df, args.colour_by)
     except BadInput as e:
         die(str(e))
 
@@ -784,22 +1190,28 @@ def main(argv=None):
     written, notes = [], []
     figures = {}
     try:
-        figures["learning_curves.png"] = plot_learning_curves(f, df, title, outdir, written)
-        r = plot_reward_vs_parameters(df, title, outdir, written, notes)
+        figures["history.png"] = plot_history(df, goal, title, outdir, written)
+        r = plot_parallel(f, df, goal, title, outdir, written, notes)
         if r is not None:
-            figures["reward_vs_parameters.png"] = r
-        figures["pareto.png"] = plot_pareto(df, title, outdir, written)
+            figures["parallel_coordinates.png"] = r
+        r = plot_slices(f, df, goal, title, outdir, written, notes)
+        if r is not None:
+            figures["slices.png"] = r
+        figures["learning_curves.png"] = plot_learning_curves(f, df, title, outdir, written, colour_by)
+        figures["pareto.png"] = plot_pareto(df, goal, title, outdir, written)
         r = plot_objectives(f, df, title, outdir, written)
         if r is not None:
             figures["objectives.png"] = r
         figures.update(plot_invariants(f, df, title, outdir, written, notes))
-        figures.update(plot_cp_roles(f, df, title, outdir, written, notes, args.top))
+        figures.update(plot_cp_roles(f, df, goal, title, outdir, written, notes, args.top))
+        figures.update(plot_probes(f, df, title, outdir, written))
     except OSError as e:
         die(f"{outdir}: cannot write a figure: {e}", 1)
 
     counts = df["status"].value_counts()
     data = {"source": os.path.abspath(args.results), "sweep": sweep,
             "format_version": FORMAT_VERSION, "trials": len(df),
+            "metric": goal.name, "goal": "maximize" if goal.maximize else "minimize",
             "status": {k: int(v) for k, v in counts.items()},
             "figures": {name: figures[name] for name in written}}
     with open(os.path.join(outdir, "plots.json"), "w") as out:
@@ -809,12 +1221,13 @@ def main(argv=None):
     status = ", ".join(f"{int(counts.get(s, 0))} {s}" for s in ("ok", "pruned", "failed"))
     print(f"{PROG}: {args.results}: sweep {sweep}, {len(df)} trial{'s' if len(df) != 1 else ''} "
           f"({status})")
-    rewards = df["reward"].to_numpy(dtype=float)
-    if np.isfinite(rewards).any():
-        b = df.iloc[int(np.nanargmax(rewards))]
-        print(f"best reward {b['reward']:.4f}: trial {int(b['trial'])} ({b['attention']}, "
-              f"val_accuracy {b['val_accuracy']:.4f} (test_accuracy {b['test_accuracy']:.4f}), "
-              f"RankDeviation {b['rank_deviation']:.4f}, "
+    ok = df[df["status"] == "ok"]
+    values = ok[goal.name].to_numpy(dtype=float)
+    if np.isfinite(values).any():
+        b = ok.iloc[goal.best_first(values)[0]]
+        print(f"best {goal.name} ({goal.word} is better) {b[goal.name]:.4f}: trial {int(b['trial'])} "
+              f"({b['attention']}; reward {b['reward']:.4f}, val_accuracy {b['val_accuracy']:.4f} "
+              f"(test_accuracy {b['test_accuracy']:.4f}), RankDeviation {b['rank_deviation']:.4f}, "
               f"Correlation {b['correlation']:.4f})")
     print(f"wrote {len(written)} figures and plots.json in {outdir}:")
     for name in written:

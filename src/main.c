@@ -16,6 +16,7 @@ static const struct {
     {"train", cmd_train, "train one configuration and report its metrics"},
     {"score", cmd_score, "score a trial's or a checkpoint's attention tensors (under mpirun)"},
     {"report", cmd_report, "summarise a sweep's results file: leaderboard, variants, ablations"},
+    {"probe", cmd_probe, "probe a trained trial: CKA, input noise, attention maps, a transformed twin"},
     {"slurm", cmd_slurm, "write (and submit) a Slurm batch script for a sweep"},
 };
 enum { N_VERBS = sizeof verbs / sizeof verbs[0] };

@@ -7,14 +7,23 @@
 #      exists, is non-empty, has the PNG signature, decodes with matplotlib.image.imread
 #      and is not blank; no PNG that plots.json does not describe;
 #   3. the numbers each figure plots (plots.json) equal /summary and the trial groups read
-#      independently with h5py: curves, reward against each varying parameter, val_accuracy
-#      against Correlation and RankDeviation with the Pareto front recomputed here,
-#      normalised head singular values and head correlation per layer with their
-#      lambda_orth colours, the CP role weights of the best trials by reward;
-#   4. the default output directory RESULTS_plots/ beside the file, --top 1;
+#      independently with h5py: the optimisation history and its best so far, parallel
+#      coordinates of the finished trials, curves (validation accuracy and loss, training
+#      loss) coloured by lambda_orth, the sweep's metric against each varying parameter on
+#      its own scale (log for a log distribution or a values list spanning 10x), the metric against Correlation and RankDeviation
+#      over the finished trials with the Pareto front recomputed here and trial-id labels
+#      that do not overlap, normalised head singular values and head correlation per layer
+#      with their lambda_orth colours, the CP role weights of the best finished trials by
+#      the metric with low fits marked or left out;
+#   4. the default output directory RESULTS_plots/ beside the file, --top 1; a sweep whose
+#      metric is val_loss (goal minimize): every figure follows it and the best trial is
+#      the lowest val_loss;
 #   5. bad input: a missing file, a file that is not HDF5, format_version 2 (before the
 #      validation split), an HDF5 file without format_version, one without /summary: one
-#      line on stderr, exit 2, nothing written.
+#      line on stderr, exit 2, nothing written;
+#   6. a file a writer holds open (HDF5's lock, as a running sweep's coordinator does) is
+#      read; the README's one line of pandas gives str columns in trial order, the same
+#      DataFrame as scripts/attnsweep_results.py.
 # Usage: bash tests/test_analyze.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
 
@@ -90,7 +99,7 @@ PY
 pass "analyze.py in $((SECONDS - t0)) s: every PNG exists, has the signature, decodes, is not blank, is named on stdout"
 
 echo "== 3. the plotted numbers equal /summary and the trial groups"
-"$py" - res.h5 out/plots.json <<'PY' || fail "plotted numbers"
+"$py" - res.h5 out/plots.json "$here/../scripts" <<'PY' || fail "plotted numbers"
 import json, math, sys
 import h5py, numpy as np, pandas
 from numcheck import close
@@ -119,23 +128,47 @@ for t, g in trials.items():
     same(g.attrs["seconds"], df.at[t, "seconds"], f"trial {t} seconds: group attribute vs /summary")
     assert g.attrs["status"] == df.at[t, "status"], t
 
-# learning_curves.png: one series per trial, the stored curves.
+# history.png: the metric (reward, maximised) of every finished and pruned trial by id, and
+# the best so far over the finished ones.
+hi = figs["history.png"]
+have = df[np.isfinite(df.reward) & df.status.isin(["ok", "pruned"])]
+assert hi["metric"] == "reward" and hi["goal"] == "maximize" and hi["trial"] == have.index.tolist()
+same(hi["value"], have.reward, "history values")
+best, run = [], -np.inf
+for t in have.index:
+    if have.at[t, "status"] == "ok":
+        run = max(run, have.at[t, "reward"])
+    best.append(run if run > -np.inf else np.nan)
+same(arr(hi["best_so_far"]), best, "history best so far")
+
+# parallel_coordinates.png: the finished trials, an axis per swept parameter and the metric.
+pc = figs["parallel_coordinates.png"]
+ok = df[(df.status == "ok") & np.isfinite(df.reward)]
+assert pc["trial"] == ok.index.tolist() and pc["axes"][-1] == "reward", pc["axes"]
+assert sorted(pc["axes"][:-1]) == ["attention", "lambda_orth", "lr"], pc["axes"]
+pos = arr(pc["positions"])
+assert pos.shape == (4, len(ok)) and np.all((pos >= 0) & (pos <= 1)), pos.shape
+assert close(pos[-1][np.argmax(ok.reward.to_numpy())], 1.0), "the best trial tops the metric's axis"
+
+# learning_curves.png: one series per trial, the stored curves, coloured by lambda_orth.
 lc = figs["learning_curves.png"]
+assert lc["colour_by"] == "lambda_orth", lc["colour_by"]
 assert sorted(s["trial"] for s in lc["series"]) == df.index.tolist(), "learning curves: trials"
 for s in lc["series"]:
     t, c = s["trial"], trials[s["trial"]]["curves"]
     assert s["variant"] == df.at[t, "attention"] and s["status"] == df.at[t, "status"], t
-    for k in ("step", "val_accuracy", "train_loss"):
+    same(s["colour_value"], df.at[t, "lambda_orth"], f"trial {t} colour")
+    for k in ("step", "val_accuracy", "val_loss", "train_loss"):
         same(arr(s[k]), c[k][:], f"learning curves trial {t} {k}")
 n_drawn = sum(1 for s in lc["series"] if s["step"])
 print(f"learning curves: {len(lc['series'])} trials, {n_drawn} with a curve")
 
-# reward_vs_parameters.png: every parameter that varies between trials with a reward.
-rv = figs["reward_vs_parameters.png"]
-have = df[np.isfinite(df.reward)]
-params = [p["parameter"] for p in rv["panels"]]
+# slices.png: every parameter that varies between finished or pruned trials with the metric.
+sl = figs["slices.png"]
+assert sl["y"] == "reward"
+params = [p["parameter"] for p in sl["panels"]]
 assert sorted(params) == ["attention", "lambda_orth", "lr"], params
-for p in rv["panels"]:
+for p in sl["panels"]:
     name = p["parameter"]
     assert p["trial"] == have.index.tolist(), f"{name}: trials"
     same(p["y"], have.reward, f"{name}: reward")
@@ -144,25 +177,43 @@ for p in rv["panels"]:
         assert sorted(p["categories"]) == sorted(set(have[name])), p["categories"]
     else:
         same(p["x"], have[name], f"{name}: values")
+    # lr: values 0.003 and the default 0.002 among the trials with a reward (lr 10 diverged)
+    want_scale = {"attention": "categorical", "lambda_orth": "linear", "lr": "linear"}[name]
+    assert p["scale"] == want_scale, (name, p["scale"])
 print(f"reward against {params}: {len(have)} trials each")
+sys.path.insert(0, sys.argv[3])
+import analyze  # the scale rule: the distribution's, or a values list spanning 10x
+assert analyze.log_scale({"distribution": "log_uniform_values"}, [0.001, 0.0012])
+assert analyze.log_scale({"distribution": "q_log_normal"}, [8, 16])
+assert not analyze.log_scale({"distribution": "uniform"}, [0.001, 1])
+assert analyze.log_scale({"values": [0.001, 0.1]}, [0.001, 0.1]) and not analyze.log_scale({}, [0, 0.1])
 
-# pareto.png: val_accuracy against Correlation and RankDeviation, the front recomputed here.
+# pareto.png: the metric (reward) against Correlation and RankDeviation, finished trials only,
+# the front recomputed here; trial-id labels that do not overlap, each front trial labelled
+# or listed as left out.
 pa = figs["pareto.png"]
-assert [p["x_metric"] for p in pa["panels"]] == ["correlation", "rank_deviation"]
+assert [p["x_metric"] for p in pa["panels"]] == ["correlation", "rank_deviation"] and pa["y"] == "reward"
 for p in pa["panels"]:
     m = p["x_metric"]
-    sub = df[np.isfinite(df[m]) & np.isfinite(df.val_accuracy)]
+    sub = ok[np.isfinite(ok[m])]
     assert p["trial"] == sub.index.tolist(), f"pareto {m}: trials"
+    assert set(p["status"]) == {"ok"}, "a pruned trial on the Pareto plot"
     same(p["x"], sub[m], f"pareto {m}")
-    same(p["val_accuracy"], sub.val_accuracy, f"pareto {m}: val_accuracy")
+    same(p["y"], sub.reward, f"pareto {m}: reward")
     front = []
     for t in sub.index:
-        x, y = sub.at[t, m], sub.at[t, "val_accuracy"]
-        if not any((sub.at[u, m] <= x and sub.at[u, "val_accuracy"] >= y) and
-                   (sub.at[u, m] < x or sub.at[u, "val_accuracy"] > y) for u in sub.index):
+        x, y = sub.at[t, m], sub.at[t, "reward"]
+        if not any((sub.at[u, m] <= x and sub.at[u, "reward"] >= y) and
+                   (sub.at[u, m] < x or sub.at[u, "reward"] > y) for u in sub.index):
             front.append(t)
     assert sorted(p["front_trials"]) == sorted(front), f"pareto {m}: {p['front_trials']} != {front}"
-    print(f"pareto {m}: {len(sub)} trials, front {p['front_trials']}")
+    boxes = [l["box"] for l in p["labels"]]
+    assert sorted([l["trial"] for l in p["labels"]] + p["unlabelled"]) == sorted(front), p["labels"]
+    for i in range(len(boxes)):
+        for j in range(i):
+            a, b = boxes[i], boxes[j]
+            assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], f"labels overlap: {a} {b}"
+    print(f"pareto {m}: {len(sub)} trials, front {p['front_trials']}, {len(boxes)} labels, none overlapping")
 
 # invariants_VARIANT.png: normalised head singular values and head correlation per layer.
 for v in ("mha", "tucker", "linear", "grassmann"):
@@ -184,14 +235,18 @@ for v in ("mha", "tucker", "linear", "grassmann"):
         same(s["colour_value"]["lambda_orth"], df.at[t, "lambda_orth"], f"trial {t} colour")
     print(f"invariants {v}: {len(want)} trials")
 
-# cp_roles_trialNNNNNN.png: the best 4 trials by reward, the stored role vectors.
-best = sorted(have.index, key=lambda t: (-have.at[t, "reward"], t))[:4]
+# cp_roles_trialNNNNNN.png: the best 4 finished trials by the metric (reward) that have a layer
+# of CP fit 0.1 or more, the stored role vectors; a layer below 0.1 is not drawn, one below
+# 0.5 is marked.
+fits = {t: [trials[t]["scores"][k].attrs["cp_fit"] for k in trials[t]["scores"]] for t in ok.index}
+best = [t for t in sorted(ok.index, key=lambda t: (-ok.at[t, "reward"], t)) if max(fits[t]) >= 0.1][:4]
 cp = {k: v for k, v in figs.items() if k.startswith("cp_roles_")}
 assert sorted(cp) == sorted(f"cp_roles_trial{t:06d}.png" for t in best), (sorted(cp), best)
 for name, fig in cp.items():
     t = fig["trial"]
     assert name == f"cp_roles_trial{t:06d}.png" and fig["variant"] == df.at[t, "attention"]
     same(fig["reward"], df.at[t, "reward"], f"{name}: reward")
+    assert fig["metric"] == "reward"
     scores = trials[t]["scores"]
     assert [l["layer"] for l in fig["layers"]] == sorted(scores, key=lambda k: int(k[5:])), name
     for l in fig["layers"]:
@@ -201,10 +256,11 @@ for name, fig in cp.items():
         same(l["cp_fit"], s.attrs["cp_fit"], f"{name} cp_fit")
         roles = s.attrs["roles"].split(",")
         assert l["roles"] == roles, (l["roles"], roles)
+        assert l["drawn"] == (l["cp_fit"] >= 0.1) and l["marked"] == (0.1 <= l["cp_fit"] < 0.5), l
 print(f"CP roles of trials {best} (best by reward)")
 assert data["trials"] == len(df) and data["format_version"] == 3
 PY
-pass "plots.json: curves, reward panels, Pareto fronts, invariants and CP roles equal the file"
+pass "plots.json: history, parallel coordinates, curves, slices, Pareto fronts and labels, invariants and CP roles equal the file"
 
 echo "== 4. default output directory; --top 1"
 cp res.h5 "sweep two.h5"
@@ -216,6 +272,33 @@ n_cp=$(find "sweep two_plots" -name 'cp_roles_trial*.png' | wc -l)
 [[ $n_cp == 1 ]] || fail "--top 1 wrote $n_cp CP role charts"
 grep -qF "sweep two_plots" stdout2 || fail "stdout does not name the output directory"
 pass "default OUTDIR 'sweep two_plots/' beside the file; --top 1 writes one CP role chart"
+"$py" - res.h5 <<'PY' || fail "making the val_loss sweep's file"
+import shutil, sys, h5py
+shutil.copy(sys.argv[1], "loss.h5")
+with h5py.File("loss.h5", "a") as f:
+    f.attrs["yaml"] = f.attrs["yaml"].replace("metric: {name: reward, goal: maximize}",
+                                              "metric: {name: val_loss, goal: minimize}")
+PY
+rc=0
+"$py" "$script" loss.h5 -o loss_out >stdout3 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "analyze.py on a val_loss sweep: exit code $rc"
+"$py" - loss.h5 loss_out/plots.json stdout3 <<'PY' || fail "the val_loss sweep's figures"
+import json, sys, h5py, numpy as np, pandas
+df = pandas.DataFrame(h5py.File(sys.argv[1], "r")["summary"][:])
+df["status"] = df.status.str.decode("ascii")
+data = json.load(open(sys.argv[2]))
+figs = data["figures"]
+assert data["metric"] == "val_loss" and data["goal"] == "minimize"
+assert figs["history.png"]["metric"] == "val_loss" and figs["slices.png"]["y"] == "val_loss"
+assert figs["pareto.png"]["y"] == "val_loss" and figs["parallel_coordinates.png"]["axes"][-1] == "val_loss"
+ok = df[df.status == "ok"]
+best = ok.sort_values(["val_loss", "trial"]).iloc[0]
+line = [l for l in open(sys.argv[3]) if l.startswith("best ")][0]
+assert line.startswith(f"best val_loss (lower is better) {best.val_loss:.4f}: trial {int(best.trial)} "), line
+assert f"reward {best.reward:.4f}" in line and f"val_accuracy {best.val_accuracy:.4f}" in line, line
+print(line.strip())
+PY
+pass "a val_loss sweep: every figure and the best trial follow val_loss (lower is better)"
 
 echo "== 5. bad input: one line on stderr, exit code 2, nothing written"
 printf 'not an HDF5 file\n' >text.h5
@@ -245,5 +328,34 @@ bad v2.h5 "format_version 2; this script reads format_version 3"
 bad plain.h5 "no format_version attribute"
 bad nosummary.h5 "have no /summary"
 pass "missing, not HDF5, format_version 2, no format_version, no /summary: exit 2 with one line"
+
+echo "== 6. a file held open by a writer; the README's line of pandas"
+cp res.h5 running.h5
+"$py" -c '
+import sys, time, h5py
+f = h5py.File("running.h5", "a")  # the lock a running sweep holds
+open("locked", "w").close()
+time.sleep(60)' &
+background+=($!)
+for _ in $(seq 100); do [[ -e locked ]] && break; sleep 0.1; done
+"$py" -c 'import h5py; h5py.File("running.h5", "r")' 2>/dev/null && fail "fixture: the file is not locked"
+rc=0
+"$py" "$script" running.h5 -o running_out >/dev/null 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "analyze.py on a file a writer holds: exit code $rc: $(cat "$tmp/err")"
+line=$(grep -o 'pandas.DataFrame(h5py.File(f, "r", locking=False)\["summary"\]\[:\]).*' "$here/../README.md" | head -n 1)
+[[ -n $line ]] || fail "no pandas line in the README"
+"$py" - running.h5 "$line" "$here/../scripts" <<'PY' || fail "the README's pandas line"
+import sys, h5py, pandas
+sys.path.insert(0, sys.argv[3])
+import attnsweep_results
+f = sys.argv[1]
+df = eval(sys.argv[2].rstrip("`"))
+assert df.trial.tolist() == sorted(df.trial.tolist()), "not in trial order"
+assert (df.status == "ok").sum() > 0 and all(isinstance(v, str) for v in df.status), df.status.tolist()
+assert all(isinstance(v, str) for v in df.attention)
+assert df.equals(attnsweep_results.summary(f)), "the README's line and attnsweep_results.summary differ"
+print(f"{len(df)} rows in trial order, status and attention as str: {(df.status == 'ok').sum()} ok")
+PY
+pass "analyze.py reads a file a writer holds (HDF5 lock); the README's pandas line: str columns in trial order"
 
 echo "PASS: $checks checks of scripts/analyze.py in $((SECONDS - start)) s"

@@ -30,13 +30,8 @@ static void set(TrialConfig *c, const char *name, const char *value) {
     if (config_set(c, config_find(name), value, err, sizeof err) != 0) die(EXIT_RUNTIME, "test setup: %s", err);
 }
 
-// config_set leaves offsets[n_offsets..] unspecified, so compare copies with those cleared.
-static int same_config(const TrialConfig *a, const TrialConfig *b) {
-    TrialConfig x = *a, y = *b;
-    memset(x.offsets + x.n_offsets, 0, sizeof(int) * (MAX_OFFSETS - x.n_offsets));
-    memset(y.offsets + y.n_offsets, 0, sizeof(int) * (MAX_OFFSETS - y.n_offsets));
-    return memcmp(&x, &y, sizeof x) == 0;
-}
+// config_set clears the schedule beyond its offsets and groups, so configurations compare as bytes.
+static int same_config(const TrialConfig *a, const TrialConfig *b) { return memcmp(a, b, sizeof *a) == 0; }
 
 static int same_double(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
 
@@ -53,6 +48,7 @@ static TrialResult make_trial(int id, const char *attention, const char *task, c
     r.status = TRIAL_OK;
     snprintf(r.host, sizeof r.host, "node%02d", id);
     r.rank = id + 1;
+    r.group_size = 2;
     r.val_accuracy = 0.8125 - 0.0625 * id;
     r.val_loss = 0.5 + id;
     r.val_bits_per_byte = !strcmp(task, "charlm") ? r.val_loss / log(2.0) : NAN;
@@ -97,6 +93,7 @@ static void check_same_trial(const TrialResult *got, const TrialResult *want) {
     CHECK(got->status == want->status, "status: got %s want %s", trial_status_names[got->status], trial_status_names[want->status]);
     CHECK(strcmp(got->reason, want->reason) == 0, "reason: got '%s' want '%s'", got->reason, want->reason);
     CHECK(strcmp(got->host, want->host) == 0, "host: got '%s' want '%s'", got->host, want->host);
+    CHECK(got->group_size == want->group_size, "group_size: got %d want %d", got->group_size, want->group_size);
     CHECK(got->rank == want->rank && got->steps == want->steps && got->n_params == want->n_params,
           "trial %d: rank/steps/n_params %d/%d/%ld want %d/%d/%ld", want->id, got->rank, got->steps,
           got->n_params, want->rank, want->steps, want->n_params);
@@ -144,9 +141,10 @@ static const char *python_check =
     "assert len(df) == 3, len(df)\n"
     "assert len(cols) == int(sys.argv[2]), (len(cols), cols)\n"
     "assert cols[:5] == ['trial', 'status', 'task', 'attention', 'd_model'], cols\n"
-    "assert cols[-13:] == ['val_accuracy', 'val_loss', 'val_bits_per_byte', 'test_accuracy', 'test_loss',\n"
+    "assert cols[-14:] == ['val_accuracy', 'val_loss', 'val_bits_per_byte', 'test_accuracy', 'test_loss',\n"
     "                      'test_bits_per_byte', 'rank_deviation', 'correlation', 'correlation_chance', 'reward',\n"
-    "                      'steps', 'n_params', 'seconds'], cols\n"
+    "                      'steps', 'n_params', 'seconds', 'group_size'], cols\n"
+    "assert df.group_size.tolist() == [2, 2, 2], df.group_size\n"
     "assert df.test_accuracy.tolist()[:2] == [0.75, 0.6875] and df.test_loss[1] == 1.625\n"
     "assert math.isnan(df.val_bits_per_byte[0]) and df.val_bits_per_byte[1] == 1.5 / math.log(2)\n"
     "assert df.rank_deviation.tolist() == [0.25, 0.375, 0.5] and df.correlation[1] == 0.375\n"
@@ -167,7 +165,8 @@ static const char *python_check =
     "assert df.trial.tolist() == [0, 1, 2]\n"
     "assert df.attention.tolist() == [b'mha', b'grassmann', b'tucker'], df.attention.tolist()\n"
     "assert df.status.tolist() == [b'ok', b'ok', b'failed']\n"
-    "assert df.grassmann_offsets[1] == b'1,2,4', df.grassmann_offsets[1]\n"
+    "assert df.grassmann_offsets[1] == b'1,2,4;8,12,16', df.grassmann_offsets[1]\n"
+    "assert df.grassmann_offsets[0] == ';'.join(map(str, range(100, 160))).encode(), df.grassmann_offsets[0]\n"
     "assert df.val_accuracy[0] == 0.8125 and math.isnan(df.val_accuracy[2]) and math.isnan(df.test_accuracy[2])\n"
     "assert df.n_params.dtype == numpy.int64 and df.n_params[1] == 5000000001\n"
     "assert df.steps.tolist() == [100, 200, 300] and df.config_steps[1] == 500\n"
@@ -185,10 +184,11 @@ static const char *python_check =
     "assert g.shape == (32, 1, 64, 1) and g.attrs['roles'] == 'mixing'\n"
     "t = f['trials/000001']\n"
     "cfg = json.loads(t.attrs['config'])\n"
-    "assert cfg['attention'] == 'grassmann' and cfg['grassmann_offsets'] == [1, 2, 4], cfg\n"
+    "assert cfg['attention'] == 'grassmann' and cfg['grassmann_offsets'] == [[1, 2, 4], [8, 12, 16]], cfg\n"
     "assert t.attrs['host'] == 'node01' and t.attrs['rank'] == 2 and t.attrs['seconds'] == df.seconds[1]\n"
-    "assert sorted(t.attrs) == ['config', 'end_time', 'host', 'rank', 'reason', 'reward_spec', 'seconds',\n"
-    "                           'start_time', 'status'], sorted(t.attrs)\n"
+    "assert sorted(t.attrs) == ['config', 'end_time', 'group_size', 'host', 'rank', 'reason', 'reward_spec',\n"
+    "                           'seconds', 'start_time', 'status'], sorted(t.attrs)\n"
+    "assert t.attrs['group_size'] == 2\n"
     "c = pandas.DataFrame(t['curves'][:])\n"
     "assert list(c.columns) == ['step', 'lr', 'train_loss', 'val_loss', 'val_accuracy', 'penalty', 'seconds']\n"
     "assert c.step.tolist() == [10, 20, 30] and c.lr.dtype == numpy.float64\n"
@@ -198,7 +198,7 @@ static const char *python_check =
     "print('test_h5store: h5py/pandas checks passed')\n";
 
 static void test_results_file_reads_in_h5py_and_pandas(const char *path) {
-    int ncols = 2 + n_metrics + 3;
+    int ncols = 2 + n_metrics + 4;  // trial, status; the metrics; steps, n_params, seconds, group_size
     for (int i = 0; i < config_nparams; i++) ncols += config_params[i].type != PT_TEXT;
     char args[512];
     snprintf(args, sizeof args, "%s %d", path, ncols);
@@ -278,8 +278,11 @@ static void test_results_file_round_trip_and_errors(void) {
     TrialResult trials[3];
     trials[0] = make_trial(0, "mha", "fashion_mnist", mha_dims, 2, 4);
     add_scores_and_trace(&trials[0]);
+    char schedule[CONFIG_TEXT] = "";  // 60 groups, 239 characters: the widest column holds it whole
+    for (int g = 100; g < 160; g++) snprintf(schedule + strlen(schedule), 8, "%s%d", g > 100 ? ";" : "", g);
+    set(&trials[0].config, "grassmann_offsets", schedule);
     trials[1] = make_trial(1, "grassmann", "charlm", grassmann_dims, 2, 3);
-    set(&trials[1].config, "grassmann_offsets", "1,2,4");
+    set(&trials[1].config, "grassmann_offsets", "1,2,4;8,12,16");
     set(&trials[1].config, "steps", "500");
     set(&trials[1].config, "lr", "0.0031234567891234");
     set(&trials[1].config, "data_dir", "/srv/text corpus");
@@ -362,6 +365,7 @@ static void test_results_file_round_trip_and_errors(void) {
     pid_t pid = fork();
     if (pid == 0) {
         H5Store *writer = h5store_create(other, &(StoreMeta){.sweep = "busy", .yaml = ""});
+        h5store_publish(writer);  // in place while still open, as a sweep's results file
         if (write(from_child[1], &byte, 1) != 1 || read(to_child[0], &byte, 1) != 1) _exit(1);
         h5store_close(writer, 0);
         _exit(0);
@@ -410,7 +414,8 @@ static void test_config_json_round_trip_is_exact(void) {
     set(&c, "attention", "tucker");
     set(&c, "task", "recall");
     set(&c, "core_rank", "3");
-    set(&c, "grassmann_offsets", "3,1,7");
+    set(&c, "grassmann_offsets", "3,1,7;2;5,4");
+    set(&c, "layers", "3");
     set(&c, "lr", "0.00123456789012345678");
     set(&c, "lambda_orth", "1e-7");
     set(&c, "epochs", "2.5");
@@ -462,6 +467,10 @@ static void test_config_json_errors_say_what_is_wrong(void) {
     check_json_error("{\"grassmann_offsets\": \"1,2\"}", "grassmann_offsets must be an array of integers");
     check_json_error("{\"grassmann_offsets\": [1, \"x\"]}", "grassmann_offsets must be an array of integers");
     check_json_error("{\"grassmann_offsets\": []}", "at least one offset");
+    check_json_error("{\"grassmann_offsets\": [[1, 2], []]}", "at least one offset in every layer's group");
+    check_json_error("{\"grassmann_offsets\": [[1, 2], 4]}", "grassmann_offsets must be an array of integers or of "
+                                                              "arrays of integers, got a number in it");
+    check_json_error("{\"grassmann_offsets\": [[1, \"2\"]]}", "got a string in it");
     check_json_error("[1, 2]", "config must be a JSON object, got an array");
 }
 

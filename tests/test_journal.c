@@ -4,6 +4,7 @@
 // and a results file rebuilt from a journal (trials in any id order) reads in h5py.
 #define _POSIX_C_SOURCE 200809L  // mkdtemp, popen, fork, pipe, truncate
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -156,6 +157,13 @@ static TrialResult make_trial(int id, int kind) {
     t->eff_rank = doubles(8 * 2 * 4, 1.5);
     t->head_sv = doubles(8 * 2 * 4, 7.0);
     add_scores(&r);
+    // the parameter arena (a NaN payload and −0 among them), of a model of 300 parameters
+    r.n_params = 300;
+    r.params = xmalloc(300 * sizeof(float));
+    for (int i = 0; i < 300; i++) r.params[i] = (float)i / 64.0f - 2.0f;
+    r.params[7] = bits_f32(0x7fc0beefU);
+    r.params[8] = -0.0f;
+    r.param_layout = xstrdup("wte:100,head_w:200");
     return r;
 }
 
@@ -199,6 +207,11 @@ static void check_same_trial(const TrialResult *got, const TrialResult *want) {
         SAME_ARRAY(weights[l], count);
         SAME_ARRAY(weights_out[l], (size_t)want->out_dims[0] * want->out_dims[1]);
     }
+    CHECK(!got->params == !want->params, "trial %d: params %s", id, got->params ? "appeared" : "lost");
+    if (got->params && want->params) {
+        SAME_ARRAY(params, want->n_params);
+        CHECK(!strcmp(got->param_layout, want->param_layout), "trial %d: param_layout differs", id);
+    }
     CHECK(!got->scores == !want->scores, "trial %d: scores %s", id, got->scores ? "appeared" : "lost");
     if (got->scores && want->scores && got->n_layers == want->n_layers)
         for (int l = 0; l < want->n_layers; l++) check_same_score(&got->scores[l], &want->scores[l], id);
@@ -213,6 +226,11 @@ static void check_same_stored(const TrialResult *got, const TrialResult *want) {
     for (int l = 0; l < got->n_layers && l < want->n_layers; l++) {
         SAME_ARRAY(weights[l], count);
         SAME_ARRAY(weights_out[l], (size_t)want->out_dims[0] * want->out_dims[1]);
+    }
+    CHECK(!got->params == !want->params, "trial %d: params %s", id, got->params ? "appeared" : "lost");
+    if (got->params && want->params) {
+        SAME_ARRAY(params, want->n_params);
+        CHECK(!strcmp(got->param_layout, want->param_layout), "trial %d: param_layout differs", id);
     }
 }
 
@@ -247,6 +265,48 @@ static void test_round_trip(void) {
         bytes_free(&b);
         trial_result_free(&want);
     }
+}
+
+// Older records still read: version 3 (before a program's run: no has_run byte at the
+// end) with no run, and version 2 (before group_size and the parameter arena as well:
+// neither the i32 after id and rank nor the has_params byte) with group_size 0 and
+// without params. A later version is refused.
+static void test_unpack_older(void) {
+    TrialResult want = make_trial(8, 1), got;
+    Bytes b = packed(&want);
+    CHECK(b.len > 8 && b.data[b.len - 2] == 0 && b.data[b.len - 1] == 0,
+          "a built-in trial without params does not end with has_params = 0, has_run = 0");
+    char err[512] = "";
+    b.data[4] = 3;  // the version's low byte (little-endian u32 after the magic)
+    int rc = trial_unpack(&got, b.data, b.len - 1, err, sizeof err);
+    CHECK(rc == 0, "version 3: unpack failed: %s", err);
+    if (rc == 0) {
+        CHECK(!got.run.dir && isnan(got.program_metric), "version 3: a program's run %p, metric %g",
+              (void *)got.run.dir, got.program_metric);
+        check_same_trial(&got, &want);
+        trial_result_free(&got);
+    }
+    CHECK(trial_unpack(&got, b.data, b.len, err, sizeof err) != 0 && strstr(err, "after the end"),
+          "version 3 with a has_run byte: expected refused, got '%s'", err);
+    b.data[4] = 2;
+    // magic, version, the config's length and bytes, id, rank: then group_size.
+    const size_t config_len = b.data[8] | (size_t)b.data[9] << 8 | (size_t)b.data[10] << 16 | (size_t)b.data[11] << 24;
+    const size_t at = 12 + config_len + 8;
+    memmove(b.data + at, b.data + at + 4, b.len - at - 4);
+    rc = trial_unpack(&got, b.data, b.len - 6, err, sizeof err);
+    CHECK(rc == 0, "version 2: unpack failed: %s", err);
+    if (rc == 0) {
+        CHECK(got.group_size == 0 && !got.params, "version 2: group_size %d, params %p", got.group_size,
+              (void *)got.params);
+        got.group_size = want.group_size;
+        check_same_trial(&got, &want);
+        trial_result_free(&got);
+    }
+    b.data[4] = 5;
+    CHECK(trial_unpack(&got, b.data, b.len, err, sizeof err) != 0 && strstr(err, "version 5"),
+          "version 5: expected refused, got '%s'", err);
+    bytes_free(&b);
+    trial_result_free(&want);
 }
 
 // Every proper prefix lacks a field, so it must fail, leaving nothing allocated behind.
@@ -325,15 +385,21 @@ static void test_unpack_damaged(void) {
 typedef struct {
     TrialResult *r;
     int n, cap;
+    int handouts, releases, starts;
+    long last_start_pid;
 } Collected;
 
-static void collect(void *ctx, TrialResult *r) {
+static void collect(void *ctx, JournalRecord *rec) {
     Collected *c = ctx;
+    if (rec->kind == JOURNAL_HANDOUT) c->handouts++;
+    if (rec->kind == JOURNAL_RELEASE) c->releases++;
+    if (rec->kind == JOURNAL_START) c->starts++, c->last_start_pid = rec->pid;
+    if (rec->kind != JOURNAL_TRIAL) return;
     if (c->n == c->cap) {
         c->cap = c->cap ? 2 * c->cap : 16;
         c->r = xrealloc(c->r, (size_t)c->cap * sizeof *c->r);
     }
-    c->r[c->n++] = *r;
+    c->r[c->n++] = rec->trial;
 }
 
 static void collected_free(Collected *c) {
@@ -342,9 +408,9 @@ static void collected_free(Collected *c) {
     *c = (Collected){0};
 }
 
-static long replay(const char *path, Collected *c, long *valid, char *err, size_t errlen) {
+static long replay(const char *path, Collected *c, char *err, size_t errlen) {
     collected_free(c);
-    return journal_replay(path, collect, c, valid, err, errlen);
+    return journal_replay_path(path, collect, c, err, errlen);
 }
 
 static long file_size(const char *path) {
@@ -362,53 +428,88 @@ static Bytes read_whole(const char *path) {
     return b;
 }
 
+static void write_bytes(const char *path, const unsigned char *data, size_t n) {
+    FILE *f = xfopen(path, "wb");
+    CHECK(fwrite(data, 1, n, f) == n, "cannot write %s", path);
+    fclose(f);
+}
+
 static uint32_t le32(const unsigned char *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static const char MAGIC[] = "attnsweep-journal 2\n";
-enum { MAGIC_LEN = sizeof MAGIC - 1, HEADER = 12, N_TRIALS = 50 };
+// Whether the directory holds no temporary file of NAME (NAME.partial-XXXXXX).
+static int no_temporary(const char *name) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "ls %s | grep -q '^%s.partial-'", dir, name);
+    return system(cmd) != 0;
+}
+
+static const char MAGIC[] = "attnsweep-journal 3\n";
+enum { MAGIC_LEN = sizeof MAGIC - 1, HEADER = 20, N_TRIALS = 50 };
+
+// A journal of this process, locked, replayed (empty) and begun: as a sweep opens it.
+static Journal *open_begun(const char *path) {
+    char err[512];
+    Journal *j = journal_open(path, err, sizeof err);
+    if (!j) die(EXIT_RUNTIME, "test setup: %s", err);
+    Collected c = {0};
+    journal_replay(j, collect, &c, err, sizeof err);
+    collected_free(&c);
+    journal_begin(j);
+    return j;
+}
 
 static void test_append_and_replay(void) {
     char path[128];
     path_in(path, sizeof path, "fifty.journal");
     TrialResult *want = xcalloc(N_TRIALS, sizeof *want);
-    Journal *j = journal_open(path, 0);
+    Journal *j = open_begun(path);
     for (int i = 0; i < N_TRIALS; i++) {
         want[i] = make_trial((i * 37) % N_TRIALS, i % 3);  // ids in a scrambled order
+        journal_handout(j, want[i].id, 1 + i % 3, "{\"attention\": \"mha\"}");
         journal_append(j, &want[i]);
     }
+    journal_release(j, 7);
     journal_close(j);
-    char tmp[160];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    CHECK(access(tmp, F_OK) != 0, "%s was left behind", tmp);
+    CHECK(no_temporary("fifty.journal"), "the journal's temporary file was left behind");
 
-    // The bytes on disk: the magic line, then header + payload per trial as specified.
+    // The bytes on disk: the magic line, then per record a header (magic, kind, length,
+    // body CRC, header CRC) and its body: start, then handout + trial per trial, release.
     Bytes file = read_whole(path);
     CHECK(file.len > MAGIC_LEN && memcmp(file.data, MAGIC, MAGIC_LEN) == 0, "the journal does not start with its magic line");
     size_t off = MAGIC_LEN;
-    int records = 0;
+    int records = 0, trials = 0, kinds_ok = 1;
     while (off + HEADER <= file.len) {
-        const uint32_t n = le32(file.data + off + 4);
-        if (le32(file.data + off) != 0x4A524E4C || off + HEADER + n > file.len) break;
-        const unsigned char *payload = file.data + off + HEADER;
-        Bytes expect = packed(&want[records]);
-        CHECK(le32(file.data + off + 8) == (uint32_t)crc32(0L, payload, n), "record %d: CRC", records);
-        CHECK(n == expect.len && memcmp(payload, expect.data, n) == 0, "record %d: payload is not trial_pack", records);
-        bytes_free(&expect);
+        const unsigned char *h = file.data + off;
+        const uint32_t kind = le32(h + 4), n = le32(h + 8);
+        if (le32(h) != 0x334E524A || le32(h + 16) != (uint32_t)crc32(0L, h, 16) || off + HEADER + n > file.len) break;
+        const unsigned char *body = h + HEADER;
+        CHECK(le32(h + 12) == (uint32_t)crc32(0L, body, n), "record %d: body CRC", records);
+        const uint32_t want_kind = records == 0 ? 2 : records == 2 * N_TRIALS + 1 ? 4 : records % 2 ? 3 : 1;
+        kinds_ok &= kind == want_kind;
+        if (kind == 1) {
+            Bytes expect = packed(&want[trials]);
+            CHECK(n == expect.len && memcmp(body, expect.data, n) == 0, "record %d: body is not trial_pack", records);
+            bytes_free(&expect);
+            trials++;
+        }
         off += HEADER + n;
         records++;
     }
-    CHECK(records == N_TRIALS && off == file.len, "parsed %d records to byte %zu of %zu", records, off, file.len);
+    CHECK(kinds_ok, "the records' kinds are not start, (handout, trial) x %d, release", N_TRIALS);
+    CHECK(records == 2 * N_TRIALS + 2 && trials == N_TRIALS && off == file.len, "parsed %d records to byte %zu of %zu",
+          records, off, file.len);
     bytes_free(&file);
 
     Collected c = {0};
-    long valid = -1;
     char err[512] = "x";
-    long n = replay(path, &c, &valid, err, sizeof err);
-    CHECK(n == N_TRIALS && c.n == N_TRIALS, "replay: got %ld records want %d", n, N_TRIALS);
-    CHECK(valid == file_size(path) && err[0] == 0, "replay of an intact journal: valid %ld of %ld, err '%s'", valid,
-          file_size(path), err);
+    long n = replay(path, &c, err, sizeof err);
+    CHECK(n == 2 * N_TRIALS + 2 && c.n == N_TRIALS && c.handouts == N_TRIALS && c.releases == 1 && c.starts == 1 &&
+              c.last_start_pid == (long)getpid(),
+          "replay: %ld records, %d trials, %d handouts, %d releases, %d starts (pid %ld)", n, c.n, c.handouts,
+          c.releases, c.starts, c.last_start_pid);
+    CHECK(err[0] == 0, "replay of an intact journal: err '%s'", err);
     for (int i = 0; i < c.n && i < N_TRIALS; i++) check_same_trial(&c.r[i], &want[i]);
     collected_free(&c);
     for (int i = 0; i < N_TRIALS; i++) trial_result_free(&want[i]);
@@ -416,16 +517,14 @@ static void test_append_and_replay(void) {
 }
 
 // A kill can cut the last record at any byte: every such file replays exactly the
-// records before it, reports where the intact part ends, and can be appended to.
+// records before it, says where the damage is, and journal_begin cuts it away.
 static void test_torn_tail(void) {
     char path[128];
     path_in(path, sizeof path, "torn.journal");
     TrialResult t[3] = {make_trial(0, 0), make_trial(1, 0), make_trial(2, 2)};
-    Journal *j = journal_open(path, 0);
+    Journal *j = open_begun(path);
     for (int i = 0; i < 2; i++) journal_append(j, &t[i]);
-    journal_close(j);
     const long boundary = file_size(path);
-    j = journal_open(path, 0);
     journal_append(j, &t[2]);
     journal_close(j);
     const long full = file_size(path);
@@ -434,49 +533,144 @@ static void test_torn_tail(void) {
     int wrong = 0;
     for (long len = full - 1; len >= boundary; len--) {
         if (truncate(path, len) != 0) die(EXIT_RUNTIME, "truncate %s: %s", path, strerror(errno));
-        long valid = -1;
         char err[512] = "";
-        long n = replay(path, &c, &valid, err, sizeof err);
-        int ok = n == 2 && valid == boundary && c.n == 2 && c.r[0].id == 0 && c.r[1].id == 1 &&
-                 (len == boundary ? err[0] == 0 : strstr(err, path) && strstr(err, "torn or damaged") != NULL);
-        if (!ok && wrong++ < 5)
-            CHECK(0, "cut at %ld: %ld records, valid %ld (want 2, %ld), err '%s'", len, n, valid, boundary, err);
+        replay(path, &c, err, sizeof err);
+        int ok = c.n == 2 && c.r[0].id == 0 && c.r[1].id == 1 &&
+                 (len == boundary ? err[0] == 0 : strstr(err, path) && strstr(err, "damaged stretch skipped") != NULL);
+        if (!ok && wrong++ < 5) CHECK(0, "cut at %ld: %d trials (want 2), err '%s'", len, c.n, err);
     }
     CHECK(wrong == 0, "%d of %ld cuts replayed wrongly", wrong, full - boundary);
 
-    // Cut mid-record, reopen with the intact length: the tail goes, an append lands whole.
+    // Cut mid-record, resume: the damaged end goes, an append lands whole after the intact part.
     if (truncate(path, boundary + (full - boundary) / 2) != 0) die(EXIT_RUNTIME, "truncate: %s", strerror(errno));
-    long valid = -1;
-    char err[512];
-    replay(path, &c, &valid, err, sizeof err);
-    j = journal_open(path, valid);
-    CHECK(file_size(path) == boundary, "journal_open(valid_bytes) left %ld bytes, want %ld", file_size(path), boundary);
+    j = open_begun(path);
+    const long after_begin = file_size(path);
     journal_append(j, &t[2]);
     journal_close(j);
-    long n = replay(path, &c, &valid, err, sizeof err);
-    CHECK(n == 3 && valid == full && err[0] == 0, "after cutting and appending: %ld records, valid %ld of %ld, '%s'", n,
-          valid, full, err);
-    if (n == 3) check_same_trial(&c.r[2], &t[2]);
+    char err[512];
+    replay(path, &c, err, sizeof err);
+    CHECK(c.n == 3 && err[0] == 0 && after_begin > boundary && after_begin < boundary + 100,
+          "after cutting and appending: %d trials, '%s' (the start record ends at %ld, the intact part at %ld)", c.n,
+          err, after_begin, boundary);
+    if (c.n == 3) check_same_trial(&c.r[2], &t[2]);
+    collected_free(&c);
+    for (int i = 0; i < 3; i++) trial_result_free(&t[i]);
+}
 
-    // Damage inside the last record (its CRC) or its header magic: the first two remain.
-    const long at[] = {full - 1, boundary + HEADER + 20, boundary + 8, boundary};
-    for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
-        FILE *f = xfopen(path, "r+b");
-        fseek(f, at[k], SEEK_SET);
-        int byte = fgetc(f);
-        fseek(f, at[k], SEEK_SET);
-        fputc(byte ^ 0x5a, f);
-        fclose(f);
-        n = replay(path, &c, &valid, err, sizeof err);
-        CHECK(n == 2 && valid == boundary && strstr(err, "torn or damaged"),
-              "damage at byte %ld: %ld records, valid %ld, '%s'", at[k], n, valid, err);
-        f = xfopen(path, "r+b");  // undo
-        fseek(f, at[k], SEEK_SET);
-        fputc(byte, f);
-        fclose(f);
+// Which record holds byte `at` (-1: the magic line), from the records' offsets.
+static int record_of(const long *starts, int n, long at) {
+    int k = -1;
+    for (int i = 0; i < n; i++)
+        if (starts[i] <= at) k = i;
+    return k;
+}
+
+static void record_offsets(void *ctx, JournalRecord *rec) {
+    long *starts = ctx;
+    starts[starts[0]++ + 1] = rec->offset;
+    if (rec->kind == JOURNAL_TRIAL) trial_result_free(&rec->trial);
+}
+
+// Every single byte of a journal of 8 trials (with the start and hand-out records
+// between them) flipped in turn: the replay keeps every trial whose record was not the
+// damaged one, unchanged, and at most that one is lost.
+static void test_flip_every_byte(void) {
+    enum { N = 8 };
+    char path[128];
+    path_in(path, sizeof path, "flips.journal");
+    TrialResult t[N];
+    Journal *j = open_begun(path);
+    for (int i = 0; i < N; i++) {
+        t[i] = make_trial(i, i == 5 ? 1 : 0);  // one with weights: a long body
+        journal_handout(j, i, 1, "{}");
+        journal_append(j, &t[i]);
     }
-    n = replay(path, &c, &valid, err, sizeof err);
-    CHECK(n == 3 && valid == full, "after undoing the damage: %ld records", n);
+    journal_close(j);
+    Bytes orig = read_whole(path);
+    long starts[1 + 3 * N] = {0};
+    char err[1024];
+    journal_replay_path(path, record_offsets, starts, err, sizeof err);
+    const int n_records = (int)starts[0];
+    CHECK(n_records == 1 + 2 * N, "the journal has %d records", n_records);
+    // The trial record each record index belongs to: record 2 + 2i is trial i's.
+    unsigned char *buf = xmalloc(orig.len);
+    Collected c = {0};
+    int bad = 0, lost = 0;
+    // Each flip in place (rewriting the file each time made ext4 flush it: 2 ms a flip).
+    const int fd = open(path, O_RDWR);
+    for (size_t at = 0; at < orig.len; at++) {
+        const unsigned char flipped = orig.data[at] ^ (unsigned char)(1u << (at % 8));
+        if (pwrite(fd, &flipped, 1, (off_t)at) != 1) die(EXIT_RUNTIME, "pwrite: %s", strerror(errno));
+        const long n = replay(path, &c, err, sizeof err);
+        if (pwrite(fd, orig.data + at, 1, (off_t)at) != 1) die(EXIT_RUNTIME, "pwrite: %s", strerror(errno));
+        const int k = record_of(starts + 1, n_records, (long)at);
+        const int damaged_trial = k >= 2 && k % 2 == 0 ? (k - 2) / 2 : -1;
+        int kept = 0, ok = n >= 0 && strstr(err, path) != NULL;
+        for (int i = 0; ok && i < c.n; i++) {
+            const int id = c.r[i].id;
+            ok = id >= 0 && id < N && same_packing(&c.r[i], &t[id]) && (i == 0 || id > c.r[i - 1].id);
+            kept++;
+        }
+        ok = ok && kept >= N - (damaged_trial >= 0);
+        lost += N - kept;
+        if (!ok && bad++ < 5)
+            CHECK(0, "byte %zu (record %d) flipped: %ld records, %d of %d trials kept, '%s'", at, k, n, kept, N, err);
+    }
+    close(fd);
+    CHECK(bad == 0, "%d of %zu single-byte flips lost more than the damaged record's trial", bad, orig.len);
+    printf("test_journal: %zu single-byte flips of a %d-trial journal: %d trials lost in all (each flip inside a "
+           "trial's record costs that trial, a flip elsewhere none)\n", orig.len, N, lost);
+
+    // A damaged length in the first trial's record (a huge one, and one a little short):
+    // only that trial is lost.
+    const long first = starts[1 + 2];
+    for (int v = 0; v < 2; v++) {
+        memcpy(buf, orig.data, orig.len);
+        store_le(buf + first + 8, v ? 0xFFFFFF00u : le32(buf + first + 8) - 3, 4);
+        write_bytes(path, buf, orig.len);
+        replay(path, &c, err, sizeof err);
+        CHECK(c.n == N - 1 && c.r[0].id == 1, "a damaged length in the first record: %d trials kept (want %d), '%s'", c.n,
+              N - 1, err);
+    }
+    write_bytes(path, orig.data, orig.len);
+    collected_free(&c);
+    free(buf);
+    bytes_free(&orig);
+    for (int i = 0; i < N; i++) trial_result_free(&t[i]);
+}
+
+// Version 2's file (the magic line "attnsweep-journal 2", records magic + length + CRC +
+// trial_pack) is read; the first run that appends makes it a version 3 journal.
+static void test_version_2(void) {
+    char path[128];
+    path_in(path, sizeof path, "v2.journal");
+    TrialResult t[3] = {make_trial(3, 0), make_trial(4, 2), make_trial(5, 1)};
+    Bytes b = {0};
+    memcpy(bytes_extend(&b, 20), "attnsweep-journal 2\n", 20);
+    for (int i = 0; i < 2; i++) {
+        Bytes p = packed(&t[i]);
+        bytes_put_u32(&b, 0x4A524E4C);
+        bytes_put_u32(&b, (uint32_t)p.len);
+        bytes_put_u32(&b, (uint32_t)crc32(0L, p.data, (uInt)p.len));
+        memcpy(bytes_extend(&b, p.len), p.data, p.len);
+        bytes_free(&p);
+    }
+    write_bytes(path, b.data, b.len);
+    bytes_free(&b);
+    Collected c = {0};
+    char err[512];
+    long n = replay(path, &c, err, sizeof err);
+    CHECK(n == 2 && c.n == 2 && err[0] == 0, "a version 2 journal: %ld records, '%s'", n, err);
+    for (int i = 0; i < c.n && i < 2; i++) check_same_trial(&c.r[i], &t[i]);
+    Journal *j = open_begun(path);
+    journal_append(j, &t[2]);
+    journal_close(j);
+    Bytes after = read_whole(path);
+    CHECK(after.len > 20 && !memcmp(after.data, MAGIC, MAGIC_LEN), "a resumed version 2 journal keeps its old magic line");
+    bytes_free(&after);
+    n = replay(path, &c, err, sizeof err);
+    CHECK(c.n == 3 && c.starts == 1 && err[0] == 0, "the version 2 journal after a resume: %d trials, '%s'", c.n, err);
+    for (int i = 0; i < c.n && i < 3; i++) check_same_trial(&c.r[i], &t[i]);
     collected_free(&c);
     for (int i = 0; i < 3; i++) trial_result_free(&t[i]);
 }
@@ -504,7 +698,15 @@ static int run_child(void (*fn)(const char *arg), const char *arg, char *out, si
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static void open_journal(const char *path) { journal_close(journal_open(path, 0)); }
+static void open_journal(const char *path) {
+    Collected c = {0};
+    char err[512];
+    Journal *j = journal_open(path, err, sizeof err);
+    if (journal_replay(j, collect, &c, err, sizeof err) < 0) die(EXIT_RUNTIME, "%s", err);
+    collected_free(&c);
+    journal_begin(j);
+    journal_close(j);
+}
 
 static void write_text(const char *path, const char *text) {
     FILE *f = xfopen(path, "wb");
@@ -515,44 +717,77 @@ static void write_text(const char *path, const char *text) {
 static void test_foreign_files(void) {
     char path[128], err[512], expect[256];
     Collected c = {0};
-    long valid = -1;
     path_in(path, sizeof path, "missing.journal");
-    CHECK(replay(path, &c, &valid, err, sizeof err) == 0 && valid == 0 && err[0] == 0,
-          "a missing journal replays as empty, got valid %ld '%s'", valid, err);
+    CHECK(replay(path, &c, err, sizeof err) == 0 && err[0] == 0, "a missing journal replays as empty, got '%s'", err);
 
     const char *foreign[] = {"", "attnsweep-journal", "{\"not\": \"a journal\"}\n", "attnsweep-journa1 1\nxxxx"};
     path_in(path, sizeof path, "foreign.journal");
     snprintf(expect, sizeof expect, "%s: not an attnsweep journal", path);
     for (size_t k = 0; k < sizeof foreign / sizeof foreign[0]; k++) {
         write_text(path, foreign[k]);
-        long n = replay(path, &c, &valid, err, sizeof err);
+        long n = replay(path, &c, err, sizeof err);
         CHECK(n == -1 && strcmp(err, expect) == 0, "foreign file %zu: got %ld '%s', want -1 '%s'", k, n, err, expect);
     }
     char out[1024];
     int code = run_child(open_journal, path, out, sizeof out);
     CHECK(code == 1 && strstr(out, expect) && strchr(out, '\n') == out + strlen(out) - 1,
-          "journal_open on a foreign file: exit %d, stderr '%s'", code, out);
+          "opening a foreign file as a journal: exit %d, stderr '%s'", code, out);
     Bytes after = read_whole(path);
     CHECK(after.len == strlen(foreign[3]) && memcmp(after.data, foreign[3], after.len) == 0,
-          "journal_open changed the foreign file");
+          "opening a foreign file as a journal changed it");
     bytes_free(&after);
 
     // A journal of the versions before the validation split (its trials lack the test
-    // metrics), or of a later one: refused whole, never cut as if its records were torn.
-    const char *versions[] = {"attnsweep-journal 1\nJRNL and the records of old trials", "attnsweep-journal 3\n"};
+    // metrics), or of a later one: refused whole, never cut as if its records were damaged.
+    const char *versions[] = {"attnsweep-journal 1\nJRNL and the records of old trials", "attnsweep-journal 4\n"};
     for (int k = 0; k < 2; k++) {
         write_text(path, versions[k]);
-        long n = replay(path, &c, &valid, err, sizeof err);
-        CHECK(n == -1 && strstr(err, "a journal of another attnsweep version (this one reads \"attnsweep-journal 2\")"),
+        long n = replay(path, &c, err, sizeof err);
+        CHECK(n == -1 && strstr(err, "a journal of another attnsweep version (this one reads \"attnsweep-journal 3\""),
               "a journal '%.19s': got %ld '%s'", versions[k], n, err);
         code = run_child(open_journal, path, out, sizeof out);
         after = read_whole(path);
         CHECK(code == 1 && strstr(out, "another attnsweep version") && after.len == strlen(versions[k]) &&
                   memcmp(after.data, versions[k], after.len) == 0,
-              "journal_open on '%.19s': exit %d, stderr '%s', or the file changed", versions[k], code, out);
+              "opening '%.19s': exit %d, stderr '%s', or the file changed", versions[k], code, out);
         bytes_free(&after);
     }
     collected_free(&c);
+}
+
+// One writer: while a process holds the journal, another gets NULL and one line naming
+// the holder's host, pid and start, and the file is not touched.
+static void test_lock(void) {
+    char path[128];
+    path_in(path, sizeof path, "locked.journal");
+    int to_child[2], from_child[2];
+    char byte = 0;
+    CHECK(pipe(to_child) == 0 && pipe(from_child) == 0, "pipe");
+    fflush(NULL);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        Journal *j = open_begun(path);
+        if (write(from_child[1], &byte, 1) != 1 || read(to_child[0], &byte, 1) != 1) _exit(1);
+        journal_close(j);
+        _exit(0);
+    }
+    CHECK(pid > 0 && read(from_child[0], &byte, 1) == 1, "the holder did not start");
+    const long before = file_size(path);
+    char err[1024] = "", host[64] = "", want[128];
+    gethostname(host, sizeof host - 1);
+    snprintf(want, sizeof want, "is being run by attnsweep on %s, pid %ld, since ", host, (long)pid);
+    Journal *j = journal_open(path, err, sizeof err);
+    CHECK(!j && strstr(err, path) && strstr(err, want) && !strchr(err, '\n'),
+          "a second writer: got %s, '%s' (want '%s')", j ? "the journal" : "NULL", err, want);
+    CHECK(file_size(path) == before, "the refused writer changed the journal");
+    CHECK(write(to_child[1], &byte, 1) == 1, "cannot signal the holder");
+    int status = -1;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the holder failed");
+    j = journal_open(path, err, sizeof err);
+    CHECK(j != NULL, "after the holder ended, the journal opens: '%s'", err);
+    if (j) journal_close(j);
+    for (int k = 0; k < 2; k++) close(to_child[k]), close(from_child[k]);
 }
 
 // ---------------------------------------------------------------- resume
@@ -560,12 +795,6 @@ static void test_foreign_files(void) {
 typedef struct {
     int ids[16], n;
 } Seen;
-
-static int seen_trial(void *ctx, const TrialResult *r, char *err, size_t errlen) {
-    Seen *s = ctx;
-    if (s->n < 16) s->ids[s->n++] = r->id;
-    return 0;
-}
 
 // h5py sees every trial once, summary rows in the order written. argv: path, ids.
 static const char *python_check =
@@ -594,13 +823,28 @@ static void check_with_h5py(const char *path, const char *ids) {
 static const StoreMeta meta = {.sweep = "resume", .yaml = "name: resume\nseed: 7\n", .seed = 7, .start_time = 1.7e9};
 static char results[128], journal[128];
 
+static int seen_trial(void *ctx, const JournalRecord *rec, char *err, size_t errlen) {
+    Seen *s = ctx;
+    if (rec->kind == JOURNAL_TRIAL && s->n < 16) s->ids[s->n++] = rec->trial.id;
+    return 0;
+}
+
+static H5Store *rebuild(const char *journal_path, RebuildSeen seen, void *ctx, char *err, size_t errlen) {
+    Journal *j = journal_open(journal_path, err, errlen);
+    if (!j) die(EXIT_RUNTIME, "%s", err);
+    H5Store *s = h5store_rebuild(results, &meta, j, seen, ctx, err, errlen);
+    if (s) journal_begin(j);
+    journal_close(j);
+    return s;
+}
+
 static void rebuild_from_foreign_journal(const char *arg) {
-    long valid;
     char err[1024];
-    H5Store *s = h5store_rebuild(results, &meta, arg, NULL, NULL, &valid, err, sizeof err);
+    H5Store *s = rebuild(arg, NULL, NULL, err, sizeof err);
     if (!s) die(EXIT_BADINPUT, "%s", err);
     h5store_close(s, 0);
 }
+
 
 static void test_rebuild(void) {
     path_in(results, sizeof results, "results.h5");
@@ -611,7 +855,7 @@ static void test_rebuild(void) {
     const int ids[] = {5, 2, 9, 0, 7, 2, 3};
     enum { N = sizeof ids / sizeof ids[0] };
     TrialResult t[N];
-    Journal *j = journal_open(journal, 0);
+    Journal *j = open_begun(journal);
     for (int i = 0; i < N; i++) {
         t[i] = make_trial(ids[i], ids[i] % 3);
         journal_append(j, &t[i]);
@@ -624,20 +868,22 @@ static void test_rebuild(void) {
     if (truncate(journal, intact + 100) != 0) die(EXIT_RUNTIME, "truncate: %s", strerror(errno));
 
     Seen seen = {0};
-    long valid = -1;
     char err[1024];
-    H5Store *s = h5store_rebuild(results, &meta, journal, seen_trial, &seen, &valid, err, sizeof err);
-    CHECK(valid == intact, "rebuild: valid_bytes %ld, want %ld", valid, intact);
+    H5Store *s = rebuild(journal, seen_trial, &seen, err, sizeof err);
     const int want_seen[] = {5, 2, 9, 0, 7, 3};
     CHECK(seen.n == 6 && memcmp(seen.ids, want_seen, sizeof want_seen) == 0,
           "rebuild saw %d trials (want 5,2,9,0,7,3; the duplicate skipped)", seen.n);
-    char partial[160];
-    snprintf(partial, sizeof partial, "%s.partial", results);
-    CHECK(access(partial, F_OK) != 0, "%s is left after the rebuild", partial);
+    CHECK(no_temporary("results.h5"), "a temporary file of %s is left after the rebuild", results);
+    CHECK(file_size(journal) > intact && file_size(journal) < intact + 100,
+          "the rebuild's run did not cut the damaged end away before its start record (%ld bytes, intact %ld)",
+          file_size(journal), intact);
 
     // The rebuilt store goes on taking trials, and the journal goes on after its torn tail.
     TrialResult late = make_trial(4, 1);
-    j = journal_open(journal, valid);
+    j = journal_open(journal, err, sizeof err);
+    Collected c = {0};
+    journal_replay(j, collect, &c, err, sizeof err);
+    journal_begin(j);
     journal_append(j, &late);
     journal_close(j);
     h5store_write_trial(s, &late);
@@ -653,12 +899,11 @@ static void test_rebuild(void) {
         trial_result_free(&got);
     }
     check_with_h5py(results, "5,2,9,0,7,3,4");
-    Collected c = {0};
-    CHECK(replay(journal, &c, &valid, err, sizeof err) == N + 1 && err[0] == 0,
-          "the journal after resuming: %d records, '%s'", c.n, err);
+    CHECK(replay(journal, &c, err, sizeof err) > 0 && c.n == N + 1 && err[0] == 0,
+          "the journal after resuming: %d trials, '%s'", c.n, err);
     collected_free(&c);
 
-    // A foreign journal: exit 2 with the reason, the results file untouched, no .partial.
+    // A foreign journal: exit 2 with the reason, the results file untouched, no temporary file.
     char foreign[128], out[1024];
     path_in(foreign, sizeof foreign, "foreign.journal");
     write_text(foreign, "trial,accuracy\n5,0.75\n");
@@ -666,23 +911,25 @@ static void test_rebuild(void) {
     int code = run_child(rebuild_from_foreign_journal, foreign, out, sizeof out);
     CHECK(code == 2 && strstr(out, "not an attnsweep journal"), "rebuild from a foreign journal: exit %d, '%s'", code,
           out);
-    CHECK(file_size(results) == before && access(partial, F_OK) != 0, "a failed rebuild touched %s", results);
+    CHECK(file_size(results) == before && no_temporary("results.h5"), "a failed rebuild touched %s", results);
 
-    // No journal: a fresh, empty results file.
-    char missing[128];
-    path_in(missing, sizeof missing, "none.journal");
-    s = h5store_rebuild(results, &meta, missing, NULL, NULL, &valid, err, sizeof err);
-    h5store_close(s, 1.7e9);
+    // An empty journal: a fresh, empty results file.
+    char fresh[128];
+    path_in(fresh, sizeof fresh, "none.journal");
+    s = rebuild(fresh, NULL, NULL, err, sizeof err);
+    CHECK(s != NULL, "rebuild from an empty journal: '%s'", err);
+    if (s) h5store_close(s, 1.7e9);
     TrialResult none;
-    CHECK(valid == 0 && h5store_read_trial(results, 5, &none, err, sizeof err) == -1 && strstr(err, "no trial 5"),
-          "rebuild without a journal: valid %ld, '%s'", valid, err);
+    CHECK(h5store_read_trial(results, 5, &none, err, sizeof err) == -1 && strstr(err, "no trial 5"),
+          "rebuild from an empty journal: '%s'", err);
 
     for (int i = 0; i < N; i++) trial_result_free(&t[i]);
     trial_result_free(&late);
 }
 
 static void remove_dir(void) {
-    const char *names[] = {"fifty.journal", "torn.journal", "foreign.journal", "results.h5", "results.h5.journal"};
+    const char *names[] = {"fifty.journal", "torn.journal", "foreign.journal", "results.h5", "results.h5.journal",
+                           "flips.journal", "v2.journal", "locked.journal", "none.journal"};
     char path[128];
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         path_in(path, sizeof path, names[k]);
@@ -696,12 +943,16 @@ int main(void) {
     if (!mkdtemp(dir)) die(EXIT_RUNTIME, "cannot create a temporary directory");
     const double t0 = now_seconds();
     test_round_trip();
+    test_unpack_older();
     test_unpack_truncated();
     test_unpack_damaged();
     const double t1 = now_seconds();
     test_append_and_replay();
     test_torn_tail();
+    test_flip_every_byte();
+    test_version_2();
     test_foreign_files();
+    test_lock();
     const double t2 = now_seconds();
     test_rebuild();
     printf("test_journal: packing %.2f s, journal %.2f s, rebuild %.2f s\n", t1 - t0, t2 - t1, now_seconds() - t2);

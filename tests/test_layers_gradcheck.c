@@ -30,7 +30,7 @@ static double dot(const float *a, const float *b, long n) {
 typedef struct { float *out, *mean, *rstd, *inp, *w, *b, *R; int N, C; } LnCtx;
 static double ln_obj(void *p) {
     LnCtx *c = p;
-    layernorm_forward(c->out, c->mean, c->rstd, c->inp, c->w, c->b, c->N, c->C);
+    layernorm_forward(c->out, c->mean, c->rstd, c->inp, NULL, NULL, c->w, c->b, c->N, c->C);
     return dot(c->out, c->R, (long)c->N * c->C);
 }
 static void test_layernorm(void) {
@@ -44,30 +44,44 @@ static void test_layernorm(void) {
     gradcheck_elementwise("layernorm dinp", c.inp, dinp, n, ln_obj, &c, 1e-2f, 1e-2, 1e-3, 1000);
     gradcheck_elementwise("layernorm dweight", c.w, dw, c.C, ln_obj, &c, 1e-2f, 1e-2, 1e-3, 1000);
     gradcheck_elementwise("layernorm dbias", c.b, db, c.C, ln_obj, &c, 1e-2f, 1e-2, 1e-3, 1000);
+
+    // The fused residual: res += add + add_bias in place, then the same LayerNorm of res.
+    float *res = rnd(n, 2.0), *add = rnd(n, 1.0), *add_bias = rnd(c.C, 1.0), *want = zeros(n), *got = zeros(n);
+    for (long i = 0; i < n; i++) c.inp[i] = res[i] + (add[i] + add_bias[i % c.C]);
+    ln_obj(&c);
+    memcpy(want, c.out, (size_t)n * sizeof(float));
+    layernorm_forward(got, c.mean, c.rstd, res, add, add_bias, c.w, c.b, c.N, c.C);
+    CHECK_ALL_CLOSE(res, c.inp, n, 0.0, 0.0, "layernorm: res + add + add_bias in place");
+    CHECK_ALL_CLOSE(got, want, n, 0.0, 0.0, "layernorm of the completed residual");
     free(c.out), free(c.mean), free(c.rstd), free(c.inp), free(c.w), free(c.b), free(c.R);
-    free(dinp), free(dw), free(db);
+    free(dinp), free(dw), free(db), free(res), free(add), free(add_bias), free(want), free(got);
 }
 
-// ---- gelu
-typedef struct { float *out, *inp, *R; long n; } GeluCtx;
+// ---- gelu (its input x = pre + bias; pre receives gelu'(x))
+typedef struct { float *out, *x, *pre, *bias, *R; int N, F; } GeluCtx;
 static double gelu_obj(void *p) {
     GeluCtx *c = p;
-    gelu_forward(c->out, c->inp, c->n);
-    return dot(c->out, c->R, c->n);
+    memcpy(c->pre, c->x, (size_t)c->N * c->F * sizeof(float));
+    gelu_forward(c->out, c->pre, c->bias, c->N, c->F);
+    return dot(c->out, c->R, (long)c->N * c->F);
 }
 static void test_gelu(void) {
-    GeluCtx c = {.n = 200};
-    c.out = zeros(c.n), c.inp = rnd(c.n, 4.0), c.R = rnd(c.n, 1.0);
-    float *dinp = zeros(c.n);
-    gelu_backward(dinp, c.inp, c.R, c.n);
-    gradcheck_elementwise("gelu dinp", c.inp, dinp, c.n, gelu_obj, &c, 1e-2f, 1e-2, 1e-3, 1000);
+    GeluCtx c = {.N = 10, .F = 20};
+    const long n = (long)c.N * c.F;
+    c.out = zeros(n), c.x = rnd(n, 4.0), c.pre = zeros(n), c.bias = rnd(c.F, 1.0), c.R = rnd(n, 1.0);
+    float *d = zeros(n), *dbias = zeros(c.F);
+    gelu_obj(&c);
+    memcpy(d, c.R, (size_t)n * sizeof(float));
+    gelu_backward(d, dbias, c.pre, c.N, c.F);
+    gradcheck_elementwise("gelu dinp", c.x, d, n, gelu_obj, &c, 1e-2f, 1e-2, 1e-3, 1000);
+    gradcheck_elementwise("gelu dbias", c.bias, dbias, c.F, gelu_obj, &c, 1e-2f, 1e-2, 1e-3, 1000);
     // Reference values of the tanh approximation (PyTorch GELU(approximate='tanh')).
-    float x[3] = {-1.0f, 0.5f, 2.0f}, y[3];
-    gelu_forward(y, x, 3);
+    float x[3] = {-1.0f, 0.5f, 2.0f}, y[3], zero[3] = {0};
+    gelu_forward(y, x, zero, 1, 3);
     CHECK_CLOSE(y[0], -0.15880801, 1e-6, 1e-5, "gelu(-1)");
     CHECK_CLOSE(y[1], 0.34571401, 1e-6, 1e-5, "gelu(0.5)");
     CHECK_CLOSE(y[2], 1.95459769, 1e-6, 1e-5, "gelu(2)");
-    free(c.out), free(c.inp), free(c.R), free(dinp);
+    free(c.out), free(c.x), free(c.pre), free(c.bias), free(c.R), free(d), free(dbias);
 }
 
 // ---- matmul
@@ -121,25 +135,26 @@ typedef struct { float *out, *att, *qkv, *R; int B, T, C, NH, causal, linear; } 
 static double att_obj(void *p) {
     AttCtx *c = p;
     if (c->linear)
-        attn_linear_forward(c->out, c->qkv, c->B, c->T, c->C, c->NH, c->causal);
+        attn_linear_forward(c->out, c->att, c->qkv, c->B, c->T, c->C, c->NH, c->causal);
     else
         attn_softmax_forward(c->out, c->att, c->qkv, c->B, c->T, c->C, c->NH, c->causal);
     return dot(c->out, c->R, (long)c->B * c->T * c->C);
 }
-// B = 18 is one full block of 16 lanes in the softmax kernel and a partial one; head
-// sizes 4, 16 and 20 take its element-wise path, its 16 × 16 transposes, and both.
-static void test_attention_core(int linear, int causal, int hs) {
-    AttCtx c = {.B = 18, .T = 5, .C = 2 * hs, .NH = 2, .causal = causal, .linear = linear};
+// Head sizes 4, 16 and 20 take the kernels' element-wise packing, their whole vectors,
+// and both; T = 5 is one partial tile, T = 150 and 300 several whole tiles (of 32 and of
+// 64 in the softmax core) and a partial one, with the causal diagonal in each.
+static void test_attention_core(int linear, int causal, int hs, int B, int T) {
+    AttCtx c = {.B = B, .T = T, .C = 2 * hs, .NH = 2, .causal = causal, .linear = linear};
     long nqkv = (long)c.B * c.T * 3 * c.C, nout = (long)c.B * c.T * c.C;
-    c.out = zeros(nout), c.att = zeros((long)attn_softmax_saved_floats(c.B, c.T, c.C, c.NH)), c.qkv = rnd(nqkv, 1.5), c.R = rnd(nout, 1.0);
+    c.out = zeros(nout), c.att = zeros((long)attn_saved_floats(c.B, c.T, c.NH)), c.qkv = rnd(nqkv, 1.5), c.R = rnd(nout, 1.0);
     float *dqkv = zeros(nqkv);
     att_obj(&c);
     if (linear)
-        attn_linear_backward(dqkv, c.R, c.qkv, c.B, c.T, c.C, c.NH, c.causal);
+        attn_linear_backward(dqkv, c.R, c.out, c.att, c.qkv, c.B, c.T, c.C, c.NH, c.causal);
     else
-        attn_softmax_backward(dqkv, c.R, c.att, c.B, c.T, c.C, c.NH, c.causal);
+        attn_softmax_backward(dqkv, c.R, c.out, c.att, c.qkv, c.B, c.T, c.C, c.NH, c.causal);
     char name[64];
-    snprintf(name, sizeof name, "%s%s hs=%d dqkv", linear ? "linear" : "softmax", causal ? " causal" : "", hs);
+    snprintf(name, sizeof name, "%s%s hs=%d T=%d dqkv", linear ? "linear" : "softmax", causal ? " causal" : "", hs, T);
     gradcheck_elementwise(name, c.qkv, dqkv, nqkv, att_obj, &c, 1e-2f, 2e-2, 2e-3, 1000);
     gradcheck_directional(name, c.qkv, dqkv, nqkv, att_obj, &c, 1e-2f, 1e-2, 3u + (unsigned)hs);
 
@@ -159,63 +174,70 @@ static void test_attention_core(int linear, int causal, int hs) {
     free(c.out), free(c.att), free(c.qkv), free(c.R), free(dqkv);
 }
 
-// The linear core against its quadratic form: out_t = Σ_s A_ts v_s / (Σ_s A_ts + ε), A_ts = φq_t·φk_s.
+// The linear core against its quadratic form, out_t = Σ_s A_ts v_s / (Σ_s A_ts + ε) with
+// A_ts = φq_t·φk_s over s ≤ t or all s, in one chunk (T = 5) and in several (T = 70).
 static void test_linear_matches_quadratic_form(void) {
-    const int B = 1, T = 5, C = 4, NH = 1;
-    float *qkv = rnd((long)T * 3 * C, 1.5), *out = zeros((long)T * C);
-    attn_linear_forward(out, qkv, B, T, C, NH, 1);
-    double worst = 0.0;
-    for (int t = 0; t < T; t++) {
-        double num[4] = {0}, den = LINEAR_ATTN_EPS;
-        for (int s = 0; s <= t; s++) {
-            double a = 0.0;
-            for (int i = 0; i < C; i++) {
-                double q = qkv[t * 3 * C + i], k = qkv[s * 3 * C + C + i];
-                a += (q > 0 ? q + 1 : exp(q)) * (k > 0 ? k + 1 : exp(k));
-            }
-            for (int i = 0; i < C; i++) num[i] += a * qkv[s * 3 * C + 2 * C + i];
-            den += a;
-        }
-        for (int i = 0; i < C; i++) worst = worst_diff(worst, out[t * C + i], num[i] / den);
-    }
-    CHECK(worst < 1e-5, "linear attention prefix sums differ from the quadratic form by %.3g", worst);
-    free(qkv), free(out);
-}
-
-// The softmax core against a direct computation in double, through both its
-// element-wise and its transposing paths (hs = 4, 16, 20; a full and a partial lane block).
-static void test_softmax_matches_direct(void) {
-    for (int hs = 4; hs <= 20; hs += hs == 4 ? 12 : 4)
+    for (int T = 5; T <= 70; T += 65)
         for (int causal = 0; causal <= 1; causal++) {
-            const int B = 18, T = 5, NH = 2, C = NH * hs, C3 = 3 * C;
-            float *qkv = rnd((long)B * T * C3, 1.5), *out = zeros((long)B * T * C);
-            float *saved = zeros((long)attn_softmax_saved_floats(B, T, C, NH));
-            attn_softmax_forward(out, saved, qkv, B, T, C, NH, causal);
+            const int B = 1, C = 4, NH = 1;
+            float *qkv = rnd((long)T * 3 * C, 1.5), *out = zeros((long)T * C), *saved = zeros(T);
+            attn_linear_forward(out, saved, qkv, B, T, C, NH, causal);
             double worst = 0.0;
-            for (int b = 0; b < B; b++)
-                for (int h = 0; h < NH; h++)
-                    for (int t = 0; t < T; t++) {
-                        const float *q = qkv + ((long)b * T + t) * C3 + h * hs;
-                        double w[32], sum = 0.0, mx = -1e300;
-                        int send = causal ? t + 1 : T;
-                        for (int s2 = 0; s2 < send; s2++) {
-                            const float *k = qkv + ((long)b * T + s2) * C3 + C + h * hs;
-                            double d = 0.0;
-                            for (int i = 0; i < hs; i++) d += (double)q[i] * k[i];
-                            w[s2] = d / sqrt((double)hs);
-                            mx = fmax(mx, w[s2]);
-                        }
-                        for (int s2 = 0; s2 < send; s2++) sum += (w[s2] = exp(w[s2] - mx));
-                        for (int i = 0; i < hs; i++) {
-                            double o = 0.0;
-                            for (int s2 = 0; s2 < send; s2++)
-                                o += w[s2] / sum * qkv[((long)b * T + s2) * C3 + 2 * C + h * hs + i];
-                            worst = worst_diff(worst, out[((long)b * T + t) * C + h * hs + i], o);
-                        }
+            for (int t = 0; t < T; t++) {
+                double num[4] = {0}, den = LINEAR_ATTN_EPS;
+                for (int s = 0; s < (causal ? t + 1 : T); s++) {
+                    double a = 0.0;
+                    for (int i = 0; i < C; i++) {
+                        double q = qkv[t * 3 * C + i], k = qkv[s * 3 * C + C + i];
+                        a += (q > 0 ? q + 1 : exp(q)) * (k > 0 ? k + 1 : exp(k));
                     }
-            CHECK(worst < 1e-5, "softmax attention hs=%d causal=%d differs from the direct form by %.3g", hs, causal, worst);
+                    for (int i = 0; i < C; i++) num[i] += a * qkv[s * 3 * C + 2 * C + i];
+                    den += a;
+                }
+                for (int i = 0; i < C; i++) worst = worst_diff(worst, out[t * C + i], num[i] / den);
+            }
+            CHECK(worst < 1e-5, "linear attention T=%d causal=%d differs from the quadratic form by %.3g", T, causal,
+                  worst);
             free(qkv), free(out), free(saved);
         }
+}
+
+// The softmax core against a direct computation in double (hs = 4, 16, 20; one partial
+// tile, and several tiles with their online rescaling).
+static void test_softmax_matches_direct(void) {
+    for (int T = 5; T <= 300; T = T < 150 ? 150 : 300 + T)
+        for (int hs = 4; hs <= 20; hs += hs == 4 ? 12 : 4)
+            for (int causal = 0; causal <= 1; causal++) {
+                const int B = T < 100 ? 18 : 1, NH = 2, C = NH * hs, C3 = 3 * C;
+                float *qkv = rnd((long)B * T * C3, 1.5), *out = zeros((long)B * T * C);
+                float *saved = zeros((long)attn_saved_floats(B, T, NH));
+                attn_softmax_forward(out, saved, qkv, B, T, C, NH, causal);
+                double worst = 0.0;
+                for (int b = 0; b < B; b++)
+                    for (int h = 0; h < NH; h++)
+                        for (int t = 0; t < T; t++) {
+                            const float *q = qkv + ((long)b * T + t) * C3 + h * hs;
+                            double w[300], sum = 0.0, mx = -1e300;
+                            int send = causal ? t + 1 : T;
+                            for (int s2 = 0; s2 < send; s2++) {
+                                const float *k = qkv + ((long)b * T + s2) * C3 + C + h * hs;
+                                double d = 0.0;
+                                for (int i = 0; i < hs; i++) d += (double)q[i] * k[i];
+                                w[s2] = d / sqrt((double)hs);
+                                mx = fmax(mx, w[s2]);
+                            }
+                            for (int s2 = 0; s2 < send; s2++) sum += (w[s2] = exp(w[s2] - mx));
+                            for (int i = 0; i < hs; i++) {
+                                double o = 0.0;
+                                for (int s2 = 0; s2 < send; s2++)
+                                    o += w[s2] / sum * qkv[((long)b * T + s2) * C3 + 2 * C + h * hs + i];
+                                worst = worst_diff(worst, out[((long)b * T + t) * C + h * hs + i], o);
+                            }
+                        }
+                CHECK(worst < 1e-5, "softmax attention T=%d hs=%d causal=%d differs from the direct form by %.3g", T, hs,
+                      causal, worst);
+                free(qkv), free(out), free(saved);
+            }
 }
 
 // ---- tucker generator
@@ -295,8 +317,11 @@ int main(void) {
     test_matmul();
     test_crossentropy();
     for (int linear = 0; linear <= 1; linear++)
-        for (int causal = 0; causal <= 1; causal++)
-            for (int hs = 4; hs <= 20; hs += hs == 4 ? 12 : 4) test_attention_core(linear, causal, hs);
+        for (int causal = 0; causal <= 1; causal++) {
+            for (int hs = 4; hs <= 20; hs += hs == 4 ? 12 : 4) test_attention_core(linear, causal, hs, 18, 5);
+            test_attention_core(linear, causal, 16, 1, 150);
+            test_attention_core(linear, causal, 16, 1, 300);
+        }
     test_linear_matches_quadratic_form();
     test_softmax_matches_direct();
     test_tucker();

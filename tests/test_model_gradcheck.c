@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gradcheck.h"
+#include "common/util.h"
 #include "model/model.h"
 
 typedef struct {
@@ -80,7 +81,8 @@ int main(void) {
     config_defaults(&cfg);
     cfg.d_model = 8, cfg.heads = 2, cfg.layers = 2, cfg.mlp_ratio = 2;
     cfg.core_rank = 1, cfg.grassmann_rank = 4;
-    cfg.n_offsets = 3, cfg.offsets[0] = 1, cfg.offsets[1] = 2, cfg.offsets[2] = 4;
+    char err[256];
+    if (config_set(&cfg, config_find("grassmann_offsets"), "1,2,4", err, sizeof err)) die(EXIT_RUNTIME, "%s", err);
     for (int a = 0; a < ATTN_COUNT; a++)
         for (int encoder = 1; encoder >= 0; encoder--) {
             TrialConfig c = cfg;
@@ -89,6 +91,19 @@ int main(void) {
             snprintf(label, sizeof label, "== %s %s", attention_names[a], encoder ? "encoder" : "decoder (causal)");
             check_model(label, c, encoder);
         }
+    // grassmann above is the paper's block (the default); the pre-LN block, and the
+    // paper's with a per-layer schedule (each layer mixes with its own offsets).
+    for (int encoder = 1; encoder >= 0; encoder--) {
+        TrialConfig c = cfg;
+        c.attention = ATTN_GRASSMANN, c.grassmann_block = GRASSMANN_PRELN;
+        check_model(encoder ? "== grassmann preln encoder" : "== grassmann preln decoder (causal)", c, encoder);
+    }
+    {
+        TrialConfig c = cfg;
+        c.attention = ATTN_GRASSMANN;
+        if (config_set(&c, config_find("grassmann_offsets"), "1,3;2", err, sizeof err)) die(EXIT_RUNTIME, "%s", err);
+        check_model("== grassmann paper decoder (causal), offsets 1,3 then 2", c, 0);
+    }
     // Regularisers on: their gradients join the network's (through the Tucker generator too).
     for (int a = 0; a < ATTN_COUNT; a++) {
         TrialConfig c = cfg;

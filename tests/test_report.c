@@ -89,6 +89,21 @@ static void test_welch(void) {
           "no spread in either arm: t and p NaN, got %g, %g", w.t, w.p);
 }
 
+// Holm–Bonferroni against statsmodels 0.13.5: multipletests(p, method="holm")[1] over
+// the seven p-values that are not NaN (ties, a step-down maximum, one NaN left out).
+static void test_holm(void) {
+    double p[8] = {0.01, 0.04, 0.03, NAN, 0.005, 0.03, 0.5, 0.2}, got[8];
+    const double want[7] = {0.06, 0.15, 0.15, 0.035, 0.15, 0.5, 0.4};  // the tests, NaN left out
+    holm_adjust(p, 8, got);
+    const double tested[7] = {got[0], got[1], got[2], got[4], got[5], got[6], got[7]};
+    CHECK_ALL_CLOSE(tested, want, 7, 1e-15, 0.0, "Holm's adjusted p-values");
+    CHECK(isnan(got[3]), "a NaN p stays NaN (no test), got %g", got[3]);
+    holm_adjust(p, 8, p);
+    CHECK_ALL_CLOSE(p, got, 8 - 5, 0.0, 0.0, "Holm's adjustment in place");
+    CHECK_ALL_CLOSE(p + 4, got + 4, 4, 0.0, 0.0, "Holm's adjustment in place");
+    CHECK(isnan(p[3]), "in place: the NaN stays");
+}
+
 // ---------------------------------------------------------------- tables
 
 // What a renderer prints, as a string the caller frees.
@@ -351,6 +366,21 @@ static void test_report_sections(void) {
               at(lbl, 1, "trial")->value == 5,
           "leaderboard by loss: %d rows, first trials %g, %g", lbl->n_rows, at(lbl, 0, "trial")->value,
           at(lbl, 1, "trial")->value);
+    // Every table shows that metric beside val_accuracy and reward, and the ablations test it.
+    static const char *const tables[] = {"variants.by_variant", "variants.by_configuration", "pareto",
+                                         "ablations.lambda_orth"};
+    for (size_t k = 0; k < COUNT(tables); k++) {
+        const Table *x = find_table(&by_loss, tables[k]);
+        const int ab = k == 3;
+        CHECK(has_column(x, ab ? "d_val_loss" : "val_loss") && has_column(x, ab ? "d_test_loss" : "test_loss") &&
+                  has_column(x, ab ? "d_val_accuracy" : "val_accuracy") && has_column(x, ab ? "d_reward" : "reward") &&
+                  (!ab || has_column(x, "p_val_loss")),
+              "%s: the sweep's metric val_loss beside val_accuracy and reward", tables[k]);
+    }
+    const Table *abl = find_table(&by_loss, "ablations.lambda_orth"), *bcl = find_table(&by_loss, "variants.by_configuration");
+    CHECK(abl->n_rows > 0 && strstr(at(abl, 0, "verdict")->text, "val_loss") != NULL,
+          "the ablation's verdict speaks of val_loss: '%s'", abl->n_rows ? at(abl, 0, "verdict")->text : "");
+    CHECK(bcl->n_rows > 0 && isfinite(at(bcl, 0, "val_loss")->value), "per configuration: mean val_loss");
     report_free(&by_loss);
 
     // Per variant: mha over its 12 finished trials; grassmann over 3 (the pruned one is left out).
@@ -373,33 +403,39 @@ static void test_report_sections(void) {
     CHECK_CLOSE(h->value, 0.205, 1e-15, 0.0, "configuration H: mean reward");
     CHECK_CLOSE(h->sd, sqrt(0.00005), 1e-15, 0.0, "configuration H: sd of the reward");
 
-    // Pareto front: every finished trial has RankDeviation 0.1 and Correlation 0.2, so the
-    // front is the best val_accuracy, 0.62: trials 2 and 5 (equal on all three; their
-    // test_accuracy, 0.38, is the worst).
+    // Pareto front, over the sweep's metric: every finished trial has RankDeviation 0.1 and
+    // Correlation 0.2, so the front is the best reward, 0.62: trials 5 and 7 (not trials 2
+    // and 5 of the best val_accuracy; trial 5's test_accuracy, 0.38, is the worst).
     const Table *pf = find_table(&r, "pareto");
-    CHECK(pf->n_rows == 2 && at(pf, 0, "trial")->value == 2 && at(pf, 1, "trial")->value == 5, "Pareto front");
+    CHECK(pf->n_rows == 2 && at(pf, 0, "trial")->value == 5 && at(pf, 1, "trial")->value == 7, "Pareto front");
     CHECK(fabs(at(pf, 0, "test_accuracy")->value - 0.38) < 1e-15, "Pareto front: test_accuracy shown");
 
     // Ablations of lambda_orth: B against A (λ = 0) and C (L2), D against C (λ = 0; D has
-    // λ_l2 > 0, so no L2 control), E against F, G against H. p-values: scipy (see the top).
+    // λ_l2 > 0, so no L2 control), E against F, G against H. p-values: scipy (see the top);
+    // Holm's over the report's 6 tests: statsmodels' multipletests(p, method="holm"). The
+    // verdicts read Holm's: D's raw p of 0.02 and 0.013 make no claim once adjusted.
     const Table *ab = find_table(&r, "ablations.lambda_orth");
     static const struct {
         const char *against, *attention;
-        double l2, d_acc, p_acc, d_rew, p_rew;
+        double l2, d_acc, p_acc, h_acc, d_rew, p_rew, h_rew;
         const char *verdict;
     } rows[] = {
-        {"lambda_orth = 0", "mha", 0, 0, 1.0, 0.1, 0.00025521674944192785,
-         "λ_orth = 0.1 raises reward (p < 0.001) over λ = 0 for mha; no significant difference in val_accuracy "
-         "(p = 1)"},
-        {"lambda_l2 = 0.1", "mha", 0, 0.05, 0.0036022326091039976, 0.01, 0.4960553744585209,
-         "λ_orth = 0.1 raises val_accuracy (p = 0.0036) over plain L2 of equal strength for mha; no significant "
-         "difference in reward (p = 0.5)"},
-        {"lambda_orth = 0", "mha", 0.1, 0.04, 0.020204102886728654, -0.1, 0.013072457560346544,
-         "λ_orth = 0.1 raises val_accuracy (p = 0.02) and lowers reward (p = 0.013) over λ = 0 for mha"},
-        {"lambda_orth = 0", "tucker", 0, 0, NAN, 0, NAN, "val_accuracy and reward: no spread within either arm, no test"},
-        {"lambda_orth = 0", "grassmann", 0, -0.005, NAN, -0.005, NAN,
+        {"lambda_orth = 0", "mha", 0, 0, 1.0, 1.0, 0.1, 0.00025521674944192785, 0.001531300496651567,
+         "λ_orth = 0.1 raises reward (Holm p = 0.0015) over λ = 0 for mha; no significant difference in val_accuracy "
+         "(Holm p = 1)"},
+        {"lambda_l2 = 0.1", "mha", 0, 0.05, 0.0036022326091039976, 0.018011163045519987, 0.01, 0.4960553744585209,
+         0.9921107489170418,
+         "λ_orth = 0.1 raises val_accuracy (Holm p = 0.018) over plain L2 of equal strength for mha; no significant "
+         "difference in reward (Holm p = 0.99)"},
+        {"lambda_orth = 0", "mha", 0.1, 0.04, 0.020204102886728654, 0.060612308660185965, -0.1, 0.013072457560346544,
+         0.05228983024138618, "no significant difference in val_accuracy (Holm p = 0.061) or reward (Holm p = 0.052)"},
+        {"lambda_orth = 0", "tucker", 0, 0, NAN, NAN, 0, NAN, NAN,
+         "val_accuracy and reward: no spread within either arm, no test"},
+        {"lambda_orth = 0", "grassmann", 0, -0.005, NAN, NAN, -0.005, NAN, NAN,
          "n too small (1 against 2 trials; the test needs at least 2 each)"},
     };
+    CHECK(ab->note && strstr(ab->note, "Holm–Bonferroni over the 6 tests of this report"), "Holm's note: '%s'",
+          ab->note ? ab->note : "");
     CHECK(ab->n_rows == (int)COUNT(rows), "ablation rows: got %d want %zu", ab->n_rows, COUNT(rows));
     for (int i = 0; i < ab->n_rows && i < (int)COUNT(rows); i++) {
         char what[64];
@@ -412,10 +448,14 @@ static void test_report_sections(void) {
         CHECK_CLOSE(at(ab, i, "d_test_accuracy")->value, -rows[i].d_acc, 1e-12, 0, what);  // shown, never tested
         CHECK_CLOSE(at(ab, i, "d_reward")->value, rows[i].d_rew, 1e-12, 0, what);
         if (isnan(rows[i].p_acc))
-            CHECK(isnan(at(ab, i, "p_val_accuracy")->value) && isnan(at(ab, i, "p_reward")->value), "%s: p NaN", what);
+            CHECK(isnan(at(ab, i, "p_val_accuracy")->value) && isnan(at(ab, i, "p_reward")->value) &&
+                      isnan(at(ab, i, "p_holm_val_accuracy")->value) && isnan(at(ab, i, "p_holm_reward")->value),
+                  "%s: p NaN", what);
         else {
             CHECK_CLOSE(at(ab, i, "p_val_accuracy")->value, rows[i].p_acc, 1e-12, 1e-9, what);
             CHECK_CLOSE(at(ab, i, "p_reward")->value, rows[i].p_rew, 1e-12, 1e-9, what);
+            CHECK_CLOSE(at(ab, i, "p_holm_val_accuracy")->value, rows[i].h_acc, 1e-12, 1e-9, what);
+            CHECK_CLOSE(at(ab, i, "p_holm_reward")->value, rows[i].h_rew, 1e-12, 1e-9, what);
         }
         CHECK(!strcmp(at(ab, i, "verdict")->text, rows[i].verdict), "%s: verdict\n  got  '%s'\n  want '%s'", what,
               at(ab, i, "verdict")->text, rows[i].verdict);
@@ -424,11 +464,13 @@ static void test_report_sections(void) {
     static const struct {
         double p;
         const char *text;
-    } near[] = {{0.0501, "p = 0.0501"}, {0.04996, "p = 0.04996"}, {0.05, "p = 0.05"}, {0.0449, "p = 0.045"}};
+    } near[] = {{0.0501, "Holm p = 0.0501"}, {0.04996, "Holm p = 0.04996"}, {0.05, "Holm p = 0.05"},
+                {0.0449, "Holm p = 0.045"}};
+    static const char *const tested[2] = {"val_accuracy", "reward"};
     for (size_t i = 0; i < COUNT(near); i++) {
         const double d[2] = {0.01, 0.02}, p[2] = {near[i].p, near[i].p};
         char words[256];
-        ablation_verdict(words, sizeof words, "lambda_orth", 0.1, "λ = 0", "mha", 3, 3, d, p);
+        ablation_verdict(words, sizeof words, "lambda_orth", 0.1, "λ = 0", "mha", 3, 3, 2, tested, d, p);
         CHECK(strstr(words, near[i].text) != NULL, "p %g: verdict '%s' should say '%s'", near[i].p, words, near[i].text);
         CHECK((strstr(words, "raises") != NULL) == (near[i].p < REPORT_ALPHA), "p %g: verdict '%s'", near[i].p, words);
     }
@@ -479,6 +521,26 @@ static void test_report_sections(void) {
     CHECK(at(bv, 0, "n")->value == 12, "duplicate: mha keeps n 12");
     report_free(&r);
     s.n_trials--;
+
+    // The L2 control calibrated to the penalty's size (report --l2-scale): configuration C
+    // at lambda_l2 = 0.1 × 0.005 is the control of B at λ_orth = 0.1 with the same numbers.
+    for (int i = 0; i < N_MADE_UP; i++)
+        if (s.trials[i].config.lambda_l2 == 0.1) set(&s.trials[i].config, "lambda_l2", "0.0005");
+    report_build(&s, &(ReportOptions){.metric = "reward", .maximize = 1, .top = 5, .l2_scale = 0.005}, &r);
+    ab = find_table(&r, "ablations.lambda_orth");
+    CHECK(ab->n_rows == (int)COUNT(rows) && !strcmp(at(ab, 1, "against")->text, "lambda_l2 = 0.0005") &&
+              strstr(ab->title, "plain L2 at λ × 0.005") && strstr(ab->note, "lambda_l2 = λ × 0.005"),
+          "scaled L2 control: '%s' in '%s'", at(ab, 1, "against")->text, ab->title);
+    CHECK_CLOSE(at(ab, 1, "p_val_accuracy")->value, rows[1].p_acc, 1e-12, 1e-9, "scaled L2 control: p");
+    CHECK(strstr(at(ab, 1, "verdict")->text, "over plain L2 at λ × 0.005 for mha") != NULL, "scaled L2 verdict: '%s'",
+          at(ab, 1, "verdict")->text);
+    report_free(&r);
+    report_build(&s, &(ReportOptions){.metric = "reward", .maximize = 1, .top = 5}, &r);
+    ab = find_table(&r, "ablations.lambda_orth");
+    CHECK(ab->n_rows == (int)COUNT(rows) - 1, "equal strength finds no L2 control at 0.1 now: %d rows", ab->n_rows);
+    report_free(&r);
+    for (int i = 0; i < N_MADE_UP; i++)
+        if (s.trials[i].config.lambda_l2 == 0.0005) set(&s.trials[i].config, "lambda_l2", "0.1");
 
     // A budget in epochs (steps 0): a finished trial ran its whole budget, and shows it for
     // the others of the same training set, epochs and batch. The grassmann trials (batch
@@ -608,6 +670,7 @@ static void test_read_back(void) {
 int main(void) {
     test_sample_stats();
     test_welch();
+    test_holm();
     test_tables();
     test_pareto();
     test_reasons();

@@ -75,6 +75,7 @@ cat >"$tmp/check_report.py" <<'PY'
 import csv, io, json, math, sys, warnings
 import h5py, numpy, pandas
 from scipy import stats
+from statsmodels.stats.multitest import multipletests
 import numcheck
 
 warnings.simplefilter("ignore", RuntimeWarning)  # scipy on arms of equal values
@@ -106,7 +107,8 @@ swept = [c for c in params if df[c].nunique() > 1 and c != "attention"]
 variants = ["mha", "tucker", "linear", "grassmann"]
 def relevant(row, p):  # config_relevant (src/common/config.c)
     return {"core_rank": row.attention == "tucker", "grassmann_rank": row.attention == "grassmann",
-            "grassmann_offsets": row.attention == "grassmann", "seq_len": row.task == "charlm",
+            "grassmann_block": row.attention == "grassmann", "grassmann_offsets": row.attention == "grassmann",
+            "seq_len": row.task == "charlm",
             "recall_pairs": row.task == "recall", "recall_vocab": row.task == "recall",
             "stability_window": row.lambda_stability > 0}.get(p, True)
 def param_value(row, p):
@@ -176,19 +178,25 @@ for r, c in zip(bc, want_configs):
         want(close(r[m]["mean"], g[m].mean(), 1e-10) and close(r[m]["sd"], sd, 1e-9), f"configuration {c} {m}")
 
 # Pareto front (finished trials): no other at least as good on all three and better on one
+# (over the report's metric with its goal, Correlation and RankDeviation)
+sign = 1 if goal == "maximize" else -1
 def dominated(i):
     a = ok.loc[i]
     others = ok.drop(i)
-    return ((others.val_accuracy >= a.val_accuracy) & (others.correlation <= a.correlation) &
+    return ((sign * others[metric] >= sign * a[metric]) & (others.correlation <= a.correlation) &
             (others.rank_deviation <= a.rank_deviation) &
-            ((others.val_accuracy > a.val_accuracy) | (others.correlation < a.correlation) |
+            ((sign * others[metric] > sign * a[metric]) | (others.correlation < a.correlation) |
              (others.rank_deviation < a.rank_deviation))).any()
-front = ok[[not dominated(i) for i in ok.index]].sort_values(["val_accuracy", "trial"], ascending=[False, True])
+front = ok[[not dominated(i) for i in ok.index]]
+front = front.assign(key=-sign * front[metric]).sort_values(["key", "trial"])
 want([r["trial"] for r in rep["pareto"]] == front.trial.tolist(),
      f"Pareto front {[r['trial'] for r in rep['pareto']]}, want {front.trial.tolist()}")
 
-# ablations: each λ > 0 against λ = 0 and against lambda_l2 = λ; Welch over repeats
+# ablations: each λ > 0 against λ = 0 and against lambda_l2 = λ; Welch over repeats on the
+# report's metric (when another), val_accuracy and reward; Holm over every test of the report
 alpha = 0.05
+tested = ([metric] if metric not in ("val_accuracy", "reward") else []) + ["val_accuracy", "reward"]
+tests = []  # (what, row, metric, d, p) over every table: Holm's family
 for reg in ["lambda_orth", "lambda_nuclear", "lambda_stability"]:
     rows = rep["ablations"][reg]
     expect = []
@@ -215,21 +223,32 @@ for reg in ["lambda_orth", "lambda_nuclear", "lambda_stability"]:
         d_test = arm.test_accuracy.mean() - ctl.test_accuracy.mean()  # shown beside, never tested
         want(close(r["d_test_accuracy"], d_test, 1e-9) and "test_" not in r["verdict"],
              f"{what}: d_test_accuracy {r['d_test_accuracy']} vs {d_test}, verdict '{r['verdict']}'")
-        for m, short in (("val_accuracy", "val_accuracy"), ("reward", "reward")):
+        for m in tested:
             d = arm[m].mean() - ctl[m].mean()
-            want(close(r["d_" + short], d, 1e-9), f"{what}: d_{short} {r['d_' + short]} vs {d}")
+            want(close(r["d_" + m], d, 1e-9), f"{what}: d_{m} {r['d_' + m]} vs {d}")
             if len(arm) < 2 or len(ctl) < 2:
-                want(r["p_" + short] is None and r["verdict"].startswith("n too small"), f"{what}: n too small")
+                want(r["p_" + m] is None and r["p_holm_" + m] is None and r["verdict"].startswith("n too small"),
+                     f"{what}: n too small")
                 continue
             # Welch's test; undefined when neither arm varies (scipy then says p = 0 or NaN)
             constant = arm[m].std(ddof=1) == 0 and ctl[m].std(ddof=1) == 0
             p = math.nan if constant else stats.ttest_ind(arm[m], ctl[m], equal_var=False).pvalue
-            want(close(r["p_" + short], None if math.isnan(p) else p, 1e-8), f"{what}: p_{short} {r['p_' + short]} vs {p}")
-            claim = f"{'raises' if d > 0 else 'lowers'} {m} ("
-            if not math.isnan(p) and p < alpha:
-                want(claim in r["verdict"], f"{what}: verdict '{r['verdict']}' should say '{claim}'")
-            else:
-                want(claim not in r["verdict"] and m in r["verdict"], f"{what}: verdict '{r['verdict']}' claims {m}")
+            want(close(r["p_" + m], None if math.isnan(p) else p, 1e-8), f"{what}: p_{m} {r['p_' + m]} vs {p}")
+            tests.append((what, r, m, d, p))
+made = [t for t in tests if not math.isnan(t[4])]
+holm = multipletests([t[4] for t in made], method="holm")[1] if made else []
+for (what, r, m, d, p), h in zip(made, holm):
+    want(close(r["p_holm_" + m], h, 1e-8), f"{what}: p_holm_{m} {r['p_holm_' + m]} vs statsmodels' {h}")
+    claim = f"{'raises' if d > 0 else 'lowers'} {m} ("
+    if h < alpha:
+        want(claim in r["verdict"], f"{what}: verdict '{r['verdict']}' should say '{claim}'")
+    else:
+        want(claim not in r["verdict"] and m in r["verdict"], f"{what}: verdict '{r['verdict']}' claims {m}")
+for what, r, m, d, p in tests:
+    if math.isnan(p):
+        want(r["p_holm_" + m] is None, f"{what}: no test, yet p_holm_{m} {r['p_holm_' + m]}")
+print(f"ablations: {len(made)} tests, {sum(h < alpha for h in holm)} significant after Holm "
+      f"({sum(t[4] < alpha for t in made)} before)")
 
 # failures: by status, by reason (text before " at step"), steps saved by ASHA
 counts = df.status.value_counts()
@@ -468,6 +487,25 @@ report scores.h5
 expect_error "a model's scores file" "scores.h5: no /summary table"
 report nocol.h5
 expect_error "a /summary without reward" "nocol.h5: /summary has no column 'reward'"
+# Hostile texts: a sweep name with terminal control sequences is printed escaped; a yaml
+# attribute nested 200 000 deep is refused at once (libyaml alone took 122 s on it).
+"$py" - <<'PY'
+import h5py, shutil
+shutil.copy("abl.h5", "escapes.h5")
+with h5py.File("escapes.h5", "a") as f:
+    f.attrs["sweep"] = "abl\x1b]0;owned\x07\x1b[31m\u00e9"
+shutil.copy("abl.h5", "deep.h5")
+with h5py.File("deep.h5", "a") as f:
+    f.attrs["yaml"] = "metric: " + "[" * 200000
+PY
+report escapes.h5
+expect_ok "a sweep name with escape sequences"
+! grep -q $'\x1b' out || fail "report printed the file's escape sequences raw"
+grep -qF 'sweep abl\x1b]0;owned\x07\x1b[31mé,' out ||
+    fail "the sweep name is not printed escaped: '$(head -1 out)'"
+report deep.h5
+expect_error "a yaml attribute nested 200 000 deep" "deep.h5: attribute 'yaml' is no sweep's YAML: 1:73: lists and mappings nested more than 64 deep"
+pass "hostile texts: escape sequences printed escaped, deep YAML refused at once"
 report abl.h5 --top 0
 expect_error "--top 0" "--top must be an integer in [1, 1000000], got '0'"
 report abl.h5 --top x

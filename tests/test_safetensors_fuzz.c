@@ -14,6 +14,7 @@
 #include "invariants/safetensors.h"
 
 #include "check.h"
+#include "splitmix.h"
 #include "safetensors_result.h"
 
 #include <limits.h>
@@ -43,12 +44,7 @@ static void phase(const char *what) {
 // ---- deterministic randomness
 
 static uint64_t rng_state = 0x5eed5afe7e450123ull;
-static uint64_t rnd(void) {  // splitmix64
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static uint64_t rnd(void) { return splitmix64(&rng_state); }
 static size_t rnd_below(size_t n) { return n ? (size_t)(rnd() % n) : 0; }
 
 // ---- a growable byte buffer

@@ -17,14 +17,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 leaks=1
 
-# pycheck WHAT ARGS... <<'EOF' ... EOF: run the Python on stdin with ARGS; it prints one
-# line per problem ("what: expected X, got Y") and exits non-zero if there were any.
-pycheck() {
-    local what=$1
-    shift
-    "$py" - "$@" >"$tmp/check" 2>&1 || { sed 's/^/  /' "$tmp/check" >&2; fail "$what (details above)"; }
-}
-
 # ---------------------------------------------------------------------------
 echo "== 1. attnsweep train -o records invariants, scores and the reward  [$((SECONDS - start)) s]"
 tiny=(--steps 20 --eval-every 10 --eval-batches 1 --batch 8 --d-model 16 --heads 2 --layers 2 --quiet)
@@ -185,7 +177,7 @@ for np in 1 2 4; do
         fi
         expect_rc 0 "$what"
         expect_quiet_stderr "$what"
-        [[ -f $scores && ! -e $scores.partial ]] || fail "$what: expected $scores and no .partial, got: $(ls "$tmp")"
+        [[ -f $scores ]] && no_partial "$scores" || fail "$what: expected $scores and no .partial, got: $(ls "$tmp")"
         cp "$scores" "$tmp/$variant.np$np.scores.h5"
         if [[ $variant == mha ]]; then
             [[ $(wc -l <"$tmp/out") == 1 ]] || fail "$what: --json: expected one line on stdout, got $(wc -l <"$tmp/out")"
@@ -500,7 +492,7 @@ mkdir "$tmp/adir.h5"
 
 # bad_input WHAT KEY_PHRASE ARGS...: `attnsweep score ARGS...` (without mpirun) must exit 2
 # with one stderr line containing KEY_PHRASE (grep -F), print nothing on stdout and
-# leave neither $tmp/bad.h5 nor $tmp/bad.h5.partial (the -o of most cases).
+# leave neither $tmp/bad.h5 nor a temporary file of it (the -o of most cases).
 bad_input() {
     local what=$1 phrase=$2
     shift 2
@@ -543,10 +535,30 @@ bad_input "safetensors without heads" "number of heads unknown" "$model" -o "$tm
 bad_input "function view of a checkpoint without output projections" \
     "has no output projections, which the function-level tensor needs; score its parameter tensor with --tensor parameters" \
     "$tmp/st/bert_no_out/model.safetensors" --heads 4 -o "$tmp/bad.h5"
+"$py" - "$tmp" <<'PY'
+import shutil, struct, sys, h5py, numpy
+tmp = sys.argv[1]
+shutil.copy(f"{tmp}/mha.h5", f"{tmp}/nan.h5")  # as a diverged trial's weights are
+with h5py.File(f"{tmp}/nan.h5", "a") as f:
+    w = f["trials/000000/weights/layer1"]
+    a = w[()]
+    a.flat[5] = numpy.nan
+    w[...] = a
+shutil.copytree(f"{tmp}/st/bert_f32", f"{tmp}/inf")  # every tensor F32, each value made +inf
+data = bytearray(open(f"{tmp}/inf/model.safetensors", "rb").read())
+n = struct.unpack_from("<Q", data)[0]
+data[8 + n:] = struct.pack("<f", float("inf")) * ((len(data) - 8 - n) // 4)
+open(f"{tmp}/inf/model.safetensors", "wb").write(data)
+PY
+bad_input "NaN in a trial's weights" \
+    "nan.h5: trial 0 (status ok): layer 1's attention weights hold NaN (a diverged run?): nothing to score" \
+    "$tmp/nan.h5" -o "$tmp/bad.h5"
+bad_input "an infinity in a checkpoint's weights" 'tensor "bert.encoder.layer.0.attention.self.query.weight" has +Inf at [0, 0]' \
+    "$tmp/inf/model.safetensors" -o "$tmp/bad.h5"
 bad_input "-o in a missing directory" "attnsweep: score: cannot write /nonexistent/dir/x.h5: No such file or directory" \
     "$tmp/mha.h5" -o /nonexistent/dir/x.h5
 bad_input "-o names a directory" "cannot write $tmp/adir.h5: it is a directory" "$tmp/mha.h5" -o "$tmp/adir.h5"
-[[ ! -e $tmp/adir.h5.partial ]] || fail "-o names a directory: left adir.h5.partial"
+no_partial "$tmp/adir.h5" || fail "-o names a directory: left adir.h5.partial"
 cp "$tmp/mha.h5" "$tmp/keep.h5"
 bad_input "-o naming the input" "-o $tmp/./keep.h5 is the input file" "$tmp/keep.h5" -o "$tmp/./keep.h5"
 cmp -s "$tmp/mha.h5" "$tmp/keep.h5" || fail "-o naming the input: expected the input file unchanged"
@@ -572,6 +584,6 @@ done
 pass "score --help exits 0 and lists every option"
 
 # ---------------------------------------------------------------------------
-left=$(find "$tmp" -name '*.partial')
+left=$(find "$tmp" -name '*.partial*')
 [[ -z $left ]] || fail "expected no *.partial files, got: $left"
 echo "PASS: $checks checks of attnsweep score in $((SECONDS - start)) s"

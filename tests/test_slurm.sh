@@ -96,6 +96,15 @@ bad_input "bad --nodes" "--nodes" quick.yaml --nodes two
 bad_input "zero --ntasks-per-node" "--ntasks-per-node" quick.yaml --ntasks-per-node 0
 bad_input "--group-size too big" "cannot form a coordinator and groups" quick.yaml --ntasks-per-node 3 --group-size 4
 bad_input "ranks not 1 + groups" "need 1 + a multiple of 2" quick.yaml --ntasks-per-node 4 --group-size 2
+bad_input "--group-size beyond what run allows" "--group-size must be an integer in [1, 4096], got '5000'" \
+  quick.yaml --nodes 10 --ntasks-per-node 1000 --group-size 5000
+echo keep >"$tmp/victim"
+ln -s victim "$tmp/link.sbatch"
+run slurm quick.yaml --script "$tmp/link.sbatch"
+expect_rc 2 "--script a symbolic link"
+grep -qF "link.sbatch: it is a symbolic link" "$tmp/err" || fail "--script a symbolic link: $(cat "$tmp/err")"
+[[ $(cat "$tmp/victim") == keep && -L $tmp/link.sbatch ]] || fail "--script a symbolic link: its target was written"
+pass "--script a symbolic link: exit 2, one line, its target untouched"
 bad_input "bad --time" "not a Slurm time" quick.yaml --time 1:99:00
 bad_input "--time too short" "too short" quick.yaml --time 3
 bad_input "--nodes without a value" "needs a value" quick.yaml --nodes
@@ -236,29 +245,16 @@ wait_done() {
   fail "job $1 still '$state' after $2 s"
 }
 
-# journal_count OUT: intact records in the journal beside OUT (the file starting with
-# "attnsweep-journal 2"; record: u32 magic, u32 length, u32 crc32, payload).
+# journal_count OUT: the trials the journal beside OUT holds (OUT.journal; tests/journal.py).
 journal_count() {
   "$py" - "$1" <<'EOF'
-import glob, os, struct, sys, zlib
+import glob, os, sys
+from journal import trial_ids
 out = sys.argv[1]
 n = 0
-for path in glob.glob(os.path.join(os.path.dirname(out) or ".", "*")):
-    try:
-        data = open(path, "rb").read()
-    except OSError:
-        continue
-    head = b"attnsweep-journal 2\n"
-    if not data.startswith(head) or not os.path.basename(path).startswith(os.path.basename(out)):
-        continue
-    i = len(head)
-    while i + 12 <= len(data):
-        magic, size, crc = struct.unpack_from("<III", data, i)
-        payload = data[i + 12:i + 12 + size]
-        if magic != 0x4A524E4C or len(payload) != size or zlib.crc32(payload) != crc:
-            break
-        n += 1
-        i += 12 + size
+for path in glob.glob(out + "*"):
+    ids = trial_ids(path) if os.path.isfile(path) else None
+    n += len(ids or [])
 print(n)
 EOF
 }

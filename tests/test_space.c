@@ -3,16 +3,19 @@
 // Every example in sweeps/ and the example in space.h's header comment load; a grid
 // with a condition has the right size and order; random and Sobol trials depend only
 // on (seed, trial); distributions keep their promises (probabilities, log-uniform
-// spread, q multiples, inclusive integer ends); evolution mutates one parameter;
+// spread, q multiples, inclusive integer ends) and every W&B distribution passes a
+// Kolmogorov–Smirnov test against its law; evolution mutates one parameter;
 // repeats share a configuration and differ in seed; ASHA rungs.
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "common/config_json.h"
 #include "space/asha.h"
 #include "space/space.h"
 
@@ -343,6 +346,163 @@ static void test_distributions(void) {
           below64);
 }
 
+// Grid axes in a sampled sweep: with every method, each sample of the other parameters
+// is crossed with every combination of the axes (the last axis fastest), its repeats
+// share it, and the samples are new draws; random and sobol give a fresh sampler (a
+// resume) the same trials, evolution and tpe the same trials once told the same results.
+static void test_grid_axes(void) {
+    const char *methods[] = {"random", "sobol", "evolution", "tpe", "motpe"};
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "method: %s\ntrials: 8\nrepeats: 2\nseed: 3\n%s%s"
+                 "parameters:\n"
+                 "  attention: {values: [mha, tucker], grid: true}\n"
+                 "  core_rank: {values: [1, 2], when: {attention: tucker}, grid: true}\n"
+                 "  lambda_orth: {values: [0, 0.1], grid: true}\n"
+                 "  lr: {distribution: log_uniform_values, min: 0.0005, max: 0.005}\n"
+                 "  layers: {min: 1, max: 3}\n",
+                 methods[m], m == 2 ? "evolution: {population: 2, sample_size: 2}\n" : "",
+                 m == 4 ? "objectives: [{name: val_accuracy, goal: maximize}, {name: correlation, goal: minimize}]\n"
+                        : "");
+        SweepSpec s;
+        if (parse(&s, text)) continue;
+        // axes: mha ×2 λ, tucker × 2 ranks × 2 λ = 6 combinations; 4 samples × 6 × 2 repeats
+        CHECK(s.grid_points == 6 && s.trials == 48, "%s: %d grid points, %d trials (want 6, 48)", methods[m],
+              s.grid_points, s.trials);
+        Sampler *a = sampler_create(&s), *b = sampler_create(&s);
+        static TrialConfig ca[48], cb[48];
+        for (int id = 0; id < s.trials; id++) {
+            CHECK(sampler_config(a, id, &ca[id]) == 0, "%s: trial %d not given", methods[m], id);
+            report_reward(a, id, &ca[id], ca[id].lr * 100 + ca[id].layers);
+        }
+        for (int id = 0; id < s.trials; id++) {  // the second sampler: the same reports, in the same order
+            CHECK(sampler_config(b, id, &cb[id]) == 0, "%s: trial %d not given again", methods[m], id);
+            report_reward(b, id, &cb[id], cb[id].lr * 100 + cb[id].layers);
+            CHECK(same_config(&ca[id], &cb[id]), "%s: trial %d differs when regenerated", methods[m], id);
+        }
+        const char *want[6] = {"mha 2 0", "mha 2 0.1", "tucker 1 0", "tucker 1 0.1", "tucker 2 0", "tucker 2 0.1"};
+        for (int k = 0; k < 4; k++)
+            for (int g = 0; g < 6; g++)
+                for (int r = 0; r < 2; r++) {
+                    const TrialConfig *c = &ca[(k * 6 + g) * 2 + r], *first = &ca[k * 12];
+                    char got[64];
+                    snprintf(got, sizeof got, "%s %s %s", value_of(c, "attention"), value_of(c, "core_rank"),
+                             value_of(c, "lambda_orth"));
+                    CHECK(!strcmp(got, want[g]) && c->lr == first->lr && c->layers == first->layers &&
+                              c->seed == 3000 + r,
+                          "%s: sample %d, combination %d, repeat %d: %s lr %g layers %d seed %d (want %s, lr %g, "
+                          "layers %d)",
+                          methods[m], k, g, r, got, c->lr, c->layers, c->seed, want[g], first->lr, first->layers);
+                }
+        for (int k = 1; k < 4; k++)  // evolution's mutations change one of the two
+            CHECK(ca[k * 12].lr != ca[k * 12 - 12].lr || ca[k * 12].layers != ca[k * 12 - 12].layers,
+                  "%s: sample %d is sample %d again", methods[m], k, k - 1);
+        sampler_free(a);
+        sampler_free(b);
+        space_free(&s);
+    }
+}
+
+// ---- every W&B distribution against its law: a Kolmogorov–Smirnov test over KS_DRAWS
+// draws of the random sampler. The laws are written here from W&B's definitions with
+// GSL's distribution functions, apart from distribution.c; a quantised law's function is
+// that of its continuous law at v + q/2 (round(x/q)·q ≤ v exactly when x < v + q/2).
+enum { KS_DRAWS = 20000 };
+
+typedef struct {
+    const char *yaml;  // the parameter's line
+    const char *name;
+    double (*cdf)(double x);
+    double q;          // > 0: the draws are multiples of q (quantised or a grid)
+} KsCase;
+
+static double ks_unif(double x, double a, double b) { return x <= a ? 0 : x >= b ? 1 : (x - a) / (b - a); }
+static double cdf_constant(double x) { return x >= 0.3; }
+static double cdf_categorical(double x) { return x < 0 ? 0 : x >= 0.3 ? 1 : 0.25 * (1 + floor(x / 0.1 + 1e-9)); }
+static double cdf_int_uniform(double x) { return x < 1 ? 0 : x >= 6 ? 1 : floor(x) / 6; }
+static double cdf_uniform(double x) { return ks_unif(x, 0.2, 0.4); }
+static double cdf_q_uniform(double x) { return ks_unif(x + 0.125, 0.1, 1.0); }
+static double cdf_log_uniform(double x) { return ks_unif(log(x), -9, -2); }
+static double cdf_log_uniform_values(double x) { return ks_unif(log(x), log(1e-4), log(0.1)); }
+static double cdf_q_log_uniform(double x) { return ks_unif(log(x + 4), log(16), log(256)); }
+static double cdf_inv_log_uniform(double x) { return 1 - ks_unif(-log(x), 2, 9); }   // log(1/x) ~ U(2, 9)
+static double cdf_inv_log_uniform_values(double x) { return 1 - ks_unif(log(1 / x), log(1 / 0.1), log(1 / 1e-4)); }
+static double cdf_normal(double x) { return gsl_cdf_gaussian_P(x - 50, 10); }
+static double cdf_normal_shifted(double x) { return gsl_cdf_gaussian_P(x - 51, 10); }
+static double cdf_q_normal(double x) { return gsl_cdf_gaussian_P(x + 2.5 - 50, 10); }
+static double cdf_log_normal(double x) { return gsl_cdf_lognormal_P(x, log(1e-3), 1); }
+static double cdf_q_log_normal(double x) { return gsl_cdf_lognormal_P(x + 2, log(100), 0.5); }
+static double cdf_beta(double x) { return x <= 0 ? 0 : x >= 1 ? 1 : gsl_cdf_beta_P(x, 2, 5); }
+static double cdf_q_beta(double x) { return cdf_beta(x + 0.025); }
+
+static const KsCase ks_cases[] = {
+    {"lambda_orth: {distribution: constant, value: 0.3}", "lambda_orth", cdf_constant, 0.1},
+    {"lambda_orth: {distribution: categorical, values: [0, 0.1, 0.2, 0.3]}", "lambda_orth", cdf_categorical, 0.1},
+    {"layers: {distribution: int_uniform, min: 1, max: 6}", "layers", cdf_int_uniform, 1},
+    {"warmup_frac: {distribution: uniform, min: 0.2, max: 0.4}", "warmup_frac", cdf_uniform, 0},
+    {"lambda_l2: {distribution: q_uniform, min: 0.1, max: 1, q: 0.25}", "lambda_l2", cdf_q_uniform, 0.25},
+    {"lr: {distribution: log_uniform, min: -9, max: -2}", "lr", cdf_log_uniform, 0},
+    {"lr: {distribution: log_uniform_values, min: 0.0001, max: 0.1}", "lr", cdf_log_uniform_values, 0},
+    {"batch: {distribution: q_log_uniform, min: 2.772588722239781, max: 5.545177444479562, q: 8}", "batch",
+     cdf_q_log_uniform, 8},
+    {"batch: {distribution: q_log_uniform_values, min: 16, max: 256, q: 8}", "batch", cdf_q_log_uniform, 8},
+    {"lr: {distribution: inv_log_uniform, min: 2, max: 9}", "lr", cdf_inv_log_uniform, 0},
+    {"lr: {distribution: inv_log_uniform_values, min: 0.0001, max: 0.1}", "lr", cdf_inv_log_uniform_values, 0},
+    {"lambda_orth: {distribution: normal, mu: 50, sigma: 10}", "lambda_orth", cdf_normal, 0},
+    {"lambda_orth: {distribution: q_normal, mu: 50, sigma: 10, q: 5}", "lambda_orth", cdf_q_normal, 5},
+    {"lr: {distribution: log_normal, mu: -6.907755278982137, sigma: 1}", "lr", cdf_log_normal, 0},
+    {"batch: {distribution: q_log_normal, mu: 4.605170185988092, sigma: 0.5, q: 4}", "batch", cdf_q_log_normal, 4},
+    {"warmup_frac: {distribution: beta, a: 2, b: 5}", "warmup_frac", cdf_beta, 0},
+    {"warmup_frac: {distribution: q_beta, a: 2, b: 5, q: 0.05}", "warmup_frac", cdf_q_beta, 0.05},
+};
+
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+// The KS distance of the sorted draws x[n] from cdf: over every draw for a continuous law;
+// for a discrete one, at each distinct value, where both functions step.
+static double ks_distance(const double *x, int n, double (*cdf)(double), int discrete) {
+    double d = 0;
+    for (int i = 0; i < n; i++) {
+        if (discrete) {
+            if (i + 1 < n && x[i + 1] == x[i]) continue;  // the last of equal draws: F_n(x) = (i + 1) / n
+            d = fmax(d, fabs((i + 1.0) / n - cdf(x[i] + 1e-9 * fmax(1, fabs(x[i])))));
+        } else {
+            const double f = cdf(x[i]);
+            d = fmax(d, fmax((i + 1.0) / n - f, f - (double)i / n));
+        }
+    }
+    return d;
+}
+
+static void test_wandb_distributions_ks(void) {
+    static TrialConfig c[KS_DRAWS];
+    static double x[KS_DRAWS];
+    const double critical = 1.949 / sqrt(KS_DRAWS);  // the KS test's p = 0.001
+    for (size_t k = 0; k < sizeof ks_cases / sizeof ks_cases[0]; k++) {
+        const KsCase *t = &ks_cases[k];
+        draw(t->yaml, KS_DRAWS, c);
+        const ParamSpec *p = config_find(t->name);
+        int on_grid = 1;
+        for (int i = 0; i < KS_DRAWS; i++) {
+            const char *b = (const char *)&c[i] + p->offset;
+            x[i] = p->type == PT_INT ? *(const int *)b : *(const double *)b;
+            if (t->q > 0) on_grid &= fabs(x[i] / t->q - round(x[i] / t->q)) < 1e-9;
+        }
+        qsort(x, KS_DRAWS, sizeof x[0], cmp_double);
+        const double d = ks_distance(x, KS_DRAWS, t->cdf, t->q > 0);
+        CHECK(on_grid && d < critical, "%s: KS distance %.4f over %d draws (p = 0.001 at %.4f)%s", t->yaml, d,
+              KS_DRAWS, critical, on_grid ? "" : "; a draw is not a multiple of q");
+        if (k == 11) {  // the test has power: the normal's draws are far from a law shifted by 0.1 sigma
+            const double off = ks_distance(x, KS_DRAWS, cdf_normal_shifted, 0);
+            CHECK(off > critical, "normal against normal(51, 10): KS distance %.4f, want > %.4f", off, critical);
+        }
+    }
+}
+
 // How many of the swept parameters differ between a and b.
 static int differences(const SweepSpec *s, const TrialConfig *a, const TrialConfig *b) {
     int n = 0;
@@ -453,6 +613,109 @@ static void test_asha(void) {
     space_free(&s);
 }
 
+// ASHA per configuration (repeats 2, η 2: the top half goes on): configuration 0's first
+// repeat decides for both, the second only moves the mean; per trial each decides alone;
+// a resume's replay of recorded trials keeps their configurations' decisions.
+static void test_asha_per_configuration(void) {
+    const char *yaml = "method: random\ntrials: 8\nrepeats: 2\nbudget: {steps: 40}\n"
+                       "scheduler: {name: asha, min_steps: 10, eta: 2%s}\nparameters:\n  lr: {min: 0.001, max: 0.01}\n";
+    char text[512];
+    for (int per_trial = 0; per_trial <= 1; per_trial++) {
+        SweepSpec s;
+        snprintf(text, sizeof text, yaml, per_trial ? ", per: trial" : "");
+        if (parse(&s, text)) return;
+        Asha a;
+        asha_init(&a, &s);
+        // trials 0, 1: configuration 0; 2, 3: configuration 1; 4, 5: configuration 2
+        const int go0 = asha_continue(&a, 0, 0, 0.5);  // the first at the rung goes on
+        const int go2 = asha_continue(&a, 2, 0, 0.8);  // configuration 1 in the top half
+        const int go1 = asha_continue(&a, 1, 0, 0.1);  // configuration 0's second repeat: mean 0.3
+        const int go4 = asha_continue(&a, 4, 0, 0.2);  // per configuration: 0.2 below the median of 0.3, 0.8
+        const int go5 = asha_continue(&a, 5, 0, 0.9);  // configuration 2 already stopped: mean 0.55 stops too
+        if (!per_trial)
+            CHECK(go0 && go2 && go1 && !go4 && !go5, "per configuration: decisions %d %d %d %d %d (want 1 1 1 0 0)",
+                  go0, go2, go1, go4, go5);
+        else
+            CHECK(go0 && go2 && !go1 && !go4 && go5, "per trial: decisions %d %d %d %d %d (want 1 1 0 0 1)", go0, go2,
+                  go1, go4, go5);
+        CHECK(!asha_continue(&a, 0, 5, 1.0), "a rung that does not exist stops");
+        asha_free(&a);
+        // A resume: configuration 0 was pruned at rung 0 by its first repeat; the other goes with it.
+        asha_init(&a, &s);
+        asha_replay(&a, 0, 0, 0.9, 0);
+        asha_replay(&a, 2, 0, 0.1, 1);
+        const int go = asha_continue(&a, 1, 0, 0.95);
+        CHECK(go == per_trial, "after a replay, %s: the second repeat of a pruned configuration %s", per_trial ? "per trial" : "per configuration",
+              go ? "goes on" : "stops");
+        asha_free(&a);
+        space_free(&s);
+    }
+}
+
+// Layer l's offsets, as text, from the schedule the sampler gives trial 0.
+static void layer_offsets_text(const TrialConfig *c, int l, char *out, size_t len) {
+    int n;
+    const int *off = config_layer_offsets(c, l, &n);
+    out[0] = 0;
+    for (int i = 0; i < n; i++) snprintf(out + strlen(out), len - strlen(out), "%s%d", i ? "," : "", off[i]);
+}
+
+// The offset schedule: a nested YAML list and the ';' text are the same schedule, one
+// group a layer; a flat list is one group for every layer; JSON and the text form
+// give it back unchanged.
+static void test_offset_schedule(void) {
+    static const char *const spellings[] = {"[[1, 2], [4, 8], [12]]", "'1,2;4,8;12'", "\"1 2; 4 8; 12\""};
+    for (int k = 0; k < 3; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "method: grid\nparameters:\n  attention: {value: grassmann}\n  layers: {value: 3}\n"
+                 "  grassmann_offsets: {value: %s}\n",
+                 spellings[k]);
+        SweepSpec s;
+        if (parse(&s, text)) continue;
+        TrialConfig c;
+        Sampler *sm = sampler_create(&s);
+        sampler_config(sm, 0, &c);
+        sampler_free(sm);
+        char got[64], fmt[CONFIG_TEXT];
+        static const char *const want[] = {"1,2", "4,8", "12"};
+        for (int l = 0; l < 3; l++) {
+            layer_offsets_text(&c, l, got, sizeof got);
+            CHECK(!strcmp(got, want[l]), "%s: layer %d has offsets %s, want %s", spellings[k], l, got, want[l]);
+        }
+        config_format(&c, config_find("grassmann_offsets"), fmt, sizeof fmt);
+        CHECK(!strcmp(fmt, "1,2;4,8;12"), "%s formats as %s", spellings[k], fmt);
+        cJSON *json = config_to_json(&c);
+        char *js = cJSON_PrintUnformatted(cJSON_GetObjectItem(json, "grassmann_offsets"));
+        CHECK(!strcmp(js, "[[1,2],[4,8],[12]]"), "%s as JSON: %s", spellings[k], js);
+        TrialConfig back;
+        char err[256] = "";
+        CHECK(config_from_json(&back, json, err, sizeof err) == 0 && !memcmp(&back, &c, sizeof c),
+              "%s: JSON round trip differs (%s)", spellings[k], err);
+        cJSON_free(js);
+        cJSON_Delete(json);
+        space_free(&s);
+    }
+    // One group serves every layer; its JSON stays a flat array.
+    SweepSpec s;
+    if (parse(&s, "method: grid\nparameters:\n  attention: {value: grassmann}\n  layers: {value: 4}\n"
+                  "  grassmann_offsets: {value: [1, 3]}\n"))
+        return;
+    TrialConfig c;
+    Sampler *sm = sampler_create(&s);
+    sampler_config(sm, 0, &c);
+    sampler_free(sm);
+    char got[64];
+    layer_offsets_text(&c, 3, got, sizeof got);
+    CHECK(c.n_groups == 1 && !strcmp(got, "1,3"), "one group: %d groups, layer 3 has %s", c.n_groups, got);
+    cJSON *json = config_to_json(&c);
+    char *js = cJSON_PrintUnformatted(cJSON_GetObjectItem(json, "grassmann_offsets"));
+    CHECK(!strcmp(js, "[1,3]"), "one group as JSON: %s", js);
+    cJSON_free(js);
+    cJSON_Delete(json);
+    space_free(&s);
+}
+
 // Errors come back as one "mem.yaml:LINE:COL: message" line; the spec is left empty.
 static void test_errors(void) {
     static const struct {
@@ -475,6 +738,16 @@ static void test_errors(void) {
          "package fortunes or set data_dir)"},
         {"method: grid\nparameters:\n  grassmann_offsets: {values: [[1, 2], [1, 2, 4], '1,2']}\n",
          "mem.yaml:3:51: values of grassmann_offsets lists 1,2 twice"},
+        {"method: grid\nparameters:\n  attention: {value: grassmann}\n  layers: {values: [2, 3]}\n"
+         "  grassmann_offsets: {value: [[1], [2, 4]]}\n",
+         "mem.yaml:5:3: grassmann_offsets has 2 groups for 3 layers (one group for all layers, or one for each) (in "
+         "the combination layers=3)"},
+        {"method: grid\nparameters:\n  grassmann_offsets: {value: [[1, 2], []]}\n",
+         "mem.yaml:3:39: grassmann_offsets needs at least one offset in every layer's group"},
+        {"method: grid\nparameters:\n  grassmann_offsets: {value: '1,2;2,2'}\n",
+         "mem.yaml:3:30: grassmann_offsets lists 2 twice in one layer"},
+        {"method: grid\nparameters:\n  grassmann_offsets: {value: [[1, 2], 3]}\n",
+         "mem.yaml:3:39: grassmann_offsets lists groups of integers, got '3'"},
         {"method: grid\n---\nmethod: random\n", "mem.yaml:3:1: a second YAML document: a sweep file holds one"},
         // Decisions read validation: the old names say their val_ spelling; no test metric decides.
         {"method: grid\nmetric: {name: loss}\nparameters: {attention: {value: mha}}\n",
@@ -520,9 +793,13 @@ int main(void) {
     test_grid_condition();
     test_random_sobol_reproducible();
     test_distributions();
+    test_wandb_distributions_ks();
+    test_grid_axes();
     test_evolution();
     test_repeats();
     test_asha();
+    test_asha_per_configuration();
+    test_offset_schedule();
     test_errors();
     return check_report("test_space");
 }

@@ -5,7 +5,7 @@
 #      every row, test metrics on every finished row, the file reads in h5py and pandas; regularised evolution with more
 #      workers than its population, so workers wait for results before they get a trial;
 #   2. a configuration that diverges (absurd learning rate) is recorded failed and the
-#      sweep finishes;
+#      sweep finishes; with every trial failed it exits 1, its last line counting them;
 #   3. --resume on a sweep that has not started starts it; a second run without
 #      --resume refuses to overwrite;
 #   4. kill -9 of the whole job at 10 random moments, each followed by --resume: every
@@ -13,11 +13,12 @@
 #      duplicated, the file opens;
 #   5. SIGUSR1 to mpirun stops the sweep within seconds with exit code 3, and --resume
 #      completes it;
-#   6. decisions read validation only: an ASHA sweep on one worker (trials run one after
-#      the other, so the rung reports arrive in /summary order) has exactly the pruned
-#      trials that ASHA's rule replayed on the val_accuracy column of the curves gives,
-#      and the best trial the coordinator reports is the best by reward (from
-#      val_accuracy); the test metrics, measured once per trial, play no part.
+#   6. decisions read validation only: an ASHA sweep of val_accuracy on one worker
+#      (trials run one after the other, so the rung reports arrive in /summary order) has
+#      exactly the pruned trials that ASHA's rule replayed on the val_accuracy column of
+#      the curves gives, and the best trial the coordinator reports is the best by
+#      val_accuracy; the test metrics, measured once per trial, play no part (a reward
+#      sweep's rungs: test_sweep_meaning.sh).
 # Usage: bash tests/test_sweep.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
 
@@ -138,7 +139,10 @@ sweep_yaml nan 4 20 "  lr: {value: 10}
   weight_decay: {value: 10}"
 rc=0
 mpirun -np 3 "$bin" run nan.yaml -o nan.h5 --quiet 2>"$tmp/err" || rc=$?
-[[ $rc == 0 ]] || fail "sweep with diverging trials: exit code $rc"
+[[ $rc == 1 ]] || fail "sweep whose every trial diverged: exit code $rc, want 1"
+last=$(grep '^sweep nan: ' "$tmp/err" | tail -n 1)  # attnsweep's last line; mpirun adds its note on exit 1
+[[ $last == "sweep nan: no trial finished ok (0 ok, 0 pruned, 4 failed; first failure: trial "*": diverged: "*"); results in nan.h5" ]] ||
+    fail "the last line of a sweep with no trial ok: '$last'"
 "$py" - nan.h5 <<'PY' || fail "failed trials"
 import sys, h5py, pandas
 f = h5py.File(sys.argv[1])
@@ -147,7 +151,7 @@ assert len(df) == 4 and (df.status == b"failed").all(), df.status.tolist()
 for t in f["trials"].values():
     assert "non-finite" in t.attrs["reason"], t.attrs["reason"]
 PY
-pass "4 diverging trials recorded failed with their reason; exit 0"
+pass "4 diverging trials recorded failed with their reason; exit 1: $last"
 
 echo "== 3. --resume starts a sweep that has not started; no overwrite without it"
 rc=0
@@ -206,22 +210,9 @@ mpirun -np 3 "$bin" run killed.yaml -o killed.h5 --resume --quiet 2>"$tmp/err" |
 check_file killed.h5 40
 # Every trial a snapshot of the journal held is in the final file, none twice.
 "$py" - killed.h5 journal.* <<'PY' || fail "a trial recorded before a kill differs in the final file"
-import sys, struct, zlib, h5py, pandas
+import sys, h5py, pandas
+from journal import trial_ids as ids_in
 final = pandas.DataFrame(h5py.File(sys.argv[1])["summary"][:]).set_index("trial")
-def ids_in(path):  # trial ids of the intact records (journal.h: magic line, then records)
-    data = open(path, "rb").read()
-    pos = data.index(b"\n") + 1
-    ids = []
-    while pos + 12 <= len(data):
-        magic, n, crc = struct.unpack_from("<III", data, pos)
-        payload = data[pos + 12: pos + 12 + n]
-        if magic != 0x4A524E4C or len(payload) != n or zlib.crc32(payload) != crc:
-            break
-        # trial_pack: u32 magic, u32 version, str config (u32 length + bytes), i32 id
-        clen = struct.unpack_from("<I", payload, 8)[0]
-        ids.append(struct.unpack_from("<i", payload, 12 + clen)[0])
-        pos += 12 + n
-    return ids
 seen = set()
 for p in sys.argv[2:]:
     ids = ids_in(p)
@@ -256,8 +247,8 @@ pass "SIGUSR1: stopped in $((SECONDS - t0)) s or less with exit 3; --resume comp
 
 echo "== 6. decisions read validation only: ASHA replayed from the val_accuracy curves"
 sweep_yaml asha 16 40 "  lr: {values: [0.0005, 0.002, 0.008]}"
-sed -i 's/^method: random$/method: random\nscheduler: {name: asha, min_steps: 10, eta: 2}/; s/eval_every: 20/eval_every: 10/' \
-    "$tmp/asha.yaml"
+sed -i 's/^method: random$/method: random\nscheduler: {name: asha, min_steps: 10, eta: 2}/; s/eval_every: 20/eval_every: 10/
+        s/^metric: .*/metric: {name: val_accuracy, goal: maximize}/' "$tmp/asha.yaml"  # a reward sweep: test_sweep_meaning
 rc=0
 mpirun -np 2 "$bin" run asha.yaml -o asha.h5 --quiet 2>"$tmp/err" || rc=$?
 [[ $rc == 0 ]] || fail "ASHA sweep on one worker: exit code $rc"
@@ -289,17 +280,17 @@ for row in rows:
 pruned = sum(r["status"] == b"pruned" for r in rows)
 if not 0 < pruned < len(rows):
     bad.append(f"fixture: {pruned} of {len(rows)} trials pruned; the check needs some of each")
-# The coordinator's best: the first trial (in finishing order) with the highest reward.
-best = max(range(len(rows)), key=lambda i: (rows[i]["reward"], -i))
-m = re.findall(r"best reward (-?[0-9.]+) \(trial (\d+)\)", open(sys.argv[2]).read())
-if not m or int(m[-1][1]) != int(rows[best]["trial"]) or m[-1][0] != f"{rows[best]['reward']:.4f}":
+# The coordinator's best: the first trial (in finishing order) with the highest val_accuracy.
+best = max(range(len(rows)), key=lambda i: (rows[i]["val_accuracy"], -i))
+m = re.findall(r"best val_accuracy (-?[0-9.]+) \(trial (\d+)\)", open(sys.argv[2]).read())
+if not m or int(m[-1][1]) != int(rows[best]["trial"]) or m[-1][0] != f"{rows[best]['val_accuracy']:.4f}":
     bad.append(f"coordinator's best {m[-1] if m else None}, want trial {int(rows[best]['trial'])} "
-               f"(reward {rows[best]['reward']:.4f})")
+               f"(val_accuracy {rows[best]['val_accuracy']:.4f})")
 by_test = max(range(len(rows)), key=lambda i: (rows[i]["test_accuracy"], -i))
-print("\n".join(bad) if bad else f"{pruned} of {len(rows)} pruned as the val column says; best by reward trial "
+print("\n".join(bad) if bad else f"{pruned} of {len(rows)} pruned as the val column says; best by val_accuracy trial "
       f"{int(rows[best]['trial'])} (the best by test_accuracy would be trial {int(rows[by_test]['trial'])})")
 sys.exit(1 if bad else 0)
 PY
-pass "ASHA on one worker: every rung decision equals the replay on val_accuracy; the reported best is the best by reward"
+pass "ASHA on one worker: every rung decision equals the replay on val_accuracy; the reported best is the best by val_accuracy"
 
 echo "PASS: $checks checks of attnsweep run in $((SECONDS - start)) s"

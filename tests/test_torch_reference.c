@@ -1,6 +1,8 @@
-// One block of mha and of linear attention (as encoder and as causal decoder) against
-// PyTorch: same weights and inputs, forward outputs and every parameter gradient must
-// agree to 1e-4 relative (max |ours − torch| / max |torch| per tensor).
+// One block of mha and of linear attention (as encoder and as causal decoder), and
+// Grassmann mixing in the paper's post-LN block (two causal layers with their own
+// offsets; an encoder) and in the pre-LN block, against PyTorch: same weights and
+// inputs, forward outputs and every parameter gradient must agree to 1e-4 relative
+// (max |ours − torch| / max |torch| per tensor).
 // The reference tensors come from scripts/torch_reference.py (committed, so torch is
 // not needed to run this test).
 #include <cjson/cJSON.h>
@@ -31,16 +33,38 @@ static char *read_all(const char *path, long *len) {
     return buf;
 }
 
-static const float *tensor(const Reference *r, const char *name, long *count) {
+// The k-th tensor of that name (layers repeat the parameter names, in arena order).
+static const float *tensor_at(const Reference *r, const char *name, int k, long *count) {
     cJSON *t;
     cJSON_ArrayForEach(t, cJSON_GetObjectItem(r->meta, "tensors")) {
-        if (strcmp(cJSON_GetObjectItem(t, "name")->valuestring, name) == 0) {
+        if (strcmp(cJSON_GetObjectItem(t, "name")->valuestring, name) == 0 && k-- == 0) {
             *count = (long)cJSON_GetObjectItem(t, "count")->valuedouble;
             return r->data + (long)cJSON_GetObjectItem(t, "offset")->valuedouble;
         }
     }
     fprintf(stderr, "reference has no tensor %s\n", name);
     exit(1);
+}
+
+static const float *tensor(const Reference *r, const char *name, long *count) { return tensor_at(r, name, 0, count); }
+
+// How many entries before e in the arena have e's name: its layer, for the block's.
+static int occurrence(const Arena *a, int e) {
+    int k = 0;
+    for (int i = 0; i < e; i++) k += strcmp(a->entries[i].name, a->entries[e].name) == 0;
+    return k;
+}
+
+// The reference's optional text parameter (grassmann's) into c.
+static void set_from_meta(TrialConfig *c, const cJSON *meta, const char *name) {
+    const cJSON *v = cJSON_GetObjectItem(meta, name);
+    char text[64], err[256];
+    if (!v) return;
+    if (cJSON_IsNumber(v))
+        snprintf(text, sizeof text, "%d", v->valueint);
+    else
+        snprintf(text, sizeof text, "%s", v->valuestring);
+    CHECK(config_set(c, config_find(name), text, err, sizeof err) == 0, "%s: %s", name, err);
 }
 
 // Every |ours − torch| <= REL_TOL · max |torch| (REL_TOL itself if torch is all zero).
@@ -76,6 +100,9 @@ static void run_case(const char *name) {
     c.heads = cJSON_GetObjectItem(r.meta, "heads")->valueint;
     c.layers = cJSON_GetObjectItem(r.meta, "layers")->valueint;
     c.mlp_ratio = cJSON_GetObjectItem(r.meta, "mlp_ratio")->valueint;
+    set_from_meta(&c, r.meta, "grassmann_rank");
+    set_from_meta(&c, r.meta, "grassmann_block");
+    set_from_meta(&c, r.meta, "grassmann_offsets");
     const int B = cJSON_GetObjectItem(r.meta, "batch")->valueint;
     const int encoder = c.task == TASK_FASHION_MNIST;
     DatasetInfo info = {.kind = c.task,
@@ -90,7 +117,7 @@ static void run_case(const char *name) {
         char tname[64];
         long n;
         snprintf(tname, sizeof tname, "param:%s", en->name);
-        const float *src = tensor(&r, tname, &n);
+        const float *src = tensor_at(&r, tname, occurrence(&m.params_arena, e), &n);
         CHECK(n == (long)en->count, "%s: %ld values in the reference, the model has %zu", tname, n, en->count);
         if (n == (long)en->count) memcpy(m.params_arena.mem + en->offset, src, (size_t)n * sizeof(float));
     }
@@ -112,13 +139,15 @@ static void run_case(const char *name) {
     const float *ref = tensor(&r, "logits", &n);
     compare("logits", m.acts.logits, ref, n);
     ref = tensor(&r, "block_out", &n);
-    compare("block output", m.acts.blocks[0].res2, ref, n);
+    const BlockActs *last = &m.acts.blocks[c.layers - 1];  // the paper's block ends in its LayerNorm
+    const int paper = c.attention == ATTN_GRASSMANN && c.grassmann_block == GRASSMANN_PAPER;
+    compare("block output", paper ? last->ln2 : last->res2, ref, n);
     model_backward(&m, &b, count);
     for (int e = 0; e < m.grads_arena.n; e++) {
         const ArenaEntry *en = &m.grads_arena.entries[e];
         char tname[64];
         snprintf(tname, sizeof tname, "grad:%s", en->name);
-        ref = tensor(&r, tname, &n);
+        ref = tensor_at(&r, tname, occurrence(&m.grads_arena, e), &n);
         compare(tname, m.grads_arena.mem + en->offset, ref, n);
     }
     free(b.images), free(b.tokens), free(b.targets);
@@ -132,5 +161,8 @@ int main(void) {
     run_case("mha_decoder");
     run_case("linear_encoder");
     run_case("linear_decoder");
+    run_case("grassmann_paper_decoder");
+    run_case("grassmann_paper_encoder");
+    run_case("grassmann_preln_decoder");
     return check_report("test_torch_reference");
 }

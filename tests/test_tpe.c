@@ -1,7 +1,7 @@
 // test_tpe: the TPE and MOTPE samplers (src/space/tpe.c) through the sampler interface a
 // sweep uses: they find what random search does not on objectives of every parameter
 // kind (log and linear ranges, integers, q-grids, categoricals, conditional
-// parameters), are reproducible from the seed, keep away from pending configurations
+// parameters; W&B's normal, log_normal, q_log_uniform_values and beta), are reproducible from the seed, keep away from pending configurations
 // with the constant liar, rebuild their state from reported trials (a resume), and
 // MOTPE's front covers more hypervolume than random's; the hypervolume itself against
 // known values.
@@ -22,21 +22,25 @@ static int parse(SweepSpec *s, const char *yaml) {
     return -1;
 }
 
+// A sweep of method over these parameters, maximising val_accuracy.
+static const char *sweep_yaml(const char *parameters, const char *method, int trials, int seed) {
+    static char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "method: %s\ntrials: %d\nseed: %d\nmetric: {name: val_accuracy, goal: maximize}\nparameters:\n%s",
+             method, trials, seed, parameters);
+    return yaml;
+}
+
 // A space of every kind: lr log-uniform, warmup_frac uniform, layers an integer range,
 // eval_every a q-grid, attention categorical, core_rank only for tucker.
 static const char *space_yaml(const char *method, int trials, int seed) {
-    static char yaml[1024];
-    snprintf(yaml, sizeof yaml,
-             "method: %s\ntrials: %d\nseed: %d\nmetric: {name: val_accuracy, goal: maximize}\n"
-             "parameters:\n"
-             "  lr: {distribution: log_uniform_values, min: 0.0001, max: 0.1}\n"
-             "  warmup_frac: {min: 0.0, max: 0.5}\n"
-             "  layers: {min: 1, max: 8}\n"
-             "  eval_every: {distribution: q_uniform, min: 10, max: 200, q: 10}\n"
-             "  attention: {values: [mha, tucker, linear, grassmann]}\n"
-             "  core_rank: {values: [1, 2, 3, 4], when: {attention: tucker}}\n",
-             method, trials, seed);
-    return yaml;
+    return sweep_yaml("  lr: {distribution: log_uniform_values, min: 0.0001, max: 0.1}\n"
+                      "  warmup_frac: {min: 0.0, max: 0.5}\n"
+                      "  layers: {min: 1, max: 8}\n"
+                      "  eval_every: {distribution: q_uniform, min: 10, max: 200, q: 10}\n"
+                      "  attention: {values: [mha, tucker, linear, grassmann]}\n"
+                      "  core_rank: {values: [1, 2, 3, 4], when: {attention: tucker}}\n",
+                      method, trials, seed);
 }
 
 // The objective (larger is better, at most 1): a narrow optimum at lr = 3e-3,
@@ -54,10 +58,31 @@ static void report(Sampler *sm, int id, const TrialConfig *c, double value, Tria
     sampler_report(sm, &r);
 }
 
-// The best objective found in `trials` sequential trials of method.
-static double best_of(const char *method, int trials, int seed) {
+// W&B's other kinds: lambda_orth normal, lr log-normal, batch q_log_uniform_values,
+// min_lr_ratio beta.
+static const char *law_yaml(const char *method, int trials, int seed) {
+    return sweep_yaml("  lambda_orth: {distribution: normal, mu: 1, sigma: 0.5}\n"
+                      "  lr: {distribution: log_normal, mu: -6.9, sigma: 1.5}\n"
+                      "  batch: {distribution: q_log_uniform_values, min: 16, max: 512, q: 16}\n"
+                      "  min_lr_ratio: {distribution: beta, a: 2, b: 2}\n",
+                      method, trials, seed);
+}
+
+// Its objective: an optimum at lambda_orth 1.4, lr 3e-3, batch 64, min_lr_ratio 0.8.
+static double law_objective(const TrialConfig *c) {
+    const double dk = c->lambda_orth - 1.4, dl = log10(c->lr / 3e-3), db = log2(c->batch / 64.0),
+                 dm = c->min_lr_ratio - 0.8;
+    return 1.0 - dk * dk - dl * dl - 0.1 * db * db - 2 * dm * dm;
+}
+
+typedef const char *(*SpaceYaml)(const char *method, int trials, int seed);
+typedef double (*Objective)(const TrialConfig *c);
+
+// The best objective found in `trials` sequential trials of method, every one a valid
+// configuration (the q_ kinds on their grid).
+static double best_of(SpaceYaml yaml, Objective f, const char *method, int trials, int seed) {
     SweepSpec s;
-    if (parse(&s, space_yaml(method, trials, seed))) return NAN;
+    if (parse(&s, yaml(method, trials, seed))) return NAN;
     Sampler *sm = sampler_create(&s);
     double best = -HUGE_VAL;
     for (int id = 0; id < trials; id++) {
@@ -65,7 +90,10 @@ static double best_of(const char *method, int trials, int seed) {
         CHECK(sampler_config(sm, id, &c) == 0, "%s: trial %d", method, id);
         char err[256];
         CHECK(config_check(&c, err, sizeof err) == 0, "%s: trial %d is not a valid configuration: %s", method, id, err);
-        const double v = objective(&c);
+        CHECK(c.batch % 16 == 0 && c.lambda_orth >= 0 && c.min_lr_ratio >= 0 && c.min_lr_ratio <= 1,
+              "%s: trial %d: batch %d, lambda_orth %g, min_lr_ratio %g", method, id, c.batch, c.lambda_orth,
+              c.min_lr_ratio);
+        const double v = f(&c);
         best = fmax(best, v);
         report(sm, id, &c, v, TRIAL_OK);
     }
@@ -79,16 +107,22 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static void test_beats_random(void) {
+static void beats_random(SpaceYaml yaml, Objective f, const char *what) {
     enum { SEEDS = 11, TRIALS = 80 };
     double tpe[SEEDS], rnd[SEEDS];
-    for (int k = 0; k < SEEDS; k++) tpe[k] = best_of("tpe", TRIALS, 1 + k), rnd[k] = best_of("random", TRIALS, 1 + k);
+    for (int k = 0; k < SEEDS; k++)
+        tpe[k] = best_of(yaml, f, "tpe", TRIALS, 1 + k), rnd[k] = best_of(yaml, f, "random", TRIALS, 1 + k);
     qsort(tpe, SEEDS, sizeof(double), cmp_double);
     qsort(rnd, SEEDS, sizeof(double), cmp_double);
-    CHECK(tpe[SEEDS / 2] > rnd[SEEDS / 2], "TPE's median best %.4f is not above random's %.4f", tpe[SEEDS / 2],
-          rnd[SEEDS / 2]);
-    printf("  every kind of parameter, %d trials, %d seeds: median best TPE %.4f, random %.4f (optimum 1)\n", TRIALS,
-           SEEDS, tpe[SEEDS / 2], rnd[SEEDS / 2]);
+    CHECK(tpe[SEEDS / 2] > rnd[SEEDS / 2], "%s: TPE's median best %.4f is not above random's %.4f", what,
+          tpe[SEEDS / 2], rnd[SEEDS / 2]);
+    printf("  %s, %d trials, %d seeds: median best TPE %.4f, random %.4f (optimum 1)\n", what, TRIALS, SEEDS,
+           tpe[SEEDS / 2], rnd[SEEDS / 2]);
+}
+
+static void test_beats_random(void) {
+    beats_random(space_yaml, objective, "every kind of parameter");
+    beats_random(law_yaml, law_objective, "normal, log_normal, q_log_uniform_values, beta");
 }
 
 // The same reports give the same proposals; a fresh sampler told the first 30 results

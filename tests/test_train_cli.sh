@@ -16,7 +16,7 @@ echo "== 1. bad input: exit 2, one line 'attnsweep: ...' on stderr, nothing writ
 
 # bad_input WHAT KEY_PHRASE ARGS...: `attnsweep train -o $tmp/bad.h5 ARGS...` must exit 2
 # with one stderr line containing KEY_PHRASE (exact text, grep -F), print nothing on
-# stdout, and leave neither bad.h5 nor bad.h5.partial.
+# stdout, and leave neither bad.h5 nor a temporary file of it.
 bad_input() {
     local what=$1 phrase=$2
     shift 2
@@ -58,7 +58,7 @@ expect_rc 2 "-o names a directory"
 expect_one_error_line "-o names a directory"
 grep -qF "cannot write $tmp/adir.h5: it is a directory" "$tmp/err" ||
     fail "-o names a directory: expected 'cannot write ...: it is a directory', got '$(cat "$tmp/err")'"
-[[ ! -e $tmp/adir.h5.partial ]] || fail "-o names a directory: left adir.h5.partial"
+no_partial "$tmp/adir.h5" || fail "-o names a directory: left adir.h5.partial"
 run train --task recall --steps 1 -o /nonexistent/dir/x.h5
 expect_rc 2 "-o in a missing directory"
 expect_one_error_line "-o in a missing directory"
@@ -70,7 +70,7 @@ pass "unwritable -o: exit 2 before training -> $(cat "$tmp/err")"
 echo "precious" >"$tmp/keep.h5"
 run train -o "$tmp/keep.h5" --d-model 30 --heads 4
 expect_rc 2 "existing -o file, bad config"
-[[ $(cat "$tmp/keep.h5") == precious && ! -e $tmp/keep.h5.partial ]] ||
+[[ $(cat "$tmp/keep.h5") == precious ]] && no_partial "$tmp/keep.h5" ||
     fail "existing -o file, bad config: expected the file unchanged and no .partial"
 pass "bad config leaves an existing -o file as it was"
 
@@ -150,7 +150,7 @@ for line in bad: print(f"  {line}")
 sys.exit(1 if bad else 0)
 EOF
         cp "$tmp/out" "$tmp/$task-$att.json"
-        [[ -f $h5 && ! -e $h5.partial ]] || fail "$what: -o: expected $h5 and no .partial, got: $(ls "$tmp")"
+        [[ -f $h5 ]] && no_partial "$h5" || fail "$what: -o: expected $h5 and no .partial, got: $(ls "$tmp")"
         # Read back later, all files in one interpreter (importing pandas takes a while).
         echo "$h5 $tmp/$task-$att.json --task $task --attention $att --heads $H --d-model $D" \
             "--layers $L --grassmann-rank $R --steps $S" >>"$tmp/h5checks"
@@ -212,7 +212,7 @@ for att in mha grassmann; do
     [[ $(jfield status) == '"failed"' ]] || fail "$what: JSON status: expected \"failed\", got $(jfield status)"
     [[ $(jfield reason) == *non-finite* ]] || fail "$what: JSON reason: expected it to mention non-finite, got $(jfield reason)"
     cp "$tmp/out" "$tmp/diverge-$att.json"
-    [[ -f $h5 && ! -e $h5.partial ]] || fail "$what: -o: expected $h5 (a failed trial is recorded) and no .partial"
+    [[ -f $h5 ]] && no_partial "$h5" || fail "$what: -o: expected $h5 (a failed trial is recorded) and no .partial"
     echo "$h5 $tmp/diverge-$att.json --task recall --attention $att --heads $H --d-model $D" \
         "--layers $L --grassmann-rank $R --steps 30 --status failed" >>"$tmp/h5checks"
     pass "$what: exit 1, status failed after $(jfield steps) steps, $(jfield reason); wrote $(basename "$h5")"
@@ -253,6 +253,6 @@ if [[ -z ${ATTNSWEEP_SANITIZED:-} ]]; then
 fi
 
 # ---------------------------------------------------------------------------
-left=$(find "$tmp" -name '*.partial')
+left=$(find "$tmp" -name '*.partial*')
 [[ -z $left ]] || fail "expected no *.partial files, got: $left"
 echo "PASS: $checks checks of attnsweep train in $((SECONDS - start)) s"

@@ -6,9 +6,14 @@
 # max/9), both on 2 workers (mpirun -np 3). Reports the best reward of each run, their
 # difference (target <= 0.01), the fraction of optimizer steps ASHA spent (sum of /summary
 # steps; target <= 40 %), the wall times, and how well the full run's early evaluations
-# predict its final accuracy. Asserts nothing. Budget: 360 steps per trial (d_model 16,
-# 32 and 64) keeps the two runs to about 2-3 minutes on a quiet 2-core machine; a loaded
-# machine takes longer (the report shows how much CPU other work took).
+# predict its final accuracy. Then the same grid with `repeats: 2` (54 trials) runs in
+# full, with ASHA deciding per configuration (the default: a configuration's repeats go on
+# or stop together, on their mean) and with `per: trial` (each repeat alone), and reports
+# for each the best configuration by its mean reward over both repeats, the fraction of
+# steps, and how many configurations had their repeats split. Asserts nothing. Budget:
+# 360 steps per trial (d_model 16, 32 and 64) keeps the first two runs to about 2-3
+# minutes and the other three to about 6 on a quiet 2-core machine; a loaded machine takes
+# longer (the report shows how much CPU other work took).
 #
 #   bash scripts/bench/asha_vs_full.sh        (ATTNSWEEP_BIN=..., KEEP=1)
 set -euo pipefail
@@ -31,3 +36,13 @@ run_sweep asha 3 "$WORK/asha.yaml"
 machine_facts "after"
 echo
 "$PY" "$BENCH_DIR/sweep_report.py" asha "$WORK" full asha d_model,lambda_orth,lr
+
+echo
+echo "== the same grid with repeats: 2, in full and under ASHA per configuration and per trial"
+for f in full asha; do sed 's/^seed: 1$/seed: 1\nrepeats: 2/' "$WORK/$f.yaml" >"$WORK/${f}2.yaml"; done
+sed 's/eta: 3}$/eta: 3, per: trial}/' "$WORK/asha2.yaml" >"$WORK/asha2t.yaml"
+run_sweep full2 3 "$WORK/full2.yaml"
+run_sweep asha2 3 "$WORK/asha2.yaml"
+run_sweep asha2t 3 "$WORK/asha2t.yaml"
+machine_facts "after the repeats"
+"$PY" "$BENCH_DIR/sweep_report.py" asha_repeats "$WORK" full2 asha2 asha2t d_model,lambda_orth,lr

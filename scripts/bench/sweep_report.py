@@ -6,6 +6,7 @@ a run leaves in the work directory).
     sweep_report.py scaling  WORK NAME1 NAME2        1 worker against 2 workers
     sweep_report.py overhead WORK NAME FSYNC_FILE    coordinator cost per trial
     sweep_report.py asha     WORK FULL ASHA          best reward and steps of each
+    sweep_report.py asha_repeats WORK FULL PERCONF PERTRIAL   the same with repeats
 
 Times: Unix seconds. Wall time of a run is reported three ways: mpirun (launch to
 exit, measured by the script), MPI start-up (launch until every rank is past MPI_Init,
@@ -533,6 +534,46 @@ def replay_asha(full, rows, params, best):
           " depends on the order trials arrive: in a grid's order, quality drifts with the slower-varying parameters)")
 
 
+def report_asha_repeats(work, full_name, config_name, trial_name, params):
+    """Repeats under ASHA: each configuration's mean reward over its repeats, the best one
+    each run finds among the configurations whose every repeat finished, the steps spent,
+    and how many configurations had their repeats end differently."""
+    full = summary_rows(Run(work, full_name))
+    total = sum(int(d["steps"]) for d in full)
+    key = lambda d: tuple(d[p] for p in params)
+    def by_config(rows):
+        out = {}
+        for d in rows:
+            out.setdefault(key(d), []).append(d)
+        return out
+    def mean_ok(trials):
+        ok = [float(d["reward"]) for d in trials if d["status"] == "ok"]
+        return sum(ok) / len(ok) if len(ok) == len(trials) else None
+    full_mean = {k: mean_ok(v) for k, v in by_config(full).items()}
+    best_key = max(full_mean, key=lambda k: full_mean[k])
+    ranked = sorted(full_mean, key=lambda k: -full_mean[k])
+    cfg = lambda k: ", ".join(f"{p}={v:g}" if isinstance(v, (float, np.floating)) else f"{p}={v}" for p, v in zip(params, k))
+    print(f"--- {len(full)} trials, {len(full_mean)} configurations x 2 repeats")
+    print(f"  full: best configuration by mean reward {full_mean[best_key]:.4f} ({cfg(best_key)})")
+    for label, name in (("asha per configuration", config_name), ("asha per trial", trial_name)):
+        rows = summary_rows(Run(work, name))
+        groups = by_config(rows)
+        means = {k: mean_ok(v) for k, v in groups.items()}
+        done = {k: m for k, m in means.items() if m is not None}
+        split = sum(len({(d["status"], int(d["steps"])) for d in v}) > 1 for v in groups.values())
+        steps = sum(int(d["steps"]) for d in rows)
+        pruned_n = [len(v) for v in groups.values() if all(d["status"] == "pruned" for d in v)]
+        line = f"  {label}: {100 * steps / total:.1f} % of the full run's steps; {split} of {len(groups)} configurations split"
+        line += f" between ok and pruned or across rungs; {len(done)} with both repeats to the end"
+        if done:
+            k = max(done, key=lambda c: done[c])
+            line += (f"; best of those {done[k]:.4f} ({cfg(k)}), number {ranked.index(k) + 1} of {len(ranked)} in the"
+                     f" full run (difference {full_mean[best_key] - full_mean[k]:+.4f})")
+        print(line)
+        print(f"    configurations pruned whole: {len(pruned_n)} (their per-configuration mean over n = 2 at one rung)"
+              if pruned_n else "    no configuration pruned whole")
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "scaling":
@@ -541,5 +582,7 @@ if __name__ == "__main__":
         report_overhead(*sys.argv[2:])
     elif cmd == "asha":
         report_asha(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5].split(","))
+    elif cmd == "asha_repeats":
+        report_asha_repeats(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6].split(","))
     else:
         sys.exit(f"unknown report {cmd}")

@@ -8,14 +8,17 @@ int cmd_validate(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_slurm(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
 
 #include "trial/trial.h"
 
-// Before the work: make sure PATH can be written (exit 2 naming the verb otherwise), so
-// a typo in -o does not cost a whole run. Creates and removes PATH.partial.
+// Before the work: make sure PATH can be written (exit 2 naming the verb otherwise: a
+// symbolic link, a directory, a directory that cannot be written), so a typo in -o does
+// not cost a whole run. Creates and removes a temporary file beside it.
 void check_output(const char *verb, const char *path);
-// A results file holding one trial, written through PATH.partial and renamed, so an
-// interrupted run leaves no half file. sweep: the file's "sweep" attribute.
+// A results file holding one trial, written through a temporary file beside PATH and
+// renamed (common/outfile.h), so an interrupted run leaves no half file and a planted link
+// is never followed. sweep: the file's "sweep" attribute.
 void write_trial_file(const char *path, const TrialResult *r, const char *sweep);
 
 #endif

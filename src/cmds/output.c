@@ -4,11 +4,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmds/cmds.h"
+#include "common/outfile.h"
 #include "common/util.h"
 #include "store/h5store.h"
+
+// A parameter's value as YAML: the offset schedule as a flow sequence, [1,2,4] for one
+// group, [[1,2],[4,8]] for one a layer.
+static void yaml_value(const TrialConfig *c, const ParamSpec *p, char *out, size_t outlen) {
+    char val[CONFIG_TEXT];
+    config_format(c, p, val, sizeof val);
+    if (p->type != PT_INTLIST) {
+        snprintf(out, outlen, "%s", val);
+        return;
+    }
+    const int nested = c->n_groups > 1;
+    size_t n = 0;
+    out[n++] = '[';
+    if (nested) out[n++] = '[';
+    for (const char *v = val; *v && n + 6 < outlen; v++) {
+        if (*v != ';') out[n++] = *v;
+        else out[n++] = ']', out[n++] = ',', out[n++] = '[';
+    }
+    if (nested) out[n++] = ']';
+    out[n++] = ']';
+    out[n] = 0;
+}
 
 // The configuration as YAML lines, stored in the file's root "yaml" attribute.
 static char *config_yaml(const TrialConfig *c) {
@@ -16,39 +39,29 @@ static char *config_yaml(const TrialConfig *c) {
     char *s = xmalloc(cap);
     s[0] = 0;
     for (int i = 0; i < config_nparams; i++) {
-        char val[CONFIG_TEXT + 8];
-        config_format(c, &config_params[i], val, sizeof val);
+        char val[2 * CONFIG_TEXT];
+        yaml_value(c, &config_params[i], val, sizeof val);
         size_t need = strlen(config_params[i].name) + strlen(val) + 8;
         if (len + need >= cap) s = xrealloc(s, cap = 2 * (len + need));
-        len += (size_t)snprintf(s + len, cap - len, "%s: %s%s%s\n", config_params[i].name,
-                                config_params[i].type == PT_INTLIST ? "[" : "", val,
-                                config_params[i].type == PT_INTLIST ? "]" : "");
+        len += (size_t)snprintf(s + len, cap - len, "%s: %s\n", config_params[i].name, val);
     }
     return s;
 }
 
 void write_trial_file(const char *path, const TrialResult *r, const char *sweep) {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.partial", path);
     char *yaml = config_yaml(&r->config);
     StoreMeta meta = {.sweep = sweep, .yaml = yaml, .seed = r->config.seed, .start_time = r->start_time};
-    H5Store *s = h5store_create(tmp, &meta);
+    H5Store *s = h5store_create(path, &meta);  // a temporary file, renamed over path when closed
     h5store_write_trial(s, r);
     h5store_close(s, r->end_time);
     free(yaml);
-    if (rename(tmp, path) != 0) die(EXIT_RUNTIME, "%s: cannot rename to %s", tmp, path);
 }
 
 void check_output(const char *verb, const char *path) {
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        die(EXIT_BADINPUT, "%s: cannot write %s: it is a directory", verb, path);
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.partial", path) >= (int)sizeof tmp)
-        die(EXIT_BADINPUT, "%s: output path is too long: %s", verb, path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) die(EXIT_BADINPUT, "%s: cannot write %s: %s", verb, path, strerror(errno));
-    fclose(f);
-    remove(tmp);
+    char err[4200], tmp[4200];
+    if (outfile_check(path, err, sizeof err) != 0) die(EXIT_BADINPUT, "%s: cannot write %s", verb, err);
+    const int fd = outfile_create(path, tmp, sizeof tmp);
+    if (fd < 0) die(EXIT_BADINPUT, "%s: cannot write %s: %s", verb, path, strerror(errno));
+    close(fd);
+    outfile_discard(tmp);
 }
-

@@ -19,8 +19,10 @@ typedef enum { FORMAT_TABLE, FORMAT_CSV, FORMAT_JSON } Format;
 static const char *const format_names[] = {"table", "csv", "json", NULL};  // indexed by Format
 
 static void print_header(const SweepSummary *s, const char *path, const ReportOptions *o) {
-    printf("attnsweep report: %s: sweep %s, %d trial%s, metric %s (%s is better)\n", path, s->sweep, s->n_trials,
+    char *sweep = text_escaped(s->sweep);  // the file's bytes, never a terminal's control sequence
+    printf("attnsweep report: %s: sweep %s, %d trial%s, metric %s (%s is better)\n", path, sweep, s->n_trials,
            s->n_trials == 1 ? "" : "s", o->metric, o->maximize ? "higher" : "lower");
+    free(sweep);
     if (s->being_written)
         printf("The sweep is still running (another process is writing the file): this covers the trials "
                "flushed so far.\n");
@@ -45,6 +47,7 @@ static void print_json(const SweepSummary *s, const char *path, const ReportOpti
 int cmd_report(int argc, char **argv) {
     const char *path = NULL, *metric = NULL;
     int top = 10, format = FORMAT_TABLE;
+    double l2_scale = 1;
     const Option options[] = {
         OPT_INT("--top", &top, 1, 1000000, "K", "leaderboard rows (10)"),
         OPT_CHOICE("--format", &format, format_names, "F",
@@ -55,14 +58,17 @@ int cmd_report(int argc, char **argv) {
                    "rank by reward, val_accuracy, val_loss, val_bits_per_byte,\n"
                    "rank_deviation, correlation, n_params or seconds (the sweep's metric;\n"
                    "reward for a single trial); the test metrics are shown, never ranked by"),
+        OPT_NUMBER("--l2-scale", &l2_scale, 1e-30, 1e30, "S",
+                   "the L2 control of a regulariser at λ is lambda_l2 = λ × S, for a control\n"
+                   "calibrated to the regulariser's penalty at the start (1: equal strength)"),
         OPT_END,
     };
     const Command cmd = {"report",
-                         "attnsweep report RESULTS.h5 [--top K] [--format table|csv|json] [--metric NAME]",
+                         "attnsweep report RESULTS.h5 [--top K] [--format table|csv|json] [--metric NAME] [--l2-scale S]",
                          "Summarises a sweep's results file (attnsweep run, or attnsweep train -o): the top trials,\n"
                          "mean ± sd per attention variant and per configuration over repeats, the Pareto front of\n"
                          "val_accuracy against Correlation and RankDeviation, each regulariser's λ against λ = 0 and\n"
-                         "against plain L2 of equal strength (Welch's t-test over repeats), failures and the steps\n"
+                         "against plain L2 of equal strength or at λ × S (Welch's t-test over repeats), failures and the steps\n"
                          "ASHA saved. It ranks and tests by validation metrics only; test_accuracy (measured once\n"
                          "per trial) is shown beside val_accuracy. A file whose sweep is still running is read\n"
                          "as far as it has been flushed.\n\n",
@@ -85,7 +91,8 @@ int cmd_report(int argc, char **argv) {
     const int own_goal = !metric || !strcmp(metric, s.metric);
     const ReportOptions o = {.metric = metric ? metric : s.metric,
                              .maximize = own_goal ? s.maximize : summary_metric(&s, metric)->maximize,
-                             .top = top};
+                             .top = top,
+                             .l2_scale = l2_scale};
     Report r;
     report_build(&s, &o, &r);
     switch (format) {

@@ -9,7 +9,7 @@ int cmd_run(int argc, char **argv) {
     const Option options[] = {
         OPT_STRING("--output", "-o", &o.output, "FILE", "results file (default results/NAME.h5; the journal is FILE.journal)"),
         OPT_FLAG("--resume", NULL, &o.resume, 1, "continue from the journal; a sweep not started yet simply starts"),
-        OPT_INT("--group-size", &o.group_size, 1, 4096, "G", "ranks per worker group"),
+        OPT_INT("--group-size", &o.group_size, 1, SWEEP_MAX_GROUP_SIZE, "G", "ranks per worker group"),
         OPT_INT("--gpus-per-group", &o.gpus_per_group, 0, 1024, "K",
                 "a program's sweep: GPUs per worker group (CUDA_VISIBLE_DEVICES),\nover the YAML's resources.gpus"),
         OPT_FLAG("--quiet", "-q", &o.quiet, 1, "no progress lines"),
@@ -21,7 +21,8 @@ int cmd_run(int argc, char **argv) {
                          "Rank 0 coordinates; the other N-1 ranks form worker groups of G (default 1) that\n"
                          "train trials as they become free (G > 1: data-parallel within a group).\n",
                          options,
-                         "SIGTERM or SIGUSR1 stop the sweep within seconds (exit code 3); --resume continues it.\n",
+                         "SIGTERM, SIGINT or SIGUSR1 to the ranks (SIGUSR1 to mpirun) stop the sweep within\n"
+                         "seconds (exit code 3); --resume continues it.\n",
                          {1, "one sweep file only",
                           "which sweep? (attnsweep run SWEEP.yaml)"}};
     args_parse(&cmd, argc, argv, &o.spec_path);

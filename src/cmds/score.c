@@ -110,6 +110,29 @@ static void read_input(Input *in, const char *path, int trial, int heads) {
     }
 }
 
+// The first of n floats that is NaN or infinite, or -1.
+static long first_nonfinite(const float *x, long n) {
+    for (long i = 0; i < n; i++)
+        if (!isfinite(x[i])) return i;
+    return -1;
+}
+
+// Every weight finite: a diverged trial's NaNs would reach LAPACK as an internal error
+// ("dgeqrf ... info -4"); one clear line instead (the safetensors reader refuses them itself).
+static void check_finite(const Input *in, const char *path) {
+    for (int l = 0; in->is_trial && l < in->n_layers; l++) {
+        const LayerWeights w = input_layer(in, l);
+        const long nq = (long)w.dims[0] * w.dims[1] * w.dims[2] * w.dims[3];
+        const long no = w.out ? (long)w.out_dims[0] * w.out_dims[1] : 0;
+        const long bad = first_nonfinite(w.qkv, nq), bad_out = w.out ? first_nonfinite(w.out, no) : -1;
+        if (bad < 0 && bad_out < 0) continue;
+        const float v = bad >= 0 ? w.qkv[bad] : w.out[bad_out];
+        die(EXIT_BADINPUT, "score: %s: trial %d (status %s): layer %d's %s weights hold %s (a diverged run?): nothing to score",
+            path, in->trial.id, trial_status_names[in->trial.status], l, bad >= 0 ? "attention" : "output",
+            isnan(v) ? "NaN" : "an infinity");
+    }
+}
+
 // "results/x.h5" → "results/x.scores.h5"; "m/model.safetensors" → "m/model.scores.h5"
 static void default_output(char *out, size_t len, const char *path) {
     const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
@@ -217,6 +240,7 @@ int cmd_score(int argc, char **argv) {
     grid_init(&g, MPI_COMM_WORLD);
     Input in;
     read_input(&in, path, trial, heads);
+    check_finite(&in, path);
     if (spec.tensor == TENSOR_FUNCTION && !(in.is_trial ? in.trial.weights_out != NULL : in.model.out != NULL))
         die(EXIT_BADINPUT,
             "score: %s has no output projections, which the function-level tensor needs; "

@@ -20,8 +20,10 @@
 
 #include "cmds/args.h"
 #include "cmds/cmds.h"
+#include "common/outfile.h"
 #include "common/util.h"
 #include "space/space.h"
+#include "sweep/sweep.h"
 
 extern char **environ;
 
@@ -259,21 +261,18 @@ static char *script_text(const SlurmOptions *o, const char *name, const char *lo
     return text;
 }
 
+// Through a temporary file beside path, renamed (common/outfile.h): never through a link.
 static void write_file(const char *path, const char *text) {
-    char *tmp = concat(path, ".partial");
-    FILE *f = fopen(tmp, "w");
-    if (!f) die(EXIT_BADINPUT, "slurm: cannot write %s: %s", path, strerror(errno));
-    size_t n = strlen(text);
-    if (fwrite(text, 1, n, f) != n || fclose(f) != 0) {
-        remove(tmp);
-        die(EXIT_RUNTIME, "slurm: writing %s failed", path);
+    char err[4200], tmp[4200];
+    if (outfile_check(path, err, sizeof err) != 0) die(EXIT_BADINPUT, "slurm: cannot write %s", err);
+    const int fd = outfile_create(path, tmp, sizeof tmp);
+    if (fd < 0) die(EXIT_BADINPUT, "slurm: cannot write %s: %s", path, strerror(errno));
+    if (outfile_write(fd, text, strlen(text)) != 0 || outfile_commit(fd, tmp, path) != 0) {
+        const int e = errno;
+        outfile_discard(tmp);
+        die(EXIT_RUNTIME, "slurm: writing %s failed: %s", path, strerror(e));
     }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        die(EXIT_BADINPUT, "slurm: cannot write %s: %s", path, strerror(e));
-    }
-    free(tmp);
+    close(fd);
 }
 
 // sbatch --parsable PATH; returns the job id it printed.
@@ -318,7 +317,7 @@ int cmd_slurm(int argc, char **argv) {
         OPT_INT("--ntasks-per-node", &o.ntasks_per_node, 1, MAX_COUNT, "M",
                 "MPI ranks per node (4); N x M ranks: one coordinator,\n"
                 "the rest train in groups of G (N x M - 1 a multiple of G)"),
-        OPT_INT("--group-size", &o.group_size, 1, MAX_COUNT, "G", "ranks per worker group (1)"),
+        OPT_INT("--group-size", &o.group_size, 1, SWEEP_MAX_GROUP_SIZE, "G", "ranks per worker group (1)"),
         OPT_STRING("--time", NULL, &o.time, "T",
                    "time limit: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or\n"
                    "D-HH:MM:SS, at least 5 minutes (default: the partition's)"),
@@ -397,9 +396,9 @@ int cmd_slurm(int argc, char **argv) {
     char *default_script = concat(stem, ".sbatch");
     const char *script = o.script ? o.script : default_script;
     if (!script[0]) die(EXIT_BADINPUT, "slurm: --script needs a file name (or '-')");
-    struct stat st;
-    if (strcmp(script, "-") && stat(script, &st) == 0 && S_ISDIR(st.st_mode))
-        die(EXIT_BADINPUT, "slurm: cannot write %s: it is a directory", script);
+    char err[4200];
+    if (strcmp(script, "-") && outfile_check(script, err, sizeof err) != 0)
+        die(EXIT_BADINPUT, "slurm: cannot write %s", err);
     if (o.submit && !on_path("sbatch"))
         die(EXIT_RUNTIME, "slurm: --submit: sbatch is not on PATH (is this a Slurm login node?)");
 

@@ -17,20 +17,27 @@ enum { FIRST_TRIALS = 5 };
 
 static const char *plural(double n) { return n == 1 ? "" : "s"; }
 
-// "values [mha, tucker]", "log_uniform_values [0.0005, 0.005]", "... when attention=tucker"
+// "values [mha, tucker]", "values ['1,2;4,8', '1,2,4']", "log_uniform_values [0.0005, 0.005]", "... when attention=tucker"
 static void describe_param(const SpaceParam *p, char *out, size_t len) {
     size_t used = (size_t)snprintf(out, len, "%s", space_distribution_name(p->dist));
     if (p->dist == DIST_VALUE || p->dist == DIST_VALUES || p->dist == DIST_CATEGORICAL) {
+        const char *q = p->param->type == PT_INTLIST ? "'" : "";  // a schedule holds commas: quote it
         for (int k = 0; k < p->n_values && used < len; k++)
-            used += (size_t)snprintf(out + used, len - used, "%s%s", k ? ", " : " [", p->values[k]);
+            used += (size_t)snprintf(out + used, len - used, "%s%s%s%s", k ? ", " : " [", q, p->values[k], q);
         if (used < len) used += (size_t)snprintf(out + used, len - used, "]");
         for (int k = 0; p->probabilities && k < p->n_values && used < len; k++)
             used += (size_t)snprintf(out + used, len - used, "%s%g", k ? ", " : " probabilities [", p->probabilities[k]);
         if (p->probabilities && used < len) used += (size_t)snprintf(out + used, len - used, "]");
     } else if (used < len) {
-        used += (size_t)snprintf(out + used, len - used, " [%g, %g]", p->min, p->max);
-        if (p->dist == DIST_Q_UNIFORM && used < len) used += (size_t)snprintf(out + used, len - used, " q %g", p->q);
+        if (p->dist == DIST_BETA || p->dist == DIST_Q_BETA)
+            used += (size_t)snprintf(out + used, len - used, " a %g b %g", p->a, p->b);
+        else if (p->dist == DIST_NORMAL || p->dist == DIST_Q_NORMAL || p->dist == DIST_LOG_NORMAL || p->dist == DIST_Q_LOG_NORMAL)
+            used += (size_t)snprintf(out + used, len - used, " mu %g sigma %g", p->mu, p->sigma);
+        else
+            used += (size_t)snprintf(out + used, len - used, " [%g, %g]", p->min, p->max);
+        if (p->q > 0 && used < len) used += (size_t)snprintf(out + used, len - used, " q %g", p->q);
     }
+    if (p->grid && used < len) used += (size_t)snprintf(out + used, len - used, " (grid axis)");
     for (int i = 0; i < p->n_when && used < len; i++) {
         const Condition *c = &p->when[i];
         used += (size_t)snprintf(out + used, len - used, "%s%s=", i ? ", " : " when ", c->param->name);
@@ -106,8 +113,11 @@ int cmd_validate(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "seed", s.seed);
         cJSON_AddNumberToObject(o, "trials", s.trials);
         cJSON_AddNumberToObject(o, "repeats", s.repeats);
+        cJSON_AddNumberToObject(o, "grid_points", s.grid_points);
         if (size < 0)
             cJSON_AddStringToObject(o, "space_size", "infinite");
+        else if (size == LONG_MAX)
+            cJSON_AddStringToObject(o, "space_size", "more than 9.2e18");
         else
             cJSON_AddNumberToObject(o, "space_size", (double)size);
         for (int j = 0; j < s.n_params; j++) cJSON_AddItemToArray(params, cJSON_CreateString(s.params[j].param->name));
@@ -147,11 +157,17 @@ int cmd_validate(int argc, char **argv) {
                s.maximize ? "maximize" : "minimize", s.seed);
         if (size < 0)
             printf("  space      infinite (continuous parameters)\n");
+        else if (size == LONG_MAX)
+            printf("  space      more than 9.2e18 configurations\n");
         else
             printf("  space      %ld configuration%s\n", size, plural((double)size));
         int configs = s.trials / s.repeats;
-        printf("  trials     %d (%d configuration%s x %d repeat%s)\n", s.trials, configs, plural(configs), s.repeats,
+        printf("  trials     %d (%d configuration%s x %d repeat%s", s.trials, configs, plural(configs), s.repeats,
                plural(s.repeats));
+        if (s.grid_points > 1)
+            printf("; %d sample%s x %d combinations of the grid axes", configs / s.grid_points,
+                   plural(configs / s.grid_points), s.grid_points);
+        printf(")\n");
         char budget[128];
         if (space_is_program(&s)) {
             printf("  program    %s, %s", s.program.program ? s.program.program : "(none: the command runs)",

@@ -1,5 +1,6 @@
 #include "common/arena.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,4 +36,28 @@ size_t arena_used(const Arena *a) {
     size_t n = 0;
     for (int i = 0; i < a->n; i++) n += a->entries[i].count;
     return n;
+}
+
+void arena_gather(const Arena *a, float *out) {
+    for (int i = 0; i < a->n; i++) {
+        memcpy(out, a->mem + a->entries[i].offset, a->entries[i].count * sizeof(float));
+        out += a->entries[i].count;
+    }
+}
+
+void arena_scatter(Arena *a, const float *in) {
+    for (int i = 0; i < a->n; i++) {
+        memcpy(a->mem + a->entries[i].offset, in, a->entries[i].count * sizeof(float));
+        in += a->entries[i].count;
+    }
+}
+
+char *arena_layout(const Arena *a) {
+    size_t len = 1;
+    for (int i = 0; i < a->n; i++) len += strlen(a->entries[i].name) + 24;
+    char *s = xmalloc(len), *p = s;
+    *s = 0;
+    for (int i = 0; i < a->n; i++)
+        p += sprintf(p, "%s%s:%zu", i ? "," : "", a->entries[i].name, a->entries[i].count);
+    return s;
 }

@@ -34,5 +34,13 @@ int arena_commit(Arena *a);
 void arena_free(Arena *a);
 // Number of floats that are real tensor entries (no padding).
 size_t arena_used(const Arena *a);
+// The tensors' entries one after the other, without the padding (arena_used floats, in
+// reservation order), out of the arena into out, or from in into the arena: a model's
+// parameters as one flat vector that an arena of the same layout takes back.
+void arena_gather(const Arena *a, float *out);
+void arena_scatter(Arena *a, const float *in);
+// "name:count,name:count,..." of every tensor in reservation order (the caller frees it):
+// what the flat vector of arena_gather holds.
+char *arena_layout(const Arena *a);
 
 #endif

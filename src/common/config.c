@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L  // strtok_r
 #include "common/config.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 
 const char *const task_names[] = {"fashion_mnist", "charlm", "recall", NULL};
 const char *const attention_names[] = {"mha", "tucker", "linear", "grassmann", NULL};
+const char *const grassmann_block_names[] = {"paper", "preln", NULL};
 
 #define OFF(f) offsetof(TrialConfig, f)
 #define BIG 1e9
@@ -29,7 +31,8 @@ const ParamSpec config_params[] = {
     PARAM("mlp_ratio", PT_INT, mlp_ratio, 4, 1, 16, NULL, NULL, "MLP hidden width / d_model"),
     PARAM("core_rank", PT_INT, core_rank, 2, 1, 256, NULL, NULL, "tucker: rank R of the head-interaction core (1 <= R <= heads)"),
     PARAM("grassmann_rank", PT_INT, grassmann_rank, 32, 2, 256, NULL, NULL, "grassmann: reduced dimension r"),
-    PARAM("grassmann_offsets", PT_INTLIST, offsets, 0, 1, 4096, NULL, "1,2,4,8,12,16", "grassmann: causal offsets, comma-separated"),
+    PARAM("grassmann_block", PT_CHOICE, grassmann_block, 0, 0, 0, grassmann_block_names, "preln", "grassmann: block, paper (mix, LayerNorm, FFN with its residual, LayerNorm) or preln (pre-LN residual block)"),
+    PARAM("grassmann_offsets", PT_INTLIST, offsets, 0, 1, 4096, NULL, "1,2,4,8,12,16", "grassmann: causal offsets, comma-separated; one group for all layers or one a layer, separated by ';' (1,2;4,8)"),
     PARAM("seq_len", PT_INT, seq_len, 64, 2, 4096, NULL, NULL, "charlm: bytes per sequence"),
     PARAM("recall_pairs", PT_INT, recall_pairs, 8, 1, 1024, NULL, NULL, "recall: key-value pairs per sequence"),
     PARAM("recall_vocab", PT_INT, recall_vocab, 64, 4, 65536, NULL, NULL, "recall: vocabulary (half keys, half values)"),
@@ -203,6 +206,61 @@ static int program_set(TrialConfig *c, const ParamSpec *p, const char *text, cha
     return 0;
 }
 
+// One group of the schedule: offsets separated by commas or spaces, each in p's range,
+// none twice, at most MAX_OFFSETS. Appends them to vals[*n] and returns how many.
+static int parse_group(const ParamSpec *p, char *text, int *vals, int *n, char *err, size_t errlen) {
+    int first = *n;
+    for (char *save, *tok = strtok_r(text, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+        long long v;
+        if (!parse_long(tok, &v) || v < p->min || v > p->max) {
+            snprintf(err, errlen, "%s must be integers in [%.0f, %.0f], got '%s'", p->name, p->min, p->max, tok);
+            return -1;
+        }
+        if (*n - first == MAX_OFFSETS) {
+            snprintf(err, errlen, "%s takes at most %d offsets a layer", p->name, MAX_OFFSETS);
+            return -1;
+        }
+        for (int i = first; i < *n; i++)
+            if (vals[i] == v) {
+                snprintf(err, errlen, "%s lists %lld twice in one layer", p->name, v);
+                return -1;
+            }
+        vals[(*n)++] = (int)v;  // *n < MAX_OFFSETS_ALL: the text has at most that many
+    }
+    if (*n == first) {
+        snprintf(err, errlen, "%s needs at least one offset in every layer's group", p->name);
+        return -1;
+    }
+    return *n - first;
+}
+
+// The schedule "1,2;4,8;12,16": groups separated by ';', one for every layer or one
+// for all (config_check compares the count with layers).
+static int set_schedule(TrialConfig *c, const ParamSpec *p, const char *text, char *err, size_t errlen) {
+    int vals[MAX_OFFSETS_ALL] = {0}, len[MAX_OFFSET_GROUPS] = {0}, n = 0, groups = 0;
+    char buf[CONFIG_TEXT];
+    if (strlen(text) >= sizeof buf) {
+        snprintf(err, errlen, "%s is longer than %d characters", p->name, CONFIG_TEXT - 1);
+        return -1;
+    }
+    strcpy(buf, text);
+    for (char *group = buf, *end = buf; end; group = end + 1) {
+        end = strchr(group, ';');
+        if (end) *end = 0;
+        if (groups == MAX_OFFSET_GROUPS) {
+            snprintf(err, errlen, "%s has more than %d groups (one a layer)", p->name, MAX_OFFSET_GROUPS);
+            return -1;
+        }
+        int k = parse_group(p, group, vals, &n, err, errlen);
+        if (k < 0) return -1;
+        len[groups++] = k;
+    }
+    memcpy(c->offsets, vals, sizeof vals);
+    memcpy(c->group_len, len, sizeof len);
+    c->n_offsets = n, c->n_groups = groups;
+    return 0;
+}
+
 int config_set(TrialConfig *c, const ParamSpec *p, const char *text, char *err, size_t errlen) {
     if (p->program) return program_set(c, p, text, err, errlen);
     char *base = (char *)c + p->offset;
@@ -257,36 +315,8 @@ int config_set(TrialConfig *c, const ParamSpec *p, const char *text, char *err, 
         }
         strcpy(base, text);
         return 0;
-    case PT_INTLIST: {
-        // Only the grassmann offsets use a list: store them beside their count.
-        int vals[MAX_OFFSETS] = {0}, n = 0;
-        char buf[CONFIG_TEXT];
-        snprintf(buf, sizeof buf, "%s", text);
-        for (char *tok = strtok(buf, ", "); tok; tok = strtok(NULL, ", ")) {
-            long long v;
-            if (!parse_long(tok, &v) || v < p->min || v > p->max) {
-                snprintf(err, errlen, "%s must be integers in [%.0f, %.0f], got '%s'", p->name, p->min, p->max, tok);
-                return -1;
-            }
-            if (n == MAX_OFFSETS) {
-                snprintf(err, errlen, "%s takes at most %d values", p->name, MAX_OFFSETS);
-                return -1;
-            }
-            for (int i = 0; i < n; i++)
-                if (vals[i] == v) {
-                    snprintf(err, errlen, "%s lists %lld twice", p->name, v);
-                    return -1;
-                }
-            vals[n++] = (int)v;
-        }
-        if (n == 0) {
-            snprintf(err, errlen, "%s needs at least one offset", p->name);
-            return -1;
-        }
-        memcpy(c->offsets, vals, sizeof vals);
-        c->n_offsets = n;
-        return 0;
-    }
+    case PT_INTLIST:  // only the grassmann offset schedule is a list
+        return set_schedule(c, p, text, err, errlen);
     }
     return -1;
 }
@@ -307,6 +337,12 @@ int config_check(const TrialConfig *c, char *err, size_t errlen) {
     if (c->task == TASK_RECALL && c->recall_pairs > c->recall_vocab / 2) {
         snprintf(err, errlen, "recall_pairs (%d) must be at most recall_vocab/2 (%d) so keys are distinct",
                  c->recall_pairs, c->recall_vocab / 2);
+        return -1;
+    }
+    if (c->attention == ATTN_GRASSMANN && c->n_groups != 1 && c->n_groups != c->layers) {
+        snprintf(err, errlen,
+                 "grassmann_offsets has %d groups for %d layers (one group for all layers, or one for each)",
+                 c->n_groups, c->layers);
         return -1;
     }
     if (c->steps == 0 && c->epochs <= 0) {
@@ -333,12 +369,21 @@ void config_format(const TrialConfig *c, const ParamSpec *p, char *out, size_t o
     case PT_TEXT: snprintf(out, outlen, "%s", base); break;
     case PT_INTLIST:
         out[0] = 0;
-        for (int i = 0; i < c->n_offsets; i++) {
-            size_t used = strlen(out);
-            snprintf(out + used, outlen - used, "%s%d", i ? "," : "", c->offsets[i]);
-        }
+        for (int g = 0, i = 0; g < c->n_groups; g++)
+            for (int k = 0; k < c->group_len[g]; k++, i++) {
+                size_t used = strlen(out);
+                snprintf(out + used, outlen - used, "%s%d", i == 0 ? "" : k == 0 ? ";" : ",", c->offsets[i]);
+            }
         break;
     }
+}
+
+const int *config_layer_offsets(const TrialConfig *c, int l, int *n) {
+    const int g = c->n_groups == 1 ? 0 : l;
+    int start = 0;
+    for (int k = 0; k < g; k++) start += c->group_len[k];
+    *n = c->group_len[g];
+    return c->offsets + start;
 }
 
 const char *config_column(const ParamSpec *p) { return p->column ? p->column : p->name; }
@@ -352,7 +397,8 @@ double config_number(const TrialConfig *c, const ParamSpec *p) {
 int config_relevant(const TrialConfig *c, const ParamSpec *p) {
     if (p->program) return cslot_of(c, p)->set;
     if (p->offset == OFF(core_rank)) return c->attention == ATTN_TUCKER;
-    if (p->offset == OFF(grassmann_rank) || p->offset == OFF(offsets)) return c->attention == ATTN_GRASSMANN;
+    if (p->offset == OFF(grassmann_rank) || p->offset == OFF(grassmann_block) || p->offset == OFF(offsets))
+        return c->attention == ATTN_GRASSMANN;
     if (p->offset == OFF(seq_len)) return c->task == TASK_CHARLM;
     if (p->offset == OFF(recall_pairs) || p->offset == OFF(recall_vocab)) return c->task == TASK_RECALL;
     if (p->offset == OFF(stability_window)) return c->lambda_stability > 0;

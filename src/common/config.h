@@ -18,8 +18,14 @@
 
 typedef enum { TASK_FASHION_MNIST, TASK_CHARLM, TASK_RECALL, TASK_COUNT } TaskKind;
 typedef enum { ATTN_MHA, ATTN_TUCKER, ATTN_LINEAR, ATTN_GRASSMANN, ATTN_COUNT } AttnKind;
+// grassmann's block: the paper's (h ↦ LN(u + FFN(u)), u = LN(mix(h)): post-LN, the
+// mixer's gate the only path around it) or pre-LN (h + mix(LN(h)), then h + FFN(LN(h))).
+typedef enum { GRASSMANN_PAPER, GRASSMANN_PRELN, GRASSMANN_BLOCK_COUNT } GrassmannBlock;
 
-enum { MAX_OFFSETS = 16, CONFIG_TEXT = 256 };
+// MAX_OFFSETS per layer; a schedule has one group per layer (at most MAX_OFFSET_GROUPS,
+// the most layers) or one for all, and its text fits CONFIG_TEXT, so at most
+// MAX_OFFSETS_ALL offsets in all ("1,"... takes two characters an offset).
+enum { MAX_OFFSETS = 16, MAX_OFFSET_GROUPS = 64, CONFIG_TEXT = 256, MAX_OFFSETS_ALL = CONFIG_TEXT / 2 };
 enum { MAX_PROGRAM_PARAMS = 32, PROGRAM_NAME = 32, PROGRAM_TEXT = 64 };
 
 typedef enum { PT_INT, PT_REAL, PT_CHOICE, PT_TEXT, PT_INTLIST } ParamType;
@@ -40,7 +46,12 @@ typedef struct {
     int d_model, heads, layers, mlp_ratio;
     int core_rank;       // tucker: R, rank of the head-interaction core (1 <= R <= heads)
     int grassmann_rank;  // grassmann: r, reduced dimension
-    int offsets[MAX_OFFSETS], n_offsets;  // grassmann: causal offsets Δ
+    int grassmann_block;  // grassmann: GrassmannBlock
+    // grassmann: the offset schedule, groups of causal offsets Δ one after the other
+    // (n_offsets in all, group g has group_len[g]); one group serves every layer, or
+    // there is one per layer. Read a layer's with config_layer_offsets.
+    int offsets[MAX_OFFSETS_ALL], n_offsets;
+    int group_len[MAX_OFFSET_GROUPS], n_groups;
     int seq_len;         // charlm: bytes per training window
     int recall_pairs;    // recall: key-value pairs (and as many queries) per sequence
     int recall_vocab;    // recall: token vocabulary (first half keys, second half values)
@@ -75,6 +86,7 @@ extern const int config_nparams;
 
 extern const char *const task_names[];       // indexed by TaskKind
 extern const char *const attention_names[];  // indexed by AttnKind
+extern const char *const grassmann_block_names[];  // indexed by GrassmannBlock
 
 void config_defaults(TrialConfig *c);
 // Find a parameter by YAML or command-line spelling; NULL if unknown.
@@ -93,6 +105,9 @@ void config_format(const TrialConfig *c, const ParamSpec *p, char *out, size_t o
 int config_relevant(const TrialConfig *c, const ParamSpec *p);
 // The value of a PT_INT or PT_REAL parameter.
 double config_number(const TrialConfig *c, const ParamSpec *p);
+// Layer l's Grassmann offsets (*n of them): its own group of the schedule, or the one
+// group of every layer.
+const int *config_layer_offsets(const TrialConfig *c, int l, int *n);
 // The parameter's /summary column (and its key in attnsweep report): its YAML name,
 // except that "steps" (steps asked for, 0 = from epochs) is "config_steps" beside the
 // result column "steps" (optimizer steps taken), and so is a program parameter named

@@ -24,6 +24,16 @@ static void program_to_json(cJSON *obj, const TrialConfig *c) {
     cJSON_AddItemToObject(obj, "program", prog);
 }
 
+// The offset schedule: one group as an array of numbers ([1, 2, 4]), several as an
+// array of such arrays ([[1, 2], [4, 8]]).
+static cJSON *schedule_to_json(const TrialConfig *c) {
+    if (c->n_groups == 1) return json_must(cJSON_CreateIntArray(c->offsets, c->n_offsets));
+    cJSON *groups = json_must(cJSON_CreateArray());
+    for (int g = 0, start = 0; g < c->n_groups; start += c->group_len[g++])
+        cJSON_AddItemToArray(groups, json_must(cJSON_CreateIntArray(c->offsets + start, c->group_len[g])));
+    return groups;
+}
+
 cJSON *config_to_json(const TrialConfig *c) {
     cJSON *obj = json_must(cJSON_CreateObject());
     for (int i = 0; i < config_nparams; i++) {
@@ -34,9 +44,7 @@ cJSON *config_to_json(const TrialConfig *c) {
         case PT_REAL: json_must(cJSON_AddNumberToObject(obj, p->name, *(const double *)base)); break;
         case PT_CHOICE: json_must(cJSON_AddStringToObject(obj, p->name, p->choices[*(const int *)base])); break;
         case PT_TEXT: json_must(cJSON_AddStringToObject(obj, p->name, base)); break;
-        case PT_INTLIST:  // the offsets, counted by n_offsets
-            cJSON_AddItemToObject(obj, p->name, json_must(cJSON_CreateIntArray((const int *)base, c->n_offsets)));
-            break;
+        case PT_INTLIST: cJSON_AddItemToObject(obj, p->name, schedule_to_json(c)); break;
         }
     }
     if (c->n_program > 0) program_to_json(obj, c);
@@ -69,6 +77,51 @@ static void format_number(double v, char *out, size_t outlen) {
         snprintf(out, outlen, "%.17g", v);
 }
 
+// Appends "sep" and the number to out; -1 if it does not fit.
+static int append_number(const cJSON *item, const char *sep, char *out, size_t outlen) {
+    char num[32];
+    format_number(item->valuedouble, num, sizeof num);
+    size_t used = strlen(out);
+    return snprintf(out + used, outlen - used, "%s%s", used ? sep : "", num) < (int)(outlen - used) ? 0 : -1;
+}
+
+// [1, 2, 4] as "1,2,4" and [[1, 2], [4, 8]] as "1,2;4,8", the text config_set parses.
+static int schedule_text(const ParamSpec *p, const cJSON *v, char *out, size_t outlen, char *err, size_t errlen) {
+    const cJSON *item, *sub;
+    out[0] = 0;
+    const int nested = cJSON_IsArray(cJSON_GetArrayItem(v, 0));
+    cJSON_ArrayForEach(item, v) {
+        if (nested && cJSON_IsArray(item) && cJSON_GetArraySize(item) == 0) {
+            snprintf(err, errlen, "%s needs at least one offset in every layer's group", p->name);
+            return -1;
+        }
+        if (!(nested ? cJSON_IsArray(item) : cJSON_IsNumber(item))) {
+            snprintf(err, errlen, "%s must be an array of integers or of arrays of integers, got %s in it", p->name,
+                     json_kind(item));
+            return -1;
+        }
+        int fits = 0;
+        if (!nested) fits = append_number(item, ",", out, outlen) == 0;
+        else {
+            fits = 1;
+            int k = 0;
+            cJSON_ArrayForEach(sub, item) {
+                if (!cJSON_IsNumber(sub)) {
+                    snprintf(err, errlen, "%s must be an array of integers or of arrays of integers, got %s in it",
+                             p->name, json_kind(sub));
+                    return -1;
+                }
+                fits = fits && append_number(sub, k++ ? "," : ";", out, outlen) == 0;
+            }
+        }
+        if (!fits) {
+            snprintf(err, errlen, "%s is longer than %zu characters", p->name, outlen - 1);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 // The value as the text config_set parses, or -1 if its JSON type is wrong.
 static int value_text(const ParamSpec *p, const cJSON *v, char *out, size_t outlen, char *err, size_t errlen) {
     switch (p->type) {
@@ -82,26 +135,13 @@ static int value_text(const ParamSpec *p, const cJSON *v, char *out, size_t outl
         if (!cJSON_IsString(v)) break;
         snprintf(out, outlen, "%s", v->valuestring);
         return 0;
-    case PT_INTLIST: {
+    case PT_INTLIST:
         if (!cJSON_IsArray(v)) break;
-        const cJSON *item;
-        out[0] = 0;
-        cJSON_ArrayForEach(item, v) {
-            if (!cJSON_IsNumber(item)) {
-                snprintf(err, errlen, "%s must be an array of integers, got %s in it", p->name, json_kind(item));
-                return -1;
-            }
-            char num[32];
-            size_t used = strlen(out);
-            format_number(item->valuedouble, num, sizeof num);
-            snprintf(out + used, outlen - used, "%s%s", used ? "," : "", num);
-        }
-        return 0;
-    }
+        return schedule_text(p, v, out, outlen, err, errlen);
     }
     static const char *const wanted[] = {
         [PT_INT] = "an integer", [PT_REAL] = "a number", [PT_CHOICE] = "a string",
-        [PT_TEXT] = "a string", [PT_INTLIST] = "an array of integers"};
+        [PT_TEXT] = "a string", [PT_INTLIST] = "an array of integers or of arrays of integers"};
     snprintf(err, errlen, "%s must be %s, got %s", p->name, wanted[p->type], json_kind(v));
     return -1;
 }

@@ -1,6 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "common/util.h"
 
+#include "common/outfile.h"
+
 #include <errno.h>
 #include <malloc.h>
 #include <stdarg.h>
@@ -8,13 +10,54 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
-// One write per message, so lines from several ranks under mpirun do not interleave.
+// The length of the UTF-8 sequence at s that encodes a printable character (not C1), or 0.
+static int utf8_printable(const unsigned char *s) {
+    int n = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    if (n == 2 && s[0] == 0xC2 && s[1] < 0xA0) return 0;                    // C1 controls
+    if (n == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0;  // overlong, surrogate
+    if (n == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))) return 0;
+    return n;
+}
+
+void text_escape(char *out, size_t len, const char *text) {
+    const unsigned char *s = (const unsigned char *)text;
+    size_t o = 0;
+    while (*s && o + 1 < len) {
+        const int n = *s >= 0x80 ? utf8_printable(s) : 0;
+        if (n) {
+            if (o + (size_t)n >= len) break;
+            memcpy(out + o, s, (size_t)n);
+            o += (size_t)n, s += n;
+        } else if (*s < 0x20 || *s >= 0x7F) {
+            if (o + 5 > len) break;
+            o += (size_t)snprintf(out + o, len - o, "\\x%02x", *s);
+            s++;
+        } else {
+            out[o++] = (char)*s++;
+        }
+    }
+    out[o] = 0;
+}
+
+char *text_escaped(const char *s) {
+    const size_t len = 4 * strlen(s) + 1;
+    char *out = xmalloc(len);
+    text_escape(out, len, s);
+    return out;
+}
+
+// One write per message, so lines from several ranks under mpirun do not interleave;
+// whatever a message quotes from a file cannot reach the terminal as a control sequence.
 static void vprint(const char *fmt, va_list ap) {
-    char line[2048];
+    char raw[2048], line[2048];
+    vsnprintf(raw, sizeof raw, fmt, ap);
     int n = snprintf(line, sizeof line, "attnsweep: ");
-    n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-    if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
+    text_escape(line + n, sizeof line - (size_t)n - 1, raw);
+    n += (int)strlen(line + n);
     line[n++] = '\n';
     fwrite(line, 1, (size_t)n, stderr);
     fflush(stderr);
@@ -26,6 +69,16 @@ void die(int code, const char *fmt, ...) {
     vprint(fmt, ap);
     va_end(ap);
     exit(code);
+}
+
+void die_now(int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vprint(fmt, ap);
+    va_end(ap);
+    outfile_discard_all();
+    fflush(NULL);
+    _exit(code);
 }
 
 void warnf(const char *fmt, ...) {
@@ -82,6 +135,14 @@ size_t peak_rss_bytes(void) {
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
     return (size_t)ru.ru_maxrss * 1024;  // Linux reports kilobytes
+}
+
+size_t current_rss_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size = 0, resident = 0;
+    const int ok = f && fscanf(f, "%lu %lu", &size, &resident) == 2;
+    if (f) fclose(f);
+    return ok ? (size_t)resident * (size_t)sysconf(_SC_PAGESIZE) : 0;
 }
 
 void malloc_keep_pages(void) {

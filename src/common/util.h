@@ -11,8 +11,21 @@ enum { EXIT_RUNTIME = 1, EXIT_BADINPUT = 2 };
 
 // Print "attnsweep: <message>" on one line to stderr and exit with `code`.
 _Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// The same, skipping the exit handlers of libraries that cannot be trusted after the
+// failure (HDF5 crashes closing a file whose write failed); temporary output files are
+// still removed (common/outfile.h).
+_Noreturn void die_now(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 // Print "attnsweep: <message>" to stderr and go on.
 void warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// s with what a terminal would act on written out: control characters (C0, DEL, and C1
+// as UTF-8) and bytes that are not UTF-8 as \xNN; everything else, UTF-8 included, as it
+// is. Into out (always terminated; cut short when len is too small).
+// Every line die and warnf print is passed through it, and so is every text from a file
+// that attnsweep prints.
+void text_escape(char *out, size_t len, const char *s);
+// The same, allocated (the caller frees it).
+char *text_escaped(const char *s);
 
 // Allocation that reports the caller's file and line and exits on failure.
 void *xmalloc_at(size_t n, const char *file, int line);
@@ -43,5 +56,7 @@ double unix_seconds(void);
 
 // Peak resident set size of this process in bytes (0 if unknown).
 size_t peak_rss_bytes(void);
+// Resident set size of this process now, in bytes (0 if unknown).
+size_t current_rss_bytes(void);
 
 #endif

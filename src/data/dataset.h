@@ -22,9 +22,10 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "common/bytes.h"
 #include "common/config.h"
 
-enum { IMG_SIDE = 28, IMG_PIXELS = 784 };
+enum { IMG_SIDE = 28, IMG_PIXELS = 784, PATCH_PIXELS = 49 };  // a patch: 7 × 7 pixels
 
 typedef enum { SPLIT_VAL, SPLIT_TEST } EvalSplit;  // the two held-out splits
 
@@ -61,10 +62,23 @@ int dataset_serves(const Dataset *d, const TrialConfig *c);
 // freshly opened one.
 void dataset_restart(Dataset *d);
 
+// Where the training stream is, beyond the caller's rng (fashion_mnist: this epoch's order
+// and the position in it; charlm and recall draw everything from the rng): appended to b,
+// and restored (0, or -1 with the reason in rd when the bytes do not fit this dataset).
+void dataset_save_position(const Dataset *d, Bytes *b);
+int dataset_restore_position(Dataset *d, ByteReader *rd);
+
 // recall's baselines for P pairs of a V-token vocabulary: the accuracy of a value drawn at
 // random (2/V) and of a model that knows which P values the sequence holds but not which
 // key has which (1/P). Above the second, a model binds keys to values.
 void recall_baselines(int pairs, int vocab, double *chance, double *values_only);
+
+// Probes (`attnsweep probe`'s transformed training): from now on every image d hands out
+// (training, validation and test rows) goes through a fixed linear map of its input
+// features, x ↦ Q x, on all 784 pixels (dim 784, row-major order) or on each 7×7 patch's
+// 49 pixels in the patch embedding's order (dim 49, the same Q for all 16 patches).
+// Q: dim × dim, row-major, copied. fashion_mnist only (dies otherwise: internal error).
+void dataset_set_input_transform(Dataset *d, const float *Q, int dim);
 
 Batch batch_alloc(const DatasetInfo *info, int B);
 void batch_free(Batch *b);
@@ -75,5 +89,11 @@ void dataset_train_batch(Dataset *d, Batch *b, gsl_rng *rng);
 // Examples [start, start + B) of a held-out split; rows past its end get targets -1.
 // Returns the number of real rows.
 int dataset_eval_batch(const Dataset *d, EvalSplit split, Batch *b, long start);
+
+// Rows [rows, B) of b become padding: zero inputs, nothing to predict.
+void batch_pad(Batch *b, int rows, const DatasetInfo *info);
+// Rows [start, start + n) of src into the first n rows of dst (n <= dst->B), the rest of
+// dst padding: a data-parallel rank's share of a global batch.
+void batch_take_rows(Batch *dst, const Batch *src, int start, int n, const DatasetInfo *info);
 
 #endif

@@ -179,6 +179,25 @@ void fashion_mnist_train_batch(FashionMnist *f, Batch *b, gsl_rng *rng) {
     }
 }
 
+void fashion_mnist_save_position(const FashionMnist *f, Bytes *b) {
+    bytes_put_i64(b, f->cursor);
+    bytes_put_array(b, f->perm, (size_t)f->train.n, 4);
+}
+
+int fashion_mnist_restore_position(FashionMnist *f, ByteReader *rd) {
+    const long cursor = br_i64(rd);
+    if (!rd->failed && (cursor < 0 || cursor > f->train.n)) br_fail(rd, "data position %ld of %ld", cursor, f->train.n);
+    int *perm = br_new_array(rd, (size_t)f->train.n, 4);
+    for (long i = 0; perm && i < f->train.n && !rd->failed; i++)
+        if (perm[i] < 0 || perm[i] >= f->train.n) br_fail(rd, "epoch order entry %ld is %d", i, perm[i]);
+    if (!rd->failed && perm) {
+        memcpy(f->perm, perm, (size_t)f->train.n * sizeof(int));
+        f->cursor = cursor;
+    }
+    free(perm);
+    return rd->failed ? -1 : 0;
+}
+
 void fashion_mnist_eval_rows(const FashionMnist *f, EvalSplit split, Batch *b, long start, int rows) {
     const Split *s = split == SPLIT_VAL ? &f->val : &f->test;
     for (int row = 0; row < rows; row++) put_example(f, s, start + row, b, row);

@@ -15,6 +15,8 @@ void fashion_mnist_free(FashionMnist *f);
 void fashion_mnist_restart(FashionMnist *f);
 void fashion_mnist_train_batch(FashionMnist *f, Batch *b, gsl_rng *rng);
 void fashion_mnist_eval_rows(const FashionMnist *f, EvalSplit split, Batch *b, long start, int rows);
+void fashion_mnist_save_position(const FashionMnist *f, Bytes *b);
+int fashion_mnist_restore_position(FashionMnist *f, ByteReader *rd);
 
 typedef struct CharLM CharLM;
 CharLM *charlm_open(const TrialConfig *c, DatasetInfo *info);

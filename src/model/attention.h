@@ -10,23 +10,26 @@
 
 #include <stddef.h>
 
+// Each core saves one float per sequence, head and token for its backward pass.
+static inline size_t attn_saved_floats(int B, int T, int NH) { return (size_t)B * NH * T; }
+
 // attn_softmax.c, variants mha and tucker: out_t = Σ_s softmax_s(q_t·k_s/√hs) v_s.
-// saved (attn_softmax_saved_floats) keeps q, k, v and the probabilities for the
-// backward pass, in the kernel's own layout (see attn_softmax.c).
-size_t attn_softmax_saved_floats(int B, int T, int C, int NH);
+// saved keeps each row's log-sum-exp of the scores for the backward pass, which reads
+// qkv and out again, recomputes the scores and writes (does not add into) dqkv.
 void attn_softmax_forward(float *out, float *saved, const float *qkv, int B, int T, int C, int NH,
                           int causal);
-void attn_softmax_backward(float *dqkv, const float *dout, const float *saved, int B, int T, int C,
-                           int NH, int causal);
+void attn_softmax_backward(float *dqkv, const float *dout, const float *out, const float *saved,
+                           const float *qkv, int B, int T, int C, int NH, int causal);
 
 // attn_linear.c, variant linear: φ(x) = elu(x) + 1 and
 //   out_t = φ(q_t)ᵀ S_t / (φ(q_t)·z_t + ε),  S_t = Σ_s φ(k_s) v_sᵀ,  z_t = Σ_s φ(k_s),
-// the sums over s ≤ t (causal, kept as running prefix sums: O(T·hs²)) or over all s.
-// Nothing beyond qkv is saved; the backward pass re-runs the prefix sums.
+// the sums over s ≤ t (causal, in chunks: O(T·hs²)) or over all s. saved keeps the
+// denominators for the backward pass, which recomputes the rest from qkv and out and
+// writes (does not add into) dqkv.
 #define LINEAR_ATTN_EPS 1e-6f
-void attn_linear_forward(float *out, const float *qkv, int B, int T, int C, int NH, int causal);
-void attn_linear_backward(float *dqkv, const float *dout, const float *qkv, int B, int T, int C,
-                          int NH, int causal);
+void attn_linear_forward(float *out, float *saved, const float *qkv, int B, int T, int C, int NH, int causal);
+void attn_linear_backward(float *dqkv, const float *dout, const float *out, const float *saved,
+                          const float *qkv, int B, int T, int C, int NH, int causal);
 
 // attn_tucker.c, variant tucker: the QKV weight is generated from a head-interaction core,
 //   W[h, k, m, ρ] = Σ_r U[h, r] · G[r, k, m, ρ]      (W = G ×₁ U),

@@ -1,183 +1,186 @@
-// Softmax attention core (mha and tucker).
+// Softmax attention core (mha and tucker), flash-style (FlashAttention, Dao et al. 2022,
+// with FlashAttention-2's loop order for the backward pass).
 //
-// T is small here (17 image tokens, 64 bytes), so per-head products are too small for
-// GEMMs and too short for vector loops over t or the head dimension (17 = 16 + a
-// scalar tail, and dot products need horizontal sums). Instead the batch is the
-// vector dimension: LANES consecutive sequences are gathered into tiles laid out
-// [t][i][lane], and every operation below is an elementwise op on LANES-wide rows,
-// which the compiler turns into full-width vector instructions. Lanes past the end
-// of the batch hold zeros and are never scattered back.
+// Per sequence and head, tiles of tb queries meet tiles of tb keys: the scores
+// S = q kᵀ/√hs of the pair of tiles, the online softmax (the running row maximum m and
+// sum l; the output so far rescaled by e^{m_old − m_new} when m grows), O += P v. Only
+// the log-sum-exp lse = m + log l of each row is kept for the backward pass, which
+// recomputes S and P = e^{S − lse} tile by tile: memory O(T), not O(T²). Causal: tiles
+// wholly above the diagonal are skipped, the diagonal tile is masked.
+//
+// Backward, per key tile, with D_t = dout_t · out_t (= Σ_s P_ts dP_ts):
+//   dP = dout vᵀ,  dS = P ⊙ (dP − D),  dv += Pᵀ dout,  dk += dSᵀ q/√hs,  dq += dS k/√hs.
+//
+// The products are tile_gemm (attn_tiles.h). A tile of scores is held transposed, one
+// row per key and the queries along the vectors, so that the softmax's statistics per
+// query (maximum, sum, lse, D) are elementwise operations on vectors, with no horizontal
+// sums; tile_gemm reads its scalar operand with any strides, which gives Pᵀ and dSᵀ for
+// free. The vector operands are packed per head into zero-padded rows of Tp (T rounded
+// up to TILE_VL) or HP (hs rounded up) floats; keys come straight from qkv.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/util.h"
 #include "model/attention.h"
+#include "model/attn_heads.h"
+#include "model/attn_tiles.h"
 #include "model/fastmath.h"
 
-enum { LANES = 16 };
-typedef float Lane[LANES];
+// Tiles of 64 (32 up to 256 tokens, where smaller tiles waste less of the causal diagonal).
+enum { TILE_MAX = 64 };
+static int tile_size(int T) { return T <= 256 ? 32 : TILE_MAX; }
 
-// y += a ⊙ b, lane by lane (and the other small lane ops).
-static inline void lane_fma(float *restrict y, const float *restrict a, const float *restrict b) {
-    for (int l = 0; l < LANES; l++) y[l] += a[l] * b[l];
-}
-
-// The tiles the forward pass keeps for the backward pass, per block of LANES sequences
-// and per head: q, k, v (T, hs) and the probabilities p (T, T), all in lanes.
-static inline size_t head_tile_lanes(int T, int hs) { return 3 * (size_t)T * hs + (size_t)T * T; }
-
-size_t attn_softmax_saved_floats(int B, int T, int C, int NH) {
-    size_t blocks = ((size_t)B + LANES - 1) / LANES;
-    return blocks * NH * head_tile_lanes(T, C / NH) * LANES;
-}
-
-// Moving between rows (one per sequence) and lanes is a transpose. Full 16 × 16 blocks
-// go through a fixed-size transpose that the compiler turns into vector permutes; the
-// rest (a partial batch block, hs not a multiple of 16) element by element.
-
-// dst[i][l] = src[l·stride + i], i, l < 16
-static inline void block_to_lanes(Lane *restrict dst, const float *restrict src, long stride) {
-    float rows[LANES][LANES];
-    for (int l = 0; l < LANES; l++)
-        for (int i = 0; i < LANES; i++) rows[l][i] = src[l * stride + i];
-    for (int i = 0; i < LANES; i++)
-        for (int l = 0; l < LANES; l++) dst[i][l] = rows[l][i];
-}
-
-// dst[l·stride + i] (+)= src[i][l], i, l < 16
-static inline void block_from_lanes(float *restrict dst, long stride, const Lane *restrict src, int add) {
-    float rows[LANES][LANES];
-    for (int l = 0; l < LANES; l++)
-        for (int i = 0; i < LANES; i++) rows[l][i] = src[i][l];
-    for (int l = 0; l < LANES; l++)
-        for (int i = 0; i < LANES; i++) dst[l * stride + i] = (add ? dst[l * stride + i] : 0.0f) + rows[l][i];
-}
-
-// tile[t·hs + i][lane] = src[(b0 + lane, t), col + i] for the nl real lanes; 0 beyond.
-static void gather(Lane *tile, const float *src, int b0, int nl, int T, int stride, int col, int hs) {
-    const long lane_stride = (long)T * stride;  // from one sequence's row to the next's
-    const int full = nl == LANES ? hs / LANES * LANES : 0;
-    if (nl < LANES) memset(tile, 0, (size_t)T * hs * sizeof(Lane));
-    for (int t = 0; t < T; t++) {
-        const float *row0 = src + ((long)b0 * T + t) * stride + col;
-        for (int i = 0; i < full; i += LANES) block_to_lanes(tile + t * hs + i, row0 + i, lane_stride);
-        for (int l = 0; l < nl; l++)
-            for (int i = full; i < hs; i++) tile[t * hs + i][l] = row0[l * lane_stride + i];
+// The online softmax on one tile of scores: s holds Sᵀ (nc keys × nq queries, row stride
+// tb) and becomes Pᵀ = e^{S − m}; m, sum (nq) are the queries' running maximum and sum,
+// updated, and alpha (nq) receives e^{m_old − m_new}, the factor for the output so far.
+// diag: the tile is on the causal diagonal (query tile = key tile), where key c is masked
+// for the queries l < c (a compile-time constant after inlining).
+TILES_INLINE void online_softmax(float *restrict s, float *restrict m, float *restrict sum, float *restrict alpha,
+                                 int tb, int nc, int nq, int diag) {
+    for (int l = 0; l < nq; l++) alpha[l] = m[l];
+    for (int c = 0; c < nc; c++)
+        for (int l = 0; l < nq; l++) {
+            const float x = diag && c > l ? -INFINITY : s[c * tb + l];
+            m[l] = x > m[l] ? x : m[l];
+        }
+    for (int l = 0; l < nq; l++) {
+        alpha[l] = exp_fast(alpha[l] - m[l]);  // 0 on the first tile (m was −∞)
+        sum[l] *= alpha[l];
     }
+    for (int c = 0; c < nc; c++)
+        for (int l = 0; l < nq; l++) {
+            const float p = diag && c > l ? 0.0f : exp_fast(s[c * tb + l] - m[l]);
+            s[c * tb + l] = p;
+            sum[l] += p;
+        }
 }
 
-static void scatter(float *dst, const Lane *tile, int add, int b0, int nl, int T, int stride, int col, int hs) {
-    const long lane_stride = (long)T * stride;
-    const int full = nl == LANES ? hs / LANES * LANES : 0;
-    for (int t = 0; t < T; t++) {
-        float *row0 = dst + ((long)b0 * T + t) * stride + col;
-        for (int i = 0; i < full; i += LANES) block_from_lanes(row0 + i, lane_stride, tile + t * hs + i, add);
-        for (int l = 0; l < nl; l++)
-            for (int i = full; i < hs; i++)
-                row0[l * lane_stride + i] = (add ? row0[l * lane_stride + i] : 0.0f) + tile[t * hs + i][l];
-    }
+// The backward's tile: p holds Sᵀ and becomes Pᵀ = e^{S − lse}; dp holds dPᵀ and becomes
+// dSᵀ = Pᵀ ⊙ (dPᵀ − D); lse and d per query (nq); diag as in online_softmax.
+TILES_INLINE void softmax_grad_tile(float *restrict p, float *restrict dp, const float *restrict lse,
+                                    const float *restrict d, int tb, int nc, int nq, int diag) {
+    for (int c = 0; c < nc; c++)
+        for (int l = 0; l < nq; l++) {
+            const float e = diag && c > l ? 0.0f : exp_fast(p[c * tb + l] - lse[l]);
+            p[c * tb + l] = e;
+            dp[c * tb + l] = e * (dp[c * tb + l] - d[l]);
+        }
 }
 
-void attn_softmax_forward(float *out, float *saved, const float *qkv, int B, int T, int C, int NH,
-                          int causal) {
-    const int hs = C / NH, C3 = 3 * C;
-    const size_t th = (size_t)T * hs;
-    const float scale = 1.0f / sqrtf((float)hs);
-    Lane *o = xmalloc(th * sizeof(Lane));
-    for (int b0 = 0; b0 < B; b0 += LANES) {
-        const int nl = B - b0 < LANES ? B - b0 : LANES;
-        for (int h = 0; h < NH; h++) {
-            Lane *q = (Lane *)saved + ((size_t)(b0 / LANES) * NH + h) * head_tile_lanes(T, hs);
-            Lane *k = q + th, *v = k + th, *p = v + th;
-            gather(q, qkv, b0, nl, T, C3, h * hs, hs);
-            gather(k, qkv, b0, nl, T, C3, C + h * hs, hs);
-            gather(v, qkv, b0, nl, T, C3, 2 * C + h * hs, hs);
-            for (int t = 0; t < T; t++) {
-                const int send = causal ? t + 1 : T;
-                Lane *pt = p + (long)t * T, mx, sum;
-                // Scores in pairs of keys: two independent FMA chains hide the latency.
-                int s = 0;
-                for (; s + 1 < send; s += 2) {
-                    Lane a0 = {0}, a1 = {0};
-                    for (int i = 0; i < hs; i++) {
-                        lane_fma(a0, q[t * hs + i], k[s * hs + i]);
-                        lane_fma(a1, q[t * hs + i], k[(s + 1) * hs + i]);
-                    }
-                    for (int l = 0; l < LANES; l++) pt[s][l] = a0[l] * scale, pt[s + 1][l] = a1[l] * scale;
-                }
-                for (; s < send; s++) {
-                    Lane a0 = {0};
-                    for (int i = 0; i < hs; i++) lane_fma(a0, q[t * hs + i], k[s * hs + i]);
-                    for (int l = 0; l < LANES; l++) pt[s][l] = a0[l] * scale;
-                }
-                memcpy(mx, pt[0], sizeof(Lane));
-                for (s = 1; s < send; s++)
-                    for (int l = 0; l < LANES; l++) mx[l] = pt[s][l] > mx[l] ? pt[s][l] : mx[l];
-                memset(sum, 0, sizeof(Lane));
-                for (s = 0; s < send; s++)
-                    for (int l = 0; l < LANES; l++) {
-                        pt[s][l] = exp_fast(pt[s][l] - mx[l]);
-                        sum[l] += pt[s][l];
-                    }
-                for (int l = 0; l < LANES; l++) sum[l] = 1.0f / sum[l];
-                for (s = 0; s < send; s++)
-                    for (int l = 0; l < LANES; l++) pt[s][l] *= sum[l];
-                for (s = send; s < T; s++) memset(pt[s], 0, sizeof(Lane));
-                memset(o + (long)t * hs, 0, (size_t)hs * sizeof(Lane));
-                for (s = 0; s < send; s++)
-                    for (int i = 0; i < hs; i++) lane_fma(o[t * hs + i], pt[s], v[s * hs + i]);
-            }
-            scatter(out, o, 0, b0, nl, T, C, h * hs, hs);
+// Per-head scratch; each pass says which fields it uses.
+typedef struct {
+    void *block;
+    float *qt, *gt, *q, *k, *v, *g, *dq, *dk, *dv, *s, *dp, *o, *m, *l, *alpha, *lse, *d;
+    int T, Tp, hs, HP, tb;
+} Head;
+
+static void *head_alloc(int T, int hs) {
+    Head *w = xmalloc(sizeof *w);
+    *w = (Head){.T = T, .Tp = tile_round(T), .hs = hs, .HP = tile_round(hs), .tb = tile_size(T)};
+    const size_t th = (size_t)w->Tp * w->HP, tile = (size_t)TILE_MAX * TILE_MAX, rows = (size_t)TILE_MAX * w->HP;
+    float *p = tile_alloc(8 * th + 3 * rows + 2 * tile + 3 * TILE_MAX + 2 * w->Tp, &w->block);
+    w->qt = p, w->gt = p + th, w->q = p + 2 * th, w->k = p + 3 * th, w->v = p + 4 * th, w->g = p + 5 * th;
+    w->dq = p + 6 * th;
+    w->dk = p + 8 * th, w->dv = w->dk + rows;
+    w->s = w->dv + rows, w->dp = w->s + tile;
+    w->o = w->dp + tile, w->m = w->o + rows, w->l = w->m + TILE_MAX, w->alpha = w->l + TILE_MAX;
+    w->lse = w->alpha + TILE_MAX, w->d = w->lse + w->Tp;
+    return w;
+}
+
+static void head_release(void *work) {
+    Head *w = work;
+    free(w->block);
+    free(w);
+}
+
+// One sequence and head: out rows (T, hs wide, stride C) and lse (T) from q, k, v rows
+// of qkv (stride 3C). Uses w.qt (qᵀ/√hs), w.v, w.s (Sᵀ, then Pᵀ), w.o, w.m, w.l, w.alpha.
+KERNEL_TARGETS
+static void head_forward(void *work, float *out, float *lse, const float *qkv, int C, int causal) {
+    Head *w = work;
+    const int T = w->T, Tp = w->Tp, hs = w->hs, HP = w->HP, nvh = HP / TILE_VL, tb = w->tb;
+    const long ld = 3L * C;
+    tile_pack_cols(w->qt, Tp, qkv, ld, T, hs, 1.0f / sqrtf((float)hs));
+    tile_pack_rows(w->v, HP, qkv + 2 * C, ld, T, T, hs, 1.0f);
+    for (int i0 = 0; i0 < T; i0 += tb) {
+        const int nr = T - i0 < tb ? T - i0 : tb, nq = tile_round(nr), kend = causal ? i0 + nr : T;
+        for (int l = 0; l < nq; l++) w->m[l] = -INFINITY, w->l[l] = 0.0f;
+        memset(w->o, 0, (size_t)nr * HP * sizeof(float));
+        for (int j0 = 0; j0 < kend; j0 += tb) {
+            const int nc = kend - j0 < tb ? kend - j0 : tb;
+            tile_gemm(w->s, tb, qkv + C + j0 * ld, ld, 1, w->qt + i0, Tp, nc, hs, nq / TILE_VL, 0);
+            if (causal && j0 == i0)
+                online_softmax(w->s, w->m, w->l, w->alpha, tb, nc, nq, 1);
+            else
+                online_softmax(w->s, w->m, w->l, w->alpha, tb, nc, nq, 0);
+            for (int r = 0; r < nr; r++)
+                for (int i = 0; i < HP; i++) w->o[(long)r * HP + i] *= w->alpha[r];
+            tile_gemm(w->o, HP, w->s, 1, tb, w->v + (long)j0 * HP, HP, nr, nc, nvh, 1);
+        }
+        for (int r = 0; r < nr; r++) {
+            const float inv = 1.0f / w->l[r];
+            float *dst = out + (long)(i0 + r) * C;
+            for (int i = 0; i < hs; i++) dst[i] = w->o[(long)r * HP + i] * inv;
+            lse[i0 + r] = w->m[r] + logf(w->l[r]);
         }
     }
-    free(o);
 }
 
-// With P = att, dP_ts = dout_t·v_s, the softmax backward is dS_ts = P_ts (dP_ts − Σ_s' P_ts' dP_ts').
-void attn_softmax_backward(float *dqkv, const float *dout, const float *saved, int B, int T, int C, int NH,
-                           int causal) {
-    const int hs = C / NH, C3 = 3 * C;
+// One sequence and head: writes dq, dk, dv into the rows of dqkv (stride 3C). Uses w.qt
+// (qᵀ/√hs), w.gt (doutᵀ), w.q (q/√hs), w.k, w.g (dout), w.dq, w.dk, w.dv, w.s (Sᵀ, then
+// Pᵀ), w.dp (dPᵀ, then dSᵀ), w.lse and w.d.
+KERNEL_TARGETS
+static void head_backward(void *work, float *dqkv, const float *dout, const float *out, const float *lse,
+                          const float *qkv, int C, int causal) {
+    Head *w = work;
+    const int T = w->T, Tp = w->Tp, hs = w->hs, HP = w->HP, nvh = HP / TILE_VL, tb = w->tb;
+    const long ld = 3L * C;
     const float scale = 1.0f / sqrtf((float)hs);
-    const size_t th = (size_t)T * hs;
-    Lane *d = xmalloc((4 * th + T) * sizeof(Lane));
-    Lane *dq = d + th, *dk = dq + th, *dv = dk + th, *dp = dv + th;
-    for (int b0 = 0; b0 < B; b0 += LANES) {
-        const int nl = B - b0 < LANES ? B - b0 : LANES;
-        for (int h = 0; h < NH; h++) {
-            const Lane *q = (const Lane *)saved + ((size_t)(b0 / LANES) * NH + h) * head_tile_lanes(T, hs);
-            const Lane *k = q + th, *v = k + th, *p = v + th;
-            gather(d, dout, b0, nl, T, C, h * hs, hs);
-            memset(dq, 0, 3 * th * sizeof(Lane));  // dq, dk, dv are adjacent
-            for (int t = 0; t < T; t++) {
-                const int send = causal ? t + 1 : T;
-                const Lane *pt = p + (long)t * T;
-                Lane dot = {0};
-                for (int s = 0; s < send; s++) {
-                    Lane a0 = {0}, a1 = {0};  // two chains over i hide the FMA latency
-                    int i = 0;
-                    for (; i + 1 < hs; i += 2) {
-                        lane_fma(a0, d[t * hs + i], v[s * hs + i]);
-                        lane_fma(a1, d[t * hs + i + 1], v[s * hs + i + 1]);
-                    }
-                    for (; i < hs; i++) lane_fma(a0, d[t * hs + i], v[s * hs + i]);
-                    for (int l = 0; l < LANES; l++) dp[s][l] = a0[l] + a1[l];
-                    for (i = 0; i < hs; i++) lane_fma(dv[s * hs + i], pt[s], d[t * hs + i]);
-                    lane_fma(dot, pt[s], dp[s]);
-                }
-                for (int s = 0; s < send; s++) {
-                    Lane ds;
-                    for (int l = 0; l < LANES; l++) ds[l] = pt[s][l] * (dp[s][l] - dot[l]) * scale;
-                    for (int i = 0; i < hs; i++) {
-                        lane_fma(dq[t * hs + i], ds, k[s * hs + i]);
-                        lane_fma(dk[s * hs + i], ds, q[t * hs + i]);
-                    }
-                }
-            }
-            scatter(dqkv, dq, 1, b0, nl, T, C3, h * hs, hs);
-            scatter(dqkv, dk, 1, b0, nl, T, C3, C + h * hs, hs);
-            scatter(dqkv, dv, 1, b0, nl, T, C3, 2 * C + h * hs, hs);
-        }
+    tile_pack_cols(w->qt, Tp, qkv, ld, T, hs, scale);
+    tile_pack_cols(w->gt, Tp, dout, C, T, hs, 1.0f);
+    tile_pack_rows(w->q, HP, qkv, ld, T, T, hs, scale);
+    tile_pack_rows(w->k, HP, qkv + C, ld, T, T, hs, 1.0f);
+    tile_pack_rows(w->g, HP, dout, C, T, T, hs, 1.0f);
+    for (int t = 0; t < T; t++) {
+        const float *g = dout + (long)t * C, *o = out + (long)t * C;
+        float d = 0.0f;
+#pragma omp simd reduction(+ : d)
+        for (int i = 0; i < hs; i++) d += g[i] * o[i];
+        w->d[t] = d;
+        w->lse[t] = lse[t];
     }
-    free(d);
+    for (int t = T; t < Tp; t++) w->d[t] = w->lse[t] = 0.0f;
+    memset(w->dq, 0, (size_t)T * HP * sizeof(float));
+    for (int j0 = 0; j0 < T; j0 += tb) {
+        const int nc = T - j0 < tb ? T - j0 : tb;
+        memset(w->dk, 0, (size_t)nc * HP * sizeof(float));
+        memset(w->dv, 0, (size_t)nc * HP * sizeof(float));
+        for (int i0 = causal ? j0 : 0; i0 < T; i0 += tb) {
+            const int nr = T - i0 < tb ? T - i0 : tb, nq = tile_round(nr);
+            tile_gemm(w->s, tb, qkv + C + j0 * ld, ld, 1, w->qt + i0, Tp, nc, hs, nq / TILE_VL, 0);
+            tile_gemm(w->dp, tb, qkv + 2 * C + j0 * ld, ld, 1, w->gt + i0, Tp, nc, hs, nq / TILE_VL, 0);
+            if (causal && j0 == i0)
+                softmax_grad_tile(w->s, w->dp, w->lse + i0, w->d + i0, tb, nc, nq, 1);
+            else
+                softmax_grad_tile(w->s, w->dp, w->lse + i0, w->d + i0, tb, nc, nq, 0);
+            tile_gemm(w->dv, HP, w->s, tb, 1, w->g + (long)i0 * HP, HP, nc, nr, nvh, 1);
+            tile_gemm(w->dk, HP, w->dp, tb, 1, w->q + (long)i0 * HP, HP, nc, nr, nvh, 1);
+            tile_gemm(w->dq + (long)i0 * HP, HP, w->dp, 1, tb, w->k + (long)j0 * HP, HP, nr, nc, nvh, 1);
+        }
+        tile_unpack_rows(dqkv + j0 * ld + C, ld, w->dk, HP, nc, hs, 1.0f);
+        tile_unpack_rows(dqkv + j0 * ld + 2 * C, ld, w->dv, HP, nc, hs, 1.0f);
+    }
+    tile_unpack_rows(dqkv, ld, w->dq, HP, T, hs, scale);
+}
+
+static const AttnCore CORE = {head_alloc, head_release, head_forward, head_backward};
+
+void attn_softmax_forward(float *out, float *saved, const float *qkv, int B, int T, int C, int NH, int causal) {
+    attn_heads_forward(&CORE, out, saved, qkv, B, T, C, NH, causal);
+}
+
+void attn_softmax_backward(float *dqkv, const float *dout, const float *out, const float *saved, const float *qkv,
+                           int B, int T, int C, int NH, int causal) {
+    attn_heads_backward(&CORE, dqkv, dout, out, saved, qkv, B, T, C, NH, causal);
 }

@@ -45,7 +45,7 @@ void patch_embed_backward(float *dpatch_w, float *dpatch_b, float *dcls, float *
             float *de = dpemb + ((long)b * N_PATCHES + p) * C;
             float *dpos = dwpe + (long)(p + 1) * C;
             for (int c = 0; c < C; c++) {
-                de[c] += dp[c];
+                de[c] = dp[c];
                 dpos[c] += dp[c];
             }
         }

@@ -67,9 +67,12 @@ static void layout_params(Arena *a, Params *p, const Model *m) {
     arena_reserve(a, &p->head_b, K, "head_b", 0);
 }
 
-// The activation-gradient arena (grads = 1) leaves out what only the forward pass
-// keeps (LayerNorm statistics, saved attention tiles, probabilities, patches): it is
-// zeroed every step, so smaller is faster.
+// The activation arena (grads = 0) holds what the forward pass computes and the backward
+// pass reads. The activation-gradient arena (grads = 1) holds the gradients the backward
+// pass computes and consumes, each written before it is read, so nothing in it is zeroed
+// per step: x0 is the gradient of the residual stream, updated in place from the top
+// block down to the embeddings, and the blocks' res1, res2 and fch_gelu have no gradient
+// buffer of their own (fch's holds fch_gelu's gradient, then its own).
 static void layout_acts(Arena *a, Acts *x, const Model *m, int grads) {
     const size_t B = m->B, T = m->T, C = m->C, BT = B * T, F = m->F;
     if (m->encoder) {
@@ -95,21 +98,20 @@ static void layout_acts(Arena *a, Acts *x, const Model *m, int grads) {
         } else {
             if (m->cfg.attention == ATTN_TUCKER) arena_reserve(a, &b->wqkv, 3 * C * C, "wqkv", 0);
             arena_reserve(a, &b->qkv, BT * 3 * C, "qkv", 0);
-            if (m->cfg.attention != ATTN_LINEAR && !grads)
-                arena_reserve(a, &b->att, attn_softmax_saved_floats(m->B, m->T, m->C, m->NH), "att", 0);
+            if (!grads) arena_reserve(a, &b->att, attn_saved_floats(m->B, m->T, m->NH), "att", 0);
             arena_reserve(a, &b->atty, BT * C, "atty", 0);
         }
-        arena_reserve(a, &b->attproj, BT * C, "attproj", 0);
-        arena_reserve(a, &b->res1, BT * C, "res1", 0);
+        if (!grads) arena_reserve(a, &b->res1, BT * C, "res1", 0);
         arena_reserve(a, &b->ln2, BT * C, "ln2", 0);
         if (!grads) {
             arena_reserve(a, &b->ln2_mean, BT, "ln2_mean", 0);
             arena_reserve(a, &b->ln2_rstd, BT, "ln2_rstd", 0);
         }
         arena_reserve(a, &b->fch, BT * F, "fch", 0);
-        arena_reserve(a, &b->fch_gelu, BT * F, "fch_gelu", 0);
-        arena_reserve(a, &b->fcproj, BT * C, "fcproj", 0);
-        arena_reserve(a, &b->res2, BT * C, "res2", 0);
+        if (!grads) {
+            arena_reserve(a, &b->fch_gelu, BT * F, "fch_gelu", 0);
+            arena_reserve(a, &b->res2, BT * C, "res2", 0);
+        }
     }
     arena_reserve(a, &x->lnf, BT * C, "lnf", 0);
     arena_reserve(a, &x->logits, (size_t)m->NP * m->K, "logits", 0);
@@ -182,7 +184,8 @@ static void init_params(Model *m, gsl_rng *rng) {
     init_linear(p->head_w, (size_t)K * C, p->head_b, K, C, rng);
 }
 
-int model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B) {
+// The shapes of a model of cfg for batches of B (nothing allocated).
+static void set_shapes(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B) {
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
     m->encoder = info->kind == TASK_FASHION_MNIST;
@@ -206,7 +209,28 @@ int model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B)
         m->dims[0] = m->NH, m->dims[1] = m->hs, m->dims[2] = m->C, m->dims[3] = 3;
         m->out_dims[0] = m->C, m->out_dims[1] = m->C;
     }
+}
 
+size_t model_bytes(const TrialConfig *cfg, const DatasetInfo *info, int B) {
+    Model m;
+    set_shapes(&m, cfg, info, B);
+    BlockParams *pb = m.params.blocks = xcalloc(m.L, sizeof(BlockParams));
+    BlockActs *ab = m.acts.blocks = xcalloc(m.L, sizeof(BlockActs));
+    layout_params(&m.params_arena, &m.params, &m);  // the sizes only: nothing is committed
+    layout_acts(&m.acts_arena, &m.acts, &m, 0);
+    layout_acts(&m.dacts_arena, &m.acts, &m, 1);
+    // parameters, gradients and AdamW's two moments; activations and their gradients
+    const size_t floats = 4 * m.params_arena.total + m.acts_arena.total + m.dacts_arena.total;
+    arena_free(&m.params_arena);
+    arena_free(&m.acts_arena);
+    arena_free(&m.dacts_arena);
+    free(pb);
+    free(ab);
+    return floats * sizeof(float);
+}
+
+int model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B) {
+    set_shapes(m, cfg, info, B);
     m->params.blocks = xcalloc(m->L, sizeof(BlockParams));
     m->grads.blocks = xcalloc(m->L, sizeof(BlockParams));
     m->acts.blocks = xcalloc(m->L, sizeof(BlockActs));
@@ -263,10 +287,6 @@ void model_free(Model *m) {
 // ---------------------------------------------------------------------------------
 // Forward
 
-static void add2(float *out, const float *a, const float *b, long n) {
-    for (long i = 0; i < n; i++) out[i] = a[i] + b[i];
-}
-
 static void accumulate(float *y, const float *x, long n) {
     for (long i = 0; i < n; i++) y[i] += x[i];
 }
@@ -276,15 +296,19 @@ static const float *qkv_weight(const Model *m, int l) {
     return m->cfg.attention == ATTN_TUCKER ? m->acts.blocks[l].wqkv : m->params.blocks[l].qkv_w;
 }
 
+// The attention sublayer's output, without its bias, into res1 (the next LayerNorm adds
+// the bias and the residual).
 static void attention_forward(Model *m, int l) {
     const BlockParams *p = &m->params.blocks[l];
     BlockActs *a = &m->acts.blocks[l];
     const int B = m->B, T = m->T, C = m->C, BT = B * T;
     switch (m->cfg.attention) {
-    case ATTN_GRASSMANN:
-        grassmann_forward(a->attproj, a->gm, a->ln1, p->gm, B, T, C, m->r, m->cfg.offsets,
-                          m->cfg.n_offsets, m->causal);
+    case ATTN_GRASSMANN: {
+        int n_off;
+        const int *off = config_layer_offsets(&m->cfg, l, &n_off);
+        grassmann_forward(a->res1, a->gm, a->ln1, p->gm, B, T, C, m->r, off, n_off, m->causal);
         return;
+    }
     case ATTN_TUCKER:
         tucker_generate_forward(a->wqkv, p->core, p->factor, m->NH, m->R, m->hs, C);
         break;
@@ -293,24 +317,63 @@ static void attention_forward(Model *m, int l) {
     }
     matmul_forward(a->qkv, a->ln1, qkv_weight(m, l), p->qkv_b, BT, C, 3 * C);
     if (m->cfg.attention == ATTN_LINEAR)
-        attn_linear_forward(a->atty, a->qkv, B, T, C, m->NH, m->causal);
+        attn_linear_forward(a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal);
     else
         attn_softmax_forward(a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal);
-    matmul_forward(a->attproj, a->atty, p->proj_w, p->proj_b, BT, C, C);
+    matmul_forward(a->res1, a->atty, p->proj_w, NULL, BT, C, C);
 }
 
-static void block_forward(Model *m, int l, const float *x) {
+// The bias of a block's sublayers, which the LayerNorm after each adds with the residual.
+static const float *attention_bias(const Model *m, int l) {
+    return m->cfg.attention == ATTN_GRASSMANN ? NULL : m->params.blocks[l].proj_b;
+}
+
+// x is the block's input, the residual stream, still to be completed by x += add + add_bias
+// (the block before's MLP output and its bias; add = NULL for the first block). Leaves
+// res2 = the MLP's output without its bias, which the next LayerNorm completes likewise.
+static void block_forward(Model *m, int l, float *x, const float *add, const float *add_bias) {
     const BlockParams *p = &m->params.blocks[l];
     BlockActs *a = &m->acts.blocks[l];
     const int BT = m->B * m->T, C = m->C, F = m->F;
-    layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, x, p->ln1_w, p->ln1_b, BT, C);
+    layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, x, add, add_bias, p->ln1_w, p->ln1_b, BT, C);
     attention_forward(m, l);
-    add2(a->res1, x, a->attproj, (long)BT * C);
-    layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->res1, p->ln2_w, p->ln2_b, BT, C);
-    matmul_forward(a->fch, a->ln2, p->fc_w, p->fc_b, BT, C, F);
-    gelu_forward(a->fch_gelu, a->fch, (long)BT * F);
-    matmul_forward(a->fcproj, a->fch_gelu, p->fcproj_w, p->fcproj_b, BT, F, C);
-    add2(a->res2, a->res1, a->fcproj, (long)BT * C);
+    layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->res1, x, attention_bias(m, l), p->ln2_w, p->ln2_b, BT, C);
+    matmul_forward(a->fch, a->ln2, p->fc_w, NULL, BT, C, F);
+    gelu_forward(a->fch_gelu, a->fch, p->fc_b, BT, F);
+    matmul_forward(a->res2, a->fch_gelu, p->fcproj_w, NULL, BT, F, C);
+}
+
+// The paper's block (grassmann_block: paper), post-LN with the mixer's gate as the only
+// path around the mixer: res1 = mix(x), ln1 = u = LN₁(res1), res2 = u + FFN(u) (the
+// MLP's output completed in place by LN₂), ln2 = y = LN₂(res2), the block's output. x is
+// complete (the embeddings or the block before's ln2).
+static void paper_block_forward(Model *m, int l, const float *x) {
+    const BlockParams *p = &m->params.blocks[l];
+    BlockActs *a = &m->acts.blocks[l];
+    const int B = m->B, T = m->T, BT = B * T, C = m->C, F = m->F;
+    int n_off;
+    const int *off = config_layer_offsets(&m->cfg, l, &n_off);
+    grassmann_forward(a->res1, a->gm, x, p->gm, B, T, C, m->r, off, n_off, m->causal);
+    layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, a->res1, NULL, NULL, p->ln1_w, p->ln1_b, BT, C);
+    matmul_forward(a->fch, a->ln1, p->fc_w, NULL, BT, C, F);
+    gelu_forward(a->fch_gelu, a->fch, p->fc_b, BT, F);
+    matmul_forward(a->res2, a->fch_gelu, p->fcproj_w, NULL, BT, F, C);
+    layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, a->ln1, p->fcproj_b, p->ln2_w, p->ln2_b, BT, C);
+}
+
+static int paper_block(const Model *m) {
+    return m->cfg.attention == ATTN_GRASSMANN && m->cfg.grassmann_block == GRASSMANN_PAPER;
+}
+
+// Block l's output as the next layer reads it: complete (the paper's block: its ln2), or
+// x += add + add_bias still to be done by the next LayerNorm (pre-LN: res2, res1, the
+// MLP's bias). Block −1 is the embeddings.
+static float *block_output(const Model *m, int l, const float **add, const float **add_bias) {
+    *add = *add_bias = NULL;
+    if (l < 0) return m->acts.x0;
+    if (paper_block(m)) return m->acts.blocks[l].ln2;
+    *add = m->acts.blocks[l].res1, *add_bias = m->params.blocks[l].fcproj_b;
+    return m->acts.blocks[l].res2;
 }
 
 // The rows the head reads: every position (decoder) or the [CLS] rows (encoder).
@@ -322,6 +385,11 @@ static const float *head_input(Model *m) {
 }
 
 double model_forward(Model *m, const Batch *batch, long *count, long *correct) {
+    return model_forward_perturbed(m, batch, NULL, NULL, count, correct);
+}
+
+double model_forward_perturbed(Model *m, const Batch *batch, EmbedPerturb perturb, void *ctx, long *count,
+                               long *correct) {
     const Params *p = &m->params;
     Acts *a = &m->acts;
     const int B = m->B, T = m->T, C = m->C;
@@ -330,12 +398,17 @@ double model_forward(Model *m, const Batch *batch, long *count, long *correct) {
                             p->wpe, B, C);
     else
         token_embed_forward(a->x0, batch->tokens, p->wte, p->wpe, B, T, C);
-    const float *x = a->x0;
+    if (perturb) perturb(ctx, a->x0, (long)B * T * C);
+    const float *add, *add_bias;
+    float *x = block_output(m, -1, &add, &add_bias);
     for (int l = 0; l < m->L; l++) {
-        block_forward(m, l, x);
-        x = a->blocks[l].res2;
+        if (paper_block(m))
+            paper_block_forward(m, l, x);
+        else
+            block_forward(m, l, x, add, add_bias);
+        x = block_output(m, l, &add, &add_bias);
     }
-    layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, x, p->lnf_w, p->lnf_b, B * T, C);
+    layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, x, add, add_bias, p->lnf_w, p->lnf_b, B * T, C);
     matmul_forward(a->logits, head_input(m), p->head_w, p->head_b, m->NP, C, m->K);
     return crossentropy_forward(a->probs, a->logits, batch->targets, m->NP, m->K, count, correct);
 }
@@ -343,46 +416,86 @@ double model_forward(Model *m, const Batch *batch, long *count, long *correct) {
 // ---------------------------------------------------------------------------------
 // Backward
 
-static void attention_backward(Model *m, int l) {
+// A dense layer's backward pass that writes its input's gradient (dinp = dout · W, so the
+// activation gradients need no zeroing) and adds the weight's and the bias's.
+static void dense_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                           const float *weight, int N, int C, int OC) {
+    gemm(0, 0, N, C, OC, 1.0f, dout, OC, weight, C, 0.0f, dinp, C);
+    matmul_backward(NULL, dweight, dbias, dout, inp, weight, N, C, OC);
+}
+
+// dout: the gradient of the sublayer's output (the residual stream's); writes d->ln1.
+static void attention_backward(Model *m, int l, const float *dout) {
     const BlockParams *p = &m->params.blocks[l];
     BlockParams *g = &m->grads.blocks[l];
     const BlockActs *a = &m->acts.blocks[l];
     BlockActs *d = &m->dacts.blocks[l];
     const int B = m->B, T = m->T, C = m->C, BT = B * T;
     if (m->cfg.attention == ATTN_GRASSMANN) {
-        grassmann_backward(d->ln1, g->gm, d->gm, d->attproj, a->ln1, a->gm, p->gm, B, T, C, m->r,
-                           m->cfg.offsets, m->cfg.n_offsets, m->causal);
+        int n_off;
+        const int *off = config_layer_offsets(&m->cfg, l, &n_off);
+        memset(d->ln1, 0, (size_t)BT * C * sizeof(float));  // grassmann_backward adds into it
+        grassmann_backward(d->ln1, g->gm, d->gm, dout, a->ln1, a->gm, p->gm, B, T, C, m->r, off, n_off, m->causal);
         return;
     }
-    matmul_backward(d->atty, g->proj_w, g->proj_b, d->attproj, a->atty, p->proj_w, BT, C, C);
+    dense_backward(d->atty, g->proj_w, g->proj_b, dout, a->atty, p->proj_w, BT, C, C);
     if (m->cfg.attention == ATTN_LINEAR)
-        attn_linear_backward(d->qkv, d->atty, a->qkv, B, T, C, m->NH, m->causal);
+        attn_linear_backward(d->qkv, d->atty, a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal);
     else
-        attn_softmax_backward(d->qkv, d->atty, a->att, B, T, C, m->NH, m->causal);
-    // tucker: the weight gradient goes to the generated weight; the generator's
-    // backward runs after the regularisers have added theirs (model_backward).
-    float *dw = m->cfg.attention == ATTN_TUCKER ? d->wqkv : g->qkv_w;
-    matmul_backward(d->ln1, dw, g->qkv_b, d->qkv, a->ln1, qkv_weight(m, l), BT, C, 3 * C);
+        attn_softmax_backward(d->qkv, d->atty, a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal);
+    // tucker: the weight gradient goes to the generated weight (zeroed here; the
+    // regularisers add theirs to it and the generator's backward runs in model_backward).
+    float *dw = g->qkv_w;
+    if (m->cfg.attention == ATTN_TUCKER) {
+        dw = d->wqkv;
+        memset(dw, 0, 3 * (size_t)C * C * sizeof(float));
+    }
+    dense_backward(d->ln1, dw, g->qkv_b, d->qkv, a->ln1, qkv_weight(m, l), BT, C, 3 * C);
 }
 
-// x is the block's input and dx its gradient (accumulated into).
-static void block_backward(Model *m, int l, const float *x, float *dx) {
+// x is the block's input; the stream's gradient m->dacts.x0 holds that of the block's
+// output on entry and that of x on exit.
+static void block_backward(Model *m, int l, const float *x) {
     const BlockParams *p = &m->params.blocks[l];
     BlockParams *g = &m->grads.blocks[l];
     const BlockActs *a = &m->acts.blocks[l];
     BlockActs *d = &m->dacts.blocks[l];
     const int BT = m->B * m->T, C = m->C, F = m->F;
-    const long n = (long)BT * C;
-    accumulate(d->res1, d->res2, n);  // res2 = res1 + fcproj
-    accumulate(d->fcproj, d->res2, n);
-    matmul_backward(d->fch_gelu, g->fcproj_w, g->fcproj_b, d->fcproj, a->fch_gelu, p->fcproj_w, BT, F, C);
-    gelu_backward(d->fch, a->fch, d->fch_gelu, (long)BT * F);
-    matmul_backward(d->ln2, g->fc_w, g->fc_b, d->fch, a->ln2, p->fc_w, BT, C, F);
-    layernorm_backward(d->res1, g->ln2_w, g->ln2_b, d->ln2, a->res1, p->ln2_w, a->ln2_mean, a->ln2_rstd, BT, C);
-    accumulate(dx, d->res1, n);  // res1 = x + attproj
-    accumulate(d->attproj, d->res1, n);
-    attention_backward(m, l);
-    layernorm_backward(dx, g->ln1_w, g->ln1_b, d->ln1, x, p->ln1_w, a->ln1_mean, a->ln1_rstd, BT, C);
+    float *ds = m->dacts.x0;
+    // res2 = res1 + fcproj(gelu(fc(ln2))): ds is fcproj's output gradient as it stands.
+    dense_backward(d->fch, g->fcproj_w, g->fcproj_b, ds, a->fch_gelu, p->fcproj_w, BT, F, C);
+    gelu_backward(d->fch, g->fc_b, a->fch, BT, F);
+    dense_backward(d->ln2, g->fc_w, NULL, d->fch, a->ln2, p->fc_w, BT, C, F);
+    layernorm_backward(ds, g->ln2_w, g->ln2_b, d->ln2, a->res1, p->ln2_w, a->ln2_mean, a->ln2_rstd, BT, C);
+    // res1 = x + attention(ln1): ds is now res1's gradient, the attention output's too.
+    attention_backward(m, l, ds);
+    layernorm_backward(ds, g->ln1_w, g->ln1_b, d->ln1, x, p->ln1_w, a->ln1_mean, a->ln1_rstd, BT, C);
+}
+
+// The paper's block backward: x is its input; the stream's gradient m->dacts.x0 holds
+// that of the block's output y on entry and that of x on exit (x reaches y through the
+// mixer only). d->ln2 holds res2's gradient, then res1's; d->ln1 u's.
+static void paper_block_backward(Model *m, int l, const float *x) {
+    const BlockParams *p = &m->params.blocks[l];
+    BlockParams *g = &m->grads.blocks[l];
+    const BlockActs *a = &m->acts.blocks[l];
+    BlockActs *d = &m->dacts.blocks[l];
+    const int B = m->B, T = m->T, BT = B * T, C = m->C, F = m->F;
+    const size_t n = (size_t)BT * C;
+    float *ds = m->dacts.x0;
+    memset(d->ln2, 0, n * sizeof(float));  // layernorm_backward adds into it
+    layernorm_backward(d->ln2, g->ln2_w, g->ln2_b, ds, a->res2, p->ln2_w, a->ln2_mean, a->ln2_rstd, BT, C);
+    // res2 = u + fcproj(gelu(fc(u))) + its bias
+    dense_backward(d->fch, g->fcproj_w, g->fcproj_b, d->ln2, a->fch_gelu, p->fcproj_w, BT, F, C);
+    gelu_backward(d->fch, g->fc_b, a->fch, BT, F);
+    dense_backward(d->ln1, g->fc_w, NULL, d->fch, a->ln1, p->fc_w, BT, C, F);
+    accumulate(d->ln1, d->ln2, (long)n);
+    memset(d->ln2, 0, n * sizeof(float));
+    layernorm_backward(d->ln2, g->ln1_w, g->ln1_b, d->ln1, a->res1, p->ln1_w, a->ln1_mean, a->ln1_rstd, BT, C);
+    int n_off;
+    const int *off = config_layer_offsets(&m->cfg, l, &n_off);
+    memset(ds, 0, n * sizeof(float));  // grassmann_backward adds into it
+    grassmann_backward(ds, g->gm, d->gm, d->ln2, x, a->gm, p->gm, B, T, C, m->r, off, n_off, m->causal);
 }
 
 // Where layer l's attention-tensor gradient goes: the QKV weight gradient (mha, linear),
@@ -457,30 +570,34 @@ static double regularise(Model *m) {
     return penalty;
 }
 
-double model_backward(Model *m, const Batch *batch, long count) {
+double model_backward(Model *m, const Batch *batch, double count) {
     const Params *p = &m->params;
     Params *g = &m->grads;
     const Acts *a = &m->acts;
     Acts *d = &m->dacts;
     const int B = m->B, T = m->T, C = m->C, L = m->L;
     memset(m->grads_arena.mem, 0, m->grads_arena.total * sizeof(float));
-    memset(m->dacts_arena.mem, 0, m->dacts_arena.total * sizeof(float));
 
-    if (count > 0)
-        crossentropy_backward(d->logits, a->probs, batch->targets, 1.0f / (float)count, m->NP, m->K);
+    crossentropy_backward(d->logits, a->probs, batch->targets, count > 0 ? 1.0f / (float)count : 0.0f, m->NP,
+                          m->K);
     const float *hin = m->encoder ? a->headin : a->lnf;
     float *dhin = m->encoder ? d->headin : d->lnf;
-    matmul_backward(dhin, g->head_w, g->head_b, d->logits, hin, p->head_w, m->NP, C, m->K);
-    if (m->encoder)
+    dense_backward(dhin, g->head_w, g->head_b, d->logits, hin, p->head_w, m->NP, C, m->K);
+    if (m->encoder) {  // the head reads the [CLS] rows only
+        memset(d->lnf, 0, (size_t)B * T * C * sizeof(float));
         for (int b = 0; b < B; b++) memcpy(d->lnf + (long)b * T * C, d->headin + (long)b * C, C * sizeof(float));
+    }
 
-    const float *xl = L ? a->blocks[L - 1].res2 : a->x0;
-    float *dxl = L ? d->blocks[L - 1].res2 : d->x0;
-    layernorm_backward(dxl, g->lnf_w, g->lnf_b, d->lnf, xl, p->lnf_w, a->lnf_mean, a->lnf_rstd, B * T, C);
+    const float *add, *add_bias;
+    const float *xl = block_output(m, L - 1, &add, &add_bias);
+    memset(d->x0, 0, (size_t)B * T * C * sizeof(float));
+    layernorm_backward(d->x0, g->lnf_w, g->lnf_b, d->lnf, xl, p->lnf_w, a->lnf_mean, a->lnf_rstd, B * T, C);
     for (int l = L - 1; l >= 0; l--) {
-        const float *x = l ? a->blocks[l - 1].res2 : a->x0;
-        float *dx = l ? d->blocks[l - 1].res2 : d->x0;
-        block_backward(m, l, x, dx);
+        const float *x = block_output(m, l - 1, &add, &add_bias);
+        if (paper_block(m))
+            paper_block_backward(m, l, x);
+        else
+            block_backward(m, l, x);
     }
     if (m->encoder)
         patch_embed_backward(g->patch_w, g->patch_b, g->cls, g->wpe, d->pemb, d->x0, a->patches, B, C);
@@ -505,8 +622,10 @@ double model_flops_per_step(const Model *m) {
         switch (m->cfg.attention) {
         case ATTN_GRASSMANN: {
             const double r = m->r, M = grassmann_pairs(m->r);
+            int n_off;
+            config_layer_offsets(&m->cfg, l, &n_off);
             fwd += 2.0 * BT * C * r + 2.0 * BT * M * C + 2.0 * BT * 2 * C * C;  // reduce, expand, gate
-            fwd += 2.0 * BT * m->cfg.n_offsets * (m->causal ? 1 : 2) * r + 3.0 * BT * M;  // Plücker
+            fwd += 2.0 * BT * n_off * (m->causal ? 1 : 2) * r + 3.0 * BT * M;     // Plücker
             break;
         }
         case ATTN_LINEAR:

@@ -36,23 +36,25 @@ typedef struct {
     float *head_w, *head_b;          // (K, C), (K)
 } Params;
 
+// A block's activations; as commented for the pre-LN block. The paper's Grassmann block
+// (grassmann_block: paper) uses them in its own order: res1 = mix(x), ln1 = LN₁(res1),
+// res2 = ln1 + MLP output + its bias, ln2 = LN₂(res2), the block's output (model.c).
 typedef struct {
     float *ln1, *ln1_mean, *ln1_rstd;  // (BT, C), (BT), (BT)
     float *wqkv;                       // tucker: generated QKV weight (3C, C)
     float *qkv;                        // (BT, 3C)
-    float *att;                        // mha, tucker: q, k, v and probabilities saved by the core
+    float *att;                        // (B, NH, T) saved by the core: the rows' log-sum-exp (mha, tucker), the denominators (linear)
     float *atty;                       // (BT, C) heads' outputs
     GrassmannActs gm;                  // grassmann
-    float *attproj;                    // (BT, C) sublayer output
-    float *res1;                       // (BT, C)
+    float *res1;                       // (BT, C) x + attention output + its bias (see block_forward)
     float *ln2, *ln2_mean, *ln2_rstd;
-    float *fch, *fch_gelu;             // (BT, F)
-    float *fcproj, *res2;              // (BT, C)
+    float *fch, *fch_gelu;             // (BT, F) the MLP's first layer, then GELU's derivative there; its GELU
+    float *res2;                       // (BT, C) res1 + MLP output + its bias
 } BlockActs;
 
 typedef struct {
     float *patches, *pemb;    // encoder: (B, 16, 49), (B, 16, C)
-    float *x0;                // (BT, C) embeddings
+    float *x0;                // (BT, C) embeddings; in the gradients, the residual stream's
     BlockActs *blocks;        // [L]
     float *lnf, *lnf_mean, *lnf_rstd;
     float *headin;            // encoder: (B, C) the [CLS] rows of lnf
@@ -83,13 +85,31 @@ typedef struct {
 // records that trial as failed and goes on.
 int model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B);
 void model_free(Model *m);
+// The bytes model_init would allocate for cfg and batches of B (parameters, gradients,
+// AdamW's moments, activations and their gradients), without allocating them.
+size_t model_bytes(const TrialConfig *cfg, const DatasetInfo *info, int B);
 
 // Forward pass on a batch; returns the summed loss (nats) over predictions with a
 // target, their number in *count and the correct ones in *correct.
 double model_forward(Model *m, const Batch *batch, long *count, long *correct);
-// Gradients of (mean loss + Σ λ·penalties) into m->grads, after model_forward on the
-// same batch. Returns Σ λ·penalty (0 when every λ is 0).
-double model_backward(Model *m, const Batch *batch, long count);
+// Probes (`attnsweep probe`): model_forward with the input embeddings x0 (B·T × C rows,
+// after the patch or token embedding and the positions) passed through perturb first,
+// e.g. noise on a token model's inputs. model_forward is this with perturb NULL.
+typedef void (*EmbedPerturb)(void *ctx, float *x0, long n);
+double model_forward_perturbed(Model *m, const Batch *batch, EmbedPerturb perturb, void *ctx, long *count,
+                               long *correct);
+// Probes: layer l's attention probabilities for sequence b of the last forward pass,
+// recomputed from the q and k it saved (acts.blocks[l].qkv), into P [heads, T, T]
+// (row t: how much token t reads each token s; 0 above the diagonal when causal):
+// mha, tucker softmax(q·k/√d_k); linear the weights of its output, φ(q_t)·φ(k_s) /
+// (Σ_s' φ(q_t)·φ(k_s') + 10⁻⁶). Returns 0, or -1 for grassmann (no attention).
+// (attn_maps.c, apart from the kernels.)
+int model_attention_map(const Model *m, int l, int b, float *P);
+
+// Gradients of (summed loss / count + Σ λ·penalties) into m->grads, after model_forward on
+// the same batch (count: its predictions for the mean loss; a data-parallel rank passes
+// the group's over G). Returns Σ λ·penalty (0 when every λ is 0).
+double model_backward(Model *m, const Batch *batch, double count);
 
 // Floating-point operations of one training step (forward + backward ≈ 3 × forward),
 // counting the GEMMs and the attention/mixing cores: multiply and add count one each.

@@ -16,20 +16,31 @@ long train_total_steps(const TrialConfig *c, long n_train) {
     return s > 0 ? s : 1;
 }
 
-// The rank's place in its data-parallel group (0 of 1 when alone).
+// The rank's place in its data-parallel group (0 of 1 when alone) and its share of every
+// batch of B rows: rows [off, off + share), off = rank·B/G (the shares differ by at most one).
 typedef struct {
     MPI_Comm comm;
     int rank, size;
+    int B, off, share;
 } Group;
 
-static Group group_of(const TrainHooks *hooks) {
+static Group group_of(const TrainHooks *hooks, int B) {
     Group g = {.rank = 0, .size = 1};
     if (hooks && hooks->group) {
         g.comm = *hooks->group;
         MPI_Comm_rank(g.comm, &g.rank);
         MPI_Comm_size(g.comm, &g.size);
     }
+    g.B = B;
+    g.off = (int)((long)g.rank * B / g.size);
+    g.share = (int)((long)(g.rank + 1) * B / g.size) - g.off;
     return g;
+}
+
+int train_rank_rows(const TrialConfig *c, const MPI_Comm *group) {
+    int G = 1;
+    if (group) MPI_Comm_size(*group, &G);
+    return (c->batch + G - 1) / G;
 }
 
 // Sum n doubles over the group in place.
@@ -38,16 +49,17 @@ static void group_sum(const Group *g, double *x, int n) {
 }
 
 // Loss (nats per prediction) and accuracy on a held-out split, over at most max_batches
-// batches, the batches dealt round-robin over the group.
+// batches of g->B examples, each rank taking its share of every batch (b: its rows).
 static void evaluate(Model *m, const Dataset *d, EvalSplit split, Batch *b, int max_batches, const Group *g,
                      double *loss, double *accuracy) {
     double sums[3] = {0.0, 0.0, 0.0};  // loss, predictions, correct
     const DatasetInfo info = dataset_info(d);
-    long nb = ((split == SPLIT_VAL ? info.n_val : info.n_test) + b->B - 1) / b->B;
+    long nb = ((split == SPLIT_VAL ? info.n_val : info.n_test) + g->B - 1) / g->B;
     if (max_batches > 0 && max_batches < nb) nb = max_batches;
-    for (long k = g->rank; k < nb; k += g->size) {
+    for (long k = 0; k < nb; k++) {
         long c, ok;
-        dataset_eval_batch(d, split, b, k * b->B);
+        const int rows = dataset_eval_batch(d, split, b, k * g->B + g->off);
+        batch_pad(b, rows < g->share ? rows : g->share, &info);
         sums[0] += model_forward(m, b, &c, &ok);
         sums[1] += (double)c;
         sums[2] += (double)ok;
@@ -57,95 +69,144 @@ static void evaluate(Model *m, const Dataset *d, EvalSplit split, Batch *b, int 
     *accuracy = sums[1] > 0 ? sums[2] / sums[1] : 0.0;
 }
 
+// Evaluations every this many steps (0 in the configuration: ten per run).
+static long eval_interval(const TrialConfig *c, long total) {
+    return c->eval_every > 0 ? c->eval_every : (total >= 10 ? total / 10 : 1);
+}
+
+void train_state_init(TrainState *st, const TrialConfig *c, long total_steps) {
+    memset(st, 0, sizeof *st);
+    st->cap = (int)(total_steps / eval_interval(c, total_steps)) + 2;
+    st->curve = xcalloc((size_t)st->cap, sizeof(CurvePoint));
+    st->rng = gsl_rng_alloc(gsl_rng_mt19937);
+    // A stream apart from initialisation's, the same on every rank of a data-parallel
+    // group (each draws the global batch and trains on its share).
+    gsl_rng_set(st->rng, (unsigned long)c->seed * 2654435761UL + 1);
+}
+
+void train_state_free(TrainState *st) {
+    free(st->curve);
+    if (st->rng) gsl_rng_free(st->rng);
+    memset(st, 0, sizeof *st);
+}
+
+// Whether a checkpoint is due after the step just taken (or the evaluation just made).
+static int checkpoint_due(const TrainHooks *h, long step, long total, int evaluated) {
+    if (!h || !h->checkpoint || step >= total) return 0;
+    return h->checkpoint_every > 0 ? step % h->checkpoint_every == 0 : h->checkpoint_every < 0 && evaluated;
+}
+
 void train_model(Model *m, Dataset *data, const TrialConfig *c, const TrainHooks *hooks, Training *out) {
     memset(out, 0, sizeof *out);
     out->end = TRAIN_DONE;
     out->test_loss = out->test_accuracy = NAN;
-    const Group grp = group_of(hooks);
-    const double t0 = now_seconds();
+    const Group grp = group_of(hooks, c->batch);
     const DatasetInfo info = dataset_info(data);
-    Batch batch = batch_alloc(&info, c->batch);
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    // A stream apart from initialisation's, and one per rank of a data-parallel group
-    // (rank 0's is the one a lone run uses).
-    gsl_rng_set(rng, (unsigned long)c->seed * 2654435761UL + 1 + (unsigned long)grp.rank * 0x9E3779B9UL);
+    // Every rank draws the same global batch of c->batch rows from the same stream (apart
+    // from initialisation's) and trains on its share, so a trial's numbers do not depend
+    // on the group's size beyond the order of floating-point sums.
+    Batch global = batch_alloc(&info, c->batch);
+    Batch batch = grp.size > 1 ? batch_alloc(&info, train_rank_rows(c, hooks->group)) : global;
+    const long total = train_total_steps(c, info.n_train), eval_every = eval_interval(c, total);
+    TrainState fresh, *st = hooks && hooks->resume ? hooks->resume : &fresh;
+    if (st == &fresh) train_state_init(&fresh, c, total);
+    const double t0 = now_seconds() - st->seconds;  // a continued run counts its earlier time
 
-    const long total = train_total_steps(c, info.n_train);
-    const long eval_every = c->eval_every > 0 ? c->eval_every : (total >= 10 ? total / 10 : 1);
-    int cap = (int)(total / eval_every) + 2;
-    out->curve = xcalloc(cap, sizeof(CurvePoint));
-
-    double train_time = 0.0, loss_sum = 0.0, penalty = 0.0;
-    long loss_n = 0, step = 0;
-    while (step < total) {
-        double ts = now_seconds();
-        dataset_train_batch(data, &batch, rng);
-        long count, correct;
-        // One collective per step decides for the whole group: the mean loss, and
-        // whether anyone was asked to stop or ran out of time.
-        double state[3] = {model_forward(m, &batch, &count, &correct) / (double)(count ? count : 1),
-                           hooks && hooks->should_stop && hooks->should_stop(hooks->ctx),
-                           hooks && hooks->time_limit > 0 && now_seconds() - t0 > hooks->time_limit};
-        group_sum(&grp, state, 3);
-        const double loss = state[0] / grp.size;
-        if (state[1] > 0) {
+    // A stop asked during a step ends the run before the next one: the state is then whole.
+    int stop = 0;
+    while (st->step < total) {
+        if (stop) {
+            if (hooks->checkpoint) {
+                st->seconds = now_seconds() - t0;
+                hooks->checkpoint(hooks->ctx, m, data, st);
+            }
             out->end = TRAIN_INTERRUPTED;
-            snprintf(out->reason, sizeof out->reason, "stopped at step %ld", step);
+            snprintf(out->reason, sizeof out->reason, "stopped at step %ld", st->step);
             break;
         }
-        if (state[2] > 0) {
+        double ts = now_seconds();
+        dataset_train_batch(data, &global, st->rng);
+        if (grp.size > 1) batch_take_rows(&batch, &global, grp.off, grp.share, &info);
+        long count, correct;
+        // One collective per step decides for the whole group: the loss summed over the
+        // global batch, its predictions, and whether anyone was asked to stop or ran out
+        // of time.
+        double state[4] = {model_forward(m, &batch, &count, &correct), (double)count,
+                           hooks && hooks->should_stop && hooks->should_stop(hooks->ctx),
+                           hooks && hooks->time_limit > 0 && now_seconds() - t0 > hooks->time_limit};
+        group_sum(&grp, state, 4);
+        const double loss = state[1] > 0 ? state[0] / state[1] : 0.0;
+        stop = state[2] > 0;
+        if (state[3] > 0) {
             out->end = TRAIN_FAILED;
-            snprintf(out->reason, sizeof out->reason, "time limit of %g s exceeded at step %ld", hooks->time_limit, step);
+            snprintf(out->reason, sizeof out->reason, "time limit of %g s exceeded at step %ld", hooks->time_limit,
+                     st->step);
             break;
         }
         if (!isfinite(loss)) {
             out->end = TRAIN_FAILED;
-            snprintf(out->reason, sizeof out->reason, "diverged: non-finite training loss at step %ld", step);
+            snprintf(out->reason, sizeof out->reason, "diverged: non-finite training loss at step %ld", st->step);
             break;
         }
-        penalty = model_backward(m, &batch, count);
-        if (grp.size > 1) {  // average the group's gradients (the penalty's are identical)
+        // Each rank's gradient is G × its share of the global mean loss, plus the
+        // penalty's (the same on every rank), so the group's average is the gradient of
+        // the global batch's mean loss plus the penalty's.
+        st->penalty = model_backward(m, &batch, state[1] / grp.size);
+        if (grp.size > 1) {
             MPI_Allreduce(MPI_IN_PLACE, m->grads_arena.mem, (int)m->grads_arena.total, MPI_FLOAT, MPI_SUM, grp.comm);
             const float inv = 1.0f / (float)grp.size;
             for (size_t i = 0; i < m->grads_arena.total; i++) m->grads_arena.mem[i] *= inv;
         }
         clip_grad_norm(m->grads_arena.mem, m->grads_arena.total, c->clip);
-        double lr = lr_at(c, step, total);
-        adamw_update(&m->params_arena, m->grads_arena.mem, m->adam_m, m->adam_v, step + 1, lr, c->weight_decay);
-        step++;
-        loss_sum += loss;
-        loss_n++;
-        train_time += now_seconds() - ts;
+        double lr = lr_at(c, st->step, total);
+        adamw_update(&m->params_arena, m->grads_arena.mem, m->adam_m, m->adam_v, st->step + 1, lr, c->weight_decay);
+        const long step = ++st->step;
+        st->loss_sum += loss;
+        st->loss_n++;
+        st->train_seconds += now_seconds() - ts;
 
-        if (step % eval_every == 0 || step == total) {
-            CurvePoint *pt = &out->curve[out->n_curve++];
+        const int evaluated = step % eval_every == 0 || step == total;
+        if (evaluated) {
+            if (st->n_curve == st->cap)
+                st->curve = xrealloc(st->curve, (size_t)(st->cap *= 2) * sizeof(CurvePoint));
+            CurvePoint *pt = &st->curve[st->n_curve++];
+            memset(pt, 0, sizeof *pt);
             pt->step = (int)step;
             pt->lr = lr;
-            pt->train_loss = loss_sum / (double)loss_n;
-            pt->penalty = penalty;
+            pt->train_loss = st->loss_sum / (double)st->loss_n;
+            pt->penalty = st->penalty;
             evaluate(m, data, SPLIT_VAL, &batch, c->eval_batches, &grp, &pt->val_loss, &pt->val_accuracy);
             pt->seconds = now_seconds() - t0;
-            loss_sum = 0.0;
-            loss_n = 0;
+            st->loss_sum = 0.0;
+            st->loss_n = 0;
             if (!isfinite(pt->val_loss)) {
                 out->end = TRAIN_FAILED;
                 snprintf(out->reason, sizeof out->reason, "diverged: non-finite validation loss at step %ld", step);
                 break;
             }
-            if (hooks && hooks->on_eval && hooks->on_eval(hooks->ctx, m, pt, total, train_time) && step < total) {
+            if (hooks && hooks->on_eval && hooks->on_eval(hooks->ctx, m, pt, total, st->train_seconds) && step < total) {
                 out->end = TRAIN_STOPPED;
                 snprintf(out->reason, sizeof out->reason, "stopped by the scheduler at step %ld", step);
                 break;
             }
+        }
+        if (!stop && checkpoint_due(hooks, step, total, evaluated)) {
+            st->seconds = now_seconds() - t0;
+            hooks->checkpoint(hooks->ctx, m, data, st);
         }
     }
     // The test split, once, on the final model of a run that ended with metrics (the end
     // is the group's: every rank takes part). Nothing decides by it.
     if (out->end == TRAIN_DONE || out->end == TRAIN_STOPPED)
         evaluate(m, data, SPLIT_TEST, &batch, c->eval_batches, &grp, &out->test_loss, &out->test_accuracy);
-    out->steps = (int)step;
+    out->steps = (int)st->step;
     out->seconds = now_seconds() - t0;
-    out->train_seconds = train_time;
-    gsl_rng_free(rng);
-    batch_free(&batch);
+    out->train_seconds = st->train_seconds;
+    out->n_curve = st->n_curve;
+    out->curve = st->curve;  // the caller's now
+    st->curve = NULL;
+    st->n_curve = st->cap = 0;
+    if (st == &fresh) train_state_free(&fresh);
+    if (grp.size > 1) batch_free(&batch);
+    batch_free(&global);
 }

@@ -4,6 +4,7 @@
 #ifndef ATTN_TRAIN_H
 #define ATTN_TRAIN_H
 
+#include <gsl/gsl_rng.h>
 #include <mpi.h>
 
 #include "common/config.h"
@@ -29,6 +30,21 @@ typedef enum {
     TRAIN_FAILED,       // the loss diverged or the time limit passed (see reason)
 } TrainEnd;
 
+// Where a run is between two steps: everything besides the model (its parameters, AdamW's
+// moments, the stability history) and the data position that its continuation needs to go
+// on exactly as if it had never stopped (model/checkpoint.h saves and restores it).
+typedef struct {
+    long step;              // optimizer steps taken
+    double loss_sum;        // training loss summed over the steps since the last evaluation
+    long loss_n;            // those steps
+    double penalty;         // the last step's Σ λ·penalty
+    double train_seconds;   // optimizer-step seconds so far (earlier runs included)
+    double seconds;         // wall seconds of the earlier runs
+    int n_curve, cap;
+    CurvePoint *curve;      // the curve so far (cap points allocated)
+    gsl_rng *rng;           // this rank's batch stream
+} TrainState;
+
 typedef struct {
     // Called on every rank after each evaluation with the model as trained so far (its
     // weights may be read: model_export_attention) and the new curve point; nonzero
@@ -40,10 +56,21 @@ typedef struct {
     int (*should_stop)(void *ctx);
     void *ctx;
     double time_limit;  // seconds of training before it fails; 0: none
-    // Data parallelism: every rank of *group trains the same model on its own batches
-    // (its data stream is seeded with its rank) and the gradients are averaged with
-    // MPI_Allreduce before the update; evaluation is split over the ranks. NULL: alone.
+    // Data parallelism: every rank of *group draws the same global batch of c->batch rows
+    // and trains the same model on its share (train_rank_rows), the gradients averaged
+    // with MPI_Allreduce into the global batch's; every held-out batch is split likewise,
+    // so the numbers do not depend on the group's size. NULL: alone.
     const MPI_Comm *group;
+    // Checkpoints: checkpoint(ctx, m, d, st) on every rank with the run's state between two
+    // steps: after the step when st->step is a multiple of checkpoint_every (> 0), or after
+    // each evaluation (checkpoint_every -1), short of the budget's end; and, whatever
+    // checkpoint_every, when should_stop ends the run (the step in which it was asked is
+    // finished first, so the state is whole). NULL: none.
+    void (*checkpoint)(void *ctx, const Model *m, const Dataset *d, const TrainState *st);
+    long checkpoint_every;
+    // A state to continue from, restored with the model and the data position
+    // (checkpoint_load): train_model takes over its curve and rng. NULL: from step 0.
+    TrainState *resume;
 } TrainHooks;
 
 typedef struct {
@@ -59,9 +86,17 @@ typedef struct {
 
 // Steps a configuration trains for (from steps, or epochs × examples / batch).
 long train_total_steps(const TrialConfig *c, long n_train);
+// A fresh state for c: step 0, an empty curve, the batch stream (the same on every rank of a group).
+void train_state_init(TrainState *st, const TrialConfig *c, long total_steps);
+void train_state_free(TrainState *st);
 
-// Train m, fresh from model_init for c, on d (as dataset_open or dataset_restart leaves
-// it), and fill out. With a group, collective over it.
+// Rows a rank of the group (NULL: alone) trains on per step, what model_init allocates:
+// its share of the global batch, ceil(batch / G).
+int train_rank_rows(const TrialConfig *c, const MPI_Comm *group);
+
+// Train m, fresh from model_init for c with train_rank_rows, on d (as dataset_open or
+// dataset_restart leaves it), or continue the run hooks->resume describes; fill out. With
+// a group, collective over it.
 void train_model(Model *m, Dataset *d, const TrialConfig *c, const TrainHooks *hooks, Training *out);
 
 #endif

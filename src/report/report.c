@@ -14,10 +14,11 @@
 // Every table of trials has the metrics marked shown (trial/metrics.h): the test accuracy
 // beside the validation one (shown only: nothing ranks, selects or tests by it) and
 // Correlation's chance level beside it (what independent Gaussian heads of the shape
-// give); a leaderboard ranked by another metric adds its column and its test twin's.
+// give), and the sweep's metric (or the one --metric names) with its test twin when they
+// are not among them: reward, val_accuracy and the metric side by side everywhere.
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-// The metrics each ablation tests, in the order of its columns and verdict.
-static const char *const tested[2] = {"val_accuracy", "reward"};
+// The metrics each ablation tests besides the sweep's, in the order of its columns.
+static const char *const always_tested[2] = {"val_accuracy", "reward"};
 
 // The regularisers ablated, and the control: plain L2 of the same strength.
 static const char *const regularisers[] = {"lambda_orth", "lambda_nuclear", "lambda_stability"};
@@ -52,6 +53,9 @@ typedef struct {
 
 typedef struct {
     const SweepSummary *s;
+    const ReportOptions *o;
+    const Metric *extra[2];    // the report's metric and its test twin, where not shown already
+    int n_extra;
     // The parameters: the trial parameters, or for a program's sweep its parameters (from
     // the first trial's configuration) and the seed. The variant is the attention
     // parameter; a program's sweep has one when its program has a text parameter so named.
@@ -151,9 +155,13 @@ static void parameters(const SweepSummary *s, Analysis *a) {
             a->variants[a->n_variants++] = variant_text(&s->trials[t].config);
 }
 
-static void analyse(const SweepSummary *s, Analysis *a) {
+static void analyse(const SweepSummary *s, const ReportOptions *o, Analysis *a) {
     memset(a, 0, sizeof *a);
     a->s = s;
+    a->o = o;
+    const Metric *m = summary_metric(s, o->metric), *twin = metric_test_twin(m);
+    if (!m->shown) a->extra[a->n_extra++] = m;
+    if (twin && !twin->shown) a->extra[a->n_extra++] = twin;
     const int n = s->n_trials;
     parameters(s, a);
     a->swept = xcalloc((size_t)a->n_params, sizeof *a->swept);
@@ -276,14 +284,25 @@ static void metric_column(Table *t, const Metric *m, ColumnKind kind) {
     table_column(t, m->name, head, kind, "%.4f");
 }
 
-static void shown_columns(Table *t, ColumnKind kind) {
+// The shown metrics, then the report's metric and its test twin where not among them.
+static int table_metrics(const Analysis *a, const Metric **out) {
+    int n = 0;
     for (int i = 0; i < n_metrics; i++)
-        if (metrics[i].shown) metric_column(t, &metrics[i], kind);
+        if (metrics[i].shown) out[n++] = &metrics[i];
+    for (int k = 0; k < a->n_extra; k++) out[n++] = a->extra[k];
+    return n;
 }
 
-static void shown_cells(Table *t, const TrialResult *x) {
-    for (int i = 0; i < n_metrics; i++)
-        if (metrics[i].shown) table_number(t, metric_value(x, &metrics[i]));
+static void shown_columns(Table *t, const Analysis *a, ColumnKind kind) {
+    const Metric *m[METRIC_NAMES];
+    const int n = table_metrics(a, m);
+    for (int i = 0; i < n; i++) metric_column(t, m[i], kind);
+}
+
+static void shown_cells(Table *t, const Analysis *a, const TrialResult *x) {
+    const Metric *m[METRIC_NAMES];
+    const int n = table_metrics(a, m);
+    for (int i = 0; i < n; i++) table_number(t, metric_value(x, m[i]));
 }
 
 static SampleStats stats_of(const TrialResult *const *t, int n, const Metric *m) {
@@ -294,14 +313,21 @@ static SampleStats stats_of(const TrialResult *const *t, int n, const Metric *m)
     return s;
 }
 
-// n, then mean ± sd of the shown metrics.
-static void stats_cells(Table *t, const TrialResult *const *trials, int n) {
+// n, then mean ± sd of the shown metrics (and the report's).
+static void stats_cells(Table *t, const Analysis *a, const TrialResult *const *trials, int n) {
+    const Metric *m[METRIC_NAMES];
+    const int k = table_metrics(a, m);
     table_number(t, n);
-    for (int i = 0; i < n_metrics; i++) {
-        if (!metrics[i].shown) continue;
-        const SampleStats s = stats_of(trials, n, &metrics[i]);
+    for (int i = 0; i < k; i++) {
+        const SampleStats s = stats_of(trials, n, m[i]);
         table_mean_sd(t, s.mean, s.sd);
     }
+}
+
+// "the sweep's metric val_loss (lower is better)", a note for the tables of statistics.
+static void metric_note(Table *t, const Analysis *a) {
+    table_note(t, "the sweep's metric: %s (%s is better), beside val_accuracy and reward", a->o->metric,
+               a->o->maximize ? "higher" : "lower");
 }
 
 // ---------------------------------------------------------------- leaderboard
@@ -342,17 +368,12 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
     table_column(t, "rank", "#", COL_INT, NULL);
     table_column(t, "trial", "trial", COL_INT, NULL);
     param_columns(t, a, 1, NULL);
-    shown_columns(t, COL_REAL);
-    const Metric *extra[2];  // the ranking metric and its test twin, when not shown already
-    int n_extra = 0;
-    if (!m->shown) extra[n_extra++] = m;
-    if (metric_test_twin(m) && !metric_test_twin(m)->shown) extra[n_extra++] = metric_test_twin(m);
-    for (int k = 0; k < n_extra; k++) metric_column(t, extra[k], COL_REAL);
+    shown_columns(t, a, COL_REAL);
     const int recall = any_recall(a);
     if (recall) {
-        table_note(t, "recall: chance is a value at random (2/recall_vocab); values only, a model that knows which "
+        table_note(t, "recall chance is a value at random (2/recall_vocab); values only, a model that knows which "
                       "values the sequence holds but not which key has which (1/recall_pairs)");
-        table_column(t, "recall_chance", "chance", COL_REAL, "%.4f");
+        table_column(t, "recall_chance", "recall chance", COL_REAL, "%.4f");
         table_column(t, "recall_values_only", "values only", COL_REAL, "%.4f");
     }
     table_column(t, "steps", "steps", COL_INT, NULL);
@@ -363,8 +384,7 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
         table_number(t, i + 1);
         table_number(t, x->id);
         param_cells(t, a, &x->config, 1, NULL);
-        shown_cells(t, x);
-        for (int k = 0; k < n_extra; k++) table_number(t, metric_value(x, extra[k]));
+        shown_cells(t, a, x);
         if (recall) {
             double chance = NAN, values_only = NAN;
             if (x->config.task == TASK_RECALL)
@@ -390,10 +410,11 @@ static void duplicates_note(Table *t, const Analysis *a) {
 
 static Table *by_variant(const Analysis *a) {
     Table *t = table_new("variants.by_variant", "Per attention variant: mean ± sd over its finished trials");
+    metric_note(t, a);
     duplicates_note(t, a);
     table_column(t, "attention", "variant", COL_TEXT, NULL);
     table_column(t, "n", "n", COL_INT, NULL);
-    shown_columns(t, COL_MEAN_SD);
+    shown_columns(t, a, COL_MEAN_SD);
     if (!a->n_variants) table_note(t, "the program has no parameter named attention: no variants");
     const TrialResult **v = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *v);
     for (int k = 0; k < a->n_variants; k++) {
@@ -407,7 +428,7 @@ static Table *by_variant(const Analysis *a) {
         if (!n) continue;
         table_row(t);
         table_text(t, "%s", a->variants[k]);
-        stats_cells(t, v, n);
+        stats_cells(t, a, v, n);
     }
     free(v);
     return t;
@@ -418,16 +439,17 @@ static Table *by_configuration(const Analysis *a) {
                          "Per configuration: mean ± sd over repeats (finished trials with the same parameters apart "
                          "from the seed)");
     if (!a->has_repeats) table_note(t, "the sweep has no repeats: every configuration ran with one seed (see the leaderboard)");
+    metric_note(t, a);
     duplicates_note(t, a);
     param_columns(t, a, 0, NULL);
     table_column(t, "n", "n", COL_INT, NULL);
-    shown_columns(t, COL_MEAN_SD);
+    shown_columns(t, a, COL_MEAN_SD);
     for (int i = 0; a->has_repeats && i < a->n_configs; i++) {
         const Config *c = &a->configs[a->order[i]];
         if (!c->n) continue;
         table_row(t);
         param_cells(t, a, &c->first->config, 0, NULL);
-        stats_cells(t, c->ok, c->n);
+        stats_cells(t, a, c->ok, c->n);
     }
     return t;
 }
@@ -435,9 +457,10 @@ static Table *by_configuration(const Analysis *a) {
 // ---------------------------------------------------------------- Pareto front
 
 ParetoObjectives pareto_objectives(const SweepSummary *s) {
+    const Metric *m = summary_metric(s, s->metric[0] ? s->metric : "val_accuracy");
     ParetoObjectives o = {.k = 3,
-                          .metric = {metric_find("val_accuracy"), metric_find("correlation"), metric_find("rank_deviation")},
-                          .maximize = {1, 0, 0}};
+                          .metric = {m, metric_find("correlation"), metric_find("rank_deviation")},
+                          .maximize = {s->metric[0] ? s->maximize : 1, 0, 0}};
     if (s->n_objectives >= 2) {
         o.k = s->n_objectives;
         for (int j = 0; j < o.k; j++) o.metric[j] = s->objective[j], o.maximize[j] = s->objective_maximize[j];
@@ -504,7 +527,8 @@ static double front_hypervolume(const Analysis *a, const ParetoObjectives *o, co
 }
 
 static Table *pareto(const Analysis *a) {
-    const ParetoObjectives o = pareto_objectives(a->s);
+    ParetoObjectives o = pareto_objectives(a->s);
+    if (!a->s->n_objectives) o.metric[0] = summary_metric(a->s, a->o->metric), o.maximize[0] = a->o->maximize;  // --metric's
     int *front = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *front);
     const int n = pareto_front(a->ok, a->n_ok, &o, front);
     char title[256], goals[512];
@@ -530,17 +554,22 @@ static Table *pareto(const Analysis *a) {
     }
     table_column(t, "trial", "trial", COL_INT, NULL);
     param_columns(t, a, 1, NULL);
-    shown_columns(t, COL_REAL);
-    for (int j = 0; j < o.k; j++)
-        if (!o.metric[j]->shown) metric_column(t, o.metric[j], COL_REAL);
+    shown_columns(t, a, COL_REAL);
+    const Metric *more[SPACE_MAX_OBJECTIVES];  // objectives in no column yet
+    int n_more = 0;
+    for (int j = 0; j < o.k; j++) {
+        int have = o.metric[j]->shown;
+        for (int k = 0; k < a->n_extra; k++) have |= o.metric[j] == a->extra[k];
+        if (!have) more[n_more++] = o.metric[j];
+    }
+    for (int j = 0; j < n_more; j++) metric_column(t, more[j], COL_REAL);
     for (int i = 0; i < n; i++) {
         const TrialResult *x = a->ok[front[i]];
         table_row(t);
         table_number(t, x->id);
         param_cells(t, a, &x->config, 1, NULL);
-        shown_cells(t, x);
-        for (int j = 0; j < o.k; j++)
-            if (!o.metric[j]->shown) table_number(t, metric_value(x, o.metric[j]));
+        shown_cells(t, a, x);
+        for (int j = 0; j < n_more; j++) table_number(t, metric_value(x, more[j]));
     }
     free(front);
     return t;
@@ -548,28 +577,29 @@ static Table *pareto(const Analysis *a) {
 
 // ---------------------------------------------------------------- ablations
 
-// "p = 0.012", or "p < 0.001"; with more digits where two would round across or onto the
-// significance level (0.0501 is "p = 0.0501", not "p = 0.05").
+// "Holm p = 0.012", or "Holm p < 0.001"; with more digits where two would round across or
+// onto the significance level (0.0501 is "Holm p = 0.0501", not "Holm p = 0.05").
 static void p_text(char *out, size_t len, double p) {
     if (p < 0.001) {
-        snprintf(out, len, "p < 0.001");
+        snprintf(out, len, "Holm p < 0.001");
         return;
     }
     for (int digits = 2; digits <= 6; digits++) {
-        snprintf(out, len, "p = %.*g", digits, p);
-        const double shown = strtod(out + 4, NULL);
+        snprintf(out, len, "Holm p = %.*g", digits, p);
+        const double shown = strtod(out + strlen("Holm p = "), NULL);
         if ((shown < REPORT_ALPHA) == (p < REPORT_ALPHA) && (shown != REPORT_ALPHA || p == REPORT_ALPHA)) return;
     }
 }
 
 void ablation_verdict(char *out, size_t len, const char *reg, double lambda, const char *against,
-                      const char *variant, int n_arm, int n_ctl, const double d[2], const double p[2]) {
+                      const char *variant, int n_arm, int n_ctl, int k_tested, const char *const *tested,
+                      const double *d, const double *p) {
     if (n_arm < 2 || n_ctl < 2) {
         snprintf(out, len, "n too small (%d against %d trials; the test needs at least 2 each)", n_arm, n_ctl);
         return;
     }
-    char claims[256] = "", plain[256] = "", untested[256] = "";
-    for (int k = 0; k < 2; k++) {
+    char claims[512] = "", plain[512] = "", untested[256] = "";
+    for (int k = 0; k < k_tested; k++) {
         const char *name = tested[k];
         char pt[32];
         p_text(pt, sizeof pt, p[k]);
@@ -591,71 +621,152 @@ void ablation_verdict(char *out, size_t len, const char *reg, double lambda, con
         snprintf(out + n, len - (size_t)n, "%s%s: no spread within either arm, no test", n ? "; " : "", untested);
 }
 
-static Table *ablation(const Analysis *a, const char *reg) {
-    char key[64], title[256];
-    snprintf(key, sizeof key, "ablations.%s", reg);
-    snprintf(title, sizeof title, "Ablation of %s: each λ > 0 against λ = 0 and against plain L2 of equal strength", reg);
-    Table *t = table_new(key, title);
-    duplicates_note(t, a);
-    table_note(t,
-               "matched on every other parameter (the L2 control: " CONTROL " = λ, %s = 0); finished trials; Welch's "
-               "t-test over repeats; a verdict only at p < %g",
-               reg, REPORT_ALPHA);
-    table_note(t, "Δ test accuracy is shown only: the tests and the verdict read val_accuracy and reward");
-    table_column(t, reg, "λ", COL_REAL, "%g");
-    table_column(t, "against", "against", COL_TEXT, NULL);
-    param_columns(t, a, 0, reg);
-    table_column(t, "n", "n", COL_INT, NULL);
-    table_column(t, "n_control", "n ctrl", COL_INT, NULL);
-    table_column(t, "d_val_accuracy", "Δ val accuracy", COL_REAL, "%+.4f");
-    table_column(t, "p_val_accuracy", "p", COL_REAL, "%.3g");
-    table_column(t, "d_test_accuracy", "Δ test accuracy", COL_REAL, "%+.4f");
-    table_column(t, "d_reward", "Δ reward", COL_REAL, "%+.4f");
-    table_column(t, "p_reward", "p", COL_REAL, "%.3g");
-    table_column(t, "verdict", "verdict", COL_TEXT, NULL);
-    int any_arm = 0;
+// One comparison of an ablation: a configuration with λ > 0 against its control, for each
+// metric tested the difference of the means (arm − control), Welch's p and Holm's.
+typedef struct {
+    const Config *arm, *ctl;
+    double lambda;
+    int vs_l2;  // the control is plain L2 at λ · l2_scale (else λ = 0)
+    double d[3], p[3], p_holm[3], d_twin[3];
+} Comparison;
+
+// The ablations of one report: the metrics tested (the sweep's when it is another,
+// val_accuracy, reward) and the comparisons of each regulariser; the p-values of them
+// all are one family for Holm's adjustment.
+typedef struct {
+    int k_tested;
+    const char *tested[3];
+    int n[COUNT(regularisers)];
+    Comparison *c[COUNT(regularisers)];
+    int family;  // the tests made (p not NaN) over every table
+    double l2_scale;  // the L2 control of an arm at λ is lambda_l2 = λ · l2_scale
+} Ablations;
+
+// Every finished configuration with regulariser r > 0 that has a finished control.
+static void compare(const Analysis *a, Ablations *ab, int r) {
+    const char *reg = regularisers[r];
+    ab->c[r] = xcalloc((size_t)(2 * a->n_configs + 1), sizeof *ab->c[r]);
     for (int i = 0; i < a->n_configs; i++) {
         const Config *arm = &a->configs[a->order[i]];
         const double lambda = lambda_of(&arm->first->config, reg);
-        any_arm |= lambda > 0;
         if (lambda <= 0 || !arm->n) continue;
         for (int vs_l2 = 0; vs_l2 < 2; vs_l2++) {
             if (vs_l2 && lambda_of(&arm->first->config, CONTROL) != 0) continue;
             TrialConfig c = arm->first->config;
             *lambda_at(&c, reg) = 0;
-            if (vs_l2) *lambda_at(&c, CONTROL) = lambda;
+            if (vs_l2) *lambda_at(&c, CONTROL) = lambda * ab->l2_scale;
             const Config *ctl = find_config(a, &c);
             if (!ctl || !ctl->n) continue;
-            char against[64], words[1024];
-            if (vs_l2)
-                snprintf(against, sizeof against, CONTROL " = %g", lambda);
-            else
-                snprintf(against, sizeof against, "%s = 0", reg);
-            double d[2], p[2];
-            for (int k = 0; k < 2; k++) {
-                const Metric *m = metric_find(tested[k]);
+            Comparison *x = &ab->c[r][ab->n[r]++];
+            *x = (Comparison){.arm = arm, .ctl = ctl, .lambda = lambda, .vs_l2 = vs_l2};
+            for (int k = 0; k < ab->k_tested; k++) {
+                const Metric *m = summary_metric(a->s, ab->tested[k]), *twin = metric_test_twin(m);
                 const SampleStats sa = stats_of(arm->ok, arm->n, m), sc = stats_of(ctl->ok, ctl->n, m);
                 WelchTest w;
-                d[k] = sa.mean - sc.mean;
-                p[k] = welch_test(sa, sc, &w) == 0 ? w.p : NAN;
+                x->d[k] = sa.mean - sc.mean;
+                x->p[k] = welch_test(sa, sc, &w) == 0 ? w.p : NAN;
+                x->d_twin[k] = twin ? stats_of(arm->ok, arm->n, twin).mean - stats_of(ctl->ok, ctl->n, twin).mean : NAN;
             }
-            const Metric *test = metric_find("test_accuracy");  // shown, not tested
-            const double d_test = stats_of(arm->ok, arm->n, test).mean - stats_of(ctl->ok, ctl->n, test).mean;
-            ablation_verdict(words, sizeof words, reg, lambda, vs_l2 ? "plain L2 of equal strength" : "λ = 0",
-                             attention_names[arm->first->config.attention], arm->n, ctl->n, d, p);
-            table_row(t);
-            table_number(t, lambda);
-            table_text(t, "%s", against);
-            param_cells(t, a, &arm->first->config, 0, reg);
-            table_number(t, arm->n);
-            table_number(t, ctl->n);
-            table_number(t, d[0]);
-            table_number(t, p[0]);
-            table_number(t, d_test);
-            table_number(t, d[1]);
-            table_number(t, p[1]);
-            table_text(t, "%s", words);
         }
+    }
+}
+
+static void ablations_analyse(const Analysis *a, Ablations *ab) {
+    memset(ab, 0, sizeof *ab);
+    ab->l2_scale = a->o->l2_scale > 0 ? a->o->l2_scale : 1;
+    if (strcmp(a->o->metric, "val_accuracy") && strcmp(a->o->metric, "reward")) ab->tested[ab->k_tested++] = a->o->metric;
+    for (size_t k = 0; k < COUNT(always_tested); k++) ab->tested[ab->k_tested++] = always_tested[k];
+    int total = 0;
+    for (size_t r = 0; r < COUNT(regularisers); r++) compare(a, ab, (int)r), total += ab->n[r] * ab->k_tested;
+    double *p = xmalloc((size_t)(total ? total : 1) * sizeof *p);  // the family, flat
+    int n = 0;
+    for (size_t r = 0; r < COUNT(regularisers); r++)
+        for (int i = 0; i < ab->n[r]; i++)
+            for (int k = 0; k < ab->k_tested; k++) p[n++] = ab->c[r][i].p[k], ab->family += !isnan(ab->c[r][i].p[k]);
+    holm_adjust(p, n, p);
+    n = 0;
+    for (size_t r = 0; r < COUNT(regularisers); r++)
+        for (int i = 0; i < ab->n[r]; i++)
+            for (int k = 0; k < ab->k_tested; k++) ab->c[r][i].p_holm[k] = p[n++];
+    free(p);
+}
+
+static void ablations_free(Ablations *ab) {
+    for (size_t r = 0; r < COUNT(regularisers); r++) free(ab->c[r]);
+}
+
+static Table *ablation(const Analysis *a, const Ablations *ab, int r) {
+    const char *reg = regularisers[r];
+    char key[64], title[256];
+    snprintf(key, sizeof key, "ablations.%s", reg);
+    char control[64] = "of equal strength", control_lambda[64] = "λ", l2_words[96];
+    if (ab->l2_scale != 1) {
+        snprintf(control, sizeof control, "at λ × %g", ab->l2_scale);
+        snprintf(control_lambda, sizeof control_lambda, "λ × %g", ab->l2_scale);
+    }
+    snprintf(l2_words, sizeof l2_words, "plain L2 %s", control);
+    snprintf(title, sizeof title, "Ablation of %s: each λ > 0 against λ = 0 and against plain L2 %s", reg, control);
+    Table *t = table_new(key, title);
+    duplicates_note(t, a);
+    table_note(t,
+               "matched on every other parameter (the L2 control: " CONTROL " = %s, %s = 0); finished trials; Welch's "
+               "t-test over repeats",
+               control_lambda, reg);
+    table_note(t,
+               "p: Welch's; p Holm: adjusted by Holm–Bonferroni over the %d tests of this report (every ablation "
+               "table, every metric tested); a verdict only at p Holm < %g",
+               ab->family, REPORT_ALPHA);
+    const int k_tested = ab->k_tested;
+    const char *const *tested = ab->tested;
+    table_note(t, "the tests and the verdict read %s%s; the test twins' differences are shown only",
+               k_tested == 3 ? tested[0] : "", k_tested == 3 ? " (the sweep's metric), val_accuracy and reward" : "val_accuracy and reward");
+    table_column(t, reg, "λ", COL_REAL, "%g");
+    table_column(t, "against", "against", COL_TEXT, NULL);
+    param_columns(t, a, 0, reg);
+    table_column(t, "n", "n", COL_INT, NULL);
+    table_column(t, "n_control", "n ctrl", COL_INT, NULL);
+    for (int k = 0; k < k_tested; k++) {
+        const Metric *m = summary_metric(a->s, tested[k]), *twin = metric_test_twin(m);
+        char col[80], head[80];
+        snprintf(col, sizeof col, "d_%s", m->name);
+        snprintf(head, sizeof head, "Δ %s", m->label);
+        table_column(t, col, head, COL_REAL, "%+.4f");
+        snprintf(col, sizeof col, "p_%s", m->name);
+        table_column(t, col, "p", COL_REAL, "%.3g");
+        snprintf(col, sizeof col, "p_holm_%s", m->name);
+        table_column(t, col, "p Holm", COL_REAL, "%.3g");
+        if (twin) {
+            snprintf(col, sizeof col, "d_%s", twin->name);
+            snprintf(head, sizeof head, "Δ %s", twin->label);
+            table_column(t, col, head, COL_REAL, "%+.4f");
+        }
+    }
+    table_column(t, "verdict", "verdict", COL_TEXT, NULL);
+    int any_arm = 0;
+    for (int i = 0; i < a->n_configs; i++) any_arm |= lambda_of(&a->configs[i].first->config, reg) > 0;
+    for (int i = 0; i < ab->n[r]; i++) {
+        const Comparison *x = &ab->c[r][i];
+        char against[64], words[1024];
+        if (x->vs_l2)
+            snprintf(against, sizeof against, CONTROL " = %g", x->lambda * ab->l2_scale);
+        else
+            snprintf(against, sizeof against, "%s = 0", reg);
+        ablation_verdict(words, sizeof words, reg, x->lambda, x->vs_l2 ? l2_words : "λ = 0",
+                         attention_names[x->arm->first->config.attention], x->arm->n, x->ctl->n, k_tested, tested,
+                         x->d, x->p_holm);
+        table_row(t);
+        table_number(t, x->lambda);
+        table_text(t, "%s", against);
+        param_cells(t, a, &x->arm->first->config, 0, reg);
+        table_number(t, x->arm->n);
+        table_number(t, x->ctl->n);
+        for (int k = 0; k < k_tested; k++) {
+            table_number(t, x->d[k]);
+            table_number(t, x->p[k]);
+            table_number(t, x->p_holm[k]);
+            if (metric_test_twin(summary_metric(a->s, tested[k]))) table_number(t, x->d_twin[k]);
+        }
+        table_text(t, "%s", words);
     }
     if (!any_arm)
         table_note(t, "%s is 0 in every trial: nothing to compare", reg);
@@ -788,13 +899,17 @@ static Table *asha(const Analysis *a) {
 
 void report_build(const SweepSummary *s, const ReportOptions *o, Report *out) {
     Analysis a;
-    analyse(s, &a);
-    Table *tables[] = {leaderboard(&a, o), by_variant(&a),          by_configuration(&a),      pareto(&a),
-                       ablation(&a, regularisers[0]), ablation(&a, regularisers[1]), ablation(&a, regularisers[2]),
-                       by_status(&a),     by_reason(&a),            asha(&a)};
+    analyse(s, o, &a);
+    Ablations ab;
+    ablations_analyse(&a, &ab);
+    Table *tables[] = {leaderboard(&a, o),    by_variant(&a),        by_configuration(&a),  pareto(&a),
+                       ablation(&a, &ab, 0), ablation(&a, &ab, 1), ablation(&a, &ab, 2),
+                       by_status(&a),         by_reason(&a),         asha(&a)};
+    _Static_assert(COUNT(regularisers) == 3, "one ablation table per regulariser");
     out->n = (int)COUNT(tables);
     out->tables = xmalloc(sizeof tables);
     memcpy(out->tables, tables, sizeof tables);
+    ablations_free(&ab);
     analysis_free(&a);
 }
 

@@ -19,7 +19,7 @@ Table *table_new(const char *key, const char *title) {
 
 void table_free(Table *t) {
     if (!t) return;
-    for (int i = 0; i < t->n_rows * t->n_cols; i++) free(t->cells[i].text);
+    for (int i = 0; i < t->n_rows * t->n_cols; i++) free(t->cells[i].text), free(t->cells[i].printed);
     for (int c = 0; c < t->n_cols; c++) free(t->cols[c].key), free(t->cols[c].head);
     free(t->cells);
     free(t->cols);
@@ -95,6 +95,7 @@ void table_text(Table *t, const char *fmt, ...) {
     va_start(ap, fmt);
     c->text = vformat(fmt, ap);
     va_end(ap);
+    c->printed = text_escaped(c->text);
 }
 
 void table_empty(Table *t) {
@@ -127,7 +128,7 @@ static const char *text_cell(const Table *t, int r, int c, char *buf) {
     const Cell *x = cell(t, r, c);
     const Column *col = &t->cols[c];
     switch (col->kind) {
-    case COL_TEXT: return x->text ? x->text : "–";
+    case COL_TEXT: return x->text ? x->printed : "–";
     case COL_INT:
         if (isnan(x->value)) return "–";
         snprintf(buf, CELL_CHARS, "%.0f", x->value);
@@ -227,7 +228,7 @@ void table_print_csv(const Table *t, FILE *f) {
             const Cell *x = cell(t, r, c);
             if (c) fputc(',', f);
             switch (t->cols[c].kind) {
-            case COL_TEXT: csv_text(f, x->text); break;
+            case COL_TEXT: csv_text(f, x->printed); break;
             case COL_INT:
             case COL_REAL: csv_number(f, x->value); break;
             case COL_MEAN_SD:

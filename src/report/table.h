@@ -24,7 +24,8 @@ typedef struct {
 
 typedef struct {
     double value, sd;
-    char *text;
+    char *text;     // as given (JSON escapes it itself)
+    char *printed;  // text_escape'd, for the text table and CSV: a file's bytes never reach a terminal raw
 } Cell;
 
 typedef struct {

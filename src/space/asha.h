@@ -2,7 +2,8 @@
 // AsyncHyperBand): the rungs a sweep's `scheduler: {name: asha, min_steps, eta}` puts on
 // every trial's budget, where a trial is, and whether it goes on. The worker asks
 // asha_at_rung at each evaluation and reports there; the coordinator decides with
-// asha_continue. No worker waits for another.
+// asha_continue, for each configuration (its repeats together) or each trial. No worker
+// waits for another.
 #ifndef ATTN_ASHA_H
 #define ATTN_ASHA_H
 
@@ -18,24 +19,39 @@ int asha_rungs(const SweepSpec *s, int *rungs, int cap);
 // stands for rung `next`: the first evaluation at or past it, short of the budget's end.
 int asha_at_rung(const int *rungs, int n_rungs, int next, int step, long total_steps);
 
-// The coordinator's record: every metric reported at each rung so far.
+// The coordinator's record. Per configuration (the default, when `repeats` > 1 the unit
+// that is decided: per: configuration): at each rung, each configuration's value is the
+// mean over its repeats that have reached the rung, the first of them to arrive decides
+// for all (its decision is kept: a configuration's repeats continue or stop together,
+// and a later repeat only moves the mean). Per trial (per: trial, or repeats 1): each
+// trial is its own configuration, as in Li et al.
 typedef struct {
-    double *v;
+    double *v;     // the values at the rung, one per unit that reached it
     int n, cap;
+    int *slot;     // [units]: the unit's index in v, or -1 (allocated at the rung's first report)
+    double *sum;   // [units]: sum of the unit's reported metrics at the rung
+    int *count;    // [units]: how many were reported
+    signed char *decision;  // [units]: -1 undecided, 0 stop, 1 go on
 } RungValues;
 typedef struct {
     int eta;
     int n_rungs;
     int steps[MAX_RUNGS];      // the rungs (asha_rungs)
-    RungValues at[MAX_RUNGS];  // the metrics reported at each
+    int per;                   // trials per unit: repeats, or 1 per trial
+    int n_units;               // trials / per
+    RungValues at[MAX_RUNGS];  // the values reported at each
 } Asha;
 
 void asha_init(Asha *a, const SweepSpec *s);
 void asha_free(Asha *a);
-// A trial reaching rung `rung` with metric (larger is better) goes on when the metric is
-// at least the (1 − 1/η) quantile of every metric recorded at that rung so far, itself
-// included: the first trials at a rung always go on, later ones must be in the top 1/η.
-// Records the metric; 0 (stop) for a rung that does not exist.
-int asha_continue(Asha *a, int rung, double metric);
+// Trial `id` reaching rung `rung` with metric (larger is better): whether it goes on. A
+// unit's first report decides: the unit goes on when its value is at least the
+// (1 − 1/η) quantile of every unit's value at that rung, itself included (the first units
+// at a rung always go on, later ones must be in the top 1/η). 0 (stop) for a rung that does
+// not exist.
+int asha_continue(Asha *a, int id, int rung, double metric);
+// A recorded trial's report at a rung and how it was decided (a resume replays the
+// trials in the journal, so a configuration's remaining repeats follow its decision).
+void asha_replay(Asha *a, int id, int rung, double metric, int go_on);
 
 #endif

@@ -2,6 +2,11 @@
 //
 // Trial id -> configuration index i = id / repeats and repeat r = id % repeats; every
 // repeat of a configuration gets the same parameters and the seed sweep_seed*1000 + r.
+// With grid axes (`grid: true`, a sampled method) configuration i is sample k = i / P of
+// the other parameters at combination i % P of the P combinations of the axes (in the
+// grid's order, the last axis fastest): the methods below draw samples, the axes are
+// enumerated, and the samplers that learn (evolution, tpe, motpe) are told a sample's
+// mean over its P combinations and repeats.
 // A configuration is a vector of genes (space_impl.h), rendered with the conditions
 // applied after sampling:
 //   grid       the product of the supports in a fixed order: the parameters that
@@ -28,8 +33,8 @@
 //              reported so far (their mean over repeats), with an MT19937 seeded by
 //              (seed, i), so the same reports in the same order give the same proposal.
 // A number u in [0, 1) becomes a gene by the inverse distribution function: the index
-// floor(u*n) (or by the cumulative probabilities), min + u(max - min), or
-// exp(log min + u(log max - log min)).
+// floor(u*n) (or by the cumulative probabilities; q_uniform: of round(uniform / q)), or a
+// continuous distribution's quantile (space_draw, distribution.c).
 #include "space/space.h"
 
 #include <gsl/gsl_qrng.h>
@@ -65,6 +70,10 @@ struct Sampler {
     const ParamSpec *seed;
     gsl_rng *rng;                // re-seeded for every configuration
     double *gene;                // scratch
+    // grid axes: P combinations, each a gene vector of n (the axes' indices)
+    int P;
+    unsigned char *is_axis;
+    double *axis_gene;
     // grid: one block per combination of the sources' values
     unsigned char *is_source;
     long n_blocks;
@@ -79,10 +88,10 @@ struct Sampler {
     int m;                       // objectives (motpe: several; otherwise the metric)
     const Metric *objective[SPACE_MAX_OBJECTIVES];
     int maximize[SPACE_MAX_OBJECTIVES];
-    long n_configs;
-    double **genes;              // per configuration, once drawn or reported
-    double *sum;                 // per configuration: reported values (n_configs × m)
-    int *reported, *pruned;      // per configuration: repeats reported, of which pruned
+    long n_samples;              // configurations / P
+    double **genes;              // per sample, once drawn or reported
+    double *sum;                 // per sample: reported values (n_samples × m)
+    int *reported, *pruned;      // per sample: trials reported (of repeats × P), of which pruned
     Tpe *tpe;
     Member *pop;                 // ring of the last `population` members
     int n_pop, pop_head;
@@ -111,15 +120,15 @@ static double gene_from_unit(const SpaceParam *p, double u) {
             if (u < (cum += p->probabilities[k])) return (double)k;
         return (double)(n - 1);
     }
+    if (p->dist == DIST_Q_UNIFORM) {  // W&B's round(uniform(min, max) / q), as an index of the support
+        const double k = round((p->min + u * (p->max - p->min)) / p->q) - ceil(p->min / p->q - 1e-9);
+        return k < 0 ? 0 : k > (double)(n - 1) ? (double)(n - 1) : k;
+    }
     if (n >= 0) {
         long k = (long)(u * (double)n);
         return (double)(k < n ? k : n - 1);
     }
-    if (p->dist == DIST_LOG_UNIFORM_VALUES) {
-        double v = exp(log(p->min) + u * (log(p->max) - log(p->min)));
-        return v < p->min ? p->min : v > p->max ? p->max : v;
-    }
-    return p->min + u * (p->max - p->min);
+    return space_draw(p, u);
 }
 
 static void random_genes(Sampler *sm, long i, double *gene) {
@@ -138,7 +147,7 @@ static void sobol_genes(Sampler *sm, long i, double *gene) {
     }
     for (int j = 0, d = 0; j < sm->n; j++) {
         const SpaceParam *p = &sm->s->params[j];
-        if (p->dist == DIST_VALUE) {
+        if (p->dist == DIST_VALUE || p->grid) {
             gene[j] = 0;
             continue;
         }
@@ -146,6 +155,14 @@ static void sobol_genes(Sampler *sm, long i, double *gene) {
         d++;
         gene[j] = gene_from_unit(p, u - floor(u));
     }
+}
+
+static int add_axis_point(void *ctx, const TrialConfig *c, const double *gene) {
+    Sampler *sm = ctx;
+    sm->axis_gene = xrealloc(sm->axis_gene, (size_t)(sm->P + 1) * (size_t)sm->n * sizeof(double) + 1);
+    for (int j = 0; j < sm->n; j++) sm->axis_gene[(size_t)sm->P * sm->n + j] = gene[j] < 0 ? 0 : gene[j];
+    sm->P++;
+    return 0;
 }
 
 static int add_block(void *ctx, const TrialConfig *c, const double *gene) {
@@ -193,7 +210,7 @@ static void mutate(Sampler *sm, double *gene) {
     for (int j = 0; j < sm->n; j++) {
         const SpaceParam *p = &s->params[j];
         long count = space_param_count(p);
-        if (space_condition_holds(p, &c) && (count > 1 || (count < 0 && p->min < p->max))) cand[m++] = j;
+        if (!p->grid && space_condition_holds(p, &c) && (count > 1 || (count < 0 && p->lo < p->hi))) cand[m++] = j;
     }
     if (m > 0) {
         const SpaceParam *p = &s->params[cand[gsl_rng_uniform_int(sm->rng, (unsigned long)m)]];
@@ -269,6 +286,13 @@ Sampler *sampler_create(const SweepSpec *s) {
     sm->rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!sm->rng) die(EXIT_RUNTIME, "out of memory for a random number generator");
     sm->gene = xcalloc((size_t)sm->n + 1, sizeof(double));
+    sm->P = 1;
+    if (s->grid_points > 1) {
+        sm->is_axis = xcalloc((size_t)sm->n + 1, 1);
+        for (int j = 0; j < sm->n; j++) sm->is_axis[j] = (unsigned char)s->params[j].grid;
+        sm->P = 0;
+        space_enumerate(s, sm->is_axis, 0, LONG_MAX, add_axis_point, sm);
+    }
     switch (s->method) {
     case METHOD_GRID: {
         sm->is_source = xcalloc((size_t)sm->n + 1, 1);
@@ -278,7 +302,7 @@ Sampler *sampler_create(const SweepSpec *s) {
         break;
     }
     case METHOD_SOBOL:
-        for (int j = 0; j < sm->n; j++) sm->dims += s->params[j].dist != DIST_VALUE;
+        for (int j = 0; j < sm->n; j++) sm->dims += s->params[j].dist != DIST_VALUE && !s->params[j].grid;
         sm->point = xcalloc((size_t)sm->dims + 1, sizeof(double));
         sm->shift = xcalloc((size_t)sm->dims + 1, sizeof(double));
         if (sm->dims) {
@@ -297,16 +321,16 @@ Sampler *sampler_create(const SweepSpec *s) {
             sm->maximize[k] = s->method == METHOD_MOTPE ? s->objective_maximize[k] : s->maximize;
             if (!sm->objective[k]) die(EXIT_RUNTIME, "internal error: no metric %s", s->objective[k]);
         }
-        sm->n_configs = s->trials / s->repeats;
-        sm->genes = xcalloc((size_t)sm->n_configs, sizeof *sm->genes);
-        sm->sum = xcalloc((size_t)sm->n_configs * sm->m, sizeof *sm->sum);
-        sm->reported = xcalloc((size_t)sm->n_configs, sizeof *sm->reported);
-        sm->pruned = xcalloc((size_t)sm->n_configs, sizeof *sm->pruned);
+        sm->n_samples = s->trials / s->repeats / sm->P;
+        sm->genes = xcalloc((size_t)sm->n_samples, sizeof *sm->genes);
+        sm->sum = xcalloc((size_t)sm->n_samples * sm->m, sizeof *sm->sum);
+        sm->reported = xcalloc((size_t)sm->n_samples, sizeof *sm->reported);
+        sm->pruned = xcalloc((size_t)sm->n_samples, sizeof *sm->pruned);
         if (s->method == METHOD_EVOLUTION) {
             sm->pop = xcalloc((size_t)s->population, sizeof *sm->pop);
             sm->order = xcalloc((size_t)s->population, sizeof *sm->order);
         } else {
-            sm->tpe = tpe_create(s, sm->m, sm->n_configs);
+            sm->tpe = tpe_create(s, sm->m, sm->n_samples);
         }
         break;
     case METHOD_RANDOM: break;
@@ -318,13 +342,15 @@ void sampler_free(Sampler *sm) {
     if (!sm) return;
     gsl_rng_free(sm->rng);
     free(sm->gene);
+    free(sm->is_axis);
+    free(sm->axis_gene);
     free(sm->is_source);
     free(sm->block_gene);
     free(sm->block_start);
     if (sm->qrng) gsl_qrng_free(sm->qrng);
     free(sm->point);
     free(sm->shift);
-    for (long i = 0; i < sm->n_configs; i++) free(sm->genes[i]);
+    for (long i = 0; i < sm->n_samples; i++) free(sm->genes[i]);
     free(sm->genes);
     free(sm->sum);
     free(sm->reported);
@@ -343,16 +369,21 @@ static void check_id(const Sampler *sm, int id) {
 int sampler_config(Sampler *sm, int id, TrialConfig *out) {
     const SweepSpec *s = sm->s;
     check_id(sm, id);
-    long i = id / s->repeats;
+    const long i = id / s->repeats, k = i / sm->P;  // configuration, sample
     switch (s->method) {
     case METHOD_GRID: grid_genes(sm, i, sm->gene); break;
-    case METHOD_RANDOM: random_genes(sm, i, sm->gene); break;
-    case METHOD_SOBOL: sobol_genes(sm, i, sm->gene); break;
+    case METHOD_RANDOM: random_genes(sm, k, sm->gene); break;
+    case METHOD_SOBOL: sobol_genes(sm, k, sm->gene); break;
     case METHOD_EVOLUTION:
-        if (evolution_genes(sm, i, sm->gene)) return -1;
+        if (evolution_genes(sm, k, sm->gene)) return -1;
         break;
     case METHOD_TPE:
-    case METHOD_MOTPE: tpe_genes(sm, i, sm->gene); break;
+    case METHOD_MOTPE: tpe_genes(sm, k, sm->gene); break;
+    }
+    if (sm->axis_gene) {
+        const double *axes = &sm->axis_gene[(size_t)(i % sm->P) * sm->n];
+        for (int j = 0; j < sm->n; j++)
+            if (sm->is_axis[j]) sm->gene[j] = axes[j];
     }
     space_render(s, sm->gene, out);
     char text[32], err[256];
@@ -365,21 +396,22 @@ void sampler_report(Sampler *sm, const TrialResult *r) {
     const SweepSpec *s = sm->s;
     if (s->method != METHOD_EVOLUTION && s->method != METHOD_TPE && s->method != METHOD_MOTPE) return;
     check_id(sm, r->id);
-    long i = r->id / s->repeats;
+    const long i = r->id / s->repeats / sm->P;  // its sample
+    const int trials = s->repeats * sm->P;      // of the sample
     if (!sm->genes[i]) {  // a trial from before a resume: its genes from its configuration
         sm->genes[i] = xmalloc((size_t)sm->n * sizeof(double) + 1);
         for (int j = 0; j < sm->n; j++) sm->genes[i][j] = space_gene_of(&s->params[j], &r->config);
     }
-    if (sm->reported[i] == s->repeats) return;  // reported twice
+    if (sm->reported[i] == trials) return;  // reported twice
     const int failed = r->status == TRIAL_FAILED;
     for (int k = 0; k < sm->m; k++) {  // larger is better; a failed trial is the worst
         const double v = metric_value(r, sm->objective[k]) * (sm->maximize[k] ? 1.0 : -1.0);
         sm->sum[i * sm->m + k] += !failed && isfinite(v) ? v : -HUGE_VAL;
     }
     sm->pruned[i] += r->status == TRIAL_PRUNED;
-    if (++sm->reported[i] < s->repeats) return;
+    if (++sm->reported[i] < trials) return;
     double mean[SPACE_MAX_OBJECTIVES];
-    for (int k = 0; k < sm->m; k++) mean[k] = sm->sum[i * sm->m + k] / s->repeats;
+    for (int k = 0; k < sm->m; k++) mean[k] = sm->sum[i * sm->m + k] / trials;
     if (sm->tpe) {  // -inf (a failed repeat): not an observation (tpe_observe)
         for (int k = 0; k < sm->m; k++) mean[k] = isfinite(mean[k]) ? mean[k] : NAN;
         tpe_observe(sm->tpe, i, sm->genes[i], mean, sm->pruned[i] == 0);

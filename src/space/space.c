@@ -41,8 +41,9 @@ enum {
 #define FORTUNES_DIR "/usr/share/games/fortunes"
 
 // The parameters config_check reads: their combinations are checked exhaustively.
-static const char *const checked_params[] = {"task",      "attention",    "d_model",      "heads", "core_rank",
-                                             "recall_pairs", "recall_vocab", "steps", "epochs"};
+static const char *const checked_params[] = {"task",         "attention",    "d_model", "heads",  "layers",
+                                             "core_rank",    "grassmann_offsets", "recall_pairs", "recall_vocab",
+                                             "steps",        "epochs"};
 
 // ---- the keys of each section, in the order they are read
 enum { TOP_NAME, TOP_METHOD, TOP_PROGRAM, TOP_COMMAND, TOP_METRIC, TOP_OBJECTIVES, TOP_SEED, TOP_REPEATS, TOP_TRIALS,
@@ -60,31 +61,78 @@ static const char *const tpe_keys[TPE_N] = {"n_startup", "gamma", "candidates", 
 static const char *const bool_names[] = {"false", "true", NULL};
 enum { METRIC_NAME, METRIC_GOAL, METRIC_TARGET, METRIC_N };
 static const char *const metric_keys[METRIC_N] = {"name", "goal", "target"};
-enum { BUDGET_STEPS, BUDGET_EPOCHS, BUDGET_EVAL_EVERY, BUDGET_TIME_LIMIT, BUDGET_GRACE, BUDGET_MAX_OUTPUT, BUDGET_N };
-static const char *const budget_keys[BUDGET_N] = {"steps", "epochs", "eval_every", "time_limit", "grace", "max_output_mb"};
+enum { BUDGET_STEPS, BUDGET_EPOCHS, BUDGET_EVAL_EVERY, BUDGET_TIME_LIMIT, BUDGET_GRACE, BUDGET_MAX_OUTPUT,
+       BUDGET_CHECKPOINT_EVERY, BUDGET_MAX_DEATHS, BUDGET_N };
+static const char *const budget_keys[BUDGET_N] = {"steps",      "epochs", "eval_every",    "time_limit",
+                                                  "grace",      "max_output_mb",          "checkpoint_every",
+                                                  "max_deaths"};
 enum { ET_TYPE, ET_MIN_ITER, ET_MAX_ITER, ET_S, ET_ETA, ET_STRICT, ET_N };
 static const char *const early_keys[ET_N] = {"type", "min_iter", "max_iter", "s", "eta", "strict"};
-enum { RES_GPUS, RES_CPUS, RES_N };
-static const char *const resource_keys[RES_N] = {"gpus", "cpus"};
-enum { SCHED_NAME, SCHED_MIN_STEPS, SCHED_ETA, SCHED_MAX_STEPS, SCHED_N };
-static const char *const sched_keys[SCHED_N] = {"name", "min_steps", "eta", "max_steps"};
+enum { RES_MEM, RES_GPUS, RES_CPUS, RES_N };
+static const char *const resource_keys[RES_N] = {"mem", "gpus", "cpus"};
+enum { SCHED_NAME, SCHED_MIN_STEPS, SCHED_ETA, SCHED_MAX_STEPS, SCHED_PER, SCHED_N };
+static const char *const sched_keys[SCHED_N] = {"name", "min_steps", "eta", "max_steps", "per"};
+static const char *const asha_per_names[] = {"configuration", "trial", NULL};  // SweepSpec.asha_per_trial
 enum { EVO_POPULATION, EVO_SAMPLE_SIZE, EVO_N };
 static const char *const evo_keys[EVO_N] = {"population", "sample_size"};
 enum { REWARD_TENSOR, REWARD_BETA, REWARD_GAMMA, REWARD_MODES, REWARD_IDEAL_RANKS, REWARD_ENERGY, REWARD_ACCURACY,
        REWARD_N };
 static const char *const reward_keys[REWARD_N] = {"tensor", "beta", "gamma", "modes", "ideal_ranks", "energy",
                                                   "accuracy"};
-enum { PK_VALUE, PK_VALUES, PK_DISTRIBUTION, PK_MIN, PK_MAX, PK_Q, PK_PROBABILITIES, PK_WHEN, PK_N };
-static const char *const param_keys[PK_N] = {"value", "values", "distribution", "min",
-                                             "max",   "q",      "probabilities", "when"};
+enum { PK_VALUE, PK_VALUES, PK_DISTRIBUTION, PK_MIN, PK_MAX, PK_Q, PK_PROBABILITIES, PK_WHEN, PK_MU, PK_SIGMA,
+       PK_A, PK_B, PK_GRID, PK_N };
+static const char *const param_keys[PK_N] = {"value", "values", "distribution", "min", "max", "q", "probabilities",
+                                             "when", "mu", "sigma", "a", "b", "grid"};
 
 // ---- the words each choice allows (NULL-terminated)
 static const char *const method_names[] = {"grid", "random", "sobol", "evolution", "tpe", "motpe", NULL};  // SweepMethod
 static const char *const goal_names[] = {"maximize", "minimize", NULL};
 static const char *const scheduler_names[] = {"asha", NULL};
-// Distribution, from DIST_CATEGORICAL's position down: the YAML spelling of each.
+// Distribution: the YAML spelling of each (a YAML file names those from DIST_UNIFORM on).
 static const char *const dist_names[] = {"value", "values", "uniform", "int_uniform", "q_uniform",
-                                         "log_uniform_values", "categorical", NULL};
+                                         "log_uniform_values", "categorical", "constant", "log_uniform",
+                                         "q_log_uniform", "q_log_uniform_values", "inv_log_uniform",
+                                         "inv_log_uniform_values", "normal", "q_normal", "log_normal",
+                                         "q_log_normal", "beta", "q_beta", NULL};
+// Other libraries' words for these, or a parameter's, and what attnsweep calls them: a
+// hint that knows what was meant beats the closest spelling ("loguniform" is not uniform).
+typedef struct {
+    const char *word, *hint;
+} Synonym;
+static const Synonym dist_synonyms[] = {
+    {"loguniform", "log_uniform_values (log-uniform between min and max; W&B's log_uniform takes exponents)"},
+    {"log-uniform", "log_uniform_values (log-uniform between min and max; W&B's log_uniform takes exponents)"},
+    {"reciprocal", "log_uniform_values"},
+    {"qloguniform", "q_log_uniform_values"},
+    {"quniform", "q_uniform"},
+    {"randint", "int_uniform"},
+    {"int", "int_uniform"},
+    {"integer", "int_uniform"},
+    {"choice", "categorical (or just values: [...])"},
+    {"grid_search", "values: [...] (and grid: true for a grid axis)"},
+    {"gaussian", "normal"},
+    {"randn", "normal"},
+    {"lognormal", "log_normal"},
+    {"qnormal", "q_normal"},
+    {"qlognormal", "q_log_normal"},
+};
+static const Synonym param_synonyms[] = {
+    {"learning_rate", "lr"},    {"learning-rate", "lr"},      {"batch_size", "batch"},     {"batch-size", "batch"},
+    {"num_heads", "heads"},     {"n_heads", "heads"},         {"n_head", "heads"},         {"num_layers", "layers"},
+    {"n_layers", "layers"},     {"n_layer", "layers"},        {"hidden_size", "d_model"},  {"n_embd", "d_model"},
+    {"dim", "d_model"},         {"embed_dim", "d_model"},     {"max_steps", "steps"},      {"num_steps", "steps"},
+    {"iterations", "steps"},    {"num_epochs", "epochs"},     {"wd", "weight_decay"},      {"warmup", "warmup_frac"},
+    {"warmup_ratio", "warmup_frac"}, {"grad_clip", "clip"},   {"max_grad_norm", "clip"},   {"attention_type", "attention"},
+    {"block_size", "seq_len"},  {"context_length", "seq_len"},
+};
+
+// The hint for a word another library uses, else NULL.
+static const char *synonym(const Synonym *table, size_t n, const char *word) {
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(table[i].word, word)) return table[i].hint;
+    return NULL;
+}
+#define SYNONYM(table, word) synonym(table, sizeof table / sizeof table[0], word)
 
 typedef struct {
     int line, col;  // 1-based; line 0: not given
@@ -321,8 +369,25 @@ static const ParamSpec *param_named(const char *name) {
 
 static int param_index(const ParamSpec *p) { return (int)(p - config_params); }
 
-// The text config_set takes for p: a scalar, or for a list parameter (grassmann_offsets)
-// also a list of scalars, joined with commas.
+// The scalars of sequence n joined by sep... into buf: a group of the offset schedule.
+static int join_scalars(Loader *L, const ParamSpec *p, yaml_node_t *n, const char *sep, char *buf, size_t len) {
+    char b[64];
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+        yaml_node_t *e = node_at(L, *it);
+        const char *et = text_of(e);
+        if (!et) return fail(L, mark_of(e), "%s lists integers, got %s", p->name, describe(e, b, sizeof b));
+        size_t used = strlen(buf), add = strlen(et);
+        if (used + add + 2 > len) return fail(L, mark_of(n), "%s: value too long", p->name);
+        if (used) buf[used++] = *sep;
+        sep = ",";
+        memcpy(buf + used, et, add + 1);
+    }
+    return 0;
+}
+
+// The text config_set takes for p: a scalar, or for the offset schedule (grassmann_offsets)
+// also a list of scalars, joined with commas ([1, 2, 4]: one group for every layer), or a
+// list of such lists joined with ';' ([[1, 2], [4, 8]]: one group a layer).
 static int value_text(Loader *L, const ParamSpec *p, yaml_node_t *n, char *buf, size_t len) {
     char b[64];
     const char *t = text_of(n);
@@ -334,14 +399,16 @@ static int value_text(Loader *L, const ParamSpec *p, yaml_node_t *n, char *buf, 
     if (p->type != PT_INTLIST || n->type != YAML_SEQUENCE_NODE)
         return fail(L, mark_of(n), "%s takes a single value here, got %s", p->name, describe(n, b, sizeof b));
     buf[0] = 0;
-    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
-        yaml_node_t *e = node_at(L, *it);
-        const char *et = text_of(e);
-        if (!et) return fail(L, mark_of(e), "%s lists integers, got %s", p->name, describe(e, b, sizeof b));
-        size_t used = strlen(buf), add = strlen(et);
-        if (used + add + 2 > len) return fail(L, mark_of(n), "%s: value too long", p->name);
-        if (used) buf[used++] = ',';
-        memcpy(buf + used, et, add + 1);
+    yaml_node_item_t *first = n->data.sequence.items.start;
+    if (first == n->data.sequence.items.top || node_at(L, *first)->type != YAML_SEQUENCE_NODE)
+        return join_scalars(L, p, n, ",", buf, len);
+    for (yaml_node_item_t *it = first; it < n->data.sequence.items.top; it++) {
+        yaml_node_t *g = node_at(L, *it);
+        if (g->type != YAML_SEQUENCE_NODE)
+            return fail(L, mark_of(g), "%s lists groups of integers, got %s", p->name, describe(g, b, sizeof b));
+        if (g->data.sequence.items.start == g->data.sequence.items.top)
+            return fail(L, mark_of(g), "%s needs at least one offset in every layer's group", p->name);
+        if (join_scalars(L, p, g, it == first ? "," : ";", buf, len)) return -1;
     }
     return 0;
 }
@@ -404,8 +471,9 @@ long space_param_count(const SpaceParam *p) {
 static long enum_count(const SpaceParam *p, int checks) {
     long n = space_param_count(p);
     if (n >= 0 || !checks) return n;
-    if (p->param->type == PT_INT) return (long)(p->max - p->min) + 1;
-    return p->min == p->max ? 1 : 2;
+    const double lo = space_draw(p, 0), hi = space_draw(p, 1);  // the extremes a draw gives
+    if (p->param->type == PT_INT) return (long)(llround(hi) - llround(lo)) + 1;
+    return lo == hi ? 1 : 2;
 }
 
 static void number_text(const SpaceParam *p, double v, const char *real_format, char *buf, size_t len) {
@@ -420,17 +488,19 @@ static void choice_text(const SpaceParam *p, long k, char *buf, size_t len) {
         snprintf(buf, len, "%s", p->values[k]);
     else if (p->dist == DIST_Q_UNIFORM)
         number_text(p, (q_first(p) + (double)k) * p->q, "%.15g", buf, len);  // 0.30000000000000004 -> 0.3
-    else if (p->dist == DIST_INT_UNIFORM || p->param->type == PT_INT)
+    else if (p->dist == DIST_INT_UNIFORM)
         snprintf(buf, len, "%lld", (long long)p->min + k);
+    else if (p->param->type == PT_INT)  // the checks run over a continuous one's integers
+        snprintf(buf, len, "%lld", llround(space_draw(p, 0)) + k);
     else
-        number_text(p, k ? p->max : p->min, "%.17g", buf, len);
+        number_text(p, space_draw(p, k ? 1 : 0), "%.17g", buf, len);
 }
 
 static void gene_text(const SpaceParam *p, double gene, char *buf, size_t len) {
     if (space_param_count(p) >= 0)
         choice_text(p, (long)gene, buf, len);
     else
-        number_text(p, gene, "%.17g", buf, len);
+        number_text(p, gene, space_dist_quantised(p->dist) ? "%.15g" : "%.17g", buf, len);
 }
 
 int space_condition_holds(const SpaceParam *p, const TrialConfig *c) {
@@ -641,6 +711,38 @@ static int read_bound(Loader *L, const ParamSpec *p, yaml_node_t *n, double *out
     return 0;
 }
 
+// Grid enumerates finite supports only.
+static int grid_refuses(Loader *L, const SpaceParam *sp, Mark at) {
+    if (L->s->method != METHOD_GRID || space_param_count(sp) >= 0) return 0;
+    return fail(L, at, "method grid needs values or an integer range, but %s has distribution %s (list values, or use "
+                       "method random)",
+                sp->param->name, dist_names[sp->dist]);
+}
+
+// q of a q_ distribution [1], for an integer parameter an integer.
+static int read_q(Loader *L, SpaceParam *sp, yaml_node_t **v) {
+    sp->q = 1;
+    return v[PK_Q] && read_number(L, v[PK_Q], "q", sp->param->type == PT_INT, 0, 1e9, 1, &sp->q) ? -1 : 0;
+}
+
+// A continuous distribution read: truncated to the parameter's range, which must hold
+// some of its mass (and for the q_ kinds a multiple of q).
+static int finish_continuous(Loader *L, SpaceParam *sp, Mark at) {
+    const ParamSpec *p = sp->param;
+    const double mass = space_truncate(sp, p->min, p->max);
+    if (!(mass >= 1e-6))
+        return fail(L, at, "distribution %s puts %.3g of its mass in %s's range [%.9g, %.9g] (at least 1e-6 must lie there)",
+                    dist_names[sp->dist], mass, p->name, p->min, p->max);
+    if (space_dist_quantised(sp->dist) && floor(sp->hi / sp->q + 1e-9) < ceil(sp->lo / sp->q - 1e-9))
+        return fail(L, at, "no multiple of q %.9g lies in [%.9g, %.9g], where distribution %s draws %s", sp->q, sp->lo,
+                    sp->hi, dist_names[sp->dist], p->name);
+    return grid_refuses(L, sp, at);
+}
+
+static int takes_exponents(int dist) {
+    return dist == DIST_LOG_UNIFORM || dist == DIST_Q_LOG_UNIFORM || dist == DIST_INV_LOG_UNIFORM;
+}
+
 static int read_range(Loader *L, SpaceParam *sp, yaml_node_t **v, const Mark *k_at, int dist) {
     const ParamSpec *p = sp->param;
     if (!v[PK_MIN] || !v[PK_MAX]) {
@@ -656,19 +758,40 @@ static int read_range(Loader *L, SpaceParam *sp, yaml_node_t **v, const Mark *k_
     if (dist == DIST_UNIFORM && p->type == PT_INT)
         return fail(L, k_at[PK_DISTRIBUTION], "%s is an integer: use int_uniform, q_uniform or log_uniform_values",
                     p->name);
-    if (v[PK_Q] && dist != DIST_Q_UNIFORM) return fail(L, k_at[PK_Q], "q only applies to distribution q_uniform");
+    if (v[PK_Q] && dist != DIST_Q_UNIFORM && !space_dist_quantised((Distribution)dist))
+        return fail(L, k_at[PK_Q], "q only applies to the q_ distributions (q_uniform, q_log_uniform_values, ...)");
     sp->dist = (Distribution)dist;
-    if (read_bound(L, p, v[PK_MIN], &sp->min) || read_bound(L, p, v[PK_MAX], &sp->max)) return -1;
+    if (takes_exponents(dist)) {  // natural-log exponents: the values are exp of them
+        if (read_number(L, v[PK_MIN], "min (an exponent)", 0, -700, 700, 0, &sp->min) ||
+            read_number(L, v[PK_MAX], "max (an exponent)", 0, -700, 700, 0, &sp->max))
+            return -1;
+    } else if (read_bound(L, p, v[PK_MIN], &sp->min) || read_bound(L, p, v[PK_MAX], &sp->max)) {
+        return -1;
+    }
     if (sp->min > sp->max)
         return fail(L, mark_of(v[PK_MAX]), "empty range: min %.9g is greater than max %.9g", sp->min, sp->max);
     if (dist == DIST_INT_UNIFORM && (sp->min != floor(sp->min) || sp->max != floor(sp->max)))
         return fail(L, mark_of(sp->min != floor(sp->min) ? v[PK_MIN] : v[PK_MAX]),
                     "int_uniform needs integer min and max, got %.9g and %.9g", sp->min, sp->max);
-    if (dist == DIST_LOG_UNIFORM_VALUES && sp->min <= 0)
-        return fail(L, mark_of(v[PK_MIN]), "log_uniform_values needs min > 0, got %.9g", sp->min);
+    if ((dist == DIST_LOG_UNIFORM_VALUES || dist == DIST_Q_LOG_UNIFORM_VALUES || dist == DIST_INV_LOG_UNIFORM_VALUES) &&
+        sp->min <= 0)
+        return fail(L, mark_of(v[PK_MIN]), "%s needs min > 0, got %.9g", dist_names[dist], sp->min);
+    if (takes_exponents(dist)) {
+        const int inv = dist == DIST_INV_LOG_UNIFORM;
+        const double lo = exp(inv ? -sp->max : sp->min), hi = exp(inv ? -sp->min : sp->max);
+        if (dist == DIST_LOG_UNIFORM && sp->min > 0 && sp->max < 1)  // values within (1, e): surely meant as values
+            return fail(L, k_at[PK_DISTRIBUTION],
+                        "log_uniform takes natural-log exponents: min %.9g and max %.9g draw %s from [%.9g, %.9g]; for "
+                        "values between %.9g and %.9g use log_uniform_values",
+                        sp->min, sp->max, p->name, lo, hi, sp->min, sp->max);
+        if (lo < p->min || hi > p->max)
+            return fail(L, k_at[PK_DISTRIBUTION],
+                        "%s draws %s from [exp(%smin), exp(%smax)] = [%.9g, %.9g], outside its range [%.9g, %.9g] (min "
+                        "and max are natural-log exponents)",
+                        dist_names[dist], p->name, inv ? "-" : "", inv ? "-" : "", lo, hi, p->min, p->max);
+    }
+    if ((dist == DIST_Q_UNIFORM || space_dist_quantised((Distribution)dist)) && read_q(L, sp, v)) return -1;
     if (dist == DIST_Q_UNIFORM) {
-        sp->q = 1;
-        if (v[PK_Q] && read_number(L, v[PK_Q], "q", p->type == PT_INT, 0, 1e9, 1, &sp->q)) return -1;
         if ((sp->max - sp->min) / sp->q > 1e12)
             return fail(L, mark_of(v[PK_Q] ? v[PK_Q] : v[PK_MAX]), "q %.9g is too small for [%.9g, %.9g]", sp->q,
                         sp->min, sp->max);
@@ -676,12 +799,31 @@ static int read_range(Loader *L, SpaceParam *sp, yaml_node_t **v, const Mark *k_
             return fail(L, mark_of(v[PK_Q] ? v[PK_Q] : v[PK_MAX]), "no multiple of q %.9g lies in [%.9g, %.9g]",
                         sp->q, sp->min, sp->max);
     }
-    if (L->s->method == METHOD_GRID && space_param_count(sp) < 0)
-        return fail(L, v[PK_DISTRIBUTION] ? k_at[PK_DISTRIBUTION] : k_at[PK_MIN],
-                    "method grid needs values or an integer range, but %s has distribution %s (list values, or use "
-                    "method random)",
-                    p->name, dist_names[dist]);
-    return 0;
+    const Mark at = v[PK_DISTRIBUTION] ? k_at[PK_DISTRIBUTION] : k_at[PK_MIN];
+    return space_param_count(sp) >= 0 ? grid_refuses(L, sp, at) : finish_continuous(L, sp, at);
+}
+
+// normal, log_normal (mu [0], sigma [1] > 0), beta (a [1], b [1] > 0), and their q_.
+static int read_law(Loader *L, SpaceParam *sp, yaml_node_t **v, const Mark *k_at, int dist) {
+    const ParamSpec *p = sp->param;
+    const int beta = dist == DIST_BETA || dist == DIST_Q_BETA;
+    if (v[PK_MIN] || v[PK_MAX])
+        return fail(L, k_at[v[PK_MIN] ? PK_MIN : PK_MAX], "distribution %s takes %s, not min and max",
+                    dist_names[dist], beta ? "a and b" : "mu and sigma");
+    if (v[PK_PROBABILITIES]) return fail(L, k_at[PK_PROBABILITIES], "probabilities go with values");
+    if (p->type != PT_INT && p->type != PT_REAL)
+        return fail(L, k_at[PK_DISTRIBUTION], "%s takes values, not distribution %s", p->name, dist_names[dist]);
+    if (v[PK_Q] && !space_dist_quantised((Distribution)dist))
+        return fail(L, k_at[PK_Q], "q only applies to the q_ distributions (q_normal, q_beta, ...)");
+    sp->dist = (Distribution)dist;
+    sp->mu = 0, sp->sigma = 1, sp->a = 1, sp->b = 1;
+    if (beta ? (v[PK_A] && read_number(L, v[PK_A], "a", 0, 0, 1e6, 1, &sp->a)) ||
+                   (v[PK_B] && read_number(L, v[PK_B], "b", 0, 0, 1e6, 1, &sp->b))
+             : (v[PK_MU] && read_number(L, v[PK_MU], "mu", 0, -1e300, 1e300, 0, &sp->mu)) ||
+                   (v[PK_SIGMA] && read_number(L, v[PK_SIGMA], "sigma", 0, 0, 1e300, 1, &sp->sigma)))
+        return -1;
+    if (space_dist_quantised((Distribution)dist) && read_q(L, sp, v)) return -1;
+    return finish_continuous(L, sp, k_at[PK_DISTRIBUTION]);
 }
 
 static SpaceParam *new_param(Loader *L, const ParamSpec *p, Mark at, yaml_node_t *when) {
@@ -731,8 +873,10 @@ static ScalarKind scalar_kind(const yaml_node_t *n) {
 }
 
 // The type of a program parameter: integers when every listed value, or both bounds (and
-// q), are integers, unless the distribution draws reals (uniform, log_uniform_values);
-// reals for other numbers; texts when a listed value is not a number.
+// q), are integers, unless the distribution draws reals (uniform, log_uniform_values, the
+// exponent and inverse log-uniforms, normal, log_normal, beta); for q_log_uniform and the
+// q_ laws (bounds that are exponents, or none) integers when q is; reals for other
+// numbers; texts when a listed value is not a number.
 static ParamType program_type(Loader *L, yaml_node_t *spec) {
     yaml_node_t *values = map_get(L, spec, "values"), *value = map_get(L, spec, "value");
     if (values || value) {
@@ -749,10 +893,14 @@ static ParamType program_type(Loader *L, yaml_node_t *spec) {
     }
     yaml_node_t *lo = map_get(L, spec, "min"), *hi = map_get(L, spec, "max"), *q = map_get(L, spec, "q");
     const char *dist = map_get(L, spec, "distribution") ? text_of(map_get(L, spec, "distribution")) : NULL;
+    static const char *const reals[] = {"uniform", "log_uniform_values", "log_uniform", "inv_log_uniform",
+                                        "inv_log_uniform_values", "normal", "log_normal", "beta"};
+    static const char *const by_q[] = {"q_log_uniform", "q_normal", "q_log_normal", "q_beta"};
+    const int q_whole = !q || scalar_kind(q) == SCALAR_INT;
     if (dist && !strcmp(dist, "int_uniform")) return PT_INT;
-    if (dist && (!strcmp(dist, "uniform") || !strcmp(dist, "log_uniform_values"))) return PT_REAL;
-    const int whole = (!lo || scalar_kind(lo) == SCALAR_INT) && (!hi || scalar_kind(hi) == SCALAR_INT) &&
-                      (!q || scalar_kind(q) == SCALAR_INT);
+    if (dist && find_name(dist, reals, (int)(sizeof reals / sizeof reals[0])) >= 0) return PT_REAL;
+    if (dist && find_name(dist, by_q, (int)(sizeof by_q / sizeof by_q[0])) >= 0) return q_whole ? PT_INT : PT_REAL;
+    const int whole = (!lo || scalar_kind(lo) == SCALAR_INT) && (!hi || scalar_kind(hi) == SCALAR_INT) && q_whole;
     return whole ? PT_INT : PT_REAL;
 }
 
@@ -812,28 +960,48 @@ static const ParamSpec *find_param(Loader *L, yaml_node_t *key, const char *wher
     return NULL;
 }
 
-static int read_param(Loader *L, yaml_node_t *key, yaml_node_t *spec) {
-    char b[64], what[96];
-    const ParamSpec *p = space_is_program(L->s) ? program_param(L, key, spec) : find_param(L, key, "");
-    if (!p) return -1;
-    if (p == seed_param())
-        return fail(L, mark_of(key), "seed is not swept: set the sweep's seed at the top level (and repeats: N for "
-                                     "several seeds per configuration)");
-    if (claim(L, p, mark_of(key), "parameters")) return -1;
-    if (spec->type != YAML_MAPPING_NODE)
-        return fail(L, mark_of(spec), "parameter %s must be a mapping with value, values, or min and max, got %s",
-                    p->name, describe(spec, b, sizeof b));
-    yaml_node_t *v[PK_N];
-    Mark k_at[PK_N];
-    snprintf(what, sizeof what, "parameter %s", p->name);
-    if (read_section(L, spec, what, param_keys, PK_N, v, k_at)) return -1;
+// `grid: true` makes a finite parameter a grid axis of a sampled sweep.
+static int read_grid_axis(Loader *L, const ParamSpec *p, yaml_node_t **v, const Mark *k_at) {
+    int on = 0;
+    if (!v[PK_GRID]) return 0;
+    if (read_choice(L, v[PK_GRID], "grid", bool_names, &on)) return -1;
+    SpaceParam *sp = L->s->n_params ? &L->s->params[L->s->n_params - 1] : NULL;
+    if (!on) return 0;
+    if (!sp || sp->param != p)
+        return fail(L, k_at[PK_GRID], "grid: true needs values or a range to run over, but value fixes %s", p->name);
+    if (space_param_count(sp) < 0)
+        return fail(L, k_at[PK_GRID],
+                    "grid: true needs values or an integer range, but %s has distribution %s (a grid axis is "
+                    "enumerated: list values)",
+                    p->name, dist_names[sp->dist]);
+    sp->grid = 1;
+    return 0;
+}
+
+// The parameter's value, values or distribution, once its keys are read.
+static int read_param_spec(Loader *L, const ParamSpec *p, yaml_node_t *key, yaml_node_t **v, const Mark *k_at) {
     int dist = -1;
+    const char *word = v[PK_DISTRIBUTION] ? text_of(v[PK_DISTRIBUTION]) : NULL;
+    const char *synonym_of = word ? SYNONYM(dist_synonyms, word) : NULL;
+    if (synonym_of)
+        return fail(L, mark_of(v[PK_DISTRIBUTION]), "unknown distribution '%s' (did you mean %s?)", word, synonym_of);
     if (v[PK_DISTRIBUTION] && read_choice(L, v[PK_DISTRIBUTION], "distribution", dist_names + DIST_UNIFORM, &dist))
         return -1;
     if (dist >= 0) dist += DIST_UNIFORM;
+    const int law = dist >= 0 && space_dist_has_law((Distribution)dist);
+    const int beta = dist == DIST_BETA || dist == DIST_Q_BETA;
+    for (int k = PK_MU; k <= PK_B; k++)
+        if (v[k] && !(law && (k <= PK_SIGMA) != beta))
+            return fail(L, k_at[k], "%s only applies to distributions %s", param_keys[k],
+                        k <= PK_SIGMA ? "normal, q_normal, log_normal and q_log_normal" : "beta and q_beta");
+    if (dist == DIST_CONSTANT && !v[PK_VALUE])
+        return fail(L, k_at[PK_DISTRIBUTION], "distribution constant needs value");
 
     if (v[PK_VALUE]) {
-        static const int others[] = {PK_VALUES, PK_DISTRIBUTION, PK_MIN, PK_MAX, PK_Q, PK_PROBABILITIES};
+        if (dist >= 0 && dist != DIST_CONSTANT)
+            return fail(L, k_at[PK_DISTRIBUTION], "value fixes %s, so distribution %s does not apply", p->name,
+                        dist_names[dist]);
+        static const int others[] = {PK_VALUES, PK_MIN, PK_MAX, PK_Q, PK_PROBABILITIES};
         for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
             if (v[others[i]])
                 return fail(L, k_at[others[i]], "value fixes %s, so %s does not apply", p->name,
@@ -861,8 +1029,31 @@ static int read_param(Loader *L, yaml_node_t *key, yaml_node_t *spec) {
         if (read_values(L, sp, v[PK_VALUES])) return -1;
         return v[PK_PROBABILITIES] ? read_probabilities(L, sp, v[PK_PROBABILITIES]) : 0;
     }
+    if (law) return read_law(L, new_param(L, p, mark_of(key), v[PK_WHEN]), v, k_at, dist);
     if (v[PK_MIN] || v[PK_MAX]) return read_range(L, new_param(L, p, mark_of(key), v[PK_WHEN]), v, k_at, dist);
     return fail(L, mark_of(key), "parameter %s needs value, values, or min and max", p->name);
+}
+
+static int read_param(Loader *L, yaml_node_t *key, yaml_node_t *spec) {
+    char b[64], what[96];
+    const char *name = text_of(key);
+    const int program = space_is_program(L->s);
+    const char *meant = program || config_find(name) ? NULL : SYNONYM(param_synonyms, name);
+    if (meant) return fail(L, mark_of(key), "unknown parameter '%s' (did you mean '%s'?)", name, meant);
+    const ParamSpec *p = program ? program_param(L, key, spec) : find_param(L, key, "");
+    if (!p) return -1;
+    if (p == seed_param())
+        return fail(L, mark_of(key), "seed is not swept: set the sweep's seed at the top level (and repeats: N for "
+                                     "several seeds per configuration)");
+    if (claim(L, p, mark_of(key), "parameters")) return -1;
+    if (spec->type != YAML_MAPPING_NODE)
+        return fail(L, mark_of(spec), "parameter %s must be a mapping with value, values, or min and max, got %s",
+                    p->name, describe(spec, b, sizeof b));
+    yaml_node_t *v[PK_N];
+    Mark k_at[PK_N];
+    snprintf(what, sizeof what, "parameter %s", p->name);
+    if (read_section(L, spec, what, param_keys, PK_N, v, k_at)) return -1;
+    return read_param_spec(L, p, key, v, k_at) || read_grid_axis(L, p, v, k_at) ? -1 : 0;
 }
 
 static int read_parameters(Loader *L, yaml_node_t *map) {
@@ -1003,9 +1194,10 @@ static int read_tpe(Loader *L, yaml_node_t *map) {
     return 0;
 }
 
-// The budget. For the built-in engine steps, epochs and eval_every are trial parameters; a
-// program's trials are as long as its parameters make them, and there steps (optional)
-// is only the end of ASHA's rungs, grace and max_output_mb how it is stopped.
+// The budget. For the built-in engine steps, epochs and eval_every are trial parameters,
+// checkpoint_every its checkpoints; a program's trials are as long as its parameters make
+// them, and there steps (optional) is only the end of ASHA's rungs, grace and
+// max_output_mb how it is stopped. time_limit and max_deaths apply to both.
 static int read_budget(Loader *L, yaml_node_t *map) {
     SweepSpec *s = L->s;
     yaml_node_t *v[BUDGET_N];
@@ -1014,11 +1206,14 @@ static int read_budget(Loader *L, yaml_node_t *map) {
     if (v[BUDGET_STEPS] && v[BUDGET_EPOCHS])
         return fail(L, k_at[BUDGET_EPOCHS], "budget gives steps and epochs: give one of them");
     const int program = space_is_program(s);
-    for (int k = BUDGET_EPOCHS; k <= BUDGET_MAX_OUTPUT; k++) {
+    for (int k = BUDGET_EPOCHS; k <= BUDGET_CHECKPOINT_EVERY; k++) {
         const int for_program = k == BUDGET_GRACE || k == BUDGET_MAX_OUTPUT, for_engine = k != BUDGET_TIME_LIMIT && !for_program;
         if (v[k] && program && for_engine)
-            return fail(L, k_at[k], "budget %s is a trial parameter of the built-in engine; a program's trials last "
-                                    "as its own parameters say", budget_keys[k]);
+            return fail(L, k_at[k], "budget %s is %s of the built-in engine; %s", budget_keys[k],
+                        k == BUDGET_CHECKPOINT_EVERY ? "the checkpointing" : "a trial parameter",
+                        k == BUDGET_CHECKPOINT_EVERY ? "a program checkpoints itself (and continues from "
+                                                       "ATTNSWEEP_RESUME_DIR)"
+                                                     : "a program's trials last as its own parameters say");
         if (v[k] && !program && for_program)
             return fail(L, k_at[k], "budget %s applies to a sweep of a program (its stop after SIGTERM, its output)",
                         budget_keys[k]);
@@ -1037,6 +1232,11 @@ static int read_budget(Loader *L, yaml_node_t *map) {
             if (claim(L, p, k_at[k], "budget") || set_value(L, &s->base, p, v[k], NULL)) return -1;
         }
     }
+    if (v[BUDGET_CHECKPOINT_EVERY] &&
+        read_int(L, v[BUDGET_CHECKPOINT_EVERY], "checkpoint_every (steps; 0: only when stopped)", 0, INT_MAX,
+                 &L->s->checkpoint_every))
+        return -1;
+    if (v[BUDGET_MAX_DEATHS] && read_int(L, v[BUDGET_MAX_DEATHS], "max_deaths", 1, 1000, &L->s->max_deaths)) return -1;
     return v[BUDGET_TIME_LIMIT] ? read_number(L, v[BUDGET_TIME_LIMIT], "time_limit (seconds)", 0, 0, 1e9, 0,
                                               &s->time_limit)
                                 : 0;
@@ -1073,6 +1273,7 @@ static int read_scheduler(Loader *L, yaml_node_t *map) {
         return fail(L, mark_of(map), "scheduler asha needs min_steps (the first rung, in steps)");
     if (read_int(L, L->sched[SCHED_MIN_STEPS], "min_steps", 1, 1000000000, &s->min_steps)) return -1;
     if (L->sched[SCHED_ETA] && read_int(L, L->sched[SCHED_ETA], "eta", 2, 1000, &s->eta)) return -1;
+    if (L->sched[SCHED_PER] && read_choice(L, L->sched[SCHED_PER], "per", asha_per_names, &s->asha_per_trial)) return -1;
     return L->sched[SCHED_MAX_STEPS] ? read_int(L, L->sched[SCHED_MAX_STEPS], "max_steps", 1, 1000000000, &s->max_steps)
                                      : 0;
 }
@@ -1131,16 +1332,45 @@ static int read_early_terminate(Loader *L, yaml_node_t *map) {
     return 0;
 }
 
-// resources: {gpus: K, cpus: C} for each worker group of a program's sweep.
+// resources.mem: the memory of one worker group, Slurm's way: a number of megabytes, or
+// with a suffix K, M, G or T (powers of 1024).
+static int read_mem(Loader *L, yaml_node_t *n) {
+    char b[64];
+    const char *t = text_of(n);
+    char *end = NULL;
+    errno = 0;
+    const double x = t ? strtod(t, &end) : NAN;
+    static const char units[] = "KMGT";
+    const char *u = end && *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+    double scale = 1024.0 * 1024.0;
+    if (u && end[1] == 0) scale = pow(1024.0, (double)(u - units + 1));
+    if (!t || end == t || errno || !isfinite(x) || x <= 0 || (*end && (!u || end[1])) || x * scale < 1 << 20 ||
+        x * scale > 1e18)
+        return fail(L, mark_of(n),
+                    "mem must be the memory of a worker group, at least 1M: megabytes, or a number with K, M, G or T "
+                    "(e.g. 4G), got %s",
+                    describe(n, b, sizeof b));
+    L->s->mem_bytes = x * scale;
+    return 0;
+}
+
+// resources: {mem: 4G} for the built-in engine's worker groups (a trial whose estimated
+// peak exceeds it fails before it starts); {gpus: K, cpus: C} for each worker group of a
+// program's sweep.
 static int read_resources(Loader *L, yaml_node_t *map) {
     SweepSpec *s = L->s;
     yaml_node_t *v[RES_N];
     Mark k_at[RES_N];
     if (read_section(L, map, "resources", resource_keys, RES_N, v, k_at)) return -1;
-    if (!space_is_program(s))
-        return fail(L, L->top_at[TOP_RESOURCES], "resources are for a sweep of a program (the built-in engine trains "
-                                                 "on one CPU core per rank)");
-    return (v[RES_GPUS] && read_int(L, v[RES_GPUS], "gpus", 0, 1024, &s->program.gpus)) ||
+    if (space_is_program(s) && v[RES_MEM])
+        return fail(L, k_at[RES_MEM], "resources mem is for the built-in engine (the peak it estimates for a trial); "
+                                      "a program's memory is its own");
+    if (!space_is_program(s) && (v[RES_GPUS] || v[RES_CPUS]))
+        return fail(L, k_at[v[RES_GPUS] ? RES_GPUS : RES_CPUS],
+                    "resources %s is for a sweep of a program (the built-in engine trains on one CPU core per rank)",
+                    resource_keys[v[RES_GPUS] ? RES_GPUS : RES_CPUS]);
+    return (v[RES_MEM] && read_mem(L, v[RES_MEM])) ||
+                   (v[RES_GPUS] && read_int(L, v[RES_GPUS], "gpus", 0, 1024, &s->program.gpus)) ||
                    (v[RES_CPUS] && read_int(L, v[RES_CPUS], "cpus", 1, 4096, &s->program.cpus))
                ? -1
                : 0;
@@ -1482,8 +1712,8 @@ static int check_combinations(Loader *L) {
     free(use);
     if (rc == 1) return fail(L, at, "%s%s", f.msg, f.combination);
     if (rc == 2)
-        return fail(L, at, "more than %d combinations of task, attention, d_model, heads, core_rank, recall_pairs, "
-                           "recall_vocab, steps and epochs to check: list fewer values",
+        return fail(L, at, "more than %d combinations of task, attention, d_model, heads, layers, core_rank, "
+                           "grassmann_offsets, recall_pairs, recall_vocab, steps and epochs to check: list fewer values",
                     CHECK_LIMIT);
     return 0;
 }
@@ -1562,6 +1792,41 @@ static int check_data(Loader *L) {
     return rc ? fail(L, at, "%s", f.msg) : 0;
 }
 
+static int count_point(void *ctx, const TrialConfig *c, const double *gene) {
+    (*(long *)ctx)++;
+    return 0;
+}
+
+// The grid axes of a sampled sweep (`grid: true`): their conditions refer only to axes
+// (and, with a sampler that learns from results, no sampled parameter's to an axis); the
+// number of their combinations in *points (1 without axes).
+static int grid_axes(Loader *L, long *points) {
+    SweepSpec *s = L->s;
+    unsigned char *axis = xcalloc((size_t)s->n_params + 1, 1);
+    int rc = 0;
+    for (int j = 0; j < s->n_params && !rc; j++) {
+        axis[j] = (unsigned char)s->params[j].grid;
+        for (int i = 0; i < s->params[j].n_when && !rc; i++) {
+            const int src = swept_index(s, s->params[j].when[i].param);
+            if (src < 0 || s->params[src].grid == s->params[j].grid) continue;
+            if (s->params[j].grid)
+                rc = fail(L, mark_of(L->when[j]), "%s is a grid axis, so its when can refer only to other grid axes, "
+                                                  "but %s is sampled", s->params[j].param->name, s->params[src].param->name);
+            else if (sampler_adaptive(s))
+                rc = fail(L, mark_of(L->when[j]),
+                          "with method %s the sampled %s cannot depend on the grid axis %s (make %s a grid axis too, or "
+                          "use method random or sobol)",
+                          method_names[s->method], s->params[j].param->name, s->params[src].param->name,
+                          s->params[j].param->name);
+        }
+    }
+    *points = 0;
+    if (!rc && space_enumerate(s, axis, 0, MAX_TRIALS, count_point, points) == 2)
+        rc = fail(L, L->top_at[TOP_PARAMETERS], "the grid axes have more than %d combinations", MAX_TRIALS);
+    free(axis);
+    return rc;
+}
+
 // Every conditional parameter applies in some combination; the grid's size and trials.
 static int check_size(Loader *L) {
     SweepSpec *s = L->s;
@@ -1577,13 +1842,28 @@ static int check_size(Loader *L) {
     if (j < s->n_params)
         return fail(L, mark_of(L->when[j]), "the conditions of %s never hold together in any combination",
                     s->params[j].param->name);
+    s->grid_points = 1;
     if (s->method != METHOD_GRID) {
         char as[64] = "";
         if (s->method_alias) snprintf(as, sizeof as, "%s (runs as %s)", s->method_alias, method_names[s->method]);
         if (!L->top[TOP_TRIALS])
             return fail(L, L->top_at[TOP_METHOD], "method %s needs trials%s (how many trials to run)",
                         as[0] ? as : method_names[s->method], space_is_program(s) ? " or W&B's run_cap" : "");
+        if (s->trials % s->repeats)
+            return fail(L, mark_of(L->top[TOP_TRIALS]), "trials (%d) must be a multiple of repeats (%d)", s->trials,
+                        s->repeats);
+        long points;
+        if (grid_axes(L, &points)) return -1;
+        if (points > MAX_TRIALS / s->trials)
+            return fail(L, mark_of(L->top[TOP_TRIALS]),
+                        "trials times the grid axes' combinations, %d x %ld, is more than %d trials", s->trials, points,
+                        MAX_TRIALS);
+        s->grid_points = (int)points;
+        s->trials *= (int)points;
     } else {
+        if (size == LONG_MAX)  // the count saturated
+            return fail(L, L->top_at[TOP_PARAMETERS], "the grid has more than 9.2e18 points (at most %d trials)",
+                        MAX_TRIALS);
         if (size > MAX_TRIALS / s->repeats)
             return fail(L, L->top_at[TOP_PARAMETERS], "the grid's size times repeats, %ld x %d, is more than %d trials",
                         size, s->repeats, MAX_TRIALS);
@@ -1594,11 +1874,8 @@ static int check_size(Loader *L) {
                         s->trials, size, s->repeats, want);
         s->trials = (int)want;
     }
-    if (s->trials % s->repeats)
-        return fail(L, mark_of(L->top[TOP_TRIALS]), "trials (%d) must be a multiple of repeats (%d)", s->trials,
-                    s->repeats);
     int dims = 0;
-    for (int i = 0; i < s->n_params; i++) dims += s->params[i].dist != DIST_VALUE;
+    for (int i = 0; i < s->n_params; i++) dims += s->params[i].dist != DIST_VALUE && !s->params[i].grid;
     if (s->method == METHOD_SOBOL && dims > SOBOL_MAX_DIM)
         return fail(L, L->top_at[TOP_METHOD], "method sobol handles at most %d swept parameters, this sweep has %d",
                     SOBOL_MAX_DIM, dims);
@@ -1752,24 +2029,34 @@ static int syntax_error(Loader *L, const yaml_parser_t *P) {
     return fail(L, m, "YAML syntax error: %s", problem);
 }
 
-// Flow collections nested deeper than MAX_FLOW_DEPTH, counting brackets outside comments
-// (a sweep needs a handful; 10^5 levels would keep libyaml busy for minutes).
-static int check_nesting(Loader *L) {
+int space_yaml_guard(const char *text, size_t len, int *line, int *col, char *why, size_t whylen) {
+    *line = *col = 1;
+    if (len > MAX_FILE_BYTES) {
+        snprintf(why, whylen, "larger than %d bytes: not a sweep file", MAX_FILE_BYTES);
+        return -1;
+    }
     int depth = 0, comment = 0;
-    Mark m = {1, 1};
-    for (size_t i = 0; i < L->len; i++) {
-        char c = L->text[i];
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
         if (c == '\n') {
-            m.line++, m.col = 1, comment = 0;
+            ++*line, *col = 1, comment = 0;
             continue;
         }
-        if (c == '#' && (i == 0 || strchr(" \t\n", L->text[i - 1]))) comment = 1;
-        if (!comment && (c == '[' || c == '{') && ++depth > MAX_FLOW_DEPTH)
-            return fail(L, m, "lists and mappings nested more than %d deep", MAX_FLOW_DEPTH);
+        if (c == '#' && (i == 0 || strchr(" \t\n", text[i - 1]))) comment = 1;
+        if (!comment && (c == '[' || c == '{') && ++depth > MAX_FLOW_DEPTH) {
+            snprintf(why, whylen, "lists and mappings nested more than %d deep", MAX_FLOW_DEPTH);
+            return -1;
+        }
         if (!comment && (c == ']' || c == '}') && depth > 0) depth--;
-        if (((unsigned char)c & 0xC0) != 0x80) m.col++;
+        if (((unsigned char)c & 0xC0) != 0x80) ++*col;
     }
     return 0;
+}
+
+static int check_nesting(Loader *L) {
+    Mark m;
+    char why[128];
+    return space_yaml_guard(L->text, L->len, &m.line, &m.col, why, sizeof why) ? fail(L, m, "%s", why) : 0;
 }
 
 static int load_yaml(Loader *L) {
@@ -1826,12 +2113,13 @@ int space_parse(SweepSpec *s, const char *path, const char *text, size_t len, ch
     s->n_objectives = 1;
     reward_spec_default(&s->reward);
     s->energy = 0.99;
+    s->checkpoint_every = -1;
+    s->max_deaths = 2;
 
     Loader L = {.s = s, .path = path, .text = s->text, .len = len, .err = err, .errlen = errlen};
     L.set_at = xcalloc((size_t)config_nparams, sizeof *L.set_at);
     L.set_in = xcalloc((size_t)config_nparams, sizeof *L.set_in);
-    int rc = len > MAX_FILE_BYTES ? fail(&L, (Mark){1, 1}, "larger than %d bytes: not a sweep file", MAX_FILE_BYTES)
-                                  : read_sweep(&L);
+    int rc = read_sweep(&L);
     if (L.have_doc) yaml_document_delete(&L.doc);
     free(L.set_at);
     free(L.set_in);

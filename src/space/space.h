@@ -9,7 +9,8 @@
 //   seed: 7                          # extension: sampler, initialisation and data seeds
 //   trials: 24                       # extension: how many trials (not for grid)
 //   repeats: 2                       # extension: every configuration with this many seeds
-//   budget: {steps: 600, eval_every: 100, time_limit: 600}
+//   budget: {steps: 600, eval_every: 100, time_limit: 600, checkpoint_every: 100, max_deaths: 2}
+//   resources: {mem: 4G}             # extension: the memory of one worker group
 //   scheduler: {name: asha, min_steps: 100, eta: 3}   # max_steps: the budget's steps
 //   evolution: {population: 8, sample_size: 3}
 //   reward: {beta: 0.1, gamma: 0.1, modes: [heads], ideal_ranks: {heads: 4}, energy: 0.99}
@@ -55,13 +56,21 @@
 //                            refused, val_bits_per_byte unless every trial is charlm);
 //                            goal: maximize | minimize [minimize for the losses]
 //   seed [1]                 0..2147482; trial seeds are seed*1000 + repeat
-//   trials                   1..10^6, a multiple of repeats; grid: its size x repeats
+//   trials                   1..10^6, a multiple of repeats; grid: its size x repeats; with
+//                            grid axes the samples of the other parameters (x repeats), each
+//                            crossed with every combination of the axes
 //   repeats [1]              1..1000
 //   task [fashion_mnist]     a trial parameter set here or under parameters, not both
 //   budget                   steps or epochs (not both), eval_every: trial parameters;
-//                            time_limit: seconds per trial [0: none]
+//                            time_limit: seconds per trial [0: none]; checkpoint_every:
+//                            steps between a running trial's checkpoints [each evaluation;
+//                            0: only when stopped by a signal]; max_deaths: a trial whose
+//                            worker died this many times while running it is failed [2]
+//   resources                mem: the memory of one worker group (megabytes, or with K, M,
+//                            G or T: 4G): a trial estimated to need more fails before it starts
 //   scheduler                name: asha; min_steps (required) < max_steps; eta [3] >= 2;
-//                            max_steps [the budget's steps; if both given, equal]
+//                            max_steps [the budget's steps; if both given, equal];
+//                            per: configuration | trial [configuration] (asha.h)
 //   evolution                population [8] >= 2, sample_size [3, at most population];
 //                            read with any method, used by evolution
 //   reward                   beta [0.1], gamma [0.1] >= 0; modes [heads] from heads,
@@ -72,10 +81,22 @@
 //     {values: [...], probabilities}   listed (distribution categorical or none);
 //                                      probabilities: one per value, summing to 1 (unused by grid)
 //     {min, max, distribution, q}      uniform | int_uniform | q_uniform (multiples of q [1]
-//                                      in [min, max], drawn evenly) | log_uniform_values (min > 0);
-//                                      default int_uniform for integers, uniform for reals
+//                                      in [min, max], drawn as round(uniform / q)·q) |
+//                                      log_uniform_values (min > 0) | log_uniform, q_log_uniform,
+//                                      inv_log_uniform (min, max: exponents) | q_log_uniform_values,
+//                                      inv_log_uniform_values; default int_uniform for integers,
+//                                      uniform for reals
+//     {distribution, mu, sigma, a, b, q}   normal, q_normal, log_normal, q_log_normal (mu [0],
+//                                      sigma [1]), beta, q_beta (a [1], b [1]), truncated to
+//                                      the parameter's range (space/distribution.c)
 //     when: {NAME: value or [values], ...}   applies only when all hold; NAME is fixed or
 //                                      listed and defined earlier; otherwise the base value
+//     grid: true                       (values or an integer range, a sampled method) a grid
+//                                      axis: every sample of the other parameters is crossed
+//                                      with every combination of the axes (Ray Tune's
+//                                      grid_search with num_samples); an axis's when refers
+//                                      only to axes, and with evolution, tpe or motpe no
+//                                      sampled parameter's when refers to an axis
 // Every combination of the swept values must pass config_check (heads divide d_model,
 // core_rank <= heads, ...) and the task's data files must exist. Samplers and seeds:
 // sampler.c; the scheduler's rungs and decisions: asha.h.
@@ -105,14 +126,29 @@ typedef struct {
 
 enum { SPACE_MAX_OBJECTIVES = 4 };
 
+// W&B's distributions with W&B's meaning (space/distribution.c). Finite supports (the
+// gene an index): value, values, categorical, int_uniform, q_uniform. The others are
+// continuous (the gene the value), drawn by the inverse of their distribution function.
 typedef enum {
-    DIST_VALUE,               // value: x (fixed)
+    DIST_VALUE,               // value: x (fixed; `distribution: constant` says the same)
     DIST_VALUES,              // values: [a, b, c] (with optional probabilities for random)
     DIST_UNIFORM,             // min/max reals
     DIST_INT_UNIFORM,         // min/max integers, inclusive
     DIST_Q_UNIFORM,           // round(uniform(min, max) / q) · q
     DIST_LOG_UNIFORM_VALUES,  // exp(uniform(log min, log max))
     DIST_CATEGORICAL,         // values with the distribution named explicitly
+    DIST_CONSTANT,            // only as a YAML spelling: read as DIST_VALUE
+    DIST_LOG_UNIFORM,         // exp(uniform(min, max)): min and max are natural-log exponents
+    DIST_Q_LOG_UNIFORM,       // round(log_uniform / q) · q
+    DIST_Q_LOG_UNIFORM_VALUES,  // round(log_uniform_values / q) · q
+    DIST_INV_LOG_UNIFORM,     // x with log(1/x) uniform on [min, max]: exp(−uniform(min, max))
+    DIST_INV_LOG_UNIFORM_VALUES,  // x with log(1/x) uniform on [log(1/max), log(1/min)]
+    DIST_NORMAL,              // normal(mu [0], sigma [1])
+    DIST_Q_NORMAL,            // round(normal / q) · q
+    DIST_LOG_NORMAL,          // exp(normal(mu, sigma))
+    DIST_Q_LOG_NORMAL,        // round(log_normal / q) · q
+    DIST_BETA,                // beta(a [1], b [1]) on [0, 1]
+    DIST_Q_BETA,              // round(beta / q) · q
 } Distribution;
 
 typedef struct {
@@ -127,7 +163,14 @@ typedef struct {
     int n_values;
     char **values;           // DIST_VALUE(S)/CATEGORICAL: the candidates as text
     double *probabilities;   // NULL or n_values weights summing to 1
-    double min, max, q;      // continuous and integer distributions
+    double min, max, q;      // continuous and integer distributions, as the YAML gives them
+    double mu, sigma;        // normal and log_normal (and their q_): of x, or of log x
+    double a, b;             // beta, q_beta
+    // continuous: the law's distribution function at the parameter's range, F(range)
+    // within [u_lo, u_hi] (an unbounded law is drawn truncated to the range and to its
+    // central 1 − 2·10⁻⁹), and the smallest and largest value a draw gives
+    double u_lo, u_hi, lo, hi;
+    int grid;                // `grid: true`: a grid axis, crossed with every sample of the rest
     int n_when;
     Condition *when;         // the parameter applies only when every condition holds
     int line, col;           // where the YAML defined it (1-based), for messages
@@ -140,14 +183,20 @@ typedef struct {
     SweepMethod method;
     char metric[32];         // reward | val_accuracy | val_loss | val_bits_per_byte
     int maximize;            // goal
-    int trials;              // trials to run (grid: the grid's size × repeats)
+    int trials;              // trials to run (grid: the grid's size × repeats; a sampled sweep
+                             // with grid axes: the YAML's trials × grid_points)
+    int grid_points;         // combinations of the grid axes (1 without; method grid: 1)
     int repeats;
     int seed;
     TrialConfig base;        // defaults, then the task, budget and every fixed value
     int n_params;
     SpaceParam *params;      // the swept parameters, in file order
     double time_limit;       // seconds per trial; 0 = none
+    int checkpoint_every;    // steps between checkpoints of a running trial; -1: at each evaluation, 0: none
+    int max_deaths;          // a trial whose worker died this many times while running it is failed
+    double mem_bytes;        // resources.mem: the memory of one worker group; 0 = not limited
     int asha, min_steps, eta, max_steps;  // scheduler (asha = 0: every trial runs its budget)
+    int asha_per_trial;                   // per: trial (each repeat decided alone) [0: per configuration]
     int population, sample_size;          // evolution
     const char *method_alias;             // "bayes" when the YAML said W&B's name for tpe, else NULL
     TpeOptions tpe;                       // tpe, motpe
@@ -172,6 +221,11 @@ const Metric *space_metric(const SweepSpec *s);
 // Whether the sweep runs a program (trial/external.h) rather than the built-in engine.
 int space_is_program(const SweepSpec *s);
 
+// What guards libyaml wherever attnsweep reads YAML (its time grows with the nesting
+// squared: 10^5 levels of [ take minutes): at most 1 MiB, flow lists and mappings nested
+// at most 64 deep (outside comments). 0, or -1 with where (1-based) and why.
+int space_yaml_guard(const char *text, size_t len, int *line, int *col, char *why, size_t whylen);
+
 // Load and validate. On error returns -1 with one line in err:
 // "FILE:LINE:COL: what is wrong (what is allowed)", and s is left empty.
 int space_load(SweepSpec *s, const char *path, char *err, size_t errlen);
@@ -187,7 +241,7 @@ const char *space_method_name(SweepMethod m);
 const char *space_distribution_name(Distribution d);
 
 // The number of distinct configurations (grid product honouring conditions), or -1
-// when a continuous distribution makes it infinite.
+// when a continuous distribution makes it infinite (LONG_MAX: more than that).
 long space_size(const SweepSpec *s);
 
 // ---- samplers (sampler.c): reproducible from the sweep seed.
@@ -196,9 +250,10 @@ typedef struct Sampler Sampler;
 Sampler *sampler_create(const SweepSpec *s);
 void sampler_free(Sampler *sm);
 // Trial `id` (0-based, < s->trials): its configuration (base + sampled values, seed set
-// from the sweep seed and the repeat). grid, random and sobol give trial id the same
-// configuration every time (so a resumed sweep regenerates the same trials); evolution
-// samples from the population of results reported so far. Returns 0, or -1 when
+// from the sweep seed and the repeat; with grid axes, sample id / repeats / grid_points at
+// the axes' combination id / repeats % grid_points). grid, random and sobol give trial id
+// the same configuration every time (so a resumed sweep regenerates the same trials);
+// evolution samples from the population of results reported so far. Returns 0, or -1 when
 // evolution needs more results before it can sample (the caller asks again later).
 int sampler_config(Sampler *sm, int id, TrialConfig *out);
 // A finished trial (its id, configuration, status and metrics), for the samplers that

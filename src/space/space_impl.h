@@ -11,8 +11,24 @@
 
 #include "space/space.h"
 
-// Size of the parameter's support, or -1 for uniform and log_uniform_values.
+// Size of the parameter's support, or -1 for a continuous distribution.
 long space_param_count(const SpaceParam *p);
+
+// ---- continuous distributions (distribution.c)
+// Whether d is read from mu, sigma, a, b (normal, log_normal, beta and their q_), not min and max.
+int space_dist_has_law(Distribution d);
+// Whether d is one of the q_ kinds drawn continuously (all but q_uniform, a finite support).
+int space_dist_quantised(Distribution d);
+// Sets p's u_lo, u_hi, lo, hi from its law and the parameter's range [pmin, pmax]; returns
+// the law's mass in that range before the central truncation (the caller refuses a tiny one).
+double space_truncate(SpaceParam *p, double pmin, double pmax);
+// The value of u ∈ [0, 1]: the law's quantile at u_lo + u·(u_hi − u_lo), for the q_ kinds
+// rounded to a multiple of q (moved one q inwards when that leaves [lo, hi]).
+double space_draw(const SpaceParam *p, double u);
+// The value in TPE's space, its distribution function u = F(value) (within [u_lo, u_hi]),
+// and back (the quantile, rounded to q for the q_ kinds).
+double space_to_model(const SpaceParam *p, double value);
+double space_from_model(const SpaceParam *p, double u);
 // base + genes, conditions applied; out->seed is left at the base value.
 void space_render(const SweepSpec *s, const double *gene, TrialConfig *out);
 // The gene that gives p the value it has in c (the inverse of space_render for one

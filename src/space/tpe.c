@@ -4,7 +4,11 @@
 //   categorical  values / categorical / value lists: the index, n choices
 //   discrete     int_uniform, q_uniform: the support index k ∈ [0, n), kernels on
 //                [−0.5, n − 0.5], a candidate rounded to the nearest index
-//   continuous   uniform on [min, max]; log_uniform_values on [log min, log max]
+//   continuous   in the space of the law's distribution function, u = F(x) on
+//                [u_lo, u_hi] (space_impl.h, distribution.c): uniform on [min, max]
+//                and log_uniform_values on [log min, log max] up to an affine map; a
+//                normal, log_normal or beta law is its own prior there; a q_ kind's
+//                proposal is rounded to a multiple of q
 // Numerics: a kernel's normalisation over [low, high] and a discrete index's mass are
 // Gaussian masses Φ(b) − Φ(a), taken in logs from whichever tail keeps them exact
 // (log_gauss_mass), so that a far-out candidate gets a finite log l − log g.
@@ -44,7 +48,7 @@ struct Tpe {
 };
 
 static int kind_of(const SpaceParam *p) {
-    if (p->dist == DIST_VALUE) return KIND_FIXED;
+    if (p->dist == DIST_VALUE || p->grid) return KIND_FIXED;  // a grid axis is enumerated, not proposed
     if (p->dist == DIST_VALUES || p->dist == DIST_CATEGORICAL) return KIND_CATEGORICAL;
     return space_param_count(p) >= 0 ? KIND_DISCRETE : KIND_CONTINUOUS;
 }
@@ -64,9 +68,8 @@ Tpe *tpe_create(const SweepSpec *s, int n_objectives, long n_configs) {
         if (t->kind[j] == KIND_DISCRETE) {
             t->low[j] = -0.5, t->high[j] = (double)t->count[j] - 0.5;
         } else if (t->kind[j] == KIND_CONTINUOUS) {
-            const int lg = p->dist == DIST_LOG_UNIFORM_VALUES;
-            t->low[j] = lg ? log(p->min) : p->min;
-            t->high[j] = lg ? log(p->max) : p->max;
+            t->low[j] = p->u_lo;
+            t->high[j] = p->u_hi;
         }
     }
     return t;
@@ -92,9 +95,12 @@ long tpe_observed(const Tpe *t) {
     return k;
 }
 
-// The gene in the kernels' space (log for log_uniform_values).
+// The gene in the kernels' space (its distribution function: space_to_model), and back.
 static double to_space(const Tpe *t, int j, double gene) {
-    return t->kind[j] == KIND_CONTINUOUS && t->s->params[j].dist == DIST_LOG_UNIFORM_VALUES ? log(gene) : gene;
+    return t->kind[j] == KIND_CONTINUOUS ? space_to_model(&t->s->params[j], gene) : gene;
+}
+static double from_space(const Tpe *t, int j, double x) {
+    return t->kind[j] == KIND_CONTINUOUS ? space_from_model(&t->s->params[j], x) : x;
 }
 
 static void remember(Tpe *t, long i, const double *gene, int state) {
@@ -561,8 +567,7 @@ static double propose_one(const Tpe *t, int j, const Split *all, gsl_rng *rng) {
     free(bi);
     free(gi);
     if (sp == &own) split_free(&own);
-    // back from the kernels' space
-    return t->kind[j] == KIND_CONTINUOUS && t->s->params[j].dist == DIST_LOG_UNIFORM_VALUES ? exp(best) : best;
+    return from_space(t, j, best);
 }
 
 // The parameters in `joint` drawn together from product kernels (multivariate TPE): the
@@ -601,10 +606,7 @@ static void propose_joint(const Tpe *t, const unsigned char *joint, const Split 
         if (c == 0 || score > best_score) {
             best_score = score;
             for (int j = 0; j < n; j++)
-                if (joint[j])
-                    gene[j] = t->kind[j] == KIND_CONTINUOUS && t->s->params[j].dist == DIST_LOG_UNIFORM_VALUES
-                                  ? exp(cand[j])
-                                  : cand[j];
+                if (joint[j]) gene[j] = from_space(t, j, cand[j]);
         }
     }
     for (int j = 0; j < n; j++)

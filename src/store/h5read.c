@@ -1,13 +1,21 @@
 // h5read.c: checked reading of attnsweep's HDF5 files (see h5read.h).
+#define _GNU_SOURCE  // memmem
 #include "store/h5read.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "common/bytes.h"
 #include "common/util.h"
 #include "store/h5store.h"
+
+enum { DEFLATE_RATIO = 1032, FILTER_SLACK = 1 << 16, GCOL_MIN = 4096 };
 
 int h5read_fail(const H5Reader *rd, const char *fmt, ...) {
     char msg[512];
@@ -49,17 +57,21 @@ int h5read_attr_number(const H5Reader *rd, hid_t loc, const char *name, hid_t me
     return ok ? 0 : h5read_fail(rd, "attribute '%s' is not a number", name);
 }
 
-// A variable-length string attribute, copied into *out (the caller frees it).
+// A variable-length string attribute, copied into *out (the caller frees it). It is read
+// as a native variable-length string (one char * in memory), never in the file's own
+// type, whose element a damaged file could make larger than the pointer it lands in.
 int h5read_attr_string(const H5Reader *rd, hid_t loc, const char *name, char **out) {
     hid_t attr = open_scalar_attr(rd, loc, name);
     if (attr < 0) return -1;
-    hid_t type = H5Aget_type(attr);
+    hid_t type = H5Aget_type(attr), mem = H5Tcopy(H5T_C_S1);
     char *text = NULL;
-    int ok = type >= 0 && H5Tget_class(type) == H5T_STRING && H5Tis_variable_str(type) > 0 &&
-             H5Aread(attr, type, &text) >= 0 && text;
+    int ok = type >= 0 && mem >= 0 && H5Tget_class(type) == H5T_STRING && H5Tis_variable_str(type) > 0 &&
+             H5Tset_size(mem, H5T_VARIABLE) >= 0 && H5Tset_cset(mem, H5Tget_cset(type)) >= 0 &&
+             H5Aread(attr, mem, &text) >= 0 && text;
     if (ok) *out = xstrdup(text);
     if (text) H5free_memory(text);
     if (type >= 0) H5Tclose(type);
+    if (mem >= 0) H5Tclose(mem);
     H5Aclose(attr);
     return ok ? 0 : h5read_fail(rd, "attribute '%s' is not a string", name);
 }
@@ -79,6 +91,22 @@ hid_t h5read_open_dataset(const H5Reader *rd, hid_t loc, const char *name, int r
     return d;
 }
 
+int h5read_check_storage(const H5Reader *rd, hid_t d, const char *name, hsize_t elements) {
+    hid_t type = H5Dget_type(d), dcpl = H5Dget_create_plist(d);
+    const size_t size = type >= 0 ? H5Tget_size(type) : 0;
+    const int filters = dcpl >= 0 ? H5Pget_nfilters(dcpl) : -1;
+    const hsize_t stored = H5Dget_storage_size(d);
+    if (type >= 0) H5Tclose(type);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (!size || filters < 0) return h5read_fail(rd, "dataset %s is unreadable", name);
+    // deflate expands at most about 1032 to 1; attnsweep writes no filters
+    const double room = (double)stored * (filters ? DEFLATE_RATIO : 1) + (filters ? FILTER_SLACK : 0);
+    if ((double)elements * (double)size > room)
+        return h5read_fail(rd, "dataset %s claims %llu elements of %zu bytes but the file stores %llu bytes of it",
+                           name, (unsigned long long)elements, size, (unsigned long long)stored);
+    return 0;
+}
+
 // Read dataset `name`, which must have exactly the shape dims, into buf as memtype.
 int h5read_dataset(const H5Reader *rd, hid_t loc, const char *name, hid_t memtype, int rank,
                         const hsize_t *dims, void *buf) {
@@ -92,6 +120,12 @@ int h5read_dataset(const H5Reader *rd, hid_t loc, const char *name, hid_t memtyp
     H5T_class_t cls = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
     int numeric = (cls == H5T_INTEGER || cls == H5T_FLOAT) && H5Tget_size(type) <= 8;
     if (type >= 0) H5Tclose(type);
+    hsize_t elements = 1;
+    for (int k = 0; k < rank; k++) elements *= dims[k];
+    if (same && numeric && h5read_check_storage(rd, d, name, elements) != 0) {
+        H5Dclose(d);
+        return -1;
+    }
     int ok = same && numeric && H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
     H5Dclose(d);
     if (!same) return h5read_fail(rd, "dataset %s has the wrong shape", name);
@@ -99,11 +133,21 @@ int h5read_dataset(const H5Reader *rd, hid_t loc, const char *name, hid_t memtyp
     return ok ? 0 : h5read_fail(rd, "dataset %s is unreadable", name);
 }
 
-// The index of column `name` in the compound row type of table `what`, or -1 (failed).
+// The index of column `name` in the compound row type of table `what`, or -1 (failed):
+// the column must lie within the row (a damaged offset or size would make HDF5 copy
+// bytes from beyond it).
 static int table_member(const H5Reader *rd, hid_t filetype, const char *what, const char *name) {
     if (H5Tget_class(filetype) != H5T_COMPOUND) return h5read_fail(rd, "%s is not a table", what);
     const int k = H5Tget_member_index(filetype, name);
-    return k >= 0 ? k : h5read_fail(rd, "%s has no column '%s'", what, name);
+    if (k < 0) return h5read_fail(rd, "%s has no column '%s'", what, name);
+    hid_t t = H5Tget_member_type(filetype, (unsigned)k);
+    const size_t row = H5Tget_size(filetype), off = H5Tget_member_offset(filetype, (unsigned)k),
+                 size = t >= 0 ? H5Tget_size(t) : 0;
+    if (t >= 0) H5Tclose(t);
+    if (!size || !row || off > row || size > row - off)
+        return h5read_fail(rd, "%s column '%s' (%zu bytes at byte %zu) lies outside its %zu-byte row", what, name, size,
+                           off, row);
+    return k;
 }
 
 int h5read_table_column(const H5Reader *rd, hid_t filetype, const char *what, const char *name, int is_string) {
@@ -134,6 +178,67 @@ int h5read_table_array(const H5Reader *rd, hid_t filetype, const char *what, con
     }
     if (t >= 0) H5Tclose(t);
     return ok ? 0 : h5read_fail(rd, "%s column '%s' is not a %d-dimensional array of numbers", what, name, rank);
+}
+
+// The global heap collections of a file (where its variable-length strings are): "GCOL",
+// version 1, three zero bytes, the collection's size (8 bytes, at least 4096), then objects
+// of a 16-byte header (u16 index, u16 references, 4 reserved, u64 size) and their data
+// padded to 8 bytes; the free space (index 0) counts its header in its size and is not
+// padded. HDF5 1.10 walks a collection this way (H5HG__cache_heap_deserialize) without
+// comparing the sizes it finds to the collection, and copies an object by its size (a
+// damaged one crashes H5Aread), so every collection is walked here first: each object must
+// lie within it and the walk end at its end. 0, or -1 with where it is damaged.
+static int check_collection(const H5Reader *rd, const unsigned char *c, uint64_t size, uint64_t at) {
+    unsigned char *seen = xcalloc(1 << 16, 1);  // an index twice is damage too
+    int rc = 0;
+    for (uint64_t p = 16; rc == 0 && p + 16 <= size;) {  // a tail too small for an object is free space, as HDF5 takes it
+        const uint64_t index = load_le(c + p, 2), n = load_le(c + p + 8, 8);
+        const uint64_t need = index ? 16 + ((n + 7) & ~(uint64_t)7) : n;
+        if (n > size || need < 16 || need > size - p || (index && seen[index]++))
+            rc = h5read_fail(rd, "the global heap at byte %llu is damaged (object %llu at byte %llu)",
+                             (unsigned long long)at, (unsigned long long)index, (unsigned long long)(at + p));
+        p += need;
+    }
+    free(seen);
+    return rc;
+}
+
+// The collection whose mark is at byte `at` of the file (fd, `total` bytes), read whole.
+static int check_collection_at(const H5Reader *rd, int fd, uint64_t at, uint64_t total) {
+    unsigned char head[16];
+    const uint64_t size = total - at >= 16 && pread(fd, head, 16, (off_t)at) == 16 ? load_le(head + 8, 8) : 0;
+    if (size < GCOL_MIN || size > total - at)
+        return h5read_fail(rd, "the global heap at byte %llu is damaged (its size)", (unsigned long long)at);
+    unsigned char *c = xmalloc(size);  // at most the file's size
+    const int rc = pread(fd, c, size, (off_t)at) == (ssize_t)size ? check_collection(rd, c, size, at)
+                                                                    : h5read_fail(rd, "%s", strerror(errno));
+    free(c);
+    return rc;
+}
+
+// The file is read, never mapped: a mapped page of a file on a full tmpfs is a SIGBUS.
+int h5read_check_heaps(const H5Reader *rd) {
+    enum { CHUNK = 1 << 20 };
+    static const unsigned char mark[8] = {'G', 'C', 'O', 'L', 1, 0, 0, 0};
+    const int fd = open(rd->path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0) close(fd);
+        return h5read_fail(rd, "%s", strerror(errno));
+    }
+    unsigned char *buf = xmalloc(CHUNK + sizeof mark - 1);  // chunks overlap by a mark's length less one
+    int rc = 0;
+    for (uint64_t base = 0; rc == 0 && base < (uint64_t)st.st_size; base += CHUNK) {
+        const ssize_t n = pread(fd, buf, CHUNK + sizeof mark - 1, (off_t)base);
+        if (n < 0) rc = h5read_fail(rd, "%s", strerror(errno));
+        if (n <= 0) break;
+        const unsigned char *p = buf, *end = buf + n;
+        while (rc == 0 && (p = memmem(p, (size_t)(end - p), mark, sizeof mark)) && p < buf + CHUNK)
+            rc = check_collection_at(rd, fd, base + (uint64_t)(p++ - buf), (uint64_t)st.st_size);
+    }
+    free(buf);
+    close(fd);
+    return rc;
 }
 
 int h5read_check_format(const H5Reader *rd, hid_t file) {

@@ -25,13 +25,20 @@ hid_t h5read_open_dataset(const H5Reader *rd, hid_t loc, const char *name, int r
 // Dataset `name`, which must have exactly the shape dims, into buf as memtype.
 int h5read_dataset(const H5Reader *rd, hid_t loc, const char *name, hid_t memtype, int rank, const hsize_t *dims,
                    void *buf);
-// Whether the compound row type of table `what` has the column `name`: a string if
+// Whether the file stores enough bytes for `elements` elements of dataset d (a damaged
+// shape must not make the reader allocate, fill and convert what the file cannot hold):
+// at most the dataset's storage size, or about 1032 times it when compressed.
+int h5read_check_storage(const H5Reader *rd, hid_t d, const char *name, hsize_t elements);
+// Whether the compound row type of table `what` has the column `name` within its row: a string if
 // is_string, else a number of at most 8 bytes.
 int h5read_table_column(const H5Reader *rd, hid_t filetype, const char *what, const char *name, int is_string);
 // Whether that row type has the column `name` holding an array of numbers of `rank`
 // dimensions (at most 2); their sizes in dims.
 int h5read_table_array(const H5Reader *rd, hid_t filetype, const char *what, const char *name, int rank,
                        hsize_t *dims);
+// The file's global heap collections (its variable-length strings) are whole: before HDF5
+// reads a string attribute, which it does trusting the sizes it finds there.
+int h5read_check_heaps(const H5Reader *rd);
 // The root attribute format_version is the one this attnsweep writes.
 int h5read_check_format(const H5Reader *rd, hid_t file);
 

@@ -9,6 +9,8 @@
 //        curves          compound table, one row per evaluation: step, lr, train_loss,
 //                        val_loss, val_accuracy, penalty, seconds
 //        weights/layerK  final attention tensor [groups, d_group, d_model, roles], float32
+//        params          the whole parameter arena [n_params], float32 (layout
+//                        attribute "name:count,...")
 //        weights_out/layerK  its output side [d_model, heads·d_k] (W_O) or [d_model, pairs]
 //                        (Grassmann's W_plu), float32: what the function-level scores read
 //        invariants      compound table, one row per evaluation: step, correlation [layers],
@@ -21,6 +23,7 @@
 #ifndef ATTN_H5STORE_H
 #define ATTN_H5STORE_H
 
+#include "store/journal.h"
 #include "trial/trial.h"
 
 // The layout version in the root attribute format_version; readers refuse others.
@@ -42,8 +45,10 @@ typedef struct {
     const char *program_metric;
 } StoreMeta;
 
-// Create (truncate) the file and write the root attributes. Exits with one clear
-// line (code 1) if the file cannot be created.
+// Create the file and write the root attributes: into a new temporary file beside PATH
+// (common/outfile.h), renamed over PATH by h5store_publish or h5store_close, so PATH is
+// never half-written and a link planted at any of these names is never followed. Exits
+// with one clear line (code 1) if the file cannot be created.
 H5Store *h5store_create(const char *path, const StoreMeta *meta);
 // Append the trial: one /summary row and its /trials/NNNNNN group; then flush. Trials
 // may come in any id order (workers finish out of order): /summary rows are in the order
@@ -53,21 +58,23 @@ void h5store_write_trial(H5Store *s, const TrialResult *r);
 // Resume (`attnsweep run --resume`). The journal is the truth: the coordinator appends
 // every finished trial to it (with fsync) before writing the trial here, so a kill at any
 // moment may leave this file cut short but never the journal short of a trial. This
-// reads the journal once and writes a fresh PATH.partial with meta's root attributes and
-// every intact record in journal order (a trial id seen before is skipped with a
-// warning; a torn journal tail is reported with a warning), renames it over PATH, and
-// returns it open for appending as h5store_create does. Whatever PATH held before is
-// replaced, and a kill during the rebuild leaves PATH as it was. seen (may be NULL) gets
-// each trial before it is written, to check it and rebuild the caller's own state (ids
-// done, evolution's population); the trial is freed after the call. seen returns 0, or
-// -1 with one line in err to refuse the trial. *valid_bytes gets the journal's intact
-// length for journal_open (which cuts a torn tail away). No journal: an empty file and
-// *valid_bytes = 0. Returns NULL with one line in err, PATH as it was and no
-// PATH.partial left, when the journal is not a journal or cannot be read, or seen
-// refused a trial; exits (code 1) if the file cannot be written.
-typedef int (*RebuildSeen)(void *ctx, const TrialResult *r, char *err, size_t errlen);
-H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, const char *journal_path, RebuildSeen seen,
-                         void *ctx, long *valid_bytes, char *err, size_t errlen);
+// replays the locked journal once into a fresh temporary file with meta's root attributes
+// and every intact trial record in journal order (a trial id seen before is skipped with a
+// warning; damaged records are reported with a warning), renames it over PATH, and returns
+// it open for appending as h5store_create does. Whatever PATH held before is replaced, and
+// a kill during the rebuild leaves PATH as it was. seen (may be NULL) gets every record
+// (a trial before it is written; the trial is freed after the call), to check it and
+// rebuild the caller's own state (ids done, evolution's population, the hand-outs); it
+// returns 0, or -1 with one line in err to refuse the sweep. A journal with no records
+// gives an empty file. Returns NULL with one line in err, PATH as it was and no temporary
+// file left, when the journal is not a journal or cannot be read, or seen refused;
+// exits (code 1) if the file cannot be written.
+typedef int (*RebuildSeen)(void *ctx, const JournalRecord *rec, char *err, size_t errlen);
+H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, Journal *journal, RebuildSeen seen, void *ctx,
+                         char *err, size_t errlen);
+// Rename the temporary file h5store_create writes to over PATH now, keeping it open for
+// appending (h5store_close otherwise renames it when it closes).
+void h5store_publish(H5Store *s);
 // Write end_time and close.
 void h5store_close(H5Store *s, double end_time);
 
@@ -75,7 +82,7 @@ void h5store_close(H5Store *s, double end_time);
 // root attributes version, format_version, source, family, beta, gamma, reward_spec
 // (JSON, as a trial's), rank_deviation, correlation, correlation_chance; scores/layerK
 // as in a trial, each with its "name".
-// Written through PATH.partial and renamed.
+// Written through a temporary file and renamed, as h5store_create.
 typedef struct {
     const char *source, *family;
     char **names;  // n_layers layer names

@@ -1,6 +1,5 @@
-// journal.c: the append-only, fsync'ed journal of finished trials (journal.h); each
-// record's payload is a trial's bytes (trial/pack.h).
-#define _POSIX_C_SOURCE 200809L  // pread, fsync, ftruncate
+// journal.c: the locked, append-only, fsync'ed journal of a sweep (journal.h).
+#define _GNU_SOURCE  // pread, pwrite, fsync, ftruncate, gethostname, localtime_r, memmem
 #define _FILE_OFFSET_BITS 64
 #include "store/journal.h"
 
@@ -11,28 +10,35 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/outfile.h"
 #include "common/util.h"
 
 _Static_assert(sizeof(long) >= 8 && sizeof(off_t) >= 8, "journal offsets are long: needs 64-bit long and off_t");
 
 enum {
-    RECORD_MAGIC = 0x4A524E4C,  // "JRNL"
-    RECORD_HEADER = 12,         // magic, payload length, crc32
+    RECORD_MAGIC = 0x334E524A,  // "JRN3"
+    RECORD_HEADER = 20,         // magic, kind, length, body crc, header crc
+    V2_MAGIC = 0x4A524E4C,      // version 2's records: magic, length, crc, body
+    V2_HEADER = 12,
+    SCAN_CHUNK = 1 << 16,       // bytes read at a time while looking for the next record
+    MAX_STRETCHES = 4,          // damaged stretches named in the warning
+    HOLDER_TRIES = 10,          // reads of a locked journal's last start record, 0.1 s apart
 };
-// Version 2 holds trials of byte format 2; a journal of version 1 is refused whole, never
-// replayed as torn (which would cut its records away).
-static const char JOURNAL_MAGIC[] = "attnsweep-journal 2\n";
+static const char JOURNAL_MAGIC[] = "attnsweep-journal 3\n", V2_LINE[] = "attnsweep-journal 2\n";
 #define JOURNAL_MAGIC_LEN (sizeof JOURNAL_MAGIC - 1)
-
-// ---------------------------------------------------------------- the journal file
 
 struct Journal {
     char *path;
     int fd;
+    long end;          // where the next record goes: the end of the last intact one after a replay
+    int fix_magic;     // the magic line is version 2's or damaged: journal_begin writes version 3's
 };
+
+const char *journal_path(const Journal *j) { return j->path; }
 
 // Read n bytes at off unless the file ends first: the count read, or -1 on an I/O error.
 static ssize_t pread_full(int fd, void *buf, size_t n, off_t off) {
@@ -47,10 +53,10 @@ static ssize_t pread_full(int fd, void *buf, size_t n, off_t off) {
     return (ssize_t)got;
 }
 
-static int write_full(int fd, const void *buf, size_t n) {
+static int pwrite_full(int fd, const void *buf, size_t n, off_t off) {
     size_t done = 0;
     while (done < n) {
-        ssize_t k = write(fd, (const char *)buf + done, n - done);
+        ssize_t k = pwrite(fd, (const char *)buf + done, n - done, off + (off_t)done);
         if (k < 0 && errno == EINTR) continue;
         if (k < 0) return -1;
         done += (size_t)k;
@@ -58,84 +64,383 @@ static int write_full(int fd, const void *buf, size_t n) {
     return 0;
 }
 
-// 0 if fd starts with the magic line, else -1 with "PATH: why" in err.
-static int check_magic(int fd, const char *path, char *err, size_t errlen) {
+// ---------------------------------------------------------------- reading records
+
+typedef struct {
+    int fd;
+    off_t size;
+    Bytes body;
+} Scan;
+
+typedef struct {
+    JournalKind kind;
+    off_t at, end;  // the record's first byte and the byte after it
+    int v2;         // framed as version 2's records
+} Frame;
+
+// Whether an intact record (version 3 or 2) starts at off: its frame, its body in s->body.
+// -1 on an I/O error.
+static int frame_at(Scan *s, off_t off, Frame *f) {
+    unsigned char h[RECORD_HEADER];
+    const ssize_t got = pread_full(s->fd, h, sizeof h, off);
+    if (got < 0) return -1;
+    if (got < V2_HEADER) return 0;
+    const uint32_t magic = (uint32_t)load_le(h, 4);
+    uint32_t n, crc;
+    int head;
+    if (magic == RECORD_MAGIC) {
+        if (got < RECORD_HEADER || (uint32_t)load_le(h + 16, 4) != (uint32_t)crc32(0L, h, 16)) return 0;
+        f->kind = (JournalKind)load_le(h + 4, 4);
+        n = (uint32_t)load_le(h + 8, 4), crc = (uint32_t)load_le(h + 12, 4), head = RECORD_HEADER;
+        f->v2 = 0;
+    } else if (magic == V2_MAGIC) {
+        f->kind = JOURNAL_TRIAL;
+        n = (uint32_t)load_le(h + 4, 4), crc = (uint32_t)load_le(h + 8, 4), head = V2_HEADER;
+        f->v2 = 1;
+    } else {
+        return 0;
+    }
+    // The length decides the allocation: no more than the file still holds.
+    if ((off_t)n > s->size - off - head) return 0;
+    s->body.len = 0;
+    bytes_extend(&s->body, n);
+    const ssize_t b = pread_full(s->fd, s->body.data, n, off + head);
+    if (b < 0) return -1;
+    if ((size_t)b < n || (uint32_t)crc32(0L, s->body.data, (uInt)n) != crc) return 0;
+    f->at = off;
+    f->end = off + head + (off_t)n;
+    return 1;
+}
+
+// The first intact record at or after off (1), none before the end (0), or -1 (I/O error).
+// Candidates are the places a record magic appears, each checked whole.
+static int next_frame(Scan *s, off_t off, Frame *f) {
+    static const unsigned char m3[4] = {'J', 'R', 'N', '3'}, m2[4] = {'L', 'N', 'R', 'J'};
+    unsigned char *buf = xmalloc(SCAN_CHUNK + 3);
+    int found = 0;
+    while (!found && off < s->size) {
+        const ssize_t got = pread_full(s->fd, buf, SCAN_CHUNK + 3, off);
+        if (got < 0) {
+            found = -1;
+            break;
+        }
+        if (got < 4) break;
+        for (ssize_t i = 0; i + 4 <= got && i < SCAN_CHUNK && !found; i++) {
+            if (memcmp(buf + i, m3, 4) && memcmp(buf + i, m2, 4)) continue;
+            found = frame_at(s, off + i, f);
+        }
+        off += SCAN_CHUNK;
+    }
+    free(buf);
+    return found;
+}
+
+// A start, handout or release body into rec; 0, or -1 with the reason in err.
+static int decode_small(JournalRecord *rec, const Bytes *body, char *err, size_t errlen) {
+    ByteReader rd = byte_reader(body->data, body->len, "journal record", err, errlen);
+    size_t n = 0;
+    const char *text = NULL;
+    switch (rec->kind) {
+    case JOURNAL_START:
+        rec->pid = br_i64(&rd);
+        rec->time = br_f64(&rd);
+        text = br_text(&rd, sizeof rec->host, &n, "host");
+        if (text) memcpy(rec->host, text, n), rec->host[n] = 0;
+        break;
+    case JOURNAL_HANDOUT:
+        rec->id = br_i32(&rd);
+        rec->rank = br_i32(&rd);
+        rec->time = br_f64(&rd);
+        text = br_text(&rd, SIZE_MAX, &n, "configuration");
+        if (text) rec->config = strndup(text, n);
+        break;
+    case JOURNAL_RELEASE: rec->id = br_i32(&rd); break;
+    default: br_fail(&rd, "unknown record kind %d", (int)rec->kind);
+    }
+    if (!rd.failed && rd.left) br_fail(&rd, "%zu bytes after its end", rd.left);
+    if (rd.failed) free((char *)rec->config), rec->config = NULL;
+    return rd.failed ? -1 : 0;
+}
+
+// The damaged stretches a replay skipped, for its warning.
+typedef struct {
+    int n;
+    long from[MAX_STRETCHES], to[MAX_STRETCHES];
+    char first_why[256];  // why the first undecodable intact record was skipped
+    int undecodable;
+} Damage;
+
+static void note_damage(Damage *d, long from, long to) {
+    if (d->n < MAX_STRETCHES) d->from[d->n] = from, d->to[d->n] = to;
+    d->n++;
+}
+
+static void damage_line(const Damage *d, const char *path, int bad_magic, char *err, size_t errlen) {
+    err[0] = 0;
+    if (!d->n && !d->undecodable && !bad_magic) return;
+    size_t len = (size_t)snprintf(err, errlen, "%s:", path);
+    if (bad_magic && len < errlen) len += (size_t)snprintf(err + len, errlen - len, " its first line is damaged (rewritten when the sweep resumes);");
+    if (d->n && len < errlen) {
+        len += (size_t)snprintf(err + len, errlen - len, " %d damaged stretch%s skipped (bytes", d->n, d->n == 1 ? "" : "es");
+        for (int i = 0; i < d->n && i < MAX_STRETCHES && len < errlen; i++)
+            len += (size_t)snprintf(err + len, errlen - len, "%s %ld-%ld", i ? "," : "", d->from[i], d->to[i] - 1);
+        if (d->n > MAX_STRETCHES && len < errlen) len += (size_t)snprintf(err + len, errlen - len, ", ...");
+        if (len < errlen) len += (size_t)snprintf(err + len, errlen - len, ");");
+    }
+    if (d->undecodable && len < errlen)
+        len += (size_t)snprintf(err + len, errlen - len, " %d intact record%s skipped (%s);", d->undecodable,
+                                d->undecodable == 1 ? "" : "s", d->first_why);
+    if (len < errlen) snprintf(err + len, errlen - len, " every intact record is kept, and a trial that was only in a skipped one runs again");
+}
+
+// The magic line: 3 or 2 (the version), 0 when it is damaged but version 3 records follow
+// (*bad_magic set), -1 with the reason when the file is no journal this attnsweep reads.
+static int check_magic(Scan *s, const char *path, int *bad_magic, char *err, size_t errlen) {
     char head[JOURNAL_MAGIC_LEN];
-    ssize_t got = pread_full(fd, head, sizeof head, 0);
+    const ssize_t got = pread_full(s->fd, head, sizeof head, 0);
     if (got < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    if ((size_t)got == sizeof head && memcmp(head, JOURNAL_MAGIC, sizeof head) == 0) return 0;
+    *bad_magic = 0;
+    if ((size_t)got == sizeof head && !memcmp(head, JOURNAL_MAGIC, sizeof head)) return 3;
+    if ((size_t)got == sizeof head && !memcmp(head, V2_LINE, sizeof head)) return 2;
+    // A damaged first line of a version 3 journal: its intact records say what it is.
+    Frame f;
+    int found, v3 = 0;
+    for (off_t off = 0; !v3 && (found = next_frame(s, off, &f)) == 1; off = f.end) v3 = !f.v2;
+    if (found < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (v3) {
+        *bad_magic = 1;
+        return 0;
+    }
     static const char family[] = "attnsweep-journal ";
-    if ((size_t)got == sizeof head && memcmp(head, family, sizeof family - 1) == 0)
-        snprintf(err, errlen, "%s: a journal of another attnsweep version (this one reads \"%.*s\")", path,
+    if ((size_t)got == sizeof head && !memcmp(head, family, sizeof family - 1))
+        snprintf(err, errlen, "%s: a journal of another attnsweep version (this one reads \"%.*s\" and version 2)", path,
                  (int)JOURNAL_MAGIC_LEN - 1, JOURNAL_MAGIC);
     else
         snprintf(err, errlen, "%s: not an attnsweep journal", path);
     return -1;
 }
 
-// fsync the directory holding path, so a newly created or renamed entry survives a crash
-// (file systems that cannot sync a directory say EINVAL and are left to themselves).
-static void fsync_dir(const char *path) {
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? xstrdup(path) : xstrdup(".");
-    if (slash) dir[slash == path ? 1 : slash - path] = 0;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL))
-        die(EXIT_RUNTIME, "%s: cannot sync directory: %s", dir, strerror(errno));
-    close(fd);
-    free(dir);
-}
-
-// A new journal, created whole: the magic line is written and synced under PATH.tmp,
-// which is then renamed, so PATH never exists without its magic line.
-static int create_journal(const char *path) {
-    char *tmp = xmalloc(strlen(path) + 5);
-    sprintf(tmp, "%s.tmp", path);
-    int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0 || write_full(fd, JOURNAL_MAGIC, JOURNAL_MAGIC_LEN) != 0 || fsync(fd) != 0 ||
-        rename(tmp, path) != 0)
-        die(EXIT_RUNTIME, "%s: cannot create journal: %s", path, strerror(errno));
-    free(tmp);
-    fsync_dir(path);
-    return fd;
-}
-
-Journal *journal_open(const char *path, long valid_bytes) {
-    int fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT)
-        fd = create_journal(path);
-    else if (fd < 0)
-        die(EXIT_RUNTIME, "%s: cannot open journal: %s", path, strerror(errno));
-    char err[1024];
-    if (check_magic(fd, path, err, sizeof err) != 0) die(EXIT_RUNTIME, "%s", err);
-    if (valid_bytes > 0) {
-        struct stat st;
-        if (fstat(fd, &st) != 0) die(EXIT_RUNTIME, "%s: %s", path, strerror(errno));
-        if (valid_bytes < (long)JOURNAL_MAGIC_LEN || valid_bytes > st.st_size)
-            die(EXIT_RUNTIME, "%s: internal error: intact length %ld outside the file (%lld bytes)", path,
-                valid_bytes, (long long)st.st_size);
-        if (valid_bytes < st.st_size && (ftruncate(fd, (off_t)valid_bytes) != 0 || fsync(fd) != 0))
-            die(EXIT_RUNTIME, "%s: cannot cut off the torn record: %s", path, strerror(errno));
+// Every intact record from the magic line on; trials decoded only when `trials` is set
+// (otherwise they are not visited). *end: the end of the last intact record; *fix_magic:
+// the magic line is damaged or version 2's.
+static long replay_fd(int fd, const char *path, int trials, JournalVisit fn, void *ctx, long *end, int *fix_magic,
+                      char *err, size_t errlen) {
+    err[0] = 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
     }
-    Journal *j = xmalloc(sizeof *j);
+    Scan s = {.fd = fd, .size = st.st_size};
+    int bad_magic = 0;
+    const int version = check_magic(&s, path, &bad_magic, err, errlen);
+    if (version < 0) {
+        bytes_free(&s.body);
+        return -1;
+    }
+    Damage d = {0};
+    long count = 0;
+    off_t off = (off_t)JOURNAL_MAGIC_LEN;
+    *end = (long)off;
+    for (;;) {
+        Frame f;
+        int found = frame_at(&s, off, &f);
+        if (found == 0) found = next_frame(&s, off + 1, &f);
+        if (found < 0) {
+            snprintf(err, errlen, "%s: %s", path, strerror(errno));
+            bytes_free(&s.body);
+            return -1;
+        }
+        if (found == 0) {
+            if (off < s.size) note_damage(&d, (long)off, (long)s.size);
+            break;
+        }
+        if (f.at > off) note_damage(&d, (long)off, (long)f.at);
+        off = f.end;
+        *end = (long)f.end;
+        JournalRecord rec = {.kind = f.kind, .offset = (long)f.at};
+        char why[384];
+        int ok;
+        if (f.kind == JOURNAL_TRIAL)
+            ok = !trials || trial_unpack(&rec.trial, s.body.data, s.body.len, why, sizeof why) == 0;
+        else
+            ok = decode_small(&rec, &s.body, why, sizeof why) == 0;
+        if (!ok) {
+            if (!d.undecodable++) snprintf(d.first_why, sizeof d.first_why, "at byte %ld: %.200s", (long)f.at, why);
+            continue;
+        }
+        count++;
+        if (f.kind != JOURNAL_TRIAL || trials) fn(ctx, &rec);
+        free((char *)rec.config);
+    }
+    bytes_free(&s.body);
+    damage_line(&d, path, bad_magic, err, errlen);
+    *fix_magic = bad_magic || version == 2;  // the first append writes version 3's line over it too
+    return count;
+}
+
+long journal_replay(Journal *j, JournalVisit fn, void *ctx, char *err, size_t errlen) {
+    return replay_fd(j->fd, j->path, 1, fn, ctx, &j->end, &j->fix_magic, err, errlen);
+}
+
+long journal_replay_path(const char *path, JournalVisit fn, void *ctx, char *err, size_t errlen) {
+    err[0] = 0;
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) return 0;
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    long end;
+    int bad_magic;
+    const long n = replay_fd(fd, path, 1, fn, ctx, &end, &bad_magic, err, errlen);
+    close(fd);
+    return n;
+}
+
+// ---------------------------------------------------------------- the lock
+
+static int lock_fd(int fd) {
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+    return fcntl(fd, F_SETLK, &fl);
+}
+
+static void last_start(void *ctx, JournalRecord *rec) {
+    if (rec->kind == JOURNAL_START) *(JournalRecord *)ctx = *rec;
+}
+
+// "PATH: this sweep is being run by ..." from the holder's start record (written right
+// after it took the lock: read again while it is not there yet) and F_GETLK's pid.
+static void holder_line(int fd, const char *path, char *err, size_t errlen) {
+    char host[64] = "";
+    gethostname(host, sizeof host - 1);
+    JournalRecord start = {0};
+    struct flock fl = {0};
+    for (int attempt = 0; attempt < HOLDER_TRIES; attempt++) {
+        fl = (struct flock){.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        if (fcntl(fd, F_GETLK, &fl) != 0) fl.l_pid = 0;
+        start = (JournalRecord){0};
+        long end;
+        int bad;
+        char why[512];
+        replay_fd(fd, path, 0, last_start, &start, &end, &bad, why, sizeof why);
+        const int same = start.kind == JOURNAL_START && (fl.l_pid <= 0 || strcmp(start.host, host) || start.pid == fl.l_pid);
+        if (same) break;
+        nanosleep(&(struct timespec){.tv_nsec = 100000000L}, NULL);
+    }
+    const char *advice = "wait for it to end, or stop it first (SIGUSR1 to its mpirun)";
+    if (start.kind != JOURNAL_START) {
+        snprintf(err, errlen, "%s: this sweep is being run by another process (pid %ld): %s", path, (long)fl.l_pid, advice);
+        return;
+    }
+    char when[64];
+    const time_t t = (time_t)start.time;
+    struct tm tm;
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
+    snprintf(err, errlen, "%s: this sweep is being run by attnsweep on %s, pid %ld, since %s: %s", path, start.host,
+             start.pid, when, advice);
+}
+
+enum { CREATED_ELSEWHERE = -2 };
+
+// A new journal, whole: the magic line written and synced in a temporary file that is
+// locked, then linked in as PATH. The descriptor, locked; CREATED_ELSEWHERE when PATH
+// appeared meanwhile (the caller opens that one); or -1 with errno.
+static int create_journal(const char *path) {
+    char tmp[4096];
+    const int fd = outfile_create(path, tmp, sizeof tmp);
+    if (fd < 0) return -1;
+    int rc = lock_fd(fd) == 0 && pwrite_full(fd, JOURNAL_MAGIC, JOURNAL_MAGIC_LEN, 0) == 0 && fsync(fd) == 0 &&
+                     link(tmp, path) == 0
+                 ? 0
+                 : errno == EEXIST ? CREATED_ELSEWHERE : -1;
+    int e = errno;
+    outfile_discard(tmp);
+    if (rc == 0 && outfile_sync_dir(path) != 0) rc = -1, e = errno;
+    if (rc == 0) return fd;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+Journal *journal_open(const char *path, char *err, size_t errlen) {
+    int fd = -1, created = 0;
+    for (int attempt = 0; fd < 0 && attempt < 3; attempt++) {
+        fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0 && errno == ENOENT) {
+            fd = create_journal(path);
+            if (fd == -1) die(EXIT_RUNTIME, "%s: cannot create the journal: %s", path, strerror(errno));
+            created = fd >= 0;
+        } else if (fd < 0) {
+            die(EXIT_RUNTIME, "%s: cannot open the journal: %s", path,
+                errno == ELOOP ? "it is a symbolic link (attnsweep never writes through one)" : strerror(errno));
+        }
+    }
+    if (fd < 0) die(EXIT_RUNTIME, "%s: cannot open the journal (it keeps disappearing)", path);
+    if (!created && lock_fd(fd) != 0) {
+        if (errno != EACCES && errno != EAGAIN) die(EXIT_RUNTIME, "%s: cannot lock the journal: %s", path, strerror(errno));
+        holder_line(fd, path, err, errlen);
+        close(fd);
+        return NULL;
+    }
+    Journal *j = xcalloc(1, sizeof *j);
     j->path = xstrdup(path);
     j->fd = fd;
+    struct stat st;
+    j->end = fstat(fd, &st) == 0 ? (long)st.st_size : 0;
     return j;
 }
 
-void journal_append_packed(Journal *j, int id, const unsigned char *payload, size_t n) {
-    if (n > UINT32_MAX) die(EXIT_RUNTIME, "%s: trial %d is %zu bytes, more than a record holds", j->path, id, n);
+// ---------------------------------------------------------------- writing
+
+// One record at the end, synced if asked. A failed write is cut away again (the journal
+// stays as it was) and ends the program with the reason.
+static void append_record(Journal *j, JournalKind kind, const unsigned char *body, size_t n, int sync, int id) {
+    if (n > UINT32_MAX - RECORD_HEADER) die(EXIT_RUNTIME, "%s: trial %d is %zu bytes, more than a record holds", j->path, id, n);
     unsigned char *rec = xmalloc(RECORD_HEADER + n);
     store_le(rec, RECORD_MAGIC, 4);
-    store_le(rec + 4, n, 4);
-    store_le(rec + 8, crc32(0L, payload, (uInt)n), 4);
-    memcpy(rec + RECORD_HEADER, payload, n);
-    if (write_full(j->fd, rec, RECORD_HEADER + n) != 0 || fsync(j->fd) != 0)
-        die(EXIT_RUNTIME, "%s: cannot append trial %d: %s", j->path, id, strerror(errno));
+    store_le(rec + 4, kind, 4);
+    store_le(rec + 8, n, 4);
+    store_le(rec + 12, crc32(0L, body, (uInt)n), 4);
+    store_le(rec + 16, crc32(0L, rec, 16), 4);
+    memcpy(rec + RECORD_HEADER, body, n);
+    if (pwrite_full(j->fd, rec, RECORD_HEADER + n, (off_t)j->end) != 0 || (sync && fsync(j->fd) != 0)) {
+        const int e = errno;
+        if (ftruncate(j->fd, (off_t)j->end) == 0) fsync(j->fd);
+        if (kind == JOURNAL_TRIAL)
+            die(EXIT_RUNTIME, "%s: cannot record trial %d: %s (the trial runs again on --resume)", j->path, id, strerror(e));
+        die(EXIT_RUNTIME, "%s: cannot write: %s", j->path, strerror(e));
+    }
+    j->end += (long)(RECORD_HEADER + n);
     free(rec);
+}
+
+void journal_begin(Journal *j) {
+    struct stat st;
+    if (fstat(j->fd, &st) != 0) die(EXIT_RUNTIME, "%s: %s", j->path, strerror(errno));
+    if (st.st_size > j->end && (ftruncate(j->fd, (off_t)j->end) != 0 || fsync(j->fd) != 0))
+        die(EXIT_RUNTIME, "%s: cannot cut off the damaged end: %s", j->path, strerror(errno));
+    if (j->fix_magic && (pwrite_full(j->fd, JOURNAL_MAGIC, JOURNAL_MAGIC_LEN, 0) != 0 || fsync(j->fd) != 0))
+        die(EXIT_RUNTIME, "%s: cannot write its first line: %s", j->path, strerror(errno));
+    j->fix_magic = 0;
+    Bytes b = {0};
+    char host[64] = "";
+    gethostname(host, sizeof host - 1);
+    bytes_put_i64(&b, (long)getpid());
+    bytes_put_f64(&b, unix_seconds());
+    bytes_put_text(&b, host, strlen(host));
+    append_record(j, JOURNAL_START, b.data, b.len, 1, -1);
+    bytes_free(&b);
+}
+
+void journal_append_packed(Journal *j, int id, const unsigned char *payload, size_t n) {
+    append_record(j, JOURNAL_TRIAL, payload, n, 1, id);
 }
 
 void journal_append(Journal *j, const TrialResult *r) {
@@ -145,88 +450,24 @@ void journal_append(Journal *j, const TrialResult *r) {
     bytes_free(&b);
 }
 
+void journal_handout(Journal *j, int id, int rank, const char *config_json) {
+    Bytes b = {0};
+    bytes_put_i32(&b, id);
+    bytes_put_i32(&b, rank);
+    bytes_put_f64(&b, unix_seconds());
+    bytes_put_text(&b, config_json, strlen(config_json));
+    append_record(j, JOURNAL_HANDOUT, b.data, b.len, 0, id);
+    bytes_free(&b);
+}
+
+void journal_release(Journal *j, int id) {
+    unsigned char body[4];
+    store_le(body, (uint32_t)id, 4);
+    append_record(j, JOURNAL_RELEASE, body, sizeof body, 0, id);
+}
+
 void journal_close(Journal *j) {
     if (close(j->fd) != 0) warnf("%s: closing the journal: %s", j->path, strerror(errno));
     free(j->path);
     free(j);
-}
-
-long journal_replay(const char *path, void (*fn)(void *ctx, TrialResult *r), void *ctx, long *valid_bytes,
-                    char *err, size_t errlen) {
-    err[0] = 0;
-    *valid_bytes = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT) return 0;
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        if (fd >= 0) close(fd);
-        return -1;
-    }
-    if (check_magic(fd, path, err, errlen) != 0) {
-        close(fd);
-        return -1;
-    }
-
-    off_t off = (off_t)JOURNAL_MAGIC_LEN;
-    long count = 0;
-    Bytes payload = {0};
-    char why[512] = "";
-    for (;;) {
-        unsigned char head[RECORD_HEADER];
-        ssize_t got = pread_full(fd, head, sizeof head, off);
-        if (got == 0) break;  // the clean end
-        if (got < 0) goto io_error;
-        if (got < RECORD_HEADER) {
-            snprintf(why, sizeof why, "header cut short");
-            break;
-        }
-        const uint32_t magic = (uint32_t)load_le(head, 4), n = (uint32_t)load_le(head + 4, 4),
-                       crc = (uint32_t)load_le(head + 8, 4);
-        if (magic != RECORD_MAGIC) {
-            snprintf(why, sizeof why, "bad record magic");
-            break;
-        }
-        // The length decides the allocation: no more than the file can still hold.
-        const off_t room = st.st_size - off - RECORD_HEADER;
-        if (room < 0 || (off_t)n > room) {
-            snprintf(why, sizeof why, "payload cut short");
-            break;
-        }
-        payload.len = 0;
-        bytes_extend(&payload, n);
-        got = pread_full(fd, payload.data, n, off + RECORD_HEADER);
-        if (got < 0) goto io_error;
-        if ((size_t)got < n) {
-            snprintf(why, sizeof why, "payload cut short");
-            break;
-        }
-        if (crc32(0L, payload.data, (uInt)n) != crc) {
-            snprintf(why, sizeof why, "bad CRC");
-            break;
-        }
-        TrialResult r;
-        char msg[384];
-        if (trial_unpack(&r, payload.data, n, msg, sizeof msg) != 0) {
-            snprintf(why, sizeof why, "undecodable: %s", msg);
-            break;
-        }
-        fn(ctx, &r);
-        count++;
-        off += RECORD_HEADER + (off_t)n;
-    }
-    bytes_free(&payload);
-    close(fd);
-    *valid_bytes = (long)off;
-    if (why[0])
-        snprintf(err, errlen, "%s: the record at byte %lld is torn or damaged (%s); the %ld records before it are intact",
-                 path, (long long)off, why, count);
-    return count;
-
-io_error:
-    snprintf(err, errlen, "%s: %s", path, strerror(errno));
-    bytes_free(&payload);
-    close(fd);
-    *valid_bytes = 0;
-    return -1;
 }

@@ -1,18 +1,35 @@
-// journal.h: the crash-safe record of finished trials.
+// journal.h: the crash-safe record of a sweep, and its lock.
 //
-// The coordinator appends every finished trial to the journal (with fsync) before
-// writing it into the HDF5 file. A record's payload is the trial's bytes (trial_pack,
-// trial/pack.h: what the worker sent), so the journal holds everything the HDF5 file
-// holds and a results file can always be rebuilt from it.
+// The coordinator appends every finished trial to the journal (with fsync) before writing
+// it into the HDF5 file. A trial record's body is the trial's bytes (trial_pack,
+// trial/pack.h: what the worker sent), so the journal holds everything the HDF5 file holds
+// and a results file can always be rebuilt from it. It also records each start of the
+// sweep (who holds it) and each trial handed out and given back, so a trial whose worker
+// died while running it can be counted (sweep/recovery.h).
 //
-// Journal file: the magic line "attnsweep-journal 2\n", then records
-//   u32 magic 0x4A524E4C ("JRNL"), u32 payload length n, u32 crc32 of the payload
-//   (zlib), payload (trial_pack bytes)
-// little-endian. A record cut short or failing its CRC (a kill during the write) ends
-// the replay; everything before it is intact. A new journal appears whole (magic line
-// written and synced under PATH.tmp, then renamed), so PATH never lacks its magic line.
-// The trial byte format (versioned, little-endian) is described at the top of trial/pack.c.
-// Resuming a sweep from the journal: h5store_rebuild (store/h5store.h).
+// One writer per sweep: journal_open takes an exclusive POSIX fcntl lock on the whole
+// journal (NFS and Lustre honour these), held until journal_close; a second run is told
+// who holds it. Every other file of the sweep is written only under this lock.
+//
+// Journal file, version 3: the magic line "attnsweep-journal 3\n", then records
+//   u32 magic 0x334E524A ("JRN3"), u32 kind, u32 body length n, u32 crc32 of the body,
+//   u32 crc32 of these 16 header bytes, then the body (n bytes)
+// little-endian (common/bytes.h), crc32 as zlib's. Bodies by kind:
+//   1 trial    trial_pack bytes of a finished trial
+//   2 start    i64 pid, f64 Unix time, text host: a run took the lock
+//   3 handout  i32 trial id, i32 world rank of the group's leader, f64 Unix time,
+//              text configuration (config_to_json)
+//   4 release  i32 trial id: given back unfinished on a stop (no worker died)
+// A record is intact when its header's CRC, its length (within the file) and its body's
+// CRC agree. A damaged record is skipped and reported: the reader looks for the next
+// intact record byte by byte, so one damaged record costs only itself. Damage that runs
+// to the end of the file (a kill during a write) is cut away before the next append.
+// Version 2 journals (records "JRNL": u32 magic 0x4A524E4C, u32 n, u32 crc32 of the
+// body, trial_pack body) are read the same way, their records being trial records; the
+// first append turns the magic line into version 3's. A journal of version 1 is refused.
+// A new journal appears whole (its magic line written and synced in a temporary file,
+// then linked in), so PATH never lacks its magic line. Resuming a sweep from the journal:
+// h5store_rebuild (store/h5store.h).
 #ifndef ATTN_JOURNAL_H
 #define ATTN_JOURNAL_H
 
@@ -22,25 +39,55 @@
 
 typedef struct Journal Journal;
 
-// Open PATH for appending, creating it (with the magic line) if it does not exist.
-// Exits with one clear line (code 1) if it cannot be created or is not a journal.
-// If a replay found a torn tail, valid_bytes (from journal_replay) truncates it away
-// first; pass 0 to keep the file as it is.
-Journal *journal_open(const char *path, long valid_bytes);
-// Append one record and fsync: when this returns, the trial survives a crash.
+typedef enum { JOURNAL_TRIAL = 1, JOURNAL_START, JOURNAL_HANDOUT, JOURNAL_RELEASE } JournalKind;
+
+// One intact record, as journal_replay gives it.
+typedef struct {
+    JournalKind kind;
+    long offset;         // where it starts in the file
+    TrialResult trial;   // trial: the trial (the visitor owns its arrays: trial_result_free or keep)
+    int id;              // handout, release: the trial
+    int rank;            // handout: the world rank of the group's leader
+    double time;         // start, handout: Unix time
+    long pid;            // start
+    char host[64];       // start
+    const char *config;  // handout: the configuration handed out, JSON (valid during the call)
+} JournalRecord;
+
+typedef void (*JournalVisit)(void *ctx, JournalRecord *rec);
+
+// Open PATH, creating it when missing, and lock it for this process. NULL with one line
+// in err when another process holds the lock: "PATH: this sweep is being run by attnsweep
+// on HOST, pid PID, since DATE (...)". Exits with one clear line (code 1) when the file
+// cannot be opened or created (a read-only file system, a full disk, no permission).
+Journal *journal_open(const char *path, char *err, size_t errlen);
+const char *journal_path(const Journal *j);
+// Calls fn for every intact record in file order. Returns the number of intact records,
+// or -1 with one line in err when the file is not a journal ("PATH: not an attnsweep
+// journal"), is of another version, or cannot be read. When it returns >= 0, err is "" if
+// every byte belonged to an intact record, or one line (for a warning) saying how many
+// damaged stretches were skipped and where.
+long journal_replay(Journal *j, JournalVisit fn, void *ctx, char *err, size_t errlen);
+// Before the first append of a run, after a replay: cut away damage at the end of the
+// file, write version 3's magic line over version 2's, and record the start (pid, host,
+// time) that journal_open names to a second run.
+void journal_begin(Journal *j);
+// Append one trial record and fsync: when this returns, the trial survives a crash. A
+// failed write (a full disk) leaves the journal as it was and ends the program (code 1).
 void journal_append(Journal *j, const TrialResult *r);
 // The same for a trial already in byte form (trial_pack's output, as a worker sends it:
 // the coordinator journals the bytes it received once they unpack).
 void journal_append_packed(Journal *j, int id, const unsigned char *payload, size_t n);
+// A trial handed out to the group led by world rank `rank`, with its configuration as
+// JSON; and one given back unfinished. Written without fsync (a kill keeps what was
+// written; the next trial's fsync makes them durable).
+void journal_handout(Journal *j, int id, int rank, const char *config_json);
+void journal_release(Journal *j, int id);
+// Close the file, which releases the lock.
 void journal_close(Journal *j);
 
-// Calls fn for every intact record in file order (fn owns the TrialResult's arrays: it
-// must trial_result_free(r) or keep a copy of *r). Sets *valid_bytes to the length of
-// the intact prefix. Returns the number of records, 0 for a missing file, or -1 with a
-// reason if PATH is not a journal ("PATH: not an attnsweep journal") or cannot be read.
-// When it returns >= 0, err is "" if the file ended cleanly, or one line saying where
-// the torn or damaged record that ended the replay starts (for a warning).
-long journal_replay(const char *path, void (*fn)(void *ctx, TrialResult *r), void *ctx, long *valid_bytes,
-                    char *err, size_t errlen);
+// Read a journal without locking it (tests, tools): journal_replay of PATH. A missing file
+// is 0 records.
+long journal_replay_path(const char *path, JournalVisit fn, void *ctx, char *err, size_t errlen);
 
 #endif

@@ -89,16 +89,21 @@ static void read_objectives(SweepSummary *s, yaml_document_t *doc, yaml_node_t *
     if (s->n_objectives < 2) s->n_objectives = 0;
 }
 
-// metric: {name: N, goal: G} and objectives: of the stored YAML. Only these keys are read,
+// metric: {name: N, goal: G} and objectives: of the stored YAML, behind the depth guard
+// every reader of YAML has (space_yaml_guard). Only these keys are read,
 // rather than the whole space with space_parse, so a file can be reported on a machine
 // without the sweep's data files (space_parse checks them); the text was validated when
 // the sweep ran.
-static void read_metric(SweepSummary *s) {
+static int read_metric(const H5Reader *rd, SweepSummary *s) {
     snprintf(s->metric, sizeof s->metric, "reward");
     s->maximize = 1;
+    int line, col;
+    char why[128];
+    if (space_yaml_guard(s->yaml, strlen(s->yaml), &line, &col, why, sizeof why) != 0)
+        return h5read_fail(rd, "attribute 'yaml' is no sweep's YAML: %d:%d: %s", line, col, why);
     yaml_parser_t parser;
     yaml_document_t doc;
-    if (!yaml_parser_initialize(&parser)) return;
+    if (!yaml_parser_initialize(&parser)) return h5read_fail(rd, "out of memory reading its YAML");
     yaml_parser_set_input_string(&parser, (const unsigned char *)s->yaml, strlen(s->yaml));
     if (yaml_parser_load(&parser, &doc)) {
         yaml_node_t *metric = lookup(&doc, yaml_document_get_root_node(&doc), "metric");
@@ -121,6 +126,7 @@ static void read_metric(SweepSummary *s) {
         yaml_document_delete(&doc);
     }
     yaml_parser_delete(&parser);
+    return 0;
 }
 
 // ---------------------------------------------------------------- /summary and /trials
@@ -185,6 +191,7 @@ int summary_rows(const H5Reader *rd, hid_t file, const char *program_metric, Tri
                  ? h5read_fail(rd, "/summary is not a one-dimensional table")
                  : check_columns(rd, filetype, cols, n_cols);
     if (rc == 0 && n > MAX_ROWS) rc = h5read_fail(rd, "/summary has an implausible %llu rows", (unsigned long long)n);
+    if (rc == 0) rc = h5read_check_storage(rd, d, "/summary", n);
     if (rc == 0 && n > 0) {
         size_t row_size;
         hid_t mem = summary_memtype(cols, n_cols, &row_size);
@@ -259,9 +266,9 @@ static int read_file(const H5Reader *rd, hid_t file, SweepSummary *s) {
     // The metric first (a program's own metric is a column of /summary), unless there is
     // no /summary, which summary_rows reports.
     if (H5Lexists(file, "summary", H5P_DEFAULT) > 0) {
-        if (h5read_attr_string(rd, file, "sweep", &s->sweep) || h5read_attr_string(rd, file, "yaml", &s->yaml))
+        if (h5read_attr_string(rd, file, "sweep", &s->sweep) || h5read_attr_string(rd, file, "yaml", &s->yaml) ||
+            read_metric(rd, s))
             return -1;
-        read_metric(s);
     }
     if (summary_rows(rd, file, s->program_metric.name, &s->trials, &s->n_trials)) return -1;
     for (int i = 0; i < s->n_trials; i++)
@@ -319,6 +326,7 @@ int summary_read(const char *path, SweepSummary *out, char *err, size_t errlen) 
     if (!f) return h5read_fail(&rd, "%s", strerror(errno));
     fclose(f);
     if (H5Fis_hdf5(path) <= 0) return h5read_fail(&rd, "not an HDF5 file");
+    if (h5read_check_heaps(&rd) != 0) return -1;
     // A read that catches the writer of a running sweep between two flushes fails or finds
     // the file inconsistent; it is tried again.
     int writing = locked_by_writer(path);

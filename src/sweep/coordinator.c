@@ -3,6 +3,7 @@
 // on SIGTERM/SIGUSR1.
 #define _POSIX_C_SOURCE 200809L
 #include <gsl/gsl_rng.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 
 #include "common/config_json.h"
+#include "common/outfile.h"
 #include "common/util.h"
 #include "space/asha.h"
 #include "space/space.h"
@@ -19,6 +21,8 @@
 #include "store/journal.h"
 #include "sweep/coordinator.h"
 #include "sweep/protocol.h"
+#include "sweep/recovery.h"
+#include "trial/trialdir.h"
 
 enum { PROGRESS_SECONDS = 5, MAX_WAIT_SECONDS = 60 };
 // Polling back-off while nothing arrives: sleeps from POLL_MIN_NS doubling to
@@ -43,6 +47,7 @@ typedef struct {
     long steps_run;         // optimizer steps of the trials recorded this run
     double best;            // best final metric so far (larger is better)
     int best_id;
+    char first_failure[300];  // "trial N: reason" of the first failed trial recorded
     int *busy;              // [groups]: trial id a group is running, -1 idle
     TrialAssign *sent;      // [groups]: the last trial handed to a group, while MPI sends it
     MPI_Request *sending;   // [groups]: that send (MPI_REQUEST_NULL once complete)
@@ -50,9 +55,29 @@ typedef struct {
     Asha asha;              // the rungs and every metric reported at them
     Journal *journal;
     H5Store *store;
+    const char *output;     // the results file: its trials' directories are beside it
+    Recovery recovery;      // the journal's hand-outs: trials whose worker died
     double t0, last_progress;
     double handling;        // seconds spent answering messages (journal and HDF5 writes included)
 } Coordinator;
+
+// A trial from the journal told to ASHA as the run that recorded it reported it: each rung
+// its curve passed, where it went on, and the last where it was pruned (so its
+// configuration's other repeats follow the same decisions). A program's trial has no step
+// budget (its rungs go on as long as its lines do), and its own metric is not in its curve:
+// a sweep on such a metric replays none.
+static void asha_replay_trial(Coordinator *co, const TrialResult *r) {
+    const Asha *a = &co->asha;
+    if (metric_is_program(co->sc->goal.metric)) return;
+    const long total = space_is_program(co->spec) ? LONG_MAX : r->config.steps;
+    for (int i = 0, next = 0; i < r->n_curve; i++) {
+        const CurvePoint *pt = &r->curve[i];
+        if (!asha_at_rung(a->steps, a->n_rungs, next, pt->step, total)) continue;
+        const int pruned_here = r->status == TRIAL_PRUNED && i == r->n_curve - 1;
+        const EvalPoint e = trial_eval_point(r, pt, &co->spec->reward);
+        asha_replay(&co->asha, r->id, next++, sweep_eval_metric(&co->sc->goal, &e), !pruned_here);
+    }
+}
 
 static void record(Coordinator *co, const TrialResult *r, int from_journal) {
     co->done[r->id] = 1;
@@ -60,10 +85,12 @@ static void record(Coordinator *co, const TrialResult *r, int from_journal) {
     if (r->status == TRIAL_PRUNED) co->n_pruned++;
     else if (r->status == TRIAL_FAILED) co->n_failed++;
     else co->n_ok++;
-    double m = sweep_final_metric(co->sc->metric, r);
+    if (r->status == TRIAL_FAILED && !co->first_failure[0])
+        snprintf(co->first_failure, sizeof co->first_failure, "trial %d: %s", r->id, r->reason);
+    double m = sweep_final_metric(&co->sc->goal, r);
     if (!isnan(m) && (co->best_id < 0 || m > co->best)) co->best = m, co->best_id = r->id;
     sampler_report(co->sampler, r);  // failed ones too: evolution counts on every result
-    if (from_journal) co->n_resumed++;
+    if (from_journal) co->n_resumed++, asha_replay_trial(co, r);
     else co->steps_run += r->steps;
 }
 
@@ -77,7 +104,7 @@ static void progress(Coordinator *co, int final) {
     fprintf(stderr, "sweep %s: %d/%d done (%d ok, %d pruned, %d failed), %d running", co->spec->name, co->n_done,
             total, co->n_ok, co->n_pruned, co->n_failed, co->n_running);
     if (co->best_id >= 0)
-        fprintf(stderr, " | best %s %.4f (trial %d)", co->spec->metric, co->sc->metric->maximize ? co->best : -co->best,
+        fprintf(stderr, " | best %s %.4f (trial %d)", co->spec->metric, co->sc->goal.maximize ? co->best : -co->best,
                 co->best_id);
     fprintf(stderr, " | %.0f trials/h", per_hour);
     if (!final && run_now > 0) fprintf(stderr, " | ETA %.0f min", eta / 60.0);
@@ -99,6 +126,9 @@ static int next_trial(Coordinator *co, TrialAssign *t) {
     t->time_limit = co->spec->time_limit;
     t->reward = co->spec->reward;
     t->energy = co->spec->energy;
+    t->checkpoint_every = co->spec->checkpoint_every;
+    t->mem_limit = co->spec->mem_bytes;
+    trial_dir_path(t->trial_dir, sizeof t->trial_dir, co->output, id);
     return 1;
 }
 
@@ -119,6 +149,9 @@ static int hand_out(Coordinator *co, int k, int stopping) {
         MPI_Isend(&co->sent[k], sizeof co->sent[k], MPI_BYTE, leader, TAG_TRIAL, MPI_COMM_WORLD, &co->sending[k]);
         co->busy[k] = co->sent[k].id;
         co->n_running++;
+        char *config = config_to_json_text(&co->sent[k].config);
+        journal_handout(co->journal, co->sent[k].id, leader, config);
+        cJSON_free(config);
     } else {
         MPI_Send(NULL, 0, MPI_BYTE, leader, TAG_DONE, MPI_COMM_WORLD);
         co->finished_groups++;
@@ -132,6 +165,7 @@ static void on_ready(Coordinator *co, int leader, int stopping, int *waiting) {
     MPI_Recv(NULL, 0, MPI_BYTE, leader, TAG_READY, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     const int k = group_of_leader(co->sc, leader);
     if (co->busy[k] >= 0) {  // its trial was abandoned on a stop: it will run again on --resume
+        journal_release(co->journal, co->busy[k]);
         co->busy[k] = -1;
         co->n_running--;
     }
@@ -141,7 +175,7 @@ static void on_ready(Coordinator *co, int leader, int stopping, int *waiting) {
 static void on_eval(Coordinator *co, int leader, int stopping) {
     RungReport rep;
     MPI_Recv(&rep, sizeof rep, MPI_BYTE, leader, TAG_EVAL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    int go_on = !stopping && asha_continue(&co->asha, rep.rung, rep.metric);
+    int go_on = !stopping && asha_continue(&co->asha, rep.id, rep.rung, rep.metric);
     MPI_Send(&go_on, 1, MPI_INT, leader, TAG_DECISION, MPI_COMM_WORLD);
 }
 
@@ -164,6 +198,7 @@ static void on_result(Coordinator *co, int leader, const MPI_Status *st, int sto
     co->n_running--;
     journal_append_packed(co->journal, r.id, buf, (size_t)n);
     free(buf);
+    trial_dir_finish(co->sent[k].trial_dir);  // its checkpoint is no longer needed
     record(co, &r, 0);  // before the hand-out: evolution samples from the results so far
     if (hand_out(co, k, stopping) < 0) waiting[k] = 1;
     h5store_write_trial(co->store, &r);
@@ -186,11 +221,14 @@ static int same_reward(const RewardSpec *a, const RewardSpec *b) {
     return same;
 }
 
-// A trial the journal holds (h5store_rebuild's seen): checked against the space, then
-// done and known to the sampler.
-static int resumed(void *ctx, const TrialResult *r, char *err, size_t errlen) {
+// A record of the journal (h5store_rebuild's seen): a trial is checked against the space,
+// then done and known to the sampler; hand-outs count the deaths of trials.
+static int resumed(void *ctx, const JournalRecord *rec, char *err, size_t errlen) {
     const Resumed *c = ctx;
     const SweepSpec *spec = c->co->spec;
+    recovery_visit(&c->co->recovery, rec);
+    if (rec->kind != JOURNAL_TRIAL) return 0;
+    const TrialResult *r = &rec->trial;
     const char *what = NULL;
     if (r->id < 0 || r->id >= spec->trials) {
         what = "an id beyond the search space's trials";
@@ -215,29 +253,57 @@ static int resumed(void *ctx, const TrialResult *r, char *err, size_t errlen) {
     return 0;
 }
 
+// Trials that died with their worker max_deaths times: recorded failed with that reason.
+static void fail_poisoned(Coordinator *co) {
+    recovery_finish(&co->recovery);
+    for (int id = 0; id < co->spec->trials; id++) {
+        TrialResult r;
+        if (co->done[id] || co->recovery.deaths[id] < co->spec->max_deaths ||
+            recovery_failed_trial(&co->recovery, id, &co->spec->reward, &r) != 0)
+            continue;
+        warnf("sweep %s: trial %d failed: %s", co->spec->name, id, r.reason);
+        journal_append(co->journal, &r);
+        record(co, &r, 0);
+        h5store_write_trial(co->store, &r);
+        char dir[PROTOCOL_PATH_MAX];
+        trial_dir_path(dir, sizeof dir, co->output, id);
+        trial_dir_finish(dir);
+        trial_result_free(&r);
+    }
+}
+
 // Results file and journal: fresh, or rebuilt from the journal on --resume (the
-// journal is the truth: a kill may have left the HDF5 file half-written).
+// journal is the truth: a kill may have left the HDF5 file half-written). The journal's
+// lock comes first: a second run of the same sweep touches nothing.
 static void open_results(Coordinator *co, const char *output, int resume) {
-    char journal[4096];
+    char journal[4096], err[8192];
     snprintf(journal, sizeof journal, "%s.journal", output);
+    if (outfile_check(output, err, sizeof err) != 0 || outfile_check(journal, err, sizeof err) != 0)
+        die(EXIT_BADINPUT, "run: cannot write %s", err);
+    char dir[PROTOCOL_PATH_MAX];
+    if (trial_dir_path(dir, sizeof dir, output, co->spec->trials) != 0)
+        die(EXIT_BADINPUT, "run: the results file's path is too long: %s", output);
     struct stat st;
-    const int have_journal = stat(journal, &st) == 0;
-    if (!resume && (have_journal || stat(output, &st) == 0))
+    const int have_journal = lstat(journal, &st) == 0;
+    if (!resume && (have_journal || lstat(output, &st) == 0))
         die(EXIT_BADINPUT, "run: %s already holds a sweep; pass --resume to continue it, or -o for a new file",
             have_journal ? journal : output);
-    long valid = 0;
+    co->journal = journal_open(journal, err, sizeof err);
+    if (!co->journal) die(EXIT_BADINPUT, "run: %s", err);
     const SweepSpec *spec = co->spec;
     StoreMeta meta = {.sweep = spec->name, .yaml = spec->text, .seed = spec->seed, .start_time = unix_seconds(),
                       .program = space_is_program(spec) ? &spec->base : NULL,
                       .program_metric = spec->program.metric[0] ? spec->program.metric : NULL};
     Resumed check = {co, journal};
-    char err[8192];
-    co->store = h5store_rebuild(output, &meta, journal, resumed, &check, &valid, err, sizeof err);
+    outfile_remove_stale(output);  // only this run writes them now
+    outfile_remove_stale(journal);
+    co->store = h5store_rebuild(output, &meta, co->journal, resumed, &check, err, sizeof err);
     if (!co->store) die(EXIT_BADINPUT, "run: %s", err);
     if (co->n_resumed > 0)
         fprintf(stderr, "sweep %s: resuming with %d of %d trials recorded in %s\n", co->spec->name, co->n_resumed,
                 co->spec->trials, journal);
-    co->journal = journal_open(journal, valid);
+    journal_begin(co->journal);
+    fail_poisoned(co);
 }
 
 // The order trials are handed out in: by id, except under ASHA, where a grid in id
@@ -270,7 +336,8 @@ static double cpu_seconds(void) {
 
 int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *output, int resume, int quiet) {
     const double cpu0 = cpu_seconds();
-    Coordinator co = {.spec = spec, .sc = sc, .best_id = -1};
+    Coordinator co = {.spec = spec, .sc = sc, .best_id = -1, .output = output};
+    recovery_init(&co.recovery, spec->trials);
     co.order = trial_order(spec);
     co.sampler = sampler_create(spec);
     co.done = xcalloc((size_t)spec->trials, 1);
@@ -331,14 +398,23 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
         fprintf(stderr, "sweep %s: coordinator %.3f ms CPU and %.3f ms answering (journal fsync and HDF5 included) per trial\n",
                 spec->name, 1e3 * cpu / ran, 1e3 * co.handling / ran);
     }
+    // The last line counts every status; a sweep in which no trial finished ok failed.
     const int complete = co.n_done == spec->trials;
-    if (complete)
-        fprintf(stderr, "sweep %s: finished %d trials in %.0f s; results in %s\n", spec->name, co.n_done,
-                now_seconds() - co.t0, output);
-    else
-        fprintf(stderr, "sweep %s: stopped with %d of %d trials recorded; continue with --resume\n", spec->name,
-                co.n_done, spec->trials);
+    char counts[128];
+    snprintf(counts, sizeof counts, "%d ok, %d pruned, %d failed", co.n_ok, co.n_pruned, co.n_failed);
+    int rc = complete ? 0 : 3;
+    if (!complete)
+        fprintf(stderr, "sweep %s: stopped with %d of %d trials recorded (%s); continue with --resume\n", spec->name,
+                co.n_done, spec->trials, counts);
+    else if (co.n_ok == 0) {
+        fprintf(stderr, "sweep %s: no trial finished ok (%s; first failure: %s); results in %s\n", spec->name, counts,
+                co.first_failure[0] ? co.first_failure : "none", output);
+        rc = 1;
+    } else
+        fprintf(stderr, "sweep %s: finished %d trials in %.0f s (%s); results in %s\n", spec->name, co.n_done,
+                now_seconds() - co.t0, counts, output);
     asha_free(&co.asha);
+    recovery_free(&co.recovery);
     free(waiting);
     free(co.sending);
     free(co.sent);
@@ -346,5 +422,5 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     free(co.done);
     free(co.order);
     sampler_free(co.sampler);
-    return complete ? 0 : 3;
+    return rc;
 }

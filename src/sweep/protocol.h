@@ -2,7 +2,8 @@
 // leaders. Plain structs sent as MPI_BYTE: every rank runs the same binary.
 //
 //   leader → coordinator   READY               give me a trial (the first time, and after
-//                                              a trial abandoned on a STOP)
+//                                              a trial abandoned on a STOP, its checkpoint
+//                                              written)
 //   coordinator → leader   TRIAL (TrialAssign) train this one
 //                          DONE                no more trials: leave
 //   leader → coordinator   EVAL (RungReport)   a trial reached an ASHA rung
@@ -18,6 +19,7 @@
 #include "trial/reward.h"
 
 enum { TAG_READY = 1, TAG_TRIAL, TAG_DONE, TAG_EVAL, TAG_DECISION, TAG_STOP, TAG_RESULT };
+enum { PROTOCOL_PATH_MAX = 1024 };  // the longest trial directory a TrialAssign carries
 
 typedef struct {
     int id;                  // trial number in the sweep
@@ -27,6 +29,9 @@ typedef struct {
     double time_limit;       // seconds, 0 = none
     RewardSpec reward;
     double energy;           // numerical-rank threshold for scoring
+    int checkpoint_every;    // steps between checkpoints (-1: at each evaluation, 0: only on a stop)
+    double mem_limit;        // bytes the group may use (resources.mem), 0 = not limited
+    char trial_dir[PROTOCOL_PATH_MAX];  // results/NAME.trials/NNNNNN: the trial's checkpoints
 } TrialAssign;
 
 typedef struct {

@@ -83,7 +83,7 @@ int sweep_run(const RunOptions *o) {
     // Rank 0 reads and checks the space; the others learn only whether to go on.
     SweepSpec spec;
     char out[4096] = "";
-    // exit code (0: go on), the metric's index in the metric table (-1: the program's own), its goal
+    // exit code (0: go on), the metric's index in the metric table (-1: the program's own), its YAML goal
     int status[3] = {0, 0, 0};
     ProgramSpec program = {0};
     if (sc.world_rank == 0) {
@@ -105,7 +105,7 @@ int sweep_run(const RunOptions *o) {
         } else {
             const Metric *m = space_metric(&spec);  // a metric of the table, or the program's own
             status[1] = metric_is_program(m) ? -1 : (int)(m - metrics);
-            status[2] = m->maximize;
+            status[2] = spec.maximize;
             output_path(out, sizeof out, o, &spec);
             if (o->gpus_per_group >= 0) spec.program.gpus = o->gpus_per_group;
             program = spec.program;  // a copy of the pointers: spec keeps them
@@ -117,7 +117,7 @@ int sweep_run(const RunOptions *o) {
     share_program(&program, sc.world_rank);
     Metric program_metric;
     metric_program(&program_metric, program.metric, status[2]);
-    sc.metric = status[1] >= 0 ? &metrics[status[1]] : &program_metric;
+    sc.goal = (SweepGoal){status[1] >= 0 ? &metrics[status[1]] : &program_metric, status[2]};
     sc.program = &program;
     sc.n_groups = (sc.world_size - 1) / sc.group_size;
     sc.group_index = sc.world_rank == 0 ? -1 : (sc.world_rank - 1) / sc.group_size;

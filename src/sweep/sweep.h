@@ -3,6 +3,8 @@
 #ifndef ATTN_SWEEP_H
 #define ATTN_SWEEP_H
 
+enum { SWEEP_MAX_GROUP_SIZE = 4096 };  // what run --group-size and slurm --group-size allow
+
 typedef struct {
     const char *spec_path;  // the YAML search space
     const char *output;     // results file (default results/NAME.h5); journal beside it
@@ -13,8 +15,9 @@ typedef struct {
 } RunOptions;
 
 // Collective over MPI_COMM_WORLD (MPI initialised, at least 1 + group_size ranks).
-// Returns the process exit code: 0 when the sweep finished, 1 on a run-time failure,
-// 2 on bad input, 3 when SIGTERM or SIGUSR1 stopped it (every finished trial is kept
+// Returns the process exit code: 0 when the sweep finished with at least one trial ok,
+// 1 on a run-time failure or when every trial failed (or was pruned), 2 on bad input, 3 when SIGTERM, SIGINT or
+// SIGUSR1 stopped it (every finished trial is kept
 // and `--resume` continues it).
 int sweep_run(const RunOptions *o);
 

@@ -13,20 +13,20 @@ void sweep_catch_signals(void) {
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
 }
 
 int sweep_signalled(void) { return stop_signal != 0; }
 
-// A sweep's metrics (METRIC_DECIDES) are reward and val_accuracy, which go up, and the
-// validation losses, which go down.
-double sweep_eval_metric(const Metric *m, const CurvePoint *pt, double program_metric) {
-    if (metric_is_program(m)) return m->maximize ? program_metric : -program_metric;
-    return m->maximize ? pt->val_accuracy : -pt->val_loss;
+double sweep_eval_metric(const SweepGoal *g, const EvalPoint *e) {
+    const double v = eval_point_value(e, g->metric);
+    if (isnan(v)) return -HUGE_VAL;  // not known (a runner that traces nothing: no reward): last
+    return g->maximize ? v : -v;
 }
 
-double sweep_final_metric(const Metric *m, const TrialResult *r) {
+double sweep_final_metric(const SweepGoal *g, const TrialResult *r) {
     if (r->status == TRIAL_FAILED) return NAN;
-    const double v = metric_value(r, m);
-    return m->maximize ? v : -v;
+    const double v = metric_value(r, g->metric);
+    return g->maximize ? v : -v;
 }

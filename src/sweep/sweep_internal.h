@@ -1,5 +1,6 @@
 // sweep_internal.h: what the coordinator, the workers and the entry point share: the
-// communicators, the stop signals and the metric every decision reads (sweep_internal.c).
+// communicators, the stop signals and the metric every decision reads, with the YAML's goal
+// (sweep_internal.c).
 // Neither side calls the other or the entry point.
 #ifndef ATTN_SWEEP_INTERNAL_H
 #define ATTN_SWEEP_INTERNAL_H
@@ -8,7 +9,15 @@
 
 #include "trial/external.h"
 #include "trial/metrics.h"
+#include "trial/runner.h"
 #include "trial/trial.h"
+
+// What the sweep optimises: reward, a validation metric or a program's own, with the YAML's goal (its
+// `goal:`, which may differ from the metric table's usual one).
+typedef struct {
+    const Metric *metric;
+    int maximize;
+} SweepGoal;
 
 typedef struct {
     int world_rank, world_size;
@@ -16,8 +25,8 @@ typedef struct {
     int group_index;        // this rank's group (-1 on the coordinator)
     MPI_Comm group;         // this rank's group (MPI_COMM_NULL on the coordinator)
     int group_rank;         // rank in the group (0 = its leader)
-    const Metric *metric;   // what the sweep optimises: reward or a validation metric, or a
-                            // program's own metric (metric_program)
+    SweepGoal goal;         // what the sweep optimises, and which way: reward, a validation
+                            // metric, or a program's own metric (metrics.h metric_program)
     const ProgramSpec *program;  // the sweep's program (n_command 0: the built-in engine)
     int device_slot;        // this rank's group among the groups of its node (a program's GPUs)
 } SweepComms;
@@ -25,17 +34,17 @@ typedef struct {
 // The world rank of group k's leader.
 static inline int group_leader(const SweepComms *sc, int k) { return 1 + k * sc->group_size; }
 
-// The metric at an evaluation, for ASHA, turned so that larger is better: the validation
-// accuracy for reward and val_accuracy (the reward needs final scores), minus the
-// validation loss for val_loss and val_bits_per_byte; a program's own metric (metrics.h
-// metric_program) as the program reported it, program_metric, with its goal.
-double sweep_eval_metric(const Metric *m, const CurvePoint *pt, double program_metric);
-// A finished trial's metric, turned so that larger is better; NaN for a failed trial.
-double sweep_final_metric(const Metric *m, const TrialResult *r);
+// The sweep's own metric at an evaluation, for ASHA, turned by the goal so that larger
+// is better (the reward from the invariants traced there: trial/runner.h EvalPoint);
+// -HUGE_VAL where it is not known, which ranks last.
+double sweep_eval_metric(const SweepGoal *g, const EvalPoint *e);
+// A finished trial's metric, turned by the goal so that larger is better; NaN for a
+// failed trial.
+double sweep_final_metric(const SweepGoal *g, const TrialResult *r);
 
-// Handlers for SIGTERM and SIGUSR1, which stop the sweep (exit code 3, resumable).
+// Handlers for SIGTERM, SIGINT and SIGUSR1, which stop the sweep (exit code 3, resumable).
 void sweep_catch_signals(void);
-// SIGTERM or SIGUSR1 arrived.
+// SIGTERM, SIGINT or SIGUSR1 arrived.
 int sweep_signalled(void);
 
 #endif

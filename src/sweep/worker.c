@@ -2,6 +2,7 @@
 // every rank of the group trains the trial together (data parallel) and scores it on
 // the group's BLACS grid; the leader reports rungs and sends the result.
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,20 +22,30 @@ typedef struct {
 
 // ASHA: at the first evaluation at or past each rung the leader asks the coordinator;
 // the answer goes to the whole group. Nonzero = stop (pruned).
-static int at_eval(void *ctx, const CurvePoint *pt, double program_metric, long total_steps) {
+static int at_eval(void *ctx, const EvalPoint *e, long total_steps) {
     WorkerTrial *w = ctx;
     const TrialAssign *t = w->trial;
-    if (!asha_at_rung(t->rungs, t->n_rungs, w->next_rung, pt->step, total_steps)) return 0;
+    if (!asha_at_rung(t->rungs, t->n_rungs, w->next_rung, e->step, total_steps)) return 0;
     int go_on = 1;
     if (w->sc->group_rank == 0) {
-        RungReport rep = {.id = t->id, .step = pt->step, .rung = w->next_rung,
-                          .metric = sweep_eval_metric(w->sc->metric, pt, program_metric)};
+        RungReport rep = {.id = t->id, .step = e->step, .rung = w->next_rung,
+                          .metric = sweep_eval_metric(&w->sc->goal, e)};
         MPI_Send(&rep, sizeof rep, MPI_BYTE, 0, TAG_EVAL, MPI_COMM_WORLD);
         MPI_Recv(&go_on, 1, MPI_INT, 0, TAG_DECISION, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     MPI_Bcast(&go_on, 1, MPI_INT, 0, w->sc->group);
     w->next_rung++;
     return !go_on;
+}
+
+// A trial continued from its checkpoint: the rungs its curve passed were reported before.
+static void on_resume(void *ctx, long step, const CurvePoint *curve, int n_curve, long total_steps) {
+    WorkerTrial *w = ctx;
+    const TrialAssign *t = w->trial;
+    if (w->sc->group_rank == 0)
+        fprintf(stderr, "sweep: trial %d continues from its checkpoint after step %ld of %ld\n", t->id, step, total_steps);
+    for (int i = 0; i < n_curve; i++)
+        if (asha_at_rung(t->rungs, t->n_rungs, w->next_rung, curve[i].step, total_steps)) w->next_rung++;
 }
 
 // Asked while the trial runs, on every rank; the runner combines the answers over the group.
@@ -82,7 +93,9 @@ void sweep_worker(const SweepComms *sc) {
         WorkerTrial w = {.sc = sc, .trial = &t};
         const TrialHooks hooks = {.on_eval = at_eval, .should_stop = should_stop, .ctx = &w, .grid = &grid,
                                   .reward = &t.reward, .score = &so, .group = &sc->group, .time_limit = t.time_limit,
-                                  .id = t.id, .device_slot = sc->device_slot};
+                                  .id = t.id, .device_slot = sc->device_slot, .trial_dir = t.trial_dir,
+                                  .checkpoint_every = t.checkpoint_every, .on_resume = on_resume,
+                                  .mem_limit = t.mem_limit};
         TrialResult r;
         trial_run(runner, &t.config, &hooks, &r);
         r.rank = sc->world_rank;

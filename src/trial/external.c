@@ -56,88 +56,68 @@ void program_spec_free(ProgramSpec *p) {
     memset(p, 0, sizeof *p);
 }
 
+// A text that may be NULL: u8 present, then the text (common/bytes.h).
 static void put_text(Bytes *b, const char *s) {
-    const size_t n = s ? strlen(s) + 1 : 0;  // 0: NULL
-    store_le(bytes_extend(b, 4), n, 4);
-    if (n) memcpy(bytes_extend(b, n), s, n);
+    bytes_put_u8(b, s != NULL);
+    if (s) bytes_put_text(b, s, strlen(s));
 }
 
-static void put_number(Bytes *b, double v) {
-    uint64_t u;
-    memcpy(&u, &v, 8);
-    store_le(bytes_extend(b, 8), u, 8);
+static char *get_text(ByteReader *rd) {
+    const unsigned present = br_u8(rd);
+    if (present > 1) br_fail(rd, "a text's flag is %u (0 or 1)", present);
+    if (present != 1) return NULL;
+    size_t n;
+    const char *t = br_text(rd, SIZE_MAX, &n, "a text");
+    if (!t) return NULL;
+    char *out = xmalloc(n + 1);
+    memcpy(out, t, n);
+    out[n] = 0;
+    return out;
+}
+
+// A metric key (PROGRAM_KEY bytes with its NUL) into out.
+static void get_key(ByteReader *rd, char *out) {
+    size_t n;
+    const char *t = br_text(rd, PROGRAM_KEY, &n, "a metric key");
+    if (t) memcpy(out, t, n), out[n] = 0;
 }
 
 void program_spec_pack(Bytes *b, const ProgramSpec *p) {
-    store_le(bytes_extend(b, 4), (uint64_t)p->n_command, 4);
+    bytes_put_u32(b, (uint32_t)p->n_command);
     for (int k = 0; k < p->n_command; k++) put_text(b, p->command[k]);
     put_text(b, p->program);
     put_text(b, p->trials_dir);
-    put_number(b, p->grace);
-    put_number(b, p->max_output);
-    const int ints[] = {p->needs_checkpoint, p->gpus, p->cpus};
-    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) store_le(bytes_extend(b, 4), (uint32_t)ints[k], 4);
-    put_text(b, p->accuracy);
-    put_text(b, p->metric);
-}
-
-typedef struct {
-    const unsigned char *p;
-    size_t left;
-    int bad;
-} Reader;
-
-static uint64_t get_le(Reader *r, int n) {
-    if (r->bad || r->left < (size_t)n) return r->bad = 1, 0;
-    const uint64_t v = load_le(r->p, n);
-    r->p += n, r->left -= (size_t)n;
-    return v;
-}
-
-static char *get_text(Reader *r) {
-    const size_t n = (size_t)get_le(r, 4);
-    if (!n || r->bad) return NULL;
-    if (n > r->left || r->p[n - 1] != 0 || strlen((const char *)r->p) != n - 1) return r->bad = 1, NULL;
-    char *s = xstrdup((const char *)r->p);
-    r->p += n, r->left -= n;
-    return s;
-}
-
-static double get_number(Reader *r) {
-    const uint64_t u = get_le(r, 8);
-    double v;
-    memcpy(&v, &u, 8);
-    return v;
-}
-
-static void get_key(Reader *r, char *out) {
-    char *s = get_text(r);
-    if (s && strlen(s) < PROGRAM_KEY) snprintf(out, PROGRAM_KEY, "%s", s);
-    else if (s) r->bad = 1;
-    free(s);
+    bytes_put_f64(b, p->grace);
+    bytes_put_f64(b, p->max_output);
+    bytes_put_i32(b, p->needs_checkpoint);
+    bytes_put_i32(b, p->gpus);
+    bytes_put_i32(b, p->cpus);
+    bytes_put_text(b, p->accuracy, strlen(p->accuracy));
+    bytes_put_text(b, p->metric, strlen(p->metric));
 }
 
 int program_spec_unpack(ProgramSpec *p, const unsigned char *data, size_t len) {
     memset(p, 0, sizeof *p);
-    Reader r = {data, len, 0};
-    const uint64_t n = get_le(&r, 4);
-    if (n > r.left / 4) return -1;
-    p->command = xcalloc(n ? n : 1, sizeof *p->command);
-    for (uint64_t k = 0; k < n && !r.bad; k++) {
-        p->command[k] = get_text(&r);
-        p->n_command = (int)k + 1;
-        r.bad |= !p->command[k];
+    char err[160];
+    ByteReader rd = byte_reader(data, len, "program spec", err, sizeof err);
+    const int n = br_count(&rd, 1, "command words");
+    p->command = xcalloc(n ? (size_t)n : 1, sizeof *p->command);
+    for (int k = 0; k < n && !rd.failed; k++) {
+        p->command[k] = get_text(&rd);
+        p->n_command = k + 1;
+        if (!p->command[k]) br_fail(&rd, "command word %d is missing", k);
     }
-    p->program = get_text(&r);
-    p->trials_dir = get_text(&r);
-    p->grace = get_number(&r);
-    p->max_output = get_number(&r);
-    p->needs_checkpoint = (int)get_le(&r, 4);
-    p->gpus = (int)get_le(&r, 4);
-    p->cpus = (int)get_le(&r, 4);
-    get_key(&r, p->accuracy);
-    get_key(&r, p->metric);
-    if (r.bad || r.left || !p->trials_dir) {
+    p->program = get_text(&rd);
+    p->trials_dir = get_text(&rd);
+    p->grace = br_f64(&rd);
+    p->max_output = br_f64(&rd);
+    p->needs_checkpoint = br_i32(&rd);
+    p->gpus = br_i32(&rd);
+    p->cpus = br_i32(&rd);
+    get_key(&rd, p->accuracy);
+    get_key(&rd, p->metric);
+    if (!rd.failed && rd.left) br_fail(&rd, "%zu bytes after the end", rd.left);
+    if (rd.failed || !p->trials_dir) {
         program_spec_free(p);
         return -1;
     }
@@ -774,8 +754,10 @@ static void follow(Run *run, int started) {
         for (int k = 0; k < head.n_points; k++) {
             append_curve(run->r, &ev[k].pt);
             run->r->program_metric = ev[k].metric;
-            if (!prune && !head.stopping && h->on_eval && h->on_eval(h->ctx, &ev[k].pt, ev[k].metric, LONG_MAX))
-                prune = 1;
+            if (prune || head.stopping || !h->on_eval) continue;
+            EvalPoint e = trial_eval_point(run->r, &ev[k].pt, h->reward);  // no invariants traced: no reward
+            e.program_metric = ev[k].metric;
+            prune = h->on_eval(h->ctx, &e, LONG_MAX);
         }
         if (run->leader && head.n_points) {
             memmove(run->pending, run->pending + head.n_points, (size_t)(run->n_pending - head.n_points) * sizeof *ev);

@@ -1,14 +1,15 @@
 // pack.c: the byte form of a trial (pack.h).
 //
-// Trial bytes, format version 3 (version 2, without the program's part at the end, is
-// read too: the journals of sweeps begun before). Little-endian throughout: u32/i32/i64 as their bytes,
+// Trial bytes, format version 4 (version 3, without the program's part, and version 2,
+// without group_size and the parameters as well, are still read: group_size 0, no
+// parameters, no program's run). Little-endian throughout: u32/i32/i64 as their bytes,
 // f64/f32 as their IEEE-754 bit patterns (NaN payloads and −0 survive), str = u32 length
 // then that many bytes (no NUL inside, none after), T[n] = n consecutive T. Counts are
 // u32 and at most INT_MAX.
 //
-//   u32 0x54524941 ("TRIA"), u32 version = 2
+//   u32 0x54524941 ("TRIA"), u32 version = 4
 //   str config                     config_to_json, unformatted (survives TrialConfig changes)
-//   i32 id, rank, steps; i64 n_params
+//   i32 id, rank, group_size, steps; i64 n_params
 //   str status, reason, host
 //   f64 val_accuracy, val_loss, val_bits_per_byte, test_accuracy, test_loss,
 //       test_bits_per_byte, seconds, train_seconds, flops_per_step, start_time, end_time
@@ -25,9 +26,10 @@
 //       f64 eff_rank[4], correlation, correlation_chance, core_energy[4]; i32 tucker_ranks[4];
 //       f64 tucker_fit; i32 tucker_iters; f64 cp_fit; u32 cp_rank_max;
 //       f64 cp_fits[cp_rank_max], cp_cond[4]; u32 cp_rank; f64 cp_roles[cp_rank·dims[3]]
+//   u8 has_params (0: params == NULL); if 1: str param_layout; f32 params[n_params]   (version 3)
 //   u8 has_run (0: the built-in engine's trial); if 1, a program's (trial.h ProgramRun):
 //       f64 program_metric; str dir, stdout_path, stderr_path, metrics_path, command,
-//       stderr_tail, checkpoint
+//       stderr_tail, checkpoint                                                     (version 4)
 //   (nothing after)
 //
 // trial_unpack trusts nothing: every count is checked against the bytes left before
@@ -38,7 +40,6 @@
 
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,8 @@ _Static_assert(sizeof(int) == 4 && sizeof(float) == 4 && sizeof(double) == 8, "t
 
 enum {
     TRIAL_MAGIC = 0x54524941,  // "TRIA"
-    TRIAL_VERSION = 3,  // 3: a program's trial; 2: the validation and test metrics, the output side, the tensor view
+    TRIAL_VERSION = 4,  // 2: the validation and test metrics, the output side, the tensor view;
+                        // 3: group_size, the whole parameter arena; 4: a program's trial
     TRIAL_VERSION_OLDEST = 2,
 };
 
@@ -59,50 +61,14 @@ enum {
 #define RUN_TEXTS(r)                                                                                              \
     {&(r)->run.dir, &(r)->run.stdout_path, &(r)->run.stderr_path, &(r)->run.metrics_path, &(r)->run.command, \
      &(r)->run.stderr_tail, &(r)->run.checkpoint}
-
-static void put_le(Bytes *b, uint64_t v, int n) { store_le(bytes_extend(b, (size_t)n), v, n); }
-static void put_u8(Bytes *b, unsigned v) { put_le(b, v, 1); }
-static void put_u32(Bytes *b, uint32_t v) { put_le(b, v, 4); }
-static void put_i32(Bytes *b, int v) { put_le(b, (uint32_t)v, 4); }
-static void put_i64(Bytes *b, long v) { put_le(b, (uint64_t)v, 8); }
-
-static void put_f64(Bytes *b, double v) {
-    uint64_t u;
-    memcpy(&u, &v, sizeof u);
-    put_le(b, u, 8);
-}
-
 // A count or dimension: never negative in a valid trial.
 static void put_count(Bytes *b, int n) {
     if (n < 0) die(EXIT_RUNTIME, "internal error: packing a negative count (%d)", n);
-    put_u32(b, (uint32_t)n);
-}
-
-// n elements of `size` bytes (4: int or float, 8: double), each in little-endian order.
-static void put_array(Bytes *b, const void *v, size_t n, size_t size) {
-    unsigned char *p = bytes_extend(b, n * size);
-    const unsigned char *src = v;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t u;
-        if (size == 4) {
-            uint32_t w;
-            memcpy(&w, src + 4 * i, 4);
-            u = w;
-        } else {
-            memcpy(&u, src + 8 * i, 8);
-        }
-        store_le(p + size * i, u, (int)size);
-    }
-}
-
-static void put_text(Bytes *b, const char *s, size_t n) {
-    if (n > UINT32_MAX) die(EXIT_RUNTIME, "internal error: packing a text of %zu bytes", n);
-    put_u32(b, (uint32_t)n);
-    memcpy(bytes_extend(b, n), s, n);
+    bytes_put_u32(b, (uint32_t)n);
 }
 
 // A char-array field of TrialResult (NUL-terminated within its size).
-#define PUT_FIELD(b, field) put_text((b), (field), strnlen((field), sizeof(field)))
+#define PUT_FIELD(b, field) bytes_put_text((b), (field), strnlen((field), sizeof(field)))
 
 static size_t product(const int *f, int k) {
     size_t n = 1;
@@ -111,54 +77,55 @@ static size_t product(const int *f, int k) {
 }
 
 static void pack_score(Bytes *b, const LayerScore *s) {
-    put_i32(b, s->view);
+    bytes_put_i32(b, s->view);
     for (int m = 0; m < 4; m++) put_count(b, s->dims[m]);
-    put_f64(b, s->norm);
+    bytes_put_f64(b, s->norm);
     for (int m = 0; m < 4; m++) {
         put_count(b, s->n_sv[m]);
-        put_array(b, s->sv[m], (size_t)s->n_sv[m], 8);
+        bytes_put_array(b, s->sv[m], (size_t)s->n_sv[m], 8);
     }
-    put_array(b, s->num_rank, 4, 4);
-    put_array(b, s->eff_rank, 4, 8);
-    put_f64(b, s->correlation);
-    put_f64(b, s->correlation_chance);
-    put_array(b, s->core_energy, 4, 8);
-    put_array(b, s->tucker_ranks, 4, 4);
-    put_f64(b, s->tucker_fit);
-    put_i32(b, s->tucker_iters);
-    put_f64(b, s->cp_fit);
+    bytes_put_array(b, s->num_rank, 4, 4);
+    bytes_put_array(b, s->eff_rank, 4, 8);
+    bytes_put_f64(b, s->correlation);
+    bytes_put_f64(b, s->correlation_chance);
+    bytes_put_array(b, s->core_energy, 4, 8);
+    bytes_put_array(b, s->tucker_ranks, 4, 4);
+    bytes_put_f64(b, s->tucker_fit);
+    bytes_put_i32(b, s->tucker_iters);
+    bytes_put_f64(b, s->cp_fit);
     put_count(b, s->cp_rank_max);
-    put_array(b, s->cp_fits, (size_t)s->cp_rank_max, 8);
-    put_array(b, s->cp_cond, 4, 8);
+    bytes_put_array(b, s->cp_fits, (size_t)s->cp_rank_max, 8);
+    bytes_put_array(b, s->cp_cond, 4, 8);
     put_count(b, s->cp_rank);
-    put_array(b, s->cp_roles, (size_t)s->cp_rank * (size_t)s->dims[3], 8);
+    bytes_put_array(b, s->cp_roles, (size_t)s->cp_rank * (size_t)s->dims[3], 8);
 }
 
 void trial_pack(Bytes *b, const TrialResult *r) {
-    put_u32(b, TRIAL_MAGIC);
-    put_u32(b, TRIAL_VERSION);
+    bytes_put_u32(b, TRIAL_MAGIC);
+    bytes_put_u32(b, TRIAL_VERSION);
     char *config = config_to_json_text(&r->config);
-    put_text(b, config, strlen(config));
+    bytes_put_text(b, config, strlen(config));
     cJSON_free(config);
 
-    put_i32(b, r->id);
-    put_i32(b, r->rank);
-    put_i32(b, r->steps);
-    put_i64(b, r->n_params);
-    put_text(b, trial_status_names[r->status], strlen(trial_status_names[r->status]));
+    bytes_put_i32(b, r->id);
+    bytes_put_i32(b, r->rank);
+    bytes_put_i32(b, r->group_size);
+    bytes_put_i32(b, r->steps);
+    bytes_put_i64(b, r->n_params);
+    bytes_put_text(b, trial_status_names[r->status], strlen(trial_status_names[r->status]));
     PUT_FIELD(b, r->reason);
     PUT_FIELD(b, r->host);
     const double scalars[] = {r->val_accuracy,  r->val_loss,       r->val_bits_per_byte, r->test_accuracy,
                               r->test_loss,     r->test_bits_per_byte, r->seconds,       r->train_seconds,
                               r->flops_per_step, r->start_time,    r->end_time};
-    put_array(b, scalars, sizeof scalars / sizeof scalars[0], 8);
+    bytes_put_array(b, scalars, sizeof scalars / sizeof scalars[0], 8);
 
     put_count(b, r->n_curve);
     for (int i = 0; i < r->n_curve; i++) {
         const CurvePoint *c = &r->curve[i];
-        put_i32(b, c->step);
+        bytes_put_i32(b, c->step);
         const double v[] = {c->lr, c->train_loss, c->val_loss, c->val_accuracy, c->penalty, c->seconds};
-        put_array(b, v, sizeof v / sizeof v[0], 8);
+        bytes_put_array(b, v, sizeof v / sizeof v[0], 8);
     }
 
     const InvariantTrace *t = &r->trace;
@@ -166,116 +133,59 @@ void trial_pack(Bytes *b, const TrialResult *r) {
     put_count(b, t->layers);
     put_count(b, t->groups);
     const size_t points = (size_t)t->n * (size_t)t->layers;
-    put_array(b, t->step, (size_t)t->n, 4);
-    put_array(b, t->correlation, points, 8);
-    put_array(b, t->eff_rank, points * 4, 8);
-    put_array(b, t->head_sv, points * (size_t)t->groups, 8);
+    bytes_put_array(b, t->step, (size_t)t->n, 4);
+    bytes_put_array(b, t->correlation, points, 8);
+    bytes_put_array(b, t->eff_rank, points * 4, 8);
+    bytes_put_array(b, t->head_sv, points * (size_t)t->groups, 8);
 
-    put_i32(b, r->reward_spec.tensor);
-    put_f64(b, r->reward_spec.beta);
-    put_f64(b, r->reward_spec.gamma);
-    put_array(b, r->reward_spec.use_mode, 4, 4);
-    put_array(b, r->reward_spec.ideal_rank, 4, 8);
-    put_f64(b, r->rank_deviation);
-    put_f64(b, r->correlation);
-    put_f64(b, r->correlation_chance);
-    put_f64(b, r->reward);
+    bytes_put_i32(b, r->reward_spec.tensor);
+    bytes_put_f64(b, r->reward_spec.beta);
+    bytes_put_f64(b, r->reward_spec.gamma);
+    bytes_put_array(b, r->reward_spec.use_mode, 4, 4);
+    bytes_put_array(b, r->reward_spec.ideal_rank, 4, 8);
+    bytes_put_f64(b, r->rank_deviation);
+    bytes_put_f64(b, r->correlation);
+    bytes_put_f64(b, r->correlation_chance);
+    bytes_put_f64(b, r->reward);
 
     put_count(b, r->n_layers);
     for (int k = 0; k < 4; k++) put_count(b, r->dims[k]);
     const size_t per_layer = product(r->dims, 4);
-    for (int l = 0; l < r->n_layers; l++) put_array(b, r->weights[l], per_layer, 4);
+    for (int l = 0; l < r->n_layers; l++) bytes_put_array(b, r->weights[l], per_layer, 4);
     for (int k = 0; k < 2; k++) put_count(b, r->out_dims[k]);
     const size_t per_out = product(r->out_dims, 2);
-    for (int l = 0; l < r->n_layers; l++) put_array(b, r->weights_out[l], per_out, 4);
+    for (int l = 0; l < r->n_layers; l++) bytes_put_array(b, r->weights_out[l], per_out, 4);
 
-    put_u8(b, r->scores != NULL);
+    bytes_put_u8(b, r->scores != NULL);
     if (r->scores)
         for (int l = 0; l < r->n_layers; l++) pack_score(b, &r->scores[l]);
+    bytes_put_u8(b, r->params != NULL);
+    if (r->params) {
+        bytes_put_text(b, r->param_layout, strlen(r->param_layout));
+        bytes_put_array(b, r->params, (size_t)r->n_params, 4);
+    }
 
-    put_u8(b, r->run.dir != NULL);
+    bytes_put_u8(b, r->run.dir != NULL);
     if (!r->run.dir) return;
-    put_f64(b, r->program_metric);
+    bytes_put_f64(b, r->program_metric);
     char *const *texts[] = RUN_TEXTS(r);
     for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
         const char *text = *texts[k] ? *texts[k] : "";
-        put_text(b, text, strlen(text));
+        bytes_put_text(b, text, strlen(text));
     }
 }
 
 // ---------------------------------------------------------------- unpacking
 //
-// The reader fails once and stays failed: every later read yields zeros and empty
-// arrays (nothing is allocated), so the decoder reads straight through and checks once.
-
-typedef struct {
-    const unsigned char *p;
-    size_t left, len;
-    int failed;
-    char *err;
-    size_t errlen;
-} Reader;
-
-static void fail(Reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail(Reader *rd, const char *fmt, ...) {
-    if (rd->failed) return;
-    rd->failed = 1;
-    char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    snprintf(rd->err, rd->errlen, "trial record, byte %zu of %zu: %s", rd->len - rd->left, rd->len, msg);
-}
-
-// The next n bytes, or NULL (and failed) if fewer are left.
-static const unsigned char *take(Reader *rd, size_t n) {
-    if (rd->failed) return NULL;
-    if (n > rd->left) {
-        fail(rd, "cut short (%zu more bytes needed, %zu left)", n, rd->left);
-        return NULL;
-    }
-    const unsigned char *p = rd->p;
-    rd->p += n;
-    rd->left -= n;
-    return p;
-}
-
-static uint64_t get_le(Reader *rd, int n) {
-    const unsigned char *p = take(rd, (size_t)n);
-    return p ? load_le(p, n) : 0;
-}
-
-static unsigned get_u8(Reader *rd) { return (unsigned)get_le(rd, 1); }
-static uint32_t get_u32(Reader *rd) { return (uint32_t)get_le(rd, 4); }
-static int get_i32(Reader *rd) { return (int)(int32_t)get_u32(rd); }
-static long get_i64(Reader *rd) { return (long)(int64_t)get_le(rd, 8); }
-
-static double get_f64(Reader *rd) {
-    uint64_t u = get_le(rd, 8);
-    double v;
-    memcpy(&v, &u, sizeof v);
-    return v;
-}
-
-// A count of items of at least item_bytes bytes each (1 for items that may be empty):
-// at most INT_MAX and at most what the bytes left can hold.
-static int get_count(Reader *rd, size_t item_bytes, const char *what) {
-    uint32_t n = get_u32(rd);
-    if (rd->failed) return 0;
-    if (n > INT_MAX || n > rd->left / item_bytes) {
-        fail(rd, "%s %u exceeds what the %zu bytes left can hold", what, n, rd->left);
-        return 0;
-    }
-    return (int)n;
-}
+// Through the checked reader of common/bytes.h: it fails once and stays failed, so the
+// decoder reads straight through and checks once.
 
 // f[0]·…·f[k−1], or 0 (and failed) beyond the bytes left: an element takes at least one byte.
-static size_t get_product(Reader *rd, const int *f, int k, const char *what) {
+static size_t get_product(ByteReader *rd, const int *f, int k, const char *what) {
     size_t n = 1;
     for (int i = 0; i < k; i++) {
         if (f[i] != 0 && n > rd->left / (size_t)f[i]) {
-            fail(rd, "%s exceeds what the %zu bytes left can hold", what, rd->left);
+            br_fail(rd, "%s exceeds what the %zu bytes left can hold", what, rd->left);
             return 0;
         }
         n *= (size_t)f[i];
@@ -283,59 +193,10 @@ static size_t get_product(Reader *rd, const int *f, int k, const char *what) {
     return n;
 }
 
-// The bytes of n elements of `size` bytes, or NULL (and failed) if they are not all there:
-// checked before anything is allocated for them.
-static const unsigned char *take_array(Reader *rd, size_t n, size_t size) {
-    if (!rd->failed && n > rd->left / size) {
-        fail(rd, "%zu elements of %zu bytes do not fit in the %zu bytes left", n, size, rd->left);
-        return NULL;
-    }
-    return take(rd, n * size);
-}
-
-// n elements of `size` bytes (4 or 8) from little-endian into out, in the host's order.
-static void decode_array(void *out, const unsigned char *p, size_t n, size_t size) {
-    unsigned char *dst = out;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t u = load_le(p + size * i, (int)size);
-        if (size == 4) {
-            uint32_t w = (uint32_t)u;
-            memcpy(dst + 4 * i, &w, 4);
-        } else {
-            memcpy(dst + 8 * i, &u, 8);
-        }
-    }
-}
-
-// Into a fixed array (zeros stay if the bytes are not there).
-static void get_array(Reader *rd, void *out, size_t n, size_t size) {
-    const unsigned char *p = take_array(rd, n, size);
-    if (p) decode_array(out, p, n, size);
-}
-
-// A new array, or NULL when n is 0 or the bytes are not there.
-static void *new_array(Reader *rd, size_t n, size_t size) {
-    const unsigned char *p = take_array(rd, n, size);
-    if (!p || n == 0) return NULL;
-    void *v = xmalloc(n * size);
-    decode_array(v, p, n, size);
-    return v;
-}
-
-// A text of fewer than `room` bytes without NUL; NULL (and failed) otherwise. *n gets its length.
-static const char *get_text(Reader *rd, size_t room, size_t *n, const char *what) {
-    *n = (size_t)get_count(rd, 1, what);
-    const char *s = (const char *)take(rd, *n);
-    if (!s) return NULL;
-    if (*n >= room) fail(rd, "%s of %zu bytes does not fit in %zu", what, *n, room - 1);
-    else if (memchr(s, 0, *n)) fail(rd, "%s holds a NUL byte", what);
-    return rd->failed ? NULL : s;
-}
-
 // A char-array field of TrialResult.
-static void get_field(Reader *rd, char *field, size_t size, const char *what) {
+static void get_field(ByteReader *rd, char *field, size_t size, const char *what) {
     size_t n;
-    const char *s = get_text(rd, size, &n, what);
+    const char *s = br_text(rd, size, &n, what);
     if (!s) return;
     memcpy(field, s, n);
     field[n] = 0;
@@ -343,17 +204,17 @@ static void get_field(Reader *rd, char *field, size_t size, const char *what) {
 #define GET_FIELD(rd, field) get_field((rd), (field), sizeof(field), #field)
 
 // A status by its name (trial_status_names).
-static void get_status(Reader *rd, TrialStatus *status) {
+static void get_status(ByteReader *rd, TrialStatus *status) {
     char name[16];
     get_field(rd, name, sizeof name, "status");
     const int s = rd->failed ? 0 : trial_status_find(name);
-    if (s < 0) fail(rd, "unknown status '%s'", name);
+    if (s < 0) br_fail(rd, "unknown status '%s'", name);
     *status = s < 0 ? TRIAL_OK : s;
 }
 
-static void get_config(Reader *rd, TrialConfig *c) {
+static void get_config(ByteReader *rd, TrialConfig *c) {
     size_t n;
-    const char *s = get_text(rd, SIZE_MAX, &n, "config");
+    const char *s = br_text(rd, SIZE_MAX, &n, "config");
     if (!s) return;
     char *text = xmalloc(n + 1);
     memcpy(text, s, n);
@@ -362,140 +223,162 @@ static void get_config(Reader *rd, TrialConfig *c) {
     free(text);
     char msg[256];
     if (!json)
-        fail(rd, "config is not JSON");
+        br_fail(rd, "config is not JSON");
     else if (config_from_json(c, json, msg, sizeof msg) != 0)
-        fail(rd, "config: %s", msg);
+        br_fail(rd, "config: %s", msg);
     cJSON_Delete(json);
 }
 
-static void get_dims(Reader *rd, int dims[4]) {
-    for (int k = 0; k < 4; k++) dims[k] = get_count(rd, 1, "dimension");
+static void get_dims(ByteReader *rd, int dims[4]) {
+    for (int k = 0; k < 4; k++) dims[k] = br_count(rd, 1, "dimension");
 }
 
 // A TensorView: 0 (function) or 1 (parameters).
-static TensorView get_view(Reader *rd) {
-    const int v = get_i32(rd);
+static TensorView get_view(ByteReader *rd) {
+    const int v = br_i32(rd);
     if (!rd->failed && v != TENSOR_FUNCTION && v != TENSOR_PARAMETERS)
-        fail(rd, "tensor view %d (0 function, 1 parameters)", v);
+        br_fail(rd, "tensor view %d (0 function, 1 parameters)", v);
     return v == TENSOR_PARAMETERS ? TENSOR_PARAMETERS : TENSOR_FUNCTION;
 }
 
-static void unpack_score(Reader *rd, LayerScore *s) {
+static void unpack_score(ByteReader *rd, LayerScore *s) {
     s->view = get_view(rd);
     get_dims(rd, s->dims);
-    s->norm = get_f64(rd);
+    s->norm = br_f64(rd);
     for (int m = 0; m < 4; m++) {
-        s->n_sv[m] = get_count(rd, 8, "n_sv");
-        s->sv[m] = new_array(rd, (size_t)s->n_sv[m], 8);
+        s->n_sv[m] = br_count(rd, 8, "n_sv");
+        s->sv[m] = br_new_array(rd, (size_t)s->n_sv[m], 8);
     }
-    get_array(rd, s->num_rank, 4, 4);
-    get_array(rd, s->eff_rank, 4, 8);
-    s->correlation = get_f64(rd);
-    s->correlation_chance = get_f64(rd);
-    get_array(rd, s->core_energy, 4, 8);
-    get_array(rd, s->tucker_ranks, 4, 4);
-    s->tucker_fit = get_f64(rd);
-    s->tucker_iters = get_i32(rd);
-    s->cp_fit = get_f64(rd);
-    s->cp_rank_max = get_count(rd, 8, "cp_rank_max");
-    s->cp_fits = new_array(rd, (size_t)s->cp_rank_max, 8);
-    get_array(rd, s->cp_cond, 4, 8);
-    s->cp_rank = get_count(rd, 1, "cp_rank");
+    br_array(rd, s->num_rank, 4, 4);
+    br_array(rd, s->eff_rank, 4, 8);
+    s->correlation = br_f64(rd);
+    s->correlation_chance = br_f64(rd);
+    br_array(rd, s->core_energy, 4, 8);
+    br_array(rd, s->tucker_ranks, 4, 4);
+    s->tucker_fit = br_f64(rd);
+    s->tucker_iters = br_i32(rd);
+    s->cp_fit = br_f64(rd);
+    s->cp_rank_max = br_count(rd, 8, "cp_rank_max");
+    s->cp_fits = br_new_array(rd, (size_t)s->cp_rank_max, 8);
+    br_array(rd, s->cp_cond, 4, 8);
+    s->cp_rank = br_count(rd, 1, "cp_rank");
     const int roles[2] = {s->cp_rank, s->dims[3]};
     const size_t n_roles = get_product(rd, roles, 2, "cp_roles");
-    s->cp_roles = new_array(rd, n_roles, 8);
+    s->cp_roles = br_new_array(rd, n_roles, 8);
+}
+
+// The parameter arena (version 3): n_params floats and their layout.
+static void unpack_params(ByteReader *rd, TrialResult *r) {
+    const unsigned has_params = br_u8(rd);
+    if (has_params > 1) br_fail(rd, "has_params is %u (0 or 1)", has_params);
+    if (has_params != 1 || rd->failed) return;
+    size_t n;
+    const char *layout = br_text(rd, SIZE_MAX, &n, "param_layout");
+    if (r->n_params < 1) br_fail(rd, "parameters stored for a model of %ld parameters", r->n_params);
+    if (!layout || rd->failed) return;
+    r->param_layout = xmalloc(n + 1);
+    memcpy(r->param_layout, layout, n);
+    r->param_layout[n] = 0;
+    r->params = br_new_array(rd, (size_t)r->n_params, 4);
+}
+
+// A program's run (version 4): its metric and where it ran.
+static void unpack_run(ByteReader *rd, TrialResult *r) {
+    const unsigned has_run = br_u8(rd);
+    if (has_run > 1) br_fail(rd, "has_run is %u (0 or 1)", has_run);
+    if (has_run != 1 || rd->failed) return;
+    r->program_metric = br_f64(rd);
+    char **texts[] = RUN_TEXTS(r);
+    for (size_t k = 0; k < sizeof texts / sizeof texts[0] && !rd->failed; k++) {
+        size_t n;
+        const char *text = br_text(rd, SIZE_MAX, &n, "a program's text");
+        if (!text) break;
+        *texts[k] = xmalloc(n + 1);
+        memcpy(*texts[k], text, n);
+        (*texts[k])[n] = 0;
+    }
 }
 
 // Decode into r (zeroed first); on failure r holds a partial result for trial_result_free.
-static void unpack(Reader *rd, TrialResult *r) {
-    const uint32_t magic = get_u32(rd), version = get_u32(rd);
-    if (!rd->failed && magic != TRIAL_MAGIC) fail(rd, "not a trial (bad magic 0x%08x)", magic);
+static void unpack(ByteReader *rd, TrialResult *r) {
+    const uint32_t magic = br_u32(rd), version = br_u32(rd);
+    if (!rd->failed && magic != TRIAL_MAGIC) br_fail(rd, "not a trial (bad magic 0x%08x)", magic);
     if (!rd->failed && (version < TRIAL_VERSION_OLDEST || version > TRIAL_VERSION))
-        fail(rd, "trial format version %u, this attnsweep reads %d to %d", version, TRIAL_VERSION_OLDEST, TRIAL_VERSION);
+        br_fail(rd, "trial format version %u, this attnsweep reads %d to %d", version, TRIAL_VERSION_OLDEST,
+                TRIAL_VERSION);
     get_config(rd, &r->config);
-    r->id = get_i32(rd);
-    r->rank = get_i32(rd);
-    r->steps = get_i32(rd);
-    r->n_params = get_i64(rd);
+    r->id = br_i32(rd);
+    r->rank = br_i32(rd);
+    r->group_size = version >= 3 ? br_i32(rd) : 0;
+    r->steps = br_i32(rd);
+    r->n_params = br_i64(rd);
     get_status(rd, &r->status);
     GET_FIELD(rd, r->reason);
     GET_FIELD(rd, r->host);
     double *const scalars[] = {&r->val_accuracy,   &r->val_loss,           &r->val_bits_per_byte, &r->test_accuracy,
                                &r->test_loss,      &r->test_bits_per_byte, &r->seconds,           &r->train_seconds,
                                &r->flops_per_step, &r->start_time,         &r->end_time};
-    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) *scalars[i] = get_f64(rd);
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) *scalars[i] = br_f64(rd);
 
     enum { CURVE_POINT_BYTES = 4 + 6 * 8 };
-    const int n_curve = get_count(rd, CURVE_POINT_BYTES, "n_curve");
+    const int n_curve = br_count(rd, CURVE_POINT_BYTES, "n_curve");
     if (n_curve > 0) r->curve = xcalloc((size_t)n_curve, sizeof *r->curve);
     r->n_curve = n_curve;
     for (int i = 0; i < n_curve; i++) {
         CurvePoint *c = &r->curve[i];
-        c->step = get_i32(rd);
+        c->step = br_i32(rd);
         double *const v[] = {&c->lr, &c->train_loss, &c->val_loss, &c->val_accuracy, &c->penalty, &c->seconds};
-        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) *v[k] = get_f64(rd);
+        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) *v[k] = br_f64(rd);
     }
 
     InvariantTrace *t = &r->trace;
-    t->n = t->cap = get_count(rd, 4, "trace points");
-    t->layers = get_count(rd, 1, "trace layers");
-    t->groups = get_count(rd, 1, "trace groups");
+    t->n = t->cap = br_count(rd, 4, "trace points");
+    t->layers = br_count(rd, 1, "trace layers");
+    t->groups = br_count(rd, 1, "trace groups");
     const int shape[3] = {t->n, t->layers, 4}, heads[3] = {t->n, t->layers, t->groups};
     const size_t points = get_product(rd, shape, 2, "trace"), n_eff = get_product(rd, shape, 3, "trace"),
                  n_heads = get_product(rd, heads, 3, "trace");
-    t->step = new_array(rd, (size_t)t->n, 4);
-    t->correlation = new_array(rd, points, 8);
-    t->eff_rank = new_array(rd, n_eff, 8);
-    t->head_sv = new_array(rd, n_heads, 8);
+    t->step = br_new_array(rd, (size_t)t->n, 4);
+    t->correlation = br_new_array(rd, points, 8);
+    t->eff_rank = br_new_array(rd, n_eff, 8);
+    t->head_sv = br_new_array(rd, n_heads, 8);
 
     r->reward_spec.tensor = get_view(rd);
-    r->reward_spec.beta = get_f64(rd);
-    r->reward_spec.gamma = get_f64(rd);
-    get_array(rd, r->reward_spec.use_mode, 4, 4);
-    get_array(rd, r->reward_spec.ideal_rank, 4, 8);
-    r->rank_deviation = get_f64(rd);
-    r->correlation = get_f64(rd);
-    r->correlation_chance = get_f64(rd);
-    r->reward = get_f64(rd);
+    r->reward_spec.beta = br_f64(rd);
+    r->reward_spec.gamma = br_f64(rd);
+    br_array(rd, r->reward_spec.use_mode, 4, 4);
+    br_array(rd, r->reward_spec.ideal_rank, 4, 8);
+    r->rank_deviation = br_f64(rd);
+    r->correlation = br_f64(rd);
+    r->correlation_chance = br_f64(rd);
+    r->reward = br_f64(rd);
 
-    const int n_layers = get_count(rd, 1, "n_layers");
+    const int n_layers = br_count(rd, 1, "n_layers");
     get_dims(rd, r->dims);
     const size_t per_layer = get_product(rd, r->dims, 4, "weights");
     if (n_layers > 0) r->weights = xcalloc((size_t)n_layers, sizeof *r->weights);
     r->n_layers = n_layers;
-    for (int l = 0; l < n_layers; l++) r->weights[l] = new_array(rd, per_layer, 4);
-    for (int k = 0; k < 2; k++) r->out_dims[k] = get_count(rd, 1, "dimension");
+    for (int l = 0; l < n_layers; l++) r->weights[l] = br_new_array(rd, per_layer, 4);
+    for (int k = 0; k < 2; k++) r->out_dims[k] = br_count(rd, 1, "dimension");
     const size_t per_out = get_product(rd, r->out_dims, 2, "weights_out");
     if (n_layers > 0) r->weights_out = xcalloc((size_t)n_layers, sizeof *r->weights_out);
-    for (int l = 0; l < n_layers; l++) r->weights_out[l] = new_array(rd, per_out, 4);
+    for (int l = 0; l < n_layers; l++) r->weights_out[l] = br_new_array(rd, per_out, 4);
 
-    const unsigned has_scores = get_u8(rd);
-    if (has_scores > 1) fail(rd, "has_scores is %u (0 or 1)", has_scores);
+    const unsigned has_scores = br_u8(rd);
+    if (has_scores > 1) br_fail(rd, "has_scores is %u (0 or 1)", has_scores);
     if (has_scores == 1 && !rd->failed) {
         r->scores = xcalloc((size_t)n_layers, sizeof *r->scores);
         for (int l = 0; l < n_layers; l++) unpack_score(rd, &r->scores[l]);
     }
+    if (version >= 3) unpack_params(rd, r);
     r->program_metric = NAN;
-    const unsigned has_run = version >= 3 ? get_u8(rd) : 0;
-    if (has_run > 1) fail(rd, "has_run is %u (0 or 1)", has_run);
-    if (has_run == 1) {
-        r->program_metric = get_f64(rd);
-        char **texts[] = RUN_TEXTS(r);
-        for (size_t k = 0; k < sizeof texts / sizeof texts[0] && !rd->failed; k++) {
-            size_t n;
-            const char *text = get_text(rd, SIZE_MAX, &n, "a program's text");
-            if (!text) break;
-            *texts[k] = xmalloc(n + 1);
-            memcpy(*texts[k], text, n);
-            (*texts[k])[n] = 0;
-        }
-    }
-    if (!rd->failed && rd->left) fail(rd, "%zu bytes after the end of the trial", rd->left);
+    if (version >= 4) unpack_run(rd, r);
+    if (!rd->failed && rd->left) br_fail(rd, "%zu bytes after the end of the trial", rd->left);
 }
 
 int trial_unpack(TrialResult *r, const unsigned char *data, size_t len, char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
-    Reader rd = {.p = data, .left = len, .len = len, .err = err, .errlen = errlen};
+    ByteReader rd = byte_reader(data, len, "trial record", err, errlen);
     unpack(&rd, r);
     if (!rd.failed) return 0;
     trial_result_free(r);

@@ -16,17 +16,36 @@ void reward_spec_default(RewardSpec *r) {
     }
 }
 
+// One layer's Σ over the used modes of |eff_rank − r_ideal| / r_max, r_max = n_sv[n];
+// *count grows by the modes used.
+static double layer_deviation(const double eff_rank[4], const int n_sv[4], const RewardSpec *r, int *count) {
+    double sum = 0.0;
+    for (int n = 0; n < 4; n++) {
+        if (!r->use_mode[n]) continue;
+        const double rmax = n_sv[n];
+        const double ideal = r->ideal_rank[n] < 0 ? rmax : fmin(r->ideal_rank[n], rmax);
+        sum += rmax > 0 ? fabs(eff_rank[n] - ideal) / rmax : 0.0;
+        (*count)++;
+    }
+    return sum;
+}
+
 double rank_deviation(const LayerScore *layers, int n_layers, const RewardSpec *r) {
     double sum = 0.0;
     int count = 0;
-    for (int l = 0; l < n_layers; l++)
-        for (int n = 0; n < 4; n++) {
-            if (!r->use_mode[n]) continue;
-            const double rmax = layers[l].n_sv[n];
-            const double ideal = r->ideal_rank[n] < 0 ? rmax : fmin(r->ideal_rank[n], rmax);
-            sum += rmax > 0 ? fabs(layers[l].eff_rank[n] - ideal) / rmax : 0.0;
-            count++;
-        }
+    for (int l = 0; l < n_layers; l++) sum += layer_deviation(layers[l].eff_rank, layers[l].n_sv, r, &count);
+    return count ? sum / count : 0.0;
+}
+
+double ranks_deviation(const double *eff_rank, int n_layers, const int dims[4], const RewardSpec *r) {
+    int n_sv[4];
+    for (int n = 0; n < 4; n++) {
+        const long others = (long)dims[0] * dims[1] * dims[2] * dims[3] / dims[n];
+        n_sv[n] = others < dims[n] ? (int)others : dims[n];
+    }
+    double sum = 0.0;
+    int count = 0;
+    for (int l = 0; l < n_layers; l++) sum += layer_deviation(eff_rank + (size_t)l * 4, n_sv, r, &count);
     return count ? sum / count : 0.0;
 }
 

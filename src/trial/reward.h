@@ -21,6 +21,10 @@ void reward_spec_default(RewardSpec *r);  // function view, β = γ = 0.1, mode 
 // largest rank mode n can have (min(dims[n], Π others)); in [0, 1].
 double rank_deviation(const LayerScore *layers, int n_layers, const RewardSpec *r);
 double reward_value(double accuracy, double rank_dev, double correlation, const RewardSpec *r);
+// The same from the effective ranks eff_rank[n_layers][4] of tensors of shape dims
+// (score.h scored_dims), r_max of mode n being min(dims[n], Π others) as in the scores:
+// what the cheap pass traced at an evaluation gives (trial.h InvariantTrace).
+double ranks_deviation(const double *eff_rank, int n_layers, const int dims[4], const RewardSpec *r);
 
 // The specification as JSON text, the trial attribute "reward_spec":
 // {"tensor": "function", "beta": B, "gamma": G, "modes": {"heads": null, "src_dim": 32}}

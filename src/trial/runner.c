@@ -5,6 +5,7 @@
 #include "trial/runner.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,8 +17,10 @@ void trial_runner_free(TrialRunner *runner) {
     if (runner) runner->free(runner);
 }
 
-// Full scores of the final weights and the reward.
-static void score_final(TrialResult *out, const BlacsGrid *g, const ScoreOptions *o, const RewardSpec *spec) {
+void trial_score(TrialResult *out, const BlacsGrid *g, const ScoreOptions *o, const RewardSpec *spec) {
+    if (out->scores)
+        for (int l = 0; l < out->n_layers; l++) layer_score_free(&out->scores[l]);
+    free(out->scores);
     out->scores = xcalloc((size_t)out->n_layers, sizeof(LayerScore));
     for (int l = 0; l < out->n_layers; l++) {
         const LayerWeights w = trial_layer_weights(out, l);
@@ -28,6 +31,39 @@ static void score_final(TrialResult *out, const BlacsGrid *g, const ScoreOptions
     out->correlation = mean_correlation(out->scores, out->n_layers);
     out->correlation_chance = mean_correlation_chance(out->scores, out->n_layers);
     out->reward = reward_value(out->val_accuracy, out->rank_deviation, out->correlation, spec);
+}
+
+EvalPoint trial_eval_point(const TrialResult *r, const CurvePoint *pt, const RewardSpec *spec) {
+    EvalPoint e = {.step = pt->step, .val_accuracy = pt->val_accuracy, .val_loss = pt->val_loss,
+                   .val_bits_per_byte = metric_bits_per_byte(r->config.task, pt->val_loss),
+                   .rank_deviation = NAN, .correlation = NAN, .reward = NAN, .program_metric = NAN};
+    const InvariantTrace *t = &r->trace;
+    int i = t->n - 1;
+    while (i >= 0 && t->step[i] != pt->step) i--;
+    if (i < 0 || t->layers < 1) return e;
+    int dims[4];
+    const LayerWeights lw = trial_weights(r, NULL, NULL);
+    scored_dims(dims, &lw, spec->tensor);
+    e.rank_deviation = ranks_deviation(t->eff_rank + (size_t)i * t->layers * 4, t->layers, dims, spec);
+    double sum = 0.0;  // over the layers, as mean_correlation
+    for (int l = 0; l < t->layers; l++) sum += t->correlation[(size_t)i * t->layers + l];
+    e.correlation = sum / t->layers;
+    e.reward = reward_value(e.val_accuracy, e.rank_deviation, e.correlation, spec);
+    return e;
+}
+
+double eval_point_value(const EvalPoint *e, const Metric *m) {
+    if (metric_is_program(m)) return e->program_metric;
+    static const struct {
+        const char *name;
+        size_t at;
+    } known[] = {{"val_accuracy", offsetof(EvalPoint, val_accuracy)},
+                 {"val_loss", offsetof(EvalPoint, val_loss)},
+                 {"val_bits_per_byte", offsetof(EvalPoint, val_bits_per_byte)},
+                 {"reward", offsetof(EvalPoint, reward)}};
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+        if (!strcmp(m->name, known[k].name)) return *(const double *)((const char *)e + known[k].at);
+    return NAN;
 }
 
 int trial_run(TrialRunner *runner, const TrialConfig *c, const TrialHooks *hooks, TrialResult *out) {
@@ -48,6 +84,8 @@ int trial_run(TrialRunner *runner, const TrialConfig *c, const TrialHooks *hooks
     out->program_metric = NAN;
     out->start_time = unix_seconds();
     gethostname(out->host, sizeof out->host - 1);
+    out->group_size = 1;
+    if (h.group) MPI_Comm_size(*h.group, &out->group_size);
     out->status = TRIAL_OK;
     runner->run(runner, c, &h, out);
     out->end_time = unix_seconds();
@@ -62,6 +100,6 @@ int trial_run(TrialRunner *runner, const TrialConfig *c, const TrialHooks *hooks
     // A failed trial's weights hold no invariants worth the name (and may hold NaN); an
     // interrupted one is not recorded; a program's trial may have no weights to score.
     out->rank_deviation = out->correlation = out->reward = NAN;
-    if (h.grid && trial_status_measured(out->status) && out->n_layers > 0) score_final(out, h.grid, h.score, h.reward);
+    if (h.grid && trial_status_measured(out->status) && out->n_layers > 0) trial_score(out, h.grid, h.score, h.reward);
     return out->status == TRIAL_OK ? 0 : 1;
 }

@@ -16,15 +16,35 @@
 #include <stdio.h>
 
 #include "invariants/grid.h"
+#include "trial/metrics.h"
 #include "trial/trial.h"
 
+
+// What a scheduler reads at one evaluation: the curve point's validation metrics and,
+// where the invariants were traced at its step, the cheap pass's RankDeviation and
+// Correlation (score.h: what the unfoldings' singular values give, the same numbers the
+// full scores have) and the reward made of them with the validation accuracy; NaN where
+// not traced. So every metric a sweep may optimise is known at every evaluation. A
+// program's trial (trial/external.h) has the values of its metric line, and the sweep's
+// metric there when it is a name of the program's own (metrics.h metric_program).
 typedef struct {
-    // The scheduler, after each evaluation (on every rank of the group) with the new
-    // curve point; nonzero stops the trial (status pruned) unless it reached its budget.
+    int step;
+    double val_accuracy, val_loss, val_bits_per_byte;
+    double rank_deviation, correlation, reward;
+    double program_metric;  // NaN unless a program reported the sweep's own metric
+} EvalPoint;
+
+// The evaluation at curve point pt of r (its trace and dims as far as the run has gone,
+// live or from the journal), the reward under spec.
+EvalPoint trial_eval_point(const TrialResult *r, const CurvePoint *pt, const RewardSpec *spec);
+// A metric a sweep may optimise (METRIC_DECIDES) at the evaluation; NaN for any other.
+double eval_point_value(const EvalPoint *e, const Metric *m);
+
+typedef struct {
+    // The scheduler, after each evaluation (on every rank of the group) with what it
+    // measured; nonzero stops the trial (status pruned) unless it reached its budget.
     // Every rank must give the same answer. May be NULL.
-    // program_metric: a program's trial, the sweep's metric at this evaluation when the
-    // program reports it under a name of its own (NaN otherwise).
-    int (*on_eval)(void *ctx, const CurvePoint *pt, double program_metric, long total_steps);
+    int (*on_eval)(void *ctx, const EvalPoint *e, long total_steps);
     // Asked while the trial runs, on every rank (the answers are combined): nonzero
     // abandons it with status interrupted (a signal: the caller does not record it).
     // May be NULL.
@@ -42,6 +62,18 @@ typedef struct {
     int id;                     // the trial's number in the sweep (0 for attnsweep train)
     int device_slot;            // a program's trial: the group's place among its node's groups
                                 // (its GPUs: external.h program_devices)
+    // The trial's directory (trial/trialdir.h), or NULL: where its checkpoints go, every
+    // checkpoint_every steps (-1: at each evaluation; 0: only when should_stop ends it),
+    // and where a trial that has one continues from.
+    const char *trial_dir;
+    long checkpoint_every;
+    // When a trial continues from a checkpoint taken after `step` steps, before it trains on
+    // (every rank): the curve it has so far, so the scheduler knows the rungs already passed.
+    // May be NULL.
+    void (*on_resume)(void *ctx, long step, const CurvePoint *curve, int n_curve, long total_steps);
+    // Bytes the group may use (resources.mem), 0: not limited. A trial whose estimated peak
+    // over the group exceeds it fails before it starts.
+    double mem_limit;
 } TrialHooks;
 
 typedef struct TrialRunner TrialRunner;
@@ -61,6 +93,10 @@ struct TrialRunner {
 // the model and its training loop. Bad data files end the program with exit code 2.
 // The runner of a researcher's program: trial/external.h.
 TrialRunner *trial_builtin_runner(void);
+// The same engine on images under a fixed linear map of their input features (data/
+// dataset.h dataset_set_input_transform: Q, dim × dim, copied): `attnsweep probe`'s
+// transformed training. fashion_mnist only.
+TrialRunner *trial_builtin_runner_transformed(const float *Q, int dim);
 void trial_runner_free(TrialRunner *runner);
 
 // Run c with runner and fill out (trial_result_free it): status ok; failed with the
@@ -71,5 +107,9 @@ void trial_runner_free(TrialRunner *runner);
 // or without weights, rank_deviation, correlation and reward are NaN). Returns 0 when the status is ok. With a group,
 // collective over it.
 int trial_run(TrialRunner *runner, const TrialConfig *c, const TrialHooks *hooks, TrialResult *out);
+// What trial_run does after the runner for a measured trial: score every layer's final
+// weights on g with o and set rank_deviation, correlation, its chance and the reward
+// from val_accuracy under spec (the scores of out are replaced).
+void trial_score(TrialResult *out, const BlacsGrid *g, const ScoreOptions *o, const RewardSpec *spec);
 
 #endif

@@ -35,6 +35,8 @@ void trial_result_free(TrialResult *r) {
     char **texts[] = {&r->run.dir, &r->run.stdout_path, &r->run.stderr_path, &r->run.metrics_path,
                       &r->run.command, &r->run.stderr_tail, &r->run.checkpoint};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) free(*texts[i]);
+    free(r->params);
+    free(r->param_layout);
     memset(r, 0, sizeof *r);
 }
 

@@ -62,6 +62,8 @@ typedef struct {
     double start_time, end_time;  // Unix time (seconds)
     char host[64];
     int rank;               // MPI rank that trained it (0 for attnsweep train)
+    int group_size;         // ranks that trained it data-parallel (1 alone; 0: not recorded,
+                            // a trial from before group sizes were recorded)
 
     int n_curve;
     CurvePoint *curve;      // the learning curve (model/train.h)
@@ -87,6 +89,13 @@ typedef struct {
     float **weights;      // n_layers pointers to dims[0]*dims[1]*dims[2]*dims[3] floats
     int out_dims[2];
     float **weights_out;  // n_layers pointers to out_dims[0]*out_dims[1] floats
+
+    // The whole trained model, what `attnsweep probe` rebuilds it from (NULL when the
+    // runner has none to give, or the file predates it): n_params floats, the parameter
+    // arena's tensors one after the other (common/arena.h arena_gather), and their names
+    // and sizes, "name:count,..." (arena_layout).
+    float *params;
+    char *param_layout;
 } TrialResult;
 
 void trial_result_free(TrialResult *r);

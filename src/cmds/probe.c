@@ -1,0 +1,175 @@
+// attnsweep probe: the probes of a trained trial (trial/probe.h) on the validation split,
+// printed and written into its results file (store/h5probe.h).
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds/args.h"
+#include "cmds/cmds.h"
+#include "common/util.h"
+#include "data/dataset.h"
+#include "invariants/grid.h"
+#include "store/h5probe.h"
+#include "store/h5store.h"
+#include "trial/probe.h"
+
+// "0,0.1,0.5" → o->sigma
+static void parse_sigma(ProbeOptions *o, const char *text) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", text);
+    o->n_sigma = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (o->n_sigma == (int)(sizeof o->sigma / sizeof o->sigma[0]))
+            die(EXIT_BADINPUT, "probe: --sigma takes at most %zu levels", sizeof o->sigma / sizeof o->sigma[0]);
+        o->sigma[o->n_sigma++] = args_number("probe", "--sigma", tok, 0, 100);
+    }
+    if (o->n_sigma == 0) die(EXIT_BADINPUT, "probe: --sigma needs at least one level");
+}
+
+static void print_matrix(const double *a, int n, const char *const *labels) {
+    printf("      ");
+    for (int j = 0; j < n; j++) printf(" %6s", labels[j]);
+    putchar('\n');
+    for (int i = 0; i < n; i++) {
+        printf("%6s", labels[i]);
+        for (int j = 0; j < n; j++) printf(" %6.3f", a[i * n + j]);
+        putchar('\n');
+    }
+}
+
+static void print_cka(const Probe *p) {
+    enum { MAX_LABELS = 64 };
+    char names[MAX_LABELS][16];
+    const char *labels[MAX_LABELS];
+    const int nl = p->layers + 1 < MAX_LABELS ? p->layers + 1 : MAX_LABELS;
+    for (int i = 0; i < nl; i++) {
+        if (i == 0)
+            snprintf(names[i], sizeof names[i], "emb");
+        else
+            snprintf(names[i], sizeof names[i], "L%d", i - 1);
+        labels[i] = names[i];
+    }
+    printf("linear CKA between layers (emb: the embeddings, Ll: block l's output):\n");
+    if (nl == p->layers + 1) print_matrix(p->cka_layers, nl, labels);
+    if (!p->cka_heads || p->heads > MAX_LABELS) return;
+    for (int h = 0; h < p->heads; h++) {
+        snprintf(names[h], sizeof names[h], "h%d", h);
+        labels[h] = names[h];
+    }
+    for (int l = 0; l < p->layers; l++) {
+        printf("linear CKA between the heads' outputs, layer %d:\n", l);
+        print_matrix(p->cka_heads + (size_t)l * p->heads * p->heads, p->heads, labels);
+    }
+}
+
+static void print_table(const Probe *p) {
+    const char *kind = p->transform == TRANSFORM_PATCH ? "every patch's 49 pixels" : "the 784 pixels";
+    printf("stability under a random orthogonal map of %s (seed %d): the same configuration trained on the "
+           "transformed images (%d steps, %.1f s; val_accuracy %.4f)\n",
+           kind, p->transform_seed, p->transformed.steps, p->transformed.seconds, p->transformed.val_accuracy);
+    printf("%-22s %5s %12s %12s %9s  %-6s", "invariant", "layer", "original", "transformed", "change", "");
+    if (p->has_control) printf(" %12s %9s", "seed+1", "change");
+    putchar('\n');
+    for (int i = 0; i < p->n_table; i++) {
+        const ProbeRow *w = &p->table[i];
+        char layer[8];
+        snprintf(layer, sizeof layer, w->layer < 0 ? "all" : "%d", w->layer);
+        printf("%-22s %5s %12.4f %12.4f %+8.1f%%  %-6s", w->name, layer, w->original, w->transformed, 100 * w->change,
+               w->stays ? "stays" : "moves");
+        if (p->has_control) printf(" %12.4f %+8.1f%%", w->control, 100 * w->control_change);
+        putchar('\n');
+    }
+    printf("(stays: |change| <= %g%%; change = (transformed - original) / |original|)\n", 100 * p->tolerance);
+}
+
+int cmd_probe(int argc, char **argv) {
+    const char *path = NULL, *sigma = NULL;
+    int trial = 0, quiet = 0, transform = -1;
+    ProbeOptions o;
+    probe_options_default(&o);
+    const Option options[] = {
+        OPT_INT("--trial", &trial, 0, 1e9, "N", "the trial of the results file [0]"),
+        OPT_INT("--cka-examples", &o.cka_examples, 0, 1e9, "N",
+                "validation examples the CKA reads, all their tokens (0: the whole split) [1000]"),
+        OPT_STRING("--sigma", NULL, &sigma, "LIST",
+                   "noise levels, comma-separated: images in normalised pixels, tokens in units\n"
+                   "of the embeddings' RMS [0,0.1,0.25,0.5,1]"),
+        OPT_INT("--noise-seed", &o.noise_seed, 0, 1e9, "S", "seed of the noise [1]"),
+        OPT_INT("--maps", &o.maps, 0, 64, "K", "attention maps of validation examples 0..K-1 [4]"),
+        OPT_CHOICE("--transform", &transform, transform_names, "KIND",
+                   "none, patch (a random orthogonal 49 x 49 map of every patch's pixels) or\n"
+                   "pixels (a random orthogonal 784 x 784 map of the image): train the same\n"
+                   "configuration on transformed images and compare its invariants\n"
+                   "[patch for fashion_mnist, none otherwise]"),
+        OPT_INT("--transform-seed", &o.transform_seed, 0, 1e9, "S", "seed of the orthogonal map [1]"),
+        OPT_NUMBER("--tolerance", &o.tolerance, 0, 1e6, "T", "an invariant stays when |relative change| <= T [0.1]"),
+        OPT_FLAG("--seed-control", NULL, &o.seed_control, 1,
+                 "also train the untransformed configuration with seed + 1: each invariant's\n"
+                 "change from the seed alone, beside the transform's"),
+        OPT_FLAG("--quiet", "-q", &quiet, 1, "no training progress lines on stderr"),
+        OPT_END,
+    };
+    const Command cmd = {"probe", "attnsweep probe RESULTS.h5 [--trial N] [options]",
+                         "Rebuilds a trained trial from its stored parameters and probes it on the\n"
+                         "validation split: linear CKA between the heads' outputs and between the\n"
+                         "layers, accuracy under Gaussian input noise, attention maps, and (fashion_mnist)\n"
+                         "the same configuration trained on orthogonally transformed images with a\n"
+                         "table of the invariants that stay and that move. Writes /trials/NNNNNN/probe\n"
+                         "into the file (replacing an earlier probe) and prints the numbers.\n\n",
+                         options, NULL,
+                         {1, "one results file only", "which results file? (attnsweep probe RESULTS.h5)"}};
+    args_parse(&cmd, argc, argv, &path);
+    if (sigma) parse_sigma(&o, sigma);
+
+    char err[1024];
+    TrialResult r;
+    if (h5store_read_trial(path, trial, &r, err, sizeof err) != 0) die(EXIT_BADINPUT, "probe: %s", err);
+    if (!trial_status_measured(r.status))
+        die(EXIT_BADINPUT, "probe: %s: trial %d is %s: nothing trained to probe", path, trial, trial_status_names[r.status]);
+    if (!r.params)
+        die(EXIT_BADINPUT, "probe: %s: trial %d has no stored parameters (the file was written before attnsweep stored "
+            "them; train it again to probe it)", path, trial);
+    o.transform = transform >= 0 ? (TransformKind)transform
+                                 : r.config.task == TASK_FASHION_MNIST ? TRANSFORM_PATCH : TRANSFORM_NONE;
+    if (o.transform != TRANSFORM_NONE && r.config.task != TASK_FASHION_MNIST)
+        die(EXIT_BADINPUT, "probe: --transform %s applies to fashion_mnist only (trial %d is %s; use --transform none)",
+            transform_names[o.transform], trial, task_names[r.config.task]);
+    check_output("probe", path);
+
+    grid_mpi_start();
+    int world;
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    if (world > 1) die(EXIT_BADINPUT, "probe: runs on one rank (this job has %d)", world);
+    BlacsGrid grid;
+    grid_init(&grid, MPI_COMM_SELF);
+
+    Dataset *data = dataset_open(&r.config);
+    const DatasetInfo info = dataset_info(data);
+    Model m;
+    if (probe_rebuild(&m, &r, &info, err, sizeof err) != 0) die(EXIT_BADINPUT, "probe: %s: %s", path, err);
+    Probe p = {0};
+    probe_measure(&p, &m, data, &o);
+    model_free(&m);
+    dataset_free(data);
+
+    printf("attnsweep probe: %s trial %d (%s on %s, val_accuracy %.4f): %d validation examples, %ld token rows\n", path,
+           trial, attention_names[r.config.attention], task_names[r.config.task], r.val_accuracy, p.n_examples,
+           p.n_rows);
+    print_cka(&p);
+    printf("accuracy under Gaussian input noise (the validation split):\n");
+    for (int i = 0; i < p.n_sigma; i++)
+        printf("  sigma %6.3f  val_accuracy %.4f  val_loss %.4f\n", p.sigma[i], p.noise_accuracy[i], p.noise_loss[i]);
+    if (p.maps) printf("attention maps of validation examples 0..%d: probe/attention\n", p.n_maps - 1);
+    if (o.transform != TRANSFORM_NONE) {
+        probe_transform(&p, &r, &o, &grid, quiet ? NULL : stderr);
+        print_table(&p);
+    }
+    h5store_write_probe(path, trial, &p);
+    printf("wrote %s (/trials/%06d/probe)\n", path, trial);
+    probe_free(&p);
+    trial_result_free(&r);
+    grid_free(&grid);
+    return 0;
+}

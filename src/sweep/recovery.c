@@ -1,0 +1,80 @@
+// recovery.c: deaths of trials from the journal's hand-outs (recovery.h).
+#include "sweep/recovery.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config_json.h"
+#include "common/util.h"
+
+void recovery_init(Recovery *rc, int trials) {
+    rc->trials = trials;
+    rc->deaths = xcalloc((size_t)trials, sizeof *rc->deaths);
+    rc->running = xcalloc((size_t)trials, 1);
+    rc->config = xcalloc((size_t)trials, sizeof *rc->config);
+    rc->rank = xcalloc((size_t)trials, sizeof *rc->rank);
+    rc->time = xcalloc((size_t)trials, sizeof *rc->time);
+}
+
+void recovery_free(Recovery *rc) {
+    for (int i = 0; i < rc->trials; i++) free(rc->config[i]);
+    free(rc->deaths);
+    free(rc->running);
+    free(rc->config);
+    free(rc->rank);
+    free(rc->time);
+    memset(rc, 0, sizeof *rc);
+}
+
+void recovery_visit(Recovery *rc, const JournalRecord *rec) {
+    const int id = rec->kind == JOURNAL_TRIAL ? rec->trial.id : rec->id;
+    if (id < 0 || id >= rc->trials || rec->kind == JOURNAL_START) return;  // beyond the sweep: refused elsewhere
+    if (rec->kind != JOURNAL_HANDOUT) {
+        rc->running[id] = 0;  // finished, or given back on a stop
+        return;
+    }
+    if (rc->running[id]) rc->deaths[id]++;  // handed out again: the last run died with it
+    rc->running[id] = 1;
+    free(rc->config[id]);
+    rc->config[id] = xstrdup(rec->config);
+    rc->rank[id] = rec->rank;
+    rc->time[id] = rec->time;
+}
+
+void recovery_finish(Recovery *rc) {
+    for (int i = 0; i < rc->trials; i++)
+        if (rc->running[i]) rc->deaths[i]++, rc->running[i] = 0;
+}
+
+static const char *times(int n, char *buf, size_t len) {
+    if (n == 1) return "once";
+    if (n == 2) return "twice";
+    snprintf(buf, len, "%d times", n);
+    return buf;
+}
+
+int recovery_failed_trial(const Recovery *rc, int id, const RewardSpec *reward, TrialResult *r) {
+    memset(r, 0, sizeof *r);
+    cJSON *json = rc->config[id] ? cJSON_Parse(rc->config[id]) : NULL;
+    char msg[256];
+    const int bad = !json || config_from_json(&r->config, json, msg, sizeof msg) != 0;
+    cJSON_Delete(json);
+    if (bad) return -1;
+    r->id = id;
+    r->status = TRIAL_FAILED;
+    char n[32];
+    snprintf(r->reason, sizeof r->reason,
+             "its worker died %s while running it: out of memory? (resources.mem refuses such a trial before it starts)",
+             times(rc->deaths[id], n, sizeof n));
+    r->val_accuracy = r->val_loss = r->val_bits_per_byte = NAN;
+    r->test_accuracy = r->test_loss = r->test_bits_per_byte = NAN;
+    r->rank_deviation = r->correlation = r->reward = r->correlation_chance = NAN;
+    r->reward_spec = *reward;
+    r->rank = rc->rank[id];
+    r->start_time = rc->time[id];
+    r->end_time = unix_seconds();
+    return 0;
+}

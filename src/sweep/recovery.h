@@ -1,0 +1,33 @@
+// recovery.h: what a resumed sweep learns from its journal's hand-outs. A trial handed
+// out and neither finished nor given back (on a stop) was running when its job died: a
+// kill -9, a lost node, or a worker the kernel killed for its memory. A trial that died
+// with its worker max_deaths times (budget.max_deaths, 2) is recorded failed with that
+// reason instead of being handed out again, so a trial that kills its worker cannot stop
+// the sweep.
+#ifndef ATTN_RECOVERY_H
+#define ATTN_RECOVERY_H
+
+#include "store/journal.h"
+#include "trial/trial.h"
+
+typedef struct {
+    int trials;
+    int *deaths;       // [trials]: hand-outs that ended with the job (the last counted by recovery_finish)
+    char *running;     // [trials]: handed out and not yet concluded, in the records so far
+    char **config;     // [trials]: the configuration of the last hand-out (JSON), or NULL
+    int *rank;         // [trials]: the group leader it went to
+    double *time;      // [trials]: when
+} Recovery;
+
+void recovery_init(Recovery *rc, int trials);
+void recovery_free(Recovery *rc);
+// A journal record, in file order.
+void recovery_visit(Recovery *rc, const JournalRecord *rec);
+// After the last record: a hand-out still running is a death.
+void recovery_finish(Recovery *rc);
+// Trial id as recorded failed after `deaths` deaths: its configuration as handed out, the
+// sweep's reward specification, metrics NaN, the reason. Returns 0, or -1 when the
+// hand-out's configuration does not decode (the trial is then simply handed out again).
+int recovery_failed_trial(const Recovery *rc, int id, const RewardSpec *reward, TrialResult *r);
+
+#endif

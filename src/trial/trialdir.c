@@ -1,0 +1,48 @@
+// trialdir.c: a trial's directory and its checkpoint's place (trialdir.h).
+#define _POSIX_C_SOURCE 200809L  // lstat
+#include "trial/trialdir.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int trial_dir_path(char *out, size_t len, const char *results, int id) {
+    size_t stem = strlen(results);
+    if (stem > 3 && !strcmp(results + stem - 3, ".h5")) stem -= 3;
+    const int n = snprintf(out, len, "%.*s.trials/%06d", (int)stem, results, id);
+    return n >= 0 && (size_t)n < len ? 0 : -1;
+}
+
+// mkdir, and a real directory (not a link) at path afterwards.
+static int make_one(const char *path) {
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) return -1;
+    struct stat st;
+    if (lstat(path, &st) != 0) return -1;
+    if (S_ISLNK(st.st_mode)) return errno = ELOOP, -1;
+    if (!S_ISDIR(st.st_mode)) return errno = ENOTDIR, -1;
+    return 0;
+}
+
+int trial_dir_make(const char *dir) {
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", dir);
+    char *slash = strrchr(parent, '/');
+    if (slash) *slash = 0;
+    return (slash && make_one(parent) != 0) || make_one(dir) != 0 ? -1 : 0;
+}
+
+int trial_dir_checkpoint(char *out, size_t len, const char *dir) {
+    const int n = snprintf(out, len, "%s/checkpoint.bin", dir);
+    return n >= 0 && (size_t)n < len ? 0 : -1;
+}
+
+void trial_dir_finish(const char *dir) {
+    char path[4096];
+    if (trial_dir_checkpoint(path, sizeof path, dir) == 0) unlink(path);
+    if (rmdir(dir) != 0) return;  // missing, or the program's files are in it
+    snprintf(path, sizeof path, "%s", dir);
+    char *slash = strrchr(path, '/');
+    if (slash) *slash = 0, rmdir(path);
+}
