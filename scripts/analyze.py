@@ -821,11 +821,14 @@ def plot_pareto(df, goal, title, outdir, written):
     return record
 
 
-def regulariser_colouring(df):
-    """What the invariant lines are coloured by: the regularisers whose strength varies
-    (lambda_orth when none does); discrete colours for up to 10 combinations, else a
-    colour map over the first varying one."""
+def regulariser_colouring(df, fallback=None):
+    """What the invariant lines are coloured by: the regularisers whose strength varies;
+    when none does, the numeric swept parameter the learning curves use (fallback: lr in
+    a learning-rate sweep), else lambda_orth; discrete colours for up to 10 combinations,
+    else a colour map over the first varying one."""
     regs = [r for r in REGULARISERS if r in df.columns and df[r].nunique() > 1]
+    if not regs and fallback in df.columns and pandas.api.types.is_numeric_dtype(df[fallback]):
+        regs = [fallback]
     if not regs:
         regs = [r for r in REGULARISERS[:1] if r in df.columns]
     if not regs:
@@ -850,8 +853,8 @@ def combo_label(regs, combo):
     return ", ".join(f"{r} = {v:g}" for r, v in zip(regs, combo))
 
 
-def plot_invariants(f, df, title, outdir, written, notes):
-    regs, colours, norm = regulariser_colouring(df)
+def plot_invariants(f, df, title, outdir, written, notes, colour_by):
+    regs, colours, norm = regulariser_colouring(df, colour_by)
     cmap = matplotlib.colormaps["viridis"]
     records = {}
     for v in variants_of(df):
@@ -1202,7 +1205,7 @@ def main(argv=None):
         r = plot_objectives(f, df, title, outdir, written)
         if r is not None:
             figures["objectives.png"] = r
-        figures.update(plot_invariants(f, df, title, outdir, written, notes))
+        figures.update(plot_invariants(f, df, title, outdir, written, notes, colour_by))
         figures.update(plot_cp_roles(f, df, goal, title, outdir, written, notes, args.top))
         figures.update(plot_probes(f, df, title, outdir, written))
     except OSError as e:

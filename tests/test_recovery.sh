@@ -107,14 +107,17 @@ PY
 pass "kill -9 after the checkpoint at step $at: --resume continued from it; summary, curve and weights bit for bit"
 
 echo "== 2. one writer: a second run on the same output is refused, the first finishes"
-sweep_yaml lock 400 "" "  d_model: {value: 16}
+sweep_yaml lock 800 "" "  d_model: {value: 16}
   lambda_orth: {values: [0, 0.01, 0.02, 0.03, 0.04, 0.05]}"
 mpirun -np 2 "$bin" run "$tmp/lock.yaml" -o lock.h5 --resume --quiet 2>"$tmp/first.err" &
 pid=$!
 background+=("$pid")
 wait_for lock.h5.journal 60 "$tmp/first.err"
-sleep 0.5
+# The first run is paused while the second tries (its lock stays held), so that a quick
+# machine cannot finish the first sweep before the second starts.
+pkill -STOP -f "$tmp/lock.yaml"
 mpi 2 run "$tmp/lock.yaml" -o lock.h5 --resume --quiet
+pkill -CONT -f "$tmp/lock.yaml"
 [[ $rc == 2 ]] || fail "a second run on a running sweep: exit code $rc, expected 2"
 [[ $(grep -c '^attnsweep: ' "$tmp/err") == 1 ]] ||
     fail "a second run: expected one line of attnsweep's, got: $(cat "$tmp/err")"
