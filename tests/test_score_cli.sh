@@ -509,7 +509,7 @@ bad_input "HDF5 file that is not a results file" "other.h5: not an attnsweep res
 bad_input "results format 2 (before the validation split)" \
     "attnsweep: score: $tmp/v2.h5: results format 2, this attnsweep reads 3" "$tmp/v2.h5" -o "$tmp/bad.h5"
 bad_input "no such --trial" "attnsweep: score: $tmp/mha.h5: no trial 3" "$tmp/mha.h5" --trial 3 -o "$tmp/bad.h5"
-bad_input "--trial not an integer" "--trial must be an integer in [0, 999999], got '1.5'" \
+bad_input "--trial not an integer" "--trial must be an integer in [0, 2147483647], got '1.5'" \
     "$tmp/mha.h5" --trial 1.5 -o "$tmp/bad.h5"
 bad_input "unknown option" "attnsweep: score: unknown option '--betta' (see attnsweep score --help)" \
     "$tmp/mha.h5" --betta 0.2 -o "$tmp/bad.h5"

@@ -1,6 +1,7 @@
 // attnsweep probe: the probes of a trained trial (trial/probe.h) on the validation split,
 // printed and written into its results file (store/h5probe.h).
 #define _POSIX_C_SOURCE 200809L
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +91,7 @@ int cmd_probe(int argc, char **argv) {
     ProbeOptions o;
     probe_options_default(&o);
     const Option options[] = {
-        OPT_INT("--trial", &trial, 0, 1e9, "N", "the trial of the results file [0]"),
+        OPT_INT("--trial", &trial, 0, INT_MAX, "N", "the trial of the results file [0]"),
         OPT_INT("--cka-examples", &o.cka_examples, 0, 1e9, "N",
                 "validation examples the CKA reads, all their tokens (0: the whole split) [1000]"),
         OPT_STRING("--sigma", NULL, &sigma, "LIST",

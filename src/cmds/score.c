@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,15 +192,15 @@ int cmd_score(int argc, char **argv) {
     reward_spec_default(&spec);
     int tensor = spec.tensor;  // TensorView
     const Option options[] = {
-        OPT_INT("--trial", &trial, 0, 999999, "N", "trial of a results file (default 0, what attnsweep train writes)"),
+        OPT_INT("--trial", &trial, 0, INT_MAX, "N", "trial of a results file (default 0, what attnsweep train writes)"),
         OPT_INT("--heads", &heads, 1, 65536, "H", "heads of a safetensors model (default: config.json beside it)"),
         OPT_CHOICE("--tensor", &tensor, tensor_view_names, "VIEW", "function (default) or parameters"),
-        OPT_NUMBER("--beta", &spec.beta, 0, 1e6, "B", "reward weight of RankDeviation (0.1)"),
-        OPT_NUMBER("--gamma", &spec.gamma, 0, 1e6, "G", "reward weight of Correlation (0.1)"),
+        OPT_NUMBER("--beta", &spec.beta, 0, REWARD_WEIGHT_MAX, "B", "reward weight of RankDeviation (0.1)"),
+        OPT_NUMBER("--gamma", &spec.gamma, 0, REWARD_WEIGHT_MAX, "G", "reward weight of Correlation (0.1)"),
         OPT_STRING("--modes", NULL, &modes, "LIST", "modes RankDeviation averages over (heads)"),
         OPT_STRING("--ideal-ranks", NULL, &ideal, "LIST",
                    "ideal effective rank per mode, e.g. heads=4,src_dim=32\n(default: each mode's full rank)"),
-        OPT_NUMBER("--energy", &o.energy, 1e-6, 1, "E", "numerical-rank energy threshold (0.99)"),
+        OPT_NUMBER("--energy", &o.energy, REWARD_ENERGY_MIN, 1, "E", "numerical-rank energy threshold (0.99)"),
         OPT_INT("--cp-rank-max", &o.cp_rank_max, 1, 256, "R", "CP ranks tried, 1..R (min(8, heads x roles))"),
         OPT_FLAG("--no-cp", NULL, &o.cp, 0, "skip the CP rank sweep"),
         OPT_STRING("--output", "-o", &output, "FILE", "where the scores go (default: FILE.scores.h5 beside the input)"),

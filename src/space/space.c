@@ -1436,9 +1436,9 @@ static int read_reward(Loader *L, yaml_node_t *map) {
     r->tensor = view == TENSOR_PARAMETERS ? TENSOR_PARAMETERS : TENSOR_FUNCTION;
     const char *const *m4 = tensor_mode_names[r->tensor];  // the modes of the tensor scored
     const char *const mode_names[] = {m4[0], m4[1], m4[2], m4[3], NULL};
-    if ((v[REWARD_BETA] && read_number(L, v[REWARD_BETA], "beta", 0, 0, 1e6, 0, &r->beta)) ||
-        (v[REWARD_GAMMA] && read_number(L, v[REWARD_GAMMA], "gamma", 0, 0, 1e6, 0, &r->gamma)) ||
-        (v[REWARD_ENERGY] && read_number(L, v[REWARD_ENERGY], "energy", 0, 0, 1, 1, &L->s->energy)))
+    if ((v[REWARD_BETA] && read_number(L, v[REWARD_BETA], "beta", 0, 0, REWARD_WEIGHT_MAX, 0, &r->beta)) ||
+        (v[REWARD_GAMMA] && read_number(L, v[REWARD_GAMMA], "gamma", 0, 0, REWARD_WEIGHT_MAX, 0, &r->gamma)) ||
+        (v[REWARD_ENERGY] && read_number(L, v[REWARD_ENERGY], "energy", 0, REWARD_ENERGY_MIN, 1, 0, &L->s->energy)))
         return -1;
     if (v[REWARD_ACCURACY]) {  // the key of the program's lines that is its validation accuracy
         const char *t = text_of(v[REWARD_ACCURACY]);

@@ -9,6 +9,12 @@
 
 #include "invariants/score.h"
 
+// The ranges a reward specification's numbers take wherever they are given (a sweep's
+// `reward:` section, attnsweep score's options): β and γ in [0, REWARD_WEIGHT_MAX], the
+// numerical-rank energy threshold in [REWARD_ENERGY_MIN, 1].
+#define REWARD_WEIGHT_MAX 1e6
+#define REWARD_ENERGY_MIN 1e-6
+
 typedef struct {
     TensorView tensor;       // the view scored (function)
     double beta, gamma;
