@@ -8,7 +8,9 @@ The format: 8-byte little-endian header length N, N bytes of UTF-8 JSON
 then the data buffer (offsets relative to its start).
 
 OUTDIR/NAME/model.safetensors   valid checkpoints (BERT, GPT-2, LLaMA, GQA; F32, F16,
-                                BF16, F64), some with config.json beside them
+                                BF16, F64; nanoGPT, timm ViT, nn.MultiheadAttention,
+                                attnsweep's Grassmann), some with config.json beside them
+OUTDIR/NAME/model.safetensors.index.json   a sharded checkpoint (HF's index and shards)
 OUTDIR/NAME/expected.bin        the W tensors the reader must produce: float32
                                 [layers, h, d_k, d_model, 3], layers in natural order
 OUTDIR/NAME/expected_out.bin    the output projections the reader must produce: float32
@@ -73,6 +75,7 @@ def write(path, data):
 
 
 def write_json(path, obj):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         json.dump(obj, f)
 
@@ -164,6 +167,67 @@ def llama(rng, dtype, layers, d, heads, kv_heads, dk=None):
     return ts, expect, expect_out
 
 
+def fused(rng, names, layers=2, d=32, heads=4, dtype="F32"):
+    """Q, K and V in one nn.Linear weight [3·d, d] (rows Q | K | V) and the output projection
+    nn.Linear [d, d], named by names(i) -> (qkv, out, decoys): nanoGPT's c_attn/c_proj,
+    timm's attn.qkv/attn.proj, nn.MultiheadAttention's in_proj_weight/out_proj."""
+    ts, expect, expect_out = [], [], []
+    for i in range(layers):
+        qkv_name, out_name, decoys = names(i)
+        t, back = tensor(qkv_name, dtype, rng.standard_normal((3 * d, d)) * 0.2)
+        to, o = tensor(out_name, dtype, out_codes(d, d))
+        ts += [t, to] + [tensor(n, dtype, rng.standard_normal(shape))[0] for n, shape in decoys]
+        expect.append(w_from_linear(back[:d], back[d:2 * d], back[2 * d:], heads))
+        expect_out.append(o)
+    rng.shuffle(ts)
+    return ts, expect, expect_out
+
+
+def nanogpt_names(i, d=32):
+    p = f"transformer.h.{i}."
+    return p + "attn.c_attn.weight", p + "attn.c_proj.weight", [
+        (p + "attn.c_attn.bias", (3 * d,)), (p + "mlp.c_fc.weight", (4 * d, d)), (p + "mlp.c_proj.weight", (d, 4 * d))]
+
+
+def timm_names(i, d=32):
+    p = f"blocks.{i}."
+    return p + "attn.qkv.weight", p + "attn.proj.weight", [
+        (p + "attn.qkv.bias", (3 * d,)), (p + "mlp.fc1.weight", (4 * d, d)), (p + "mlp.fc2.weight", (d, 4 * d))]
+
+
+def mha_names(i, d=32):
+    p = f"encoder.layers.{i}.self_attn."
+    return p + "in_proj_weight", p + "out_proj.weight", [(p + "in_proj_bias", (3 * d,)), (p + "out_proj.bias", (d,))]
+
+
+def grassmann(rng, layers=2, d=16, r=4):
+    """attnsweep's Grassmann mixing: W_red [r, d] (W is [r, 1, d, 1]) and W_plu [d, r(r-1)/2]."""
+    ts, expect, expect_out = [], [], []
+    pairs = r * (r - 1) // 2
+    for i in range(layers):
+        t, red = tensor(f"blocks.{i}.grassmann.w_red.weight", "F32", rng.standard_normal((r, d)))
+        tp, plu = tensor(f"blocks.{i}.grassmann.w_plu.weight", "F32", out_codes(d, pairs))
+        ts += [t, tp, tensor(f"blocks.{i}.grassmann.gate.weight", "F32", rng.standard_normal((d, 2 * d)))[0]]
+        expect.append(red.reshape(r, 1, d, 1))
+        expect_out.append(plu)
+    return ts, expect, expect_out
+
+
+def write_sharded(out, name, ts, expect, expect_out, config, shards=3):
+    """The tensors dealt round-robin over shard files, named in model.safetensors.index.json."""
+    files = [f"model-{k + 1:05d}-of-{shards:05d}.safetensors" for k in range(shards)]
+    parts = [ts[k::shards] for k in range(shards)]
+    weight_map = {}
+    for f, part in zip(files, parts):
+        write(os.path.join(out, name, f), safetensors_bytes(part))
+        weight_map.update({t[0]: f for t in part})
+    write_json(os.path.join(out, name, "model.safetensors.index.json"),
+               {"metadata": {"total_size": sum(len(t[3]) for t in ts)}, "weight_map": weight_map})
+    write(os.path.join(out, name, "expected.bin"), np.stack(expect).astype("<f4").tobytes())
+    write(os.path.join(out, name, "expected_out.bin"), np.stack(expect_out).astype("<f4").tobytes())
+    write_json(os.path.join(out, name, "config.json"), config)
+
+
 def write_model(out, name, ts, expect, expect_out=None, config=None, metadata=None):
     write(os.path.join(out, name, "model.safetensors"), safetensors_bytes(ts, metadata))
     write(os.path.join(out, name, "expected.bin"), np.stack(expect).astype("<f4").tobytes())
@@ -218,6 +282,19 @@ def main():
     # no output projections, only the MLP's decoys: out stays NULL
     write_model(out, "bert_no_out", *bert(rng, "F32", out=False), {"num_attention_heads": 4})
     write_model(out, "gpt2_no_out", *gpt2(rng, out=False), {"n_head": 4})
+    # fused Q, K, V as nn.Linear [3d, d]: nanoGPT, timm ViT (heads passed: timm writes no
+    # heads), nn.MultiheadAttention (a TransformerEncoder's layers)
+    write_model(out, "nanogpt", *fused(rng, nanogpt_names), {"n_head": 4, "n_embd": 32})
+    write_model(out, "timm", *fused(rng, timm_names), {"num_heads": 4})
+    write_model(out, "mha", *fused(rng, mha_names), {"num_heads": 4})
+    write_model(out, "grassmann", *grassmann(rng))
+    # BART-like: q_proj, k_proj, v_proj beside out_proj (not an nn.MultiheadAttention's): no outputs
+    ts, expect, _ = llama(rng, "F32", layers=2, d=16, heads=4, kv_heads=4)
+    ts = [t for t in ts if "o_proj" not in t[0]] + [
+        tensor(f"model.layers.{i}.self_attn.out_proj.weight", "F32", np.ones((16, 16)))[0] for i in range(2)]
+    write_model(out, "bart_like", ts, expect, None, {"num_attention_heads": 4})
+    # sharded: BERT's layers over three files, the config beside the index
+    write_sharded(out, "bert_sharded", *bert(rng, "F32", layers=3), {"num_attention_heads": 4})
 
     # half-precision specials that are finite: subnormals, ±0, extremes
     special = np.array([2.0 ** -24, -(2.0 ** -24), 2.0 ** -15, 1023 * 2.0 ** -24, 2.0 ** -14, 65504.0,
@@ -324,6 +401,28 @@ def main():
     o[1, 5] = np.nan
     bad("out_nan_bf16", safetensors_bytes(small(rng, dtype="BF16", values={"output": o})))
     bad("out_alone", safetensors_bytes([tensor("h.0.attn.c_proj.weight", "F32", np.ones((8, 8)))[0]]))
+
+    # sharded checkpoints gone wrong: a tensor the map puts in the wrong shard, a shard
+    # outside the index's directory, a missing shard, an index without a weight map
+    one = safetensors_bytes(small(rng))
+    for name, index, shards in (
+            ("shard_wrong", {"weight_map": {"enc.layer.0.attention.self.query.weight": "b.safetensors",
+                                            "enc.layer.0.attention.self.key.weight": "a.safetensors"}},
+             {"a.safetensors": one, "b.safetensors": safetensors_bytes([])}),
+            ("shard_escape", {"weight_map": {"x": "../a.safetensors"}}, {}),
+            ("shard_missing", {"weight_map": {"x": "gone.safetensors"}}, {}),
+            ("shard_no_map", {"metadata": {}}, {})):
+        write_json(os.path.join(out, name, "model.safetensors.index.json"), index)
+        for f, data in shards.items():
+            write(os.path.join(out, name, f), data)
+    write(os.path.join(out, "shard_twice", "a.safetensors"), one)
+    write(os.path.join(out, "shard_twice", "b.safetensors"), one)
+    write_json(os.path.join(out, "shard_twice", "model.safetensors.index.json"),
+               {"weight_map": {"enc.layer.0.attention.self.query.weight": "a.safetensors",
+                               "enc.layer.0.attention.self.key.weight": "b.safetensors"}})
+    bad("fused_rows", safetensors_bytes([tensor("blocks.0.attn.qkv.weight", "F32", np.ones((25, 8)))[0]]))
+    bad("grassmann_plu", safetensors_bytes([tensor("b.0.grassmann.w_red.weight", "F32", np.ones((4, 8)))[0],
+                                            tensor("b.0.grassmann.w_plu.weight", "F32", np.ones((8, 5)))[0]]))
 
     # ---- config.json problems beside a valid file
     for name, cfg in (("cfg_no_key", '{"hidden_size": 8}'), ("cfg_bad_value", '{"num_attention_heads": "two"}'),

@@ -130,7 +130,30 @@ static void test_evolution_picks_by_validation(const Metric *m, int turned) {
     space_free(&s);
 }
 
+// A program's own metric (a name of its metric lines, metrics.h metric_program): a rung
+// reads the value its line gave, the final metric the trial's last; the goal turns both;
+// a line without it ranks last. The validation metrics beside it decide nothing.
+static void test_program_metric_decides(void) {
+    Metric m;
+    metric_program(&m, "val_bleu", 1);
+    const SweepGoal up = {&m, 1}, down = {&m, 0};
+    EvalPoint e = {.step = 10, .val_accuracy = 0.75, .val_loss = 1.25, .reward = NAN, .program_metric = 0.375};
+    CHECK(sweep_eval_metric(&up, &e) == 0.375 && sweep_eval_metric(&down, &e) == -0.375,
+          "program metric at a rung: %g and %g, want 0.375 and -0.375", sweep_eval_metric(&up, &e),
+          sweep_eval_metric(&down, &e));
+    e.program_metric = NAN;
+    CHECK(sweep_eval_metric(&up, &e) == -HUGE_VAL, "a line without the program's metric ranks %g, not last",
+          sweep_eval_metric(&up, &e));
+    const TrialConfig c = {0};
+    TrialResult r = made_up(2, &c);
+    r.program_metric = 0.625;
+    CHECK(sweep_final_metric(&up, &r) == 0.625 && sweep_final_metric(&down, &r) == -0.625,
+          "program metric of a trial: %g and %g, want 0.625 and -0.625", sweep_final_metric(&up, &r),
+          sweep_final_metric(&down, &r));
+}
+
 int main(void) {
+    test_program_metric_decides();
     const char *names[METRIC_NAMES];
     const int n = metric_names(METRIC_DECIDES, names);
     CHECK(n == 4, "a sweep may optimise %d metrics, want reward and the three validation ones", n);

@@ -267,19 +267,33 @@ static void test_round_trip(void) {
     }
 }
 
-// A version-2 record (before group_size and the parameter arena: neither the i32 after
-// id and rank nor the has_params byte) still reads, with group_size 0 and without params.
-static void test_unpack_version2(void) {
+// Older records still read: version 3 (before a program's run: no has_run byte at the
+// end) with no run, and version 2 (before group_size and the parameter arena as well:
+// neither the i32 after id and rank nor the has_params byte) with group_size 0 and
+// without params. A later version is refused.
+static void test_unpack_older(void) {
     TrialResult want = make_trial(8, 1), got;
     Bytes b = packed(&want);
-    CHECK(b.len > 8 && b.data[b.len - 1] == 0, "a trial without params does not end with has_params = 0");
-    b.data[4] = 2;  // the version's low byte (little-endian u32 after the magic)
+    CHECK(b.len > 8 && b.data[b.len - 2] == 0 && b.data[b.len - 1] == 0,
+          "a built-in trial without params does not end with has_params = 0, has_run = 0");
+    char err[512] = "";
+    b.data[4] = 3;  // the version's low byte (little-endian u32 after the magic)
+    int rc = trial_unpack(&got, b.data, b.len - 1, err, sizeof err);
+    CHECK(rc == 0, "version 3: unpack failed: %s", err);
+    if (rc == 0) {
+        CHECK(!got.run.dir && isnan(got.program_metric), "version 3: a program's run %p, metric %g",
+              (void *)got.run.dir, got.program_metric);
+        check_same_trial(&got, &want);
+        trial_result_free(&got);
+    }
+    CHECK(trial_unpack(&got, b.data, b.len, err, sizeof err) != 0 && strstr(err, "after the end"),
+          "version 3 with a has_run byte: expected refused, got '%s'", err);
+    b.data[4] = 2;
     // magic, version, the config's length and bytes, id, rank: then group_size.
     const size_t config_len = b.data[8] | (size_t)b.data[9] << 8 | (size_t)b.data[10] << 16 | (size_t)b.data[11] << 24;
     const size_t at = 12 + config_len + 8;
     memmove(b.data + at, b.data + at + 4, b.len - at - 4);
-    char err[512] = "";
-    int rc = trial_unpack(&got, b.data, b.len - 5, err, sizeof err);
+    rc = trial_unpack(&got, b.data, b.len - 6, err, sizeof err);
     CHECK(rc == 0, "version 2: unpack failed: %s", err);
     if (rc == 0) {
         CHECK(got.group_size == 0 && !got.params, "version 2: group_size %d, params %p", got.group_size,
@@ -288,9 +302,9 @@ static void test_unpack_version2(void) {
         check_same_trial(&got, &want);
         trial_result_free(&got);
     }
-    b.data[4] = 4;
-    CHECK(trial_unpack(&got, b.data, b.len, err, sizeof err) != 0 && strstr(err, "version 4"),
-          "version 4: expected refused, got '%s'", err);
+    b.data[4] = 5;
+    CHECK(trial_unpack(&got, b.data, b.len, err, sizeof err) != 0 && strstr(err, "version 5"),
+          "version 5: expected refused, got '%s'", err);
     bytes_free(&b);
     trial_result_free(&want);
 }
@@ -929,7 +943,7 @@ int main(void) {
     if (!mkdtemp(dir)) die(EXIT_RUNTIME, "cannot create a temporary directory");
     const double t0 = now_seconds();
     test_round_trip();
-    test_unpack_version2();
+    test_unpack_older();
     test_unpack_truncated();
     test_unpack_damaged();
     const double t1 = now_seconds();

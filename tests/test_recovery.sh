@@ -222,7 +222,8 @@ else
 fi
 
 echo "== 6. SIGINT or SIGTERM to the ranks stops the sweep with exit 3; --resume completes it"
-sweep_yaml stop 600 "" "  d_model: {value: 16}
+# Trials of 2400 steps (about a second each here): long enough that a stop lands while one runs.
+sweep_yaml stop 2400 "" "  d_model: {value: 16}
   lambda_orth: {values: [0, 0.01, 0.02, 0.03, 0.04]}"
 for sig in INT TERM; do
     size=$(stat -c %s stop.h5.journal 2>/dev/null || echo 0)

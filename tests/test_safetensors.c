@@ -30,9 +30,11 @@ static void *slurp(const char *path, size_t *n) {
     return p;
 }
 
+// NAME's checkpoint: model.safetensors, or the index of a sharded one.
 static const char *model_path(const char *name) {
     static char path[256];
-    snprintf(path, sizeof path, "%s/%s/model.safetensors", dir, name);
+    snprintf(path, sizeof path, "%s/%s/model.safetensors.index.json", dir, name);
+    if (access(path, F_OK) != 0) snprintf(path, sizeof path, "%s/%s/model.safetensors", dir, name);
     return path;
 }
 
@@ -59,7 +61,7 @@ static void check_out(const char *name, const AttentionLayers *l) {
               name);
         return;
     }
-    int D = l->dims[2], w = l->dims[0] * l->dims[1];
+    int D = l->dims[2], w = l->dims[3] == 1 ? l->dims[0] * (l->dims[0] - 1) / 2 : l->dims[0] * l->dims[1];
     CHECK(l->out && l->out_dims[0] == D && l->out_dims[1] == w, "%s: out %s, out_dims [%d, %d], want [%d, %d]", name,
           l->out ? "set" : "NULL", l->out_dims[0], l->out_dims[1], D, w);
     CHECK(nbytes == (size_t)l->n_layers * (size_t)D * (size_t)w * sizeof(float), "%s: expected_out.bin has %zu bytes",
@@ -121,7 +123,11 @@ static void check_model(const char *name, int heads, int n_layers, const int dim
     free(want);
     check_out(name, &l);
 
-    // The same bytes through the in-memory reader give the same result.
+    // The same bytes through the in-memory reader give the same result (one file).
+    if (strstr(model_path(name), ".index.json")) {
+        attention_layers_free(&l);
+        return;
+    }
     size_t n = 0;
     void *bytes = slurp(model_path(name), &n);
     AttentionLayers m;
@@ -198,7 +204,20 @@ static void test_valid(void) {
     check_model("gpt2_narrow", 0, 2, narrow_dims, 2, "GPT-2", gpt2_names, 2);
     check_model("llama_gqa_wide", 0, 2, wide_dims, 2, "LLaMA", llama_names, 2);
     check_model("bert_small", 0, 2, small_dims, 2, "BERT", bert_names, 2);
-    const char *exact[] = {"bert_f32", "gpt2", "llama", "llama_gqa", "gpt2_narrow", "llama_gqa_wide", "bert_small"};
+    // Q, K and V fused in one nn.Linear [3·d_model, d_model]; the Grassmann mixing; a BART-like
+    // out_proj that is no nn.MultiheadAttention's; BERT sharded over three files.
+    const char *nanogpt_names[] = {"transformer.h.0", "transformer.h.1"}, *timm_names[] = {"blocks.0", "blocks.1"},
+               *mha_names[] = {"encoder.layers.0.self_attn", "encoder.layers.1.self_attn"},
+               *bert3_names[] = {"bert.encoder.layer.0", "bert.encoder.layer.1", "bert.encoder.layer.2"};
+    check_model("nanogpt", 0, 2, bert_dims, 4, "nanoGPT", nanogpt_names, 2);    // n_head from config.json
+    check_model("timm", 4, 2, bert_dims, 4, "timm ViT", timm_names, 2);
+    check_model("mha", 0, 2, bert_dims, 4, "nn.MultiheadAttention", mha_names, 2);  // num_heads
+    int grassmann_dims[4] = {4, 1, 16, 1};
+    check_model("grassmann", 0, 2, grassmann_dims, 4, "Grassmann", timm_names, 2);  // r from W_red, no heads
+    check_model("bart_like", 0, 2, llama_dims, 4, "LLaMA", llama_names, 2);
+    check_model("bert_sharded", 0, 3, bert_dims, 4, "BERT", bert3_names, 3);
+    const char *exact[] = {"bert_f32", "gpt2", "llama", "llama_gqa", "gpt2_narrow", "llama_gqa_wide", "bert_small",
+                           "nanogpt", "timm", "mha", "grassmann", "bert_sharded"};
     for (size_t i = 0; i < sizeof exact / sizeof *exact; i++) check_out_codes(exact[i]);
 }
 
@@ -278,8 +297,9 @@ static void test_errors(void) {
     check_error("deep_array", 4, "\"__metadata__\" is an array, not a JSON object");
     check_error("no_attention", 4,
                 "no attention weights among its 2 tensors (looked for names ending in "
-                ".attention.self.{query,key,value}.weight (BERT), .attn.c_attn.weight (GPT-2) or "
-                ".self_attn.{q,k,v}_proj.weight (LLaMA))");
+                ".attention.self.{query,key,value}.weight (BERT), .attn.c_attn.weight (GPT-2, nanoGPT), "
+                ".self_attn.{q,k,v}_proj.weight (LLaMA), .attn.qkv.weight (timm ViT), .in_proj_weight "
+                "(nn.MultiheadAttention) or .grassmann.w_red.weight (attnsweep's Grassmann mixing))");
     check_error("attention_int", 4,
                 "tensor \"enc.layer.0.attention.self.query.weight\" has dtype I32; attention weights must be "
                 "F32, F16, BF16 or F64");
@@ -306,7 +326,7 @@ static void test_errors(void) {
                 "tensor \"enc.layer.0.attention.self.value.weight\" has a value beyond the float32 range (-1e+300) "
                 "at [7, 7]");
     check_error("gpt2_columns", 4,
-                "tensor \"h.0.attn.c_attn.weight\" has shape [8, 25]; a fused c_attn weight [d_model, 3*width] "
+                "tensor \"h.0.attn.c_attn.weight\" has shape [8, 25]; a fused Q, K, V weight [d_model, 3*width] "
                 "needs a column count divisible by 3");
     check_error("gqa_rows", 2,
                 "layer \"model.layers.0\": k_proj/v_proj have 6 rows, not a whole number of key/value heads of "
@@ -333,6 +353,32 @@ static void test_errors(void) {
                 "F16, BF16 or F64");
     check_error("out_nan_bf16", 4, "tensor \"enc.layer.0.attention.output.dense.weight\" has NaN at [1, 5]");
     check_error("out_alone", 4, "layer \"h.0\" has \"h.0.attn.c_proj.weight\" but no \"h.0.attn.c_attn.weight\"");
+    check_error("fused_rows", 4,
+                "tensor \"blocks.0.attn.qkv.weight\" has shape [25, 8]; a fused Q, K, V weight [3*width, d_model] "
+                "needs a row count divisible by 3");
+    check_error("grassmann_plu", 0,
+                "tensor \"b.0.grassmann.w_plu.weight\" has shape [8, 5]; expected [d_model, r*(r-1)/2] = [8, 6]");
+    // sharded checkpoints: messages name the index, or the shard at fault
+    char index[256], want_shard[512];
+    const struct {
+        const char *name, *want;
+    } shards[] = {
+        {"shard_wrong", "weight_map puts tensor \"enc.layer.0.attention.self.query.weight\" in \"b.safetensors\", "
+                        "but it is in another shard"},
+        {"shard_escape", "weight_map: tensor \"x\" names \"../a.safetensors\", not a shard file beside the index"},
+        {"shard_no_map", "the index has no \"weight_map\" object of tensor names and their shards"},
+        {"shard_twice", "tensor \"enc.layer.0.attention.self.key.weight\" is in two shards"},
+    };
+    for (size_t i = 0; i < sizeof shards / sizeof shards[0]; i++) {
+        snprintf(index, sizeof index, "%s/%s/model.safetensors.index.json", dir, shards[i].name);
+        check_error_at(index, 4, shards[i].want);
+    }
+    snprintf(index, sizeof index, "%s/shard_missing/model.safetensors.index.json", dir);
+    snprintf(want_shard, sizeof want_shard, "%s/shard_missing/gone.safetensors: No such file or directory", dir);
+    AttentionLayers none;
+    char shard_err[1024];
+    CHECK(safetensors_attention(index, 4, &none, shard_err, sizeof shard_err) == -1 && !strcmp(shard_err, want_shard),
+          "a missing shard: got '%s', want '%s'", shard_err, want_shard);
 
     // heads: wrong, negative, missing, and broken config.json files
     char want[512];
@@ -345,8 +391,8 @@ static void test_errors(void) {
              dir);
     check_error_at(model_path("bert_f16"), 0, want);
     snprintf(want, sizeof want,
-             "number of heads unknown: %s/cfg_no_key/config.json has neither num_attention_heads nor n_head; "
-             "pass --heads N", dir);
+             "number of heads unknown: %s/cfg_no_key/config.json has none of num_attention_heads, n_head, "
+             "num_heads, n_heads; pass --heads N", dir);
     check_error_at(model_path("cfg_no_key"), 0, want);
     snprintf(want, sizeof want,
              "number of heads unknown: num_attention_heads in %s/cfg_bad_value/config.json is not a positive "

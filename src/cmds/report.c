@@ -78,16 +78,19 @@ int cmd_report(int argc, char **argv) {
     args_parse(&cmd, argc, argv, &path);
     char allowed[256], why[512];
     if (metric && metric_refusal(metric, METRIC_RANKS, why, sizeof why)) die(EXIT_BADINPUT, "report: --metric %s", why);
-    if (metric && !report_metric_known(metric, allowed, sizeof allowed))
-        die(EXIT_BADINPUT, "report: --metric must be one of %s, got '%s'", allowed, metric);
+    const int known = !metric || report_metric_known(metric, allowed, sizeof allowed);
+    if (!known && !metric[0]) die(EXIT_BADINPUT, "report: --metric must be one of %s, got '%s'", allowed, metric);
 
     SweepSummary s;
     char err[1024];
     if (summary_read(path, &s, err, sizeof err) != 0) die(EXIT_BADINPUT, "report: %s", err);
+    if (!known && !(s.program_metric.name && !strcmp(metric, s.program_metric.name)))  // a program's own metric
+        die(EXIT_BADINPUT, "report: --metric must be one of %s%s%s, got '%s'", allowed,
+            s.program_metric.name ? " or " : "", s.program_metric.name ? s.program_metric.name : "", metric);
     // The sweep's own goal for its metric; the natural one for another metric.
     const int own_goal = !metric || !strcmp(metric, s.metric);
     const ReportOptions o = {.metric = metric ? metric : s.metric,
-                             .maximize = own_goal ? s.maximize : metric_find(metric)->maximize,
+                             .maximize = own_goal ? s.maximize : summary_metric(&s, metric)->maximize,
                              .top = top,
                              .l2_scale = l2_scale};
     Report r;

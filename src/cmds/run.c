@@ -5,16 +5,19 @@
 #include "sweep/sweep.h"
 
 int cmd_run(int argc, char **argv) {
-    RunOptions o = {.group_size = 1};
+    RunOptions o = {.group_size = 1, .gpus_per_group = -1};
     const Option options[] = {
         OPT_STRING("--output", "-o", &o.output, "FILE", "results file (default results/NAME.h5; the journal is FILE.journal)"),
         OPT_FLAG("--resume", NULL, &o.resume, 1, "continue from the journal; a sweep not started yet simply starts"),
         OPT_INT("--group-size", &o.group_size, 1, SWEEP_MAX_GROUP_SIZE, "G", "ranks per worker group"),
+        OPT_INT("--gpus-per-group", &o.gpus_per_group, 0, 1024, "K",
+                "a program's sweep: GPUs per worker group (CUDA_VISIBLE_DEVICES),\nover the YAML's resources.gpus"),
         OPT_FLAG("--quiet", "-q", &o.quiet, 1, "no progress lines"),
         OPT_END,
     };
     const Command cmd = {"run",
-                         "mpirun -np N attnsweep run SWEEP.yaml [-o results/NAME.h5] [--resume] [--group-size G] [--quiet]",
+                         "mpirun -np N attnsweep run SWEEP.yaml [-o results/NAME.h5] [--resume] [--group-size G]\n"
+                         "                  [--gpus-per-group K] [--quiet]",
                          "Rank 0 coordinates; the other N-1 ranks form worker groups of G (default 1) that\n"
                          "train trials as they become free (G > 1: data-parallel within a group).\n",
                          options,

@@ -64,7 +64,7 @@ typedef struct {
 static LayerWeights input_layer(const Input *in, int l) {
     if (in->is_trial) return trial_layer_weights(&in->trial, l);
     const AttentionLayers *m = &in->model;
-    LayerWeights w = {.qkv = m->weights[l], .out = m->out ? m->out[l] : NULL};
+    LayerWeights w = {.grassmann = m->dims[3] == 1, .qkv = m->weights[l], .out = m->out ? m->out[l] : NULL};
     memcpy(w.dims, m->dims, sizeof w.dims);
     memcpy(w.out_dims, m->out_dims, sizeof w.out_dims);
     return w;
@@ -86,6 +86,8 @@ static int file_kind(const char *path) {
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
     if (n >= sizeof magic && memcmp(head, magic, sizeof magic) == 0) return KIND_HDF5;
+    const size_t len = strlen(path);  // a sharded checkpoint's model.safetensors.index.json
+    if (len > 5 && !strcmp(path + len - 5, ".json")) return KIND_SAFETENSORS;
     return n == sizeof head && head[8] == '{' ? KIND_SAFETENSORS : KIND_OTHER;
 }
 

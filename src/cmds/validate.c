@@ -59,6 +59,22 @@ static void describe_trial(const SweepSpec *s, const TrialConfig *c, char *out, 
     }
 }
 
+// The command trial c runs, as one line of shell words.
+static void command_line(const SweepSpec *s, const TrialConfig *c, char *out, size_t len) {
+    char **argv, err[256];
+    int argc;
+    out[0] = 0;
+    if (program_command(&s->program, c, "TRIAL_DIR/args.json", &argv, &argc, err, sizeof err)) {
+        snprintf(out, len, "(%s)", err);
+        return;
+    }
+    for (int k = 0; k < argc; k++) {
+        const size_t used = strlen(out);
+        snprintf(out + used, len - used, "%s%s", k ? " " : "", argv[k]);
+    }
+    program_argv_free(argv);
+}
+
 int cmd_validate(int argc, char **argv) {
     const char *path = NULL;
     int json = 0;
@@ -106,6 +122,14 @@ int cmd_validate(int argc, char **argv) {
             cJSON_AddNumberToObject(o, "space_size", (double)size);
         for (int j = 0; j < s.n_params; j++) cJSON_AddItemToArray(params, cJSON_CreateString(s.params[j].param->name));
         cJSON_AddItemToObject(o, "parameters", params);
+        if (space_is_program(&s)) {
+            cJSON_AddItemToObject(o, "program", s.program.program ? cJSON_CreateString(s.program.program) : cJSON_CreateNull());
+            cJSON_AddItemToObject(o, "command", cJSON_CreateStringArray((const char *const *)s.program.command,
+                                                                        s.program.n_command));
+            cJSON_AddBoolToObject(o, "scores_checkpoint", s.program.needs_checkpoint);
+        }
+        cJSON *notes = cJSON_AddArrayToObject(o, "notes");
+        for (int k = 0; k < s.n_notes; k++) cJSON_AddItemToArray(notes, cJSON_CreateString(s.notes[k]));
         cJSON *r = cJSON_AddArrayToObject(o, "asha_rungs");
         for (int k = 0; k < n_rungs && k < 64; k++) cJSON_AddItemToArray(r, cJSON_CreateNumber(rungs[k]));
         for (int id = 0; id < s.trials && id < FIRST_TRIALS; id++) {
@@ -114,6 +138,11 @@ int cmd_validate(int argc, char **argv) {
             cJSON *t = cJSON_CreateObject();
             cJSON_AddNumberToObject(t, "trial", id);
             cJSON_AddItemToObject(t, "config", config_to_json(&c));
+            if (space_is_program(&s)) {
+                char line[8192];
+                command_line(&s, &c, line, sizeof line);
+                cJSON_AddStringToObject(t, "command", line);
+            }
             cJSON_AddItemToArray(first, t);
         }
         cJSON_AddItemToObject(o, "first_trials", first);
@@ -140,23 +169,41 @@ int cmd_validate(int argc, char **argv) {
                    plural(configs / s.grid_points), s.grid_points);
         printf(")\n");
         char budget[128];
-        if (s.base.steps)
-            snprintf(budget, sizeof budget, "%d steps", s.base.steps);
-        else
-            snprintf(budget, sizeof budget, "%g epoch%s", s.base.epochs, plural(s.base.epochs));
-        printf("  budget     %s per trial, task %s", budget, task_names[s.base.task]);
-        if (s.time_limit > 0) printf(", time limit %g s", s.time_limit);
-        printf("\n");
+        if (space_is_program(&s)) {
+            printf("  program    %s, %s", s.program.program ? s.program.program : "(none: the command runs)",
+                   s.program.needs_checkpoint ? "its attention weights scored (a checkpoint is required)"
+                                              : "no scores (a hyperparameter sweep: no checkpoint needed)");
+            if (s.program.gpus || s.program.cpus)
+                printf(", %d GPU%s and %d CPU%s per group", s.program.gpus, plural(s.program.gpus), s.program.cpus,
+                       plural(s.program.cpus));
+            printf("\n  budget     ");
+            if (s.time_limit > 0) printf("time limit %g s, ", s.time_limit);
+            printf("SIGKILL %g s after SIGTERM, at most %.0f MiB of each output\n", s.program.grace,
+                   s.program.max_output / 1048576.0);
+        } else {
+            if (s.base.steps)
+                snprintf(budget, sizeof budget, "%d steps", s.base.steps);
+            else
+                snprintf(budget, sizeof budget, "%g epoch%s", s.base.epochs, plural(s.base.epochs));
+            printf("  budget     %s per trial, task %s", budget, task_names[s.base.task]);
+            if (s.time_limit > 0) printf(", time limit %g s", s.time_limit);
+            printf("\n");
+        }
         if (s.asha) {
             printf("  scheduler  asha, eta %d, rungs at", s.eta);
-            for (int k = 0; k < n_rungs && k < 64; k++) printf("%s%d", k ? ", " : " ", rungs[k]);
-            printf(" of %d steps\n", s.max_steps);
+            const int open_ended = s.max_steps == INT_MAX;  // a program's sweep without max_steps
+            for (int k = 0; k < n_rungs && k < (open_ended ? 6 : 64); k++) printf("%s%d", k ? ", " : " ", rungs[k]);
+            if (open_ended)
+                printf(", ... steps (times %d as long as the program's steps go)\n", s.eta);
+            else
+                printf(" of %d steps\n", s.max_steps);
         }
         if (s.method == METHOD_EVOLUTION)
             printf("  evolution  population %d, sample size %d\n", s.population, s.sample_size);
         if (s.method_alias)
             printf("  note       method %s is Weights & Biases' name; attnsweep runs it as %s\n", s.method_alias,
                    space_method_name(s.method));
+        for (int k = 0; k < s.n_notes; k++) printf("  note       %s\n", s.notes[k]);
         if (s.method == METHOD_TPE || s.method == METHOD_MOTPE)
             printf("  tpe        %d random configurations first, gamma %g, %d candidates, %s, constant liar %s\n",
                    s.tpe.n_startup, s.tpe.gamma, s.tpe.candidates, s.tpe.multivariate ? "multivariate" : "univariate",
@@ -176,6 +223,11 @@ int cmd_validate(int argc, char **argv) {
             char line[2048];
             describe_trial(&s, &c, line, sizeof line);
             printf("  %-4d seed %-10d %s\n", id, c.seed, line[0] ? line : "(nothing swept)");
+            if (space_is_program(&s) && id == 0) {
+                char words[8192];
+                command_line(&s, &c, words, sizeof words);
+                printf("       runs %s\n", words);
+            }
         }
     }
     sampler_free(sm);

@@ -2,6 +2,7 @@
 #include "common/config.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,38 +14,45 @@ const char *const grassmann_block_names[] = {"paper", "preln", NULL};
 
 #define OFF(f) offsetof(TrialConfig, f)
 #define BIG 1e9
+#define PROGRAM_INT_MAX 9007199254740992.0  // 2^53: a double holds every integer up to it
+#define FIELDS(name_, type_, field, def_, lo, hi, choices_, def_text_, help_)                                   \
+    .name = name_, .type = type_, .offset = OFF(field), .def = def_, .min = lo, .max = hi, .choices = choices_, \
+    .def_text = def_text_, .help = help_
+#define PARAM(...) {FIELDS(__VA_ARGS__)}
+// steps asked for, beside the result column steps (optimizer steps taken): config_steps
+#define STEPS_PARAM(...) {FIELDS(__VA_ARGS__), .column = "config_steps"}
 
 const ParamSpec config_params[] = {
-    {"task", PT_CHOICE, OFF(task), 0, 0, 0, task_names, "fashion_mnist", "task: fashion_mnist, charlm or recall"},
-    {"attention", PT_CHOICE, OFF(attention), 0, 0, 0, attention_names, "mha", "attention variant: mha, tucker, linear or grassmann"},
-    {"d_model", PT_INT, OFF(d_model), 64, 1, 4096, NULL, NULL, "model width"},
-    {"heads", PT_INT, OFF(heads), 4, 1, 256, NULL, NULL, "attention heads (must divide d_model)"},
-    {"layers", PT_INT, OFF(layers), 2, 1, 64, NULL, NULL, "transformer blocks"},
-    {"mlp_ratio", PT_INT, OFF(mlp_ratio), 4, 1, 16, NULL, NULL, "MLP hidden width / d_model"},
-    {"core_rank", PT_INT, OFF(core_rank), 2, 1, 256, NULL, NULL, "tucker: rank R of the head-interaction core (1 <= R <= heads)"},
-    {"grassmann_rank", PT_INT, OFF(grassmann_rank), 32, 2, 256, NULL, NULL, "grassmann: reduced dimension r"},
-    {"grassmann_block", PT_CHOICE, OFF(grassmann_block), 0, 0, 0, grassmann_block_names, "preln", "grassmann: block, paper (mix, LayerNorm, FFN with its residual, LayerNorm) or preln (pre-LN residual block)"},
-    {"grassmann_offsets", PT_INTLIST, OFF(offsets), 0, 1, 4096, NULL, "1,2,4,8,12,16", "grassmann: causal offsets, comma-separated; one group for all layers or one a layer, separated by ';' (1,2;4,8)"},
-    {"seq_len", PT_INT, OFF(seq_len), 64, 2, 4096, NULL, NULL, "charlm: bytes per sequence"},
-    {"recall_pairs", PT_INT, OFF(recall_pairs), 8, 1, 1024, NULL, NULL, "recall: key-value pairs per sequence"},
-    {"recall_vocab", PT_INT, OFF(recall_vocab), 64, 4, 65536, NULL, NULL, "recall: vocabulary (half keys, half values)"},
-    {"steps", PT_INT, OFF(steps), 0, 0, BIG, NULL, NULL, "optimizer steps (0: from --epochs)"},
-    {"epochs", PT_REAL, OFF(epochs), 1, 0, 1000, NULL, NULL, "passes over the training set (when steps is 0)"},
-    {"batch", PT_INT, OFF(batch), 128, 1, 65536, NULL, NULL, "sequences per step"},
-    {"lr", PT_REAL, OFF(lr), 2e-3, 0, 10, NULL, NULL, "peak learning rate"},
-    {"min_lr_ratio", PT_REAL, OFF(min_lr_ratio), 0.1, 0, 1, NULL, NULL, "final learning rate / peak (cosine decay)"},
-    {"warmup_frac", PT_REAL, OFF(warmup_frac), 0.05, 0, 1, NULL, NULL, "fraction of steps in linear warm-up"},
-    {"weight_decay", PT_REAL, OFF(weight_decay), 0.01, 0, 10, NULL, NULL, "AdamW decoupled weight decay (matrices only)"},
-    {"clip", PT_REAL, OFF(clip), 1.0, 0, BIG, NULL, NULL, "global gradient-norm clip (0: off)"},
-    {"seed", PT_INT, OFF(seed), 1, 0, 2147483647, NULL, NULL, "random seed (initialisation, batches, generated data)"},
-    {"eval_every", PT_INT, OFF(eval_every), 0, 0, BIG, NULL, NULL, "steps between evaluations (0: about 10 per run)"},
-    {"eval_batches", PT_INT, OFF(eval_batches), 0, 0, BIG, NULL, NULL, "held-out batches per evaluation (0: all)"},
-    {"lambda_orth", PT_REAL, OFF(lambda_orth), 0, 0, 1e6, NULL, NULL, "head orthogonality penalty strength"},
-    {"lambda_nuclear", PT_REAL, OFF(lambda_nuclear), 0, 0, 1e6, NULL, NULL, "nuclear-norm penalty strength"},
-    {"lambda_stability", PT_REAL, OFF(lambda_stability), 0, 0, 1e6, NULL, NULL, "invariant-stability penalty strength"},
-    {"stability_window", PT_INT, OFF(stability_window), 50, 1, 100000, NULL, NULL, "stability: compare with the weights this many steps ago"},
-    {"lambda_l2", PT_REAL, OFF(lambda_l2), 0, 0, 1e6, NULL, NULL, "plain L2 penalty on attention weights (control arm)"},
-    {"data_dir", PT_TEXT, OFF(data_dir), 0, 0, 0, NULL, "", "data directory (default: the Debian package's)"},
+    PARAM("task", PT_CHOICE, task, 0, 0, 0, task_names, "fashion_mnist", "task: fashion_mnist, charlm or recall"),
+    PARAM("attention", PT_CHOICE, attention, 0, 0, 0, attention_names, "mha", "attention variant: mha, tucker, linear or grassmann"),
+    PARAM("d_model", PT_INT, d_model, 64, 1, 4096, NULL, NULL, "model width"),
+    PARAM("heads", PT_INT, heads, 4, 1, 256, NULL, NULL, "attention heads (must divide d_model)"),
+    PARAM("layers", PT_INT, layers, 2, 1, 64, NULL, NULL, "transformer blocks"),
+    PARAM("mlp_ratio", PT_INT, mlp_ratio, 4, 1, 16, NULL, NULL, "MLP hidden width / d_model"),
+    PARAM("core_rank", PT_INT, core_rank, 2, 1, 256, NULL, NULL, "tucker: rank R of the head-interaction core (1 <= R <= heads)"),
+    PARAM("grassmann_rank", PT_INT, grassmann_rank, 32, 2, 256, NULL, NULL, "grassmann: reduced dimension r"),
+    PARAM("grassmann_block", PT_CHOICE, grassmann_block, 0, 0, 0, grassmann_block_names, "preln", "grassmann: block, paper (mix, LayerNorm, FFN with its residual, LayerNorm) or preln (pre-LN residual block)"),
+    PARAM("grassmann_offsets", PT_INTLIST, offsets, 0, 1, 4096, NULL, "1,2,4,8,12,16", "grassmann: causal offsets, comma-separated; one group for all layers or one a layer, separated by ';' (1,2;4,8)"),
+    PARAM("seq_len", PT_INT, seq_len, 64, 2, 4096, NULL, NULL, "charlm: bytes per sequence"),
+    PARAM("recall_pairs", PT_INT, recall_pairs, 8, 1, 1024, NULL, NULL, "recall: key-value pairs per sequence"),
+    PARAM("recall_vocab", PT_INT, recall_vocab, 64, 4, 65536, NULL, NULL, "recall: vocabulary (half keys, half values)"),
+    STEPS_PARAM("steps", PT_INT, steps, 0, 0, BIG, NULL, NULL, "optimizer steps (0: from --epochs)"),
+    PARAM("epochs", PT_REAL, epochs, 1, 0, 1000, NULL, NULL, "passes over the training set (when steps is 0)"),
+    PARAM("batch", PT_INT, batch, 128, 1, 65536, NULL, NULL, "sequences per step"),
+    PARAM("lr", PT_REAL, lr, 2e-3, 0, 10, NULL, NULL, "peak learning rate"),
+    PARAM("min_lr_ratio", PT_REAL, min_lr_ratio, 0.1, 0, 1, NULL, NULL, "final learning rate / peak (cosine decay)"),
+    PARAM("warmup_frac", PT_REAL, warmup_frac, 0.05, 0, 1, NULL, NULL, "fraction of steps in linear warm-up"),
+    PARAM("weight_decay", PT_REAL, weight_decay, 0.01, 0, 10, NULL, NULL, "AdamW decoupled weight decay (matrices only)"),
+    PARAM("clip", PT_REAL, clip, 1.0, 0, BIG, NULL, NULL, "global gradient-norm clip (0: off)"),
+    PARAM("seed", PT_INT, seed, 1, 0, 2147483647, NULL, NULL, "random seed (initialisation, batches, generated data)"),
+    PARAM("eval_every", PT_INT, eval_every, 0, 0, BIG, NULL, NULL, "steps between evaluations (0: about 10 per run)"),
+    PARAM("eval_batches", PT_INT, eval_batches, 0, 0, BIG, NULL, NULL, "held-out batches per evaluation (0: all)"),
+    PARAM("lambda_orth", PT_REAL, lambda_orth, 0, 0, 1e6, NULL, NULL, "head orthogonality penalty strength"),
+    PARAM("lambda_nuclear", PT_REAL, lambda_nuclear, 0, 0, 1e6, NULL, NULL, "nuclear-norm penalty strength"),
+    PARAM("lambda_stability", PT_REAL, lambda_stability, 0, 0, 1e6, NULL, NULL, "invariant-stability penalty strength"),
+    PARAM("stability_window", PT_INT, stability_window, 50, 1, 100000, NULL, NULL, "stability: compare with the weights this many steps ago"),
+    PARAM("lambda_l2", PT_REAL, lambda_l2, 0, 0, 1e6, NULL, NULL, "plain L2 penalty on attention weights (control arm)"),
+    PARAM("data_dir", PT_TEXT, data_dir, 0, 0, 0, NULL, "", "data directory (default: the Debian package's)"),
 };
 const int config_nparams = (int)(sizeof config_params / sizeof config_params[0]);
 
@@ -125,6 +133,79 @@ static int parse_long(const char *text, long long *v) {
     return errno == 0 && end != text && *end == 0;
 }
 
+static ProgramValue *slot_of(TrialConfig *c, const ParamSpec *p) { return (ProgramValue *)((char *)c + p->offset); }
+static const ProgramValue *cslot_of(const TrialConfig *c, const ParamSpec *p) {
+    return (const ProgramValue *)((const char *)c + p->offset);
+}
+
+void config_program_param(ParamSpec *p, const char *name, const char *column, ParamType type, int slot) {
+    *p = (ParamSpec){.name = name, .type = type, .offset = OFF(program) + (size_t)slot * sizeof(ProgramValue),
+                     .min = type == PT_INT ? -PROGRAM_INT_MAX : -DBL_MAX,
+                     .max = type == PT_INT ? PROGRAM_INT_MAX : DBL_MAX, .def_text = "",
+                     .help = "a parameter of the sweep's program", .program = 1, .column = column};
+}
+
+void config_program_declare(TrialConfig *c, const ParamSpec *p) {
+    ProgramValue *v = slot_of(c, p);
+    memset(v, 0, sizeof *v);
+    snprintf(v->name, sizeof v->name, "%s", p->name);
+    v->type = p->type;
+    const int n = (int)((p->offset - OFF(program)) / sizeof(ProgramValue)) + 1;
+    if (c->n_program < n) c->n_program = n;
+}
+
+const ProgramValue *config_program_find(const TrialConfig *c, const char *name) {
+    for (int i = 0; i < c->n_program; i++)
+        if (!strcmp(c->program[i].name, name)) return &c->program[i];
+    return NULL;
+}
+
+void config_program_format(const ProgramValue *v, char *out, size_t outlen) {
+    if (v->type == PT_TEXT) {
+        snprintf(out, outlen, "%s", v->text);
+    } else if (v->type == PT_INT) {
+        snprintf(out, outlen, "%.0f", v->number);
+    } else {  // the shortest text strtod reads back as the same double
+        for (int digits = 1; digits <= 17; digits++) {
+            snprintf(out, outlen, "%.*g", digits, v->number);
+            if (strtod(out, NULL) == v->number) break;
+        }
+    }
+}
+
+// A program parameter: its text parsed by type into its slot, which then counts as set.
+static int program_set(TrialConfig *c, const ParamSpec *p, const char *text, char *err, size_t errlen) {
+    ProgramValue v = {.type = p->type, .set = 1};
+    snprintf(v.name, sizeof v.name, "%s", p->name);
+    if (p->type == PT_TEXT) {
+        if (strlen(text) >= PROGRAM_TEXT) {
+            snprintf(err, errlen, "%s: the value '%.40s...' is longer than %d characters", p->name, text,
+                     PROGRAM_TEXT - 1);
+            return -1;
+        }
+        snprintf(v.text, sizeof v.text, "%s", text);
+    } else {
+        char *end;
+        errno = 0;
+        v.number = strtod(text, &end);
+        if (errno != 0 || end == text || *end != 0 || !isfinite(v.number)) {
+            snprintf(err, errlen, "%s must be a finite number, got '%s'", p->name, text);
+            return -1;
+        }
+        if (p->type == PT_INT && (v.number != floor(v.number) || strpbrk(text, ".eE"))) {
+            snprintf(err, errlen, "%s must be an integer, got '%s'", p->name, text);
+            return -1;
+        }
+        if (v.number < p->min || v.number > p->max) {
+            snprintf(err, errlen, "%s must be in [%g, %g], got %s", p->name, p->min, p->max, text);
+            return -1;
+        }
+    }
+    config_program_declare(c, p);
+    *slot_of(c, p) = v;
+    return 0;
+}
+
 // One group of the schedule: offsets separated by commas or spaces, each in p's range,
 // none twice, at most MAX_OFFSETS. Appends them to vals[*n] and returns how many.
 static int parse_group(const ParamSpec *p, char *text, int *vals, int *n, char *err, size_t errlen) {
@@ -181,6 +262,7 @@ static int set_schedule(TrialConfig *c, const ParamSpec *p, const char *text, ch
 }
 
 int config_set(TrialConfig *c, const ParamSpec *p, const char *text, char *err, size_t errlen) {
+    if (p->program) return program_set(c, p, text, err, errlen);
     char *base = (char *)c + p->offset;
     switch (p->type) {
     case PT_INT: {
@@ -271,6 +353,14 @@ int config_check(const TrialConfig *c, char *err, size_t errlen) {
 }
 
 void config_format(const TrialConfig *c, const ParamSpec *p, char *out, size_t outlen) {
+    if (p->program) {
+        const ProgramValue *v = cslot_of(c, p);
+        if (v->set)
+            config_program_format(v, out, outlen);
+        else if (outlen)
+            out[0] = 0;
+        return;
+    }
     const char *base = (const char *)c + p->offset;
     switch (p->type) {
     case PT_INT: snprintf(out, outlen, "%d", *(const int *)base); break;
@@ -296,9 +386,16 @@ const int *config_layer_offsets(const TrialConfig *c, int l, int *n) {
     return c->offsets + start;
 }
 
-const char *config_column(const ParamSpec *p) { return p->offset == OFF(steps) ? "config_steps" : p->name; }
+const char *config_column(const ParamSpec *p) { return p->column ? p->column : p->name; }
+
+double config_number(const TrialConfig *c, const ParamSpec *p) {
+    const char *b = (const char *)c + p->offset;
+    if (p->program) return cslot_of(c, p)->number;
+    return p->type == PT_REAL ? *(const double *)b : *(const int *)b;
+}
 
 int config_relevant(const TrialConfig *c, const ParamSpec *p) {
+    if (p->program) return cslot_of(c, p)->set;
     if (p->offset == OFF(core_rank)) return c->attention == ATTN_TUCKER;
     if (p->offset == OFF(grassmann_rank) || p->offset == OFF(grassmann_block) || p->offset == OFF(offsets))
         return c->attention == ATTN_GRASSMANN;

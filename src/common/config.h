@@ -4,6 +4,13 @@
 // the --json output and the HDF5 attributes, so a parameter has one name, one
 // default and one allowed range everywhere. TrialConfig is plain data (no pointers)
 // so the sweep coordinator can send it to a worker as bytes.
+//
+// A sweep that runs the researcher's own program (space.h: `program`, `command`) has
+// parameters of any names instead, which only that program reads: "program
+// parameters". Each lives in a slot of TrialConfig.program that carries its name, type
+// and value, so a configuration describes itself (in the journal, the results file
+// and the messages); the sweep makes a ParamSpec for each (config_program_param) through
+// which every function below treats it as it treats the table's.
 #ifndef ATTN_CONFIG_H
 #define ATTN_CONFIG_H
 
@@ -19,6 +26,19 @@ typedef enum { GRASSMANN_PAPER, GRASSMANN_PRELN, GRASSMANN_BLOCK_COUNT } Grassma
 // the most layers) or one for all, and its text fits CONFIG_TEXT, so at most
 // MAX_OFFSETS_ALL offsets in all ("1,"... takes two characters an offset).
 enum { MAX_OFFSETS = 16, MAX_OFFSET_GROUPS = 64, CONFIG_TEXT = 256, MAX_OFFSETS_ALL = CONFIG_TEXT / 2 };
+enum { MAX_PROGRAM_PARAMS = 32, PROGRAM_NAME = 32, PROGRAM_TEXT = 64 };
+
+typedef enum { PT_INT, PT_REAL, PT_CHOICE, PT_TEXT, PT_INTLIST } ParamType;
+
+// One program parameter of a configuration. Integers and reals are doubles (integers
+// up to 2^53 exactly), texts at most PROGRAM_TEXT - 1 bytes.
+typedef struct {
+    char name[PROGRAM_NAME];  // "": the slot is unused
+    int type;                 // PT_INT, PT_REAL or PT_TEXT
+    int set;                  // 0: the configuration does not have it (its `when` fails)
+    double number;            // PT_INT, PT_REAL
+    char text[PROGRAM_TEXT];  // PT_TEXT
+} ProgramValue;
 
 typedef struct {
     int task;            // TaskKind
@@ -45,9 +65,9 @@ typedef struct {
     double lambda_orth, lambda_nuclear, lambda_stability, lambda_l2;
     int stability_window;  // k in ||s(W_t) - s(W_{t-k})||^2
     char data_dir[CONFIG_TEXT];  // "" = the Debian package's directory for the task
+    int n_program;               // slots of program in use (a program's sweep), in the sweep's order
+    ProgramValue program[MAX_PROGRAM_PARAMS];
 } TrialConfig;
-
-typedef enum { PT_INT, PT_REAL, PT_CHOICE, PT_TEXT, PT_INTLIST } ParamType;
 
 typedef struct {
     const char *name;  // YAML name; on the command line --name with '_' as '-'
@@ -57,6 +77,8 @@ typedef struct {
     const char *const *choices;        // PT_CHOICE: NULL-terminated names
     const char *def_text;              // PT_CHOICE, PT_TEXT, PT_INTLIST default
     const char *help;
+    int program;                       // a program parameter: offset is its ProgramValue slot
+    const char *column;                // its /summary column when not its name, or NULL
 } ParamSpec;
 
 extern const ParamSpec config_params[];
@@ -78,14 +100,33 @@ int config_set(TrialConfig *c, const ParamSpec *p, const char *text, char *err, 
 int config_check(const TrialConfig *c, char *err, size_t errlen);
 // The parameter's current value as text (for tables, JSON and HDF5 attributes).
 void config_format(const TrialConfig *c, const ParamSpec *p, char *out, size_t outlen);
-// Whether the parameter matters for this configuration (core_rank only for tucker, ...).
+// Whether the parameter matters for this configuration (core_rank only for tucker, ...;
+// a program parameter when it is set).
 int config_relevant(const TrialConfig *c, const ParamSpec *p);
+// The value of a PT_INT or PT_REAL parameter.
+double config_number(const TrialConfig *c, const ParamSpec *p);
 // Layer l's Grassmann offsets (*n of them): its own group of the schedule, or the one
 // group of every layer.
 const int *config_layer_offsets(const TrialConfig *c, int l, int *n);
 // The parameter's /summary column (and its key in attnsweep report): its YAML name,
 // except that "steps" (steps asked for, 0 = from epochs) is "config_steps" beside the
-// result column "steps" (optimizer steps taken).
+// result column "steps" (optimizer steps taken), and so is a program parameter named
+// like a result column (config_program_param).
 const char *config_column(const ParamSpec *p);
+
+// ---- program parameters
+// The spec of program parameter `name` of type PT_INT, PT_REAL or PT_TEXT in slot `slot`
+// of TrialConfig.program, with /summary column `column` (NULL: the name); the caller
+// keeps both texts. Its range is any finite number (integers within ±2^53); config_set
+// then parses, checks and sets it, config_format gives "" while it is not set.
+void config_program_param(ParamSpec *p, const char *name, const char *column, ParamType type, int slot);
+// Give c's slot for p its name and type, not set (a program parameter of the sweep that
+// this configuration may lack).
+void config_program_declare(TrialConfig *c, const ParamSpec *p);
+// The slot of program parameter `name` in c, or NULL.
+const ProgramValue *config_program_find(const TrialConfig *c, const char *name);
+// A program parameter's value as text: integers without a point, reals in the fewest
+// digits that read back as the same double, texts as they are.
+void config_program_format(const ProgramValue *v, char *out, size_t outlen);
 
 #endif

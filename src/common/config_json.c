@@ -11,6 +11,19 @@ cJSON *json_must(cJSON *item) {
     return item;
 }
 
+// "program": {name: value, ...} in slot order, null for a slot the configuration lacks.
+static void program_to_json(cJSON *obj, const TrialConfig *c) {
+    cJSON *prog = json_must(cJSON_CreateObject());
+    for (int i = 0; i < c->n_program; i++) {
+        const ProgramValue *v = &c->program[i];
+        cJSON *item = !v->set               ? cJSON_CreateNull()
+                      : v->type == PT_TEXT ? cJSON_CreateString(v->text)
+                                           : cJSON_CreateNumber(v->number);
+        cJSON_AddItemToObject(prog, v->name, json_must(item));
+    }
+    cJSON_AddItemToObject(obj, "program", prog);
+}
+
 // The offset schedule: one group as an array of numbers ([1, 2, 4]), several as an
 // array of such arrays ([[1, 2], [4, 8]]).
 static cJSON *schedule_to_json(const TrialConfig *c) {
@@ -34,6 +47,7 @@ cJSON *config_to_json(const TrialConfig *c) {
         case PT_INTLIST: cJSON_AddItemToObject(obj, p->name, schedule_to_json(c)); break;
         }
     }
+    if (c->n_program > 0) program_to_json(obj, c);
     return obj;
 }
 
@@ -132,6 +146,48 @@ static int value_text(const ParamSpec *p, const cJSON *v, char *out, size_t outl
     return -1;
 }
 
+// The "program" object into c's slots, in its order: a number is an integer when it is
+// whole (within ±2^53), else a real; a string is a text; null a slot not set.
+static int program_from_json(TrialConfig *c, const cJSON *obj, char *err, size_t errlen) {
+    if (!cJSON_IsObject(obj)) {
+        snprintf(err, errlen, "program must be an object of the program's parameters, got %s", json_kind(obj));
+        return -1;
+    }
+    const cJSON *v;
+    int slot = 0;
+    cJSON_ArrayForEach(v, obj) {
+        if (slot == MAX_PROGRAM_PARAMS) {
+            snprintf(err, errlen, "program has more than %d parameters", MAX_PROGRAM_PARAMS);
+            return -1;
+        }
+        if (!v->string[0] || strlen(v->string) >= PROGRAM_NAME) {
+            snprintf(err, errlen, "program parameter names have 1 to %d characters, got '%.40s'", PROGRAM_NAME - 1,
+                     v->string);
+            return -1;
+        }
+        const int whole = cJSON_IsNumber(v) && v->valuedouble == trunc(v->valuedouble) &&
+                          fabs(v->valuedouble) <= 9007199254740992.0;
+        ParamSpec p;
+        config_program_param(&p, v->string, NULL, cJSON_IsString(v) ? PT_TEXT : whole ? PT_INT : PT_REAL, slot++);
+        char text[CONFIG_TEXT];
+        if (cJSON_IsNull(v)) {
+            config_program_declare(c, &p);
+            continue;
+        }
+        if (!cJSON_IsString(v) && !cJSON_IsNumber(v)) {
+            snprintf(err, errlen, "program parameter %s must be a number, a string or null, got %s", v->string,
+                     json_kind(v));
+            return -1;
+        }
+        if (cJSON_IsString(v))
+            snprintf(text, sizeof text, "%s", v->valuestring);
+        else
+            format_number(v->valuedouble, text, sizeof text);
+        if (config_set(c, &p, text, err, errlen) != 0) return -1;
+    }
+    return 0;
+}
+
 int config_from_json(TrialConfig *c, const cJSON *obj, char *err, size_t errlen) {
     config_defaults(c);
     if (!cJSON_IsObject(obj)) {
@@ -140,6 +196,10 @@ int config_from_json(TrialConfig *c, const cJSON *obj, char *err, size_t errlen)
     }
     const cJSON *v;
     cJSON_ArrayForEach(v, obj) {
+        if (!strcmp(v->string, "program")) {
+            if (program_from_json(c, v, err, errlen) != 0) return -1;
+            continue;
+        }
         const ParamSpec *p = config_find(v->string);
         if (!p) {
             const char *hint = config_closest(v->string);

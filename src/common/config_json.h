@@ -3,7 +3,9 @@
 // The JSON form is the one stored in the HDF5 trial attribute "config" and printed
 // by `attnsweep train --json`: an object with every parameter of config_params
 // under its YAML name (integers and reals as numbers, choices and text as strings,
-// the offsets list as an array of numbers).
+// the offsets list as an array of numbers), and for a program's configuration the key
+// "program": an object of its parameters in their order (numbers, strings, and null
+// for one this configuration lacks).
 #ifndef ATTN_CONFIG_JSON_H
 #define ATTN_CONFIG_JSON_H
 

@@ -154,17 +154,24 @@ typedef struct {
     int ndim;
     uint64_t shape[SHAPE_KEPT];
     uint64_t begin, end;  // relative to the data buffer
+    int file;             // the file (a shard of a sharded checkpoint) it is in
+    uint64_t data_start;  //   and where that file's data buffer starts
 } Tensor;
 
-typedef struct {
+// The tensors of a file; of a sharded checkpoint, every shard's (each a part).
+typedef struct Header {
     char *text;
     cJSON *root;
     Tensor *t;
     size_t n;
     uint64_t data_start, data_size;
+    struct Header *parts;
+    int n_parts;
 } Header;
 
 static void header_free(Header *h) {
+    for (int k = 0; k < h->n_parts; k++) header_free(&h->parts[k]);
+    free(h->parts);
     cJSON_Delete(h->root);
     free(h->text);
     free(h->t);
@@ -348,7 +355,8 @@ static int check_names_and_overlaps(const Ctx *c, const Header *h) {
     return rc;
 }
 
-static int read_header(const Ctx *c, const Source *s, Header *h) {
+// The header of the file (number `file` of the checkpoint) from s, into h.
+static int read_header(const Ctx *c, const Source *s, int file, Header *h) {
     unsigned char b[8];
     if (s->size < 8)
         return fail(c, "%llu bytes is too short for a safetensors file (it starts with an 8-byte header length)",
@@ -423,6 +431,8 @@ static int read_header(const Ctx *c, const Source *s, Header *h) {
         }
         Tensor *t = &h->t[h->n++];
         t->name = e->string;
+        t->file = file;
+        t->data_start = h->data_start;
         if (parse_entry(c, e, t, h->data_size)) return -1;
     }
     return check_names_and_overlaps(c, h);
@@ -430,10 +440,14 @@ static int read_header(const Ctx *c, const Source *s, Header *h) {
 
 // ---- finding the attention weights by name
 
-enum { FAM_BERT, FAM_GPT2, FAM_LLAMA };
+// nanoGPT has GPT-2's names with nn.Linear weights: its c_attn is [3·width, d_model].
+enum { FAM_BERT, FAM_GPT2, FAM_LLAMA, FAM_NANOGPT, FAM_TIMM, FAM_MHA, FAM_GRASSMANN, N_FAMILIES };
 enum { ROLE_Q, ROLE_K, ROLE_V, ROLE_QKV, ROLE_O, N_ROLES };
-static const char *const FAMILY[] = {"BERT", "GPT-2", "LLaMA"};
+static const char *const FAMILY[N_FAMILIES] = {"BERT",   "GPT-2", "LLaMA", "nanoGPT",
+                                               "timm ViT", "nn.MultiheadAttention", "Grassmann"};
 static const char *const ROLE_WORD[3][3] = {{"query", "key", "value"}, {"", "", ""}, {"q_proj", "k_proj", "v_proj"}};
+// Q, K and V fused in one weight, rows (nn.Linear) or columns (GPT-2's Conv1D) Q | K | V.
+static int fused(int family) { return family == FAM_GPT2 || family == FAM_NANOGPT || family == FAM_TIMM || family == FAM_MHA; }
 
 static const struct {
     int family, role;
@@ -444,11 +458,15 @@ static const struct {
     {FAM_LLAMA, ROLE_Q, ".self_attn.q_proj.weight"},    {FAM_LLAMA, ROLE_K, ".self_attn.k_proj.weight"},
     {FAM_LLAMA, ROLE_V, ".self_attn.v_proj.weight"},    {FAM_BERT, ROLE_O, ".attention.output.dense.weight"},
     {FAM_GPT2, ROLE_O, ".attn.c_proj.weight"},          {FAM_LLAMA, ROLE_O, ".self_attn.o_proj.weight"},
+    {FAM_TIMM, ROLE_QKV, ".attn.qkv.weight"},           {FAM_TIMM, ROLE_O, ".attn.proj.weight"},
+    {FAM_MHA, ROLE_QKV, ".in_proj_weight"},             {FAM_MHA, ROLE_O, ".out_proj.weight"},
+    {FAM_GRASSMANN, ROLE_Q, ".grassmann.w_red.weight"}, {FAM_GRASSMANN, ROLE_O, ".grassmann.w_plu.weight"},
 };
 enum { N_PATTERNS = sizeof PATTERNS / sizeof PATTERNS[0] };
-#define PATTERN_LIST                                                                           \
-    ".attention.self.{query,key,value}.weight (BERT), .attn.c_attn.weight (GPT-2) or "        \
-    ".self_attn.{q,k,v}_proj.weight (LLaMA)"
+#define PATTERN_LIST                                                                              \
+    ".attention.self.{query,key,value}.weight (BERT), .attn.c_attn.weight (GPT-2, nanoGPT), "       \
+    ".self_attn.{q,k,v}_proj.weight (LLaMA), .attn.qkv.weight (timm ViT), .in_proj_weight "         \
+    "(nn.MultiheadAttention) or .grassmann.w_red.weight (attnsweep's Grassmann mixing)"
 
 typedef struct {
     const char *name;
@@ -509,8 +527,9 @@ typedef struct {
 static NameText member_name(const Layer *l, int role) {
     NameText nt;
     const char *suffix = NULL;
+    const int family = l->family == FAM_NANOGPT ? FAM_GPT2 : l->family;  // the same names
     for (int i = 0; i < N_PATTERNS; i++)
-        if (PATTERNS[i].family == l->family && PATTERNS[i].role == role) suffix = PATTERNS[i].suffix;
+        if (PATTERNS[i].family == family && PATTERNS[i].role == role) suffix = PATTERNS[i].suffix;
     if (!suffix) suffix = ".?";
     if (l->plen == 0) suffix++;  // a top-level name has no leading dot
     size_t sl = strlen(suffix), pl = l->plen < 200 ? l->plen : 200;
@@ -562,6 +581,18 @@ static int find_layers(const Ctx *c, const Header *h, Layer **out, size_t *n_out
         }
         l[nl - 1].t[m[i].role] = (long)m[i].tensor;
     }
+    // An out_proj without in_proj_weight is another model's (BART's self_attn.out_proj
+    // beside its q_proj, k_proj, v_proj), not an nn.MultiheadAttention.
+    size_t kept = 0;
+    for (size_t i = 0; i < nl; i++)
+        if (l[i].family != FAM_MHA || l[i].t[ROLE_QKV] >= 0) l[kept++] = l[i];
+    nl = kept;
+    if (nl == 0) {
+        free(m);
+        free(l);
+        return fail(c, "no attention weights among its %zu tensors (looked for names ending in " PATTERN_LIST ")",
+                    h->n);
+    }
     int rc = 0;
     for (size_t i = 1; i < nl && !rc; i++)
         if (l[i].family != l[0].family)
@@ -590,7 +621,8 @@ static int same_shape(const Tensor *a, const Tensor *b) {
 
 // The shape a weight of this role is stored in (nn.Linear is [out, in], Conv1D [in, out]).
 static const char *stored_shape(int family, int role) {
-    if (role == ROLE_QKV) return "[d_model, 3*width]";
+    if (family == FAM_GRASSMANN) return role == ROLE_O ? "[d_model, r*(r-1)/2]" : "[r, d_model]";
+    if (role == ROLE_QKV) return family == FAM_GPT2 ? "[d_model, 3*width]" : "[3*width, d_model]";
     if (role == ROLE_O && family != FAM_GPT2) return "[d_model, width]";
     return "[width, d_model]";
 }
@@ -602,15 +634,17 @@ static int out_shape(const Ctx *c, const Header *h, const Layer *l, const LayerS
     const Tensor *o = &h->t[l->t[ROLE_O]];
     int conv1d = l->family == FAM_GPT2;
     uint64_t rows = conv1d ? s->width : s->d_model, cols = conv1d ? s->d_model : s->width;
+    if (l->family == FAM_GRASSMANN) cols = s->width * (s->width - 1) / 2;  // W_plu reads the pairs of z
     if (o->shape[0] == rows && o->shape[1] == cols) return 0;
     return fail(c, "tensor %s has shape %s; expected %s = [%llu, %llu]", quote(o->name).s, shape_text(o).s,
                 stored_shape(l->family, ROLE_O), (unsigned long long)rows, (unsigned long long)cols);
 }
 
-static int layer_shape(const Ctx *c, const Header *h, const Layer *l, LayerShape *s) {
+// A GPT-2 layer whose c_attn is [3·width, d_model] is nanoGPT's: l->family says so after.
+static int layer_shape(const Ctx *c, const Header *h, Layer *l, LayerShape *s) {
     Quoted lq = quote_n(l->prefix, l->plen);
     for (int r = 0; r < ROLE_O; r++) {  // the Q/K/V weights of the family
-        int needed = l->family == FAM_GPT2 ? r == ROLE_QKV : r != ROLE_QKV;
+        int needed = fused(l->family) ? r == ROLE_QKV : l->family == FAM_GRASSMANN ? r == ROLE_Q : r != ROLE_QKV;
         if (needed && l->t[r] < 0)
             return fail(c, "layer %s has %s but no %s", lq.s, member_name(l, first_role(l)).s, member_name(l, r).s);
     }
@@ -629,13 +663,23 @@ static int layer_shape(const Ctx *c, const Header *h, const Layer *l, LayerShape
         if (t->shape[0] > INT_MAX || t->shape[1] > INT_MAX)
             return fail(c, "tensor %s: shape %s is too large", q.s, shape_text(t).s);
     }
-    if (l->family == FAM_GPT2) {
+    if (l->family == FAM_GRASSMANN) {  // W_red [r, d_model]: r rows play the heads
+        const Tensor *t = &h->t[l->t[ROLE_Q]];
+        if (t->shape[0] < 2)
+            return fail(c, "tensor %s has shape %s; Grassmann mixing needs r >= 2", quote(t->name).s, shape_text(t).s);
+        s->width = s->kv_width = t->shape[0];
+        s->d_model = t->shape[1];
+        return out_shape(c, h, l, s);
+    }
+    if (fused(l->family)) {
         const Tensor *t = &h->t[l->t[ROLE_QKV]];
-        if (t->shape[1] % 3)
-            return fail(c, "tensor %s has shape %s; a fused c_attn weight [d_model, 3*width] needs a column count "
-                        "divisible by 3", quote(t->name).s, shape_text(t).s);
-        s->d_model = t->shape[0];
-        s->width = s->kv_width = t->shape[1] / 3;
+        if (l->family == FAM_GPT2 && t->shape[0] == 3 * t->shape[1]) l->family = FAM_NANOGPT;
+        const int conv1d = l->family == FAM_GPT2;
+        if (t->shape[conv1d] % 3)
+            return fail(c, "tensor %s has shape %s; a fused Q, K, V weight %s needs a %s count divisible by 3",
+                        quote(t->name).s, shape_text(t).s, stored_shape(l->family, ROLE_QKV), conv1d ? "column" : "row");
+        s->d_model = t->shape[!conv1d];
+        s->width = s->kv_width = t->shape[conv1d] / 3;
         return out_shape(c, h, l, s);
     }
     const Tensor *q = &h->t[l->t[ROLE_Q]], *k = &h->t[l->t[ROLE_K]], *v = &h->t[l->t[ROLE_V]];
@@ -688,6 +732,8 @@ static int heads_from_config(const Ctx *c, const char *path, int *heads) {
             const cJSON *x1 = NULL, *x2 = NULL;
             int h1 = cJSON_IsObject(cfg) ? config_int(cfg, "num_attention_heads", &x1) : 0;
             int h2 = cJSON_IsObject(cfg) ? config_int(cfg, "n_head", &x2) : 0;
+            if (!h2 && !x2 && cJSON_IsObject(cfg)) h2 = config_int(cfg, "num_heads", &x2);  // timm, nanoGPT's own
+            if (!h2 && !x2 && cJSON_IsObject(cfg)) h2 = config_int(cfg, "n_heads", &x2);
             if (!cJSON_IsObject(cfg)) {
                 rc = fail(c, "number of heads unknown: %s is %s; pass --heads N", path,
                           cfg ? "not a JSON object" : "not valid JSON");
@@ -696,10 +742,10 @@ static int heads_from_config(const Ctx *c, const char *path, int *heads) {
                 rc = 0;
             } else if (x1 || x2) {
                 rc = fail(c, "number of heads unknown: %s in %s is not a positive integer; pass --heads N",
-                          x1 ? "num_attention_heads" : "n_head", path);
+                          x1 ? "num_attention_heads" : x2->string, path);
             } else {
-                rc = fail(c, "number of heads unknown: %s has neither num_attention_heads nor n_head; pass --heads N",
-                          path);
+                rc = fail(c, "number of heads unknown: %s has none of num_attention_heads, n_head, num_heads, "
+                             "n_heads; pass --heads N", path);
             }
             cJSON_Delete(cfg);
         }
@@ -727,13 +773,13 @@ static int grow(void **p, size_t *cap, size_t need) {
     return 0;
 }
 
-// The tensor as float32 in sc->val (shape[0]·shape[1] values, row-major).
-static int load_tensor(const Ctx *c, const Source *s, const Header *h, const Tensor *t, Scratch *sc) {
+// The tensor as float32 in sc->val (shape[0]·shape[1] values, row-major), from its file's source.
+static int load_tensor(const Ctx *c, const Source *srcs, const Tensor *t, Scratch *sc) {
     size_t n = (size_t)(t->shape[0] * t->shape[1]), nbytes = (size_t)(t->end - t->begin);
     Quoted q = quote(t->name);
     if (grow((void **)&sc->raw, &sc->raw_cap, nbytes) || grow((void **)&sc->val, &sc->val_cap, n * sizeof(float)))
         return fail(c, "out of memory reading tensor %s (%zu bytes)", q.s, nbytes);
-    if (source_read(s, h->data_start + t->begin, sc->raw, nbytes))
+    if (source_read(&srcs[t->file], t->data_start + t->begin, sc->raw, nbytes))
         return fail(c, "cannot read tensor %s (read error, or the file shrank while being read)", q.s);
     const unsigned char *b = sc->raw;
     float *v = sc->val;
@@ -795,20 +841,26 @@ static float *layer_floats(const Ctx *c, const Layer *l, size_t n) {
 
 // ---- the whole reader
 
-static int attention_from(const Ctx *c, const Source *s, int heads, const char *config_path, AttentionLayers *out) {
-    Header h = {0};
+// The layers of header h (already read, from srcs; freed here) as out.
+static int attention_from(const Ctx *c, const Source *srcs, Header *h, int heads, const char *config_path,
+                          AttentionLayers *out) {
     Layer *layers = NULL;
     size_t nl = 0;
     Scratch sc = {0};
     int rc = -1;
     LayerShape s0 = {0};
 
-    if (read_header(c, s, &h) || find_layers(c, &h, &layers, &nl)) goto done;
+    if (find_layers(c, h, &layers, &nl)) goto done;
     for (size_t i = 0; i < nl; i++) {
         LayerShape si = {0};
-        if (layer_shape(c, &h, &layers[i], &si)) goto done;
+        if (layer_shape(c, h, &layers[i], &si)) goto done;
         if (i == 0) {
             s0 = si;
+        } else if (layers[i].family != layers[0].family) {  // GPT-2 and nanoGPT differ by shape only
+            fail(c, "attention weights of two kinds, %s (layer %s) and %s (layer %s); cannot tell which to score",
+                 FAMILY[layers[0].family], quote_n(layers[0].prefix, layers[0].plen).s, FAMILY[layers[i].family],
+                 quote_n(layers[i].prefix, layers[i].plen).s);
+            goto done;
         } else if (si.width != s0.width || si.d_model != s0.d_model || si.kv_width != s0.kv_width) {
             fail(c, "layer %s: width %llu, d_model %llu, key/value width %llu differ from layer %s (%llu, %llu, %llu); "
                  "all layers must agree", quote_n(layers[i].prefix, layers[i].plen).s,
@@ -826,13 +878,15 @@ static int attention_from(const Ctx *c, const Source *s, int heads, const char *
         }
     }
 
+    const Layer *l0 = &layers[0];
+    const int grassmann = l0->family == FAM_GRASSMANN;
     if (heads < 0) {
         fail(c, "number of heads must be positive (got %d)", heads);
         goto done;
     }
+    if (grassmann) heads = (int)s0.width;  // the r rows of W_red, each its own "head" of one feature
     if (heads == 0 && heads_from_config(c, config_path, &heads)) goto done;
-    const Layer *l0 = &layers[0];
-    const char *wname = h.t[l0->t[l0->family == FAM_GPT2 ? ROLE_QKV : ROLE_Q]].name;
+    const char *wname = h->t[l0->t[fused(l0->family) ? ROLE_QKV : ROLE_Q]].name;
     if ((uint64_t)heads > s0.width || s0.width % (uint64_t)heads) {
         fail(c, "%d heads do not divide the attention width %llu (of %s); pass --heads N with N dividing %llu", heads,
              (unsigned long long)s0.width, quote(wname).s, (unsigned long long)s0.width);
@@ -853,19 +907,21 @@ static int attention_from(const Ctx *c, const Source *s, int heads, const char *
              (unsigned long long)s0.d_model);
         goto done;
     }
-    size_t width = (size_t)s0.width, wsize = width * (size_t)D * 3;
+    const int roles = grassmann ? 1 : 3;
+    size_t width = (size_t)s0.width, wsize = width * (size_t)D * (size_t)roles;
+    size_t out_width = grassmann ? width * (width - 1) / 2 : width;
 
     out->dims[0] = heads;
     out->dims[1] = dk;
     out->dims[2] = D;
-    out->dims[3] = 3;
+    out->dims[3] = roles;
     out->kv_heads = kv_heads;
     out->family = FAMILY[l0->family];
     out->weights = xcalloc(nl, sizeof *out->weights);
     out->names = xcalloc(nl, sizeof *out->names);
     if (l0->t[ROLE_O] >= 0) {  // then every layer has one
         out->out_dims[0] = D;
-        out->out_dims[1] = (int)width;
+        out->out_dims[1] = (int)out_width;
         out->out = xcalloc(nl, sizeof *out->out);
     }
     for (size_t i = 0; i < nl; i++) {
@@ -876,20 +932,26 @@ static int attention_from(const Ctx *c, const Source *s, int heads, const char *
         out->names[i][l->plen] = '\0';
         float *W = out->weights[i] = layer_floats(c, l, wsize);
         if (!W) goto done;
-        if (l->family == FAM_GPT2) {
-            if (load_tensor(c, s, &h, &h.t[l->t[ROLE_QKV]], &sc)) goto done;
+        if (grassmann) {  // W_red [r, d_model] is W[r, 1, d_model, 1]
+            if (load_tensor(c, srcs, &h->t[l->t[ROLE_Q]], &sc)) goto done;
+            memcpy(W, sc.val, wsize * sizeof *W);
+        } else if (l->family == FAM_GPT2) {  // Conv1D [d_model, 3·width]: columns Q | K | V
+            if (load_tensor(c, srcs, &h->t[l->t[ROLE_QKV]], &sc)) goto done;
             for (int r = 0; r < 3; r++) scatter(W, sc.val, r, heads, dk, D, 1, (size_t)r * width, 1, 3 * width);
+        } else if (fused(l->family)) {  // nn.Linear [3·width, d_model]: rows Q | K | V
+            if (load_tensor(c, srcs, &h->t[l->t[ROLE_QKV]], &sc)) goto done;
+            for (int r = 0; r < 3; r++) scatter(W, sc.val, r, heads, dk, D, 1, (size_t)r * width * (size_t)D, (size_t)D, 1);
         } else {
             for (int r = 0; r < 3; r++) {
-                if (load_tensor(c, s, &h, &h.t[l->t[r]], &sc)) goto done;
+                if (load_tensor(c, srcs, &h->t[l->t[r]], &sc)) goto done;
                 scatter(W, sc.val, r, heads, dk, D, r == ROLE_Q ? 1 : heads / kv_heads, 0, (size_t)D, 1);
             }
         }
         if (out->out) {
-            float *O = out->out[i] = layer_floats(c, l, width * (size_t)D);
-            if (!O || load_tensor(c, s, &h, &h.t[l->t[ROLE_O]], &sc)) goto done;
+            float *O = out->out[i] = layer_floats(c, l, out_width * (size_t)D);
+            if (!O || load_tensor(c, srcs, &h->t[l->t[ROLE_O]], &sc)) goto done;
             if (l->family == FAM_GPT2) gather_out(O, sc.val, (size_t)D, width, 1, (size_t)D);  // Conv1D [width, D]
-            else gather_out(O, sc.val, (size_t)D, width, width, 1);                            // Linear [D, width]
+            else gather_out(O, sc.val, (size_t)D, out_width, out_width, 1);                      // Linear [D, width]
         }
     }
     rc = 0;
@@ -898,7 +960,7 @@ done:
     free(sc.raw);
     free(sc.val);
     free(layers);
-    header_free(&h);
+    header_free(h);
     return rc;
 }
 
@@ -909,7 +971,131 @@ int safetensors_attention_mem(const void *data, size_t size, const char *label, 
     if (err && errlen) err[0] = '\0';
     Source s = {NULL, data, data ? (uint64_t)size : 0};
     if (!data) s.mem = (const unsigned char *)"";
-    return attention_from(&c, &s, heads, NULL, out);
+    Header h = {0};
+    if (read_header(&c, &s, 0, &h)) {
+        header_free(&h);
+        return -1;
+    }
+    return attention_from(&c, &s, &h, heads, NULL, out);
+}
+
+// PATH's directory + name ("config.json" beside the checkpoint).
+static char *beside(const char *path, const char *name) {
+    const char *slash = strrchr(path, '/');
+    const size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+    char *p = xmalloc(dl + strlen(name) + 1);
+    memcpy(p, path, dl);
+    strcpy(p + dl, name);
+    return p;
+}
+
+// A regular file opened for reading as a Source; -1 with the reason in c.
+static int open_source(const Ctx *c, const char *path, Source *s) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return fail(c, "%s", strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return fail(c, "not a regular file");
+    }
+    *s = (Source){f, NULL, (uint64_t)st.st_size};
+    return 0;
+}
+
+static int cmp_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+// A sharded checkpoint's index (model.safetensors.index.json: {"weight_map": {TENSOR:
+// SHARD, ...}}, the shards beside it): every shard's header, read into a part of h, and
+// their tensors together in h. The shards are opened into *srcs (*n_src of them).
+static int read_sharded(const Ctx *c, const char *index, Source **srcs, int *n_src, Header *h) {
+    Source is;
+    if (open_source(c, index, &is)) return -1;
+    int rc = -1;
+    char *text = NULL, **shards = NULL;
+    cJSON *root = NULL;
+    size_t n_shards = 0;
+    if (is.size > MAX_CONFIG_BYTES) {
+        fail(c, "an index of %llu bytes is not a checkpoint's index (at most %u)", (unsigned long long)is.size,
+             MAX_CONFIG_BYTES);
+        goto done;
+    }
+    text = xmalloc((size_t)is.size + 1);
+    if (source_read(&is, 0, text, (size_t)is.size)) {
+        fail(c, "cannot read the index (%s)", strerror(errno));
+        goto done;
+    }
+    text[is.size] = 0;
+    root = cJSON_ParseWithLength(text, (size_t)is.size);
+    const cJSON *map = root ? cJSON_GetObjectItemCaseSensitive(root, "weight_map") : NULL;
+    if (!cJSON_IsObject(map)) {
+        fail(c, "%s", root ? "the index has no \"weight_map\" object of tensor names and their shards"
+                           : "neither safetensors nor a sharded checkpoint's index (JSON)");
+        goto done;
+    }
+    size_t n_map = 0;
+    for (const cJSON *e = map->child; e; e = e->next) n_map++;
+    shards = xcalloc(n_map ? n_map : 1, sizeof *shards);
+    for (const cJSON *e = map->child; e; e = e->next) {
+        const char *f = cJSON_IsString(e) ? e->valuestring : NULL;
+        if (!f || !f[0] || f[0] == '/' || strstr(f, "..") || strchr(f, '\\')) {
+            fail(c, "weight_map: tensor %s names %s, not a shard file beside the index", quote(e->string).s,
+                 f ? quote(f).s : "no file");
+            goto done;
+        }
+        shards[n_shards++] = (char *)f;
+    }
+    qsort(shards, n_shards, sizeof *shards, cmp_name);
+    size_t distinct = 0;
+    for (size_t k = 0; k < n_shards; k++)
+        if (!distinct || strcmp(shards[k], shards[distinct - 1])) shards[distinct++] = shards[k];
+    if (distinct == 0 || distinct > 100000) {
+        fail(c, "weight_map names %zu shards", distinct);
+        goto done;
+    }
+    *srcs = xcalloc(distinct, sizeof **srcs);
+    h->parts = xcalloc(distinct, sizeof *h->parts);
+    size_t total = 0;
+    for (size_t k = 0; k < distinct; k++) {
+        char *path = beside(index, shards[k]);
+        Ctx pc = {path, c->err, c->errlen};
+        const int bad = open_source(&pc, path, &(*srcs)[k]) || ((*n_src)++, h->n_parts++, 0) ||
+                        read_header(&pc, &(*srcs)[k], (int)k, &h->parts[k]);
+        free(path);
+        if (bad) goto done;
+        total += h->parts[k].n;
+    }
+    h->t = xcalloc(total ? total : 1, sizeof *h->t);
+    for (int k = 0; k < h->n_parts; k++)
+        for (size_t i = 0; i < h->parts[k].n; i++) h->t[h->n++] = h->parts[k].t[i];
+    // No name in two shards, and each tensor of the map in the shard it names.
+    const Tensor **by_name = xmalloc((h->n ? h->n : 1) * sizeof *by_name);
+    for (size_t i = 0; i < h->n; i++) by_name[i] = &h->t[i];
+    qsort(by_name, h->n, sizeof *by_name, cmp_tensor_name);
+    int bad = 0;
+    for (size_t i = 1; i < h->n && !bad; i++)
+        if (!strcmp(by_name[i - 1]->name, by_name[i]->name))
+            bad = fail(c, "tensor %s is in two shards", quote(by_name[i]->name).s);
+    for (const cJSON *e = map->child; e && !bad; e = e->next) {
+        const Tensor probe = {.name = e->string}, *key = &probe;
+        const Tensor *const *found = bsearch(&key, by_name, h->n, sizeof *by_name, cmp_tensor_name);
+        if (!found || strcmp(shards[(*found)->file], e->valuestring))
+            bad = fail(c, "weight_map puts tensor %s in %s, but %s", quote(e->string).s, quote(e->valuestring).s,
+                       found ? "it is in another shard" : "no shard has it");
+    }
+    free(by_name);
+    if (bad) goto done;
+    rc = 0;
+done:
+    cJSON_Delete(root);
+    free(text);
+    free(shards);
+    fclose(is.f);
+    return rc;
+}
+
+static int ends_with(const char *s, const char *end) {
+    const size_t n = strlen(s), m = strlen(end);
+    return n >= m && !strcmp(s + n - m, end);
 }
 
 int safetensors_attention(const char *path, int heads, AttentionLayers *out, char *err, size_t errlen) {
@@ -917,25 +1103,23 @@ int safetensors_attention(const char *path, int heads, AttentionLayers *out, cha
     memset(out, 0, sizeof *out);
     if (err && errlen) err[0] = '\0';
     if (!path) return fail(&c, "no file name");
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail(&c, "%s", strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return fail(&c, "not a regular file");
+    Source *srcs = NULL, one;
+    int n_src = 0, rc = -1;
+    Header h = {0};
+    if (ends_with(path, ".json")) {  // model.safetensors.index.json
+        if (read_sharded(&c, path, &srcs, &n_src, &h) == 0) rc = 0;
+    } else if (open_source(&c, path, &one) == 0) {
+        srcs = &one, n_src = 1;
+        rc = read_header(&c, &one, 0, &h);
     }
-    char *config = NULL;
-    if (heads == 0) {  // config.json in the same directory
-        const char *slash = strrchr(path, '/');
-        size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
-        config = xmalloc(dl + sizeof "config.json");
-        memcpy(config, path, dl);
-        memcpy(config + dl, "config.json", sizeof "config.json");
-    }
-    Source s = {f, NULL, (uint64_t)st.st_size};
-    int rc = attention_from(&c, &s, heads, config, out);
+    char *config = heads == 0 ? beside(path, "config.json") : NULL;
+    if (rc == 0)
+        rc = attention_from(&c, srcs, &h, heads, config, out);
+    else
+        header_free(&h);
     free(config);
-    fclose(f);
+    for (int k = 0; k < n_src; k++) fclose(srcs[k].f);
+    if (srcs != &one) free(srcs);
     return rc;
 }
 

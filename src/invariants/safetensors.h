@@ -19,6 +19,15 @@
 //          K/V heads is then repeated for the heads/kv_heads query heads that share it,
 //          exactly as the model computes attention (HF repeat_kv), so W keeps h heads.
 //          PREFIX.self_attn.o_proj.weight                   nn.Linear [d_model, width]
+//   nanoGPT  GPT-2's names as nn.Linear: c_attn [3·width, d_model] (rows Q | K | V; its
+//          shape tells it from GPT-2's Conv1D), c_proj [d_model, width]
+//   timm ViT PREFIX.attn.qkv.weight [3·width, d_model], PREFIX.attn.proj.weight [d_model, width]
+//   nn.MultiheadAttention  PREFIX.in_proj_weight [3·width, d_model] (rows Q | K | V),
+//          PREFIX.out_proj.weight [d_model, width]; an out_proj without in_proj_weight (BART's,
+//          beside q_proj, k_proj, v_proj) is not one
+//   Grassmann (attnsweep's mixing, model.h)  PREFIX.grassmann.w_red.weight [r, d_model]: W is
+//          [r, 1, d_model, 1] (one role; no heads needed); PREFIX.grassmann.w_plu.weight
+//          [d_model, r(r−1)/2] (pairs i < j in row-major order) the output side
 // width = h·d_k (for grouped-query attention too: o_proj reads the query heads). Names
 // match by their whole ending, so the MLP's PREFIX.output.dense.weight (BERT) and
 // PREFIX.mlp.c_proj.weight (GPT-2) are not output projections. Biases are ignored.
@@ -27,8 +36,13 @@
 // naming such a layer. A layer with an output projection and no Q/K/V is an error.
 //
 // The number of heads h comes from the caller (--heads) or, when that is 0, from
-// config.json beside the file (num_attention_heads, or n_head for GPT-2; also looked
-// for under "text_config").
+// config.json beside the file (num_attention_heads, or n_head for GPT-2, num_heads,
+// n_heads; also looked for under "text_config").
+//
+// A sharded checkpoint is read through its index, PATH = model.safetensors.index.json
+// ({"weight_map": {TENSOR: SHARD}}, the shards in the index's directory): every shard's
+// header is checked as below, each tensor the map names must be in the shard it names,
+// no name may be in two shards, and the layers are found among all their tensors.
 //
 // Tensors of dtype F32, F16, BF16 and F64 are converted to float32 (halfs exactly,
 // including subnormals); NaN, Inf or an F64 value beyond the float32 range is an
@@ -60,14 +74,16 @@ typedef struct {
     int n_layers;
     int dims[4];         // h, d_k, d_model, 3: the same for every layer
     int kv_heads;        // K/V heads in the file: dims[0], or fewer under grouped-query attention
-    const char *family;  // "BERT", "GPT-2" or "LLaMA" (a static string; NULL when empty)
+    const char *family;  // "BERT", "GPT-2", "LLaMA", "nanoGPT", "timm ViT", "nn.MultiheadAttention",
+                         // "Grassmann" (a static string; NULL when empty)
     float **weights;     // n_layers arrays of dims[0]·dims[1]·dims[2]·3 floats
     char **names;        // n_layers layer prefixes, e.g. "bert.encoder.layer.3"
     int out_dims[2];     // d_model, h·d_k: the shape of each output projection; 0, 0 without them
     float **out;         // n_layers arrays of out_dims[0]·out_dims[1] floats, or NULL (none in the file)
 } AttentionLayers;
 
-// Read PATH. heads > 0: the number of heads; 0: from PATH's directory's config.json.
+// Read PATH (a .safetensors file, or a sharded checkpoint's .index.json). heads > 0: the
+// number of heads; 0: from PATH's directory's config.json.
 // Returns 0 and fills *out, or -1 with one line in err (errlen bytes, may be 0).
 int safetensors_attention(const char *path, int heads, AttentionLayers *out, char *err, size_t errlen);
 

@@ -56,7 +56,16 @@ typedef struct {
     const ReportOptions *o;
     const Metric *extra[2];    // the report's metric and its test twin, where not shown already
     int n_extra;
-    int *swept;                // per parameter: differs across trials (attention: always shown apart)
+    // The parameters: the trial parameters, or for a program's sweep its parameters (from
+    // the first trial's configuration) and the seed. The variant is the attention
+    // parameter; a program's sweep has one when its program has a text parameter so named.
+    int n_params;
+    const ParamSpec **params;
+    ParamSpec *program;        // the specs made for a program's parameters
+    char (*columns)[PROGRAM_NAME + 8];  //   and their columns
+    int n_variants;
+    const char **variants;     // the variants' names, in table order
+    int *swept;                // per parameter: differs across trials (the variant: always shown apart)
     int n_ok;
     const TrialResult **ok;    // finished trials, by id
     int n_configs;
@@ -66,12 +75,12 @@ typedef struct {
     int duplicates;            // finished trials left out of the statistics: a seed seen before
 } Analysis;
 
-static char *config_key(const TrialConfig *c) {
+static char *config_key(const Analysis *a, const TrialConfig *c) {
     size_t cap = 1024, len = 0;
     char *key = xmalloc(cap);
     key[0] = 0;
-    for (int i = 0; i < config_nparams; i++) {
-        const ParamSpec *p = &config_params[i];
+    for (int i = 0; i < a->n_params; i++) {
+        const ParamSpec *p = a->params[i];
         if (!strcmp(p->name, "seed")) continue;
         char value[CONFIG_TEXT + 64];
         config_format(c, p, value, sizeof value);
@@ -86,7 +95,7 @@ static char *config_key(const TrialConfig *c) {
 static int by_key(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static const Config *find_config(const Analysis *a, const TrialConfig *c) {
-    Config probe = {.key = config_key(c)};
+    Config probe = {.key = config_key(a, c)};
     const Config *found = bsearch(&probe, a->configs, (size_t)a->n_configs, sizeof *a->configs, by_key);
     free(probe.key);
     return found;
@@ -103,17 +112,61 @@ static int by_place(const void *x, const void *y) {
     return (a->id > b->id) - (a->id < b->id);
 }
 
+// The variant of c: its attention variant, or its program's parameter "attention"; NULL
+// when a program has none.
+static const char *variant_text(const TrialConfig *c) {
+    if (c->n_program == 0) return attention_names[c->attention];
+    const ProgramValue *v = config_program_find(c, "attention");
+    return v && v->type == PT_TEXT && v->set ? v->text : NULL;
+}
+
+// Index of c's variant in a->variants (-1: none).
+static int variant_of(const Analysis *a, const TrialConfig *c) {
+    const char *v = variant_text(c);
+    for (int k = 0; v && k < a->n_variants; k++)
+        if (!strcmp(a->variants[k], v)) return k;
+    return -1;
+}
+
+// The parameters (see Analysis) and the variants: the attention variants in their order,
+// or a program's in the order of their first trials.
+static void parameters(const SweepSummary *s, Analysis *a) {
+    const TrialConfig *first = s->n_trials ? &s->trials[0].config : NULL;
+    if (!first || first->n_program == 0) {
+        a->n_params = config_nparams;
+        a->params = xcalloc((size_t)config_nparams, sizeof *a->params);
+        for (int i = 0; i < config_nparams; i++) a->params[i] = &config_params[i];
+        a->variants = xcalloc(ATTN_COUNT, sizeof *a->variants);
+        for (int k = 0; k < ATTN_COUNT; k++) a->variants[a->n_variants++] = attention_names[k];
+        return;
+    }
+    a->program = xcalloc((size_t)first->n_program, sizeof *a->program);
+    a->columns = xcalloc((size_t)first->n_program, sizeof *a->columns);
+    a->params = xcalloc((size_t)first->n_program + 1, sizeof *a->params);
+    for (int k = 0; k < first->n_program; k++) {
+        metric_param_column(first->program[k].name, a->columns[k], sizeof a->columns[k]);
+        config_program_param(&a->program[k], first->program[k].name, a->columns[k], first->program[k].type, k);
+        a->params[a->n_params++] = &a->program[k];
+    }
+    a->params[a->n_params++] = config_find("seed");
+    a->variants = xcalloc((size_t)s->n_trials, sizeof *a->variants);
+    for (int t = 0; t < s->n_trials; t++)
+        if (variant_text(&s->trials[t].config) && variant_of(a, &s->trials[t].config) < 0)
+            a->variants[a->n_variants++] = variant_text(&s->trials[t].config);
+}
+
 static void analyse(const SweepSummary *s, const ReportOptions *o, Analysis *a) {
     memset(a, 0, sizeof *a);
     a->s = s;
     a->o = o;
-    const Metric *m = metric_find(o->metric), *twin = metric_test_twin(m);
+    const Metric *m = summary_metric(s, o->metric), *twin = metric_test_twin(m);
     if (!m->shown) a->extra[a->n_extra++] = m;
     if (twin && !twin->shown) a->extra[a->n_extra++] = twin;
     const int n = s->n_trials;
-    a->swept = xcalloc((size_t)config_nparams, sizeof *a->swept);
-    for (int i = 0; i < config_nparams && n > 0; i++) {
-        const ParamSpec *p = &config_params[i];
+    parameters(s, a);
+    a->swept = xcalloc((size_t)a->n_params, sizeof *a->swept);
+    for (int i = 0; i < a->n_params && n > 0; i++) {
+        const ParamSpec *p = a->params[i];
         char first[CONFIG_TEXT + 64], other[CONFIG_TEXT + 64];
         config_format(&s->trials[0].config, p, first, sizeof first);
         for (int t = 1; t < n && !a->swept[i]; t++) {
@@ -131,7 +184,7 @@ static void analyse(const SweepSummary *s, const ReportOptions *o, Analysis *a) 
         const TrialResult *t;
     } Keyed;
     Keyed *all = xcalloc((size_t)n, sizeof *all);
-    for (int t = 0; t < n; t++) all[t] = (Keyed){config_key(&s->trials[t].config), &s->trials[t]};
+    for (int t = 0; t < n; t++) all[t] = (Keyed){config_key(a, &s->trials[t].config), &s->trials[t]};
     qsort(all, (size_t)n, sizeof *all, by_key);
     a->configs = xcalloc((size_t)n, sizeof *a->configs);
     for (int t = 0; t < n;) {
@@ -162,7 +215,7 @@ static void analyse(const SweepSummary *s, const ReportOptions *o, Analysis *a) 
     }
     ConfigPlace *place = xcalloc((size_t)(a->n_configs ? a->n_configs : 1), sizeof *place);
     for (int i = 0; i < a->n_configs; i++)
-        place[i] = (ConfigPlace){a->configs[i].first->config.attention, a->configs[i].first->id, i};
+        place[i] = (ConfigPlace){variant_of(a, &a->configs[i].first->config), a->configs[i].first->id, i};
     qsort(place, (size_t)a->n_configs, sizeof *place, by_place);
     a->order = xcalloc((size_t)(a->n_configs ? a->n_configs : 1), sizeof *a->order);
     for (int i = 0; i < a->n_configs; i++) a->order[i] = place[i].index;
@@ -175,6 +228,10 @@ static void analysis_free(Analysis *a) {
     free(a->order);
     free(a->ok);
     free(a->swept);
+    free(a->params);
+    free(a->program);
+    free(a->columns);
+    free(a->variants);
 }
 
 // ---------------------------------------------------------------- columns and cells
@@ -182,16 +239,16 @@ static void analysis_free(Analysis *a) {
 // Whether parameter i gets a column: swept, not the variant (its own column), and not
 // the seed or `skip` when asked.
 static int param_shown(const Analysis *a, int i, int with_seed, const char *skip) {
-    const char *name = config_params[i].name;
-    return a->swept[i] && strcmp(name, "attention") && (with_seed || strcmp(name, "seed")) &&
+    const char *name = a->params[i]->name;
+    return a->swept[i] && (strcmp(name, "attention") || !a->n_variants) && (with_seed || strcmp(name, "seed")) &&
            (!skip || strcmp(name, skip));
 }
 
 static void param_columns(Table *t, const Analysis *a, int with_seed, const char *skip) {
-    table_column(t, "attention", "variant", COL_TEXT, NULL);
-    for (int i = 0; i < config_nparams; i++) {
+    if (a->n_variants) table_column(t, "attention", "variant", COL_TEXT, NULL);
+    for (int i = 0; i < a->n_params; i++) {
         if (!param_shown(a, i, with_seed, skip)) continue;
-        const ParamSpec *p = &config_params[i];
+        const ParamSpec *p = a->params[i];
         const ColumnKind kind = p->type == PT_INT ? COL_INT : p->type == PT_REAL ? COL_REAL : COL_TEXT;
         table_column(t, config_column(p), p->name, kind, "%g");
     }
@@ -199,18 +256,20 @@ static void param_columns(Table *t, const Analysis *a, int with_seed, const char
 
 // A parameter that does not apply to the configuration (core_rank of mha) is empty.
 static void param_cells(Table *t, const Analysis *a, const TrialConfig *c, int with_seed, const char *skip) {
-    table_text(t, "%s", attention_names[c->attention]);
-    for (int i = 0; i < config_nparams; i++) {
+    if (a->n_variants) {
+        if (variant_text(c))
+            table_text(t, "%s", variant_text(c));
+        else
+            table_empty(t);
+    }
+    for (int i = 0; i < a->n_params; i++) {
         if (!param_shown(a, i, with_seed, skip)) continue;
-        const ParamSpec *p = &config_params[i];
-        const void *v = (const char *)c + p->offset;
+        const ParamSpec *p = a->params[i];
         char text[CONFIG_TEXT + 64];
         if (!config_relevant(c, p))
             table_empty(t);
-        else if (p->type == PT_INT)
-            table_number(t, *(const int *)v);
-        else if (p->type == PT_REAL)
-            table_number(t, *(const double *)v);
+        else if (p->type == PT_INT || p->type == PT_REAL)
+            table_number(t, config_number(c, p));
         else {
             config_format(c, p, text, sizeof text);
             table_text(t, "%s", text);
@@ -291,7 +350,7 @@ static int any_recall(const Analysis *a) {
 }
 
 static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
-    const Metric *m = metric_find(o->metric);
+    const Metric *m = summary_metric(a->s, o->metric);
     Ranked *r = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *r);
     int n = 0;
     for (int i = 0; i < a->n_ok; i++) {
@@ -356,18 +415,19 @@ static Table *by_variant(const Analysis *a) {
     table_column(t, "attention", "variant", COL_TEXT, NULL);
     table_column(t, "n", "n", COL_INT, NULL);
     shown_columns(t, a, COL_MEAN_SD);
+    if (!a->n_variants) table_note(t, "the program has no parameter named attention: no variants");
     const TrialResult **v = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *v);
-    for (int k = 0; k < ATTN_COUNT; k++) {
+    for (int k = 0; k < a->n_variants; k++) {
         int n = 0;
         for (int i = 0; i < a->n_configs; i++) {
             const Config *c = &a->configs[i];
-            if (c->first->config.attention != k) continue;
+            if (variant_of(a, &c->first->config) != k) continue;
             memcpy(v + n, c->ok, (size_t)c->n * sizeof *v);
             n += c->n;
         }
         if (!n) continue;
         table_row(t);
-        table_text(t, "%s", attention_names[k]);
+        table_text(t, "%s", a->variants[k]);
         stats_cells(t, a, v, n);
     }
     free(v);
@@ -397,7 +457,7 @@ static Table *by_configuration(const Analysis *a) {
 // ---------------------------------------------------------------- Pareto front
 
 ParetoObjectives pareto_objectives(const SweepSummary *s) {
-    const Metric *m = metric_find(s->metric[0] ? s->metric : "val_accuracy");
+    const Metric *m = summary_metric(s, s->metric[0] ? s->metric : "val_accuracy");
     ParetoObjectives o = {.k = 3,
                           .metric = {m, metric_find("correlation"), metric_find("rank_deviation")},
                           .maximize = {s->metric[0] ? s->maximize : 1, 0, 0}};
@@ -468,7 +528,7 @@ static double front_hypervolume(const Analysis *a, const ParetoObjectives *o, co
 
 static Table *pareto(const Analysis *a) {
     ParetoObjectives o = pareto_objectives(a->s);
-    if (!a->s->n_objectives) o.metric[0] = metric_find(a->o->metric), o.maximize[0] = a->o->maximize;  // --metric's
+    if (!a->s->n_objectives) o.metric[0] = summary_metric(a->s, a->o->metric), o.maximize[0] = a->o->maximize;  // --metric's
     int *front = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *front);
     const int n = pareto_front(a->ok, a->n_ok, &o, front);
     char title[256], goals[512];
@@ -600,7 +660,7 @@ static void compare(const Analysis *a, Ablations *ab, int r) {
             Comparison *x = &ab->c[r][ab->n[r]++];
             *x = (Comparison){.arm = arm, .ctl = ctl, .lambda = lambda, .vs_l2 = vs_l2};
             for (int k = 0; k < ab->k_tested; k++) {
-                const Metric *m = metric_find(ab->tested[k]), *twin = metric_test_twin(m);
+                const Metric *m = summary_metric(a->s, ab->tested[k]), *twin = metric_test_twin(m);
                 const SampleStats sa = stats_of(arm->ok, arm->n, m), sc = stats_of(ctl->ok, ctl->n, m);
                 WelchTest w;
                 x->d[k] = sa.mean - sc.mean;
@@ -666,7 +726,7 @@ static Table *ablation(const Analysis *a, const Ablations *ab, int r) {
     table_column(t, "n", "n", COL_INT, NULL);
     table_column(t, "n_control", "n ctrl", COL_INT, NULL);
     for (int k = 0; k < k_tested; k++) {
-        const Metric *m = metric_find(tested[k]), *twin = metric_test_twin(m);
+        const Metric *m = summary_metric(a->s, tested[k]), *twin = metric_test_twin(m);
         char col[80], head[80];
         snprintf(col, sizeof col, "d_%s", m->name);
         snprintf(head, sizeof head, "Δ %s", m->label);
@@ -704,7 +764,7 @@ static Table *ablation(const Analysis *a, const Ablations *ab, int r) {
             table_number(t, x->d[k]);
             table_number(t, x->p[k]);
             table_number(t, x->p_holm[k]);
-            if (metric_test_twin(metric_find(tested[k]))) table_number(t, x->d_twin[k]);
+            if (metric_test_twin(summary_metric(a->s, tested[k]))) table_number(t, x->d_twin[k]);
         }
         table_text(t, "%s", words);
     }

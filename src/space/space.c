@@ -46,30 +46,39 @@ static const char *const checked_params[] = {"task",         "attention",    "d_
                                              "steps",        "epochs"};
 
 // ---- the keys of each section, in the order they are read
-enum { TOP_NAME, TOP_METHOD, TOP_METRIC, TOP_OBJECTIVES, TOP_SEED, TOP_REPEATS, TOP_TRIALS, TOP_TASK, TOP_BUDGET,
-       TOP_EVOLUTION, TOP_TPE, TOP_SCHEDULER, TOP_REWARD, TOP_RESOURCES, TOP_PARAMETERS, TOP_N };
-static const char *const top_keys[TOP_N] = {"name",    "method", "metric", "objectives", "seed",      "repeats", "trials",
-                                            "task",    "budget", "evolution", "tpe",     "scheduler", "reward",
-                                            "resources", "parameters"};
+enum { TOP_NAME, TOP_METHOD, TOP_PROGRAM, TOP_COMMAND, TOP_METRIC, TOP_OBJECTIVES, TOP_SEED, TOP_REPEATS, TOP_TRIALS,
+       TOP_RUN_CAP, TOP_TASK, TOP_BUDGET, TOP_EVOLUTION, TOP_TPE, TOP_SCHEDULER, TOP_EARLY_TERMINATE, TOP_REWARD,
+       TOP_RESOURCES, TOP_PARAMETERS, TOP_PROJECT, TOP_ENTITY, TOP_DESCRIPTION, TOP_N };
+static const char *const top_keys[TOP_N] = {
+    "name",   "method",    "program",   "command",         "metric", "objectives", "seed",       "repeats",
+    "trials", "run_cap",   "task",      "budget",          "evolution", "tpe",     "scheduler",  "early_terminate",
+    "reward", "resources", "parameters", "project",        "entity", "description"};
+// W&B's keys that say nothing to attnsweep: accepted, and listed by validate.
+static const int ignored_top[] = {TOP_PROJECT, TOP_ENTITY, TOP_DESCRIPTION};
 enum { TPE_N_STARTUP, TPE_GAMMA, TPE_CANDIDATES, TPE_MULTIVARIATE, TPE_CONSTANT_LIAR, TPE_PRIOR_WEIGHT, TPE_N };
 static const char *const tpe_keys[TPE_N] = {"n_startup", "gamma", "candidates", "multivariate", "constant_liar",
                                             "prior_weight"};
 static const char *const bool_names[] = {"false", "true", NULL};
-enum { METRIC_NAME, METRIC_GOAL, METRIC_N };
-static const char *const metric_keys[METRIC_N] = {"name", "goal"};
-enum { BUDGET_STEPS, BUDGET_EPOCHS, BUDGET_EVAL_EVERY, BUDGET_TIME_LIMIT, BUDGET_CHECKPOINT_EVERY, BUDGET_MAX_DEATHS,
-       BUDGET_N };
-static const char *const budget_keys[BUDGET_N] = {"steps",      "epochs",           "eval_every",
-                                                  "time_limit", "checkpoint_every", "max_deaths"};
-enum { RESOURCES_MEM, RESOURCES_N };
-static const char *const resources_keys[RESOURCES_N] = {"mem"};
+enum { METRIC_NAME, METRIC_GOAL, METRIC_TARGET, METRIC_N };
+static const char *const metric_keys[METRIC_N] = {"name", "goal", "target"};
+enum { BUDGET_STEPS, BUDGET_EPOCHS, BUDGET_EVAL_EVERY, BUDGET_TIME_LIMIT, BUDGET_GRACE, BUDGET_MAX_OUTPUT,
+       BUDGET_CHECKPOINT_EVERY, BUDGET_MAX_DEATHS, BUDGET_N };
+static const char *const budget_keys[BUDGET_N] = {"steps",      "epochs", "eval_every",    "time_limit",
+                                                  "grace",      "max_output_mb",          "checkpoint_every",
+                                                  "max_deaths"};
+enum { ET_TYPE, ET_MIN_ITER, ET_MAX_ITER, ET_S, ET_ETA, ET_STRICT, ET_N };
+static const char *const early_keys[ET_N] = {"type", "min_iter", "max_iter", "s", "eta", "strict"};
+enum { RES_MEM, RES_GPUS, RES_CPUS, RES_N };
+static const char *const resource_keys[RES_N] = {"mem", "gpus", "cpus"};
 enum { SCHED_NAME, SCHED_MIN_STEPS, SCHED_ETA, SCHED_MAX_STEPS, SCHED_PER, SCHED_N };
 static const char *const sched_keys[SCHED_N] = {"name", "min_steps", "eta", "max_steps", "per"};
 static const char *const asha_per_names[] = {"configuration", "trial", NULL};  // SweepSpec.asha_per_trial
 enum { EVO_POPULATION, EVO_SAMPLE_SIZE, EVO_N };
 static const char *const evo_keys[EVO_N] = {"population", "sample_size"};
-enum { REWARD_TENSOR, REWARD_BETA, REWARD_GAMMA, REWARD_MODES, REWARD_IDEAL_RANKS, REWARD_ENERGY, REWARD_N };
-static const char *const reward_keys[REWARD_N] = {"tensor", "beta", "gamma", "modes", "ideal_ranks", "energy"};
+enum { REWARD_TENSOR, REWARD_BETA, REWARD_GAMMA, REWARD_MODES, REWARD_IDEAL_RANKS, REWARD_ENERGY, REWARD_ACCURACY,
+       REWARD_N };
+static const char *const reward_keys[REWARD_N] = {"tensor", "beta", "gamma", "modes", "ideal_ranks", "energy",
+                                                  "accuracy"};
 enum { PK_VALUE, PK_VALUES, PK_DISTRIBUTION, PK_MIN, PK_MAX, PK_Q, PK_PROBABILITIES, PK_WHEN, PK_MU, PK_SIGMA,
        PK_A, PK_B, PK_GRID, PK_N };
 static const char *const param_keys[PK_N] = {"value", "values", "distribution", "min", "max", "q", "probabilities",
@@ -125,12 +134,6 @@ static const char *synonym(const Synonym *table, size_t n, const char *word) {
 }
 #define SYNONYM(table, word) synonym(table, sizeof table / sizeof table[0], word)
 
-// Keys W&B sweeps have that attnsweep spells differently.
-static const Synonym wandb_keys[] = {
-    {"early_terminate", "use scheduler: {name: asha, min_steps: N, eta: 3}"},
-    {"run_cap", "use trials"},
-};
-
 typedef struct {
     int line, col;  // 1-based; line 0: not given
 } Mark;
@@ -147,6 +150,9 @@ typedef struct {
     yaml_node_t *top[TOP_N];
     Mark top_at[TOP_N];
     yaml_node_t *sched[SCHED_N];  // the scheduler's values, checked once the file is read
+    const char *sched_what, *sched_section;  // "scheduler asha" in "scheduler", or W&B's
+    const char *sched_min, *sched_max;       //   early_terminate, with its keys
+    int budget_steps;        // a program's sweep: budget steps (0: none)
     Mark *set_at;            // per trial parameter: where the file fixes or sweeps it
     const char **set_in;     //   and in which section
     yaml_node_t **when;      // per swept parameter: its `when` mapping (NULL: none)
@@ -171,6 +177,19 @@ static int fail(Loader *L, Mark m, const char *fmt, ...) {
     }
     if (n >= 0 && (size_t)n < L->errlen) L->err[n] = 0;
     return -1;
+}
+
+// A line validate prints about the file (a W&B key ignored, a mapping to attnsweep's).
+static void note(Loader *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(Loader *L, const char *fmt, ...) {
+    SweepSpec *s = L->s;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    s->notes = xrealloc(s->notes, (size_t)(s->n_notes + 1) * sizeof *s->notes);
+    s->notes[s->n_notes++] = xstrdup(msg);
 }
 
 static Mark mark_of(const yaml_node_t *n) {
@@ -274,8 +293,6 @@ static int read_section(Loader *L, yaml_node_t *map, const char *what, const cha
         if (k < 0) {
             char in[128] = "";
             if (what) snprintf(in, sizeof in, " in %s", what);
-            const char *wandb = what ? NULL : SYNONYM(wandb_keys, name);
-            if (wandb) return fail(L, mark_of(kn), "unknown key '%s' (%s)", name, wandb);
             const char *hint = closest_name(name, keys, n);
             if (hint) return fail(L, mark_of(kn), "unknown key '%s'%s (did you mean '%s'?)", name, in, hint);
             return fail(L, mark_of(kn), "unknown key '%s'%s (allowed: %s)", name, in, allowed);
@@ -422,14 +439,9 @@ static void canonical(const ParamSpec *p, const char *text, char *out, size_t le
     config_format(&c, p, out, len);
 }
 
-// A numeric parameter's value in c (PT_INT or PT_REAL).
-static double field_number(const TrialConfig *c, const ParamSpec *p) {
-    const char *b = (const char *)c + p->offset;
-    return p->type == PT_REAL ? *(const double *)b : *(const int *)b;
-}
-
 // Record where the file sets p; a second place is an error.
 static int claim(Loader *L, const ParamSpec *p, Mark m, const char *where) {
+    if (p->program) return 0;  // set under parameters only, where a duplicate key is caught
     int i = param_index(p);
     if (L->set_at[i].line)
         return fail(L, m, "%s is set twice (also in %s at %d:%d)", p->name, L->set_in[i], L->set_at[i].line,
@@ -516,7 +528,7 @@ void space_render(const SweepSpec *s, const double *gene, TrialConfig *out) {
 
 double space_gene_of(const SpaceParam *p, const TrialConfig *c) {
     long n = space_param_count(p);
-    if (n < 0) return field_number(c, p->param);
+    if (n < 0) return config_number(c, p->param);
     if (is_listed(p)) {
         char have[TEXT_MAX], cand[TEXT_MAX];
         config_format(c, p->param, have, sizeof have);
@@ -526,7 +538,7 @@ double space_gene_of(const SpaceParam *p, const TrialConfig *c) {
         }
         return 0;
     }
-    double v = field_number(c, p->param);
+    double v = config_number(c, p->param);
     double k = p->dist == DIST_Q_UNIFORM ? round(v / p->q) - q_first(p) : v - p->min;
     return k >= 0 && k < (double)n ? k : 0;
 }
@@ -695,7 +707,7 @@ static int read_probabilities(Loader *L, SpaceParam *sp, yaml_node_t *n) {
 static int read_bound(Loader *L, const ParamSpec *p, yaml_node_t *n, double *out) {
     TrialConfig scratch = L->s->base;
     if (set_value(L, &scratch, p, n, NULL)) return -1;
-    *out = field_number(&scratch, p);
+    *out = config_number(&scratch, p);
     return 0;
 }
 
@@ -827,6 +839,127 @@ static SpaceParam *new_param(Loader *L, const ParamSpec *p, Mark at, yaml_node_t
     return sp;
 }
 
+// ---- a program's sweep: parameters of any name, typed from how they are written
+
+int space_is_program(const SweepSpec *s) { return s->program.n_command > 0; }
+
+const Metric *space_metric(const SweepSpec *s) {
+    const Metric *m = metric_find(s->metric);
+    return m ? m : &s->program_metric;
+}
+
+// The value of key in mapping map, or NULL.
+static yaml_node_t *map_get(Loader *L, yaml_node_t *map, const char *key) {
+    if (map->type != YAML_MAPPING_NODE) return NULL;
+    for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {
+        const char *k = text_of(node_at(L, pr->key));
+        if (k && !strcmp(k, key)) return node_at(L, pr->value);
+    }
+    return NULL;
+}
+
+// How a scalar reads: an integer, another number, or a text (any quoted scalar).
+typedef enum { SCALAR_INT, SCALAR_REAL, SCALAR_TEXT } ScalarKind;
+static ScalarKind scalar_kind(const yaml_node_t *n) {
+    const char *t = text_of(n);
+    if (!t || !t[0] || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return SCALAR_TEXT;
+    if (strspn(t + (t[0] == '-' || t[0] == '+'), "0123456789") == strlen(t) - (t[0] == '-' || t[0] == '+') &&
+        strlen(t) > (size_t)(t[0] == '-' || t[0] == '+'))
+        return SCALAR_INT;
+    char *end;
+    errno = 0;
+    const double v = strtod(t, &end);
+    return *end == 0 && errno == 0 && isfinite(v) && !strpbrk(t, "xXnNiIpP") ? SCALAR_REAL : SCALAR_TEXT;
+}
+
+// The type of a program parameter: integers when every listed value, or both bounds (and
+// q), are integers, unless the distribution draws reals (uniform, log_uniform_values, the
+// exponent and inverse log-uniforms, normal, log_normal, beta); for q_log_uniform and the
+// q_ laws (bounds that are exponents, or none) integers when q is; reals for other
+// numbers; texts when a listed value is not a number.
+static ParamType program_type(Loader *L, yaml_node_t *spec) {
+    yaml_node_t *values = map_get(L, spec, "values"), *value = map_get(L, spec, "value");
+    if (values || value) {
+        ScalarKind most = SCALAR_INT;
+        if (values && values->type == YAML_SEQUENCE_NODE) {
+            for (yaml_node_item_t *it = values->data.sequence.items.start; it < values->data.sequence.items.top; it++) {
+                const ScalarKind k = scalar_kind(node_at(L, *it));
+                if (k > most) most = k;
+            }
+        } else {
+            most = value ? scalar_kind(value) : SCALAR_TEXT;
+        }
+        return most == SCALAR_INT ? PT_INT : most == SCALAR_REAL ? PT_REAL : PT_TEXT;
+    }
+    yaml_node_t *lo = map_get(L, spec, "min"), *hi = map_get(L, spec, "max"), *q = map_get(L, spec, "q");
+    const char *dist = map_get(L, spec, "distribution") ? text_of(map_get(L, spec, "distribution")) : NULL;
+    static const char *const reals[] = {"uniform", "log_uniform_values", "log_uniform", "inv_log_uniform",
+                                        "inv_log_uniform_values", "normal", "log_normal", "beta"};
+    static const char *const by_q[] = {"q_log_uniform", "q_normal", "q_log_normal", "q_beta"};
+    const int q_whole = !q || scalar_kind(q) == SCALAR_INT;
+    if (dist && !strcmp(dist, "int_uniform")) return PT_INT;
+    if (dist && find_name(dist, reals, (int)(sizeof reals / sizeof reals[0])) >= 0) return PT_REAL;
+    if (dist && find_name(dist, by_q, (int)(sizeof by_q / sizeof by_q[0])) >= 0) return q_whole ? PT_INT : PT_REAL;
+    const int whole = (!lo || scalar_kind(lo) == SCALAR_INT) && (!hi || scalar_kind(hi) == SCALAR_INT) && q_whole;
+    return whole ? PT_INT : PT_REAL;
+}
+
+static int program_name_ok(const char *t) {
+    return t[0] && strlen(t) < PROGRAM_NAME && (isalpha((unsigned char)t[0]) || t[0] == '_') &&
+           strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == strlen(t);
+}
+
+// The spec of program parameter `key` (the next slot), declared in the base configuration.
+static const ParamSpec *program_param(Loader *L, yaml_node_t *key, yaml_node_t *spec) {
+    SweepSpec *s = L->s;
+    char b[64];
+    const char *name = text_of(key);
+    if (!program_name_ok(name)) {
+        fail(L, mark_of(key),
+             "parameter name %s: a program's parameters have 1 to %d letters, digits, '_', '-' or '.', the first "
+             "a letter or '_'",
+             describe(key, b, sizeof b), PROGRAM_NAME - 1);
+        return NULL;
+    }
+    if (s->n_program_params == MAX_PROGRAM_PARAMS) {
+        fail(L, mark_of(key), "more than %d parameters (a program's sweep has at most %d)", MAX_PROGRAM_PARAMS,
+             MAX_PROGRAM_PARAMS);
+        return NULL;
+    }
+    const int k = s->n_program_params++;
+    char column[PROGRAM_NAME + 8];
+    metric_param_column(name, column, sizeof column);  // trial, status, steps, ... are results
+    ParamSpec *p = &s->program_params[k];
+    config_program_param(p, xstrdup(name), strcmp(column, name) ? xstrdup(column) : NULL, program_type(L, spec), k);
+    config_program_declare(&s->base, p);
+    return p;
+}
+
+// The parameter a name refers to: one of the program's in a program's sweep, otherwise a
+// trial parameter; NULL after failing with a message naming where (" in when", or "").
+static const ParamSpec *find_param(Loader *L, yaml_node_t *key, const char *where) {
+    const SweepSpec *s = L->s;
+    const char *name = text_of(key);
+    if (space_is_program(s)) {
+        const char *names[MAX_PROGRAM_PARAMS];
+        for (int k = 0; k < s->n_program_params; k++) {
+            if (!strcmp(s->program_params[k].name, name)) return &s->program_params[k];
+            names[k] = s->program_params[k].name;
+        }
+        const char *hint = closest_name(name, names, s->n_program_params);
+        if (hint) fail(L, mark_of(key), "unknown parameter '%s'%s (did you mean '%s'?)", name, where, hint);
+        else fail(L, mark_of(key), "unknown parameter '%s'%s (a condition refers to a parameter defined before it)", name, where);
+        return NULL;
+    }
+    const ParamSpec *p = config_find(name);
+    if (p) return p;
+    const char *hint = config_closest(name);
+    if (hint) fail(L, mark_of(key), "unknown parameter '%s'%s (did you mean '%s'?)", name, where, hint);
+    else if (where[0]) fail(L, mark_of(key), "unknown parameter '%s'%s", name, where);
+    else fail(L, mark_of(key), "unknown parameter '%s' (attnsweep train --help lists them)", name);
+    return NULL;
+}
+
 // `grid: true` makes a finite parameter a grid axis of a sampled sweep.
 static int read_grid_axis(Loader *L, const ParamSpec *p, yaml_node_t **v, const Mark *k_at) {
     int on = 0;
@@ -904,14 +1037,11 @@ static int read_param_spec(Loader *L, const ParamSpec *p, yaml_node_t *key, yaml
 static int read_param(Loader *L, yaml_node_t *key, yaml_node_t *spec) {
     char b[64], what[96];
     const char *name = text_of(key);
-    const ParamSpec *p = config_find(name);
-    const char *meant = p ? NULL : SYNONYM(param_synonyms, name);
+    const int program = space_is_program(L->s);
+    const char *meant = program || config_find(name) ? NULL : SYNONYM(param_synonyms, name);
     if (meant) return fail(L, mark_of(key), "unknown parameter '%s' (did you mean '%s'?)", name, meant);
-    if (!p) {
-        const char *hint = config_closest(name);
-        if (hint) return fail(L, mark_of(key), "unknown parameter '%s' (did you mean '%s'?)", name, hint);
-        return fail(L, mark_of(key), "unknown parameter '%s' (attnsweep train --help lists them)", name);
-    }
+    const ParamSpec *p = program ? program_param(L, key, spec) : find_param(L, key, "");
+    if (!p) return -1;
     if (p == seed_param())
         return fail(L, mark_of(key), "seed is not swept: set the sweep's seed at the top level (and repeats: N for "
                                      "several seeds per configuration)");
@@ -961,6 +1091,7 @@ static int read_goal_metric(Loader *L, yaml_node_t *map, const char *what, Metri
     if (!v[METRIC_NAME]) return fail(L, mark_of(map), "%s needs name (%s)", what, allowed);
     const char *t = text_of(v[METRIC_NAME]);
     char why[512];
+    if (v[METRIC_TARGET]) note(L, "%s target: a Weights & Biases key attnsweep does not use (ignored)", what);
     if (t && metric_refusal(t, most, why, sizeof why)) return fail(L, mark_of(v[METRIC_NAME]), "%s %s", what, why);
     int k, goal;
     if (read_choice(L, v[METRIC_NAME], what, names, &k)) return -1;
@@ -973,6 +1104,41 @@ static int read_goal_metric(Loader *L, yaml_node_t *map, const char *what, Metri
     return 0;
 }
 
+// A program's sweep: its metric is one of the table's that decide, or any other name the
+// program reports, but a test metric or a result column attnsweep fills itself; its goal
+// is minimize unless given (W&B's default).
+static int read_program_metric(Loader *L, yaml_node_t *map) {
+    SweepSpec *s = L->s;
+    yaml_node_t *v[METRIC_N];
+    Mark k_at[METRIC_N];
+    char b[64];
+    if (read_section(L, map, "metric", metric_keys, METRIC_N, v, k_at)) return -1;
+    if (!v[METRIC_NAME]) return fail(L, mark_of(map), "metric needs name (a metric the program reports)");
+    const char *t = text_of(v[METRIC_NAME]);
+    const Metric *m = t ? metric_find(t) : NULL;
+    if (m && m->use == METRIC_DECIDES) return read_goal_metric(L, map, "metric", METRIC_DECIDES, s->metric, &s->maximize);
+    const Mark at = mark_of(v[METRIC_NAME]);
+    if (!t || !t[0] || strlen(t) >= PROGRAM_KEY || strpbrk(t, "\t\n\r\"\\"))
+        return fail(L, at, "metric name must be 1 to %d characters without quotes, backslashes or line breaks, got %s",
+                    PROGRAM_KEY - 1, describe(v[METRIC_NAME], b, sizeof b));
+    if (!strncmp(t, "test_", 5))
+        return fail(L, at, "metric '%s' is a test metric, and test metrics never drive decisions (the program's "
+                           "metric must be measured on validation data)", t);
+    if (metric_column_taken(t))
+        return fail(L, at, "metric '%s' is a result attnsweep records itself, not one a sweep optimises (a program's "
+                           "own metric needs another name)", t);
+    if (v[METRIC_TARGET]) note(L, "metric target: a Weights & Biases key attnsweep does not use (ignored)");
+    snprintf(s->metric, sizeof s->metric, "%s", t);
+    snprintf(s->program.metric, sizeof s->program.metric, "%s", t);
+    s->maximize = 0;
+    int goal;
+    if (v[METRIC_GOAL]) {
+        if (read_choice(L, v[METRIC_GOAL], "goal", goal_names, &goal)) return -1;
+        s->maximize = goal == 0;
+    }
+    return 0;
+}
+
 static int read_metric(Loader *L, yaml_node_t *map) {
     SweepSpec *s = L->s;
     if (map->type == YAML_MAPPING_NODE)  // where its name is, for the checks made once the parameters are read
@@ -980,6 +1146,7 @@ static int read_metric(Loader *L, yaml_node_t *map) {
             const char *k = text_of(node_at(L, pr->key));
             if (k && !strcmp(k, "name")) L->metric_at = mark_of(node_at(L, pr->value));
         }
+    if (space_is_program(s)) return read_program_metric(L, map);
     return read_goal_metric(L, map, "metric", METRIC_DECIDES, s->metric, &s->maximize);
 }
 
@@ -1027,16 +1194,43 @@ static int read_tpe(Loader *L, yaml_node_t *map) {
     return 0;
 }
 
+// The budget. For the built-in engine steps, epochs and eval_every are trial parameters,
+// checkpoint_every its checkpoints; a program's trials are as long as its parameters make
+// them, and there steps (optional) is only the end of ASHA's rungs, grace and
+// max_output_mb how it is stopped. time_limit and max_deaths apply to both.
 static int read_budget(Loader *L, yaml_node_t *map) {
+    SweepSpec *s = L->s;
     yaml_node_t *v[BUDGET_N];
     Mark k_at[BUDGET_N];
     if (read_section(L, map, "budget", budget_keys, BUDGET_N, v, k_at)) return -1;
     if (v[BUDGET_STEPS] && v[BUDGET_EPOCHS])
         return fail(L, k_at[BUDGET_EPOCHS], "budget gives steps and epochs: give one of them");
-    for (int k = BUDGET_STEPS; k <= BUDGET_EVAL_EVERY; k++) {  // trial parameters
-        if (!v[k]) continue;
-        const ParamSpec *p = param_named(budget_keys[k]);
-        if (claim(L, p, k_at[k], "budget") || set_value(L, &L->s->base, p, v[k], NULL)) return -1;
+    const int program = space_is_program(s);
+    for (int k = BUDGET_EPOCHS; k <= BUDGET_CHECKPOINT_EVERY; k++) {
+        const int for_program = k == BUDGET_GRACE || k == BUDGET_MAX_OUTPUT, for_engine = k != BUDGET_TIME_LIMIT && !for_program;
+        if (v[k] && program && for_engine)
+            return fail(L, k_at[k], "budget %s is %s of the built-in engine; %s", budget_keys[k],
+                        k == BUDGET_CHECKPOINT_EVERY ? "the checkpointing" : "a trial parameter",
+                        k == BUDGET_CHECKPOINT_EVERY ? "a program checkpoints itself (and continues from "
+                                                       "ATTNSWEEP_RESUME_DIR)"
+                                                     : "a program's trials last as its own parameters say");
+        if (v[k] && !program && for_program)
+            return fail(L, k_at[k], "budget %s applies to a sweep of a program (its stop after SIGTERM, its output)",
+                        budget_keys[k]);
+    }
+    if (program) {
+        double mb = 0;
+        if ((v[BUDGET_STEPS] && read_int(L, v[BUDGET_STEPS], "steps", 1, 1000000000, &L->budget_steps)) ||
+            (v[BUDGET_GRACE] && read_number(L, v[BUDGET_GRACE], "grace (seconds)", 0, 0, 3600, 0, &s->program.grace)) ||
+            (v[BUDGET_MAX_OUTPUT] && read_number(L, v[BUDGET_MAX_OUTPUT], "max_output_mb", 0, 0, 1e7, 1, &mb)))
+            return -1;
+        if (v[BUDGET_MAX_OUTPUT]) s->program.max_output = mb * 1048576.0;
+    } else {
+        for (int k = BUDGET_STEPS; k <= BUDGET_EVAL_EVERY; k++) {  // trial parameters
+            if (!v[k]) continue;
+            const ParamSpec *p = param_named(budget_keys[k]);
+            if (claim(L, p, k_at[k], "budget") || set_value(L, &s->base, p, v[k], NULL)) return -1;
+        }
     }
     if (v[BUDGET_CHECKPOINT_EVERY] &&
         read_int(L, v[BUDGET_CHECKPOINT_EVERY], "checkpoint_every (steps; 0: only when stopped)", 0, INT_MAX,
@@ -1044,34 +1238,8 @@ static int read_budget(Loader *L, yaml_node_t *map) {
         return -1;
     if (v[BUDGET_MAX_DEATHS] && read_int(L, v[BUDGET_MAX_DEATHS], "max_deaths", 1, 1000, &L->s->max_deaths)) return -1;
     return v[BUDGET_TIME_LIMIT] ? read_number(L, v[BUDGET_TIME_LIMIT], "time_limit (seconds)", 0, 0, 1e9, 0,
-                                              &L->s->time_limit)
+                                              &s->time_limit)
                                 : 0;
-}
-
-// resources: {mem: 4G}: the memory of one worker group, Slurm's way: a number of
-// megabytes, or with a suffix K, M, G or T (powers of 1024).
-static int read_resources(Loader *L, yaml_node_t *map) {
-    yaml_node_t *v[RESOURCES_N] = {0};
-    Mark k_at[RESOURCES_N];
-    if (read_section(L, map, "resources", resources_keys, RESOURCES_N, v, k_at)) return -1;
-    if (!v[RESOURCES_MEM]) return 0;
-    char b[64];
-    const char *t = text_of(v[RESOURCES_MEM]);
-    char *end = NULL;
-    errno = 0;
-    const double x = t ? strtod(t, &end) : NAN;
-    static const char units[] = "KMGT";
-    const char *u = end && *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
-    double scale = 1024.0 * 1024.0;
-    if (u && end[1] == 0) scale = pow(1024.0, (double)(u - units + 1));
-    if (!t || end == t || errno || !isfinite(x) || x <= 0 || (*end && (!u || end[1])) || x * scale < 1 << 20 ||
-        x * scale > 1e18)
-        return fail(L, mark_of(v[RESOURCES_MEM]),
-                    "mem must be the memory of a worker group, at least 1M: megabytes, or a number with K, M, G or T "
-                    "(e.g. 4G), got %s",
-                    describe(v[RESOURCES_MEM], b, sizeof b));
-    L->s->mem_bytes = x * scale;
-    return 0;
 }
 
 static int read_evolution(Loader *L, yaml_node_t *map) {
@@ -1096,6 +1264,7 @@ static int read_scheduler(Loader *L, yaml_node_t *map) {
     SweepSpec *s = L->s;
     Mark k_at[SCHED_N];
     if (read_section(L, map, "scheduler", sched_keys, SCHED_N, L->sched, k_at)) return -1;
+    L->sched_what = "scheduler asha", L->sched_section = "scheduler", L->sched_min = "min_steps", L->sched_max = "max_steps";
     int k;
     if (!L->sched[SCHED_NAME]) return fail(L, mark_of(map), "scheduler needs name (allowed: asha)");
     if (read_choice(L, L->sched[SCHED_NAME], "scheduler", scheduler_names, &k)) return -1;
@@ -1107,6 +1276,153 @@ static int read_scheduler(Loader *L, yaml_node_t *map) {
     if (L->sched[SCHED_PER] && read_choice(L, L->sched[SCHED_PER], "per", asha_per_names, &s->asha_per_trial)) return -1;
     return L->sched[SCHED_MAX_STEPS] ? read_int(L, L->sched[SCHED_MAX_STEPS], "max_steps", 1, 1000000000, &s->max_steps)
                                      : 0;
+}
+
+// W&B's early_terminate: {type: hyperband, min_iter | max_iter and s, eta [3], strict},
+// run as ASHA: min_steps = min_iter, or max_iter / eta^s with max_steps = max_iter; its
+// iterations are steps (of the program's metric lines, in a program's sweep).
+static int read_early_terminate(Loader *L, yaml_node_t *map) {
+    SweepSpec *s = L->s;
+    yaml_node_t *v[ET_N];
+    Mark k_at[ET_N];
+    static const char *const types[] = {"hyperband", NULL};
+    int k, brackets = 0;
+    if (read_section(L, map, "early_terminate", early_keys, ET_N, v, k_at)) return -1;
+    if (L->top[TOP_SCHEDULER])
+        return fail(L, L->top_at[TOP_EARLY_TERMINATE], "early_terminate and scheduler both stop trials early: give one");
+    if (!v[ET_TYPE]) return fail(L, mark_of(map), "early_terminate needs type (allowed: hyperband)");
+    if (read_choice(L, v[ET_TYPE], "early_terminate type", types, &k)) return -1;
+    if (v[ET_ETA] && read_int(L, v[ET_ETA], "eta", 2, 1000, &s->eta)) return -1;
+    if (v[ET_MIN_ITER] && v[ET_MAX_ITER])
+        return fail(L, k_at[ET_MAX_ITER], "early_terminate gives min_iter and max_iter: give min_iter, or max_iter and s");
+    if (v[ET_MIN_ITER]) {
+        if (v[ET_S]) return fail(L, k_at[ET_S], "s goes with max_iter, not min_iter");
+        if (read_int(L, v[ET_MIN_ITER], "min_iter", 1, 1000000000, &s->min_steps)) return -1;
+        L->sched[SCHED_MIN_STEPS] = v[ET_MIN_ITER];
+    } else if (v[ET_MAX_ITER]) {
+        if (!v[ET_S]) return fail(L, k_at[ET_MAX_ITER], "early_terminate max_iter needs s (the number of brackets)");
+        if (read_int(L, v[ET_MAX_ITER], "max_iter", 1, 1000000000, &s->max_steps) ||
+            read_int(L, v[ET_S], "s", 1, 30, &brackets))
+            return -1;
+        long long lowest = s->max_steps;
+        for (int b = 0; b < brackets; b++) lowest /= s->eta;
+        if (lowest < 1)
+            return fail(L, mark_of(v[ET_S]), "max_iter %d / eta^s = %d / %d^%d is below 1 iteration", s->max_steps,
+                        s->max_steps, s->eta, brackets);
+        s->min_steps = (int)lowest;
+        L->sched[SCHED_MIN_STEPS] = v[ET_S];
+        L->sched[SCHED_MAX_STEPS] = v[ET_MAX_ITER];
+    } else {
+        return fail(L, mark_of(map), "early_terminate needs min_iter, or max_iter and s");
+    }
+    if (v[ET_STRICT]) note(L, "early_terminate strict: a Weights & Biases key attnsweep does not use (ignored)");
+    L->sched_what = "early_terminate hyperband", L->sched_section = "early_terminate";
+    L->sched_min = v[ET_MIN_ITER] ? "min_iter" : "max_iter / eta^s",
+    L->sched_max = "max_iter";
+    s->asha = 1;
+    char from[128];
+    if (v[ET_MIN_ITER])
+        snprintf(from, sizeof from, "min_iter: %d", s->min_steps);
+    else
+        snprintf(from, sizeof from, "max_iter: %d, s: %d", s->max_steps, brackets);
+    note(L, "early_terminate {type: hyperband, %s, eta: %d} runs as scheduler {name: asha, min_steps: %d, eta: %d%s}, "
+            "counting %s",
+         from, s->eta, s->min_steps, s->eta, v[ET_MAX_ITER] ? ", max_steps: max_iter" : "",
+         space_is_program(s) ? "the steps of the program's metric lines" : "optimizer steps");
+    return 0;
+}
+
+// resources.mem: the memory of one worker group, Slurm's way: a number of megabytes, or
+// with a suffix K, M, G or T (powers of 1024).
+static int read_mem(Loader *L, yaml_node_t *n) {
+    char b[64];
+    const char *t = text_of(n);
+    char *end = NULL;
+    errno = 0;
+    const double x = t ? strtod(t, &end) : NAN;
+    static const char units[] = "KMGT";
+    const char *u = end && *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+    double scale = 1024.0 * 1024.0;
+    if (u && end[1] == 0) scale = pow(1024.0, (double)(u - units + 1));
+    if (!t || end == t || errno || !isfinite(x) || x <= 0 || (*end && (!u || end[1])) || x * scale < 1 << 20 ||
+        x * scale > 1e18)
+        return fail(L, mark_of(n),
+                    "mem must be the memory of a worker group, at least 1M: megabytes, or a number with K, M, G or T "
+                    "(e.g. 4G), got %s",
+                    describe(n, b, sizeof b));
+    L->s->mem_bytes = x * scale;
+    return 0;
+}
+
+// resources: {mem: 4G} for the built-in engine's worker groups (a trial whose estimated
+// peak exceeds it fails before it starts); {gpus: K, cpus: C} for each worker group of a
+// program's sweep.
+static int read_resources(Loader *L, yaml_node_t *map) {
+    SweepSpec *s = L->s;
+    yaml_node_t *v[RES_N];
+    Mark k_at[RES_N];
+    if (read_section(L, map, "resources", resource_keys, RES_N, v, k_at)) return -1;
+    if (space_is_program(s) && v[RES_MEM])
+        return fail(L, k_at[RES_MEM], "resources mem is for the built-in engine (the peak it estimates for a trial); "
+                                      "a program's memory is its own");
+    if (!space_is_program(s) && (v[RES_GPUS] || v[RES_CPUS]))
+        return fail(L, k_at[v[RES_GPUS] ? RES_GPUS : RES_CPUS],
+                    "resources %s is for a sweep of a program (the built-in engine trains on one CPU core per rank)",
+                    resource_keys[v[RES_GPUS] ? RES_GPUS : RES_CPUS]);
+    return (v[RES_MEM] && read_mem(L, v[RES_MEM])) ||
+                   (v[RES_GPUS] && read_int(L, v[RES_GPUS], "gpus", 0, 1024, &s->program.gpus)) ||
+                   (v[RES_CPUS] && read_int(L, v[RES_CPUS], "cpus", 1, 4096, &s->program.cpus))
+               ? -1
+               : 0;
+}
+
+// A word of the command: a plain word, or one macro as a whole word.
+static int read_command_word(Loader *L, yaml_node_t *n, char **out) {
+    char b[64], why[256];
+    const char *t = text_of(n);
+    if (!t || !t[0]) return fail(L, mark_of(n), "command words are texts, got %s", describe(n, b, sizeof b));
+    if (!program_macro_known(t, why, sizeof why)) return fail(L, mark_of(n), "command: %s", why);
+    *out = xstrdup(t);
+    return 0;
+}
+
+// program: the training script (${program}); command: the words to run, W&B's macros in
+// them [PROGRAM_DEFAULT_COMMAND].
+static int read_program(Loader *L, yaml_node_t *prog, yaml_node_t *cmd) {
+    ProgramSpec *ps = &L->s->program;
+    char b[64];
+    if (prog) {
+        const char *t = text_of(prog);
+        if (!t || !t[0] || prog->type != YAML_SCALAR_NODE)
+            return fail(L, mark_of(prog), "program must be the path of the training script, got %s",
+                        describe(prog, b, sizeof b));
+        ps->program = xstrdup(t);
+    }
+    if (cmd) {
+        const long n = cmd->type == YAML_SEQUENCE_NODE ? cmd->data.sequence.items.top - cmd->data.sequence.items.start : 0;
+        if (n == 0 || n > 1000)
+            return fail(L, mark_of(cmd), "command must be a list of 1 to 1000 words (W&B's form: [${env}, "
+                                         "${interpreter}, ${program}, ${args}]), got %s", describe(cmd, b, sizeof b));
+        ps->command = xcalloc((size_t)n, sizeof *ps->command);
+        for (long k = 0; k < n; k++) {
+            yaml_node_t *w = node_at(L, cmd->data.sequence.items.start[k]);
+            if (read_command_word(L, w, &ps->command[k])) return -1;
+            ps->n_command = (int)k + 1;
+            if (!ps->program && !strcmp(ps->command[k], "${program}"))
+                return fail(L, mark_of(w), "command uses ${program}, but the sweep names no program");
+        }
+    } else {
+        if (!ps->program) return 0;
+        char words[] = PROGRAM_DEFAULT_COMMAND;
+        ps->command = xcalloc(4, sizeof *ps->command);
+        for (char *save = NULL, *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
+            ps->command[ps->n_command++] = xstrdup(w);
+    }
+    snprintf(ps->accuracy, sizeof ps->accuracy, "val_accuracy");
+    ps->grace = 10;
+    ps->max_output = 1024.0 * 1048576.0;
+    L->s->program_params = xcalloc(MAX_PROGRAM_PARAMS, sizeof *L->s->program_params);
+    return 0;
 }
 
 static int read_reward(Loader *L, yaml_node_t *map) {
@@ -1124,6 +1440,17 @@ static int read_reward(Loader *L, yaml_node_t *map) {
         (v[REWARD_GAMMA] && read_number(L, v[REWARD_GAMMA], "gamma", 0, 0, REWARD_WEIGHT_MAX, 0, &r->gamma)) ||
         (v[REWARD_ENERGY] && read_number(L, v[REWARD_ENERGY], "energy", 0, REWARD_ENERGY_MIN, 1, 0, &L->s->energy)))
         return -1;
+    if (v[REWARD_ACCURACY]) {  // the key of the program's lines that is its validation accuracy
+        const char *t = text_of(v[REWARD_ACCURACY]);
+        if (!space_is_program(L->s))
+            return fail(L, k_at[REWARD_ACCURACY], "reward accuracy names a key of a program's metric lines; the "
+                                                  "built-in engine's reward reads val_accuracy");
+        if (!t || !t[0] || strlen(t) >= PROGRAM_KEY || !strncmp(t, "test_", 5))
+            return fail(L, mark_of(v[REWARD_ACCURACY]), "reward accuracy must name a validation metric of the "
+                                                        "program (1 to %d characters, not test_*), got %s",
+                        PROGRAM_KEY - 1, describe(v[REWARD_ACCURACY], b, sizeof b));
+        snprintf(L->s->program.accuracy, sizeof L->s->program.accuracy, "%s", t);
+    }
     if (v[REWARD_MODES]) {
         yaml_node_t *n = v[REWARD_MODES];
         if (n->type != YAML_SEQUENCE_NODE || n->data.sequence.items.start == n->data.sequence.items.top)
@@ -1204,6 +1531,9 @@ static int read_top(Loader *L, yaml_node_t *root) {
         return -1;
     }
     s->method = (SweepMethod)k;
+    if ((v[TOP_PROGRAM] || v[TOP_COMMAND]) && read_program(L, v[TOP_PROGRAM], v[TOP_COMMAND])) return -1;
+    for (size_t i = 0; i < sizeof ignored_top / sizeof ignored_top[0]; i++)
+        if (v[ignored_top[i]]) note(L, "%s: a Weights & Biases key attnsweep does not use (ignored)", top_keys[ignored_top[i]]);
     if (v[TOP_METRIC] && read_metric(L, v[TOP_METRIC])) return -1;
     if (v[TOP_OBJECTIVES] && s->method != METHOD_MOTPE)
         return fail(L, L->top_at[TOP_OBJECTIVES], "objectives are for method motpe (method %s optimises the metric)",
@@ -1214,15 +1544,27 @@ static int read_top(Loader *L, yaml_node_t *root) {
     if (v[TOP_TPE] && read_tpe(L, v[TOP_TPE])) return -1;
     if (v[TOP_SEED] && read_int(L, v[TOP_SEED], "seed", 0, MAX_SEED, &s->seed)) return -1;
     if (v[TOP_REPEATS] && read_int(L, v[TOP_REPEATS], "repeats", 1, MAX_REPEATS, &s->repeats)) return -1;
-    if (v[TOP_TRIALS] && read_int(L, v[TOP_TRIALS], "trials", 1, MAX_TRIALS, &s->trials)) return -1;
+    if (v[TOP_TRIALS] && v[TOP_RUN_CAP])
+        return fail(L, L->top_at[TOP_RUN_CAP], "run_cap is W&B's name for trials: give one of them");
+    if (v[TOP_RUN_CAP]) {
+        if (read_int(L, v[TOP_RUN_CAP], "run_cap", 1, MAX_TRIALS, &s->trials)) return -1;
+        v[TOP_TRIALS] = v[TOP_RUN_CAP];  // the checks of trials apply
+        note(L, "run_cap: %d runs as trials: %d", s->trials, s->trials);
+    } else if (v[TOP_TRIALS] && read_int(L, v[TOP_TRIALS], "trials", 1, MAX_TRIALS, &s->trials)) {
+        return -1;
+    }
+    if (v[TOP_TASK] && space_is_program(s))
+        return fail(L, L->top_at[TOP_TASK], "task is a trial parameter of the built-in engine; a sweep of a program "
+                                            "passes its parameters to the program");
     if (v[TOP_TASK]) {
         const ParamSpec *p = param_named("task");
         if (claim(L, p, L->top_at[TOP_TASK], "the top level") || set_value(L, &s->base, p, v[TOP_TASK], NULL))
             return -1;
     }
     if ((v[TOP_BUDGET] && read_budget(L, v[TOP_BUDGET])) || (v[TOP_EVOLUTION] && read_evolution(L, v[TOP_EVOLUTION])) ||
-        (v[TOP_SCHEDULER] && read_scheduler(L, v[TOP_SCHEDULER])) || (v[TOP_REWARD] && read_reward(L, v[TOP_REWARD])) ||
-        (v[TOP_RESOURCES] && read_resources(L, v[TOP_RESOURCES])))
+        (v[TOP_SCHEDULER] && read_scheduler(L, v[TOP_SCHEDULER])) ||
+        (v[TOP_EARLY_TERMINATE] && read_early_terminate(L, v[TOP_EARLY_TERMINATE])) ||
+        (v[TOP_REWARD] && read_reward(L, v[TOP_REWARD])) || (v[TOP_RESOURCES] && read_resources(L, v[TOP_RESOURCES])))
         return -1;
     return read_parameters(L, v[TOP_PARAMETERS]);
 }
@@ -1253,12 +1595,8 @@ static int read_condition(Loader *L, int j, yaml_node_t *kn, yaml_node_t *vn, Co
     const SpaceParam *sp = &s->params[j];
     const char *name;
     if (key_text(L, kn, &name)) return -1;
-    const ParamSpec *p = config_find(name);
-    if (!p) {
-        const char *hint = config_closest(name);
-        if (hint) return fail(L, mark_of(kn), "unknown parameter '%s' in when (did you mean '%s'?)", name, hint);
-        return fail(L, mark_of(kn), "unknown parameter '%s' in when", name);
-    }
+    const ParamSpec *p = find_param(L, kn, " in when");
+    if (!p) return -1;
     for (int i = 0; i < sp->n_when; i++)
         if (sp->when[i].param == p) return fail(L, mark_of(kn), "duplicate key '%s' in when", name);
     if (p == sp->param) return fail(L, mark_of(kn), "%s cannot depend on itself", name);
@@ -1506,9 +1844,11 @@ static int check_size(Loader *L) {
                     s->params[j].param->name);
     s->grid_points = 1;
     if (s->method != METHOD_GRID) {
+        char as[64] = "";
+        if (s->method_alias) snprintf(as, sizeof as, "%s (runs as %s)", s->method_alias, method_names[s->method]);
         if (!L->top[TOP_TRIALS])
-            return fail(L, L->top_at[TOP_METHOD], "method %s needs trials (how many trials to run)",
-                        method_names[s->method]);
+            return fail(L, L->top_at[TOP_METHOD], "method %s needs trials%s (how many trials to run)",
+                        as[0] ? as : method_names[s->method], space_is_program(s) ? " or W&B's run_cap" : "");
         if (s->trials % s->repeats)
             return fail(L, mark_of(L->top[TOP_TRIALS]), "trials (%d) must be a multiple of repeats (%d)", s->trials,
                         s->repeats);
@@ -1543,33 +1883,107 @@ static int check_size(Loader *L) {
 }
 
 // ASHA rungs are steps: the budget must be a fixed number of steps, max_steps equal to it.
+// A program's sweep has no such budget: its rungs end at max_steps, or at the budget's
+// steps, or go on as long as the program's steps do.
 static int check_scheduler(Loader *L) {
     SweepSpec *s = L->s;
     if (!s->asha) return 0;
-    const ParamSpec *steps = param_named("steps"), *epochs = param_named("epochs");
-    int j = swept_index(s, steps);
-    if (j >= 0) {
-        Mark m = {s->params[j].line, s->params[j].col};
-        return fail(L, m, "scheduler asha needs a fixed number of steps, so steps cannot be swept");
+    const char *what = L->sched_what, *section = L->sched_section, *min = L->sched_min, *max = L->sched_max;
+    if (space_is_program(s)) {
+        if (L->budget_steps && L->sched[SCHED_MAX_STEPS] && s->max_steps != L->budget_steps)
+            return fail(L, mark_of(L->sched[SCHED_MAX_STEPS]), "%s %s (%d) must equal the budget's steps (%d) (or be "
+                        "left out)", section, max, s->max_steps, L->budget_steps);
+        if (!L->sched[SCHED_MAX_STEPS]) s->max_steps = L->budget_steps ? L->budget_steps : INT_MAX;
+    } else {
+        const ParamSpec *steps = param_named("steps"), *epochs = param_named("epochs");
+        int j = swept_index(s, steps);
+        if (j >= 0) {
+            Mark m = {s->params[j].line, s->params[j].col};
+            return fail(L, m, "%s needs a fixed number of steps, so steps cannot be swept", what);
+        }
+        if (L->set_at[param_index(epochs)].line)
+            return fail(L, L->set_at[param_index(epochs)], "%s counts steps: give steps instead of epochs", what);
+        if (L->sched[SCHED_MAX_STEPS]) {
+            Mark m = L->set_at[param_index(steps)];
+            if (m.line && s->base.steps != s->max_steps)
+                return fail(L, mark_of(L->sched[SCHED_MAX_STEPS]),
+                            "%s %s (%d) must equal the budget's steps (%d) (or be left out)", section, max,
+                            s->max_steps, s->base.steps);
+            char text[32];
+            snprintf(text, sizeof text, "%d", s->max_steps);
+            set_text(&s->base, steps, text);
+        } else if (s->base.steps == 0) {
+            return fail(L, L->top_at[L->top[TOP_SCHEDULER] ? TOP_SCHEDULER : TOP_EARLY_TERMINATE],
+                        "%s needs budget steps (its rungs are counted in steps)", what);
+        }
+        s->max_steps = s->base.steps;
     }
-    if (L->set_at[param_index(epochs)].line)
-        return fail(L, L->set_at[param_index(epochs)], "scheduler asha counts steps: give steps instead of epochs");
-    if (L->sched[SCHED_MAX_STEPS]) {
-        Mark m = L->set_at[param_index(steps)];
-        if (m.line && s->base.steps != s->max_steps)
-            return fail(L, mark_of(L->sched[SCHED_MAX_STEPS]),
-                        "scheduler max_steps (%d) must equal the budget's steps (%d) (or be left out)", s->max_steps,
-                        s->base.steps);
-        char text[32];
-        snprintf(text, sizeof text, "%d", s->max_steps);
-        set_text(&s->base, steps, text);
-    } else if (s->base.steps == 0) {
-        return fail(L, L->top_at[TOP_SCHEDULER], "scheduler asha needs budget steps (its rungs are counted in steps)");
-    }
-    s->max_steps = s->base.steps;
     if (s->min_steps >= s->max_steps)
-        return fail(L, mark_of(L->sched[SCHED_MIN_STEPS]), "scheduler min_steps (%d) must be less than max_steps (%d)",
-                    s->min_steps, s->max_steps);
+        return fail(L, mark_of(L->sched[SCHED_MIN_STEPS]), "%s %s (%d) must be less than %s (%d)", section, min,
+                    s->min_steps, max, s->max_steps);
+    return 0;
+}
+
+// Where PATH's directories hold an executable file named word (or word itself, with a '/').
+static int executable(const char *word) {
+    if (strchr(word, '/')) return access(word, X_OK) == 0;
+    const char *path = getenv("PATH");
+    char *dirs = xstrdup(path ? path : "/usr/bin:/bin"), *save = NULL;
+    int found = 0;
+    for (char *d = strtok_r(dirs, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+        char full[4096];
+        snprintf(full, sizeof full, "%s/%s", d, word);
+        found = access(full, X_OK) == 0;
+    }
+    free(dirs);
+    return found;
+}
+
+// A program's sweep: the program and the command's executable exist here (paths from
+// the working directory, as the workers run it), parameter columns and the metric are
+// distinct, and whether the trials' weights are scored.
+static int check_program(Loader *L) {
+    SweepSpec *s = L->s;
+    ProgramSpec *ps = &s->program;
+    const Mark at = L->top[TOP_PROGRAM] ? mark_of(L->top[TOP_PROGRAM]) : mark_of(L->top[TOP_COMMAND]);
+    if (ps->program && access(ps->program, R_OK) != 0)
+        return fail(L, at, "program %s: %s (its path is relative to the directory attnsweep runs in)", ps->program,
+                    strerror(errno));
+    char err[256];
+    char **argv;
+    int argc;
+    if (program_command(ps, &s->base, "args.json", &argv, &argc, err, sizeof err))
+        return fail(L, at, "command: %s", err);
+    const int found = executable(argv[0]);
+    char exe[256];
+    snprintf(exe, sizeof exe, "%s", argv[0]);
+    int env_ok = 1;
+    if (found && !strcmp(argv[0], "/usr/bin/env") && argc > 1) env_ok = executable(argv[1]), snprintf(exe, sizeof exe, "%s", argv[1]);
+    program_argv_free(argv);
+    if (!found || !env_ok)
+        return fail(L, at, "command: %s is not %s", exe,
+                    strchr(exe, '/') ? "an executable file" : "an executable on PATH (load what the program needs first)");
+    for (int k = 0; k < s->n_program_params; k++) {
+        const ParamSpec *p = &s->program_params[k];
+        for (int j = 0; j < s->n_program_params; j++)
+            if (j != k && !strcmp(config_column(p), s->program_params[j].name))
+                return fail(L, L->top_at[TOP_PARAMETERS], "parameters %s and %s would share the /summary column %s "
+                            "(%s is a result column): rename one", p->name, s->program_params[j].name, config_column(p),
+                            p->name);
+        if (ps->metric[0] && !strcmp(ps->metric, p->name))
+            return fail(L, L->metric_at, "metric %s is also the name of a parameter: they would share a /summary column",
+                        ps->metric);
+    }
+    if (!L->top[TOP_METRIC] && !L->top[TOP_REWARD] && s->method != METHOD_MOTPE) {  // W&B's metric is optional
+        snprintf(s->metric, sizeof s->metric, "val_loss");
+        s->maximize = 0;
+        note(L, "no metric and no reward section: the program's val_loss ranks the trials (minimize), no scores");
+    }
+    metric_program(&s->program_metric, s->metric, s->maximize);
+    int scores = !strcmp(s->metric, "reward") || L->top[TOP_REWARD] != NULL;
+    for (int k = 0; s->method == METHOD_MOTPE && k < s->n_objectives; k++)
+        scores |= metric_find(s->objective[k])->use == METRIC_RANKS || !strcmp(s->objective[k], "reward");
+    ps->needs_checkpoint = scores;
     return 0;
 }
 
@@ -1673,9 +2087,8 @@ static int read_sweep(Loader *L) {
     yaml_node_t *root = yaml_document_get_root_node(&L->doc);
     if (!root) return fail(L, (Mark){1, 1}, "empty file (a sweep needs method and parameters)");
     L->root = mark_of(root);
-    if (read_top(L, root) || resolve_conditions(L) || check_size(L) || check_scheduler(L) || check_combinations(L) ||
-        check_metric(L) || check_data(L))
-        return -1;
+    if (read_top(L, root) || resolve_conditions(L) || check_size(L) || check_scheduler(L)) return -1;
+    if (space_is_program(s) ? check_program(L) : check_combinations(L) || check_metric(L) || check_data(L)) return -1;
     char text[32];
     snprintf(text, sizeof text, "%d", s->seed * 1000);  // repeat 0's seed (sampler.c)
     set_text(&s->base, seed_param(), text);
@@ -1748,6 +2161,14 @@ void space_free(SweepSpec *s) {
         free(p->when);
     }
     free(s->params);
+    for (int k = 0; k < s->n_program_params; k++) {
+        free((char *)s->program_params[k].name);
+        free((char *)s->program_params[k].column);
+    }
+    free(s->program_params);
+    program_spec_free(&s->program);
+    for (int k = 0; k < s->n_notes; k++) free(s->notes[k]);
+    free(s->notes);
     free(s->path);
     free(s->name);
     free(s->text);

@@ -22,7 +22,31 @@
 //     core_rank: {values: [1, 2], when: {attention: tucker}}
 //
 // Every parameter name is one of the trial parameters (common/config.h), with the
-// same types and ranges as on the command line.
+// same types and ranges as on the command line, unless the sweep runs a program.
+//
+// A sweep of the researcher's own program (W&B's keys; the protocol: trial/external.h):
+//   program: train.py                # ${program}; relative to the working directory
+//   command: [${env}, ${interpreter}, ${program}, ${args}]   # W&B's default
+//   metric: {name: val_loss, goal: minimize}   # any name the program reports
+//   early_terminate: {type: hyperband, min_iter: 3, eta: 3}   # ASHA: min_steps 3, eta 3
+//   run_cap: 20                      # trials
+//   resources: {gpus: 1, cpus: 4}    # per worker group
+//   budget: {time_limit: 600, grace: 10, max_output_mb: 1024, steps: 1000}
+//   reward: {accuracy: val_acc, beta: 0.1, ...}   # the key read as val_accuracy
+//   parameters:
+//     learning_rate: {min: 0.0001, max: 0.1}       # a real (uniform)
+//     batch_size: {values: [16, 32, 64]}           # integers
+//     optimizer: {values: ["adam", "sgd"]}         # texts
+// Its parameters have any names (letters, digits, _ - ., at most 31 characters, at
+// most 32 of them): program parameters (common/config.h), integers when every value or
+// both bounds are integers (int_uniform; q_uniform with an integer q), reals for other
+// numbers and ranges, texts otherwise (a quoted scalar is a text); values, ranges,
+// conditions, repeats, every method and ASHA work on them as on the built-in ones. The
+// trial parameters of the built-in engine (task, budget steps or epochs as the trial's
+// length, eval_every) do not exist there, and its metric may be any name the program
+// reports (test_* excepted); its goal is then minimize unless given (W&B's default).
+// W&B's project, entity and description are accepted and ignored (validate lists them),
+// metric target and early_terminate strict likewise; method bayes runs as tpe.
 //
 // Keys, [defaults]; method and parameters are required, trials too unless method is grid:
 //   name [file stem]         letters, digits, _ - . (it names results/NAME.h5)
@@ -82,6 +106,8 @@
 #include <stddef.h>
 
 #include "common/config.h"
+#include "trial/external.h"
+#include "trial/metrics.h"
 #include "trial/reward.h"
 #include "trial/trial.h"
 
@@ -179,7 +205,21 @@ typedef struct {
     int objective_maximize[SPACE_MAX_OBJECTIVES];
     RewardSpec reward;
     double energy;           // numerical-rank threshold for scoring
+    // A program's sweep (program.n_command > 0): its command and protocol settings, its
+    // parameters' specs (MAX_PROGRAM_PARAMS, names and columns owned here), and the
+    // metric when it is a name of the program's own (metric_program).
+    ProgramSpec program;
+    ParamSpec *program_params;
+    int n_program_params;
+    Metric program_metric;
+    int n_notes;             // what validate says about W&B keys: ignored ones, mappings
+    char **notes;
 } SweepSpec;
+
+// The sweep's metric: one of the metric table's, or the program's own.
+const Metric *space_metric(const SweepSpec *s);
+// Whether the sweep runs a program (trial/external.h) rather than the built-in engine.
+int space_is_program(const SweepSpec *s);
 
 // What guards libyaml wherever attnsweep reads YAML (its time grows with the nesting
 // squared: 10^5 levels of [ take minutes): at most 1 MiB, flow lists and mappings nested

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <hdf5.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,16 @@ static const struct {
     size_t offset, size;  // of the char array in TrialResult
 } trial_texts[] = {{TEXT_FIELD(reason)}, {TEXT_FIELD(host)}};  // and status, by its name
 
+// The attributes of a program's trial (trial.h ProgramRun), present when it has them.
+#define RUN_FIELD(f) offsetof(TrialResult, run.f)
+static const struct {
+    const char *name;
+    size_t offset;  // of the char * in TrialResult
+} run_texts[] = {{"trial_dir", RUN_FIELD(dir)},       {"stdout", RUN_FIELD(stdout_path)},
+                 {"stderr", RUN_FIELD(stderr_path)},   {"metrics", RUN_FIELD(metrics_path)},
+                 {"command", RUN_FIELD(command)},      {"stderr_tail", RUN_FIELD(stderr_tail)},
+                 {"checkpoint", RUN_FIELD(checkpoint)}};
+
 // The curve columns besides "step" (int32): float64 columns of the curves table.
 static const struct {
     const char *name;
@@ -97,6 +108,9 @@ struct H5Store {
     hid_t file, summary, row_type;
     size_t row_size;
     hsize_t n_rows;
+    int program;                 // a program's sweep: the columns of its parameters
+    TrialConfig columns;         //   are the program parameters declared here
+    char program_metric[64];     //   and its own metric's column ("" if none)
     hid_t scalar, text;         // dataspace and type of every scalar and string attribute
     hid_t curve;                // a curves row: CurvePoint's layout, in memory and in the file
 };
@@ -207,6 +221,7 @@ static void column_f64(Row *w, const char *name, double v) { column(w, name, H5T
 
 static void column_string(Row *w, const char *name, size_t len, const char *v) {
     char padded[LIST_LEN] = {0};  // len <= LIST_LEN, the widest column
+    _Static_assert((int)PROGRAM_TEXT <= (int)LIST_LEN, "a program's text column is no wider than the list column");
     size_t n = strlen(v);
     memcpy(padded, v, n < len ? n : len);
     hid_t t = string_type(w->s, len);
@@ -214,12 +229,31 @@ static void column_string(Row *w, const char *name, size_t len, const char *v) {
     H5Tclose(t);
 }
 
-// trial, status, every non-text parameter in table order, then the metrics
-// (trial/metrics.h, in its order), steps, n_params, seconds, group_size.
+// A program's parameters: a float64 column for each number (NaN where the trial lacks
+// it), a text column for each text ("" where it lacks it).
+static void program_columns(Row *w, const TrialConfig *columns, const TrialConfig *c) {
+    for (int k = 0; k < columns->n_program; k++) {
+        const ProgramValue *want = &columns->program[k];
+        const ProgramValue *v = k < c->n_program && !strcmp(c->program[k].name, want->name) && c->program[k].set
+                                    ? &c->program[k]
+                                    : NULL;
+        char name[PROGRAM_NAME + 8];
+        metric_param_column(want->name, name, sizeof name);
+        if (want->type == PT_TEXT)
+            column_string(w, name, PROGRAM_TEXT, v ? v->text : "");
+        else
+            column_f64(w, name, v ? v->number : NAN);
+    }
+}
+
+// trial, status, every non-text parameter in table order (a program's parameters instead
+// for its sweep), then the metrics (trial/metrics.h, in its order), a program's own
+// metric, steps, n_params, seconds, group_size.
 static void summary_columns(Row *w, const TrialResult *r) {
     column_int32(w, "trial", r->id);
     column_string(w, "status", STATUS_LEN, trial_status_names[r->status]);
-    for (int i = 0; i < config_nparams; i++) {
+    if (w->s->program) program_columns(w, &w->s->columns, &r->config);
+    for (int i = 0; !w->s->program && i < config_nparams; i++) {
         const ParamSpec *p = &config_params[i];
         const char *base = (const char *)&r->config + p->offset;
         char text[CONFIG_TEXT];
@@ -235,6 +269,7 @@ static void summary_columns(Row *w, const TrialResult *r) {
         }
     }
     for (int i = 0; i < n_metrics; i++) column_f64(w, metrics[i].name, metric_value(r, &metrics[i]));
+    if (w->s->program_metric[0]) column_f64(w, w->s->program_metric, r->program_metric);
     column_int32(w, "steps", r->steps);
     column_int64(w, "n_params", r->n_params);
     column_f64(w, "seconds", r->seconds);
@@ -275,6 +310,8 @@ H5Store *h5store_create(const char *path, const StoreMeta *meta) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);  // our one-line messages replace HDF5's stack dumps
     H5Store *s = xcalloc(1, sizeof *s);
     s->path = xstrdup(path);
+    if (meta->program) s->program = 1, s->columns = *meta->program;
+    if (meta->program_metric) snprintf(s->program_metric, sizeof s->program_metric, "%s", meta->program_metric);
     // A trial's objects leave HDF5's metadata cache when closed: H5Fflush after every
     // trial scans the whole cache (HDF5 1.10), which otherwise keeps the metadata of
     // every trial written (flushing cost 0.9 ms per trial over 400 short trials, 0.03 ms
@@ -507,6 +544,10 @@ static void write_trial(H5Store *s, const TrialResult *r) {
     for (size_t i = 0; i < COUNT(trial_numbers); i++)
         write_attr(s, g, trial_numbers[i].name, native_type(trial_numbers[i].kind),
                    (const char *)r + trial_numbers[i].offset);
+    for (size_t i = 0; r->run.dir && i < COUNT(run_texts); i++) {
+        const char *text = *(char *const *)((const char *)r + run_texts[i].offset);
+        write_attr_string(s, g, run_texts[i].name, text ? text : "");
+    }
     write_curves(s, g, r);
     write_weights(s, g, r);
     if (r->params) write_params(s, g, r);
@@ -672,6 +713,9 @@ static int read_trial_attrs(const H5Reader *rd, hid_t g, TrialResult *out) {
                              (char *)out + trial_numbers[i].offset) != 0)
             return -1;
     }
+    out->program_metric = NAN;
+    for (size_t i = 0; H5Aexists(g, "trial_dir") > 0 && i < COUNT(run_texts); i++)  // a program's trial
+        if (h5read_attr_string(rd, g, run_texts[i].name, (char **)((char *)out + run_texts[i].offset)) != 0) return -1;
     return 0;
 }
 
@@ -798,7 +842,7 @@ static int read_trace(const H5Reader *rd, hid_t g, TrialResult *out) {
 static int read_summary_row(const H5Reader *rd, hid_t file, int id, TrialResult *out) {
     TrialResult *rows;
     int n;
-    if (summary_rows(rd, file, &rows, &n) != 0) return -1;
+    if (summary_rows(rd, file, NULL, &rows, &n) != 0) return -1;
     int i = 0;
     while (i < n && rows[i].id != id) i++;
     if (i < n) {

@@ -4,7 +4,8 @@
 //                        start_time, end_time
 //   /summary             compound table, one row per trial (see README "Results file")
 //   /trials/NNNNNN/      attributes (config and reward_spec as JSON, status, reason, rank,
-//                        host, times)
+//                        host, times; a program's trial: trial_dir, stdout, stderr,
+//                        metrics, command, stderr_tail, checkpoint)
 //        curves          compound table, one row per evaluation: step, lr, train_loss,
 //                        val_loss, val_accuracy, penalty, seconds
 //        weights/layerK  final attention tensor [groups, d_group, d_model, roles], float32
@@ -37,6 +38,11 @@ typedef struct {
     const char *yaml;       // the full search-space text (for train: the config as YAML)
     int seed;
     double start_time;      // Unix time
+    // A program's sweep: a configuration whose program parameters (in their order) are the
+    // /summary's parameter columns instead of the trial parameters, and the column of its
+    // own metric (NULL: none). NULL: the built-in engine's sweep.
+    const TrialConfig *program;
+    const char *program_metric;
 } StoreMeta;
 
 // Create the file and write the root attributes: into a new temporary file beside PATH

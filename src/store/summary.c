@@ -46,12 +46,14 @@ static const SumColumn other_columns[] = {
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 enum { STATUS_LEN = SUMMARY_STATUS_LEN, MAX_COLUMNS = 64 };
 
-// Every column read, into cols[MAX_COLUMNS]; returns how many.
-static int summary_columns(SumColumn *cols) {
+// Every column read, into cols[MAX_COLUMNS] (a program's own metric too, unless NULL);
+// returns how many.
+static int summary_columns(SumColumn *cols, const char *program_metric) {
     int n = 0;
     for (size_t i = 0; i < COUNT(other_columns); i++) cols[n++] = other_columns[i];
     for (int i = 0; i < n_metrics && n < MAX_COLUMNS; i++)
         cols[n++] = (SumColumn){metrics[i].name, SUM_DOUBLE, metrics[i].offset};
+    if (program_metric) cols[n++] = (SumColumn){program_metric, SUM_DOUBLE, offsetof(TrialResult, program_metric)};
     return n;
 }
 
@@ -105,11 +107,20 @@ static int read_metric(const H5Reader *rd, SweepSummary *s) {
     yaml_parser_set_input_string(&parser, (const unsigned char *)s->yaml, strlen(s->yaml));
     if (yaml_parser_load(&parser, &doc)) {
         yaml_node_t *metric = lookup(&doc, yaml_document_get_root_node(&doc), "metric");
+        yaml_node_t *root = yaml_document_get_root_node(&doc);
         const char *name = scalar(lookup(&doc, metric, "name")), *goal = scalar(lookup(&doc, metric, "goal"));
         const Metric *m = name ? metric_find(name) : NULL;
+        const int program = lookup(&doc, root, "program") || lookup(&doc, root, "command");
         if (m && m->use == METRIC_DECIDES) {  // the names a sweep may optimise (space.h)
             snprintf(s->metric, sizeof s->metric, "%s", name);
             s->maximize = goal ? strcmp(goal, "minimize") != 0 : m->maximize;
+        } else if (program && name && !m && strlen(name) < sizeof s->metric) {  // a program's own, W&B's goal
+            snprintf(s->metric, sizeof s->metric, "%s", name);
+            s->maximize = goal && !strcmp(goal, "maximize");
+            metric_program(&s->program_metric, s->metric, s->maximize);
+        } else if (program && !name && !lookup(&doc, root, "reward")) {  // as space.c ranks such a sweep
+            snprintf(s->metric, sizeof s->metric, "val_loss");
+            s->maximize = 0;
         }
         read_objectives(s, &doc, lookup(&doc, yaml_document_get_root_node(&doc), "objectives"));
         yaml_document_delete(&doc);
@@ -165,7 +176,7 @@ static int check_columns(const H5Reader *rd, hid_t filetype, const SumColumn *co
     return 0;
 }
 
-int summary_rows(const H5Reader *rd, hid_t file, TrialResult **trials, int *n_trials) {
+int summary_rows(const H5Reader *rd, hid_t file, const char *program_metric, TrialResult **trials, int *n_trials) {
     *trials = NULL, *n_trials = 0;
     if (H5Lexists(file, "summary", H5P_DEFAULT) <= 0)
         return h5read_fail(rd, "no /summary table: not the results of a sweep or a trial (a model's scores file?)");
@@ -174,7 +185,7 @@ int summary_rows(const H5Reader *rd, hid_t file, TrialResult **trials, int *n_tr
     hid_t space = H5Dget_space(d), filetype = H5Dget_type(d);
     hsize_t n = 0;
     SumColumn cols[MAX_COLUMNS];
-    const int n_cols = summary_columns(cols);
+    const int n_cols = summary_columns(cols, program_metric);
     int rc = space < 0 || filetype < 0 || H5Sget_simple_extent_ndims(space) != 1 ||
                      H5Sget_simple_extent_dims(space, &n, NULL) != 1
                  ? h5read_fail(rd, "/summary is not a one-dimensional table")
@@ -251,10 +262,15 @@ static int by_id(const void *a, const void *b) {
 }
 
 static int read_file(const H5Reader *rd, hid_t file, SweepSummary *s) {
-    if (h5read_check_format(rd, file) || summary_rows(rd, file, &s->trials, &s->n_trials) ||
-        h5read_attr_string(rd, file, "sweep", &s->sweep) || h5read_attr_string(rd, file, "yaml", &s->yaml) ||
-        read_metric(rd, s))
-        return -1;
+    if (h5read_check_format(rd, file)) return -1;
+    // The metric first (a program's own metric is a column of /summary), unless there is
+    // no /summary, which summary_rows reports.
+    if (H5Lexists(file, "summary", H5P_DEFAULT) > 0) {
+        if (h5read_attr_string(rd, file, "sweep", &s->sweep) || h5read_attr_string(rd, file, "yaml", &s->yaml) ||
+            read_metric(rd, s))
+            return -1;
+    }
+    if (summary_rows(rd, file, s->program_metric.name, &s->trials, &s->n_trials)) return -1;
     for (int i = 0; i < s->n_trials; i++)
         if (read_trial_attrs(rd, file, &s->trials[i]) != 0) return -1;
     if (s->n_trials > 1) qsort(s->trials, (size_t)s->n_trials, sizeof *s->trials, by_id);
@@ -285,6 +301,11 @@ static int locked_by_writer(const char *path) {
     const int locked = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
     close(fd);  // and with it our lock, if we got it
     return locked;
+}
+
+const Metric *summary_metric(const SweepSummary *s, const char *name) {
+    const Metric *m = metric_find(name);
+    return m ? m : s->program_metric.name && !strcmp(name, s->program_metric.name) ? &s->program_metric : NULL;
 }
 
 void summary_free(SweepSummary *s) {

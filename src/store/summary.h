@@ -24,6 +24,8 @@ typedef struct {
     char *yaml;           // root attribute "yaml": the search space (or the trained configuration)
     char metric[32];      // the sweep's metric: yaml `metric: {name: ...}`, else reward
     int maximize;         // its goal: yaml `goal`, else the metric's own (trial/metrics.h)
+    Metric program_metric;  // a program's sweep whose metric is its own (its name in metric;
+                            // read from its /summary column); name NULL otherwise
     int n_objectives;     // motpe's `objectives:` (2..SPACE_MAX_OBJECTIVES), else 0
     const Metric *objective[SPACE_MAX_OBJECTIVES];
     int objective_maximize[SPACE_MAX_OBJECTIVES];
@@ -36,9 +38,12 @@ typedef struct {
 // file, not HDF5, damaged, not an attnsweep results file, another format version).
 int summary_read(const char *path, SweepSummary *out, char *err, size_t errlen);
 void summary_free(SweepSummary *s);
+// The metric of that name: one of the table's, or the sweep's program metric; NULL if neither.
+const Metric *summary_metric(const SweepSummary *s, const char *name);
 // The rows of /summary of an open results file, in file order: id, status and the
-// metrics of each trial (the rest of each TrialResult zero). Returns 0 with *trials
+// metrics of each trial (the rest of each TrialResult zero), and the column
+// program_metric (NULL: none) as TrialResult.program_metric. Returns 0 with *trials
 // (the caller frees it) and *n_trials, or -1 with the reason in rd's err.
-int summary_rows(const H5Reader *rd, hid_t file, TrialResult **trials, int *n_trials);
+int summary_rows(const H5Reader *rd, hid_t file, const char *program_metric, TrialResult **trials, int *n_trials);
 
 #endif

@@ -3,6 +3,7 @@
 // on SIGTERM/SIGUSR1.
 #define _POSIX_C_SOURCE 200809L
 #include <gsl/gsl_rng.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,12 +63,16 @@ typedef struct {
 
 // A trial from the journal told to ASHA as the run that recorded it reported it: each rung
 // its curve passed, where it went on, and the last where it was pruned (so its
-// configuration's other repeats follow the same decisions).
+// configuration's other repeats follow the same decisions). A program's trial has no step
+// budget (its rungs go on as long as its lines do), and its own metric is not in its curve:
+// a sweep on such a metric replays none.
 static void asha_replay_trial(Coordinator *co, const TrialResult *r) {
     const Asha *a = &co->asha;
+    if (metric_is_program(co->sc->goal.metric)) return;
+    const long total = space_is_program(co->spec) ? LONG_MAX : r->config.steps;
     for (int i = 0, next = 0; i < r->n_curve; i++) {
         const CurvePoint *pt = &r->curve[i];
-        if (!asha_at_rung(a->steps, a->n_rungs, next, pt->step, r->config.steps)) continue;
+        if (!asha_at_rung(a->steps, a->n_rungs, next, pt->step, total)) continue;
         const int pruned_here = r->status == TRIAL_PRUNED && i == r->n_curve - 1;
         const EvalPoint e = trial_eval_point(r, pt, &co->spec->reward);
         asha_replay(&co->asha, r->id, next++, sweep_eval_metric(&co->sc->goal, &e), !pruned_here);
@@ -285,8 +290,10 @@ static void open_results(Coordinator *co, const char *output, int resume) {
             have_journal ? journal : output);
     co->journal = journal_open(journal, err, sizeof err);
     if (!co->journal) die(EXIT_BADINPUT, "run: %s", err);
-    StoreMeta meta = {.sweep = co->spec->name, .yaml = co->spec->text, .seed = co->spec->seed,
-                      .start_time = unix_seconds()};
+    const SweepSpec *spec = co->spec;
+    StoreMeta meta = {.sweep = spec->name, .yaml = spec->text, .seed = spec->seed, .start_time = unix_seconds(),
+                      .program = space_is_program(spec) ? &spec->base : NULL,
+                      .program_metric = spec->program.metric[0] ? spec->program.metric : NULL};
     Resumed check = {co, journal};
     outfile_remove_stale(output);  // only this run writes them now
     outfile_remove_stale(journal);
@@ -354,8 +361,9 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
             for (int k = 0; k < sc->n_groups; k++)
                 if (co.busy[k] >= 0) MPI_Send(NULL, 0, MPI_BYTE, group_leader(sc, k), TAG_STOP, MPI_COMM_WORLD);
         }
-        if (stopping && now_seconds() - stop_time > MAX_WAIT_SECONDS)
-            die(EXIT_RUNTIME, "coordinator: workers did not stop within %d s", MAX_WAIT_SECONDS);
+        // A program has its grace to end after SIGTERM before it is killed.
+        if (stopping && now_seconds() - stop_time > MAX_WAIT_SECONDS + spec->program.grace)
+            die(EXIT_RUNTIME, "coordinator: workers did not stop within %.0f s", MAX_WAIT_SECONDS + spec->program.grace);
         // Groups that evolution kept waiting get their trial as soon as one can be sampled.
         for (int k = 0; k < sc->n_groups; k++)
             if (waiting[k] && hand_out(&co, k, stopping) == 0) waiting[k] = 0;

@@ -11,6 +11,7 @@ typedef struct {
     int resume;             // continue from the journal (starts afresh when there is none)
     int group_size;         // ranks per worker group (>= 1)
     int quiet;              // no progress lines
+    int gpus_per_group;     // a program's GPUs per worker group, over resources.gpus (-1: the YAML's)
 } RunOptions;
 
 // Collective over MPI_COMM_WORLD (MPI initialised, at least 1 + group_size ranks).

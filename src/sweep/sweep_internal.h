@@ -7,11 +7,12 @@
 
 #include <mpi.h>
 
+#include "trial/external.h"
 #include "trial/metrics.h"
 #include "trial/runner.h"
 #include "trial/trial.h"
 
-// What the sweep optimises: reward or a validation metric, with the YAML's goal (its
+// What the sweep optimises: reward, a validation metric or a program's own, with the YAML's goal (its
 // `goal:`, which may differ from the metric table's usual one).
 typedef struct {
     const Metric *metric;
@@ -24,7 +25,10 @@ typedef struct {
     int group_index;        // this rank's group (-1 on the coordinator)
     MPI_Comm group;         // this rank's group (MPI_COMM_NULL on the coordinator)
     int group_rank;         // rank in the group (0 = its leader)
-    SweepGoal goal;         // what the sweep optimises, and which way
+    SweepGoal goal;         // what the sweep optimises, and which way: reward, a validation
+                            // metric, or a program's own metric (metrics.h metric_program)
+    const ProgramSpec *program;  // the sweep's program (n_command 0: the built-in engine)
+    int device_slot;        // this rank's group among the groups of its node (a program's GPUs)
 } SweepComms;
 
 // The world rank of group k's leader.

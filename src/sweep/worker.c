@@ -10,6 +10,7 @@
 #include "space/asha.h"
 #include "sweep/protocol.h"
 #include "sweep/worker.h"
+#include "trial/external.h"
 #include "trial/pack.h"
 #include "trial/runner.h"
 
@@ -62,7 +63,7 @@ void sweep_worker(const SweepComms *sc) {
     malloc_keep_pages();
     BlacsGrid grid;
     grid_init(&grid, sc->group);
-    TrialRunner *runner = trial_builtin_runner();
+    TrialRunner *runner = sc->program->n_command ? trial_external_runner(sc->program) : trial_builtin_runner();
     int ask = 1;           // the leader has no RESULT out that asks for the next trial
     for (;;) {
         // The leader asks (READY, or the last RESULT asked); the group learns the answer
@@ -92,11 +93,11 @@ void sweep_worker(const SweepComms *sc) {
         WorkerTrial w = {.sc = sc, .trial = &t};
         const TrialHooks hooks = {.on_eval = at_eval, .should_stop = should_stop, .ctx = &w, .grid = &grid,
                                   .reward = &t.reward, .score = &so, .group = &sc->group, .time_limit = t.time_limit,
-                                  .trial_dir = t.trial_dir, .checkpoint_every = t.checkpoint_every,
-                                  .on_resume = on_resume, .mem_limit = t.mem_limit};
+                                  .id = t.id, .device_slot = sc->device_slot, .trial_dir = t.trial_dir,
+                                  .checkpoint_every = t.checkpoint_every, .on_resume = on_resume,
+                                  .mem_limit = t.mem_limit};
         TrialResult r;
         trial_run(runner, &t.config, &hooks, &r);
-        r.id = t.id;
         r.rank = sc->world_rank;
         ask = r.status == TRIAL_INTERRUPTED;
         if (sc->group_rank == 0 && !ask) {

@@ -56,6 +56,24 @@ void metric_copy(TrialResult *to, const TrialResult *from) {
         memcpy((char *)to + metrics[i].offset, (const char *)from + metrics[i].offset, sizeof(double));
 }
 
+void metric_program(Metric *m, const char *name, int maximize) {
+    *m = (Metric){.name = name, .label = name, .unit = "", .offset = AT(program_metric), .maximize = maximize,
+                  .use = METRIC_DECIDES};
+}
+
+int metric_is_program(const Metric *m) { return m->offset == AT(program_metric); }
+
+int metric_column_taken(const char *name) {
+    static const char *const others[] = {"trial", "status", "steps", "n_params", "seconds"};  // store/h5store.c
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        if (!strcmp(name, others[i])) return 1;
+    return metric_find(name) != NULL;
+}
+
+void metric_param_column(const char *name, char *out, size_t len) {
+    snprintf(out, len, metric_column_taken(name) ? "config_%s" : "%s", name);
+}
+
 int metric_applies(const Metric *m, int task) { return !m->charlm_only || task == TASK_CHARLM; }
 
 double metric_bits_per_byte(int task, double loss) { return task == TASK_CHARLM ? loss / log(2.0) : NAN; }

@@ -61,6 +61,18 @@ int metric_names(MetricUse most, const char *names[METRIC_NAMES]);
 // The same joined as "val_accuracy, val_loss, ..." into out.
 void metric_names_text(MetricUse most, char *out, size_t len);
 
+// A program's own metric (the metric of a sweep of the researcher's program that is none
+// of the table's): named `name` (kept by the caller), read from TrialResult.program_metric,
+// with the goal given; it decides as the validation metrics do.
+void metric_program(Metric *m, const char *name, int maximize);
+int metric_is_program(const Metric *m);
+// Whether a /summary column of a trial's results (not of its parameters) has this name:
+// trial, status, steps, n_params, seconds, or a metric of the table.
+int metric_column_taken(const char *name);
+// The /summary column of a program parameter: its name, or config_NAME when a result
+// column has that name (as the trial parameter steps is config_steps).
+void metric_param_column(const char *name, char *out, size_t len);
+
 // Why `name` cannot be the metric decisions are made by, as a message that begins with
 // the name in quotes and says what to write instead: a test metric ("test metrics never
 // drive decisions") or a name of the versions before the validation split ("'accuracy' is

@@ -1,11 +1,13 @@
 // pack.c: the byte form of a trial (pack.h).
 //
-// Trial bytes, format version 3 (version 2, without group_size and the parameters, is still read: group_size 0, no parameters). Little-endian throughout: u32/i32/i64 as their bytes,
+// Trial bytes, format version 4 (version 3, without the program's part, and version 2,
+// without group_size and the parameters as well, are still read: group_size 0, no
+// parameters, no program's run). Little-endian throughout: u32/i32/i64 as their bytes,
 // f64/f32 as their IEEE-754 bit patterns (NaN payloads and −0 survive), str = u32 length
 // then that many bytes (no NUL inside, none after), T[n] = n consecutive T. Counts are
 // u32 and at most INT_MAX.
 //
-//   u32 0x54524941 ("TRIA"), u32 version = 3
+//   u32 0x54524941 ("TRIA"), u32 version = 4
 //   str config                     config_to_json, unformatted (survives TrialConfig changes)
 //   i32 id, rank, group_size, steps; i64 n_params
 //   str status, reason, host
@@ -25,6 +27,9 @@
 //       f64 tucker_fit; i32 tucker_iters; f64 cp_fit; u32 cp_rank_max;
 //       f64 cp_fits[cp_rank_max], cp_cond[4]; u32 cp_rank; f64 cp_roles[cp_rank·dims[3]]
 //   u8 has_params (0: params == NULL); if 1: str param_layout; f32 params[n_params]   (version 3)
+//   u8 has_run (0: the built-in engine's trial); if 1, a program's (trial.h ProgramRun):
+//       f64 program_metric; str dir, stdout_path, stderr_path, metrics_path, command,
+//       stderr_tail, checkpoint                                                     (version 4)
 //   (nothing after)
 //
 // trial_unpack trusts nothing: every count is checked against the bytes left before
@@ -34,6 +39,7 @@
 #include "trial/pack.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,11 +52,15 @@ _Static_assert(sizeof(int) == 4 && sizeof(float) == 4 && sizeof(double) == 8, "t
 
 enum {
     TRIAL_MAGIC = 0x54524941,  // "TRIA"
-    TRIAL_VERSION = 3,  // 2: the validation and test metrics, the output side, the tensor view;
-                        // 3: group_size, the whole parameter arena
+    TRIAL_VERSION = 4,  // 2: the validation and test metrics, the output side, the tensor view;
+                        // 3: group_size, the whole parameter arena; 4: a program's trial
     TRIAL_VERSION_OLDEST = 2,
 };
 
+// The texts of a program's trial, in their order in the bytes.
+#define RUN_TEXTS(r)                                                                                              \
+    {&(r)->run.dir, &(r)->run.stdout_path, &(r)->run.stderr_path, &(r)->run.metrics_path, &(r)->run.command, \
+     &(r)->run.stderr_tail, &(r)->run.checkpoint}
 // A count or dimension: never negative in a valid trial.
 static void put_count(Bytes *b, int n) {
     if (n < 0) die(EXIT_RUNTIME, "internal error: packing a negative count (%d)", n);
@@ -153,6 +163,15 @@ void trial_pack(Bytes *b, const TrialResult *r) {
     if (r->params) {
         bytes_put_text(b, r->param_layout, strlen(r->param_layout));
         bytes_put_array(b, r->params, (size_t)r->n_params, 4);
+    }
+
+    bytes_put_u8(b, r->run.dir != NULL);
+    if (!r->run.dir) return;
+    bytes_put_f64(b, r->program_metric);
+    char *const *texts[] = RUN_TEXTS(r);
+    for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+        const char *text = *texts[k] ? *texts[k] : "";
+        bytes_put_text(b, text, strlen(text));
     }
 }
 
@@ -263,6 +282,23 @@ static void unpack_params(ByteReader *rd, TrialResult *r) {
     r->params = br_new_array(rd, (size_t)r->n_params, 4);
 }
 
+// A program's run (version 4): its metric and where it ran.
+static void unpack_run(ByteReader *rd, TrialResult *r) {
+    const unsigned has_run = br_u8(rd);
+    if (has_run > 1) br_fail(rd, "has_run is %u (0 or 1)", has_run);
+    if (has_run != 1 || rd->failed) return;
+    r->program_metric = br_f64(rd);
+    char **texts[] = RUN_TEXTS(r);
+    for (size_t k = 0; k < sizeof texts / sizeof texts[0] && !rd->failed; k++) {
+        size_t n;
+        const char *text = br_text(rd, SIZE_MAX, &n, "a program's text");
+        if (!text) break;
+        *texts[k] = xmalloc(n + 1);
+        memcpy(*texts[k], text, n);
+        (*texts[k])[n] = 0;
+    }
+}
+
 // Decode into r (zeroed first); on failure r holds a partial result for trial_result_free.
 static void unpack(ByteReader *rd, TrialResult *r) {
     const uint32_t magic = br_u32(rd), version = br_u32(rd);
@@ -335,6 +371,8 @@ static void unpack(ByteReader *rd, TrialResult *r) {
         for (int l = 0; l < n_layers; l++) unpack_score(rd, &r->scores[l]);
     }
     if (version >= 3) unpack_params(rd, r);
+    r->program_metric = NAN;
+    if (version >= 4) unpack_run(rd, r);
     if (!rd->failed && rd->left) br_fail(rd, "%zu bytes after the end of the trial", rd->left);
 }
 

@@ -36,7 +36,7 @@ void trial_score(TrialResult *out, const BlacsGrid *g, const ScoreOptions *o, co
 EvalPoint trial_eval_point(const TrialResult *r, const CurvePoint *pt, const RewardSpec *spec) {
     EvalPoint e = {.step = pt->step, .val_accuracy = pt->val_accuracy, .val_loss = pt->val_loss,
                    .val_bits_per_byte = metric_bits_per_byte(r->config.task, pt->val_loss),
-                   .rank_deviation = NAN, .correlation = NAN, .reward = NAN};
+                   .rank_deviation = NAN, .correlation = NAN, .reward = NAN, .program_metric = NAN};
     const InvariantTrace *t = &r->trace;
     int i = t->n - 1;
     while (i >= 0 && t->step[i] != pt->step) i--;
@@ -53,6 +53,7 @@ EvalPoint trial_eval_point(const TrialResult *r, const CurvePoint *pt, const Rew
 }
 
 double eval_point_value(const EvalPoint *e, const Metric *m) {
+    if (metric_is_program(m)) return e->program_metric;
     static const struct {
         const char *name;
         size_t at;
@@ -78,6 +79,9 @@ int trial_run(TrialRunner *runner, const TrialConfig *c, const TrialHooks *hooks
     out->config = *c;
     out->val_accuracy = out->val_loss = out->val_bits_per_byte = NAN;
     out->test_accuracy = out->test_loss = out->test_bits_per_byte = NAN;
+    out->id = h.id;
+    out->reward_spec = *h.reward;  // what the trial is scored by, scored or not (--resume compares it)
+    out->program_metric = NAN;
     out->start_time = unix_seconds();
     gethostname(out->host, sizeof out->host - 1);
     out->group_size = 1;
@@ -94,8 +98,8 @@ int trial_run(TrialRunner *runner, const TrialConfig *c, const TrialHooks *hooks
     }
     out->test_bits_per_byte = metric_bits_per_byte(c->task, out->test_loss);
     // A failed trial's weights hold no invariants worth the name (and may hold NaN); an
-    // interrupted one is not recorded.
+    // interrupted one is not recorded; a program's trial may have no weights to score.
     out->rank_deviation = out->correlation = out->reward = NAN;
-    if (h.grid && trial_status_measured(out->status)) trial_score(out, h.grid, h.score, h.reward);
+    if (h.grid && trial_status_measured(out->status) && out->n_layers > 0) trial_score(out, h.grid, h.score, h.reward);
     return out->status == TRIAL_OK ? 0 : 1;
 }

@@ -24,11 +24,14 @@
 // where the invariants were traced at its step, the cheap pass's RankDeviation and
 // Correlation (score.h: what the unfoldings' singular values give, the same numbers the
 // full scores have) and the reward made of them with the validation accuracy; NaN where
-// not traced. So every metric a sweep may optimise is known at every evaluation.
+// not traced. So every metric a sweep may optimise is known at every evaluation. A
+// program's trial (trial/external.h) has the values of its metric line, and the sweep's
+// metric there when it is a name of the program's own (metrics.h metric_program).
 typedef struct {
     int step;
     double val_accuracy, val_loss, val_bits_per_byte;
     double rank_deviation, correlation, reward;
+    double program_metric;  // NaN unless a program reported the sweep's own metric
 } EvalPoint;
 
 // The evaluation at curve point pt of r (its trace and dims as far as the run has gone,
@@ -56,6 +59,9 @@ typedef struct {
     const RewardSpec *reward;   // how the scores become the reward (NULL: defaults)
     const ScoreOptions *score;  // how the final weights are scored (NULL: defaults)
     FILE *progress;             // progress lines (steps, losses, ETA), or NULL
+    int id;                     // the trial's number in the sweep (0 for attnsweep train)
+    int device_slot;            // a program's trial: the group's place among its node's groups
+                                // (its GPUs: external.h program_devices)
     // The trial's directory (trial/trialdir.h), or NULL: where its checkpoints go, every
     // checkpoint_every steps (-1: at each evaluation; 0: only when should_stop ends it),
     // and where a trial that has one continues from.
@@ -85,6 +91,7 @@ struct TrialRunner {
 
 // The built-in engine: the task's data (kept open across trials of the same data),
 // the model and its training loop. Bad data files end the program with exit code 2.
+// The runner of a researcher's program: trial/external.h.
 TrialRunner *trial_builtin_runner(void);
 // The same engine on images under a fixed linear map of their input features (data/
 // dataset.h dataset_set_input_transform: Q, dim × dim, copied): `attnsweep probe`'s
@@ -94,10 +101,10 @@ void trial_runner_free(TrialRunner *runner);
 
 // Run c with runner and fill out (trial_result_free it): status ok; failed with the
 // reason when the runner failed it (the loss diverged, the time limit passed, the model
-// could not be allocated); pruned when on_eval stopped it; interrupted when should_stop
-// did. The validation metrics are the last evaluation's; a measured trial's final
-// weights are scored on hooks->grid with its reward (otherwise rank_deviation,
-// correlation and reward are NaN). Returns 0 when the status is ok. With a group,
+// could not be allocated, the program failed); pruned when on_eval stopped it;
+// interrupted when should_stop did. The validation metrics are the last evaluation's; a
+// measured trial's final weights are scored on hooks->grid with its reward (otherwise,
+// or without weights, rank_deviation, correlation and reward are NaN). Returns 0 when the status is ok. With a group,
 // collective over it.
 int trial_run(TrialRunner *runner, const TrialConfig *c, const TrialHooks *hooks, TrialResult *out);
 // What trial_run does after the runner for a measured trial: score every layer's final

@@ -32,13 +32,17 @@ void trial_result_free(TrialResult *r) {
     }
     free(r->weights);
     free(r->weights_out);
+    char **texts[] = {&r->run.dir, &r->run.stdout_path, &r->run.stderr_path, &r->run.metrics_path,
+                      &r->run.command, &r->run.stderr_tail, &r->run.checkpoint};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) free(*texts[i]);
     free(r->params);
     free(r->param_layout);
     memset(r, 0, sizeof *r);
 }
 
 LayerWeights trial_weights(const TrialResult *r, const float *qkv, const float *out) {
-    LayerWeights w = {.grassmann = r->config.attention == ATTN_GRASSMANN, .qkv = qkv, .out = out};
+    // Grassmann's tensor has one role (model.h); a program's checkpoint says so by its shape too.
+    LayerWeights w = {.grassmann = r->dims[3] == 1, .qkv = qkv, .out = out};
     memcpy(w.dims, r->dims, sizeof w.dims);
     memcpy(w.out_dims, r->out_dims, sizeof w.out_dims);
     return w;

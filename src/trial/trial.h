@@ -33,6 +33,16 @@ typedef struct {
     double *head_sv;      // n × layers × groups: singular values of the mode-0 unfolding
 } InvariantTrace;
 
+// Where a program's trial ran (trial/external.h), as its results file records it; every
+// field NULL for the built-in engine's trials.
+typedef struct {
+    char *dir;          // ATTNSWEEP_TRIAL_DIR
+    char *stdout_path, *stderr_path, *metrics_path;
+    char *command;      // the words run, as a JSON array
+    char *stderr_tail;  // the last lines of stderr (at most 20 lines, 4 KiB)
+    char *checkpoint;   // the weights scored, "" when none were
+} ProgramRun;
+
 typedef struct {
     TrialConfig config;
     int id;                 // trial number in the sweep (0 for attnsweep train)
@@ -65,6 +75,10 @@ typedef struct {
     RewardSpec reward_spec;
     double rank_deviation, correlation, reward;
     double correlation_chance;  // mean over layers of the scores' correlation_chance
+    // A program's trial: the sweep's metric when it is a name of the program's own, at the
+    // last evaluation (NaN otherwise: metrics.h metric_program), and where it ran.
+    double program_metric;
+    ProgramRun run;
 
     // Final attention weights of each layer, what scoring reads (score.h LayerWeights):
     // the parameter tensor, shape dims = [groups, d_group, d_model, roles] (row-major,

@@ -1,0 +1,947 @@
+// external.c: the researcher's program as a trial runner (external.h): its command, its
+// process, the metric lines it writes, its stop, and the checkpoint scored.
+//
+// One trial, on the group's leader: make the trial's directory (an earlier attempt's
+// goes to NNNNNN.resume), expand the command, fork and exec the program in a process
+// group of its own with stdout and stderr in files, then poll every POLL_MS: reap it,
+// read the complete lines the metrics file gained, watch the output sizes and the time
+// limit. Each poll is one step of the whole group (collectives over hooks->group): the
+// stop requests are combined, the leader broadcasts the new evaluations, and every rank
+// asks on_eval about each (ASHA), so a stop is the same everywhere. A stop sends
+// SIGTERM to the program's group, SIGKILL `grace` seconds later. At the end every rank
+// reads the checkpoint (invariants/safetensors.h, as `attnsweep score` does) for
+// trial_run to score.
+#define _GNU_SOURCE  // execvpe, pipe2, close_range
+#include "trial/external.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <ftw.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/config_json.h"
+#include "common/util.h"
+#include "invariants/safetensors.h"
+
+extern char **environ;
+
+enum {
+    POLL_MS = 20,               // between two looks at the program
+    MAX_LINE = 1 << 20,         // longest metric line (bytes)
+    TAIL_LINES = 20,            // stderr lines kept with a trial
+    TAIL_BYTES = 4096,          //   at most so many bytes of them
+    MAX_POINTS_PER_POLL = 4096, // evaluations broadcast at once (more wait for the next poll)
+};
+
+// ---------------------------------------------------------------- the spec
+
+void program_spec_free(ProgramSpec *p) {
+    for (int k = 0; k < p->n_command; k++) free(p->command[k]);
+    free(p->command);
+    free(p->program);
+    free(p->trials_dir);
+    memset(p, 0, sizeof *p);
+}
+
+// A text that may be NULL: u8 present, then the text (common/bytes.h).
+static void put_text(Bytes *b, const char *s) {
+    bytes_put_u8(b, s != NULL);
+    if (s) bytes_put_text(b, s, strlen(s));
+}
+
+static char *get_text(ByteReader *rd) {
+    const unsigned present = br_u8(rd);
+    if (present > 1) br_fail(rd, "a text's flag is %u (0 or 1)", present);
+    if (present != 1) return NULL;
+    size_t n;
+    const char *t = br_text(rd, SIZE_MAX, &n, "a text");
+    if (!t) return NULL;
+    char *out = xmalloc(n + 1);
+    memcpy(out, t, n);
+    out[n] = 0;
+    return out;
+}
+
+// A metric key (PROGRAM_KEY bytes with its NUL) into out.
+static void get_key(ByteReader *rd, char *out) {
+    size_t n;
+    const char *t = br_text(rd, PROGRAM_KEY, &n, "a metric key");
+    if (t) memcpy(out, t, n), out[n] = 0;
+}
+
+void program_spec_pack(Bytes *b, const ProgramSpec *p) {
+    bytes_put_u32(b, (uint32_t)p->n_command);
+    for (int k = 0; k < p->n_command; k++) put_text(b, p->command[k]);
+    put_text(b, p->program);
+    put_text(b, p->trials_dir);
+    bytes_put_f64(b, p->grace);
+    bytes_put_f64(b, p->max_output);
+    bytes_put_i32(b, p->needs_checkpoint);
+    bytes_put_i32(b, p->gpus);
+    bytes_put_i32(b, p->cpus);
+    bytes_put_text(b, p->accuracy, strlen(p->accuracy));
+    bytes_put_text(b, p->metric, strlen(p->metric));
+}
+
+int program_spec_unpack(ProgramSpec *p, const unsigned char *data, size_t len) {
+    memset(p, 0, sizeof *p);
+    char err[160];
+    ByteReader rd = byte_reader(data, len, "program spec", err, sizeof err);
+    const int n = br_count(&rd, 1, "command words");
+    p->command = xcalloc(n ? (size_t)n : 1, sizeof *p->command);
+    for (int k = 0; k < n && !rd.failed; k++) {
+        p->command[k] = get_text(&rd);
+        p->n_command = k + 1;
+        if (!p->command[k]) br_fail(&rd, "command word %d is missing", k);
+    }
+    p->program = get_text(&rd);
+    p->trials_dir = get_text(&rd);
+    p->grace = br_f64(&rd);
+    p->max_output = br_f64(&rd);
+    p->needs_checkpoint = br_i32(&rd);
+    p->gpus = br_i32(&rd);
+    p->cpus = br_i32(&rd);
+    get_key(&rd, p->accuracy);
+    get_key(&rd, p->metric);
+    if (!rd.failed && rd.left) br_fail(&rd, "%zu bytes after the end", rd.left);
+    if (rd.failed || !p->trials_dir) {
+        program_spec_free(p);
+        return -1;
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------- the command
+
+static const char *const macros[] = {"${env}", "${interpreter}", "${program}", "${args}", "${args_no_hyphens}",
+                                     "${args_json}", "${args_json_file}", NULL};
+#define ENVVAR "${envvar:"
+
+int program_macro_known(const char *word, char *err, size_t errlen) {
+    const char *open = strstr(word, "${");
+    if (!open) return 1;
+    for (int k = 0; macros[k]; k++)
+        if (!strcmp(word, macros[k])) return 1;
+    const size_t n = strlen(word);
+    if (!strncmp(word, ENVVAR, strlen(ENVVAR)) && word[n - 1] == '}' && n > strlen(ENVVAR) + 1 &&
+        !strchr(word + strlen(ENVVAR), '$'))
+        return 1;
+    if (open != word || word[n - 1] != '}' || strchr(open + 2, '$'))
+        snprintf(err, errlen, "'%s': a macro is a word of its own (W&B's rule), e.g. - ${args}", word);
+    else
+        snprintf(err, errlen, "unknown macro %s (allowed: ${env}, ${interpreter}, ${program}, ${args}, "
+                              "${args_no_hyphens}, ${args_json}, ${args_json_file}, ${envvar:NAME})", word);
+    return 0;
+}
+
+char *program_args_json(const TrialConfig *c) {
+    cJSON *o = json_must(cJSON_CreateObject());
+    for (int k = 0; k < c->n_program; k++) {
+        const ProgramValue *v = &c->program[k];
+        if (!v->set) continue;
+        cJSON_AddItemToObject(o, v->name,
+                              json_must(v->type == PT_TEXT ? cJSON_CreateString(v->text) : cJSON_CreateNumber(v->number)));
+    }
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!text) die(EXIT_RUNTIME, "out of memory printing JSON");
+    return text;
+}
+
+typedef struct {
+    char **v;
+    int n, cap;
+} Words;
+
+static void add_word(Words *w, char *s) {  // takes s
+    if (w->n + 2 > w->cap) w->v = xrealloc(w->v, (size_t)(w->cap = 2 * w->cap + 8) * sizeof *w->v);
+    w->v[w->n++] = s;
+    w->v[w->n] = NULL;
+}
+
+static void add_args(Words *w, const TrialConfig *c, int hyphens) {
+    for (int k = 0; k < c->n_program; k++) {
+        const ProgramValue *v = &c->program[k];
+        if (!v->set) continue;
+        char value[PROGRAM_TEXT + 32];
+        config_program_format(v, value, sizeof value);
+        char *word = xmalloc(strlen(v->name) + strlen(value) + 4);
+        sprintf(word, "%s%s=%s", hyphens ? "--" : "", v->name, value);
+        add_word(w, word);
+    }
+}
+
+void program_argv_free(char **argv) {
+    for (int k = 0; argv && argv[k]; k++) free(argv[k]);
+    free(argv);
+}
+
+int program_command(const ProgramSpec *spec, const TrialConfig *c, const char *args_json_path, char ***argv,
+                    int *argc, char *err, size_t errlen) {
+    Words w = {0};
+    add_word(&w, NULL), w.n = 0;  // an empty, NULL-terminated list
+    for (int k = 0; k < spec->n_command; k++) {
+        const char *word = spec->command[k];
+        if (!program_macro_known(word, err, errlen)) {
+            program_argv_free(w.v);
+            return -1;
+        }
+        if (!strcmp(word, "${env}")) add_word(&w, xstrdup("/usr/bin/env"));
+        else if (!strcmp(word, "${interpreter}")) add_word(&w, xstrdup("python3"));
+        else if (!strcmp(word, "${program}")) add_word(&w, xstrdup(spec->program ? spec->program : ""));
+        else if (!strcmp(word, "${args}")) add_args(&w, c, 1);
+        else if (!strcmp(word, "${args_no_hyphens}")) add_args(&w, c, 0);
+        else if (!strcmp(word, "${args_json}")) add_word(&w, program_args_json(c));
+        else if (!strcmp(word, "${args_json_file}")) add_word(&w, xstrdup(args_json_path));
+        else if (!strncmp(word, ENVVAR, strlen(ENVVAR))) {
+            char name[256];
+            snprintf(name, sizeof name, "%.*s", (int)(strlen(word) - strlen(ENVVAR) - 1), word + strlen(ENVVAR));
+            const char *value = getenv(name);
+            add_word(&w, xstrdup(value ? value : ""));
+        } else {
+            add_word(&w, xstrdup(word));
+        }
+    }
+    if (w.n == 0 || !w.v[0][0]) {
+        snprintf(err, errlen, "the command expands to %s", w.n ? "an empty first word" : "nothing");
+        program_argv_free(w.v);
+        return -1;
+    }
+    *argv = w.v;
+    *argc = w.n;
+    return 0;
+}
+
+// ---------------------------------------------------------------- devices
+
+int program_devices(int slot, int gpus, const char *visible, char *out, size_t outlen, char *err, size_t errlen) {
+    char *list = visible ? xstrdup(visible) : NULL, *save = NULL;
+    const char *ids[1024];
+    int n = 0;
+    for (char *t = list ? strtok_r(list, ",", &save) : NULL; t && n < 1024; t = strtok_r(NULL, ",", &save)) ids[n++] = t;
+    int rc = 0;
+    out[0] = 0;
+    if (visible && (slot + 1) * gpus > n) {
+        snprintf(err, errlen, "resources: the group in device slot %d needs entries %d..%d of CUDA_VISIBLE_DEVICES=%s, "
+                              "which has %d", slot, slot * gpus, (slot + 1) * gpus - 1, visible, n);
+        rc = -1;
+    }
+    for (int k = 0; rc == 0 && k < gpus; k++) {
+        const size_t used = strlen(out);
+        if (visible)
+            snprintf(out + used, outlen - used, "%s%s", k ? "," : "", ids[slot * gpus + k]);
+        else
+            snprintf(out + used, outlen - used, "%s%d", k ? "," : "", slot * gpus + k);
+    }
+    free(list);
+    return rc;
+}
+
+// ---------------------------------------------------------------- files
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    return remove(path);
+}
+
+// rm -rf that never follows a symbolic link.
+static void remove_tree(const char *path) { nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+// mkdir -p.
+static int make_dirs(const char *path) {
+    char *d = xstrdup(path);
+    int rc = 0;
+    for (char *c = d + 1; rc == 0; c++) {
+        const int end = *c == 0;
+        if (*c == '/' || end) {
+            *c = 0;
+            if (mkdir(d, 0777) != 0 && errno != EEXIST) rc = -1;
+            if (end) break;
+            *c = '/';
+        }
+    }
+    free(d);
+    return rc;
+}
+
+static char *path_join(const char *dir, const char *name) {
+    char *p = xmalloc(strlen(dir) + strlen(name) + 2);
+    sprintf(p, "%s/%s", dir, name);
+    return p;
+}
+
+// The files attnsweep writes into a trial's directory; anything else is the program's.
+static const char *const own_files[] = {"stdout", "stderr", "metrics.jsonl", "args.json"};
+
+static int holds_program_files(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int found = 0;
+    for (struct dirent *e; !found && (e = readdir(d));) {
+        found = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+        for (size_t k = 0; k < sizeof own_files / sizeof own_files[0]; k++)
+            if (!strcmp(e->d_name, own_files[k])) found = 0;
+    }
+    closedir(d);
+    return found;
+}
+
+// The last TAIL_LINES lines of the file (at most TAIL_BYTES bytes of them, cut at a line).
+static char *file_tail(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return xstrdup("");
+    char buf[TAIL_BYTES + 1];
+    fseeko(f, 0, SEEK_END);
+    const off_t size = ftello(f);
+    const off_t from = size > TAIL_BYTES ? size - TAIL_BYTES : 0;
+    fseeko(f, from, SEEK_SET);
+    size_t n = fread(buf, 1, TAIL_BYTES, f);
+    fclose(f);
+    buf[n] = 0;
+    while (n > 0 && buf[n - 1] == '\n') buf[--n] = 0;
+    const char *start = buf;
+    if (from > 0) {  // a cut line is not a line
+        const char *nl = strchr(buf, '\n');
+        start = nl ? nl + 1 : buf + n;
+    }
+    int lines = 0;
+    const char *p = buf + n;
+    while (p > start && lines < TAIL_LINES) {
+        p--;
+        if (*p == '\n') lines++;
+    }
+    if (lines == TAIL_LINES) p++;
+    return xstrdup(p > start ? p : start);
+}
+
+// ---------------------------------------------------------------- one run
+
+// What the group shares at each poll: the new evaluations and whether the program ended.
+typedef struct {
+    int n_points;
+    int ended;            // the program and its whole process group are gone
+    int stopping;         // the program is being stopped: ASHA is not asked again
+} PollHeader;
+
+typedef struct {
+    CurvePoint pt;
+    double metric;        // the sweep's program metric at this evaluation (NaN: none)
+} Eval;
+
+typedef enum { END_NONE, END_PRUNED, END_STOPPED, END_TIME, END_OUTPUT, END_BAD_LINE } EndCause;
+
+typedef struct {
+    const ProgramSpec *spec;
+    const TrialHooks *hooks;
+    TrialResult *r;
+    int leader;
+    // the leader's
+    pid_t pid;                 // the program; its process group has the same id
+    int status, exited;        // waitpid's status of the program, once it exited
+    int out_fd, err_fd, metrics_fd;
+    char *dir, *metrics_path, *stdout_path, *stderr_path, *checkpoint;
+    off_t metrics_read;        // bytes of the metrics file consumed
+    char *partial;             // a line read in part
+    size_t partial_len;
+    long lines;                // metric lines read
+    double t0, kill_at;        // start; when SIGKILL follows the SIGTERM sent (0: none sent)
+    EndCause cause;
+    char why[256];             // the reason of a failure found while running
+    Eval *pending;             // evaluations read, not yet broadcast
+    int n_pending, cap_pending;
+    double test_accuracy, test_loss;
+    long n_params;
+} Run;
+
+static void pending_add(Run *run, const Eval *e) {
+    if (run->n_pending == run->cap_pending)
+        run->pending = xrealloc(run->pending, (size_t)(run->cap_pending = 2 * run->cap_pending + 16) * sizeof *e);
+    run->pending[run->n_pending++] = *e;
+}
+
+// NaN, Infinity and -Infinity outside strings (Python's json writes them) as null.
+static char *json_text_clean(const char *line, size_t len) {
+    char *out = xmalloc(2 * len + 1);
+    size_t o = 0;
+    int in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        const char c = line[i];
+        if (in_string) {
+            out[o++] = c;
+            if (c == '\\' && i + 1 < len) out[o++] = line[++i];
+            else if (c == '"') in_string = 0;
+            continue;
+        }
+        static const char *const words[] = {"-Infinity", "Infinity", "NaN"};
+        int replaced = 0;
+        for (size_t k = 0; k < 3 && !replaced; k++) {
+            const size_t n = strlen(words[k]);
+            if (len - i >= n && !memcmp(line + i, words[k], n)) {
+                memcpy(out + o, "null", 4), o += 4, i += n - 1, replaced = 1;
+            }
+        }
+        if (replaced) continue;
+        if (c == '"') in_string = 1;
+        out[o++] = c;
+    }
+    out[o] = 0;
+    return out;
+}
+
+// A metric's value in a line: a number, or NaN for null or absence; -1 for another type.
+static int line_number(const cJSON *o, const char *key, double *v) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+    *v = NAN;
+    if (!x || cJSON_IsNull(x)) return 0;
+    if (!cJSON_IsNumber(x)) return -1;
+    *v = x->valuedouble;
+    return 0;
+}
+
+// One line of the metrics file: an evaluation, or nothing for a blank line; -1 with the
+// reason in run->why when it is not one.
+static int read_line(Run *run, const char *line, size_t len) {
+    size_t lead = 0;  // line[0..len) is not NUL-terminated
+    while (lead < len && (line[lead] == ' ' || line[lead] == '\t' || line[lead] == '\r')) lead++;
+    if (lead == len) return 0;
+    const int shown = len - lead < 60 ? (int)(len - lead) : 60;  // what a message quotes
+    run->lines++;
+    char *text = json_text_clean(line, len);
+    cJSON *o = cJSON_Parse(text);
+    free(text);
+    int rc = -1;
+    const cJSON *step = o ? cJSON_GetObjectItemCaseSensitive(o, "step") : NULL;
+    const ProgramSpec *ps = run->spec;
+    const char *keys[] = {ps->accuracy, "val_loss", "train_loss", "lr", "test_accuracy", "test_loss", "n_params",
+                          ps->metric[0] ? ps->metric : NULL};
+    double v[8] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    const char *bad = NULL;
+    for (size_t k = 0; o && k < sizeof keys / sizeof keys[0] && !bad; k++)
+        if (keys[k] && line_number(o, keys[k], &v[k])) bad = keys[k];
+    const cJSON *ck = o ? cJSON_GetObjectItemCaseSensitive(o, "checkpoint") : NULL;
+    if (!cJSON_IsObject(o))
+        snprintf(run->why, sizeof run->why, "metrics line %ld is not a JSON object: '%.*s'", run->lines, shown, line + lead);
+    else if (!cJSON_IsNumber(step) || step->valuedouble < 0 || step->valuedouble > 2147483647.0 ||
+             step->valuedouble != floor(step->valuedouble))
+        snprintf(run->why, sizeof run->why, "metrics line %ld has no \"step\" (an integer >= 0): '%.*s'", run->lines,
+                 shown, line + lead);
+    else if (bad)
+        snprintf(run->why, sizeof run->why, "metrics line %ld: \"%s\" must be a number or null", run->lines, bad);
+    else if (ck && (!cJSON_IsString(ck) || !ck->valuestring[0]))
+        snprintf(run->why, sizeof run->why, "metrics line %ld: \"checkpoint\" must be a path", run->lines);
+    else
+        rc = 0;
+    if (rc == 0) {
+        Eval e = {.pt = {.step = (int)step->valuedouble, .val_accuracy = v[0], .val_loss = v[1], .train_loss = v[2],
+                         .lr = v[3], .seconds = now_seconds() - run->t0},
+                  .metric = v[7]};
+        pending_add(run, &e);
+        if (!isnan(v[4])) run->test_accuracy = v[4];
+        if (!isnan(v[5])) run->test_loss = v[5];
+        if (!isnan(v[6])) run->n_params = (long)v[6];
+        if (ck) {
+            free(run->checkpoint);
+            run->checkpoint = xstrdup(ck->valuestring);
+        }
+    }
+    cJSON_Delete(o);
+    return rc;
+}
+
+// The complete lines the metrics file gained (and, once the program ended, its last line
+// without a line break); -1 on a malformed line.
+static int read_metrics(Run *run, int final) {
+    char buf[65536];
+    for (;;) {
+        const ssize_t n = pread(run->metrics_fd, buf, sizeof buf, run->metrics_read);
+        if (n <= 0) break;
+        run->metrics_read += n;
+        run->partial = xrealloc(run->partial, run->partial_len + (size_t)n + 1);
+        memcpy(run->partial + run->partial_len, buf, (size_t)n);
+        run->partial_len += (size_t)n;
+        size_t start = 0;
+        for (size_t i = 0; i < run->partial_len; i++) {
+            if (run->partial[i] != '\n') continue;
+            if (read_line(run, run->partial + start, i - start)) return -1;
+            start = i + 1;
+        }
+        memmove(run->partial, run->partial + start, run->partial_len - start);
+        run->partial_len -= start;
+        if (run->partial_len > MAX_LINE) {
+            snprintf(run->why, sizeof run->why, "metrics line %ld is longer than %d bytes", run->lines + 1, MAX_LINE);
+            return -1;
+        }
+    }
+    if (final && run->partial_len) {
+        const size_t len = run->partial_len;
+        run->partial_len = 0;
+        return read_line(run, run->partial, len);
+    }
+    return 0;
+}
+
+// The program's environment: attnsweep's own without the MPI job's variables (and the
+// ones set here), then the protocol's and the resources'.
+static char **child_environment(const Run *run, const char *resume, const char *devices, char *err, size_t errlen) {
+    static const char *const dropped[] = {"OMPI_", "PMIX_", "PMI_", "ATTNSWEEP_"};
+    const ProgramSpec *ps = run->spec;
+    Words w = {0};
+    add_word(&w, NULL), w.n = 0;
+    for (char **e = environ; *e; e++) {
+        int drop = 0;
+        for (size_t k = 0; k < sizeof dropped / sizeof dropped[0]; k++) drop |= !strncmp(*e, dropped[k], strlen(dropped[k]));
+        drop |= devices && !strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21);
+        drop |= ps->cpus && (!strncmp(*e, "OMP_NUM_THREADS=", 16) || !strncmp(*e, "OPENBLAS_NUM_THREADS=", 21) ||
+                             !strncmp(*e, "MKL_NUM_THREADS=", 16));
+        if (!drop) add_word(&w, xstrdup(*e));
+    }
+    char text[8192];
+    snprintf(text, sizeof text, "ATTNSWEEP_TRIAL=%d", run->r->id), add_word(&w, xstrdup(text));
+    snprintf(text, sizeof text, "ATTNSWEEP_SEED=%d", run->r->config.seed), add_word(&w, xstrdup(text));
+    snprintf(text, sizeof text, "ATTNSWEEP_TRIAL_DIR=%s", run->dir), add_word(&w, xstrdup(text));
+    snprintf(text, sizeof text, "ATTNSWEEP_METRICS=%s", run->metrics_path), add_word(&w, xstrdup(text));
+    if (resume) snprintf(text, sizeof text, "ATTNSWEEP_RESUME_DIR=%s", resume), add_word(&w, xstrdup(text));
+    if (devices) snprintf(text, sizeof text, "CUDA_VISIBLE_DEVICES=%s", devices), add_word(&w, xstrdup(text));
+    static const char *const threads[] = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"};
+    for (size_t k = 0; ps->cpus && k < 3; k++)
+        snprintf(text, sizeof text, "%s=%d", threads[k], ps->cpus), add_word(&w, xstrdup(text));
+    (void)err, (void)errlen;
+    return w.v;
+}
+
+// Fork and exec argv in a process group of its own, stdout and stderr in run's files,
+// stdin from /dev/null; 0, or -1 with the reason (a program that cannot be run) in why.
+static int spawn(Run *run, char **argv, char **envp) {
+    int report[2];
+    const int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull < 0 || pipe2(report, O_CLOEXEC) != 0) {
+        snprintf(run->why, sizeof run->why, "cannot start the program: %s", strerror(errno));
+        if (devnull >= 0) close(devnull);
+        return -1;
+    }
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid == 0) {  // the child: only async-signal-safe calls until exec
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        const int sigs[] = {SIGTERM, SIGINT, SIGUSR1, SIGPIPE, SIGCHLD, SIGHUP};
+        for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; k++) signal(sigs[k], SIG_DFL);
+        if (dup2(devnull, 0) < 0 || dup2(run->out_fd, 1) < 0 || dup2(run->err_fd, 2) < 0 || dup2(report[1], 3) < 0 ||
+            fcntl(3, F_SETFD, FD_CLOEXEC) != 0)
+            _exit(127);
+        if (close_range(4, ~0U, 0) != 0)  // the MPI job's sockets and files are not the program's
+            for (int fd = 4; fd < 65536; fd++) close(fd);
+        execvpe(argv[0], argv, envp);
+        const int e = errno;
+        if (write(3, &e, sizeof e) < 0) _exit(126);
+        _exit(127);
+    }
+    close(devnull);
+    close(report[1]);
+    if (pid < 0) {
+        snprintf(run->why, sizeof run->why, "cannot start the program: fork: %s", strerror(errno));
+        close(report[0]);
+        return -1;
+    }
+    setpgid(pid, pid);  // also here, so the group exists before the first signal
+    int e = 0;
+    ssize_t n;
+    while ((n = read(report[0], &e, sizeof e)) < 0 && errno == EINTR) {
+    }
+    close(report[0]);
+    run->pid = pid;
+    if (n == (ssize_t)sizeof e) {  // exec failed: the child exits at once
+        waitpid(pid, NULL, 0);
+        run->pid = 0;
+        snprintf(run->why, sizeof run->why, "cannot run %s: %s", argv[0], strerror(e));
+        return -1;
+    }
+    return 0;
+}
+
+// Reap what has exited in the program's group; 1 once the program and every process of
+// its group are gone (the worker is their subreaper, so orphans come back to it).
+static int group_gone(Run *run) {
+    int st;
+    pid_t p;
+    while ((p = waitpid(-run->pid, &st, WNOHANG)) > 0)
+        if (p == run->pid) run->status = st, run->exited = 1;
+    return run->exited && kill(-run->pid, 0) != 0 && errno == ESRCH;
+}
+
+// SIGTERM to the program's group (once), SIGKILL when the grace is over.
+static void terminate(Run *run, EndCause cause) {
+    if (run->cause == END_NONE) run->cause = cause;
+    const double now = now_seconds();
+    if (run->kill_at == 0) {
+        kill(-run->pid, SIGTERM);
+        run->kill_at = now + run->spec->grace;
+    } else if (now >= run->kill_at) {
+        kill(-run->pid, SIGKILL);
+    }
+}
+
+static off_t fd_size(int fd) {
+    struct stat st;
+    return fstat(fd, &st) == 0 ? st.st_size : 0;
+}
+
+// One look at the program (the leader): its exit, its new metric lines, its output, its
+// time. Returns whether it is gone.
+static int poll_program(Run *run) {
+    const int gone = group_gone(run);
+    if (run->cause != END_BAD_LINE && read_metrics(run, gone) != 0) {
+        terminate(run, END_BAD_LINE);
+        return group_gone(run);
+    }
+    const struct {
+        int fd;
+        const char *what;
+    } outputs[] = {{run->out_fd, "stdout"}, {run->err_fd, "stderr"}, {run->metrics_fd, "its metrics file"}};
+    for (size_t k = 0; k < 3 && run->cause == END_NONE; k++)  // also once it is gone: it may write fast and end
+        if ((double)fd_size(outputs[k].fd) > run->spec->max_output) {
+            snprintf(run->why, sizeof run->why, "the program wrote more than %.0f MiB to %s (budget max_output_mb)",
+                     run->spec->max_output / 1048576.0, outputs[k].what);
+            if (gone)
+                run->cause = END_OUTPUT;
+            else
+                terminate(run, END_OUTPUT);
+        }
+    if (gone) return 1;
+    const double limit = run->hooks->time_limit;
+    if (limit > 0 && now_seconds() - run->t0 > limit && run->cause == END_NONE) terminate(run, END_TIME);
+    if (run->cause != END_NONE) terminate(run, run->cause);  // SIGKILL once the grace is over
+    return 0;
+}
+
+// The trial's directory, fresh; an earlier attempt's with files of the program's own
+// becomes NNNNNN.resume (*resume gets its path). 0, or -1 with the reason in run->why.
+static int trial_dir(Run *run, char **resume) {
+    char name[32];
+    snprintf(name, sizeof name, "%06d", run->r->id);
+    if (make_dirs(run->spec->trials_dir) != 0) {
+        snprintf(run->why, sizeof run->why, "cannot make %s: %s", run->spec->trials_dir, strerror(errno));
+        return -1;
+    }
+    char *top = realpath(run->spec->trials_dir, NULL);
+    if (!top) {
+        snprintf(run->why, sizeof run->why, "%s: %s", run->spec->trials_dir, strerror(errno));
+        return -1;
+    }
+    run->dir = path_join(top, name);
+    char *old = xmalloc(strlen(run->dir) + sizeof ".resume");
+    sprintf(old, "%s.resume", run->dir);
+    *resume = NULL;
+    if (holds_program_files(run->dir)) {
+        remove_tree(old);
+        if (rename(run->dir, old) == 0) *resume = old;
+    }
+    if (!*resume) free(old);
+    remove_tree(run->dir);
+    free(top);
+    if (mkdir(run->dir, 0777) != 0) {
+        snprintf(run->why, sizeof run->why, "cannot make %s: %s", run->dir, strerror(errno));
+        return -1;
+    }
+    run->metrics_path = path_join(run->dir, "metrics.jsonl");
+    run->stdout_path = path_join(run->dir, "stdout");
+    run->stderr_path = path_join(run->dir, "stderr");
+    return 0;
+}
+
+static int open_output(const char *path) { return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); }
+
+// The leader starts the program: 0, or -1 with the reason in run->why.
+static int start(Run *run) {
+    char *resume = NULL;
+    if (trial_dir(run, &resume) != 0) return -1;
+    char *args_path = path_join(run->dir, "args.json");
+    char *args = program_args_json(&run->r->config);
+    FILE *f = fopen(args_path, "w");
+    int rc = f && fputs(args, f) >= 0 && fputc('\n', f) >= 0 ? 0 : -1;
+    if (f && fclose(f) != 0) rc = -1;
+    cJSON_free(args);
+    char **argv = NULL, **envp = NULL;
+    int argc = 0;
+    char devices[4096] = "", err[200];
+    if (rc != 0) snprintf(run->why, sizeof run->why, "cannot write %s: %s", args_path, strerror(errno));
+    if (rc == 0 && program_command(run->spec, &run->r->config, args_path, &argv, &argc, err, sizeof err) != 0) {
+        snprintf(run->why, sizeof run->why, "command: %s", err);
+        rc = -1;
+    }
+    if (rc == 0 && run->spec->gpus > 0) {
+        if (program_devices(run->hooks->device_slot, run->spec->gpus, getenv("CUDA_VISIBLE_DEVICES"), devices,
+                            sizeof devices, err, sizeof err) != 0) {
+            snprintf(run->why, sizeof run->why, "%s", err);
+            rc = -1;
+        }
+    }
+    if (rc == 0) {
+        cJSON *words = json_must(cJSON_CreateStringArray((const char *const *)argv, argc));
+        run->r->run.command = cJSON_PrintUnformatted(words);
+        cJSON_Delete(words);
+        run->out_fd = open_output(run->stdout_path);
+        run->err_fd = open_output(run->stderr_path);
+        const int m = open_output(run->metrics_path);
+        if (m >= 0) close(m);
+        run->metrics_fd = open(run->metrics_path, O_RDONLY | O_CLOEXEC);
+        if (run->out_fd < 0 || run->err_fd < 0 || run->metrics_fd < 0) {
+            snprintf(run->why, sizeof run->why, "cannot open the files of %s: %s", run->dir, strerror(errno));
+            rc = -1;
+        }
+    }
+    if (rc == 0) envp = child_environment(run, resume, run->spec->gpus > 0 ? devices : NULL, err, sizeof err);
+    run->t0 = now_seconds();
+    if (rc == 0) rc = spawn(run, argv, envp);
+    program_argv_free(argv);
+    program_argv_free(envp);
+    free(args_path);
+    free(resume);
+    return rc;
+}
+
+static int group_size(const TrialHooks *h) {
+    int n = 1;
+    if (h->group) MPI_Comm_size(*h->group, &n);
+    return n;
+}
+
+static void group_bcast(const TrialHooks *h, void *buf, int bytes) {
+    if (h->group && group_size(h) > 1) MPI_Bcast(buf, bytes, MPI_BYTE, 0, *h->group);
+}
+
+// Every rank's answer combined (any nonzero counts).
+static int group_any(const TrialHooks *h, int v) {
+    if (h->group && group_size(h) > 1) MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MAX, *h->group);
+    return v;
+}
+
+static void append_curve(TrialResult *r, const CurvePoint *pt) {
+    r->curve = xrealloc(r->curve, (size_t)(r->n_curve + 1) * sizeof *r->curve);
+    r->curve[r->n_curve++] = *pt;
+}
+
+// The program runs; every rank of the group follows it until it is gone.
+static void follow(Run *run, int started) {
+    const TrialHooks *h = run->hooks;
+    for (;;) {
+        PollHeader head = {0};
+        if (run->leader) head.ended = !started || poll_program(run);
+        const int stop = group_any(h, h->should_stop && h->should_stop(h->ctx));
+        if (run->leader) head.n_points = run->n_pending < MAX_POINTS_PER_POLL ? run->n_pending : MAX_POINTS_PER_POLL;
+        if (head.ended && run->leader && run->n_pending > head.n_points) head.ended = 0;  // the rest next time
+        if (run->leader) head.stopping = run->cause != END_NONE;
+        group_bcast(h, &head, sizeof head);
+        Eval *ev = run->leader ? run->pending : xmalloc((size_t)(head.n_points ? head.n_points : 1) * sizeof *ev);
+        group_bcast(h, ev, head.n_points * (int)sizeof *ev);
+        int prune = 0;
+        for (int k = 0; k < head.n_points; k++) {
+            append_curve(run->r, &ev[k].pt);
+            run->r->program_metric = ev[k].metric;
+            if (prune || head.stopping || !h->on_eval) continue;
+            EvalPoint e = trial_eval_point(run->r, &ev[k].pt, h->reward);  // no invariants traced: no reward
+            e.program_metric = ev[k].metric;
+            prune = h->on_eval(h->ctx, &e, LONG_MAX);
+        }
+        if (run->leader && head.n_points) {
+            memmove(run->pending, run->pending + head.n_points, (size_t)(run->n_pending - head.n_points) * sizeof *ev);
+            run->n_pending -= head.n_points;
+        } else if (!run->leader) {
+            free(ev);
+        }
+        if (head.ended) return;
+        if (run->leader && (prune || stop)) terminate(run, stop ? END_STOPPED : END_PRUNED);
+        nanosleep(&(struct timespec){0, POLL_MS * 1000000L}, NULL);
+    }
+}
+
+static const char *signal_text(int sig) {
+    const char *s = strsignal(sig);
+    return s ? s : "unknown";
+}
+
+// The leader's verdict once the program is gone (status and reason of r).
+static void verdict(Run *run) {
+    TrialResult *r = run->r;
+    const int last = r->n_curve ? r->curve[r->n_curve - 1].step : 0;
+    r->steps = last;
+    switch (run->cause) {
+    case END_PRUNED:
+        r->status = TRIAL_PRUNED;
+        snprintf(r->reason, sizeof r->reason, "stopped by the scheduler at step %d", last);
+        return;
+    case END_STOPPED:
+        r->status = TRIAL_INTERRUPTED;
+        return;
+    case END_TIME:
+        r->status = TRIAL_FAILED;
+        snprintf(r->reason, sizeof r->reason, "time limit of %g s exceeded at step %d (SIGTERM, then SIGKILL after %g s)",
+                 run->hooks->time_limit, last, run->spec->grace);
+        return;
+    case END_OUTPUT:
+    case END_BAD_LINE:
+        r->status = TRIAL_FAILED;
+        snprintf(r->reason, sizeof r->reason, "%s", run->why);
+        return;
+    case END_NONE: break;
+    }
+    r->status = TRIAL_FAILED;
+    if (!run->exited)
+        snprintf(r->reason, sizeof r->reason, "%s", run->why);
+    else if (WIFSIGNALED(run->status))
+        snprintf(r->reason, sizeof r->reason, "the program was killed by signal %d (%s)", WTERMSIG(run->status),
+                 signal_text(WTERMSIG(run->status)));
+    else if (WEXITSTATUS(run->status) != 0)
+        snprintf(r->reason, sizeof r->reason, "the program exited with code %d", WEXITSTATUS(run->status));
+    else if (run->lines == 0)
+        snprintf(r->reason, sizeof r->reason, "the program wrote no metrics to ATTNSWEEP_METRICS");
+    else
+        r->status = TRIAL_OK;
+}
+
+// The checkpoint: the one a line named, else TRIAL_DIR/model.safetensors, or its sharded
+// index; NULL when there is none.
+static char *checkpoint_path(const Run *run) {
+    if (run->checkpoint) return xstrdup(run->checkpoint);
+    static const char *const names[] = {"model.safetensors", "model.safetensors.index.json"};
+    for (size_t k = 0; k < 2; k++) {
+        char *p = path_join(run->dir, names[k]);
+        if (access(p, F_OK) == 0) return p;
+        free(p);
+    }
+    return NULL;
+}
+
+// Layers of the checkpoint as r's final weights (every rank reads it); 0, or -1 with the
+// reason in why.
+static int read_checkpoint(TrialResult *r, const char *path, TensorView view, char *why, size_t len) {
+    AttentionLayers a;
+    char err[1024];
+    if (safetensors_attention(path, 0, &a, err, sizeof err) != 0) {
+        snprintf(why, len, "checkpoint %s", err);
+        return -1;
+    }
+    if (!a.out && view == TENSOR_FUNCTION) {
+        snprintf(why, len, "checkpoint %s has no output projections, which the function-level tensor needs (reward "
+                           "tensor: parameters scores Q, K and V alone)", path);
+        attention_layers_free(&a);
+        return -1;
+    }
+    r->n_layers = a.n_layers;
+    memcpy(r->dims, a.dims, sizeof r->dims);
+    memcpy(r->out_dims, a.out_dims, sizeof r->out_dims);
+    r->weights = a.weights;
+    r->weights_out = a.out ? a.out : xcalloc((size_t)a.n_layers, sizeof *r->weights_out);
+    for (int l = 0; l < a.n_layers; l++) free(a.names[l]);
+    free(a.names);
+    return 0;
+}
+
+// Text the group's leader has, to every rank (NULL stays NULL).
+static char *share_text(const TrialHooks *h, int leader, const char *text) {
+    int n = leader ? (text ? (int)strlen(text) + 1 : 0) : 0;
+    group_bcast(h, &n, sizeof n);
+    if (!n) return NULL;
+    char *s = leader ? xstrdup(text) : xmalloc((size_t)n);
+    group_bcast(h, s, n);
+    return s;
+}
+
+// After the program: the verdict, the files, the checkpoint (read by every rank).
+static void finish(Run *run) {
+    const TrialHooks *h = run->hooks;
+    TrialResult *r = run->r;
+    if (run->leader) {
+        verdict(run);
+        r->run.dir = xstrdup(run->dir ? run->dir : "");
+        r->run.stdout_path = xstrdup(run->stdout_path ? run->stdout_path : "");
+        r->run.stderr_path = xstrdup(run->stderr_path ? run->stderr_path : "");
+        r->run.metrics_path = xstrdup(run->metrics_path ? run->metrics_path : "");
+        r->run.stderr_tail = run->stderr_path ? file_tail(run->stderr_path) : xstrdup("");
+        if (!r->run.command) r->run.command = xstrdup("[]");
+        r->seconds = r->train_seconds = run->t0 > 0 ? now_seconds() - run->t0 : 0;
+        r->test_accuracy = run->test_accuracy, r->test_loss = run->test_loss, r->n_params = run->n_params;
+    }
+    int head[3] = {r->status, r->steps, (int)(r->n_params > 2147483647L ? 2147483647L : r->n_params)};
+    group_bcast(h, head, sizeof head);
+    r->status = head[0], r->steps = head[1], r->n_params = head[2];
+    char *path = run->leader && trial_status_measured(r->status) ? checkpoint_path(run) : NULL;
+    char *shared = share_text(h, run->leader, path);
+    free(path);
+    path = shared;
+    char why[1200] = "";
+    int failed = 0;
+    if (path) failed = read_checkpoint(r, path, h->reward->tensor, why, sizeof why) != 0;
+    else if (run->leader && trial_status_measured(r->status) && run->spec->needs_checkpoint)
+        failed = 1, snprintf(why, sizeof why, "no checkpoint: the program wrote no %s/model.safetensors and named none "
+                                             "(this sweep scores the program's attention weights)", run->dir);
+    if (group_any(h, failed)) {  // a failure on any rank fails the trial everywhere
+        if (run->leader) {
+            r->status = TRIAL_FAILED;
+            snprintf(r->reason, sizeof r->reason, "%.*s", (int)sizeof r->reason - 1,  // a long path's end is cut
+                     why[0] ? why : "the checkpoint is unreadable on another rank of the group");
+        }
+        r->status = TRIAL_FAILED;
+        for (int l = 0; l < r->n_layers; l++) free(r->weights[l]), free(r->weights_out[l]);
+        free(r->weights), free(r->weights_out);
+        r->weights = r->weights_out = NULL, r->n_layers = 0;
+    }
+    if (run->leader) r->run.checkpoint = xstrdup(path && r->n_layers ? path : "");
+    free(path);
+}
+
+static void close_run(Run *run) {
+    const int fds[] = {run->out_fd, run->err_fd, run->metrics_fd};
+    for (size_t k = 0; k < 3; k++)
+        if (fds[k] > 0) close(fds[k]);
+    free(run->dir), free(run->metrics_path), free(run->stdout_path), free(run->stderr_path), free(run->checkpoint);
+    free(run->partial), free(run->pending);
+}
+
+typedef struct {
+    TrialRunner runner;
+    const ProgramSpec *spec;
+} External;
+
+static void external_run(TrialRunner *self, const TrialConfig *c, const TrialHooks *hooks, TrialResult *r) {
+    const External *x = (const External *)self;
+    int rank = 0;
+    if (hooks->group) MPI_Comm_rank(*hooks->group, &rank);
+    Run run = {.spec = x->spec, .hooks = hooks, .r = r, .leader = rank == 0, .out_fd = -1, .err_fd = -1,
+               .metrics_fd = -1, .test_accuracy = NAN, .test_loss = NAN};
+    r->program_metric = NAN;
+    int started = 0;
+    if (run.leader) started = start(&run) == 0;
+    follow(&run, started);
+    finish(&run);
+    close_run(&run);
+    (void)c;
+}
+
+static void external_free(TrialRunner *self) { free(self); }
+
+TrialRunner *trial_external_runner(const ProgramSpec *spec) {
+    // Orphans of a program (its children, once it exited) come back to the worker, which
+    // reaps them: the program's process group is empty when they are gone.
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    External *x = xcalloc(1, sizeof *x);
+    x->runner = (TrialRunner){.run = external_run, .free = external_free};
+    x->spec = spec;
+    return &x->runner;
+}
