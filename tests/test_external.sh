@@ -221,4 +221,22 @@ sys.exit(0 if ok else 1)
 PY
 pass "the README's program: 2 trials ok, scored"
 
+# ---------------------------------------------------------------------------
+echo "== 7. a link planted at NAME.trials is refused, its target untouched  [$((SECONDS - start)) s]"
+program_yaml link "metric: {name: val_loss, goal: minimize}" "budget: {time_limit: 20}" "kind: {value: ok}"
+mkdir -p "$tmp/elsewhere" && touch "$tmp/elsewhere/keep"
+ln -s "$tmp/elsewhere" "$tmp/link.trials"
+mpi 2 run "$tmp/link.yaml" -o "$tmp/link.h5"
+[[ $rc == 1 ]] || fail "a sweep whose only trial failed exits 1 (got $rc)"
+[[ $(ls -A "$tmp/elsewhere") == keep ]] || fail "the link's target was written to: $(ls -A "$tmp/elsewhere")"
+"$py" - "$tmp/link.h5" <<'PY' || fail "the refused trial's record"
+import sys, h5py
+a = h5py.File(sys.argv[1], "r")["trials/000000"].attrs
+reason = a["reason"].decode() if isinstance(a["reason"], bytes) else a["reason"]
+ok = a["status"] in ("failed", b"failed") and "is a symbolic link" in reason
+if not ok: print(a["status"], reason)
+sys.exit(0 if ok else 1)
+PY
+pass "a symbolic link at link.trials: the trial failed with the reason, nothing written through it"
+
 echo "test_external: $checks checks passed in $((SECONDS - start)) s"

@@ -639,6 +639,12 @@ static int trial_dir(Run *run, char **resume) {
         snprintf(run->why, sizeof run->why, "cannot make %s: %s", run->spec->trials_dir, strerror(errno));
         return -1;
     }
+    struct stat st;
+    if (lstat(run->spec->trials_dir, &st) == 0 && S_ISLNK(st.st_mode)) {
+        snprintf(run->why, sizeof run->why, "%s is a symbolic link: attnsweep never writes through one",
+                 run->spec->trials_dir);
+        return -1;
+    }
     char *top = realpath(run->spec->trials_dir, NULL);
     if (!top) {
         snprintf(run->why, sizeof run->why, "%s: %s", run->spec->trials_dir, strerror(errno));
