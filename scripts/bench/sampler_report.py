@@ -41,7 +41,7 @@ def fmt_trials(x, n):
 
 
 def hypervolume(points, ref):
-    """Two objectives, both larger-is-better, against ref (as sampler_vs_optuna.py)."""
+    """Two objectives, both larger-is-better, against ref (sampler_vs_optuna.py uses it too)."""
     pts = sorted((p for p in points if p[0] > ref[0] and p[1] > ref[1]), key=lambda p: -p[0])
     area, best_y = 0.0, ref[1]
     for x, y in pts:

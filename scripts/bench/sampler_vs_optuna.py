@@ -17,6 +17,8 @@ import warnings
 
 import optuna
 
+from sampler_report import hypervolume  # the report's, so both compute one thing
+
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
 
@@ -69,17 +71,6 @@ def tabular_params(t):
             t.suggest_categorical("d_model", [16, 32, 64]), t.suggest_categorical("layers", [1, 2]))
 
 
-def hypervolume(points, ref=(0.0, 0.0)):
-    """Two objectives, both larger-is-better, against ref."""
-    pts = sorted((p for p in points if p[0] > ref[0] and p[1] > ref[1]), key=lambda p: -p[0])
-    area, best_y = 0.0, ref[1]
-    for x, y in pts:
-        if y > best_y:
-            area += (x - ref[0]) * (y - best_y)
-            best_y = y
-    return area
-
-
 def scaled(table):
     """(val_accuracy, correlation) -> both in [0, 1] by their range over the table, 1 best
     (as sampler_bench.c's hypervolume)."""
@@ -119,7 +110,7 @@ def main():
             study.tell(trial, [acc, corr] if mo else acc)
             if mo:
                 points.append(scale(acc, corr))
-            values.append(hypervolume(points) if mo else acc)
+            values.append(hypervolume(points, (0.0, 0.0)) if mo else acc)
         print(json.dumps({"method": sampler_name, "objective": objective, "seed": seed,
                           "propose_ms": 1e3 * elapsed / trials, "propose_last_ms": 1e3 * last / min(trials, 10),
                           "values": values}))
