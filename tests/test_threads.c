@@ -1,8 +1,9 @@
-// A rank's threads share the non-GEMM work of a step (src/model/threads.h): the results
-// must not depend on timing, so two runs with the same thread count agree bit for bit,
-// and a different thread count changes at most the order of sums over rows. Every kernel
-// that is split among threads is run with 1 and with 2 threads (openblas_set_num_threads
-// sets both), then one whole training step of each attention variant.
+// A rank's threads share the work of a step (src/model/threads.h): the results must not
+// depend on timing, so two runs with the same thread count agree bit for bit, and a
+// different thread count changes at most the order of sums over rows. Every kernel that
+// is split among threads (the GEMM wrapper's blocks of rows or columns too) is run with
+// 1 and with 2 threads (kernel_threads_set), then one whole training step of each
+// attention variant; and OpenBLAS runs on one thread while the threads are the model's.
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,9 @@
 #include "model/adamw.h"
 #include "model/attention.h"
 #include "model/layers.h"
+#include "model/matmul.h"
 #include "model/model.h"
+#include "model/threads.h"
 
 static unsigned seed = 777;
 
@@ -36,10 +39,20 @@ static void put(Outputs *o, const float *x, long n) {
 }
 
 static Outputs run_kernels(int threads) {
-    openblas_set_num_threads(threads);
+    kernel_threads_set(threads);
     Outputs o = {0};
     seed = 777;
     const int N = 301, C = 24, F = 40, K = 11, B = 3, T = 70, NH = 2, CA = 32;
+    // The GEMM wrapper, split by rows (M >= N) and by columns, every transposition, beta 0 and 1.
+    for (int shape = 0; shape < 2; shape++)
+        for (int ta = 0; ta <= 1; ta++)
+            for (int tb = 0; tb <= 1; tb++) {
+                const int gm = shape ? 45 : 333, gn = shape ? 333 : 45, gk = 70;
+                float *ga = rnd((long)gm * gk, 1.0), *gb = rnd((long)gk * gn, 1.0), *gc = rnd((long)gm * gn, 1.0);
+                gemm(ta, tb, gm, gn, gk, 0.5f, ga, ta ? gm : gk, gb, tb ? gk : gn, (float)(ta ^ tb), gc, gn);
+                put(&o, gc, (long)gm * gn);
+                free(ga), free(gb), free(gc);
+            }
     // LayerNorm with the fused residual, forward and backward.
     float *res = rnd((long)N * C, 2.0), *add = rnd((long)N * C, 1.0), *ab = rnd(C, 1.0), *w = rnd(C, 1.0);
     float *b = rnd(C, 1.0), *out = calloc((size_t)N * C, sizeof(float)), *mean = calloc(N, sizeof(float));
@@ -101,7 +114,7 @@ static Outputs run_kernels(int threads) {
 // One training step of a small causal decoder (every block kernel, 2 blocks): the
 // gradient arena after model_backward (the loss is their sum's source).
 static Outputs run_step(AttnKind att, int threads) {
-    openblas_set_num_threads(threads);
+    kernel_threads_set(threads);
     TrialConfig c;
     config_defaults(&c);
     c.task = TASK_CHARLM, c.attention = att, c.d_model = 32, c.heads = 2, c.layers = 2;
@@ -134,6 +147,13 @@ static void compare(const char *what, Outputs one, Outputs two, Outputs two_agai
 
 int main(void) {
     compare("kernels", run_kernels(1), run_kernels(2), run_kernels(2));
+    kernel_threads_set(2);
+    openblas_set_num_threads(2);
+    CHECK(kernel_threads() == 2 && openblas_get_num_threads() == 1,
+          "while the model's threads run, OpenBLAS has %d threads (want 1)", openblas_get_num_threads());
+    kernel_threads_release();
+    CHECK(openblas_get_num_threads() == 2, "kernel_threads_release left OpenBLAS %d threads (want 2)",
+          openblas_get_num_threads());
     for (AttnKind k = 0; k < ATTN_COUNT; k++) {
         char what[64];
         snprintf(what, sizeof what, "training step, %s", attention_names[k]);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "model/threads.h"
 #include "trial/metrics.h"
 
 void trial_runner_free(TrialRunner *runner) {
@@ -18,6 +19,7 @@ void trial_runner_free(TrialRunner *runner) {
 }
 
 void trial_score(TrialResult *out, const BlacsGrid *g, const ScoreOptions *o, const RewardSpec *spec) {
+    kernel_threads_release();  // ScaLAPACK's BLAS on the rank's threads again
     if (out->scores)
         for (int l = 0; l < out->n_layers; l++) layer_score_free(&out->scores[l]);
     free(out->scores);
