@@ -4,7 +4,8 @@
 # stand-ins for mpirun and scontrol; then a one-machine Slurm
 # (scripts/slurm/start-local-slurm.sh, in a private state directory on free ports,
 # stopped at the end) runs
-#   1. a small sweep submitted with `attnsweep slurm --submit`, to completion;
+#   1. a small sweep submitted with `attnsweep slurm --submit`, to completion, under
+#      mpirun and again under srun (--launcher srun) after a --setup command;
 #   2. a sweep preempted after its first trials with `scancel --signal=USR1 --batch`
 #      (what Slurm's --signal does before the time limit): the job stops cleanly, leaves
 #      a readable results file and journal, requeues itself and completes on restart;
@@ -110,6 +111,12 @@ bad_input "--time too short" "too short" quick.yaml --time 3
 bad_input "--nodes without a value" "needs a value" quick.yaml --nodes
 bad_input "--submit to stdout" "--submit" quick.yaml --submit --script -
 bad_input "--output with a space" "--output" quick.yaml -o "$tmp/a b.h5"
+bad_input "bad --mem" "is not a Slurm memory size" quick.yaml --mem 12X
+bad_input "bad --account" "--account 'a b' is not a name" quick.yaml --account "a b"
+bad_input "--sbatch-line not an option" "is not an sbatch option" quick.yaml --sbatch-line qos=high
+bad_input "--sbatch-line of two lines" "has a control character" quick.yaml --sbatch-line $'--qos=a\n--x=b'
+bad_input "empty --setup" "--setup needs a command" quick.yaml --setup " "
+bad_input "bad --launcher" "--launcher must be mpirun or srun, got 'ssh'" quick.yaml --launcher ssh
 
 run slurm quick.yaml --nodes 2 --ntasks-per-node 8 --time 1-12:00:00 --partition debug --group-size 5 \
   --max-requeues 5 --script -
@@ -122,7 +129,7 @@ for line in '#SBATCH --job-name=quick' '#SBATCH --nodes=2' '#SBATCH --ntasks-per
   '#SBATCH --signal=B:USR1@120' "ATTNSWEEP=$bin" 'SWEEP=quick.yaml' 'OUT=results/quick.h5' \
   'GROUP_SIZE=5' 'MAX_REQUEUES=5' 'export OPENBLAS_NUM_THREADS=1' 'export OMPI_MCA_mpi_yield_when_idle=1' \
   "trap 'forward USR1' USR1" "trap 'forward TERM' TERM" \
-  'mpirun "$ATTNSWEEP" run "$SWEEP" --resume -o "$OUT" --group-size "$GROUP_SIZE" &' \
+  'LAUNCHER=mpirun' '"${launch[@]}" "$ATTNSWEEP" run "$SWEEP" --resume -o "$OUT" --group-size "$GROUP_SIZE" &' \
   'if scontrol requeue "$SLURM_JOB_ID"; then exit 0; fi'; do
   grep -qF -- "$line" "$script" || fail "the script lacks the line: $line"
 done
@@ -130,6 +137,33 @@ grep -q -- '--overcommit' "$script" && fail "the script has --overcommit without
 pass "the script has the #SBATCH lines, settings, environment, signal traps, mpirun and requeue"
 [[ -d $tmp/results ]] || fail "the output's directory results/ was not created (Slurm needs it for the log)"
 pass "the output's directory (where the log goes) is created"
+
+# A site's options: account, memory, more #SBATCH lines, setup commands, srun.
+run slurm quick.yaml --ntasks-per-node 2 --account proj_1 --mem 64G --sbatch-line --qos=high \
+  --sbatch-line '--constraint=a100|h100' --setup 'module load openmpi/4' --setup 'echo "setup ran"' \
+  --launcher srun --script -
+[[ $rc == 0 ]] || fail "the site's options: exit code $rc: $(cat "$tmp/err")"
+for line in '#SBATCH --account=proj_1' '#SBATCH --mem=64G' '#SBATCH --qos=high' '#SBATCH --constraint=a100|h100' \
+  'LAUNCHER=srun' '  module load openmpi/4' '  echo "setup ran"' \
+  "--setup 'module load openmpi/4' --setup 'echo \"setup ran\"'"; do
+  grep -qF -- "$line" "$tmp/out" || fail "the site's options: the script lacks the line: $line"
+done
+grep -qE '^#SBATCH --(gres|cpus-per-task)' "$tmp/out" && fail "GPUs or CPUs asked for by a sweep of the built-in engine"
+bash -n "$tmp/out" || fail "bash -n: the script with the site's options does not parse"
+pass "--account, --mem, --sbatch-line (twice), --setup (twice), --launcher srun: in the script as given"
+
+# A program's sweep with resources {gpus: 2, cpus: 4}, 5 ranks in groups of 2: a node
+# holds ceil(5 / 2) = 3 group leaders, so 6 GPUs per node, and 4 CPUs per task.
+printf 'print("x")\n' >"$tmp/train.py"
+printf '%s\n' 'name: prog' 'program: train.py' 'method: random' 'trials: 2' \
+  'metric: {name: val_loss, goal: minimize}' 'resources: {gpus: 2, cpus: 4}' \
+  'parameters:' '  lr: {values: [0.1, 0.2]}' >"$tmp/prog.yaml"
+run slurm prog.yaml --ntasks-per-node 5 --group-size 2 --script -
+[[ $rc == 0 ]] || fail "a program's sweep: exit code $rc: $(cat "$tmp/err")"
+for line in '#SBATCH --gres=gpu:6' '#SBATCH --cpus-per-task=4' 'LAUNCHER=mpirun'; do
+  grep -qxF -- "$line" "$tmp/out" || fail "a program's sweep with resources: the script lacks the line: $line"
+done
+pass "resources {gpus: 2, cpus: 4}, 5 ranks in groups of 2: --gres=gpu:6 and --cpus-per-task=4"
 
 body() { sed -n '/^# ---- body/,$p' "$1"; }
 [[ -n $(body "$root/scripts/slurm/attnsweep.sbatch") ]] || fail "the template has no '# ---- body' line"
@@ -153,7 +187,7 @@ fi
 mkdir -p "$tmp/fakebin"
 cat >"$tmp/fakebin/mpirun" <<'EOF'
 #!/bin/bash
-echo "mpirun $*" >>"$FAKE_LOG"
+echo "$(basename "$0") $*" >>"$FAKE_LOG"
 [[ $FAKE_MODE == wait ]] || exit "$FAKE_MODE"
 trap 'exit 3' USR1
 touch "$FAKE_LOG.started"
@@ -165,16 +199,21 @@ echo "scontrol $*" >>"$FAKE_LOG"
 [[ $1 == -o && $2 == show ]] && echo "JobId=$4 JobName=x JobState=${FAKE_STATE:-RUNNING} Restarts=0"
 exit 0
 EOF
+ln -s mpirun "$tmp/fakebin/srun"  # the same stand-in, logging the name it was called by
 chmod +x "$tmp/fakebin/mpirun" "$tmp/fakebin/scontrol"
 run slurm quick.yaml --ntasks-per-node 2 --max-requeues 2 --script "$tmp/logic.sbatch"
 [[ $rc == 0 ]] || fail "attnsweep slurm --script logic.sbatch: exit code $rc"
-# logic WHAT MODE SIGNAL STATE RESTARTS WANT_RC WANT_REQUEUE(0/1)
+run slurm quick.yaml --ntasks-per-node 2 --max-requeues 2 --launcher srun --script "$tmp/logic-srun.sbatch"
+[[ $rc == 0 ]] || fail "attnsweep slurm --launcher srun --script logic-srun.sbatch: exit code $rc"
+logic_script=$tmp/logic.sbatch launched=mpirun cpus_per_task=""
+# logic WHAT MODE SIGNAL STATE RESTARTS WANT_RC WANT_REQUEUE(0/1): $logic_script, run with
+# the stand-ins, must start "$launched .../attnsweep run ...", exit WANT_RC, requeue or not.
 logic() {
   local what=$1 mode=$2 sig=$3 state=$4 restarts=$5 want_rc=$6 want_requeue=$7 pid src=0 t
   export FAKE_LOG=$tmp/fake.log FAKE_MODE=$mode FAKE_STATE=$state
   rm -f "$FAKE_LOG" "$FAKE_LOG.started"
-  PATH=$tmp/fakebin:$PATH SLURM_JOB_ID=42 SLURM_RESTART_COUNT=$restarts bash "$tmp/logic.sbatch" \
-    >"$tmp/out" 2>"$tmp/err" &
+  PATH=$tmp/fakebin:$PATH SLURM_JOB_ID=42 SLURM_RESTART_COUNT=$restarts SLURM_CPUS_PER_TASK=$cpus_per_task \
+    bash "$logic_script" >"$tmp/out" 2>"$tmp/err" &
   pid=$!
   if [[ $sig != none ]]; then
     t=$((SECONDS + 10))
@@ -184,8 +223,8 @@ logic() {
   fi
   wait "$pid" || src=$?
   [[ $src == "$want_rc" ]] || fail "$what: exit code $src, expected $want_rc"
-  grep -qx 'mpirun .*/attnsweep run quick.yaml --resume -o results/quick.h5 --group-size 1' "$FAKE_LOG" ||
-    fail "$what: mpirun was not run as expected: $(cat "$FAKE_LOG")"
+  grep -qx "$launched .*/attnsweep run quick.yaml --resume -o results/quick.h5 --group-size 1" "$FAKE_LOG" ||
+    fail "$what: the launcher was not run as '$launched ...': $(cat "$FAKE_LOG")"
   if ((want_requeue)); then
     grep -qx 'scontrol requeue 42' "$FAKE_LOG" || fail "$what: no 'scontrol requeue 42'"
   else
@@ -199,7 +238,31 @@ logic "SIGUSR1 (time limit near)" wait USR1 RUNNING 0 0 1
 logic "SIGTERM (scancel, preemption)" wait TERM RUNNING 0 3 0
 logic "SIGUSR1 but the job is being cancelled" wait USR1 CANCELLED 0 3 0
 logic "SIGUSR1 after MAX_REQUEUES restarts" wait USR1 RUNNING 2 3 0
+cpus_per_task=4 launched='mpirun --bind-to none'
+logic "4 CPUs per task: mpirun binds no rank to one core" 0 none RUNNING 0 0 0
+logic_script=$tmp/logic-srun.sbatch launched='srun --mpi=pmix --cpus-per-task=4'
+logic "srun with 4 CPUs per task" 0 none RUNNING 0 0 0
+cpus_per_task="" launched='srun --mpi=pmix'
+logic "srun: sweep complete" 0 none RUNNING 0 0 0
+logic "srun: attnsweep fails" 1 none RUNNING 0 1 0
+logic "srun: SIGUSR1 (time limit near)" wait USR1 RUNNING 0 0 1
+logic "srun: SIGTERM (scancel, preemption)" wait TERM RUNNING 0 3 0
 unset FAKE_LOG FAKE_MODE FAKE_STATE
+
+# A failing setup command ends the job before the launcher: exit code 1, no requeue.
+run slurm quick.yaml --ntasks-per-node 2 --setup 'echo setting up' --setup false --script "$tmp/setup.sbatch"
+[[ $rc == 0 ]] || fail "attnsweep slurm --setup false: exit code $rc"
+export FAKE_LOG=$tmp/fake.log FAKE_MODE=0
+rm -f "$FAKE_LOG"
+src=0
+PATH=$tmp/fakebin:$PATH SLURM_JOB_ID=42 bash "$tmp/setup.sbatch" >"$tmp/out" 2>"$tmp/err" || src=$?
+[[ $src == 1 ]] || fail "--setup false: the script exited $src, expected 1"
+[[ ! -e $FAKE_LOG ]] || fail "--setup false: the launcher or scontrol ran: $(cat "$FAKE_LOG")"
+for phrase in "setting up" "the setup commands failed (exit code 1)"; do
+  grep -qF "$phrase" "$tmp/out" || fail "--setup false: the log lacks '$phrase': $(cat "$tmp/out")"
+done
+pass "script logic: a failing --setup ends the job with exit 1 before the launcher, no requeue"
+unset FAKE_LOG FAKE_MODE
 
 run slurm quick.yaml --ntasks-per-node 2
 [[ $rc == 0 && -s $tmp/results/quick.sbatch ]] || fail "default --script: no results/quick.sbatch (exit $rc)"
@@ -298,6 +361,23 @@ grep -q "sweep complete" "$last_log" || fail "the log does not say 'sweep comple
 grep -q "with 3 ranks" "$last_log" || fail "the job did not get 3 ranks"
 check_h5 results/quick.h5 4 >/dev/null
 pass "job $id (3 ranks, --overcommit): COMPLETED, exit 0:0, 4 trials once each, in $((SECONDS - t0)) s"
+
+# The same through srun, after a --setup command, from its own script.
+t0=$SECONDS
+# shellcheck disable=SC2016  # $(hostname) is for the job to expand
+run slurm quick.yaml --ntasks-per-node 3 --overcommit --launcher srun --setup 'echo "setup ran on $(hostname)"' \
+  -o results/quick-srun.h5 --submit
+[[ $rc == 0 ]] || fail "attnsweep slurm --launcher srun --submit: exit code $rc: $(cat "$tmp/err")"
+id=$(cat "$tmp/out")
+last_log=$tmp/results/quick-srun.slurm-$id.log
+wait_done "$id" 120
+[[ $state == COMPLETED && $(job_field "$id" ExitCode) == 0:0 ]] ||
+  fail "srun job $id ended $state, exit code $(job_field "$id" ExitCode)"
+for phrase in "setup ran on $(hostname)" "launching: srun --mpi=pmix" "sweep complete"; do
+  grep -qF "$phrase" "$last_log" || fail "the srun job's log lacks '$phrase'"
+done
+check_h5 results/quick-srun.h5 4 >/dev/null
+pass "job $id through srun --mpi=pmix after its --setup command: COMPLETED, 4 trials once each, in $((SECONDS - t0)) s"
 
 # start_and_wait_trial SCRIPT OUT: submit; wait until the job runs and has journaled a trial.
 submit_and_wait_trial() {

@@ -120,6 +120,12 @@ int args_parse(const Command *cmd, int argc, char **argv, const char **pos) {
         case OPT_INT: *(int *)o->value = parse_int(cmd->verb, name, v, o->lo, o->hi); break;
         case OPT_NUMBER: *(double *)o->value = args_number(cmd->verb, name, v, o->lo, o->hi); break;
         case OPT_STRING: *(const char **)o->value = v; break;
+        case OPT_LIST: {
+            ArgList *l = o->value;
+            if (l->n == ARGS_LIST_MAX) die(EXIT_BADINPUT, "%s: %s given more than %d times", cmd->verb, name, ARGS_LIST_MAX);
+            l->item[l->n++] = v;
+            break;
+        }
         case OPT_CHOICE: *(int *)o->value = parse_choice(cmd->verb, o, v); break;
         case OPT_FLAG:
         case OPT_PARAMS: break;

@@ -15,9 +15,17 @@ typedef enum {
     OPT_INT,     // *(int *)value: an integer in [lo, hi]
     OPT_NUMBER,  // *(double *)value: a finite number in [lo, hi]
     OPT_STRING,  // *(const char **)value: the argument as it is
+    OPT_LIST,    // *(ArgList *)value: the argument appended, the option repeatable
     OPT_CHOICE,  // *(int *)value: the index of the argument in choices
     OPT_PARAMS,  // every trial parameter (common/config.h) as --name VALUE into *(TrialConfig *)value
 } OptType;
+
+// The values of a repeatable option, in the order given.
+enum { ARGS_LIST_MAX = 64 };
+typedef struct {
+    const char *item[ARGS_LIST_MAX];
+    int n;
+} ArgList;
 
 typedef struct {
     const char *name;            // "--top" (NULL for OPT_PARAMS)
@@ -39,6 +47,8 @@ typedef struct {
     {.name = name_, .type = OPT_NUMBER, .value = var, .arg = arg_, .help = help_, .lo = lo_, .hi = hi_}
 #define OPT_STRING(name_, alias_, var, arg_, help_) \
     {.name = name_, .alias = alias_, .type = OPT_STRING, .value = var, .arg = arg_, .help = help_}
+#define OPT_LIST(name_, var, arg_, help_) \
+    {.name = name_, .type = OPT_LIST, .value = var, .arg = arg_, .help = help_}
 #define OPT_CHOICE(name_, var, names, arg_, help_) \
     {.name = name_, .type = OPT_CHOICE, .value = var, .arg = arg_, .help = help_, .choices = names}
 #define OPT_PARAMS(config, help_) {.type = OPT_PARAMS, .value = config, .help = help_}

@@ -35,10 +35,14 @@ enum { SIGNAL_LEAD_SECONDS = 120, MIN_TIME_SECONDS = 300, MAX_COUNT = 1000000 };
 // line on, compiled in from scripts/slurm/attnsweep.sbatch (CMakeLists.txt, embed_text.cmake).
 extern const char slurm_script_body[];
 
+static const char *const launchers[] = {"mpirun", "srun", NULL};
+
 typedef struct {
-    const char *sweep, *output, *script, *time, *partition;
+    const char *sweep, *output, *script, *time, *partition, *account, *mem;
     int nodes, ntasks_per_node, group_size, max_requeues;
-    int overcommit, submit;
+    int overcommit, submit, launcher;  // launcher: an index of launchers
+    ArgList sbatch_lines, setup;       // verbatim #SBATCH options; the setup function's lines
+    int gpus, cpus;                    // the sweep's resources per worker group (0: none given)
 } SlurmOptions;
 
 // One run of decimal digits at *s: its value (or -1), advancing *s.
@@ -95,14 +99,17 @@ static int parse_time(const char *text, long *seconds) {
     return 0;
 }
 
-// The sweep's name (its `name:`, or the file's stem), after loading and validating the
-// whole search space here, so that a mistake shows now and not when the job starts.
-// Job and file names keep letters, digits, '_', '-' and '.'; anything else becomes '_'.
-static char *sweep_name(const char *path) {
+// The sweep's name (its `name:`, or the file's stem) and its resources per worker group
+// (o->gpus, o->cpus), after loading and validating the whole search space here, so that
+// a mistake shows now and not when the job starts. Job and file names keep letters,
+// digits, '_', '-' and '.'; anything else becomes '_'.
+static char *sweep_name(SlurmOptions *o) {
     SweepSpec spec;
     char err[1024];
-    if (space_load(&spec, path, err, sizeof err) != 0) die(EXIT_BADINPUT, "slurm: %s", err);
+    if (space_load(&spec, o->sweep, err, sizeof err) != 0) die(EXIT_BADINPUT, "slurm: %s", err);
     char *name = xstrdup(spec.name && spec.name[0] ? spec.name : "sweep");
+    o->gpus = spec.program.gpus;
+    o->cpus = spec.program.cpus;
     space_free(&spec);
     for (char *c = name; *c; c++)
         if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-' && *c != '.') *c = '_';
@@ -119,6 +126,39 @@ static void check_sbatch_text(const char *what, const char *text) {
             die(EXIT_BADINPUT,
                 "slurm: %s '%s' cannot go on an #SBATCH line (no spaces, quotes, backslashes or '%%')", what,
                 text);
+}
+
+// An account or partition name: letters, digits, '_', '-', '.', ','.
+static void check_name(const char *opt, const char *text) {
+    if (!text[0]) die(EXIT_BADINPUT, "slurm: %s needs a name", opt);
+    for (const char *c = text; *c; c++)
+        if (!isalnum((unsigned char)*c) && !strchr("_-.,", *c))
+            die(EXIT_BADINPUT, "slurm: %s '%s' is not a name Slurm takes (letters, digits, '_', '-', '.', ',')", opt,
+                text);
+}
+
+// --mem: Slurm's memory per node, a whole number with an optional unit K, M, G or T (0: all of it).
+static void check_mem(const char *text) {
+    const char *c = text;
+    while (isdigit((unsigned char)*c)) c++;
+    if (c == text || (*c && (!strchr("KMGT", *c) || c[1])))
+        die(EXIT_BADINPUT,
+            "slurm: --mem '%s' is not a Slurm memory size (a whole number of megabytes, or with K, M, G or T: 64G)",
+            text);
+}
+
+// --sbatch-line and --setup: one line each, in the script as it is given.
+static void check_lines(const char *opt, const ArgList *l) {
+    for (int i = 0; i < l->n; i++) {
+        const char *t = l->item[i];
+        for (const char *c = t; *c; c++)
+            if (iscntrl((unsigned char)*c)) die(EXIT_BADINPUT, "slurm: %s '%s' has a control character (one line each)", opt, t);
+        if (!strcmp(opt, "--sbatch-line") && (t[0] != '-' || !t[1]))
+            die(EXIT_BADINPUT, "slurm: --sbatch-line '%s' is not an sbatch option (e.g. --qos=high or --constraint=a100)",
+                t);
+        if (!strcmp(opt, "--setup") && !t[strspn(t, " \t")])
+            die(EXIT_BADINPUT, "slurm: --setup needs a command (e.g. 'module load openmpi')");
+    }
 }
 
 // A shell word: as it is when it is plain, otherwise in single quotes.
@@ -227,7 +267,18 @@ static char *script_text(const SlurmOptions *o, const char *name, const char *lo
     fprintf(f, " --nodes %d --ntasks-per-node %d --group-size %d", o->nodes, o->ntasks_per_node, o->group_size);
     if (o->time) fprintf(f, " --time %s", o->time);
     if (o->partition) fprintf(f, " --partition %s", o->partition);
+    if (o->account) fprintf(f, " --account %s", o->account);
+    if (o->mem) fprintf(f, " --mem %s", o->mem);
     if (o->overcommit) fputs(" --overcommit", f);
+    if (o->launcher) fprintf(f, " --launcher %s", launchers[o->launcher]);
+    for (int i = 0; i < o->sbatch_lines.n; i++) {
+        fputs(" --sbatch-line ", f);
+        put_shell_word(f, o->sbatch_lines.item[i]);
+    }
+    for (int i = 0; i < o->setup.n; i++) {
+        fputs(" --setup ", f);
+        put_shell_word(f, o->setup.item[i]);
+    }
     fputs(" -o ", f);
     put_shell_word(f, o->output);
     fputs("\n# Submit it with sbatch. Every line after the #SBATCH lines and the settings is the\n"
@@ -242,11 +293,19 @@ static char *script_text(const SlurmOptions *o, const char *name, const char *lo
         fprintf(f, "#SBATCH --ntasks-per-node=%d\n", o->ntasks_per_node);
     if (o->time) fprintf(f, "#SBATCH --time=%s\n", o->time);
     if (o->partition) fprintf(f, "#SBATCH --partition=%s\n", o->partition);
+    if (o->account) fprintf(f, "#SBATCH --account=%s\n", o->account);
+    if (o->mem) fprintf(f, "#SBATCH --mem=%s\n", o->mem);
+    // A node holds at most ceil(M / G) group leaders (the coordinator's node one fewer
+    // rank), and a group's devices are its slot on the node times K onwards (sweep.c).
+    if (o->gpus)
+        fprintf(f, "#SBATCH --gres=gpu:%d\n", (o->ntasks_per_node + o->group_size - 1) / o->group_size * o->gpus);
+    if (o->cpus) fprintf(f, "#SBATCH --cpus-per-task=%d\n", o->cpus);
     fprintf(f, "#SBATCH --chdir=%s\n", cwd);
     fprintf(f, "#SBATCH --output=%s\n", log);
     fputs("#SBATCH --open-mode=append\n", f);
     fputs("#SBATCH --requeue\n", f);
     fprintf(f, "#SBATCH --signal=B:USR1@%d\n", SIGNAL_LEAD_SECONDS);
+    for (int i = 0; i < o->sbatch_lines.n; i++) fprintf(f, "#SBATCH %s\n", o->sbatch_lines.item[i]);
     fputs("\n# ---- settings (relative paths: from the --chdir directory)\n", f);
     fputs("ATTNSWEEP=", f);
     put_shell_word(f, exe);
@@ -254,7 +313,10 @@ static char *script_text(const SlurmOptions *o, const char *name, const char *lo
     put_shell_word(f, o->sweep);
     fputs("\nOUT=", f);
     put_shell_word(f, o->output);
-    fprintf(f, "\nGROUP_SIZE=%d\nMAX_REQUEUES=%d\n\n", o->group_size, o->max_requeues);
+    fprintf(f, "\nGROUP_SIZE=%d\nMAX_REQUEUES=%d\nLAUNCHER=%s\nsetup() {\n", o->group_size, o->max_requeues,
+            launchers[o->launcher]);
+    for (int i = 0; i < o->setup.n; i++) fprintf(f, "  %s\n", o->setup.item[i]);
+    fputs(o->setup.n ? "}\n\n" : "  :\n}\n\n", f);
     fputs(slurm_script_body, f);
     if (fclose(f) != 0) die(EXIT_RUNTIME, "slurm: out of memory");
     free(exe);
@@ -322,6 +384,14 @@ int cmd_slurm(int argc, char **argv) {
                    "time limit: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or\n"
                    "D-HH:MM:SS, at least 5 minutes (default: the partition's)"),
         OPT_STRING("--partition", NULL, &o.partition, "P", "partition (default: the cluster's default)"),
+        OPT_STRING("--account", NULL, &o.account, "A", "the account to charge (default: yours)"),
+        OPT_STRING("--mem", NULL, &o.mem, "M", "memory per node: megabytes, or with K, M, G or T (64G)"),
+        OPT_LIST("--sbatch-line", &o.sbatch_lines, "OPT",
+                 "one more #SBATCH line, as sbatch takes it (--qos=high);\nrepeatable"),
+        OPT_LIST("--setup", &o.setup, "CMD",
+                 "a command the job runs first (module load openmpi);\nrepeatable, run in order; a failure ends the job"),
+        OPT_CHOICE("--launcher", &o.launcher, launchers, "L",
+                   "mpirun (default) or srun (srun --mpi=pmix)"),
         OPT_FLAG("--overcommit", NULL, &o.overcommit, 1,
                  "allow more ranks than cores (test machines; the script\n"
                  "asks for --ntasks N x M instead of --ntasks-per-node)"),
@@ -341,6 +411,8 @@ int cmd_slurm(int argc, char **argv) {
              "(mpirun takes the rank count from Slurm), passes SIGUSR1/SIGTERM on to it, and\n"
              "requeues itself when a time limit or preemption stopped the sweep (exit code 3),\n"
              "so the job continues where it stopped. Slurm signals the job %d s before --time.\n"
+             "A program's sweep with resources {gpus: K, cpus: C} asks for --gres=gpu:K x the\n"
+             "groups a node holds (ceil(M / G)) and --cpus-per-task=C.\n"
              "The template with every line explained: scripts/slurm/attnsweep.sbatch.\n\n",
              SIGNAL_LEAD_SECONDS);
     const Command cmd = {"slurm", "attnsweep slurm SWEEP.yaml [options]",
@@ -365,13 +437,11 @@ int cmd_slurm(int argc, char **argv) {
                 "minutes)",
                 o.time, SIGNAL_LEAD_SECONDS, MIN_TIME_SECONDS / 60);
     }
-    if (o.partition) {
-        if (!o.partition[0]) die(EXIT_BADINPUT, "slurm: --partition needs a name");
-        for (const char *c = o.partition; *c; c++)
-            if (!isalnum((unsigned char)*c) && !strchr("_-.,", *c))
-                die(EXIT_BADINPUT, "slurm: --partition '%s' is not a partition name (letters, digits, '_', '-', '.', ',')",
-                    o.partition);
-    }
+    if (o.partition) check_name("--partition", o.partition);
+    if (o.account) check_name("--account", o.account);
+    if (o.mem) check_mem(o.mem);
+    check_lines("--sbatch-line", &o.sbatch_lines);
+    check_lines("--setup", &o.setup);
     long ranks = (long)o.nodes * o.ntasks_per_node;
     if (ranks > MAX_COUNT) die(EXIT_BADINPUT, "slurm: %ld ranks is more than %d", ranks, MAX_COUNT);
     if (ranks < 1 + o.group_size || (ranks - 1) % o.group_size)  // what attnsweep run requires
@@ -382,7 +452,7 @@ int cmd_slurm(int argc, char **argv) {
     if (o.submit && o.script && !strcmp(o.script, "-"))
         die(EXIT_BADINPUT, "slurm: --submit needs the script in a file, not --script -");
 
-    char *name = sweep_name(o.sweep);
+    char *name = sweep_name(&o);
     char *default_out = NULL;
     if (!o.output) {
         default_out = xmalloc(strlen(name) + 16);
