@@ -331,14 +331,16 @@ def main():
         if stop:  # ASHA, the time limit or the sweep's stop: keep what resuming needs
             save_resume()
             sys.exit(128 + signal.SIGTERM)
-        idx = []
-        while len(idx) < a.batch:  # an epoch boundary may fall inside a batch
+        idx, have = [], 0
+        while have < a.batch:  # an epoch boundary may fall inside a batch
             if state["cursor"] == len(ytr):
                 state["perm"], state["cursor"] = torch.randperm(len(ytr), generator=gen), 0
-            take = min(a.batch - len(idx), len(ytr) - state["cursor"])
+            take = min(a.batch - have, len(ytr) - state["cursor"])
             idx.append(state["perm"][state["cursor"]:state["cursor"] + take])
             state["cursor"] += take
+            have += take
         idx = torch.cat(idx).to(device)
+        assert len(idx) == a.batch, (len(idx), a.batch)
         lr = lr_at(a, state["step"], total)
         for g in opt.param_groups:
             g["lr"] = lr
