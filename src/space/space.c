@@ -1890,6 +1890,14 @@ static int check_scheduler(Loader *L) {
     if (!s->asha) return 0;
     const char *what = L->sched_what, *section = L->sched_section, *min = L->sched_min, *max = L->sched_max;
     if (space_is_program(s)) {
+        // The reward needs the scored checkpoint, which a program has only at its end: at
+        // every rung all trials would rank alike, and ASHA would stop them at random.
+        if (!strcmp(s->metric, "reward"))
+            return fail(L, L->top_at[L->top[TOP_SCHEDULER] ? TOP_SCHEDULER : TOP_EARLY_TERMINATE],
+                        "%s cannot decide on reward in a program's sweep: the reward is known only once the final "
+                        "checkpoint is scored, not at the rungs (decide on a metric the program reports, e.g. "
+                        "metric: {name: val_loss, goal: minimize}, or leave the %s out)",
+                        what, section);
         if (L->budget_steps && L->sched[SCHED_MAX_STEPS] && s->max_steps != L->budget_steps)
             return fail(L, mark_of(L->sched[SCHED_MAX_STEPS]), "%s %s (%d) must equal the budget's steps (%d) (or be "
                         "left out)", section, max, s->max_steps, L->budget_steps);
