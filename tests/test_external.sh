@@ -125,6 +125,7 @@ if bad: print("\n".join(bad))
 sys.exit(1 if bad else 0)
 PY
 pass "model.safetensors and a named checkpoint scored as attnsweep score scores them; none: failed"
+expect_bad_input "probe of a program's trial" "trial 0 ran the sweep's program" "$tmp/no-probe" probe "$tmp/scored.h5"
 
 # ---------------------------------------------------------------------------
 echo "== 3. early_terminate hyperband stops a program  [$((SECONDS - start)) s]"

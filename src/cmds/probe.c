@@ -127,6 +127,12 @@ int cmd_probe(int argc, char **argv) {
     char err[1024];
     TrialResult r;
     if (h5store_read_trial(path, trial, &r, err, sizeof err) != 0) die(EXIT_BADINPUT, "probe: %s", err);
+    if (r.run.dir)
+        die(EXIT_BADINPUT,
+            "probe: %s: trial %d ran the sweep's program (%s): probe rebuilds the built-in engine's models only "
+            "(its weights, %s, are scored by attnsweep score)",
+            path, trial, r.run.command ? r.run.command : "",
+            r.run.checkpoint && r.run.checkpoint[0] ? r.run.checkpoint : "none recorded");
     if (!trial_status_measured(r.status))
         die(EXIT_BADINPUT, "probe: %s: trial %d is %s: nothing trained to probe", path, trial, trial_status_names[r.status]);
     if (!r.params)

@@ -147,18 +147,11 @@ static void check_mem(const char *text) {
             text);
 }
 
-// --sbatch-line and --setup: one line each, in the script as it is given.
-static void check_lines(const char *opt, const ArgList *l) {
-    for (int i = 0; i < l->n; i++) {
-        const char *t = l->item[i];
-        for (const char *c = t; *c; c++)
-            if (iscntrl((unsigned char)*c)) die(EXIT_BADINPUT, "slurm: %s '%s' has a control character (one line each)", opt, t);
-        if (!strcmp(opt, "--sbatch-line") && (t[0] != '-' || !t[1]))
-            die(EXIT_BADINPUT, "slurm: --sbatch-line '%s' is not an sbatch option (e.g. --qos=high or --constraint=a100)",
-                t);
-        if (!strcmp(opt, "--setup") && !t[strspn(t, " \t")])
-            die(EXIT_BADINPUT, "slurm: --setup needs a command (e.g. 'module load openmpi')");
-    }
+// --sbatch-line and --setup go into the script as given: one line each.
+static void check_line(const char *opt, const char *text) {
+    for (const char *c = text; *c; c++)
+        if (iscntrl((unsigned char)*c))
+            die(EXIT_BADINPUT, "slurm: %s '%s' has a control character (one line each)", opt, text);
 }
 
 // A shell word: as it is when it is plain, otherwise in single quotes.
@@ -389,7 +382,8 @@ int cmd_slurm(int argc, char **argv) {
         OPT_LIST("--sbatch-line", &o.sbatch_lines, "OPT",
                  "one more #SBATCH line, as sbatch takes it (--qos=high);\nrepeatable"),
         OPT_LIST("--setup", &o.setup, "CMD",
-                 "a command the job runs first (module load openmpi);\nrepeatable, run in order; a failure ends the job"),
+                 "a command the job runs first (module load openmpi);\n"
+                 "repeatable, run in order; a failure ends the job"),
         OPT_CHOICE("--launcher", &o.launcher, launchers, "L",
                    "mpirun (default) or srun (srun --mpi=pmix)"),
         OPT_FLAG("--overcommit", NULL, &o.overcommit, 1,
@@ -440,8 +434,18 @@ int cmd_slurm(int argc, char **argv) {
     if (o.partition) check_name("--partition", o.partition);
     if (o.account) check_name("--account", o.account);
     if (o.mem) check_mem(o.mem);
-    check_lines("--sbatch-line", &o.sbatch_lines);
-    check_lines("--setup", &o.setup);
+    for (int i = 0; i < o.sbatch_lines.n; i++) {
+        const char *t = o.sbatch_lines.item[i];
+        check_line("--sbatch-line", t);
+        if (t[0] != '-' || !t[1])
+            die(EXIT_BADINPUT,
+                "slurm: --sbatch-line '%s' is not an sbatch option (e.g. --qos=high or --constraint=a100)", t);
+    }
+    for (int i = 0; i < o.setup.n; i++) {
+        check_line("--setup", o.setup.item[i]);
+        if (!o.setup.item[i][strspn(o.setup.item[i], " \t")])
+            die(EXIT_BADINPUT, "slurm: --setup needs a command (e.g. 'module load openmpi')");
+    }
     long ranks = (long)o.nodes * o.ntasks_per_node;
     if (ranks > MAX_COUNT) die(EXIT_BADINPUT, "slurm: %ld ranks is more than %d", ranks, MAX_COUNT);
     if (ranks < 1 + o.group_size || (ranks - 1) % o.group_size)  // what attnsweep run requires
