@@ -134,15 +134,33 @@ TILES_INLINE void tile_pack_rows(float *restrict dst, int HP, const float *restr
     memset(dst + (long)n * HP, 0, (size_t)(rows - n) * HP * sizeof(float));
 }
 
-// dst[i·ldd + t] = scale · src[t·ld + i] for a block of 16 × 16, through registers.
+typedef int TileIdx __attribute__((vector_size(TILE_VL * sizeof(int))));
+
+// Rows t and t + b (t without bit b) swap their off-diagonal blocks of b: lo and hi pick
+// from the pair's 32 floats (16 + i: element i of row t + b), one two-vector shuffle each.
+TILES_INLINE void tile_swap_blocks(TileVec *r, int b, TileIdx lo, TileIdx hi) {
+    for (int t = 0; t < 16; t++)
+        if (!(t & b)) {
+            const TileVec x = r[t], y = r[t + b];
+            r[t] = __builtin_shuffle(x, y, lo);
+            r[t + b] = __builtin_shuffle(x, y, hi);
+        }
+}
+
+// dst[i·ldd + t] = scale · src[t·ld + i] for a block of 16 × 16, through registers: the
+// off-diagonal blocks of 8, then 4, 2 and 1 swapped (a recursive block transpose).
 TILES_INLINE void tile_transpose16(float *restrict dst, long ldd, const float *restrict src, long ld, float scale) {
-    TileVec row[16];
-    for (int t = 0; t < 16; t++) row[t] = scale * *(const TileVecU *)(src + t * ld);
-    for (int i = 0; i < 16; i++) {
-        TileVec col;
-        for (int t = 0; t < 16; t++) col[t] = row[t][i];
-        *(TileVec *)(dst + i * ldd) = col;
-    }
+    TileVec r[16];
+    for (int t = 0; t < 16; t++) r[t] = scale * *(const TileVecU *)(src + t * ld);
+    tile_swap_blocks(r, 8, (TileIdx){0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23},
+                     (TileIdx){8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31});
+    tile_swap_blocks(r, 4, (TileIdx){0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27},
+                     (TileIdx){4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31});
+    tile_swap_blocks(r, 2, (TileIdx){0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29},
+                     (TileIdx){2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31});
+    tile_swap_blocks(r, 1, (TileIdx){0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30},
+                     (TileIdx){1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31});
+    for (int i = 0; i < 16; i++) *(TileVec *)(dst + i * ldd) = r[i];
 }
 
 // dst (hs × ldd) = scale · the transpose of the n rows of src, zero in columns n .. ldd.
