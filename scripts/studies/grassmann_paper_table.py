@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The paper-unit table of sweeps/charlm_paper.yaml (scripts/studies/grassmann_paper.sh).
 
-Reads /summary of the results file. Arms: mha, grassmann in the paper's block, grassmann
+Reads /summary of the results files (the sweep's, and any that widen its lr grid with
+the same seeds, as results/charlm_paper_lr8.h5 does). Arms: mha, grassmann in the paper's block, grassmann
 in a pre-LN block. Each arm's learning rate is the one whose finished trials have the
 lowest mean validation loss (the sweep's metric); at that lr, mean and sample sd over the
 seeds of the loss (nats per byte) and the per-byte perplexity exp(loss), on the
@@ -9,7 +10,7 @@ validation split (which chose the lr) and on the test split (which chose nothing
 gap to mha in the paper's units: relative loss L/L_mha - 1 and relative perplexity
 exp(L)/exp(L_mha) - 1, beside the paper's Wikitext-2 numbers (per GPT-2 token there,
 per byte here) and the independent reproduction's.
-Usage: grassmann_paper_table.py RESULTS.h5
+Usage: grassmann_paper_table.py RESULTS.h5 [MORE.h5 ...]
 """
 import math
 import sys
@@ -27,9 +28,11 @@ def text(v):
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def main(path):
-    with h5py.File(path, "r", locking=False) as f:
-        s = f["summary"][:]
+def main(paths):
+    s = []
+    for path in paths:
+        with h5py.File(path, "r", locking=False) as f:
+            s.extend(f["summary"][:])
     arms = {}
     for row in s:
         if text(row["status"]) != "ok":
@@ -39,7 +42,7 @@ def main(path):
             arm += " " + text(row["grassmann_block"])
         arms.setdefault(arm, {}).setdefault(float(row["lr"]), []).append(row)
     n_failed = sum(text(r["status"]) != "ok" for r in s)
-    print(f"{path}: {len(s)} trials, {len(s) - n_failed} ok, {n_failed} not ok; "
+    print(f"{', '.join(paths)}: {len(s)} trials, {len(s) - n_failed} ok, {n_failed} not ok; "
           f"{sum(float(r['seconds']) for r in s) / 3600:.2f} h of training")
     print("\nlearning rate sweep: mean val_loss (nats/byte) over the seeds [n]")
     best = {}
@@ -80,6 +83,6 @@ def main(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         sys.exit(__doc__)
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1:]))
