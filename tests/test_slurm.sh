@@ -144,7 +144,7 @@ run slurm quick.yaml --ntasks-per-node 2 --account proj_1 --mem 64G --sbatch-lin
   --launcher srun --script -
 [[ $rc == 0 ]] || fail "the site's options: exit code $rc: $(cat "$tmp/err")"
 for line in '#SBATCH --account=proj_1' '#SBATCH --mem=64G' '#SBATCH --qos=high' '#SBATCH --constraint=a100|h100' \
-  'LAUNCHER=srun' '  module load openmpi/4' '  echo "setup ran"' \
+  'LAUNCHER=srun' '  { module load openmpi/4' '  { echo "setup ran"' '  } || return $?' \
   "--setup 'module load openmpi/4' --setup 'echo \"setup ran\"'"; do
   grep -qF -- "$line" "$tmp/out" || fail "the site's options: the script lacks the line: $line"
 done
@@ -250,7 +250,8 @@ logic "srun: SIGTERM (scancel, preemption)" wait TERM RUNNING 0 3 0
 unset FAKE_LOG FAKE_MODE FAKE_STATE
 
 # A failing setup command ends the job before the launcher: exit code 1, no requeue.
-run slurm quick.yaml --ntasks-per-node 2 --setup 'echo setting up' --setup false --script "$tmp/setup.sbatch"
+run slurm quick.yaml --ntasks-per-node 2 --setup 'echo setting up' --setup 'false # a comment' \
+  --setup 'echo after the failure' --script "$tmp/setup.sbatch"
 [[ $rc == 0 ]] || fail "attnsweep slurm --setup false: exit code $rc"
 export FAKE_LOG=$tmp/fake.log FAKE_MODE=0
 rm -f "$FAKE_LOG"
@@ -261,7 +262,8 @@ PATH=$tmp/fakebin:$PATH SLURM_JOB_ID=42 bash "$tmp/setup.sbatch" >"$tmp/out" 2>"
 for phrase in "setting up" "the setup commands failed (exit code 1)"; do
   grep -qF "$phrase" "$tmp/out" || fail "--setup false: the log lacks '$phrase': $(cat "$tmp/out")"
 done
-pass "script logic: a failing --setup ends the job with exit 1 before the launcher, no requeue"
+grep -qF "after the failure" "$tmp/out" && fail "--setup false: the commands after the failing one ran"
+pass "script logic: a failing --setup (with a comment) ends the job with exit 1, before the later commands and the launcher"
 unset FAKE_LOG FAKE_MODE
 
 run slurm quick.yaml --ntasks-per-node 2

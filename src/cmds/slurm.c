@@ -308,7 +308,9 @@ static char *script_text(const SlurmOptions *o, const char *name, const char *lo
     put_shell_word(f, o->output);
     fprintf(f, "\nGROUP_SIZE=%d\nMAX_REQUEUES=%d\nLAUNCHER=%s\nsetup() {\n", o->group_size, o->max_requeues,
             launchers[o->launcher]);
-    for (int i = 0; i < o->setup.n; i++) fprintf(f, "  %s\n", o->setup.item[i]);
+    // Each command in braces of its own (a comment in it ends at the newline): the first to
+    // fail returns its status.
+    for (int i = 0; i < o->setup.n; i++) fprintf(f, "  { %s\n  } || return $?\n", o->setup.item[i]);
     fputs(o->setup.n ? "}\n\n" : "  :\n}\n\n", f);
     fputs(slurm_script_body, f);
     if (fclose(f) != 0) die(EXIT_RUNTIME, "slurm: out of memory");
