@@ -443,13 +443,10 @@ static void attention_backward(Model *m, int l, const float *dout) {
         attn_linear_backward(d->qkv, d->atty, a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal);
     else
         attn_softmax_backward(d->qkv, d->atty, a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal);
-    // tucker: the weight gradient goes to the generated weight (zeroed here; the
-    // regularisers add theirs to it and the generator's backward runs in model_backward).
-    float *dw = g->qkv_w;
-    if (m->cfg.attention == ATTN_TUCKER) {
-        dw = d->wqkv;
-        memset(dw, 0, 3 * (size_t)C * C * sizeof(float));
-    }
+    // tucker: the weight gradient goes to the generated weight (zeroed with the gradients;
+    // the regularisers add theirs to it and the generator's backward runs once a step, in
+    // model_backward_finish).
+    float *dw = m->cfg.attention == ATTN_TUCKER ? d->wqkv : g->qkv_w;
     dense_backward(d->ln1, dw, g->qkv_b, d->qkv, a->ln1, qkv_weight(m, l), BT, C, 3 * C);
 }
 
@@ -570,16 +567,20 @@ static double regularise(Model *m) {
     return penalty;
 }
 
-double model_backward(Model *m, const Batch *batch, double count) {
+void model_zero_grads(Model *m) {
+    memset(m->grads_arena.mem, 0, m->grads_arena.total * sizeof(float));
+    if (m->cfg.attention == ATTN_TUCKER)
+        for (int l = 0; l < m->L; l++) memset(m->dacts.blocks[l].wqkv, 0, 3 * (size_t)m->C * m->C * sizeof(float));
+}
+
+void model_backward_add(Model *m, const Batch *batch) {
     const Params *p = &m->params;
     Params *g = &m->grads;
     const Acts *a = &m->acts;
     Acts *d = &m->dacts;
     const int B = m->B, T = m->T, C = m->C, L = m->L;
-    memset(m->grads_arena.mem, 0, m->grads_arena.total * sizeof(float));
 
-    crossentropy_backward(d->logits, a->probs, batch->targets, count > 0 ? 1.0f / (float)count : 0.0f, m->NP,
-                          m->K);
+    crossentropy_backward(d->logits, a->probs, batch->targets, 1.0f, m->NP, m->K);
     const float *hin = m->encoder ? a->headin : a->lnf;
     float *dhin = m->encoder ? d->headin : d->lnf;
     dense_backward(dhin, g->head_w, g->head_b, d->logits, hin, p->head_w, m->NP, C, m->K);
@@ -603,18 +604,34 @@ double model_backward(Model *m, const Batch *batch, double count) {
         patch_embed_backward(g->patch_w, g->patch_b, g->cls, g->wpe, d->pemb, d->x0, a->patches, B, C);
     else
         token_embed_backward(g->wte, g->wpe, d->x0, batch->tokens, B, T, C);
+}
 
-    double penalty = regularise(m);
+double model_backward_finish(Model *m, float scale) {
+    const Params *p = &m->params;
+    Params *g = &m->grads;
+    for (size_t i = 0; i < m->grads_arena.total; i++) m->grads_arena.mem[i] *= scale;
     if (m->cfg.attention == ATTN_TUCKER)
-        for (int l = 0; l < L; l++)
-            tucker_generate_backward(g->blocks[l].core, g->blocks[l].factor, d->blocks[l].wqkv,
-                                     p->blocks[l].core, p->blocks[l].factor, m->NH, m->R, m->hs, C);
+        for (int l = 0; l < m->L; l++) {
+            float *dw = m->dacts.blocks[l].wqkv;
+            for (size_t i = 0; i < 3 * (size_t)m->C * m->C; i++) dw[i] *= scale;
+        }
+    const double penalty = regularise(m);
+    if (m->cfg.attention == ATTN_TUCKER)
+        for (int l = 0; l < m->L; l++)
+            tucker_generate_backward(g->blocks[l].core, g->blocks[l].factor, m->dacts.blocks[l].wqkv,
+                                     p->blocks[l].core, p->blocks[l].factor, m->NH, m->R, m->hs, m->C);
     return penalty;
 }
 
-double model_flops_per_step(const Model *m) {
-    const double B = m->B, T = m->T, C = m->C, BT = B * T, F = m->F, hs = m->hs, NH = m->NH;
-    double fwd = 2.0 * m->NP * C * m->K;                               // head
+double model_backward(Model *m, const Batch *batch, double count) {
+    model_zero_grads(m);
+    model_backward_add(m, batch);
+    return model_backward_finish(m, count > 0 ? (float)(1.0 / count) : 0.0f);
+}
+
+double model_flops_per_step(const Model *m, int rows) {
+    const double B = rows, T = m->T, C = m->C, BT = B * T, F = m->F, hs = m->hs, NH = m->NH;
+    double fwd = 2.0 * (m->encoder ? B : BT) * C * m->K;               // head
     if (m->encoder) fwd += 2.0 * B * N_PATCHES * PATCH_DIM * C;        // patch embedding
     const double pairs = m->causal ? T * (T + 1) / 2 : T * T;          // (t, s) pairs attended
     for (int l = 0; l < m->L; l++) {

@@ -108,12 +108,22 @@ int model_attention_map(const Model *m, int l, int b, float *P);
 
 // Gradients of (summed loss / count + Σ λ·penalties) into m->grads, after model_forward on
 // the same batch (count: its predictions for the mean loss; a data-parallel rank passes
-// the group's over G). Returns Σ λ·penalty (0 when every λ is 0).
+// the group's over G). Returns Σ λ·penalty (0 when every λ is 0). It is the three steps
+// below, which a step over several micro-batches (train.c) takes apart:
 double model_backward(Model *m, const Batch *batch, double count);
+// the gradients to zero;
+void model_zero_grads(Model *m);
+// after model_forward on batch, the gradient of its summed loss added to them;
+void model_backward_add(Model *m, const Batch *batch);
+// once all are added, their sum times scale (1 / the predictions, for the mean) and the
+// penalties' gradients (a regulariser's history, as the stability penalty's, advances
+// once per call); returns Σ λ·penalty.
+double model_backward_finish(Model *m, float scale);
 
-// Floating-point operations of one training step (forward + backward ≈ 3 × forward),
-// counting the GEMMs and the attention/mixing cores: multiply and add count one each.
-double model_flops_per_step(const Model *m);
+// Floating-point operations of one training step over `rows` rows (forward + backward ≈
+// 3 × forward; a step over several micro-batches of m->B rows counts them all), counting
+// the GEMMs and the attention/mixing cores: multiply and add count one each.
+double model_flops_per_step(const Model *m, int rows);
 
 // Layer l's attention parameters as the four-mode tensor [dims[0], dims[1], dims[2], dims[3]]
 // (row-major, last mode fastest) into W (m->dims product floats):

@@ -90,11 +90,28 @@ long train_total_steps(const TrialConfig *c, long n_train);
 void train_state_init(TrainState *st, const TrialConfig *c, long total_steps);
 void train_state_free(TrainState *st);
 
-// Rows a rank of the group (NULL: alone) trains on per step, what model_init allocates:
-// its share of the global batch, ceil(batch / G).
+// Rows a rank of the group (NULL: alone) trains on per step: its share of the global
+// batch, ceil(batch / G).
 int train_rank_rows(const TrialConfig *c, const MPI_Comm *group);
 
-// Train m, fresh from model_init for c with train_rank_rows, on d (as dataset_open or
+// Rows model_init allocates for a rank's training (NULL group: alone): its share of the
+// batch or, when that holds more than about 512 tokens, a micro-batch of it; a step then
+// runs over its micro-batches and sums their gradients.
+int train_model_rows(const TrialConfig *c, const DatasetInfo *info, const MPI_Comm *group);
+
+// A batch of a rank's rows as micro-batches of the model's m->B rows (the probes evaluate
+// as training does through these).
+typedef struct {
+    Batch micro;  // a micro-batch's rows, copied; unused when the model takes batches whole
+    DatasetInfo info;
+} MicroBatches;
+MicroBatches micro_batches(const DatasetInfo *info, const Model *m, int batch_rows);
+void micro_batches_free(MicroBatches *u);
+// Rows [lo, lo + m->B) of the first `rows` of b (fewer at the end, the rest padding): b
+// itself when it has m->B rows, else a copy in u.
+const Batch *micro_batch(MicroBatches *u, const Model *m, const Batch *b, int lo, int rows);
+
+// Train m, fresh from model_init for c with train_model_rows (or train_rank_rows: one pass a step), on d (as dataset_open or
 // dataset_restart leaves it), or continue the run hooks->resume describes; fill out. With
 // a group, collective over it.
 void train_model(Model *m, Dataset *d, const TrialConfig *c, const TrainHooks *hooks, Training *out);

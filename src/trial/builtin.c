@@ -314,7 +314,7 @@ static void continue_checkpoint(Run *run, Model *m, Dataset *data, TrainState *s
 // holds now (the data included) plus what its model will allocate.
 static int over_memory(const TrialHooks *h, const TrialConfig *c, const DatasetInfo *info, TrialResult *r) {
     if (h->mem_limit <= 0) return 0;
-    double need[2] = {(double)current_rss_bytes() + (double)model_bytes(c, info, c->batch), 1};
+    double need[2] = {(double)current_rss_bytes() + (double)model_bytes(c, info, train_model_rows(c, info, h->group)), 1};
     if (h->group) MPI_Allreduce(MPI_IN_PLACE, need, 2, MPI_DOUBLE, MPI_SUM, *h->group);
     if (need[0] <= h->mem_limit) return 0;
     r->status = TRIAL_FAILED;
@@ -339,7 +339,7 @@ static void builtin_run(TrialRunner *self, const TrialConfig *c, const TrialHook
     const DatasetInfo info = dataset_info(b->data);
     if (over_memory(hooks, c, &info, r)) return;
     Model m;
-    if (model_init(&m, c, &info, train_rank_rows(c, hooks->group)) != 0) {
+    if (model_init(&m, c, &info, train_model_rows(c, &info, hooks->group)) != 0) {
         r->status = TRIAL_FAILED;
         snprintf(r->reason, sizeof r->reason, "out of memory allocating the model and its activations");
         return;
@@ -348,7 +348,7 @@ static void builtin_run(TrialRunner *self, const TrialConfig *c, const TrialHook
     memcpy(r->dims, m.dims, sizeof r->dims);
     memcpy(r->out_dims, m.out_dims, sizeof r->out_dims);
     r->n_params = m.n_params;
-    r->flops_per_step = model_flops_per_step(&m);
+    r->flops_per_step = model_flops_per_step(&m, train_rank_rows(c, hooks->group));
     if (hooks->grid) {
         const LayerWeights lw = trial_weights(r, NULL, NULL);
         int sdims[4];

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "model/train.h"
 #include "trial/runner.h"
 
 const char *const transform_names[4] = {"none", "patch", "pixels", NULL};
@@ -32,7 +33,7 @@ int probe_rebuild(Model *m, const TrialResult *r, const DatasetInfo *info, char 
                  "again to probe it)", r->id);
         return -1;
     }
-    if (model_init(m, &r->config, info, r->config.batch) != 0) {
+    if (model_init(m, &r->config, info, train_model_rows(&r->config, info, NULL)) != 0) {
         snprintf(err, errlen, "out of memory rebuilding trial %d's model", r->id);
         return -1;
     }
@@ -66,27 +67,34 @@ static void embed_noise(void *ctx, float *x0, long n) {
     for (long i = 0; i < z->real && i < n; i++) x0[i] += (float)gsl_ran_gaussian_ziggurat(z->rng, scale);
 }
 
-// The validation split as training evaluates it (model/train.c: batches of B, at most
-// eval_batches of them), inputs under noise σ: accuracy and loss (nats).
-static void noisy_eval(Model *m, const Dataset *d, Batch *b, double sigma, int seed, double *accuracy,
-                       double *loss) {
+// The validation split as training evaluates it (model/train.c: batches of the trial's
+// batch rows, at most eval_batches of them, in the model's micro-batches), inputs under
+// noise σ: accuracy and loss (nats).
+static void noisy_eval(Model *m, const Dataset *d, double sigma, int seed, double *accuracy, double *loss) {
     const DatasetInfo info = dataset_info(d);
-    long nb = (info.n_val + b->B - 1) / b->B;
+    Batch b = batch_alloc(&info, m->cfg.batch);
+    MicroBatches u = micro_batches(&info, m, b.B);
+    long nb = (info.n_val + b.B - 1) / b.B;
     if (m->cfg.eval_batches > 0 && m->cfg.eval_batches < nb) nb = m->cfg.eval_batches;
     Noise z = {.rng = gsl_rng_alloc(gsl_rng_mt19937), .sigma = sigma};
     gsl_rng_set(z.rng, (unsigned long)seed);
     double sums[3] = {0.0, 0.0, 0.0};
     for (long k = 0; k < nb; k++) {
-        long c, ok;
-        const int rows = dataset_eval_batch(d, SPLIT_VAL, b, k * b->B);
-        if (sigma > 0 && b->images)
-            for (long i = 0; i < (long)rows * IMG_PIXELS; i++) b->images[i] += (float)gsl_ran_gaussian_ziggurat(z.rng, sigma);
-        z.real = (long)rows * m->T * m->C;
-        sums[0] += model_forward_perturbed(m, b, sigma > 0 && !b->images ? embed_noise : NULL, &z, &c, &ok);
-        sums[1] += (double)c;
-        sums[2] += (double)ok;
+        const int rows = dataset_eval_batch(d, SPLIT_VAL, &b, k * b.B);
+        if (sigma > 0 && b.images)
+            for (long i = 0; i < (long)rows * IMG_PIXELS; i++) b.images[i] += (float)gsl_ran_gaussian_ziggurat(z.rng, sigma);
+        for (int lo = 0; lo < rows; lo += m->B) {
+            long c, ok;
+            z.real = (long)(rows - lo < m->B ? rows - lo : m->B) * m->T * m->C;
+            sums[0] += model_forward_perturbed(m, micro_batch(&u, m, &b, lo, rows),
+                                               sigma > 0 && !b.images ? embed_noise : NULL, &z, &c, &ok);
+            sums[1] += (double)c;
+            sums[2] += (double)ok;
+        }
     }
     gsl_rng_free(z.rng);
+    micro_batches_free(&u);
+    batch_free(&b);
     *loss = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
     *accuracy = sums[1] > 0 ? sums[2] / sums[1] : 0.0;
 }
@@ -116,7 +124,7 @@ void probe_measure(Probe *p, Model *m, const Dataset *d, const ProbeOptions *o) 
     p->n_sigma = o->n_sigma;
     for (int i = 0; i < o->n_sigma; i++) {
         p->sigma[i] = o->sigma[i];
-        noisy_eval(m, d, &batch, o->sigma[i], o->noise_seed + 1000 * i, &p->noise_accuracy[i], &p->noise_loss[i]);
+        noisy_eval(m, d, o->sigma[i], o->noise_seed + 1000 * i, &p->noise_accuracy[i], &p->noise_loss[i]);
     }
     int n_maps = o->maps < m->B ? o->maps : m->B;
     if (n_maps > info.n_val) n_maps = (int)info.n_val;
