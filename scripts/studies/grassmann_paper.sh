@@ -2,8 +2,10 @@
 # The Grassmann study in the paper's units: runs sweeps/charlm_paper.yaml (3 arms x 3
 # learning rates x 3 seeds, each arm at its own best lr) with a coordinator and two
 # workers; then, since both Grassmann arms were best at the grid's top lr (0.004), the
-# same seeds at lr 0.008 for them (results/charlm_paper_lr8.h5, 6 trials), and prints
-# the table of grassmann_paper_table.py over both files. --smoke runs the same
+# same seeds at lr 0.008 for them (results/charlm_paper_lr8.h5, 6 trials); then both
+# Grassmann arms at their best lr 0.004 with the offsets ×4 (4 … 64 bytes, the paper's
+# reach in GPT-2 tokens of about 4 bytes: results/charlm_paper_x4.h5, 6 trials), and
+# prints the table of grassmann_paper_table.py over the three files. --smoke runs the same
 # sweep at 30 steps with 2 learning rates (18 trials, a few minutes) into
 # results/charlm_paper_smoke.h5: the pipeline end to end, not a result.
 # A stopped run continues where it was (--resume).
@@ -25,14 +27,22 @@ fi
 ./build/attnsweep validate "$sweep" >/dev/null
 mpirun --oversubscribe -np 3 ./build/attnsweep run "$sweep" -o "$out" --resume --quiet
 outs=("$out")
-if [ "${1:-}" != --smoke ]; then
-  wide=results/charlm_paper_lr8.yaml
-  sed -e 's/^name: charlm_paper$/name: charlm_paper_lr8/' \
+# follow NAME SED...: the Grassmann arms of the sweep, edited by the sed expressions, with
+# the same seeds into results/NAME.h5
+follow() {
+  local name=$1; shift
+  sed -e "s/^name: charlm_paper\$/name: $name/" \
       -e 's/^  attention: .*/  attention: {value: grassmann}/' \
       -e 's/^  grassmann_block: .*/  grassmann_block: {values: [paper, preln]}/' \
-      -e 's/^  lr: .*/  lr: {values: [0.008]}/' sweeps/charlm_paper.yaml >"$wide"
-  ./build/attnsweep validate "$wide" >/dev/null
-  mpirun --oversubscribe -np 3 ./build/attnsweep run "$wide" -o results/charlm_paper_lr8.h5 --resume --quiet
-  outs+=(results/charlm_paper_lr8.h5)
+      "$@" sweeps/charlm_paper.yaml >"results/$name.yaml"
+  ./build/attnsweep validate "results/$name.yaml" >/dev/null
+  mpirun --oversubscribe -np 3 ./build/attnsweep run "results/$name.yaml" -o "results/$name.h5" --resume --quiet
+  outs+=("results/$name.h5")
+}
+if [ "${1:-}" != --smoke ]; then
+  follow charlm_paper_lr8 -e 's/^  lr: .*/  lr: {values: [0.008]}/'
+  # the paper counts its offsets in GPT-2 tokens of about 4 bytes: the same reach in bytes
+  follow charlm_paper_x4 -e 's/^  lr: .*/  lr: {values: [0.004]}/' \
+      -e 's/^  grassmann_offsets: .*/  grassmann_offsets: {value: [4, 8, 16, 32, 48, 64]}/'
 fi
 /usr/bin/python3 scripts/studies/grassmann_paper_table.py "${outs[@]}"

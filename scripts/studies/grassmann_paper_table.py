@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """The paper-unit table of sweeps/charlm_paper.yaml (scripts/studies/grassmann_paper.sh).
 
-Reads /summary of the results files (the sweep's, and any that widen its lr grid with
-the same seeds, as results/charlm_paper_lr8.h5 does). Arms: mha, grassmann in the paper's block, grassmann
+Reads /summary of the results files (the sweep's, and any that follow it with the same
+seeds: results/charlm_paper_lr8.h5 widens its lr grid, results/charlm_paper_x4.h5 scales
+the offsets by 4, an arm of its own). Arms: mha, grassmann in the paper's block, grassmann
 in a pre-LN block. Each arm's learning rate is the one whose finished trials have the
 lowest mean validation loss (the sweep's metric); at that lr, mean and sample sd over the
 seeds of the loss (nats per byte) and the per-byte perplexity exp(loss), on the
@@ -24,6 +25,10 @@ ANCHORS = [("paper, 6 layers, L = 128", 248.4, 275.7), ("paper, 12 layers, L = 2
            ("reproduction, 6 layers, L = 128", 181.66, 253.76), ("reproduction, 12 layers, L = 256", 168.68, 245.10)]
 
 
+# The paper's 6-layer offsets, the sweep's in every layer; an arm with others is an arm apart.
+PAPER_OFFSETS = "1,2,4,8,12,16"
+
+
 def text(v):
     return v.decode() if isinstance(v, bytes) else str(v)
 
@@ -40,7 +45,10 @@ def main(paths):
         arm = text(row["attention"])
         if arm == "grassmann":
             arm += " " + text(row["grassmann_block"])
+            if text(row["grassmann_offsets"]) != PAPER_OFFSETS:
+                arm += " offsets " + text(row["grassmann_offsets"])
         arms.setdefault(arm, {}).setdefault(float(row["lr"]), []).append(row)
+    w = max(len(a) for a in arms) if arms else 3
     n_failed = sum(text(r["status"]) != "ok" for r in s)
     print(f"{', '.join(paths)}: {len(s)} trials, {len(s) - n_failed} ok, {n_failed} not ok; "
           f"{sum(float(r['seconds']) for r in s) / 3600:.2f} h of training")
@@ -51,7 +59,7 @@ def main(paths):
         means = {lr: np.mean([r["val_loss"] for r in by_lr[lr]]) for lr in lrs}
         best[arm] = min(lrs, key=lambda lr: means[lr])
         edge = " (at the edge of the grid: widen it)" if len(lrs) > 1 and best[arm] in (lrs[0], lrs[-1]) else ""
-        print(f"  {arm:16s} " + "  ".join(f"lr {lr:g}: {means[lr]:.4f} [{len(by_lr[lr])}]" for lr in lrs) +
+        print(f"  {arm:{w}s} " + "  ".join(f"lr {lr:g}: {means[lr]:.4f} [{len(by_lr[lr])}]" for lr in lrs) +
               f"   best {best[arm]:g}{edge}")
 
     def stats(arm, key):
@@ -59,13 +67,13 @@ def main(paths):
         return v.mean(), (v.std(ddof=1) if len(v) > 1 else float("nan")), len(v)
 
     print("\nat each arm's best lr: mean ± sd over the seeds")
-    print(f"  {'arm':16s} {'lr':>7s} {'n':>2s} {'params':>9s} {'val loss':>17s} {'test loss':>17s} "
+    print(f"  {'arm':{w}s} {'lr':>7s} {'n':>2s} {'params':>9s} {'val loss':>17s} {'test loss':>17s} "
           f"{'test bits/byte':>14s} {'test ppl/byte':>13s}")
     for arm in sorted(arms):
         rows = arms[arm][best[arm]]
         vm, vs, n = stats(arm, "val_loss")
         tm, ts, _ = stats(arm, "test_loss")
-        print(f"  {arm:16s} {best[arm]:7g} {n:2d} {int(rows[0]['n_params']):9d} {vm:8.4f} ± {vs:6.4f} "
+        print(f"  {arm:{w}s} {best[arm]:7g} {n:2d} {int(rows[0]['n_params']):9d} {vm:8.4f} ± {vs:6.4f} "
               f"{tm:8.4f} ± {ts:6.4f} {tm / math.log(2):14.4f} {math.exp(tm):13.4f}")
     if "mha" not in arms:
         return 0
@@ -74,7 +82,7 @@ def main(paths):
         base = stats("mha", split + "_loss")[0]
         for arm in sorted(a for a in arms if a != "mha"):
             m = stats(arm, split + "_loss")[0]
-            print(f"  {split:4s} {arm:16s} loss {m / base - 1:+7.2%}   perplexity per byte "
+            print(f"  {split:4s} {arm:{w}s} loss {m / base - 1:+7.2%}   perplexity per byte "
                   f"{math.exp(m - base) - 1:+7.2%}")
     for name, t, g in ANCHORS:
         print(f"  {name:34s} loss {math.log(g) / math.log(t) - 1:+7.2%}   perplexity per token "
