@@ -66,7 +66,7 @@ static void group_sum(const Group *g, double *x, int n) {
 
 MicroBatches micro_batches(const DatasetInfo *info, const Model *m, int batch_rows) {
     MicroBatches u = {.info = *info};
-    if (m->B < batch_rows) u.micro = batch_alloc(info, m->B);
+    if (m->B != batch_rows) u.micro = batch_alloc(info, m->B);
     return u;
 }
 
