@@ -54,10 +54,11 @@ kill_job() {
     kill -9 "$1" 2>/dev/null || true
     wait "$1" 2>/dev/null || true
 }
-# wait_for FILE SECONDS LOG: until FILE exists (LOG: the stderr of the run that makes it).
+# wait_for FILE SECONDS LOG [BYTES]: until FILE exists and is longer than BYTES (LOG: the
+# stderr of the run that makes it).
 wait_for() {
     local t=$((SECONDS + $2))
-    while [[ ! -e $1 ]]; do
+    while [[ ! -e $1 ]] || (($(stat -c %s "$1") <= ${4:-0})); do
         ((SECONDS < t)) || fail "no $1 after $2 s: $(cat "$3")"
         sleep 0.05
     done
@@ -112,7 +113,8 @@ sweep_yaml lock 800 "" "  d_model: {value: 16}
 mpirun -np 2 "$bin" run "$tmp/lock.yaml" -o lock.h5 --resume --quiet 2>"$tmp/first.err" &
 pid=$!
 background+=("$pid")
-wait_for lock.h5.journal 60 "$tmp/first.err"
+# Past its magic line (20 bytes): the holder's start record, which the refusal quotes.
+wait_for lock.h5.journal 60 "$tmp/first.err" 20
 # The first run is paused while the second tries (its lock stays held), so that a quick
 # machine cannot finish the first sweep before the second starts.
 pkill -STOP -f "$tmp/lock.yaml"
