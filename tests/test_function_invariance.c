@@ -153,7 +153,7 @@ static void make_model(Model *m, int attention) {
 static void logits(Model *m, float *out) {
     int tokens[B * T], targets[B * T];
     for (int i = 0; i < B * T; i++) tokens[i] = (i * 7 + 3) % V, targets[i] = (i * 5 + 1) % V;
-    Batch b = {.B = B, .tokens = tokens, .targets = targets};
+    Batch b = {.B = B, .rows = B, .tokens = tokens, .targets = targets};
     long count, correct;
     model_forward(m, &b, &count, &correct);
     memcpy(out, m->acts.logits, (size_t)m->NP * m->K * sizeof(float));

@@ -35,7 +35,7 @@ static void check_model(const char *label, TrialConfig cfg, int encoder) {
     const int B = 2;
     model_init(&c.m, &cfg, &info, B);
     unsigned s = 99;
-    c.b = (Batch){.B = B};
+    c.b = (Batch){.B = B, .rows = B};
     if (encoder) {
         c.b.images = malloc(B * 784 * sizeof(float));
         gc_fill(c.b.images, B * 784, 1.5, &s);

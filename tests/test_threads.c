@@ -122,7 +122,7 @@ static Outputs run_step(AttnKind att, int threads) {
     const int B = 3;
     Model m;
     model_init(&m, &c, &info, B);
-    Batch batch = {.B = B, .tokens = malloc(B * 80 * sizeof(int)), .targets = malloc(B * 80 * sizeof(int))};
+    Batch batch = {.B = B, .rows = B, .tokens = malloc(B * 80 * sizeof(int)), .targets = malloc(B * 80 * sizeof(int))};
     for (int i = 0; i < B * 80; i++) batch.tokens[i] = (i * 37) % 256, batch.targets[i] = (i * 11) % 256;
     long count, correct;
     model_forward(&m, &batch, &count, &correct);

@@ -123,7 +123,7 @@ static void run_case(const char *name) {
     }
     long nin, nt;
     const float *in = tensor(&r, "input", &nin), *tg = tensor(&r, "targets", &nt);
-    Batch b = {.B = B, .targets = malloc((size_t)nt * sizeof(int))};
+    Batch b = {.B = B, .rows = B, .targets = malloc((size_t)nt * sizeof(int))};
     for (long i = 0; i < nt; i++) b.targets[i] = (int)tg[i];
     if (encoder) {
         b.images = malloc((size_t)nin * sizeof(float));

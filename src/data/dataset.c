@@ -73,7 +73,7 @@ int dataset_restore_position(Dataset *d, ByteReader *rd) {
 }
 
 Batch batch_alloc(const DatasetInfo *info, int B) {
-    Batch b = {.B = B};
+    Batch b = {.B = B, .rows = B};
     if (info->kind == TASK_FASHION_MNIST) {
         b.images = xcalloc((size_t)B * IMG_PIXELS, sizeof(float));
         b.targets = xcalloc((size_t)B, sizeof(int));
@@ -98,6 +98,7 @@ void dataset_train_batch(Dataset *d, Batch *b, gsl_rng *rng) {
     case TASK_RECALL: recall_train_batch(d->task.rc, b, rng); break;
     }
     if (d->Q) images_transform(b->images, b->B, d->Q, d->q_dim);
+    b->rows = b->B;
 }
 
 int dataset_eval_batch(const Dataset *d, EvalSplit split, Batch *b, long start) {
@@ -159,6 +160,7 @@ static void images_transform(float *images, long n, const float *Q, int dim) {
 
 void batch_pad(Batch *b, int rows, const DatasetInfo *info) {
     const size_t pad = (size_t)(b->B - rows);
+    b->rows = rows;
     const size_t T = b->tokens ? (size_t)info->seq_len : 1;  // targets per row
     if (b->images) memset(b->images + (size_t)rows * IMG_PIXELS, 0, pad * IMG_PIXELS * sizeof(float));
     if (b->tokens) memset(b->tokens + (size_t)rows * T, 0, pad * T * sizeof(int));

@@ -43,6 +43,7 @@ typedef struct {
 
 typedef struct {
     int B;          // rows
+    int rows;       // rows of data, the first ones; the rest are padding (batch_pad)
     float *images;  // (B, 784) normalised pixels, fashion_mnist only, else NULL
     int *tokens;    // (B, T) input tokens, decoder tasks only, else NULL
     int *targets;   // (B) for images, (B, T) for decoder tasks; -1 = ignore

@@ -398,7 +398,7 @@ double model_forward_perturbed(Model *m, const Batch *batch, EmbedPerturb pertur
                             p->wpe, B, C);
     else
         token_embed_forward(a->x0, batch->tokens, p->wte, p->wpe, B, T, C);
-    if (perturb) perturb(ctx, a->x0, (long)B * T * C);
+    if (perturb) perturb(ctx, a->x0, (long)batch->rows * T * C);
     const float *add, *add_bias;
     float *x = block_output(m, -1, &add, &add_bias);
     for (int l = 0; l < m->L; l++) {

@@ -94,7 +94,8 @@ size_t model_bytes(const TrialConfig *cfg, const DatasetInfo *info, int B);
 double model_forward(Model *m, const Batch *batch, long *count, long *correct);
 // Probes (`attnsweep probe`): model_forward with the input embeddings x0 (B·T × C rows,
 // after the patch or token embedding and the positions) passed through perturb first,
-// e.g. noise on a token model's inputs. model_forward is this with perturb NULL.
+// e.g. noise on a token model's inputs; n: the floats of the batch's rows of data (the
+// padding rows follow them). model_forward is this with perturb NULL.
 typedef void (*EmbedPerturb)(void *ctx, float *x0, long n);
 double model_forward_perturbed(Model *m, const Batch *batch, EmbedPerturb perturb, void *ctx, long *count,
                                long *correct);

@@ -74,20 +74,19 @@ void micro_batches_free(MicroBatches *u) {
     if (u->micro.targets) batch_free(&u->micro);
 }
 
-const Batch *micro_batch(MicroBatches *u, const Model *m, const Batch *b, int lo, int rows) {
+// Rows [lo, lo + m->B) of the first `rows` of b (fewer at the end, the rest padding): b
+// itself when it has m->B rows, else a copy in u.
+static const Batch *micro_batch(MicroBatches *u, const Model *m, const Batch *b, int lo, int rows) {
     if (b->B == m->B) return b;
     batch_take_rows(&u->micro, b, lo, rows - lo < m->B ? rows - lo : m->B, &u->info);
     return &u->micro;
 }
 
-// Forward passes over the first `rows` rows of b, a micro-batch at a time, adding the
-// summed loss, the predictions and the correct ones to sums[0..2]; with backward, each
-// micro-batch's gradient of its summed loss is added to m's (model_backward_add).
-static void micro_passes(Model *m, MicroBatches *u, const Batch *b, int rows, int backward, double sums[3]) {
+void micro_passes(Model *m, MicroBatches *u, const Batch *b, int rows, int backward, double sums[3]) {
     for (int lo = 0; lo < rows; lo += m->B) {
         const Batch *mb = micro_batch(u, m, b, lo, rows);
         long count, correct;
-        sums[0] += model_forward(m, mb, &count, &correct);
+        sums[0] += model_forward_perturbed(m, mb, u->perturb, u->ctx, &count, &correct);
         sums[1] += (double)count;
         sums[2] += (double)correct;
         if (backward) model_backward_add(m, mb);

@@ -104,12 +104,15 @@ int train_model_rows(const TrialConfig *c, const DatasetInfo *info, const MPI_Co
 typedef struct {
     Batch micro;  // a micro-batch's rows, copied; unused when the model takes batches whole
     DatasetInfo info;
+    EmbedPerturb perturb;  // each micro-batch's embeddings through this first (probes); NULL: none
+    void *ctx;
 } MicroBatches;
 MicroBatches micro_batches(const DatasetInfo *info, const Model *m, int batch_rows);
 void micro_batches_free(MicroBatches *u);
-// Rows [lo, lo + m->B) of the first `rows` of b (fewer at the end, the rest padding): b
-// itself when it has m->B rows, else a copy in u.
-const Batch *micro_batch(MicroBatches *u, const Model *m, const Batch *b, int lo, int rows);
+// Forward passes over the first `rows` rows of b, a micro-batch at a time, adding the
+// summed loss, the predictions and the correct ones to sums[0..2]; with backward, each
+// micro-batch's gradient of its summed loss is added to m's (model_backward_add).
+void micro_passes(Model *m, MicroBatches *u, const Batch *b, int rows, int backward, double sums[3]);
 
 // Train m, fresh from model_init for c with train_model_rows (or train_rank_rows: one pass a step), on d (as dataset_open or
 // dataset_restart leaves it), or continue the run hooks->resume describes; fill out. With

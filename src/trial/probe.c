@@ -55,16 +55,15 @@ int probe_rebuild(Model *m, const TrialResult *r, const DatasetInfo *info, char 
 typedef struct {
     gsl_rng *rng;
     double sigma;
-    long real;  // floats of x0 that belong to real rows
 } Noise;
 
 // x0 += σ·rms(x0)·N(0, 1) on the real rows.
 static void embed_noise(void *ctx, float *x0, long n) {
     const Noise *z = ctx;
     double ss = 0.0;
-    for (long i = 0; i < z->real; i++) ss += (double)x0[i] * x0[i];
-    const double scale = z->sigma * sqrt(ss / (double)(z->real ? z->real : 1));
-    for (long i = 0; i < z->real && i < n; i++) x0[i] += (float)gsl_ran_gaussian_ziggurat(z->rng, scale);
+    for (long i = 0; i < n; i++) ss += (double)x0[i] * x0[i];
+    const double scale = z->sigma * sqrt(ss / (double)(n ? n : 1));
+    for (long i = 0; i < n; i++) x0[i] += (float)gsl_ran_gaussian_ziggurat(z->rng, scale);
 }
 
 // The validation split as training evaluates it (model/train.c: batches of the trial's
@@ -78,19 +77,13 @@ static void noisy_eval(Model *m, const Dataset *d, double sigma, int seed, doubl
     if (m->cfg.eval_batches > 0 && m->cfg.eval_batches < nb) nb = m->cfg.eval_batches;
     Noise z = {.rng = gsl_rng_alloc(gsl_rng_mt19937), .sigma = sigma};
     gsl_rng_set(z.rng, (unsigned long)seed);
+    if (sigma > 0 && !b.images) u.perturb = embed_noise, u.ctx = &z;
     double sums[3] = {0.0, 0.0, 0.0};
     for (long k = 0; k < nb; k++) {
         const int rows = dataset_eval_batch(d, SPLIT_VAL, &b, k * b.B);
         if (sigma > 0 && b.images)
             for (long i = 0; i < (long)rows * IMG_PIXELS; i++) b.images[i] += (float)gsl_ran_gaussian_ziggurat(z.rng, sigma);
-        for (int lo = 0; lo < rows; lo += m->B) {
-            long c, ok;
-            z.real = (long)(rows - lo < m->B ? rows - lo : m->B) * m->T * m->C;
-            sums[0] += model_forward_perturbed(m, micro_batch(&u, m, &b, lo, rows),
-                                               sigma > 0 && !b.images ? embed_noise : NULL, &z, &c, &ok);
-            sums[1] += (double)c;
-            sums[2] += (double)ok;
-        }
+        micro_passes(m, &u, &b, rows, 0, sums);
     }
     gsl_rng_free(z.rng);
     micro_batches_free(&u);
