@@ -51,6 +51,7 @@ double lr_at(const TrialConfig *c, long step, long total_steps) {
 KERNEL_TARGETS
 static double sum_squares(const float *restrict g, size_t lo, size_t hi) {
     double ss = 0.0;
+#pragma omp simd reduction(+ : ss)
     for (size_t i = lo; i < hi; i++) ss += (double)g[i] * g[i];
     return ss;
 }
