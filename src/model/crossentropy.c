@@ -16,10 +16,11 @@ static void forward_rows(float *restrict probs, const float *restrict logits, co
     for (long n = n0; n < n1; n++) {
         const float *l = logits + n * K;
         float *p = probs + n * K;
-        int arg = 0;
-        for (int k = 1; k < K; k++)
-            if (l[k] > l[arg]) arg = k;
-        float mx = l[arg], sum = 0.0f;
+        float mx = l[0], sum = 0.0f;
+#pragma omp simd reduction(max : mx)
+        for (int k = 1; k < K; k++) mx = l[k] > mx ? l[k] : mx;
+        int arg = 0;  // the first maximum
+        while (arg < K - 1 && l[arg] != mx) arg++;
 #pragma omp simd reduction(+ : sum)
         for (int k = 0; k < K; k++) {
             p[k] = exp_fast(l[k] - mx);
