@@ -54,15 +54,10 @@ cd "$repo"
 py=/usr/bin/python3 # Debian's interpreter: the one python3-torch is installed for
 
 bash scripts/install-deps.sh python3-torch
-build="${ATTN_BUILD:-build}"
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  echo "seq_scaling: configuring attnsweep (Release) in $build" >&2
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-fi
-cmake --build "$build" -j2 --target attnsweep sgemm_bench >/dev/null
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-cp "$build/attnsweep" "$build/bench/sgemm_bench" "$tmp/"
+source scripts/bench/attn_build.sh
+attn_build seq_scaling "$tmp"
 mkdir -p "$out"
 runs="$out/seq_scaling.jsonl"
 : >"$runs"

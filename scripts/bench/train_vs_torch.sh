@@ -15,6 +15,7 @@
 # OPENBLAS_CORETYPE is left as the environment sets it (both sides use the same
 # OpenBLAS, so both see it). It reports; it does not assert: exit 0 when everything
 # ran, non-zero only when something failed to run. Takes about 2 minutes.
+# ATTN_BUILD=DIR uses the build in DIR (default build; configured there if missing).
 set -euo pipefail
 
 usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; }
@@ -39,16 +40,10 @@ py=/usr/bin/python3 # Debian's interpreter: the one python3-torch is installed f
 
 # ---- dependencies and binaries
 bash scripts/install-deps.sh python3-torch
-if [ ! -x build/attnsweep ]; then
-  echo "train_vs_torch: building attnsweep (Release)" >&2
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build -j >/dev/null
-fi
-cmake --build build -j2 --target sgemm_bench >/dev/null  # CMakeLists.txt: the benchmarks
-
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-cp build/bench/sgemm_bench "$tmp/sgemm"
+source scripts/bench/attn_build.sh
+attn_build train_vs_torch "$tmp"
 
 # ---- one environment for every run
 export OPENBLAS_NUM_THREADS="$threads" OMP_NUM_THREADS="$threads"
@@ -58,15 +53,15 @@ load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 field() { "$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
 for r in $(seq 1 "$repeats"); do
-  build/attnsweep train --steps "$steps" --eval-every "$steps" --eval-batches 1 --json -q \
+  "$tmp/attnsweep" train --steps "$steps" --eval-every "$steps" --eval-batches 1 --json -q \
     >"$tmp/attnsweep.$r.json"
   "$py" scripts/bench/vit_torch.py --steps "$steps" --warmup "$torch_warmup" \
     --threads "$threads" >"$tmp/torch.$r.json"
   if [ "$threads" -gt 1 ]; then
-    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 build/attnsweep train --steps "$steps" \
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$tmp/attnsweep" train --steps "$steps" \
       --eval-every "$steps" --eval-batches 1 --json -q >"$tmp/attnsweep1.$r.json"
   fi
-  "$tmp/sgemm" >"$tmp/sgemm.$r.jsonl"
+  "$tmp/sgemm_bench" >"$tmp/sgemm.$r.jsonl"
   printf 'run %d/%d: attnsweep %.2f steps/s, PyTorch %.2f steps/s\n' "$r" "$repeats" \
     "$(field "$tmp/attnsweep.$r.json" steps_per_second)" \
     "$(field "$tmp/torch.$r.json" steps_per_second)" >&2
