@@ -11,7 +11,8 @@
 # torch threads = 1). Each run trains about --tokens tokens (default 65536: 128 steps at
 # L = 64, 2 at 4096; at least 2 steps); PyTorch's clock starts after one warm-up step.
 # For each L and variant the two sides run one after the other, --repeats times (default
-# 3), interleaved with the sgemm benchmark; the table shows medians. PyTorch's plain
+# 3); the sgemm benchmark runs before each L's runs, and each run's share of the sgemm
+# rate is of the one measured seconds before it; the table shows medians. PyTorch's plain
 # softmax keeps (B, heads, L, L) tensors: a PyTorch mha or tucker run whose estimate,
 # (layers + 3) x B x heads x L^2 x 4 bytes, exceeds half of MemAvailable is skipped and
 # marked so (on a 24 GB machine: L = 4096).
@@ -76,8 +77,19 @@ print(json.dumps({"side": side, "variant": variant, "seq_len": int(L), "repeat":
     "$@" >>"$runs"
 }
 
+# sgemm REPEAT L: the sgemm 2000^3 rate now, a line of the runs file
+sgemm() {
+  "$tmp/sgemm_bench" | "$py" -c 'import json, sys
+for line in sys.stdin:
+    c = json.loads(line)
+    if c.get("case") == "square_2000":
+        print(json.dumps({"side": "sgemm", "repeat": int(sys.argv[1]), "seq_len": int(sys.argv[2]), **c}))' \
+    "$@" >>"$runs"
+}
+
 for r in $(seq 1 "$repeats"); do
   for L in $lengths; do
+    sgemm "$r" "$L"
     steps=$(( tokens / (batch * L) )); [ "$steps" -ge 2 ] || steps=2
     for v in $variants; do
       "$tmp/attnsweep" train --task charlm --attention "$v" --batch "$batch" --seq-len "$L" \
@@ -94,11 +106,6 @@ for r in $(seq 1 "$repeats"); do
       echo "seq_scaling: run $r/$repeats L=$L $v done" >&2
     done
   done
-  "$tmp/sgemm_bench" | "$py" -c 'import json, sys
-for line in sys.stdin:
-    c = json.loads(line)
-    if c.get("case") == "square_2000":
-        print(json.dumps({"side": "sgemm", "repeat": int(sys.argv[1]), **c}))' "$r" >>"$runs"
 done
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
