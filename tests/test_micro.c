@@ -5,8 +5,10 @@
 // takes model_zero_grads, three forward passes each with model_backward_add, and
 // model_backward_finish with the mean's scale. The penalties are on (orthogonality,
 // nuclear norm, stability), so the penalty's gradient is seen to be added once, not once
-// per micro-batch, and tucker's generated weight to be scaled with the rest. Then
-// train_model_rows: the micro-batch sizes a step is cut into.
+// per micro-batch, and tucker's generated weight to be scaled with the rest. The whole
+// batch of the character LM has 600 rows, more than a slice of the per-token sublayers
+// (SLICE_ROWS, 512, in model.c), its thirds fewer: the sliced pass against the unsliced.
+// Then train_model_rows: the micro-batch sizes a step is cut into.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,7 @@
 #include "model/model.h"
 #include "model/train.h"
 
-enum { ROWS = 6, PARTS = 3, LM_T = 40 };
+enum { ROWS = 6, PARTS = 3, LM_T = 100 };
 
 static Batch make_batch(const DatasetInfo *info, int B) {
     Batch b = batch_alloc(info, B);

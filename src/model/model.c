@@ -296,31 +296,34 @@ static const float *qkv_weight(const Model *m, int l) {
     return m->cfg.attention == ATTN_TUCKER ? m->acts.blocks[l].wqkv : m->params.blocks[l].qkv_w;
 }
 
-// The attention sublayer's output, without its bias, into res1 (the next LayerNorm adds
-// the bias and the residual).
-static void attention_forward(Model *m, int l) {
+// The per-token sublayers (LayerNorms, dense layers, GELU) of a pass over more rows than
+// this run over slices of SLICE_ROWS rows, each slice through all of a block's kernels
+// before the next, so that a slice's tensors stay in the L2 from one kernel to the next
+// (a micro-batch holds one whole sequence from L = 512 on: 1 MB per 64-wide tensor at
+// L = 4096); the attention core and the Grassmann mixer take the whole sequence. The
+// forward pass's numbers do not depend on the slicing (every row is computed as in one
+// pass); the weights' gradients are summed slice by slice.
+enum { SLICE_ROWS = 512 };
+
+// The rows of the slice from row lo of N (lo a multiple of SLICE_ROWS).
+static int slice_rows(int N, int lo) { return N - lo < SLICE_ROWS ? N - lo : SLICE_ROWS; }
+
+// The attention sublayer's core over the whole sequence: atty from qkv, or the Grassmann
+// mixer's output (without its bias) into res1 from ln1.
+static void mixer_forward(Model *m, int l) {
     const BlockParams *p = &m->params.blocks[l];
     BlockActs *a = &m->acts.blocks[l];
-    const int B = m->B, T = m->T, C = m->C, BT = B * T;
+    const int B = m->B, T = m->T, C = m->C;
     switch (m->cfg.attention) {
     case ATTN_GRASSMANN: {
         int n_off;
         const int *off = config_layer_offsets(&m->cfg, l, &n_off);
         grassmann_forward(a->res1, a->gm, a->ln1, p->gm, B, T, C, m->r, off, n_off, m->causal);
-        return;
-    }
-    case ATTN_TUCKER:
-        tucker_generate_forward(a->wqkv, p->core, p->factor, m->NH, m->R, m->hs, C);
-        break;
-    default:
         break;
     }
-    matmul_forward(a->qkv, a->ln1, qkv_weight(m, l), p->qkv_b, BT, C, 3 * C);
-    if (m->cfg.attention == ATTN_LINEAR)
-        attn_linear_forward(a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal);
-    else
-        attn_softmax_forward(a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal);
-    matmul_forward(a->res1, a->atty, p->proj_w, NULL, BT, C, C);
+    case ATTN_LINEAR: attn_linear_forward(a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal); break;
+    default: attn_softmax_forward(a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal); break;
+    }
 }
 
 // The bias of a block's sublayers, which the LayerNorm after each adds with the residual.
@@ -334,13 +337,26 @@ static const float *attention_bias(const Model *m, int l) {
 static void block_forward(Model *m, int l, float *x, const float *add, const float *add_bias) {
     const BlockParams *p = &m->params.blocks[l];
     BlockActs *a = &m->acts.blocks[l];
-    const int BT = m->B * m->T, C = m->C, F = m->F;
-    layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, x, add, add_bias, p->ln1_w, p->ln1_b, BT, C);
-    attention_forward(m, l);
-    layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->res1, x, attention_bias(m, l), p->ln2_w, p->ln2_b, BT, C);
-    matmul_forward(a->fch, a->ln2, p->fc_w, NULL, BT, C, F);
-    gelu_forward(a->fch_gelu, a->fch, p->fc_b, BT, F);
-    matmul_forward(a->res2, a->fch_gelu, p->fcproj_w, NULL, BT, F, C);
+    const int BT = m->B * m->T, C = m->C, F = m->F, grassmann = m->cfg.attention == ATTN_GRASSMANN;
+    if (m->cfg.attention == ATTN_TUCKER) tucker_generate_forward(a->wqkv, p->core, p->factor, m->NH, m->R, m->hs, C);
+    for (int lo = 0; lo < BT; lo += SLICE_ROWS) {
+        const int n = slice_rows(BT, lo);
+        const long o = (long)lo * C;
+        layernorm_forward(a->ln1 + o, a->ln1_mean + lo, a->ln1_rstd + lo, x + o, add ? add + o : NULL, add_bias,
+                          p->ln1_w, p->ln1_b, n, C);
+        if (!grassmann) matmul_forward(a->qkv + 3 * o, a->ln1 + o, qkv_weight(m, l), p->qkv_b, n, C, 3 * C);
+    }
+    mixer_forward(m, l);
+    for (int lo = 0; lo < BT; lo += SLICE_ROWS) {
+        const int n = slice_rows(BT, lo);
+        const long o = (long)lo * C, of = (long)lo * F;
+        if (!grassmann) matmul_forward(a->res1 + o, a->atty + o, p->proj_w, NULL, n, C, C);
+        layernorm_forward(a->ln2 + o, a->ln2_mean + lo, a->ln2_rstd + lo, a->res1 + o, x + o, attention_bias(m, l),
+                          p->ln2_w, p->ln2_b, n, C);
+        matmul_forward(a->fch + of, a->ln2 + o, p->fc_w, NULL, n, C, F);
+        gelu_forward(a->fch_gelu + of, a->fch + of, p->fc_b, n, F);
+        matmul_forward(a->res2 + o, a->fch_gelu + of, p->fcproj_w, NULL, n, F, C);
+    }
 }
 
 // The paper's block (grassmann_block: paper), post-LN with the mixer's gate as the only
@@ -424,49 +440,63 @@ static void dense_backward(float *dinp, float *dweight, float *dbias, const floa
     matmul_backward(NULL, dweight, dbias, dout, inp, weight, N, C, OC);
 }
 
-// dout: the gradient of the sublayer's output (the residual stream's); writes d->ln1.
-static void attention_backward(Model *m, int l, const float *dout) {
+// The attention sublayer's core over the whole sequence, backward: d->qkv from d->atty,
+// or the Grassmann mixer's input gradient d->ln1 from dout (the sublayer's output
+// gradient, the residual stream's).
+static void mixer_backward(Model *m, int l, const float *dout) {
     const BlockParams *p = &m->params.blocks[l];
     BlockParams *g = &m->grads.blocks[l];
     const BlockActs *a = &m->acts.blocks[l];
     BlockActs *d = &m->dacts.blocks[l];
     const int B = m->B, T = m->T, C = m->C, BT = B * T;
-    if (m->cfg.attention == ATTN_GRASSMANN) {
+    switch (m->cfg.attention) {
+    case ATTN_GRASSMANN: {
         int n_off;
         const int *off = config_layer_offsets(&m->cfg, l, &n_off);
         memset(d->ln1, 0, (size_t)BT * C * sizeof(float));  // grassmann_backward adds into it
         grassmann_backward(d->ln1, g->gm, d->gm, dout, a->ln1, a->gm, p->gm, B, T, C, m->r, off, n_off, m->causal);
-        return;
+        break;
     }
-    dense_backward(d->atty, g->proj_w, g->proj_b, dout, a->atty, p->proj_w, BT, C, C);
-    if (m->cfg.attention == ATTN_LINEAR)
+    case ATTN_LINEAR:
         attn_linear_backward(d->qkv, d->atty, a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal);
-    else
-        attn_softmax_backward(d->qkv, d->atty, a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal);
-    // tucker: the weight gradient goes to the generated weight (zeroed with the gradients;
-    // the regularisers add theirs to it and the generator's backward runs once a step, in
-    // model_backward_finish).
-    float *dw = m->cfg.attention == ATTN_TUCKER ? d->wqkv : g->qkv_w;
-    dense_backward(d->ln1, dw, g->qkv_b, d->qkv, a->ln1, qkv_weight(m, l), BT, C, 3 * C);
+        break;
+    default: attn_softmax_backward(d->qkv, d->atty, a->atty, a->att, a->qkv, B, T, C, m->NH, m->causal); break;
+    }
 }
 
 // x is the block's input; the stream's gradient m->dacts.x0 holds that of the block's
-// output on entry and that of x on exit.
+// output on entry and that of x on exit. Sliced as the forward pass (SLICE_ROWS).
 static void block_backward(Model *m, int l, const float *x) {
     const BlockParams *p = &m->params.blocks[l];
     BlockParams *g = &m->grads.blocks[l];
     const BlockActs *a = &m->acts.blocks[l];
     BlockActs *d = &m->dacts.blocks[l];
-    const int BT = m->B * m->T, C = m->C, F = m->F;
+    const int BT = m->B * m->T, C = m->C, F = m->F, grassmann = m->cfg.attention == ATTN_GRASSMANN;
     float *ds = m->dacts.x0;
-    // res2 = res1 + fcproj(gelu(fc(ln2))): ds is fcproj's output gradient as it stands.
-    dense_backward(d->fch, g->fcproj_w, g->fcproj_b, ds, a->fch_gelu, p->fcproj_w, BT, F, C);
-    gelu_backward(d->fch, g->fc_b, a->fch, BT, F);
-    dense_backward(d->ln2, g->fc_w, NULL, d->fch, a->ln2, p->fc_w, BT, C, F);
-    layernorm_backward(ds, g->ln2_w, g->ln2_b, d->ln2, a->res1, p->ln2_w, a->ln2_mean, a->ln2_rstd, BT, C);
-    // res1 = x + attention(ln1): ds is now res1's gradient, the attention output's too.
-    attention_backward(m, l, ds);
-    layernorm_backward(ds, g->ln1_w, g->ln1_b, d->ln1, x, p->ln1_w, a->ln1_mean, a->ln1_rstd, BT, C);
+    for (int lo = 0; lo < BT; lo += SLICE_ROWS) {
+        const int n = slice_rows(BT, lo);
+        const long o = (long)lo * C, of = (long)lo * F;
+        // res2 = res1 + fcproj(gelu(fc(ln2))): ds is fcproj's output gradient as it stands.
+        dense_backward(d->fch + of, g->fcproj_w, g->fcproj_b, ds + o, a->fch_gelu + of, p->fcproj_w, n, F, C);
+        gelu_backward(d->fch + of, g->fc_b, a->fch + of, n, F);
+        dense_backward(d->ln2 + o, g->fc_w, NULL, d->fch + of, a->ln2 + o, p->fc_w, n, C, F);
+        layernorm_backward(ds + o, g->ln2_w, g->ln2_b, d->ln2 + o, a->res1 + o, p->ln2_w, a->ln2_mean + lo,
+                           a->ln2_rstd + lo, n, C);
+        // res1 = x + attention(ln1): ds is now res1's gradient, the attention output's too.
+        if (!grassmann) dense_backward(d->atty + o, g->proj_w, g->proj_b, ds + o, a->atty + o, p->proj_w, n, C, C);
+    }
+    mixer_backward(m, l, ds);
+    // tucker: the weight gradient goes to the generated weight (zeroed with the gradients;
+    // the regularisers add theirs to it and the generator's backward runs once a step, in
+    // model_backward_finish).
+    float *dw = m->cfg.attention == ATTN_TUCKER ? d->wqkv : g->qkv_w;
+    for (int lo = 0; lo < BT; lo += SLICE_ROWS) {
+        const int n = slice_rows(BT, lo);
+        const long o = (long)lo * C;
+        if (!grassmann) dense_backward(d->ln1 + o, dw, g->qkv_b, d->qkv + 3 * o, a->ln1 + o, qkv_weight(m, l), n, C, 3 * C);
+        layernorm_backward(ds + o, g->ln1_w, g->ln1_b, d->ln1 + o, x + o, p->ln1_w, a->ln1_mean + lo, a->ln1_rstd + lo,
+                           n, C);
+    }
 }
 
 // The paper's block backward: x is its input; the stream's gradient m->dacts.x0 holds
