@@ -11,9 +11,10 @@ Every number shown is the median over the repeats. Tokens/s is optimizer steps/s
 L; attnsweep's GFLOP/s is steps/s x its own count of the step's useful floating-point work
 (model_flops_per_step: the causal triangle only, no recomputation). Its share of sgemm is
 each run's GFLOP/s over the sgemm 2000^3 rate measured beside it (same repeat and L,
-seconds apart: the host's speed drifts over minutes), the median of those. Memory is each process's peak resident set (ru_maxrss: attnsweep with
-its data set and MPI, PyTorch with the interpreter and torch's libraries, which the
-"torch base" column shows as measured before the model was built).
+seconds apart: the host's speed drifts over minutes), the median of those. Memory is
+each process's peak resident set (ru_maxrss: attnsweep with its data set and MPI, PyTorch
+with the interpreter and torch's libraries, which the "torch base" column shows as
+measured before the model was built).
 The environment's BENCH_CPU, BENCH_LOAD and BENCH_MEM_AVAILABLE_MB go into the footer.
 """
 import json
