@@ -16,6 +16,14 @@
 // tiles; from the chunks before, the prefix state U = Σ v_s φk_sᵀ and z (for dφq); from
 // the chunks after, the suffix states R = Σ dn_t φq_tᵀ, R' = Σ φq_t dn_tᵀ and
 // r = Σ dd_t φq_t (for dφk and dv). The forward pass saves d_t; the rest is recomputed.
+//
+// Every pass streams: a chunk's rows are packed from qkv (and dout) into tiles, used, and
+// its results written out before the next chunk, so the forward pass's working set is a
+// few tiles and the states, whatever T. The backward pass goes twice over the chunks: forward
+// in time carrying the prefix states and writing dq, then backward in time carrying the
+// suffix states and writing dk and dv. The first packs each chunk's tiles (φq, φk, v, dn,
+// dd and its masked G) into a slot of its own, written once and read once by the second,
+// which therefore computes no φ and reads neither qkv nor dout.
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,31 +32,38 @@
 #include "model/attn_tiles.h"
 #include "model/fastmath.h"
 
-// Tokens per chunk (a multiple of TILE_VL): a chunk's own products cost ∝ CH a token, the
-// state's ∝ the head's width, so CH about the width (16 here; 32 cost 15 % more).
-enum { CH = 16 };
+// Tokens per chunk: a chunk's own products cost ∝ CH a token, the state's ∝ the head's
+// width, so CH about the width; one vector, so that a tile's row over the chunk's
+// queries is one register.
+enum { CH = TILE_VL };
 
 static inline float phi(float x) { return x > 0.0f ? x + 1.0f : exp_fast(x); }
 
-// Per-head scratch. Rows (T × HP): φq, φk, v, dn and the gradients dφq, dφk, dv; their
-// transposes (hs × Tp): φqᵀ, φkᵀ, dnᵀ; the chunk's tiles A and G (CH × CH) and output
-// (CH × HP); the states (hs × HP, or HP) and per-token values.
+// A chunk's tiles: rows (CH × HP) φq, φk, v and dn; Gᵀ (CH × CH, keys s × queries t,
+// masked); dd (CH). The backward pass keeps one such slot per chunk, the forward one.
+typedef struct {
+    float *fq, *fk, *v, *dn, *g, *dd;
+} Chunk;
+
+// Per-head scratch: the chunks' slots; the chunk's result o (CH × HP); transposes
+// (HP × CH): φqᵀ, dnᵀ; the masked tile Aᵀ (CH × CH); the states (hs × HP): S or U, R,
+// R'; z, r (HP); the chunk's denominators (CH).
 typedef struct {
     void *block;
-    float *fq, *fk, *v, *dn, *dfq, *dfk, *dv, *fqt, *fkt, *dnt, *a, *g, *o, *u, *z, *rq, *rk, *r, *den, *dd;
-    int T, Tp, hs, HP;
+    float *slots, *o, *fqt, *dnt, *a, *u, *rq, *rk, *z, *r, *den;
+    int T, hs, HP;
+    size_t slot;  // floats a slot
 } Head;
 
 static void *head_alloc(int T, int hs) {
     Head *w = xmalloc(sizeof *w);
-    *w = (Head){.T = T, .Tp = tile_round(T), .hs = hs, .HP = tile_round(hs)};
-    const size_t th = (size_t)w->Tp * w->HP, st = (size_t)w->HP * w->HP;
-    float *p = tile_alloc(10 * th + 2 * CH * CH + (size_t)CH * w->HP + 3 * st + 2 * (size_t)w->HP + CH + w->Tp, &w->block);
-    float **rows[] = {&w->fq, &w->fk, &w->v, &w->dn, &w->dfq, &w->dfk, &w->dv, &w->fqt, &w->fkt, &w->dnt};
-    for (int i = 0; i < 10; i++) *rows[i] = p + i * th;
-    w->a = p + 10 * th, w->g = w->a + CH * CH, w->o = w->g + CH * CH;
-    w->u = w->o + (size_t)CH * w->HP, w->rq = w->u + st, w->rk = w->rq + st;
-    w->z = w->rk + st, w->r = w->z + w->HP, w->den = w->r + w->HP, w->dd = w->den + CH;
+    *w = (Head){.T = T, .hs = hs, .HP = tile_round(hs)};
+    const size_t tile = (size_t)CH * w->HP, st = (size_t)w->HP * w->HP, chunks = (size_t)(T + CH - 1) / CH;
+    w->slot = 4 * tile + CH * CH + CH;
+    float *p = tile_alloc(chunks * w->slot + 3 * tile + CH * CH + 3 * st + 2 * (size_t)w->HP + CH, &w->block);
+    w->slots = p, w->o = p + chunks * w->slot, w->fqt = w->o + tile, w->dnt = w->fqt + tile, w->a = w->dnt + tile;
+    w->u = w->a + CH * CH, w->rq = w->u + st, w->rk = w->rq + st;
+    w->z = w->rk + st, w->r = w->z + w->HP, w->den = w->r + w->HP;
     return w;
 }
 
@@ -58,161 +73,227 @@ static void head_release(void *work) {
     free(w);
 }
 
-// w.fq, w.fk (rows) and w.fqt, w.fkt (transposed) = φ of the head's q and k in qkv (stride ld).
-TILES_INLINE void pack_phi(Head *w, const float *qkv, long ld, int C) {
-    const int T = w->T, HP = w->HP, hs = w->hs;
-    tile_pack_rows(w->fq, HP, qkv, ld, T, T, hs, 1.0f);
-    tile_pack_rows(w->fk, HP, qkv + C, ld, T, T, hs, 1.0f);
-    for (int t = 0; t < T; t++)
-        for (int i = 0; i < hs; i++) {
-            w->fq[(long)t * HP + i] = phi(w->fq[(long)t * HP + i]);
-            w->fk[(long)t * HP + i] = phi(w->fk[(long)t * HP + i]);
-        }
-    tile_pack_cols(w->fqt, w->Tp, w->fq, HP, T, hs, 1.0f);
-    tile_pack_cols(w->fkt, w->Tp, w->fk, HP, T, hs, 1.0f);
+// The slot of chunk c.
+static inline Chunk chunk_at(const Head *w, int c) {
+    float *p = w->slots + (size_t)c * w->slot;
+    const size_t tile = (size_t)CH * w->HP;
+    return (Chunk){p, p + tile, p + 2 * tile, p + 3 * tile, p + 4 * tile, p + 4 * tile + CH * CH};
 }
 
-// Zeroes the entries of a tile (n keys s × nq queries t, row stride CH) with s > t: the
-// causal mask of the diagonal chunk.
-TILES_INLINE void mask_upper(float *x, int n, int nq) {
-    for (int s = 0; s < n; s++)
-        for (int t = 0; t < nq; t++)
-            if (s > t) x[s * CH + t] = 0.0f;
-}
+static inline int chunk_len(const Head *w, int t0) { return w->T - t0 < CH ? w->T - t0 : CH; }
 
-// The forward state S += φK_cᵀ V_c, z += φK_cᵀ 1 over the n tokens from t0.
-TILES_INLINE void forward_state_add(Head *w, int t0, int n) {
-    const int HP = w->HP;
-    tile_gemm(w->u, HP, w->fkt + t0, w->Tp, 1, w->v + (long)t0 * HP, HP, w->hs, n, HP / TILE_VL, 1);
-    for (int s = 0; s < n; s++)
-        for (int i = 0; i < HP; i++) w->z[i] += w->fk[(long)(t0 + s) * HP + i];
-}
+// The functions below take the head's width hs and its padded width HP as arguments:
+// the entry points call them with the default models' width (16, one vector) as a
+// constant, so that every product of a chunk has its shape known at compile time, and
+// with the head's own width otherwise. A chunk's tiles are always CH rows, those past
+// its n tokens zero, so the products run over whole tiles too.
 
-// One sequence and head: out rows (T, hs wide, stride C) and den (T) from qkv (stride 3C).
-// The state S is w.u, z is w.z.
-KERNEL_TARGETS
-static void head_forward(void *work, float *out, float *den, const float *qkv, int C, int causal) {
-    Head *w = work;
-    const int T = w->T, Tp = w->Tp, hs = w->hs, HP = w->HP, nvh = HP / TILE_VL;
-    const long ld = 3L * C;
-    pack_phi(w, qkv, ld, C);
-    tile_pack_rows(w->v, HP, qkv + 2 * C, ld, T, T, hs, 1.0f);
-    memset(w->u, 0, (size_t)hs * HP * sizeof(float));
-    memset(w->z, 0, (size_t)HP * sizeof(float));
-    if (!causal)
-        for (int t0 = 0; t0 < T; t0 += CH) forward_state_add(w, t0, T - t0 < CH ? T - t0 : CH);
-    for (int t0 = 0; t0 < T; t0 += CH) {
-        const int n = T - t0 < CH ? T - t0 : CH, nv = tile_round(n) / TILE_VL;
-        tile_gemm(w->o, HP, w->fqt + t0, 1, Tp, w->u, HP, n, hs, nvh, 0);      // φQ_c S
-        tile_gemm(w->den, CH, w->z, 0, 1, w->fqt + t0, Tp, 1, hs, nv, 0);       // φQ_c z
-        if (causal) {
-            tile_gemm(w->a, CH, w->fkt + t0, 1, Tp, w->fqt + t0, Tp, n, hs, nv, 0);  // Aᵀ
-            mask_upper(w->a, n, nv * TILE_VL);
-            for (int s = 0; s < n; s++)
-                for (int t = 0; t < nv * TILE_VL; t++) w->den[t] += w->a[s * CH + t];
-            tile_gemm(w->o, HP, w->a, 1, CH, w->v + (long)t0 * HP, HP, n, n, nvh, 1);
-            forward_state_add(w, t0, n);
-        }
-        for (int t = 0; t < n; t++) {
-            const float d = w->den[t] + LINEAR_ATTN_EPS, inv = 1.0f / d;
-            for (int i = 0; i < hs; i++) out[(long)(t0 + t) * C + i] = w->o[(long)t * HP + i] * inv;
-            den[t0 + t] = d;
-        }
-    }
-}
-
-// The prefix state of the backward pass, U += V_cᵀ φK_c (U[j][i] = Σ v_s,j φk_s,i) and
-// z += φK_cᵀ 1, over the n tokens from t0; v rows straight from qkv (stride ld).
-TILES_INLINE void prefix_add(Head *w, const float *v, long ld, int t0, int n) {
-    const int HP = w->HP;
-    tile_gemm(w->u, HP, v + t0 * ld, 1, ld, w->fk + (long)t0 * HP, HP, w->hs, n, HP / TILE_VL, 1);
-    for (int s = 0; s < n; s++)
-        for (int i = 0; i < HP; i++) w->z[i] += w->fk[(long)(t0 + s) * HP + i];
-}
-
-// The suffix states R += dN_cᵀ φQ_c (R[j][i] = Σ dn_t,j φq_t,i), R' += φQ_cᵀ dN_c and
-// r += Σ dd_t φq_t over the n tokens from t0.
-TILES_INLINE void suffix_add(Head *w, int t0, int n) {
-    const int HP = w->HP, nvh = HP / TILE_VL;
-    const float *fq = w->fq + (long)t0 * HP, *dn = w->dn + (long)t0 * HP;
-    tile_gemm(w->rq, HP, dn, 1, HP, fq, HP, w->hs, n, nvh, 1);
-    tile_gemm(w->rk, HP, fq, 1, HP, dn, HP, w->hs, n, nvh, 1);
+// dst (CH × HP) = φ of the n rows of x (hs wide, stride ld), zero in the padding.
+TILES_INLINE void load_phi(float *restrict dst, const float *restrict x, long ld, int n, int hs, int HP) {
+    tile_pack_rows(dst, HP, x, ld, n, CH, hs, 1.0f);
     for (int t = 0; t < n; t++)
-        for (int i = 0; i < HP; i++) w->r[i] += w->dd[t0 + t] * fq[(long)t * HP + i];
+        for (int i = 0; i < hs; i++) dst[t * HP + i] = phi(dst[t * HP + i]);
 }
 
-// One sequence and head: writes dq, dk, dv into the rows of dqkv (stride 3C).
-KERNEL_TARGETS
-static void head_backward(void *work, float *dqkv, const float *dout, const float *out, const float *den,
-                          const float *qkv, int C, int causal) {
-    Head *w = work;
-    const int T = w->T, Tp = w->Tp, hs = w->hs, HP = w->HP, nvh = HP / TILE_VL;
-    const long ld = 3L * C;
-    const float *v = qkv + 2 * C;
-    pack_phi(w, qkv, ld, C);
-    tile_pack_rows(w->dn, HP, dout, C, T, T, hs, 1.0f);
-    for (int t = 0; t < T; t++) {
+// The chunk's φq, φk and v from the n rows of qkv (stride ld), into k.
+TILES_INLINE void load_qkv(const Chunk *k, const float *qkv, long ld, int C, int n, int hs, int HP) {
+    load_phi(k->fq, qkv, ld, n, hs, HP);
+    load_phi(k->fk, qkv + C, ld, n, hs, HP);
+    tile_pack_rows(k->v, HP, qkv + 2 * C, ld, n, CH, hs, 1.0f);
+}
+
+// The chunk's dn = dout / d and dd = −(dout·out) / d, zero past n, into k.
+TILES_INLINE void load_dn(const Chunk *k, const float *dout, const float *out, const float *den, int C, int n,
+                          int hs, int HP) {
+    for (int t = 0; t < n; t++) {
         const float *g = dout + (long)t * C, *o = out + (long)t * C;
         float d_o = 0.0f;
 #pragma omp simd reduction(+ : d_o)
         for (int i = 0; i < hs; i++) d_o += g[i] * o[i];
         const float inv = 1.0f / den[t];
-        w->dd[t] = -d_o * inv;
-        for (int i = 0; i < HP; i++) w->dn[(long)t * HP + i] *= inv;
+        k->dd[t] = -d_o * inv;
+        tile_pack_rows(k->dn + t * HP, HP, g, C, 1, 1, hs, inv);
     }
-    for (int t = T; t < Tp; t++) w->dd[t] = 0.0f;
-    tile_pack_cols(w->dnt, Tp, w->dn, HP, T, hs, 1.0f);
-    memset(w->dfq, 0, 3 * (size_t)Tp * HP * sizeof(float));  // dfq, dfk, dv are adjacent
+    for (int t = n; t < CH; t++) k->dd[t] = 0.0f;
+    memset(k->dn + n * HP, 0, (size_t)(CH - n) * HP * sizeof(float));
+}
 
-    // Within each chunk: Gᵀ and Aᵀ (keys s × queries t), masked to s ≤ t.
-    for (int t0 = 0; causal && t0 < T; t0 += CH) {
-        const int n = T - t0 < CH ? T - t0 : CH, nv = tile_round(n) / TILE_VL;
-        const long c0 = (long)t0 * HP;
-        tile_gemm(w->g, CH, v + t0 * ld, ld, 1, w->dnt + t0, Tp, n, hs, nv, 0);
-        for (int s = 0; s < n; s++)
-            for (int t = 0; t < nv * TILE_VL; t++) w->g[s * CH + t] += w->dd[t0 + t];
-        mask_upper(w->g, n, nv * TILE_VL);
-        tile_gemm(w->a, CH, w->fkt + t0, 1, Tp, w->fqt + t0, Tp, n, hs, nv, 0);
-        mask_upper(w->a, n, nv * TILE_VL);
-        tile_gemm(w->dfq + c0, HP, w->g, 1, CH, w->fk + c0, HP, n, n, nvh, 1);
-        tile_gemm(w->dfk + c0, HP, w->g, CH, 1, w->fq + c0, HP, n, n, nvh, 1);
-        tile_gemm(w->dv + c0, HP, w->a, CH, 1, w->dn + c0, HP, n, n, nvh, 1);
+// xᵀ (HP × CH) of a chunk's rows x (CH × HP).
+TILES_INLINE void transpose(float *restrict xt, const float *restrict x, int hs, int HP) {
+    tile_pack_cols(xt, CH, x, HP, CH, hs, 1.0f);
+}
+
+// Zeroes the entries of a tile (CH keys s × CH queries t, one vector a row) with s > t:
+// the causal mask of a chunk.
+TILES_INLINE void mask_upper(float *x) {
+    TileIdx lane;
+    for (int t = 0; t < CH; t++) lane[t] = t;
+    for (int s = 1; s < CH; s++) {
+        TileVec *row = (TileVec *)(x + s * CH);
+        *row = (TileVec)((TileIdx)*row & (lane >= s));
     }
-    // From the chunks before: dφq_t += Uᵀ dn_t + dd_t z.
+}
+
+// w.a = Aᵀ (keys × queries) = φK_c φQ_cᵀ, masked, from w.fqt = φQ_cᵀ.
+TILES_INLINE void chunk_a(Head *w, const Chunk *k, int hs, int HP) {
+    tile_gemm(w->a, CH, k->fk, HP, 1, w->fqt, CH, CH, hs, 1, 0);
+    mask_upper(w->a);
+}
+
+// k.g = Gᵀ (keys s × queries t) = V_c dN_cᵀ + dd_t, masked.
+TILES_INLINE void chunk_g(Head *w, const Chunk *k, int hs, int HP) {
+    transpose(w->dnt, k->dn, hs, HP);
+    tile_gemm(k->g, CH, k->v, HP, 1, w->dnt, CH, CH, hs, 1, 0);
+    const TileVec dd = *(const TileVec *)k->dd;
+    for (int s = 0; s < CH; s++) *(TileVec *)(k->g + s * CH) += dd;
+    mask_upper(k->g);
+}
+
+// x (CH × HP) += a[t] · y (HP) on each row t: a rank-1 update by a state vector.
+TILES_INLINE void add_outer(float *restrict x, const float *restrict a, const float *restrict y, int HP) {
+    for (int t = 0; t < CH; t++)
+        for (int i = 0; i < HP; i++) x[t * HP + i] += (a ? a[t] : 1.0f) * y[i];
+}
+
+// y (HP) += the sum of the rows of x (CH × HP), each times a[t] (1 without a), in four
+// chains of four rows, so that the sum does not wait on the latency of each addition.
+TILES_INLINE void add_rows(float *restrict y, const float *restrict a, const float *restrict x, int HP) {
+    for (int v = 0; v < HP; v += TILE_VL) {
+        TileVec acc[4] = {{0}};
+        for (int t = 0; t < CH; t++)
+            acc[t % 4] += (a ? a[t] : 1.0f) * *(const TileVec *)(x + t * HP + v);
+        *(TileVec *)(y + v) += (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    }
+}
+
+// The state of the chunks so far, u += Xᵀ Y over the chunk's rows and z += Σ φk_s: the
+// forward's S = Σ φk_s v_sᵀ (X = φK_c, Y = V_c) or the backward's prefix state
+// U = Σ v_s φk_sᵀ (X = V_c, Y = φK_c).
+TILES_INLINE void state_add(Head *w, const float *x, const float *y, const float *fk, int hs, int HP) {
+    tile_gemm(w->u, HP, x, 1, HP, y, HP, hs, CH, HP / TILE_VL, 1);
+    add_rows(w->z, NULL, fk, HP);
+}
+
+// R += dN_cᵀ φQ_c (R[j][i] = Σ dn_t,j φq_t,i), R' += φQ_cᵀ dN_c and r += Σ dd_t φq_t: the
+// backward's suffix states.
+TILES_INLINE void suffix_add(Head *w, const Chunk *k, int hs, int HP) {
+    tile_gemm(w->rq, HP, k->dn, 1, HP, k->fq, HP, hs, CH, HP / TILE_VL, 1);
+    tile_gemm(w->rk, HP, k->fq, 1, HP, k->dn, HP, hs, CH, HP / TILE_VL, 1);
+    add_rows(w->r, k->dd, k->fq, HP);
+}
+
+// The n rows of d (hs wide, stride ld) = o · φ'(x) for the chunk's φ values f (rows):
+// φ' = 1 above 0, e^x = φ below, i.e. min(φ, 1).
+TILES_INLINE void store_through_phi(float *restrict d, long ld, float *restrict o, const float *restrict f, int n,
+                                    int hs, int HP) {
+    for (int i = 0; i < CH * HP; i++) o[i] *= f[i] < 1.0f ? f[i] : 1.0f;
+    tile_unpack_rows(d, ld, o, HP, n, hs, 1.0f);
+}
+
+// One sequence and head: out rows (T, hs wide, stride C) and den (T) from qkv (stride 3C).
+// The state S is w.u, z is w.z; every chunk goes through the first slot.
+TILES_INLINE void forward(Head *w, float *out, float *den, const float *qkv, int C, int causal, int hs, int HP) {
+    const int T = w->T, nvh = HP / TILE_VL;
+    const long ld = 3L * C;
+    const Chunk k = chunk_at(w, 0);
     memset(w->u, 0, (size_t)hs * HP * sizeof(float));
     memset(w->z, 0, (size_t)HP * sizeof(float));
-    if (!causal)
-        for (int t0 = 0; t0 < T; t0 += CH) prefix_add(w, v, ld, t0, T - t0 < CH ? T - t0 : CH);
+    for (int t0 = 0; !causal && t0 < T; t0 += CH) {
+        load_qkv(&k, qkv + t0 * ld, ld, C, chunk_len(w, t0), hs, HP);
+        state_add(w, k.fk, k.v, k.fk, hs, HP);
+    }
     for (int t0 = 0; t0 < T; t0 += CH) {
-        const int n = T - t0 < CH ? T - t0 : CH;
-        const long c0 = (long)t0 * HP;
-        tile_gemm(w->dfq + c0, HP, w->dn + c0, HP, 1, w->u, HP, n, hs, nvh, 1);
-        for (int t = 0; t < n; t++)
-            for (int i = 0; i < HP; i++) w->dfq[c0 + (long)t * HP + i] += w->dd[t0 + t] * w->z[i];
-        if (causal) prefix_add(w, v, ld, t0, n);
+        const int n = chunk_len(w, t0);
+        load_qkv(&k, qkv + t0 * ld, ld, C, n, hs, HP);
+        transpose(w->fqt, k.fq, hs, HP);
+        tile_gemm(w->o, HP, k.fq, HP, 1, w->u, HP, CH, hs, nvh, 0);  // φQ_c S
+        tile_gemm(w->den, CH, w->z, 0, 1, w->fqt, CH, 1, hs, 1, 0);  // φQ_c z
+        if (causal) {
+            chunk_a(w, &k, hs, HP);
+            add_rows(w->den, NULL, w->a, CH);
+            tile_gemm(w->o, HP, w->a, 1, CH, k.v, HP, CH, CH, nvh, 1);  // + A V_c
+            state_add(w, k.fk, k.v, k.fk, hs, HP);
+        }
+        for (int t = 0; t < n; t++) {
+            const float d = w->den[t] + LINEAR_ATTN_EPS;
+            tile_unpack_rows(out + (long)(t0 + t) * C, C, w->o + t * HP, HP, 1, hs, 1.0f / d);
+            den[t0 + t] = d;
+        }
     }
-    // From the chunks after: dφk_s += Rᵀ v_s + r and dv_s += R'ᵀ φk_s.
-    memset(w->rq, 0, 2 * (size_t)HP * HP * sizeof(float));  // rq and rk are adjacent
-    memset(w->r, 0, (size_t)HP * sizeof(float));
-    if (!causal)
-        for (int t0 = 0; t0 < T; t0 += CH) suffix_add(w, t0, T - t0 < CH ? T - t0 : CH);
-    for (int t0 = (T - 1) / CH * CH; t0 >= 0; t0 -= CH) {
-        const int n = T - t0 < CH ? T - t0 : CH;
-        const long c0 = (long)t0 * HP;
-        tile_gemm(w->dfk + c0, HP, v + t0 * ld, ld, 1, w->rq, HP, n, hs, nvh, 1);
-        for (int t = 0; t < n; t++)
-            for (int i = 0; i < HP; i++) w->dfk[c0 + (long)t * HP + i] += w->r[i];
-        tile_gemm(w->dv + c0, HP, w->fk + c0, HP, 1, w->rk, HP, n, hs, nvh, 1);
-        if (causal) suffix_add(w, t0, n);
+}
+
+// One sequence and head: writes dq, dk, dv into the rows of dqkv (stride 3C).
+TILES_INLINE void backward(Head *w, float *dqkv, const float *dout, const float *out, const float *den,
+                           const float *qkv, int C, int causal, int hs, int HP) {
+    const int T = w->T, nvh = HP / TILE_VL, last = (T - 1) / CH;
+    const long ld = 3L * C;
+    memset(w->u, 0, 3 * (size_t)HP * HP * sizeof(float));  // u, rq, rk are adjacent
+    memset(w->z, 0, 2 * (size_t)HP * sizeof(float));        // z, r
+    // Each chunk's slot is filled where the chunk is first reached: here when not causal,
+    // where every token sees the states of all tokens.
+    for (int c = 0; c <= last; c++) {
+        const Chunk k = chunk_at(w, c);
+        const int t0 = c * CH, n = chunk_len(w, t0);
+        if (causal) break;
+        load_qkv(&k, qkv + t0 * ld, ld, C, n, hs, HP);
+        load_dn(&k, dout + (long)t0 * C, out + (long)t0 * C, den + t0, C, n, hs, HP);
+        state_add(w, k.v, k.fk, k.fk, hs, HP);
+        suffix_add(w, &k, hs, HP);
     }
-    // Through φ (φ' = 1 above 0, e^x = φ below: min(φ, 1)) into dqkv.
-    for (long i = 0; i < (long)T * HP; i++) {
-        w->dfq[i] *= w->fq[i] < 1.0f ? w->fq[i] : 1.0f;
-        w->dfk[i] *= w->fk[i] < 1.0f ? w->fk[i] : 1.0f;
+    // Forward in time: dφq_c = G φK_c + dN_c U + dd z, then the prefix states.
+    for (int c = 0; c <= last; c++) {
+        const Chunk k = chunk_at(w, c);
+        const int t0 = c * CH, n = chunk_len(w, t0);
+        if (causal) {
+            load_qkv(&k, qkv + t0 * ld, ld, C, n, hs, HP);
+            load_dn(&k, dout + (long)t0 * C, out + (long)t0 * C, den + t0, C, n, hs, HP);
+        }
+        tile_gemm(w->o, HP, k.dn, HP, 1, w->u, HP, CH, hs, nvh, 0);
+        add_outer(w->o, k.dd, w->z, HP);
+        if (causal) {
+            chunk_g(w, &k, hs, HP);
+            tile_gemm(w->o, HP, k.g, 1, CH, k.fk, HP, CH, CH, nvh, 1);
+            state_add(w, k.v, k.fk, k.fk, hs, HP);
+        }
+        store_through_phi(dqkv + t0 * ld, ld, w->o, k.fq, n, hs, HP);
     }
-    tile_unpack_rows(dqkv, ld, w->dfq, HP, T, hs, 1.0f);
-    tile_unpack_rows(dqkv + C, ld, w->dfk, HP, T, hs, 1.0f);
-    tile_unpack_rows(dqkv + 2 * C, ld, w->dv, HP, T, hs, 1.0f);
+    // Backward in time: dφk_c = Gᵀ φQ_c + V_c R + r and dv_c = Aᵀ dN_c + φK_c R', then the
+    // suffix states.
+    for (int c = last; c >= 0; c--) {
+        const Chunk k = chunk_at(w, c);
+        const int t0 = c * CH, n = chunk_len(w, t0);
+        tile_gemm(w->o, HP, k.v, HP, 1, w->rq, HP, CH, hs, nvh, 0);
+        add_outer(w->o, NULL, w->r, HP);
+        if (causal) tile_gemm(w->o, HP, k.g, CH, 1, k.fq, HP, CH, CH, nvh, 1);
+        store_through_phi(dqkv + t0 * ld + C, ld, w->o, k.fk, n, hs, HP);
+        tile_gemm(w->o, HP, k.fk, HP, 1, w->rk, HP, CH, hs, nvh, 0);
+        if (causal) {
+            transpose(w->fqt, k.fq, hs, HP);
+            chunk_a(w, &k, hs, HP);
+            tile_gemm(w->o, HP, w->a, CH, 1, k.dn, HP, CH, CH, nvh, 1);
+            suffix_add(w, &k, hs, HP);
+        }
+        tile_unpack_rows(dqkv + t0 * ld + 2 * C, ld, w->o, HP, n, hs, 1.0f);
+    }
+}
+
+KERNEL_TARGETS
+static void head_forward(void *work, float *out, float *den, const float *qkv, int C, int causal) {
+    Head *w = work;
+    if (w->hs == TILE_VL)
+        forward(w, out, den, qkv, C, causal, TILE_VL, TILE_VL);
+    else
+        forward(w, out, den, qkv, C, causal, w->hs, w->HP);
+}
+
+KERNEL_TARGETS
+static void head_backward(void *work, float *dqkv, const float *dout, const float *out, const float *den,
+                          const float *qkv, int C, int causal) {
+    Head *w = work;
+    if (w->hs == TILE_VL)
+        backward(w, dqkv, dout, out, den, qkv, C, causal, TILE_VL, TILE_VL);
+    else
+        backward(w, dqkv, dout, out, den, qkv, C, causal, w->hs, w->HP);
 }
 
 static const AttnCore CORE = {head_alloc, head_release, head_forward, head_backward};
