@@ -9,7 +9,9 @@
 # Model: `attnsweep train --task charlm --batch 8 --seq-len L` with the default model
 # (d_model 64, 4 heads, 2 blocks), one thread (OPENBLAS_NUM_THREADS = OMP_NUM_THREADS =
 # torch threads = 1). Each run trains about --tokens tokens (default 65536: 128 steps at
-# L = 64, 2 at 4096; at least 2 steps); PyTorch's clock starts after one warm-up step.
+# L = 64) and at least 8 steps (from L = 1024); PyTorch's clock starts after one warm-up
+# step, attnsweep's counts its first step (about 5 % slower than the rest at L = 4096:
+# under 1 % of a run of 8).
 # For each L and variant the two sides run one after the other, --repeats times (default
 # 3); the sgemm benchmark runs before each L's runs, and each run's share of the sgemm
 # rate is of the one measured seconds before it; the table shows medians. PyTorch's plain
@@ -20,11 +22,11 @@
 # attnsweep's GFLOP/s and its share of the sgemm rate, peak resident memory of both) and
 # writes DIR/seq_scaling.png and the runs (DIR/seq_scaling.jsonl; DIR: results/bench);
 # `seq_scaling_report.py DIR/seq_scaling.jsonl PNG` redraws from them. Reports; asserts
-# nothing: exit 0 when everything ran. About 10 minutes on an idle machine with the defaults.
+# nothing: exit 0 when everything ran. About 15 minutes on an idle machine with the defaults.
 # ATTN_BUILD=DIR uses the build in DIR (default build; configured there if missing).
 set -euo pipefail
 
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
 
 lengths="64 128 256 512 1024 2048 4096"
 variants="mha tucker linear grassmann"
@@ -90,7 +92,7 @@ for line in sys.stdin:
 for r in $(seq 1 "$repeats"); do
   for L in $lengths; do
     sgemm "$r" "$L"
-    steps=$(( tokens / (batch * L) )); [ "$steps" -ge 2 ] || steps=2
+    steps=$(( tokens / (batch * L) )); [ "$steps" -ge 8 ] || steps=8
     for v in $variants; do
       "$tmp/attnsweep" train --task charlm --attention "$v" --batch "$batch" --seq-len "$L" \
         --steps "$steps" --eval-every "$steps" --eval-batches 1 --json -q >"$tmp/ours.json"
