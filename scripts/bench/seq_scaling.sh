@@ -9,15 +9,17 @@
 # Model: `attnsweep train --task charlm --batch 8 --seq-len L` with the default model
 # (d_model 64, 4 heads, 2 blocks), one thread (OPENBLAS_NUM_THREADS = OMP_NUM_THREADS =
 # torch threads = 1). Each run trains about --tokens tokens (default 65536: 128 steps at
-# L = 64) and at least 8 steps (from L = 1024); PyTorch's clock starts after one warm-up
-# step, attnsweep's counts its first step (about 5 % slower than the rest at L = 4096:
-# under 1 % of a run of 8).
+# L = 64): PyTorch at least 2 steps after one untimed warm-up step, attnsweep at least 8
+# (from L = 1024), since its clock counts its first step (about 5 % slower than the rest
+# at L = 4096: under 1 % of a run of 8). PyTorch runs with the malloc settings attnsweep
+# makes for itself (attn_build.sh, torch_malloc).
 # For each L and variant the two sides run one after the other, --repeats times (default
 # 3); the sgemm benchmark runs before each L's runs, and each run's share of the sgemm
 # rate is of the one measured seconds before it; the table shows medians. PyTorch's plain
 # softmax keeps (B, heads, L, L) tensors: a PyTorch mha or tucker run whose estimate,
-# (layers + 3) x B x heads x L^2 x 4 bytes, exceeds half of MemAvailable is skipped and
-# marked so (on a 24 GB machine: L = 4096).
+# (layers + 3) x B x heads x L^2 x 4 bytes, exceeds 4 GB or half of MemAvailable is
+# skipped and marked so: at L = 4096 (10 GB) a step took 3 minutes, its 2 GB tensors
+# mapped and faulted in anew each time.
 # Prints the table of seq_scaling_report.py (tokens/s of both sides and their ratio,
 # attnsweep's GFLOP/s and its share of the sgemm rate, peak resident memory of both) and
 # writes DIR/seq_scaling.png and the runs (DIR/seq_scaling.jsonl; DIR: results/bench);
@@ -26,7 +28,7 @@
 # ATTN_BUILD=DIR uses the build in DIR (default build; configured there if missing).
 set -euo pipefail
 
-usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
 
 lengths="64 128 256 512 1024 2048 4096"
 variants="mha tucker linear grassmann"
@@ -93,16 +95,17 @@ for r in $(seq 1 "$repeats"); do
   for L in $lengths; do
     sgemm "$r" "$L"
     steps=$(( tokens / (batch * L) )); [ "$steps" -ge 8 ] || steps=8
+    torch_steps=$(( tokens / (batch * L) )); [ "$torch_steps" -ge 2 ] || torch_steps=2
     for v in $variants; do
       "$tmp/attnsweep" train --task charlm --attention "$v" --batch "$batch" --seq-len "$L" \
         --steps "$steps" --eval-every "$steps" --eval-batches 1 --json -q >"$tmp/ours.json"
       record attnsweep "$v" "$L" "$r" "$tmp/ours.json"
       need_kb=$(( (layers + 3) * batch * heads * L * L * 4 / 1024 ))
-      if [ "$v" != linear ] && [ "$v" != grassmann ] && [ "$need_kb" -gt $(( avail_kb / 2 )) ]; then
+      if [ "$v" != linear ] && [ "$v" != grassmann ] && { [ "$need_kb" -gt $(( avail_kb / 2 )) ] || [ "$need_kb" -gt $(( 4 << 20 )) ]; }; then
         record torch "$v" "$L" "$r" ""  # skipped: no steps_per_second
       else
-        "$py" scripts/bench/lm_torch.py --attention "$v" --seq-len "$L" --batch "$batch" \
-          --steps "$steps" --warmup 1 --threads 1 >"$tmp/theirs.json"
+        GLIBC_TUNABLES="$torch_malloc" "$py" scripts/bench/lm_torch.py --attention "$v" --seq-len "$L" \
+          --batch "$batch" --steps "$torch_steps" --warmup 1 --threads 1 >"$tmp/theirs.json"
         record torch "$v" "$L" "$r" "$tmp/theirs.json"
       fi
       echo "seq_scaling: run $r/$repeats L=$L $v done" >&2

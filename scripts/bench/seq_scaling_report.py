@@ -176,7 +176,7 @@ def main():
     print(f"CPU              {env.get('BENCH_CPU', '?')}")
     print(f"load average     {env.get('BENCH_LOAD', '?')}")
     print(f"MemAvailable     {env.get('BENCH_MEM_AVAILABLE_MB', '?')} MB at start "
-          "(a PyTorch mha/tucker run estimated above half of it is skipped)")
+          "(a PyTorch mha/tucker run estimated above half of it, or above 4 GB, is skipped)")
     print(f"plot             {sys.argv[2]}")
 
 

@@ -55,7 +55,7 @@ field() { "$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.arg
 for r in $(seq 1 "$repeats"); do
   "$tmp/attnsweep" train --steps "$steps" --eval-every "$steps" --eval-batches 1 --json -q \
     >"$tmp/attnsweep.$r.json"
-  "$py" scripts/bench/vit_torch.py --steps "$steps" --warmup "$torch_warmup" \
+  GLIBC_TUNABLES="$torch_malloc" "$py" scripts/bench/vit_torch.py --steps "$steps" --warmup "$torch_warmup" \
     --threads "$threads" >"$tmp/torch.$r.json"
   if [ "$threads" -gt 1 ]; then
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$tmp/attnsweep" train --steps "$steps" \
