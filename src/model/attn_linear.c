@@ -90,9 +90,11 @@ static inline int chunk_len(const Head *w, int t0) { return w->T - t0 < CH ? w->
 
 // dst (CH × HP) = φ of the n rows of x (hs wide, stride ld), zero in the padding.
 TILES_INLINE void load_phi(float *restrict dst, const float *restrict x, long ld, int n, int hs, int HP) {
-    tile_pack_rows(dst, HP, x, ld, n, CH, hs, 1.0f);
-    for (int t = 0; t < n; t++)
-        for (int i = 0; i < hs; i++) dst[t * HP + i] = phi(dst[t * HP + i]);
+    for (int t = 0; t < n; t++) {
+        for (int i = 0; i < hs; i++) dst[t * HP + i] = phi(x[t * ld + i]);
+        for (int i = hs; i < HP; i++) dst[t * HP + i] = 0.0f;
+    }
+    memset(dst + n * HP, 0, (size_t)(CH - n) * HP * sizeof(float));
 }
 
 // The chunk's φq, φk and v from the n rows of qkv (stride ld), into k.
