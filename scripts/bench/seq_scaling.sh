@@ -14,8 +14,9 @@
 # at L = 4096: under 1 % of a run of 8). PyTorch runs with the malloc settings attnsweep
 # makes for itself (attn_build.sh, torch_malloc).
 # For each L and variant the two sides run one after the other, --repeats times (default
-# 3); the sgemm benchmark runs before each L's runs, and each run's share of the sgemm
-# rate is of the one measured seconds before it; the table shows medians. PyTorch's plain
+# 3); the sgemm benchmark runs just before each attnsweep run, and each run's share of
+# the sgemm rate is of that one (the host's speed drifts over minutes, and a PyTorch run
+# can take minutes); the table shows medians. PyTorch's plain
 # softmax keeps (B, heads, L, L) tensors: a PyTorch mha or tucker run whose estimate,
 # (layers + 3) x B x heads x L^2 x 4 bytes, exceeds 4 GB or half of MemAvailable is
 # skipped and marked so: at L = 4096 (10 GB) a step took 3 minutes, its 2 GB tensors
@@ -81,22 +82,23 @@ print(json.dumps({"side": side, "variant": variant, "seq_len": int(L), "repeat":
     "$@" >>"$runs"
 }
 
-# sgemm REPEAT L: the sgemm 2000^3 rate now, a line of the runs file
+# sgemm REPEAT L VARIANT: the sgemm 2000^3 rate now, a line of the runs file
 sgemm() {
-  "$tmp/sgemm_bench" | "$py" -c 'import json, sys
+  "$tmp/sgemm_bench" square_2000 | "$py" -c 'import json, sys
 for line in sys.stdin:
     c = json.loads(line)
     if c.get("case") == "square_2000":
-        print(json.dumps({"side": "sgemm", "repeat": int(sys.argv[1]), "seq_len": int(sys.argv[2]), **c}))' \
+        r, L, v = sys.argv[1:]
+        print(json.dumps({"side": "sgemm", "repeat": int(r), "seq_len": int(L), "variant": v, **c}))' \
     "$@" >>"$runs"
 }
 
 for r in $(seq 1 "$repeats"); do
   for L in $lengths; do
-    sgemm "$r" "$L"
     steps=$(( tokens / (batch * L) )); [ "$steps" -ge 8 ] || steps=8
     torch_steps=$(( tokens / (batch * L) )); [ "$torch_steps" -ge 2 ] || torch_steps=2
     for v in $variants; do
+      sgemm "$r" "$L" "$v"
       "$tmp/attnsweep" train --task charlm --attention "$v" --batch "$batch" --seq-len "$L" \
         --steps "$steps" --eval-every "$steps" --eval-batches 1 --json -q >"$tmp/ours.json"
       record attnsweep "$v" "$L" "$r" "$tmp/ours.json"

@@ -5,13 +5,14 @@
 
 RUNS.jsonl holds one line per run: {"side": "attnsweep" | "torch", "variant", "seq_len",
 "repeat", ...the run's JSON output} (a PyTorch run skipped for its memory has no
-steps_per_second), and {"side": "sgemm", "repeat", "seq_len", "gflop_per_second", ...}
-measured just before each L's runs (files from before that have one per repeat, no seq_len).
+steps_per_second), and {"side": "sgemm", "repeat", "seq_len", "variant", "gflop_per_second",
+...} measured just before each attnsweep run (older files: one before each L's runs, without
+variant, or one per repeat, without seq_len).
 Every number shown is the median over the repeats. Tokens/s is optimizer steps/s x batch x
 L; attnsweep's GFLOP/s is steps/s x its own count of the step's useful floating-point work
 (model_flops_per_step: the causal triangle only, no recomputation). Its share of sgemm is
-each run's GFLOP/s over the sgemm 2000^3 rate measured beside it (same repeat and L,
-seconds apart: the host's speed drifts over minutes), the median of those. Memory is
+each run's GFLOP/s over the sgemm 2000^3 rate measured beside it (just before it: the
+host's speed drifts over minutes), the median of those. Memory is
 each process's peak resident set (ru_maxrss: attnsweep with its data set and MPI, PyTorch
 with the interpreter and torch's libraries, which the "torch base" column shows as
 measured before the model was built).
@@ -29,21 +30,23 @@ COLOURS = {"mha": "tab:blue", "tucker": "tab:orange", "linear": "tab:green", "gr
 
 def load(path):
     runs = defaultdict(list)  # (side, variant, L) -> [run]
-    sgemm = {}  # (repeat, L or None) -> GFLOP/s
+    sgemm = {}  # (repeat, L or None, variant or None) -> GFLOP/s
     with open(path) as f:
         for line in f:
             r = json.loads(line)
             if r["side"] == "sgemm":
-                sgemm[(r["repeat"], r.get("seq_len"))] = r["gflop_per_second"]
+                sgemm[(r["repeat"], r.get("seq_len"), r.get("variant"))] = r["gflop_per_second"]
             else:
                 runs[(r["side"], r["variant"], r["seq_len"])].append(r)
     return runs, sgemm
 
 
 def beside(sgemm, r):
-    """The sgemm rate measured beside run r: at its L in its repeat, else in its repeat."""
-    rate = sgemm.get((r["repeat"], r["seq_len"]), sgemm.get((r["repeat"], None)))
-    return rate if rate is not None else statistics.median(sgemm.values())
+    """The sgemm rate measured beside run r: just before it, else before its L's runs, else in its repeat."""
+    for key in ((r["repeat"], r["seq_len"], r["variant"]), (r["repeat"], r["seq_len"], None), (r["repeat"], None, None)):
+        if key in sgemm:
+            return sgemm[key]
+    return statistics.median(sgemm.values())
 
 
 def median(rs, key):
@@ -170,7 +173,9 @@ def main():
     plot(rows, lengths, sys.argv[2])
     env = os.environ
     rates = sorted(sgemm.values())
-    which = "its repeat's" if any(L is None for _, L in sgemm) else "the one beside its run"
+    which = ("its repeat's" if any(L is None for _, L, _ in sgemm) else
+             "its L's, measured before that L's runs" if any(v is None for _, _, v in sgemm) else
+             "the one just before its run")
     print(f"\nsgemm 2000^3     {statistics.median(rates):.1f} GFLOP/s (median of {len(rates)}, "
           f"{rates[0]:.1f} to {rates[-1]:.1f}; each share is of {which})")
     print(f"CPU              {env.get('BENCH_CPU', '?')}")

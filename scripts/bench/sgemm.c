@@ -16,6 +16,7 @@
  * then one JSON line per case:
  *   {"case":"qkv","m":2176,"n":192,"k":64,"gflop_per_second":...}
  * Threads: whatever OPENBLAS_NUM_THREADS says (the bench script sets it).
+ * Arguments: the names of the cases to run (default: all), e.g. `sgemm_bench square_2000`.
  *
  * Build: cmake --build build --target sgemm_bench (build/bench/sgemm_bench)
  */
@@ -23,6 +24,7 @@
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 enum { BLOCKS = 3 };
@@ -54,6 +56,13 @@ static void sgemm(const struct gemm_case *c, const float *a, const float *b, flo
               b, c->n, 0.0f, out, c->n);
 }
 
+/* Whether the command line names case `name` (no names: every case). */
+static int wanted(const char *name, int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], name)) return 1;
+  return argc < 2;
+}
+
 /* Best GFLOP/s over BLOCKS blocks, each block repeating the product long enough
  * (>= MIN_BLOCK_SECONDS) for the clock to be exact. */
 static double best_gflop_per_second(const struct gemm_case *c) {
@@ -79,7 +88,7 @@ static double best_gflop_per_second(const struct gemm_case *c) {
   return best;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   static const struct gemm_case cases[] = {
       {"square_2000", 2000, 2000, 2000},
       {"qkv", 2176, 192, 64},
@@ -87,11 +96,20 @@ int main(void) {
       {"fc_proj", 2176, 64, 256},
       {"proj", 2176, 64, 64},
   };
+  for (int i = 1; i < argc; i++) {
+    size_t k = 0;
+    while (k < sizeof cases / sizeof cases[0] && strcmp(argv[i], cases[k].name)) k++;
+    if (k == sizeof cases / sizeof cases[0]) {
+      fprintf(stderr, "sgemm: unknown case '%s' (square_2000, qkv, fc, fc_proj, proj)\n", argv[i]);
+      return 2;
+    }
+  }
   printf("{\"openblas\":\"%s\",\"core\":\"%s\",\"threads\":%d}\n", openblas_get_config(),
          openblas_get_corename(), openblas_get_num_threads());
   srand(1);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const struct gemm_case *c = &cases[i];
+    if (!wanted(c->name, argc, argv)) continue;
     printf("{\"case\":\"%s\",\"m\":%d,\"n\":%d,\"k\":%d,\"gflop_per_second\":%.2f}\n", c->name,
            c->m, c->n, c->k, best_gflop_per_second(c));
     fflush(stdout);
