@@ -100,7 +100,9 @@ int main(int argc, char **argv) {
     size_t k = 0;
     while (k < sizeof cases / sizeof cases[0] && strcmp(argv[i], cases[k].name)) k++;
     if (k == sizeof cases / sizeof cases[0]) {
-      fprintf(stderr, "sgemm: unknown case '%s' (square_2000, qkv, fc, fc_proj, proj)\n", argv[i]);
+      fprintf(stderr, "sgemm: unknown case '%s' (the cases:", argv[i]);
+      for (k = 0; k < sizeof cases / sizeof cases[0]; k++) fprintf(stderr, " %s", cases[k].name);
+      fprintf(stderr, ")\n");
       return 2;
     }
   }
