@@ -53,6 +53,18 @@ static Outputs run_kernels(int threads) {
                 put(&o, gc, (long)gm * gn);
                 free(ga), free(gb), free(gc);
             }
+    // The dense layer with its bias (written by each thread into its own block) and the
+    // bias's gradient (per-thread column sums), split by rows and by columns.
+    for (int shape = 0; shape < 2; shape++) {
+        const int dn = shape ? 45 : 1500, dc = 20, doc = shape ? 1500 : 50;
+        float *x = rnd((long)dn * dc, 1.0), *dwt = rnd((long)doc * dc, 1.0), *dbs = rnd(doc, 1.0);
+        float *y = calloc((size_t)dn * doc, sizeof(float)), *dy = rnd((long)dn * doc, 1.0);
+        float *dgw = calloc((size_t)doc * dc, sizeof(float)), *dgb = calloc(doc, sizeof(float));
+        matmul_forward(y, x, dwt, dbs, dn, dc, doc);
+        matmul_backward(NULL, dgw, dgb, dy, x, dwt, dn, dc, doc);
+        put(&o, y, (long)dn * doc), put(&o, dgw, (long)doc * dc), put(&o, dgb, doc);
+        free(x), free(dwt), free(dbs), free(y), free(dy), free(dgw), free(dgb);
+    }
     // LayerNorm with the fused residual, forward and backward.
     float *res = rnd((long)N * C, 2.0), *add = rnd((long)N * C, 1.0), *ab = rnd(C, 1.0), *w = rnd(C, 1.0);
     float *b = rnd(C, 1.0), *out = calloc((size_t)N * C, sizeof(float)), *mean = calloc(N, sizeof(float));
