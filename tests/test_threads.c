@@ -53,8 +53,9 @@ static Outputs run_kernels(int threads) {
                 put(&o, gc, (long)gm * gn);
                 free(ga), free(gb), free(gc);
             }
-    // The dense layer with its bias (written by each thread into its own block) and the
-    // bias's gradient (per-thread column sums), split by rows and by columns.
+    // The dense layer with its bias (written by each thread into its own block), the
+    // weight's gradient (per-thread products over each thread's rows) and the bias's
+    // (per-thread column sums), split by rows and by columns.
     for (int shape = 0; shape < 2; shape++) {
         const int dn = shape ? 45 : 1500, dc = 20, doc = shape ? 1500 : 50;
         float *x = rnd((long)dn * dc, 1.0), *dwt = rnd((long)doc * dc, 1.0), *dbs = rnd(doc, 1.0);

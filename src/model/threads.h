@@ -4,10 +4,10 @@
 // are OpenMP's alone: while a model runs, OpenBLAS itself runs on one thread, and the
 // GEMM wrapper (matmul.h) splits a large product's rows or columns over the OpenMP
 // threads instead, each calling sgemm on its block (a dense layer's weight gradient, a
-// sum over rows, as per-thread products over each thread's own rows). Two pools that both wait for work
-// by spinning (libgomp's and OpenBLAS's) on the same cores made a 2-thread step 3.4×
-// slower than a 1-thread step on the 2-core machines (scripts/bench/train_vs_torch.sh
-// --threads 2); one pool cannot fight itself. Work is split statically, and every sum
+// sum over rows, as per-thread products over each thread's own rows). Two pools that
+// both wait for work by spinning (libgomp's and OpenBLAS's) on the same cores made a
+// 2-thread step 3.4× slower than a 1-thread step on the 2-core machines
+// (scripts/bench/train_vs_torch.sh --threads 2); one pool cannot fight itself. Work is split statically, and every sum
 // over rows is taken per thread and then added in thread order: the results depend on
 // the thread count, never on timing; with one thread there is no split and no partial
 // sum (the serial order).
