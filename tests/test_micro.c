@@ -8,7 +8,7 @@
 // per micro-batch, and tucker's generated weight to be scaled with the rest. The whole
 // batch of the character LM has 600 rows, more than a slice of the per-token sublayers
 // (SLICE_ROWS, 512, in model.c), its thirds fewer: the sliced pass against the unsliced.
-// Then train_model_rows: the micro-batch sizes a step is cut into.
+// Then train_model_rows: the micro-batch sizes a step is cut into, with 1 and 2 threads.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +16,7 @@
 #include "check.h"
 #include "model/layers.h"
 #include "model/model.h"
+#include "model/threads.h"
 #include "model/train.h"
 
 enum { ROWS = 6, PARTS = 3, LM_T = 100 };
@@ -90,6 +91,7 @@ int main(void) {
     // The default ViT's 128 rows of 17 tokens: 5 micro-batches of 26 (about 512 tokens);
     // 64 sequences of 64 bytes: 8 of 8; sequences longer than 512 tokens: one at a time; a
     // share of 8 × 64 tokens: one pass.
+    kernel_threads_set(1);
     config_defaults(&c);
     CHECK(train_model_rows(&c, &img, NULL) == 26, "ViT: %d rows a micro-batch (want 26)",
           train_model_rows(&c, &img, NULL));
@@ -103,5 +105,21 @@ int main(void) {
     c.batch = 100, seq.seq_len = 10;
     CHECK(train_model_rows(&c, &seq, NULL) == 50, "100 × 10: %d rows (want 2 of 50)",
           train_model_rows(&c, &seq, NULL));
+    // With 2 threads, an even number of micro-batches, one lane a thread: the ViT's 128
+    // rows in 6 of 22 (the last 18), 8 × 64 tokens in 2 of 4; a share of one row: one
+    // micro-batch, one lane.
+    kernel_threads_set(2);
+    config_defaults(&c);
+    CHECK(train_model_rows(&c, &img, NULL) == 22 && train_lanes(&c, &img, NULL) == 2,
+          "ViT, 2 threads: %d rows a micro-batch (want 22), %d lanes (want 2)", train_model_rows(&c, &img, NULL),
+          train_lanes(&c, &img, NULL));
+    c.batch = 8;
+    CHECK(train_model_rows(&c, &seq, NULL) == 4 && train_lanes(&c, &seq, NULL) == 2,
+          "8 × 64, 2 threads: %d rows (want 4), %d lanes (want 2)", train_model_rows(&c, &seq, NULL),
+          train_lanes(&c, &seq, NULL));
+    c.batch = 1;
+    CHECK(train_model_rows(&c, &seq, NULL) == 1 && train_lanes(&c, &seq, NULL) == 1,
+          "1 × 64, 2 threads: %d rows (want 1), %d lanes (want 1)", train_model_rows(&c, &seq, NULL),
+          train_lanes(&c, &seq, NULL));
     return check_report("test_micro");
 }

@@ -3,7 +3,8 @@
 // different thread count changes at most the order of sums over rows. Every kernel that
 // is split among threads (the GEMM wrapper's blocks of rows or columns too) is run with
 // 1 and with 2 threads (kernel_threads_set), then one whole training step of each
-// attention variant; and OpenBLAS runs on one thread while the threads are the model's.
+// attention variant, and a step over micro-batches that 2 threads run on two lanes; and
+// OpenBLAS runs on one thread while the threads are the model's.
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "model/matmul.h"
 #include "model/model.h"
 #include "model/threads.h"
+#include "model/train.h"
 
 static unsigned seed = 777;
 
@@ -147,6 +149,39 @@ static Outputs run_step(AttnKind att, int threads) {
     return o;
 }
 
+// A step over micro-batches (model/train.c: micro_passes), which with 2 threads runs
+// them on two lanes at once and adds the second lane's gradients to the model's: the
+// gradient arena after model_backward_finish, the mean loss and the accuracy. 7 rows in micro-batches of 2: lane 0 takes two, lane 1 two (the last
+// one row).
+static Outputs run_lanes(AttnKind att, int threads) {
+    kernel_threads_set(threads);
+    TrialConfig c;
+    config_defaults(&c);
+    c.task = TASK_CHARLM, c.attention = att, c.d_model = 32, c.heads = 2, c.layers = 2, c.core_rank = 2;
+    const DatasetInfo info = {.kind = TASK_CHARLM, .seq_len = 40, .vocab = 256, .n_classes = 256};
+    const int rows = 7;
+    Model m;
+    model_init(&m, &c, &info, 2);
+    Batch batch = batch_alloc(&info, rows);
+    for (int i = 0; i < rows * 40; i++) batch.tokens[i] = (i * 37) % 256, batch.targets[i] = (i * 13) % 256;
+    MicroBatches u = micro_batches(&info, &m, rows);
+    CHECK(u.lanes == threads, "%s: %d lanes with %d threads", attention_names[att], u.lanes, threads);
+    double sums[3] = {0.0, 0.0, 0.0};
+    model_zero_grads(&m);
+    micro_passes(&m, &u, &batch, rows, 1, sums);
+    model_backward_finish(&m, (float)(1.0 / sums[1]));
+    Outputs o = {0};
+    put(&o, m.grads_arena.mem, (long)m.grads_arena.total);
+    CHECK(sums[1] == rows * 40, "%s, %d threads: %g predictions (want %d)", attention_names[att], threads, sums[1],
+          rows * 40);
+    const float f[2] = {(float)(sums[0] / sums[1]), (float)(sums[2] / sums[1])};  // mean loss, accuracy
+    put(&o, f, 2);
+    micro_batches_free(&u);
+    batch_free(&batch);
+    model_free(&m);
+    return o;
+}
+
 static void compare(const char *what, Outputs one, Outputs two, Outputs two_again) {
     CHECK(one.n == two.n && two.n == two_again.n, "%s: output sizes differ", what);
     CHECK_ALL_CLOSE(two_again.v, two.v, two.n, 0.0, 0.0, "%s: two runs with 2 threads", what);
@@ -171,6 +206,8 @@ int main(void) {
         char what[64];
         snprintf(what, sizeof what, "training step, %s", attention_names[k]);
         compare(what, run_step(k, 1), run_step(k, 2), run_step(k, 2));
+        snprintf(what, sizeof what, "micro-batches on lanes, %s", attention_names[k]);
+        compare(what, run_lanes(k, 1), run_lanes(k, 2), run_lanes(k, 2));
     }
     return check_report("test_threads");
 }

@@ -122,7 +122,7 @@ if threads > 1:
     single = [load(f"attnsweep1.{r}.json")["steps_per_second"] for r in range(1, repeats + 1)]
     rows.append((f"attnsweep {threads} threads / 1 thread",
                  f"{ours_sps / statistics.median(single):.2f}x   (1 thread: {statistics.median(single):.2f} "
-                 "steps/s; target >= 1.6 with 2)"))
+                 "steps/s, runs: " + " ".join(f"{s:.2f}" for s in single) + "; target >= 1.6 with 2)"))
 width = max(len(name) for name, _ in rows)
 print(f"\nattnsweep vs PyTorch: default ViT (Fashion-MNIST, d_model 64, 4 heads, 2 blocks, "
       f"batch 128), {env['BENCH_STEPS']} steps per run, median of {repeats} interleaved runs, "

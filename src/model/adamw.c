@@ -30,7 +30,7 @@ void adamw_update(const Arena *params, const float *grads, float *m, float *v, l
                   double weight_decay) {
     const float c1 = (float)(1.0 / (1.0 - pow(ADAM_BETA1, (double)t)));
     const float c2 = (float)(1.0 / (1.0 - pow(ADAM_BETA2, (double)t)));
-    const int nt = kernel_threads();
+    const int nt = split_threads();
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         long lo, hi;
@@ -62,7 +62,7 @@ static void scale_span(float *restrict g, float s, size_t lo, size_t hi) {
 }
 
 double clip_grad_norm(float *g, size_t n, double max_norm) {
-    const int nt = kernel_threads();
+    const int nt = split_threads();
     double part[MAX_KERNEL_THREADS] = {0};  // per thread, added in thread order
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {

@@ -13,7 +13,7 @@ typedef struct {
 } Pass;
 
 static void run(const Pass *p) {
-    const int hs = p->C / p->NH, nt = kernel_threads();
+    const int hs = p->C / p->NH, nt = split_threads();
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         void *work = p->core->alloc(p->T, hs);

@@ -38,7 +38,7 @@ static void forward_rows(float *restrict probs, const float *restrict logits, co
 
 double crossentropy_forward(float *probs, const float *logits, const int *targets, int N, int K,
                             long *count, long *correct) {
-    const int nt = kernel_threads();
+    const int nt = split_threads();
     double total[MAX_KERNEL_THREADS] = {0};  // per thread, added in thread order
     long cnt[MAX_KERNEL_THREADS] = {0}, ok[MAX_KERNEL_THREADS] = {0};
 #pragma omp parallel num_threads(nt) if (nt > 1)
@@ -75,7 +75,7 @@ static void backward_rows(float *restrict dlogits, const float *restrict probs, 
 }
 
 void crossentropy_backward(float *dlogits, const float *probs, const int *targets, float scale, int N, int K) {
-    const int nt = kernel_threads();
+    const int nt = split_threads();
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         long lo, hi;

@@ -29,7 +29,7 @@ static void forward_rows(float *restrict out, float *restrict pre, const float *
 }
 
 void gelu_forward(float *out, float *pre, const float *bias, int N, int F) {
-    const int nt = kernel_threads();
+    const int nt = split_threads();
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         long lo, hi;
@@ -53,7 +53,7 @@ static void backward_rows(float *restrict d, float *restrict dbias, const float 
 }
 
 void gelu_backward(float *d, float *dbias, const float *deriv, int N, int F) {
-    const int nt = kernel_threads();
+    const int nt = split_threads();
     if (nt == 1) {
         backward_rows(d, dbias, deriv, 0, N, F);
         return;
@@ -66,7 +66,6 @@ void gelu_backward(float *d, float *dbias, const float *deriv, int N, int F) {
         thread_span(N, t, omp_get_num_threads(), &lo, &hi);
         backward_rows(d, part + (size_t)t * F, deriv, lo, hi, F);
     }
-    for (int t = 0; t < nt; t++)
-        for (int i = 0; i < F; i++) dbias[i] += part[(size_t)t * F + i];
+    add_in_thread_order(dbias, part, nt, F, F);
     free(part);
 }

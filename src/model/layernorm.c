@@ -41,7 +41,7 @@ static void forward_rows(float *restrict out, float *restrict mean, float *restr
 
 void layernorm_forward(float *out, float *mean, float *rstd, float *res, const float *add, const float *add_bias,
                        const float *weight, const float *bias, int N, int C) {
-    const int nt = kernel_threads();
+    const int nt = split_threads();
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         long lo, hi;
@@ -80,7 +80,7 @@ static void backward_rows(float *restrict dinp, float *restrict dweight, float *
 
 void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                         const float *weight, const float *mean, const float *rstd, int N, int C) {
-    const int nt = kernel_threads();
+    const int nt = split_threads();
     if (nt == 1) {
         backward_rows(dinp, dweight, dbias, dout, inp, weight, mean, rstd, 0, N, C);
         return;
@@ -94,10 +94,7 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
         backward_rows(dinp, part + (size_t)2 * t * C, part + (size_t)(2 * t + 1) * C, dout, inp, weight, mean,
                       rstd, lo, hi, C);
     }
-    for (int t = 0; t < nt; t++)
-        for (int i = 0; i < C; i++) {
-            dweight[i] += part[(size_t)2 * t * C + i];
-            dbias[i] += part[(size_t)(2 * t + 1) * C + i];
-        }
+    add_in_thread_order(dweight, part, nt, C, 2L * C);
+    add_in_thread_order(dbias, part + C, nt, C, 2L * C);
     free(part);
 }

@@ -47,14 +47,14 @@ static void fill_bias(float *C, int ldc, const float *bias, int r0, int r1, int 
 
 // The rank's threads take blocks of C's rows (or, when C is wider than tall, of its
 // columns), each one sgemm on one thread: every element of C is computed by one thread
-// in the order a one-thread sgemm computes it. Inside a parallel region (the heads of
-// an attention layer, one per thread) the product stays on its thread. With a bias
+// in the order a one-thread sgemm computes it. On a thread of a team (a lane, a head of
+// an attention layer: split_threads) the product stays on its thread. With a bias
 // (then beta is 1), each thread first writes it into its own block: the block stays in
 // the cache of the core that computes it.
 static void gemm_bias(int transa, int transb, int M, int N, int K, float alpha, const float *A, int lda,
                       const float *B, int ldb, float beta, float *C, int ldc, const float *bias) {
-    const int nt = kernel_threads();
-    if (nt == 1 || omp_in_parallel() || (double)M * N * K < SPLIT_MIN_MACS) {
+    const int nt = split_threads();
+    if (nt == 1 || (double)M * N * K < SPLIT_MIN_MACS) {
         if (bias) fill_bias(C, ldc, bias, 0, M, 0, N);
         sgemm(transa, transb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
@@ -89,8 +89,8 @@ void matmul_forward(float *out, const float *inp, const float *weight, const flo
 // sums[o] += Σ_n x[n][o] over the N rows of x (N × OC): each thread sums its own rows
 // (the block of them it computed), the threads' sums are added in thread order.
 static void column_sums(float *sums, const float *x, int N, int OC) {
-    const int nt = kernel_threads();
-    if (nt == 1 || omp_in_parallel() || (double)N * OC < SPLIT_MIN_SUMS) {
+    const int nt = split_threads();
+    if (nt == 1 || (double)N * OC < SPLIT_MIN_SUMS) {
         add_rows(sums, x, 0, N, OC);
         return;
     }
@@ -102,8 +102,7 @@ static void column_sums(float *sums, const float *x, int N, int OC) {
         aligned_span(N, t, omp_get_num_threads(), &lo, &hi);
         add_rows(part + (size_t)t * OC, x, lo, hi, OC);
     }
-    for (int t = 0; t < nt; t++)
-        for (int o = 0; o < OC; o++) sums[o] += part[(size_t)t * OC + o];
+    add_in_thread_order(sums, part, nt, OC, OC);
     free(part);
 }
 
@@ -112,8 +111,8 @@ static void column_sums(float *sums, const float *x, int N, int OC) {
 // would read every row, half of them from the other core's cache: 7 % of a 2-thread ViT
 // step), then each adds the threads' products in thread order into its share of dweight.
 static void weight_grad(float *dweight, const float *dout, const float *inp, int N, int C, int OC) {
-    const int nt = kernel_threads();
-    if (nt == 1 || omp_in_parallel() || (double)OC * C * N < SPLIT_MIN_MACS) {
+    const int nt = split_threads();
+    if (nt == 1 || (double)OC * C * N < SPLIT_MIN_MACS) {
         gemm(1, 0, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dweight, C);
         return;
     }
@@ -131,8 +130,7 @@ static void weight_grad(float *dweight, const float *dout, const float *inp, int
 #pragma omp barrier
         long a, b;
         thread_span((long)size, t, n, &a, &b);
-        for (int u = 0; u < n; u++)
-            for (long i = a; i < b; i++) dweight[i] += part[u * size + i];
+        add_in_thread_order(dweight + a, part + a, n, b - a, (long)size);
     }
     free(part);
 }

@@ -10,6 +10,7 @@
 #include "model/attention.h"
 #include "model/layers.h"
 #include "model/matmul.h"
+#include "model/threads.h"
 
 // ---------------------------------------------------------------------------------
 // Layout: one function per arena kind, run on every arena of that kind, so the
@@ -211,7 +212,7 @@ static void set_shapes(Model *m, const TrialConfig *cfg, const DatasetInfo *info
     }
 }
 
-size_t model_bytes(const TrialConfig *cfg, const DatasetInfo *info, int B) {
+size_t model_bytes(const TrialConfig *cfg, const DatasetInfo *info, int B, int lanes) {
     Model m;
     set_shapes(&m, cfg, info, B);
     BlockParams *pb = m.params.blocks = xcalloc(m.L, sizeof(BlockParams));
@@ -219,8 +220,9 @@ size_t model_bytes(const TrialConfig *cfg, const DatasetInfo *info, int B) {
     layout_params(&m.params_arena, &m.params, &m);  // the sizes only: nothing is committed
     layout_acts(&m.acts_arena, &m.acts, &m, 0);
     layout_acts(&m.dacts_arena, &m.acts, &m, 1);
-    // parameters, gradients and AdamW's two moments; activations and their gradients
-    const size_t floats = 4 * m.params_arena.total + m.acts_arena.total + m.dacts_arena.total;
+    // parameters and AdamW's two moments; per lane, gradients, activations and theirs
+    const size_t floats = 3 * m.params_arena.total +
+                          (size_t)lanes * (m.params_arena.total + m.acts_arena.total + m.dacts_arena.total);
     arena_free(&m.params_arena);
     arena_free(&m.acts_arena);
     arena_free(&m.dacts_arena);
@@ -229,20 +231,34 @@ size_t model_bytes(const TrialConfig *cfg, const DatasetInfo *info, int B) {
     return floats * sizeof(float);
 }
 
-int model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B) {
-    set_shapes(m, cfg, info, B);
-    m->params.blocks = xcalloc(m->L, sizeof(BlockParams));
+// What a pass computes: the parameters' gradients, the activations and their gradients
+// (their arenas, laid out for m's shapes). Returns 0, or -1 when the memory is not there.
+static int passes_init(Model *m) {
     m->grads.blocks = xcalloc(m->L, sizeof(BlockParams));
     m->acts.blocks = xcalloc(m->L, sizeof(BlockActs));
     m->dacts.blocks = xcalloc(m->L, sizeof(BlockActs));
-    layout_params(&m->params_arena, &m->params, m);
     layout_params(&m->grads_arena, &m->grads, m);
     layout_acts(&m->acts_arena, &m->acts, m, 0);
     layout_acts(&m->dacts_arena, &m->dacts, m, 1);
+    return arena_commit(&m->grads_arena) || arena_commit(&m->acts_arena) || arena_commit(&m->dacts_arena) ? -1 : 0;
+}
+
+static void passes_free(Model *m) {
+    arena_free(&m->grads_arena);
+    arena_free(&m->acts_arena);
+    arena_free(&m->dacts_arena);
+    free(m->grads.blocks);
+    free(m->acts.blocks);
+    free(m->dacts.blocks);
+}
+
+int model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B) {
+    set_shapes(m, cfg, info, B);
+    m->params.blocks = xcalloc(m->L, sizeof(BlockParams));
+    layout_params(&m->params_arena, &m->params, m);
     m->adam_m = calloc(m->params_arena.total, sizeof(float));
     m->adam_v = calloc(m->params_arena.total, sizeof(float));
-    if (arena_commit(&m->params_arena) || arena_commit(&m->grads_arena) || arena_commit(&m->acts_arena) ||
-        arena_commit(&m->dacts_arena) || !m->adam_m || !m->adam_v) {
+    if (arena_commit(&m->params_arena) || passes_init(m) || !m->adam_m || !m->adam_v) {
         model_free(m);
         return -1;
     }
@@ -264,15 +280,38 @@ int model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B)
     return 0;
 }
 
+int model_lane_init(Model *lane, const Model *m) {
+    *lane = *m;  // the configuration, the shapes and the parameters (read only)
+    lane->params_arena = lane->grads_arena = lane->acts_arena = lane->dacts_arena = (Arena){0};
+    lane->adam_m = lane->adam_v = lane->w4 = lane->dw4 = NULL;  // the step's own, m's alone
+    lane->heads = (FunctionHeads){0};
+    lane->stability = NULL;
+    if (passes_init(lane)) {
+        passes_free(lane);
+        return -1;
+    }
+    return 0;
+}
+
+void model_lane_free(Model *lane) {
+    passes_free(lane);
+    memset(lane, 0, sizeof *lane);
+}
+
+void model_lane_add_grads(Model *m, const Model *lane, int t, int nt) {
+    long lo, hi;
+    thread_span((long)m->grads_arena.total, t, nt, &lo, &hi);
+    for (long i = lo; i < hi; i++) m->grads_arena.mem[i] += lane->grads_arena.mem[i];
+    if (m->cfg.attention != ATTN_TUCKER) return;
+    thread_span(3L * m->C * m->C, t, nt, &lo, &hi);
+    for (int l = 0; l < m->L; l++)
+        for (long i = lo; i < hi; i++) m->dacts.blocks[l].wqkv[i] += lane->dacts.blocks[l].wqkv[i];
+}
+
 void model_free(Model *m) {
     arena_free(&m->params_arena);
-    arena_free(&m->grads_arena);
-    arena_free(&m->acts_arena);
-    arena_free(&m->dacts_arena);
+    passes_free(m);
     free(m->params.blocks);
-    free(m->grads.blocks);
-    free(m->acts.blocks);
-    free(m->dacts.blocks);
     free(m->adam_m);
     free(m->adam_v);
     free(m->w4);

@@ -86,8 +86,20 @@ typedef struct {
 int model_init(Model *m, const TrialConfig *cfg, const DatasetInfo *info, int B);
 void model_free(Model *m);
 // The bytes model_init would allocate for cfg and batches of B (parameters, gradients,
-// AdamW's moments, activations and their gradients), without allocating them.
-size_t model_bytes(const TrialConfig *cfg, const DatasetInfo *info, int B);
+// AdamW's moments, activations and their gradients) and lanes − 1 lanes besides,
+// without allocating them.
+size_t model_bytes(const TrialConfig *cfg, const DatasetInfo *info, int B, int lanes);
+
+// A lane: the parameters' gradients, the activations and their gradients of a second
+// pass over m's parameters, so that a rank's threads each run whole micro-batches at once
+// (train.c). model_forward, model_zero_grads and model_backward_add run on a lane as on
+// m; it reads m's parameters and nothing else of m's. Returns 0, or -1 (nothing left
+// allocated) when the memory is not there.
+int model_lane_init(Model *lane, const Model *m);
+void model_lane_free(Model *lane);
+// m's gradients += lane's, thread t of nt's share of them (each thread of a team adds
+// its own share, so that the team adds them all).
+void model_lane_add_grads(Model *m, const Model *lane, int t, int nt);
 
 // Forward pass on a batch; returns the summed loss (nats) over predictions with a
 // target, their number in *count and the correct ones in *correct.

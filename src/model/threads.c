@@ -1,6 +1,7 @@
 #include "model/threads.h"
 
 #include <cblas.h>
+#include <omp.h>
 
 static int count;        // the rank's threads (0: not yet read)
 static int blas_single;  // OpenBLAS set to one thread by kernel_threads
@@ -24,3 +25,5 @@ void kernel_threads_release(void) {
     openblas_set_num_threads(count);
     blas_single = 0;
 }
+
+int split_threads(void) { return omp_in_parallel() ? 1 : kernel_threads(); }

@@ -3,6 +3,7 @@
 
 #include <gsl/gsl_rng.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "common/util.h"
 #include "model/adamw.h"
 #include "model/layers.h"
+#include "model/threads.h"
 
 long train_total_steps(const TrialConfig *c, long n_train) {
     if (c->steps > 0) return c->steps;
@@ -48,15 +50,28 @@ int train_rank_rows(const TrialConfig *c, const MPI_Comm *group) {
 // MICRO_TOKENS tokens each, and sums their gradients: one layer's activations of a
 // micro-batch (a few hundred KB) stay in the core's L2 cache from one kernel to the next,
 // where those of a whole batch (the default ViT's 128 × 17 tokens: 0.6–2.2 MB a tensor)
-// stream from L3 between them.
+// stream from L3 between them. With several threads, each runs whole micro-batches on a
+// lane of its own (model_lane_init), as many of them as the others where the rows allow.
 enum { MICRO_TOKENS = 512 };
 
 int train_model_rows(const TrialConfig *c, const DatasetInfo *info, const MPI_Comm *group) {
-    const int share = train_rank_rows(c, group);
+    const int share = train_rank_rows(c, group), nt = kernel_threads();
     const int T = info->seq_len > 0 ? info->seq_len : N_PATCHES + 1;
     const int per = MICRO_TOKENS / T > 1 ? MICRO_TOKENS / T : 1;
-    const int n = (share + per - 1) / per;
+    int n = (share + per - 1) / per;
+    if (share >= nt) n = (n + nt - 1) / nt * nt;  // the same number for every thread
     return (share + n - 1) / n;  // n micro-batches as even as whole rows allow
+}
+
+// The lanes for batches of `rows` rows in micro-batches of B: one a thread, at most one a
+// micro-batch.
+static int lanes_for(int rows, int B) {
+    const int n = (rows + B - 1) / B, nt = kernel_threads();
+    return n < nt ? n : nt;
+}
+
+int train_lanes(const TrialConfig *c, const DatasetInfo *info, const MPI_Comm *group) {
+    return lanes_for(train_rank_rows(c, group), train_model_rows(c, info, group));
 }
 
 // Sum n doubles over the group in place.
@@ -65,32 +80,72 @@ static void group_sum(const Group *g, double *x, int n) {
 }
 
 MicroBatches micro_batches(const DatasetInfo *info, const Model *m, int batch_rows) {
-    MicroBatches u = {.info = *info};
-    if (m->B != batch_rows) u.micro = batch_alloc(info, m->B);
+    MicroBatches u = {.info = *info, .lanes = 1};
+    if (m->B == batch_rows) return u;
+    const int want = lanes_for(batch_rows, m->B);
+    u.lane = xcalloc((size_t)want, sizeof(Model));
+    u.micro = xcalloc((size_t)want, sizeof(Batch));
+    u.micro[0] = batch_alloc(info, m->B);
+    // A lane the memory is not there for is one thread fewer.
+    while (u.lanes < want && model_lane_init(&u.lane[u.lanes], m) == 0) u.micro[u.lanes++] = batch_alloc(info, m->B);
     return u;
 }
 
 void micro_batches_free(MicroBatches *u) {
-    if (u->micro.targets) batch_free(&u->micro);
+    for (int k = 0; u->micro && k < u->lanes; k++) {
+        batch_free(&u->micro[k]);
+        if (k > 0) model_lane_free(&u->lane[k]);
+    }
+    free(u->micro);
+    free(u->lane);
+    memset(u, 0, sizeof *u);
 }
 
-// Rows [lo, lo + m->B) of the first `rows` of b (fewer at the end, the rest padding): b
-// itself when it has m->B rows, else a copy in u.
-static const Batch *micro_batch(MicroBatches *u, const Model *m, const Batch *b, int lo, int rows) {
-    if (b->B == m->B) return b;
-    batch_take_rows(&u->micro, b, lo, rows - lo < m->B ? rows - lo : m->B, &u->info);
-    return &u->micro;
-}
-
-void micro_passes(Model *m, MicroBatches *u, const Batch *b, int rows, int backward, double sums[3]) {
-    for (int lo = 0; lo < rows; lo += m->B) {
-        const Batch *mb = micro_batch(u, m, b, lo, rows);
+// Micro-batches [k0, k1) of the first `rows` rows of b on lane m (which copies them into
+// its own micro; b itself when it has m->B rows), their sums added to sums[0..2].
+static void lane_passes(Model *m, Batch *micro, const MicroBatches *u, const Batch *b, int rows, int k0, int k1,
+                        int backward, double sums[3]) {
+    for (int k = k0; k < k1; k++) {
+        const int lo = k * m->B;
+        const Batch *mb = b;
+        if (b->B != m->B) {
+            batch_take_rows(micro, b, lo, rows - lo < m->B ? rows - lo : m->B, &u->info);
+            mb = micro;
+        }
         long count, correct;
         sums[0] += model_forward_perturbed(m, mb, u->perturb, u->ctx, &count, &correct);
         sums[1] += (double)count;
         sums[2] += (double)correct;
         if (backward) model_backward_add(m, mb);
     }
+}
+
+// With lanes, thread t runs the t-th of as many runs of consecutive micro-batches on lane t
+// (lane 0: m), the lanes' gradients are added into m's and the sums added, in lane order:
+// the results depend on the thread count, not on timing. A perturbation draws its noise
+// in micro-batch order, so it runs on m alone.
+void micro_passes(Model *m, MicroBatches *u, const Batch *b, int rows, int backward, double sums[3]) {
+    const int n = (rows + m->B - 1) / m->B, lanes = u->perturb ? 1 : n < u->lanes ? n : u->lanes;
+    if (lanes <= 1) {
+        lane_passes(m, u->micro, u, b, rows, 0, n, backward, sums);
+        return;
+    }
+    double part[MAX_KERNEL_THREADS][3] = {{0.0}};
+#pragma omp parallel num_threads(lanes)
+    {
+        const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        Model *own = t ? &u->lane[t] : m;
+        long k0, k1;
+        thread_span(n, t, nt, &k0, &k1);
+        if (backward && t) model_zero_grads(own);
+        lane_passes(own, &u->micro[t], u, b, rows, (int)k0, (int)k1, backward, part[t]);
+        if (backward) {
+#pragma omp barrier
+            for (int k = 1; k < nt; k++) model_lane_add_grads(m, &u->lane[k], t, nt);
+        }
+    }
+    for (int t = 0; t < lanes; t++)
+        for (int j = 0; j < 3; j++) sums[j] += part[t][j];
 }
 
 // Loss (nats per prediction) and accuracy on a held-out split, over at most max_batches

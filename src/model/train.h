@@ -96,22 +96,32 @@ int train_rank_rows(const TrialConfig *c, const MPI_Comm *group);
 
 // Rows model_init allocates for a rank's training (NULL group: alone): its share of the
 // batch or, when that holds more than about 512 tokens, a micro-batch of it; a step then
-// runs over its micro-batches and sums their gradients.
+// runs over its micro-batches and sums their gradients. With several threads
+// (kernel_threads) and at least as many rows, the micro-batches are a multiple of the
+// threads in number, so that each thread runs as many on its lane.
 int train_model_rows(const TrialConfig *c, const DatasetInfo *info, const MPI_Comm *group);
+// The lanes micro_batches makes for that training (1: the model alone), for model_bytes.
+int train_lanes(const TrialConfig *c, const DatasetInfo *info, const MPI_Comm *group);
 
 // A batch of a rank's rows as micro-batches of the model's m->B rows (the probes evaluate
-// as training does through these).
+// as training does through these), run by `lanes` threads at once: thread t on lane t (a
+// model_lane_init of the model; lane 0 is the model itself), one a thread and at most one
+// a micro-batch.
 typedef struct {
-    Batch micro;  // a micro-batch's rows, copied; unused when the model takes batches whole
+    int lanes;
+    Model *lane;  // [lanes]: lanes 1 …; lane[0] unused (the model)
+    Batch *micro;  // [lanes]: each lane's micro-batch rows, copied; NULL when the model takes batches whole
     DatasetInfo info;
     EmbedPerturb perturb;  // each micro-batch's embeddings through this first (probes); NULL: none
     void *ctx;
 } MicroBatches;
 MicroBatches micro_batches(const DatasetInfo *info, const Model *m, int batch_rows);
 void micro_batches_free(MicroBatches *u);
-// Forward passes over the first `rows` rows of b, a micro-batch at a time, adding the
-// summed loss, the predictions and the correct ones to sums[0..2]; with backward, each
-// micro-batch's gradient of its summed loss is added to m's (model_backward_add).
+// Forward passes over the first `rows` rows of b, a micro-batch at a time on each lane,
+// adding the summed loss, the predictions and the correct ones to sums[0..2]; with
+// backward, each micro-batch's gradient of its summed loss is added to m's
+// (model_backward_add on its lane, the lanes' then added to m's). With a perturbation,
+// on the model alone.
 void micro_passes(Model *m, MicroBatches *u, const Batch *b, int rows, int backward, double sums[3]);
 
 // Train m, fresh from model_init for c with train_model_rows (or train_rank_rows: one pass a step), on d (as dataset_open or

@@ -314,7 +314,8 @@ static void continue_checkpoint(Run *run, Model *m, Dataset *data, TrainState *s
 // holds now (the data included) plus what its model will allocate.
 static int over_memory(const TrialHooks *h, const TrialConfig *c, const DatasetInfo *info, TrialResult *r) {
     if (h->mem_limit <= 0) return 0;
-    double need[2] = {(double)current_rss_bytes() + (double)model_bytes(c, info, train_model_rows(c, info, h->group)), 1};
+    const size_t model = model_bytes(c, info, train_model_rows(c, info, h->group), train_lanes(c, info, h->group));
+    double need[2] = {(double)current_rss_bytes() + (double)model, 1};
     if (h->group) MPI_Allreduce(MPI_IN_PLACE, need, 2, MPI_DOUBLE, MPI_SUM, *h->group);
     if (need[0] <= h->mem_limit) return 0;
     r->status = TRIAL_FAILED;
