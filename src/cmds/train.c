@@ -48,7 +48,9 @@ int cmd_train(int argc, char **argv) {
         OPT_END,
     };
     const Command cmd = {"train", "attnsweep train [--PARAMETER VALUE ...] [-o TRIAL.h5] [--json] [--quiet]",
-                         "Train one configuration and report its validation and test metrics.\n",
+                         "Train one configuration and report its validation and test metrics.\n"
+                         "Threads: OPENBLAS_NUM_THREADS, else OMP_NUM_THREADS, else one a core; each runs whole\n"
+                         "micro-batches of a step. The numbers depend on the seed and the thread count only.\n",
                          options, NULL,
                          {0}};
     args_parse(&cmd, argc, argv, NULL);

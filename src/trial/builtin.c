@@ -27,6 +27,7 @@
 #include "data/dataset.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
+#include "model/threads.h"
 #include "model/train.h"
 #include "trial/metrics.h"
 #include "trial/pack.h"
@@ -357,9 +358,12 @@ static void builtin_run(TrialRunner *self, const TrialConfig *c, const TrialHook
         r->trace.layers = m.L, r->trace.groups = sdims[0];
     }
     if (hooks->progress) {
-        fprintf(hooks->progress, "training %s on %s: d_model %d, %d heads, %d layers, %ld parameters, %ld steps of %d, seed %d\n",
+        const int threads = kernel_threads();
+        fprintf(hooks->progress,
+                "training %s on %s: d_model %d, %d heads, %d layers, %ld parameters, %ld steps of %d, seed %d, %d "
+                "thread%s\n",
                 attention_names[c->attention], task_names[c->task], c->d_model, c->heads, c->layers, m.n_params,
-                train_total_steps(c, info.n_train), c->batch, c->seed);
+                train_total_steps(c, info.n_train), c->batch, c->seed, threads, threads == 1 ? "" : "s");
         fflush(hooks->progress);
     }
 
