@@ -1,14 +1,18 @@
 # shellcheck shell=bash
 # attn_build.sh: shared by train_vs_torch.sh and seq_scaling.sh; sourced, not run.
 #
-# torch_malloc         GLIBC_TUNABLES for the PyTorch runs: glibc's malloc keeps freed
-#                      memory as attnsweep has it do for itself (common/util.c,
-#                      malloc_keep_pages: no mmap below 64 MB, no trim below 256 MB). By
-#                      default PyTorch's tensors past 32 MB are mapped and unmapped every
-#                      step, each page faulted in and zeroed anew: on a VM where faults are
-#                      dear (perf: 29 % of the time in the kernel) that made its mha step
-#                      at L = 512 6.8x slower (0.37 against 2.48 steps/s), which measures
-#                      the allocator, not PyTorch's kernels.
+# torch_malloc         GLIBC_TUNABLES for the PyTorch runs: glibc's malloc keeps every
+#                      freed block for reuse (no mmap below 4 GB, no trim below 1 TB), as
+#                      a caching allocator does, so that PyTorch's timed steps pay for its
+#                      kernels and not for page faults. By default glibc maps a tensor past
+#                      32 MB anew each step and faults in and zeroes every page (on these
+#                      VMs, where faults are dear, 29 % of the time in the kernel: mha at
+#                      L = 512 6.8x slower); with attnsweep's own settings (mmap from 64
+#                      MB, common/util.c) the (B, heads, L, L) tensors of the plain
+#                      attention from L = 1024 on (128 MB each) still were: mha at L = 1024
+#                      ran at 0.13 steps/s, 1.64 with these. The price is PyTorch's peak
+#                      memory, which then counts the freed blocks it keeps (mha at L =
+#                      1024: 1.8 GB against 0.93; at 2048 7.4 against 2.6).
 #
 # attn_build NAME DIR  builds attnsweep and sgemm_bench in $ATTN_BUILD (default build;
 #                      configured there, Release, if it has no CMake cache) and copies
@@ -25,4 +29,4 @@ attn_build() {
 }
 
 # shellcheck disable=SC2034 # used by the scripts that source this file
-torch_malloc="glibc.malloc.mmap_threshold=67108864:glibc.malloc.trim_threshold=268435456"
+torch_malloc="glibc.malloc.mmap_threshold=4294967296:glibc.malloc.trim_threshold=1099511627776"

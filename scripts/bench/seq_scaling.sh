@@ -11,8 +11,9 @@
 # torch threads = 1). Each run trains about --tokens tokens (default 65536: 128 steps at
 # L = 64): PyTorch at least 2 steps after one untimed warm-up step, attnsweep at least 8
 # (from L = 1024), since its clock counts its first step (about 5 % slower than the rest
-# at L = 4096: under 1 % of a run of 8). PyTorch runs with the malloc settings attnsweep
-# makes for itself (attn_build.sh, torch_malloc).
+# at L = 4096: under 1 % of a run of 8). PyTorch runs with glibc's malloc keeping its
+# freed blocks (attn_build.sh, torch_malloc): no page faults in its timed steps, and its
+# peak memory counts the blocks it keeps.
 # For each L and variant the two sides run one after the other, --repeats times (default
 # 3); the sgemm benchmark runs just before each attnsweep run, and each run's share of
 # the sgemm rate is of that one (the host's speed drifts over minutes, and a PyTorch run
