@@ -20,13 +20,13 @@
 # can take minutes); the table shows medians. PyTorch's plain
 # softmax keeps (B, heads, L, L) tensors: a PyTorch mha or tucker run whose estimate,
 # (layers + 3) x B x heads x L^2 x 4 bytes, exceeds 4 GB or half of MemAvailable is
-# skipped and marked so: at L = 4096 (10 GB) a step took 3 minutes, its 2 GB tensors
-# mapped and faulted in anew each time.
+# skipped and marked so: at L = 4096 (10 GB, tensors of 2 GB; its memory with the freed
+# blocks kept is past the machines' 24 GB).
 # Prints the table of seq_scaling_report.py (tokens/s of both sides and their ratio,
 # attnsweep's GFLOP/s and its share of the sgemm rate, peak resident memory of both) and
 # writes DIR/seq_scaling.png and the runs (DIR/seq_scaling.jsonl; DIR: results/bench);
 # `seq_scaling_report.py DIR/seq_scaling.jsonl PNG` redraws from them. Reports; asserts
-# nothing: exit 0 when everything ran. About 15 minutes on an idle machine with the defaults.
+# nothing: exit 0 when everything ran. About 25 minutes on an idle machine with the defaults.
 # ATTN_BUILD=DIR uses the build in DIR (default build; configured there if missing).
 set -euo pipefail
 
