@@ -20,8 +20,8 @@
 # can take minutes); the table shows medians. PyTorch's plain
 # softmax keeps (B, heads, L, L) tensors: a PyTorch mha or tucker run whose estimate,
 # (layers + 3) x B x heads x L^2 x 4 bytes, exceeds 4 GB or half of MemAvailable is
-# skipped and marked so: at L = 4096 (10 GB, tensors of 2 GB; its memory with the freed
-# blocks kept is past the machines' 24 GB).
+# skipped and marked so: at L = 4096 (10 GB, tensors of 2 GB; with the freed blocks kept
+# about 4x the 5.9 GB measured at 2048, near the machines' 24 GB).
 # Prints the table of seq_scaling_report.py (tokens/s of both sides and their ratio,
 # attnsweep's GFLOP/s and its share of the sgemm rate, peak resident memory of both) and
 # writes DIR/seq_scaling.png and the runs (DIR/seq_scaling.jsonl; DIR: results/bench);
