@@ -298,14 +298,18 @@ void model_lane_free(Model *lane) {
     memset(lane, 0, sizeof *lane);
 }
 
+// y += x (n floats).
+static void accumulate(float *y, const float *x, long n) {
+    for (long i = 0; i < n; i++) y[i] += x[i];
+}
+
 void model_lane_add_grads(Model *m, const Model *lane, int t, int nt) {
     long lo, hi;
     thread_span((long)m->grads_arena.total, t, nt, &lo, &hi);
-    for (long i = lo; i < hi; i++) m->grads_arena.mem[i] += lane->grads_arena.mem[i];
+    accumulate(m->grads_arena.mem + lo, lane->grads_arena.mem + lo, hi - lo);
     if (m->cfg.attention != ATTN_TUCKER) return;
     thread_span(3L * m->C * m->C, t, nt, &lo, &hi);
-    for (int l = 0; l < m->L; l++)
-        for (long i = lo; i < hi; i++) m->dacts.blocks[l].wqkv[i] += lane->dacts.blocks[l].wqkv[i];
+    for (int l = 0; l < m->L; l++) accumulate(m->dacts.blocks[l].wqkv + lo, lane->dacts.blocks[l].wqkv + lo, hi - lo);
 }
 
 void model_free(Model *m) {
@@ -325,10 +329,6 @@ void model_free(Model *m) {
 
 // ---------------------------------------------------------------------------------
 // Forward
-
-static void accumulate(float *y, const float *x, long n) {
-    for (long i = 0; i < n; i++) y[i] += x[i];
-}
 
 // The QKV weight the block uses: the parameter itself, or tucker's generated one.
 static const float *qkv_weight(const Model *m, int l) {
