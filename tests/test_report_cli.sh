@@ -470,7 +470,7 @@ with h5py.File("v2.h5", "a") as f:
 with h5py.File("foreign.h5", "w") as f:
     f["x"] = [1, 2, 3]
 with h5py.File("scores.h5", "w") as f:  # like attnsweep score MODEL.safetensors writes
-    f.attrs["format_version"] = numpy.int32(3)
+    f.attrs["format_version"] = numpy.int32(4)
     f.attrs["source"] = "model.safetensors"
 shutil.copy("abl.h5", "nocol.h5")
 with h5py.File("nocol.h5", "a") as f:
@@ -480,7 +480,7 @@ with h5py.File("nocol.h5", "a") as f:
     f["summary"] = s[keep]
 PY
 report v2.h5
-expect_error "another format version" "v2.h5: results format 2, this attnsweep reads 3"
+expect_error "another format version" "v2.h5: results format 2, this attnsweep reads 4"
 report foreign.h5
 expect_error "an HDF5 file of something else" "foreign.h5: not an attnsweep results file"
 report scores.h5

@@ -29,7 +29,11 @@
 // The layout version in the root attribute format_version; readers refuse others.
 // Format 3: the validation and test metrics (val_*, test_*) and the curves' val_ columns;
 // the output side of each layer (weights_out/), the function-level scores and their chance.
-enum { H5STORE_FORMAT_VERSION = 3 };
+// Format 4: the whole network's view of each softmax-family layer (common/circuits.h):
+// weights/ [heads, d_k, d_model + 1, 3] with the normalisation folded in and the biases
+// as the last column, weights_out/ [d_model + 1, width] centred, and function-level scores
+// whose QK forms are weighted by what each head writes.
+enum { H5STORE_FORMAT_VERSION = 4 };
 
 typedef struct H5Store H5Store;
 
