@@ -28,11 +28,11 @@ int asha_at_rung(const int *rungs, int n_rungs, int next, int step, long total_s
 // The units at a rung are kept in an order-statistics tree (a treap keyed by value, then
 // unit, with subtree sizes), so that a decision, the quantile of n values, costs O(log n).
 typedef struct {
-    int n;         // units that reached the rung
-    int root;      // the tree's root unit, -1 while empty
-    double *sum;   // [units]: sum of the unit's reported metrics at the rung
-    int *count;    // [units]: how many were reported (0: not at the rung)
-    double *value; // [units]: sum / count, the unit's key in the tree
+    int n;                     // units that reached the rung
+    int root;                  // the tree's root unit, -1 while empty
+    double *sum;               // [units] (allocated at the rung's first report): sum of the unit's metrics there
+    int *count;                // [units]: how many were reported (0: not at the rung)
+    double *value;             // [units]: sum / count, the unit's key in the tree
     int *left, *right, *size;  // [units]: the tree's children (-1: none) and subtree sizes
     signed char *decision;     // [units]: -1 undecided, 0 stop, 1 go on
 } RungValues;
