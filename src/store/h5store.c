@@ -318,6 +318,10 @@ H5Store *h5store_create(const char *path, const StoreMeta *meta) {
     // with the eviction: scripts/bench/coordinator_overhead.sh).
     hid_t fapl = must(s, H5Pcreate(H5P_FILE_ACCESS), "file access");
     must(s, H5Pset_evict_on_close(fapl, 1), "file access");
+    // The 1.8 file format: /trials's links in a fractal heap and a B-tree rather than an
+    // old-style group's one local name heap, which each append rewrote whole (the flush
+    // grew with the trials: scripts/bench/h5_append_bench.c). h5py and h5dump read it.
+    must(s, H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST), "file access");
     // File space in pages, written through a page buffer: the metadata a trial evicts
     // reaches the file as a few whole pages at the flush instead of some 60 small
     // pwrites (0.60 -> 0.44 ms per trial of 1 layer; the file grows about 1 %).
