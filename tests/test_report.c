@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "report_tables.h"
 #include "common/util.h"
 #include "report/report.h"
 #include "report/stats.h"
@@ -317,18 +318,6 @@ static void make_sweep(SweepSummary *s) {
 }
 
 static int is_ok_status(const TrialResult *t) { return t->status == TRIAL_OK; }
-
-static const Table *find_table(const Report *r, const char *key) {
-    for (int i = 0; i < r->n; i++)
-        if (!strcmp(r->tables[i]->key, key)) return r->tables[i];
-    die(EXIT_RUNTIME, "no table %s", key);
-}
-
-static const Cell *at(const Table *t, int row, const char *col) {
-    for (int c = 0; c < t->n_cols; c++)
-        if (!strcmp(t->cols[c].key, col)) return &t->cells[row * t->n_cols + c];
-    die(EXIT_RUNTIME, "table %s has no column %s", t->key, col);
-}
 
 static int has_column(const Table *t, const char *col) {
     for (int c = 0; c < t->n_cols; c++)
@@ -660,9 +649,12 @@ static void test_read_back(void) {
           "a file without trials: %s", err);
     Report r;
     report_build(&s, &(ReportOptions){.metric = "val_loss", .maximize = 0, .top = 10}, &r);
-    int rows = 0;
-    for (int i = 0; i < r.n; i++) rows += r.tables[i]->single ? 0 : r.tables[i]->n_rows;
+    int rows = 0;  // but the verdict's, which say why there is none
+    for (int i = 0; i < r.n; i++) rows += r.tables[i]->single || !strncmp(r.tables[i]->key, "verdict.", 8) ? 0 : r.tables[i]->n_rows;
     CHECK(rows == 0 && find_table(&r, "failures.asha")->n_rows == 1, "a file without trials: %d rows", rows);
+    const Table *why = find_table(&r, "verdict.fit");
+    CHECK(why->n_rows == 1 && strstr(why->cells[why->n_cols - 1].text, "0 configurations with a finished trial"),
+          "a file without trials: the verdict says why");
     report_free(&r);
     summary_free(&s);
     remove(path);

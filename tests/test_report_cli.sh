@@ -2,7 +2,8 @@
 # End-to-end tests of `attnsweep report` on real sweeps (mpirun -np 3, tiny recall models):
 #   1. a grid with repeats (ablation of lambda_orth against lambda_l2): every section in
 #      JSON recomputed in Python from /summary and the trials' attributes (h5py, pandas,
-#      scipy's paired and Welch tests), the CSV equal to the JSON, the text table aligned and equal;
+#      scipy's paired and Welch tests; the verdict by tests/check_verdict.py from the
+#      curves and invariants), the CSV equal to the JSON, the text table aligned and equal;
 #   2. a sweep with ASHA pruning and diverging trials, metric val_accuracy from its YAML:
 #      failures by status and reason, steps saved; --metric and --top;
 #   3. a sweep read while it runs (never fails or hangs; the trials grow), stopped by
@@ -292,7 +293,7 @@ def json_rows(key):
     for part in key.split("."):
         node = node[part]
     return [node] if isinstance(node, dict) else node
-want(list(sections) == ["leaderboard", "variants.by_variant", "variants.by_configuration", "pareto",
+want(list(sections) == ["leaderboard", "verdict.tau", "verdict.fit", "variants.by_variant", "variants.by_configuration", "pareto",
                         "ablations.lambda_orth", "ablations.lambda_nuclear", "ablations.lambda_stability",
                         "failures.by_status", "failures.by_reason", "failures.asha"], f"CSV sections {list(sections)}")
 for key, rows in sections.items():
@@ -317,7 +318,8 @@ for key, rows in sections.items():
 
 # text table: a title per table, the leaderboard aligned with the JSON's top trial
 text = open(tpath).read()
-for title in ["Leaderboard: the top", "Per attention variant", "Per configuration", "Pareto front",
+for title in ["Leaderboard: the top", "Verdict: does the reward add information?", "Verdict: β and γ estimated",
+              "Per attention variant", "Per configuration", "Pareto front",
               "Ablation of lambda_orth", "Ablation of lambda_nuclear", "Ablation of lambda_stability",
               "trials by status", "trials by reason", "steps saved by ASHA"]:
     want(title in text, f"text: no '{title}'")
@@ -350,10 +352,12 @@ all_formats() {
     expect_ok "report $file $*"
     cp "$tmp/out" "$tmp/r.txt"
 }
-# check FILE TOP METRIC GOAL WHAT
+# check FILE TOP METRIC GOAL WHAT: every section, and the verdict (tests/check_verdict.py)
 check() {
     "$py" "$tmp/check_report.py" "$1" r.json r.csv r.txt "$2" "$3" "$4" >"$tmp/check" 2>&1 ||
         { sed 's/^/  /' "$tmp/check" >&2; fail "$5 (details above)"; }
+    "$py" "$here/check_verdict.py" "$1" r.json >"$tmp/check" 2>&1 ||
+        { sed 's/^/  /' "$tmp/check" >&2; fail "$5: the verdict (details above)"; }
 }
 
 # ---------------------------------------------------------------------------
@@ -371,7 +375,7 @@ check abl.h5 5 reward maximize "grid with repeats"
 all_formats abl.h5 --metric n_params --top 3
 check abl.h5 3 n_params minimize "--metric n_params (a cost, lower first)"
 grep -q '"lambda_orth":\[{' r.json || fail "grid with repeats: no lambda_orth ablation rows"
-pass "16 trials, 2 repeats: leaderboard, variants, configurations, Pareto front, ablations with paired p-values, failures; CSV = JSON; text aligned"
+pass "16 trials, 2 repeats: leaderboard, verdict, variants, configurations, Pareto front, ablations with paired p-values, failures; CSV = JSON; text aligned"
 
 echo "== 2. pruning and failures; the YAML's metric; --metric, --top  [$((SECONDS - start)) s]"
 sweep_yaml fail "method: grid

@@ -8,6 +8,7 @@
 #include "common/util.h"
 #include "data/dataset.h"
 #include "report/stats.h"
+#include "report/verdict.h"
 #include "space/tpe.h"
 #include "trial/metrics.h"
 
@@ -963,6 +964,21 @@ static Table *asha(const Analysis *a) {
     return t;
 }
 
+// ---------------------------------------------------------------- the verdict
+
+// The verdict's tables (report/verdict.h) over the trials of the statistics: one per seed
+// of each configuration, the configurations in table order.
+static void verdict(const Analysis *a, Table **tau, Table **fit) {
+    VerdictTrial *v = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *v);
+    int n = 0;
+    for (int i = 0; i < a->n_configs; i++) {
+        const Config *c = &a->configs[a->order[i]];
+        for (int k = 0; k < c->n; k++) v[n++] = (VerdictTrial){c->ok[k], i, variant_of(a, &c->ok[k]->config)};
+    }
+    verdict_tables(&(VerdictInput){a->s, a->o, n, v, a->n_variants, a->variants}, tau, fit);
+    free(v);
+}
+
 // ---------------------------------------------------------------- the report
 
 void report_build(const SweepSummary *s, const ReportOptions *o, Report *out) {
@@ -970,7 +986,10 @@ void report_build(const SweepSummary *s, const ReportOptions *o, Report *out) {
     analyse(s, o, &a);
     Ablations ab;
     ablations_analyse(&a, &ab);
-    Table *tables[] = {leaderboard(&a, o),    by_variant(&a),        by_configuration(&a),  pareto(&a),
+    Table *verdict_tau, *verdict_fit;
+    verdict(&a, &verdict_tau, &verdict_fit);
+    Table *tables[] = {leaderboard(&a, o),    verdict_tau,           verdict_fit,
+                       by_variant(&a),        by_configuration(&a),  pareto(&a),
                        ablation(&a, &ab, 0), ablation(&a, &ab, 1), ablation(&a, &ab, 2),
                        by_status(&a),         by_reason(&a),         asha(&a)};
     _Static_assert(COUNT(regularisers) == 3, "one ablation table per regulariser");

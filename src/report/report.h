@@ -1,6 +1,7 @@
 // report.h: what `attnsweep report` says about a sweep, as tables (report/table.h):
 //
 //   leaderboard                the top trials by the metric (finished trials)
+//   verdict.tau, verdict.fit   does the reward add information? (report/verdict.h)
 //   variants.by_variant        per attention variant: mean ± sd of the metrics, n
 //   variants.by_configuration  per configuration (all parameters but the seed), when the
 //                              sweep has repeats
@@ -34,6 +35,7 @@ typedef struct {
     int maximize;        // its goal
     int top;             // leaderboard rows (at most)
     double l2_scale;     // the L2 control of an arm at λ is lambda_l2 = λ · l2_scale (0 or 1: equal strength)
+    int early_step;      // the evaluation step of the verdict's fit (report/verdict.h); 0: its default
 } ReportOptions;
 
 typedef struct {
