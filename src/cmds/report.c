@@ -88,10 +88,9 @@ int cmd_report(int argc, char **argv) {
                          "Summarises a sweep's results file (attnsweep run, or attnsweep train -o): the top trials,\n"
                          "the verdict (does the reward add information: Kendall τ of early predictors against the\n"
                          "final metric, β and γ fitted), mean ± sd per attention variant and per configuration\n"
-                         "over repeats, the Pareto front of\n"
-                         "val_accuracy against Correlation and RankDeviation, each regulariser's λ against λ = 0 and\n"
-                         "against plain L2 of equal strength or at λ × S (paired over shared seeds, else Welch's\n"
-                         "t-test over repeats), failures and the steps\n"
+                         "over repeats, the Pareto front of val_accuracy against Correlation and RankDeviation,\n"
+                         "each regulariser's λ against λ = 0 and against plain L2 of equal strength or at λ × S\n"
+                         "(paired over shared seeds, else Welch's t-test over repeats), failures and the steps\n"
                          "ASHA saved. It ranks and tests by validation metrics only; test_accuracy (measured once\n"
                          "per trial) is shown beside val_accuracy. A file whose sweep is still running is read\n"
                          "as far as it has been flushed.\n\n",
