@@ -416,6 +416,12 @@ static void test_paired_ablation(void) {
                   strstr(at(ab, 0, "verdict")->text, cases[i].verdict),
               "%s, a NaN reward: verdict '%s'", cases[i].what, ab->n_rows ? at(ab, 0, "verdict")->text : "");
         report_free(&r);
+        s.trials[2].val_accuracy = NAN;  // nothing left to test
+        report_build(&s, &(ReportOptions){.metric = "val_accuracy", .maximize = 1, .top = 5}, &r);
+        ab = find_table(&r, "ablations.lambda_orth");
+        CHECK(ab->n_rows == 1 && !strcmp(at(ab, 0, "verdict")->text, "val_accuracy and reward: NaN in a trial of an arm, no test"),
+              "%s, NaN in both: verdict '%s'", cases[i].what, ab->n_rows ? at(ab, 0, "verdict")->text : "");
+        report_free(&r);
         summary_free(&s);
     }
 }

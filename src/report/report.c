@@ -810,6 +810,7 @@ static Table *ablation(const Analysis *a, const Ablations *ab, int r) {
             else
                 measured[k_measured] = tested[k], d[k_measured] = x->d[k], p[k_measured++] = x->p_holm[k];
         }
+        words[0] = 0;  // stays empty when every metric is NaN somewhere
         ablation_verdict(words, sizeof words, reg, x->lambda, x->vs_l2 ? l2_words : "λ = 0",
                          attention_names[x->arm->first->config.attention], x->arm->n, x->ctl->n, k_measured, measured,
                          d, p);
