@@ -687,6 +687,14 @@ void h5store_close(H5Store *s, double end_time) {
 // Every check returns -1 with "PATH: [WHERE: ]what is wrong" in err; nothing read
 // from the file is trusted (types, shapes, counts are checked before use).
 
+static int read_reward_spec(const H5Reader *rd, hid_t g, TrialResult *out) {
+    char *text;
+    if (h5read_attr_string(rd, g, "reward_spec", &text) != 0) return -1;
+    const int rc = reward_spec_from_json(&out->reward_spec, text);
+    free(text);
+    return rc != 0 ? h5read_fail(rd, "attribute 'reward_spec' is not a reward specification") : 0;
+}
+
 static int read_trial_attrs(const H5Reader *rd, hid_t g, TrialResult *out) {
     char *text;
     if (h5read_attr_string(rd, g, "config", &text) != 0) return -1;
@@ -698,10 +706,7 @@ static int read_trial_attrs(const H5Reader *rd, hid_t g, TrialResult *out) {
     cJSON_Delete(json);
     if (rc != 0) return h5read_fail(rd, "config: %s", msg);
 
-    if (h5read_attr_string(rd, g, "reward_spec", &text) != 0) return -1;
-    rc = reward_spec_from_json(&out->reward_spec, text);
-    free(text);
-    if (rc != 0) return h5read_fail(rd, "attribute 'reward_spec' is not a reward specification");
+    if (read_reward_spec(rd, g, out) != 0) return -1;
     if (h5read_attr_string(rd, g, "status", &text) != 0) return -1;
     rc = trial_status_find(text);
     free(text);
@@ -747,6 +752,27 @@ static int read_curves(const H5Reader *rd, hid_t g, TrialResult *out) {
     return rc;
 }
 
+// The shape of GROUP/layer0, a float array of rank `rank`, into d and dims; *count gets its
+// number of elements, which the file must be able to hold.
+static int layer_shape(const H5Reader *rd, hid_t g, const char *group, int rank, hsize_t *d, int *dims, size_t *count) {
+    char name[48];
+    snprintf(name, sizeof name, "%s/layer0", group);
+    hid_t ds = h5read_open_dataset(rd, g, name, rank, d);
+    if (ds < 0) return -1;
+    int rc = 0;
+    *count = 1;
+    for (int k = 0; k < rank && rc == 0; k++) {
+        if (d[k] == 0 || d[k] > MAX_WEIGHT_FLOATS || *count * d[k] > MAX_WEIGHT_FLOATS)
+            rc = h5read_fail(rd, "%s has the implausible shape of %llu in dimension %d", name, (unsigned long long)d[k],
+                             k);
+        *count *= d[k];
+        dims[k] = (int)d[k];
+    }
+    if (rc == 0) rc = h5read_check_storage(rd, ds, name, (hsize_t)*count);  // before allocating
+    H5Dclose(ds);
+    return rc;
+}
+
 // GROUP/layer0..layer{n−1}, float arrays of rank `rank`, all of the shape of the first,
 // which goes to dims; arrays gets n allocated arrays (the caller frees them).
 static int read_layers(const H5Reader *rd, hid_t g, const char *group, int n, int rank, int *dims, float **arrays) {
@@ -755,21 +781,7 @@ static int read_layers(const H5Reader *rd, hid_t g, const char *group, int n, in
     for (int l = 0; l < n; l++) {
         char name[48];
         snprintf(name, sizeof name, "%s/layer%d", group, l);
-        if (l == 0) {
-            hid_t ds = h5read_open_dataset(rd, g, name, rank, d);
-            if (ds < 0) return -1;
-            int rc = 0;
-            for (int k = 0; k < rank && rc == 0; k++) {
-                if (d[k] == 0 || d[k] > MAX_WEIGHT_FLOATS || count * d[k] > MAX_WEIGHT_FLOATS)
-                    rc = h5read_fail(rd, "%s has the implausible shape of %llu in dimension %d", name,
-                                     (unsigned long long)d[k], k);
-                count *= d[k];
-                dims[k] = (int)d[k];
-            }
-            if (rc == 0) rc = h5read_check_storage(rd, ds, name, (hsize_t)count);  // before allocating
-            H5Dclose(ds);
-            if (rc != 0) return -1;
-        }
+        if (l == 0 && layer_shape(rd, g, group, rank, d, dims, &count) != 0) return -1;
         arrays[l] = xmalloc(count * sizeof(float));
         if (h5read_dataset(rd, g, name, H5T_NATIVE_FLOAT, rank, d, arrays[l]) != 0) return -1;
     }
@@ -841,6 +853,20 @@ static int read_trace(const H5Reader *rd, hid_t g, TrialResult *out) {
     }
     H5Dclose(d);
     return rc;
+}
+
+int h5store_read_evaluations(const H5Reader *rd, hid_t g, TrialResult *out) {
+    if (read_reward_spec(rd, g, out) || read_curves(rd, g, out) || read_trace(rd, g, out)) return -1;
+    H5G_info_t info;
+    if (H5Gget_info_by_name(g, "weights", &info, H5P_DEFAULT) < 0) return h5read_fail(rd, "missing group weights");
+    hsize_t d[4];
+    size_t count;
+    if (info.nlinks == 0)
+        return out->trace.n > 0 ? h5read_fail(rd, "invariants without weights: their shapes are unknown") : 0;
+    return layer_shape(rd, g, "weights", 4, d, out->dims, &count) ||
+                   layer_shape(rd, g, "weights_out", 2, d, out->out_dims, &count)
+               ? -1
+               : 0;
 }
 
 // The metrics of trial id from its /summary row.
