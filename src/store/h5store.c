@@ -838,6 +838,50 @@ static int read_trace(const H5Reader *rd, hid_t g, TrialResult *out) {
     return rc;
 }
 
+// The shape of GROUP/layer0 (a dataset of `rank` dimensions) into dims, when it exists.
+static int read_layer_shape(const H5Reader *rd, hid_t g, const char *group, int rank, int *dims) {
+    char name[48];
+    snprintf(name, sizeof name, "%s/layer0", group);
+    if (H5Lexists(g, group, H5P_DEFAULT) <= 0 || H5Lexists(g, name, H5P_DEFAULT) <= 0) return 0;
+    hsize_t d[4];
+    hid_t ds = h5read_open_dataset(rd, g, name, rank, d);
+    if (ds < 0) return -1;
+    H5Dclose(ds);
+    for (int k = 0; k < rank; k++) {
+        if (d[k] > MAX_WEIGHT_FLOATS) return h5read_fail(rd, "%s has the implausible shape of %llu", name, (unsigned long long)d[k]);
+        dims[k] = (int)d[k];
+    }
+    return 0;
+}
+
+int h5store_read_trial_details(const H5Reader *file_rd, hid_t file, TrialResult *out) {
+    char name[32];
+    trial_group_name(name, sizeof name, out->id);
+    H5Reader trial_rd = *file_rd;
+    trial_rd.where = name;
+    const H5Reader *rd = &trial_rd;
+    hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
+    if (g < 0) return h5read_fail(rd, "not a group");
+    TrialResult x = {0};  // the attributes again (config, status, reason too): only the rest is taken
+    int rc = read_trial_attrs(rd, g, &x) || read_curves(rd, g, &x) || read_trace(rd, g, &x) ||
+                     read_layer_shape(rd, g, "weights", 4, x.dims) || read_layer_shape(rd, g, "weights_out", 2, x.out_dims)
+                 ? -1
+                 : 0;
+    H5Gclose(g);
+    if (rc == 0) {
+        memcpy(out->host, x.host, sizeof out->host);
+        out->rank = x.rank, out->group_size = x.group_size;
+        out->start_time = x.start_time, out->end_time = x.end_time;
+        out->reward_spec = x.reward_spec;
+        out->run = x.run, out->n_curve = x.n_curve, out->curve = x.curve, out->trace = x.trace;
+        memcpy(out->dims, x.dims, sizeof out->dims);
+        memcpy(out->out_dims, x.out_dims, sizeof out->out_dims);
+        x.run = (ProgramRun){0}, x.curve = NULL, x.trace = (InvariantTrace){0};
+    }
+    trial_result_free(&x);
+    return rc;
+}
+
 // The metrics of trial id from its /summary row.
 static int read_summary_row(const H5Reader *rd, hid_t file, int id, TrialResult *out) {
     TrialResult *rows;

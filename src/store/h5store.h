@@ -23,6 +23,7 @@
 #ifndef ATTN_H5STORE_H
 #define ATTN_H5STORE_H
 
+#include "store/h5read.h"
 #include "store/journal.h"
 #include "trial/trial.h"
 
@@ -95,5 +96,10 @@ void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, c
 // Read trial `id` back (config, status, metrics, curve, weights). Returns 0, or -1
 // with a one-line reason in err (not an HDF5 file, no such trial, other version...).
 int h5store_read_trial(const char *path, int id, TrialResult *out, char *err, size_t errlen);
+// What the report's page shows of the trial out->id of an open file, beside what
+// summary_read gives: its attributes (host, rank, times, reward_spec, a program's run), its
+// curves and invariant trace, and the shapes of its weights (dims, out_dims: what
+// trial_eval_point reads), not the weights themselves (n_layers stays 0), params or scores. 0, or -1 with the reason in rd's err.
+int h5store_read_trial_details(const H5Reader *rd, hid_t file, TrialResult *out);
 
 #endif

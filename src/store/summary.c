@@ -20,6 +20,7 @@
 #include "common/config_json.h"
 #include "common/util.h"
 #include "store/h5read.h"
+#include "store/h5store.h"
 #include "trial/metrics.h"
 
 enum {
@@ -261,7 +262,7 @@ static int by_id(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static int read_file(const H5Reader *rd, hid_t file, SweepSummary *s) {
+static int read_file(const H5Reader *rd, hid_t file, SweepSummary *s, int details) {
     if (h5read_check_format(rd, file)) return -1;
     // The metric first (a program's own metric is a column of /summary), unless there is
     // no /summary, which summary_rows reports.
@@ -272,7 +273,9 @@ static int read_file(const H5Reader *rd, hid_t file, SweepSummary *s) {
     }
     if (summary_rows(rd, file, s->program_metric.name, &s->trials, &s->n_trials)) return -1;
     for (int i = 0; i < s->n_trials; i++)
-        if (read_trial_attrs(rd, file, &s->trials[i]) != 0) return -1;
+        if (read_trial_attrs(rd, file, &s->trials[i]) != 0 ||
+            (details && h5store_read_trial_details(rd, file, &s->trials[i]) != 0))
+            return -1;
     if (s->n_trials > 1) qsort(s->trials, (size_t)s->n_trials, sizeof *s->trials, by_id);
     for (int i = 1; i < s->n_trials; i++)
         if (s->trials[i].id == s->trials[i - 1].id) return h5read_fail(rd, "/summary lists trial %d twice", s->trials[i].id);
@@ -311,11 +314,12 @@ const Metric *summary_metric(const SweepSummary *s, const char *name) {
 void summary_free(SweepSummary *s) {
     free(s->sweep);
     free(s->yaml);
+    for (int i = 0; i < s->n_trials; i++) trial_result_free(&s->trials[i]);  // what the details hold
     free(s->trials);
     memset(s, 0, sizeof *s);
 }
 
-int summary_read(const char *path, SweepSummary *out, char *err, size_t errlen) {
+static int read_summary(const char *path, SweepSummary *out, int details, char *err, size_t errlen) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);  // our one-line messages replace HDF5's stack dumps
     memset(out, 0, sizeof *out);
     const H5Reader rd = {.path = path, .err = err, .errlen = errlen};
@@ -332,7 +336,7 @@ int summary_read(const char *path, SweepSummary *out, char *err, size_t errlen) 
     int writing = locked_by_writer(path);
     for (int attempt = 0;; attempt++) {
         hid_t file = open_file(path);
-        const int rc = file >= 0 ? read_file(&rd, file, out) : h5read_fail(&rd, "cannot open: damaged or truncated HDF5 file");
+        const int rc = file >= 0 ? read_file(&rd, file, out, details) : h5read_fail(&rd, "cannot open: damaged or truncated HDF5 file");
         if (file >= 0) H5Fclose(file);
         if (rc == 0) {
             out->being_written = writing;
@@ -343,4 +347,12 @@ int summary_read(const char *path, SweepSummary *out, char *err, size_t errlen) 
         if (!writing || attempt == RETRIES) return -1;
         nanosleep(&(struct timespec){.tv_nsec = RETRY_MS * 1000000L}, NULL);
     }
+}
+
+int summary_read(const char *path, SweepSummary *out, char *err, size_t errlen) {
+    return read_summary(path, out, 0, err, errlen);
+}
+
+int summary_read_details(const char *path, SweepSummary *out, char *err, size_t errlen) {
+    return read_summary(path, out, 1, err, errlen);
 }

@@ -1,6 +1,7 @@
 // summary.h: a sweep's results file as plain C data, for attnsweep report: every trial
 // of /summary (its metrics) with its configuration and reason from /trials/NNNNNN, the
-// root attributes, the sweep's metric and its objectives. Curves, invariants and weights are not read.
+// root attributes, the sweep's metric and its objectives. Weights are not read; curves and
+// invariants only by summary_read_details.
 //
 // A file whose sweep is still running can be read: HDF5 1.10 locks a file open for
 // writing, so this opens it with file locking switched off and reads what the writer
@@ -37,6 +38,9 @@ typedef struct {
 // Read the file. Returns 0, or -1 with one line "PATH: what is wrong" in err (missing
 // file, not HDF5, damaged, not an attnsweep results file, another format version).
 int summary_read(const char *path, SweepSummary *out, char *err, size_t errlen);
+// The same, and each trial's details (h5store_read_trial_details: host, times, a program's
+// run, curves, invariant trace), for the report's page.
+int summary_read_details(const char *path, SweepSummary *out, char *err, size_t errlen);
 void summary_free(SweepSummary *s);
 // The metric of that name: one of the table's, or the sweep's program metric; NULL if neither.
 const Metric *summary_metric(const SweepSummary *s, const char *name);
