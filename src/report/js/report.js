@@ -11,6 +11,8 @@
   const maximize = R.goal === "maximize";
   const trials = P.trials;
   const params = P.params;
+  // words and listed numbers (a values list: Optuna's categorical) get a band each on an axis
+  params.forEach((p) => (p.bands = p.text || p.distribution === "values" || p.distribution === "categorical"));
   const fin = (v) => typeof v === "number" && isFinite(v);
   const app = document.getElementById("app");
   const charts = {};  // name -> svg, for the self-check
@@ -176,6 +178,7 @@
     const h = 30 + 20 * imp.length, w = 620;
     const box = frame(s, "importance", w, h);
     box.x0 = 140;
+    box.x1 = w - 70;  // room for the numbers
     const xs = scale([0, 1], box.x0, box.x1, { pad: 0 });
     imp.forEach((r, i) => {
       const y = box.y1 + 20 * i;
@@ -223,7 +226,7 @@
   let refreshLines = () => {};
 
   // Parallel coordinates
-  const axesPC = params.map((p) => ({ name: p.name, get: (t) => t.params[p.name], words: p.text, log: p.log }))
+  const axesPC = params.map((p) => ({ name: p.name, get: (t) => t.params[p.name], words: p.bands, log: p.log }))
     .concat([{ name: R.metric, get: (t) => t.value, words: false, log: false }]);
   if (params.length && ok.length) {
     const s = section("Parallel coordinates", "parallel");
@@ -296,11 +299,11 @@
     params.forEach((p, k) => {
       const box = frame(grid, `slice_${p.name}`, 300, 230, p.name + (p.log ? " (log axis)" : ""));
       const vals = measured.map((t) => t.params[p.name]);
-      const xs = scale(vals, box.x0, box.x1, { words: p.text, log: p.log });
+      const xs = scale(vals, box.x0, box.x1, { words: p.bands, log: p.log });
       const ys = scale(ys0, box.y0, box.y1);
       axes(box, xs, ys, "", k === 0 ? R.metric : "");
       measured.forEach((t, i) => {
-        const jitter = p.text ? ((i * 7919) % 13 - 6) : 0;
+        const jitter = p.bands ? ((i * 7919) % 13 - 6) : 0;
         const x = xs(t.params[p.name]);
         if (fin(x)) sv("circle", { cx: x + jitter, cy: ys(t.value), r: 2.5, fill: STATUS_COLOUR[t.status], opacity: 0.7 }, box.svg);
       });
@@ -327,7 +330,7 @@
       // an axis of at most 12 distinct values has a band each; a longer one 12 equal bins (on its scale)
       const axis = (p, r0, r1) => {
         const vals = ok.map((t) => t.params[p.name]);
-        const few = p.text || new Set(vals.filter((v) => v !== null)).size <= 12;
+        const few = p.bands || new Set(vals.filter((v) => v !== null)).size <= 12;
         const sc = scale(vals, r0, r1, { words: few, log: p.log, pad: 0 });
         const n = few ? sc.words.length : 12;
         sc.cell = (v) => { const x = sc(v); return fin(x) ? Math.min(n - 1, Math.floor(((x - r0) / (r1 - r0)) * n)) : -1; };
