@@ -159,7 +159,7 @@ int cmd_report(int argc, char **argv) {
                          "mean ± sd per attention variant and per configuration over repeats, the Pareto front of\n"
                          "val_accuracy against Correlation and RankDeviation, each regulariser's λ against λ = 0 and\n"
                          "against plain L2 of equal strength or at λ × S (Welch's t-test over repeats), failures and the steps\n"
-                         "ASHA saved. It ranks and tests by validation metrics only; test_accuracy (measured once\n"
+                         "ASHA saved, and each parameter's importance (fANOVA, as Optuna computes it). It ranks and tests by validation metrics only; test_accuracy (measured once\n"
                          "per trial) is shown beside val_accuracy. A file whose sweep is still running is read\n"
                          "as far as it has been flushed.\n\n",
                          options, NULL,

@@ -314,7 +314,7 @@ static int encode(Encoded *e, const ParamSpec *p, const SweepSpec *spec, const T
         int k = 0;
         while (k < e->n_values && k < MAX_CATEGORIES && strcmp(e->values[k], text)) k++;
         if (k == MAX_CATEGORIES) {
-            *too_many = e->categorical;
+            *too_many |= e->categorical;
             if (e->categorical) return 0;
         } else if (k == e->n_values) {
             snprintf(e->values[e->n_values++], sizeof e->values[0], "%s", text);
