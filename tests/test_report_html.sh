@@ -13,9 +13,10 @@
 #   3. a program sweep (tests/programs/importance_program.py, a known function of x, y, z
 #      and opt): the fANOVA importances of the JSON report against Optuna's
 #      get_param_importances (its default evaluator, fANOVA, seed 0) on the same trials:
-#      the same order of the parameters above 0.1 and each importance within ±0.1 (both
-#      are 64-tree forests on bootstrap samples: they differ by the forests' random draws,
-#      and Optuna's own importances over seeds 0..2 spread by less, printed); its page
+#      each importance within ±0.1, and the same order wherever Optuna's are more than 0.1
+#      apart (both are 64-tree forests on bootstrap samples and differ by their random
+#      draws: Optuna against itself, over seeds and over the order of the trials, which
+#      the workers' finishing order sets, moves by up to about 0.07; printed); its page
 #      renders, without the sections that do not apply (invariant traces, Pareto front);
 #      a motpe sweep's page draws its Pareto front;
 #   4. --watch rewrites the page atomically (never a partial file at the name) until
@@ -24,7 +25,8 @@
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
-export ASAN_OPTIONS=$asan_noleaks
+export ASAN_OPTIONS=$asan_noleaks  # mpirun runs (sanitizer_env.sh)
+leaks=1  # report starts no MPI: its runs are leak-checked
 bash "$here/../scripts/install-deps.sh" chromium python3-optuna python3-sklearn ||
     fail "could not install chromium, python3-optuna and python3-sklearn"
 
@@ -167,15 +169,17 @@ if set(ours) != set(dists): bad.append(f"parameters {sorted(ours)}")
 for k in dists:
     d = ours.get(k, float("nan")) - theirs[k]
     if not abs(d) <= 0.1: bad.append(f"{k}: ours {ours.get(k)}, Optuna's {theirs[k]:.4f}")
-rank = lambda imp: [k for k in sorted(imp, key=imp.get, reverse=True) if imp[k] >= 0.1]
-if rank(ours) != rank(theirs): bad.append(f"order {rank(ours)} against Optuna's {rank(theirs)}")
+for a in dists:  # the same order wherever Optuna's importances are more than 0.1 apart
+    for b in dists:
+        if theirs[a] > theirs[b] + 0.1 and not ours.get(a, 0) > ours.get(b, 0):
+            bad.append(f"Optuna ranks {a} ({theirs[a]:.3f}) above {b} ({theirs[b]:.3f}), we do not")
 if not abs(sum(ours.values()) - 1) < 1e-9: bad.append(f"the importances sum to {sum(ours.values())}")
 if bad: print("\n".join(bad))
 print("ours " + " ".join(f"{k} {ours.get(k, float('nan')):.3f}" for k in dists) + "; Optuna's " +
       " ".join(f"{k} {theirs[k]:.3f}" for k in dists) + f"; Optuna over seeds 0..2 spreads by {spread:.3f}", file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
-pass "fANOVA importances within 0.1 of Optuna's, the same order ($(tail -n 1 "$tmp/check"))"
+pass "fANOVA importances within 0.1 of Optuna's, ordered as Optuna's ($(tail -n 1 "$tmp/check"))"
 run report "$tmp/imp.h5" --format html -o "$tmp/imp.html"
 expect_rc 0 "report --format html of the program sweep"
 browse "$tmp/imp.html" "$tmp/imp"
