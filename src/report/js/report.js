@@ -36,8 +36,8 @@
     if (v === null || v === undefined) return "";
     if (typeof v !== "number") return String(v);
     if (!isFinite(v)) return "";
-    if (Number.isInteger(v)) return String(v);
     const a = Math.abs(v);
+    if (Number.isInteger(v) && a < 1e7) return String(v);
     return a !== 0 && (a < 1e-3 || a >= 1e5) ? v.toExponential(2) : v.toPrecision(4).replace(/\.?0+$/, "");
   }
   // A scale: domain values -> [r0, r1]; log, linear, or points for words.
@@ -371,12 +371,14 @@
   const hasCurves = trials.some((t) => t.curve && t.curve.step.length);
   const hasTrace = trials.some((t) => t.curve && t.curve.correlation);
   let drawCurves = () => {};
-  function lineChart(parent, name, title, key, list, ylabel) {
+  function lineChart(parent, name, title, key, list, ylabel, level) {
     const box = frame(parent, name, 440, 260, title);
     const xsAll = [], ysAll = [];
     list.forEach((t) => t.curve.step.forEach((s, i) => { if (fin(t.curve[key] && t.curve[key][i])) { xsAll.push(s); ysAll.push(t.curve[key][i]); } }));
-    const xs = scale(xsAll.concat(P.rungs), box.x0, box.x1), ys = scale(ysAll, box.y0, box.y1);
+    const xs = scale(xsAll.concat(P.rungs), box.x0, box.x1), ys = scale(ysAll.concat(fin(level) ? [level] : []), box.y0, box.y1);
     axes(box, xs, ys, "step", ylabel);
+    if (fin(level))  // a chance level: dotted
+      sv("line", { x1: box.x0, x2: box.x1, y1: ys(level), y2: ys(level), stroke: "#555", "stroke-dasharray": "1 3" }, box.svg).appendChild(sv("title", {}, null, `chance ${fmt(level)}`));
     P.rungs.forEach((r) => sv("line", { x1: xs(r), x2: xs(r), y1: box.y0, y2: box.y1, stroke: "#999", "stroke-dasharray": "4 3" }, box.svg).appendChild(sv("title", {}, null, `ASHA rung at step ${r}`)));
     list.forEach((t, k) => {
       const pts = [];
@@ -393,7 +395,7 @@
     let traceGrid = null;
     if (hasTrace) {
       const s2 = section("Invariant traces", "traces");
-      el("p", { class: "note" }, s2, "Correlation (mean |cos| between heads) and RankDeviation at each evaluation of the chosen trials, as the reward reads them.");
+      el("p", { class: "note" }, s2, "Correlation (mean |cos| between heads) and RankDeviation at each evaluation of the chosen trials, as the reward reads them; dotted: Correlation's chance level (independent Gaussian heads of the shape), the mean over the chosen trials.");
       traceGrid = el("div", { class: "grid" }, s2);
     }
     drawCurves = () => {
@@ -410,7 +412,9 @@
       if (traceGrid) {
         traceGrid.textContent = "";
         const traced = list.filter((t) => t.curve.correlation);
-        lineChart(traceGrid, "trace_correlation", "Correlation", "correlation", traced, "correlation");
+        const chance = traced.map((t) => t.correlation_chance).filter(fin);  // independent heads of the shape
+        lineChart(traceGrid, "trace_correlation", "Correlation (dotted: chance)", "correlation", traced, "correlation",
+                  chance.length ? chance.reduce((x, y) => x + y, 0) / chance.length : NaN);
         lineChart(traceGrid, "trace_rank_deviation", "RankDeviation", "rank_deviation", traced, "rank_deviation");
       }
     };
