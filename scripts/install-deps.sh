@@ -10,6 +10,7 @@ packages=(
   libyaml-dev libhdf5-dev hdf5-tools zlib1g-dev libcjson-dev libgsl-dev
   python3 python3-h5py python3-numpy python3-pandas python3-matplotlib python3-yaml python3-scipy python3-statsmodels
   python3-torch
+  python3-optuna python3-sklearn
   dataset-fashion-mnist fortunes
 )
 # Extra packages a caller asks for.

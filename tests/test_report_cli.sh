@@ -295,7 +295,7 @@ def json_rows(key):
     return [node] if isinstance(node, dict) else node
 want(list(sections) == ["leaderboard", "verdict.tau", "verdict.fit", "variants.by_variant", "variants.by_configuration", "pareto",
                         "ablations.lambda_orth", "ablations.lambda_nuclear", "ablations.lambda_stability",
-                        "failures.by_status", "failures.by_reason", "failures.asha"], f"CSV sections {list(sections)}")
+                        "failures.by_status", "failures.by_reason", "failures.asha", "importance"], f"CSV sections {list(sections)}")
 for key, rows in sections.items():
     jrows = json_rows(key)
     want(len(rows) == len(jrows), f"CSV {key}: {len(rows)} rows, JSON {len(jrows)}")
@@ -527,7 +527,7 @@ expect_error "--top 0" "--top must be an integer in [1, 1000000], got '0'"
 report abl.h5 --top x
 expect_error "--top x" "--top must be an integer"
 report abl.h5 --format xml
-expect_error "--format xml" "--format must be table, csv or json, got 'xml'"
+expect_error "--format xml" "--format must be table, csv, json or html, got 'xml'"
 report abl.h5 --metric speed
 expect_error "--metric speed" "--metric must be one of val_accuracy, val_loss, val_bits_per_byte, rank_deviation, correlation, reward, n_params, seconds, got 'speed'"
 # The leaderboard ranks by validation: the old names say their val_ spelling, no test metric ranks.

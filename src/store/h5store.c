@@ -855,18 +855,29 @@ static int read_trace(const H5Reader *rd, hid_t g, TrialResult *out) {
     return rc;
 }
 
-int h5store_read_evaluations(const H5Reader *rd, hid_t g, TrialResult *out) {
-    if (read_reward_spec(rd, g, out) || read_curves(rd, g, out) || read_trace(rd, g, out)) return -1;
+int h5store_read_trial_details(const H5Reader *rd, hid_t g, TrialResult *out) {
+    TrialResult x = {0};  // every attribute (status and the metrics again: /summary's are kept)
+    int rc = read_trial_attrs(rd, g, &x) || read_curves(rd, g, out) || read_trace(rd, g, out);
     H5G_info_t info;
-    if (H5Gget_info_by_name(g, "weights", &info, H5P_DEFAULT) < 0) return h5read_fail(rd, "missing group weights");
+    if (rc == 0 && H5Gget_info_by_name(g, "weights", &info, H5P_DEFAULT) < 0) rc = h5read_fail(rd, "missing group weights");
     hsize_t d[4];
     size_t count;
-    if (info.nlinks == 0)
-        return out->trace.n > 0 ? h5read_fail(rd, "invariants without weights: their shapes are unknown") : 0;
-    return layer_shape(rd, g, "weights", 4, d, out->dims, &count) ||
-                   layer_shape(rd, g, "weights_out", 2, d, out->out_dims, &count)
-               ? -1
-               : 0;
+    if (rc == 0 && info.nlinks == 0 && out->trace.n > 0)
+        rc = h5read_fail(rd, "invariants without weights: their shapes are unknown");
+    else if (rc == 0 && info.nlinks > 0)
+        rc = layer_shape(rd, g, "weights", 4, d, out->dims, &count) ||
+             layer_shape(rd, g, "weights_out", 2, d, out->out_dims, &count);
+    if (rc == 0) {
+        out->config = x.config, out->reward_spec = x.reward_spec;
+        memcpy(out->reason, x.reason, sizeof out->reason);
+        memcpy(out->host, x.host, sizeof out->host);
+        out->rank = x.rank, out->group_size = x.group_size;
+        out->start_time = x.start_time, out->end_time = x.end_time;
+        out->run = x.run;
+        x.run = (ProgramRun){0};
+    }
+    trial_result_free(&x);
+    return rc;
 }
 
 // The metrics of trial id from its /summary row.

@@ -100,12 +100,12 @@ void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, c
 // Read trial `id` back (config, status, metrics, curve, weights). Returns 0, or -1
 // with a one-line reason in err (not an HDF5 file, no such trial, other version...).
 int h5store_read_trial(const char *path, int id, TrialResult *out, char *err, size_t errlen);
-
-// What the report's verdict reads of the trial in group g (/trials/NNNNNN) of an open file:
-// its reward_spec, curves, invariants (the trace, absent without a grid) and the shapes
-// of its weights (dims and out_dims: what trial_eval_point scores the trace by), not the
-// weights themselves (n_layers stays 0). Returns 0, or -1 with the reason in rd's err; what
-// it allocated trial_result_free frees.
-int h5store_read_evaluations(const H5Reader *rd, hid_t g, TrialResult *out);
+// What the report reads of the trial in group g (/trials/NNNNNN) of an open file, beside
+// its /summary row: its attributes (config, reason, host, rank, times, reward_spec, a
+// program's run), its curves and invariants (the trace, absent without a grid), and the
+// shapes of its weights (dims and out_dims: what trial_eval_point scores the trace by),
+// not the weights themselves (n_layers stays 0), params or scores. Returns 0, or -1 with
+// the reason in rd's err; what it allocated trial_result_free frees.
+int h5store_read_trial_details(const H5Reader *rd, hid_t g, TrialResult *out);
 
 #endif

@@ -228,33 +228,18 @@ int summary_rows(const H5Reader *rd, hid_t file, const char *program_metric, Tri
     return rc;
 }
 
-// config, reason and evaluations (h5store_read_evaluations) of /trials/NNNNNN.
-static int read_trial_attrs(const H5Reader *file_rd, hid_t file, TrialResult *t) {
+// What /trials/NNNNNN adds to the trial's /summary row (h5store_read_trial_details).
+static int read_trial_group(const H5Reader *file_rd, hid_t file, TrialResult *t) {
     char name[32];
     snprintf(name, sizeof name, "trials/%06d", t->id);
     if (t->id < 0 || H5Lexists(file, "trials", H5P_DEFAULT) <= 0 || H5Lexists(file, name, H5P_DEFAULT) <= 0)
         return h5read_fail(file_rd, "/summary lists trial %d but there is no group %s", t->id, name);
     H5Reader trial_rd = *file_rd;
     trial_rd.where = name;
-    const H5Reader *rd = &trial_rd;
     hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
-    if (g < 0) return h5read_fail(rd, "unreadable group");
-    char *config = NULL, *reason = NULL;
-    int rc = h5read_attr_string(rd, g, "config", &config) || h5read_attr_string(rd, g, "reason", &reason) ||
-             h5store_read_evaluations(rd, g, t);
+    if (g < 0) return h5read_fail(&trial_rd, "unreadable group");
+    const int rc = h5store_read_trial_details(&trial_rd, g, t);
     H5Gclose(g);
-    if (rc == 0) {
-        cJSON *json = cJSON_Parse(config);
-        char msg[256];
-        if (!json)
-            rc = h5read_fail(rd, "attribute 'config' is not JSON");
-        else if (config_from_json(&t->config, json, msg, sizeof msg) != 0)
-            rc = h5read_fail(rd, "config: %s", msg);
-        cJSON_Delete(json);
-        snprintf(t->reason, sizeof t->reason, "%s", reason);
-    }
-    free(config);
-    free(reason);
     return rc;
 }
 
@@ -274,7 +259,7 @@ static int read_file(const H5Reader *rd, hid_t file, SweepSummary *s) {
     }
     if (summary_rows(rd, file, s->program_metric.name, &s->trials, &s->n_trials)) return -1;
     for (int i = 0; i < s->n_trials; i++)
-        if (read_trial_attrs(rd, file, &s->trials[i]) != 0) return -1;
+        if (read_trial_group(rd, file, &s->trials[i]) != 0) return -1;
     if (s->n_trials > 1) qsort(s->trials, (size_t)s->n_trials, sizeof *s->trials, by_id);
     for (int i = 1; i < s->n_trials; i++)
         if (s->trials[i].id == s->trials[i - 1].id) return h5read_fail(rd, "/summary lists trial %d twice", s->trials[i].id);

@@ -1,0 +1,213 @@
+// html.c: the JSON report and the HTML page around it (html.h).
+#include "report/html.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config_json.h"
+#include "common/util.h"
+#include "report/importance.h"
+#include "space/asha.h"
+#include "trial/runner.h"
+
+// The page's script and style, compiled in from src/report/js/ (cmake/embed_text.cmake).
+extern const char report_page_js[], report_page_css[];
+
+cJSON *report_json(const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r) {
+    cJSON *root = json_must(cJSON_CreateObject());
+    json_must(cJSON_AddStringToObject(root, "file", path));
+    json_must(cJSON_AddStringToObject(root, "sweep", s->sweep));
+    json_must(cJSON_AddStringToObject(root, "metric", o->metric));
+    json_must(cJSON_AddStringToObject(root, "goal", o->maximize ? "maximize" : "minimize"));
+    json_must(cJSON_AddNumberToObject(root, "trials", s->n_trials));
+    json_must(cJSON_AddBoolToObject(root, "being_written", s->being_written));
+    for (int i = 0; i < r->n; i++) table_add_json(r->tables[i], root);
+    return root;
+}
+
+// ---------------------------------------------------------------- what the charts need
+
+// The distributions drawn on a log axis (scripts/analyze.py draws them so too).
+static int log_distribution(Distribution d) {
+    switch (d) {
+    case DIST_LOG_UNIFORM_VALUES:
+    case DIST_LOG_UNIFORM:
+    case DIST_Q_LOG_UNIFORM:
+    case DIST_Q_LOG_UNIFORM_VALUES:
+    case DIST_INV_LOG_UNIFORM:
+    case DIST_INV_LOG_UNIFORM_VALUES:
+    case DIST_LOG_NORMAL:
+    case DIST_Q_LOG_NORMAL: return 1;
+    default: return 0;
+    }
+}
+
+static cJSON *numbers(const double *x, int n) {
+    cJSON *a = json_must(cJSON_CreateArray());
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, json_must(cJSON_CreateNumber(x[i])));  // NaN prints null
+    return a;
+}
+
+// The page's parameters: those of sweep_params that vary over the trials, each {name,
+// text: its values are words, log: drawn on a log axis, distribution}; their specs to
+// params[0..*n_params).
+static cJSON *parameters(const SweepSummary *s, const SweepSpec *spec, const SweepParams *cand, const ParamSpec **params,
+                         int *n_params) {
+    cJSON *out = json_must(cJSON_CreateArray());
+    *n_params = 0;
+    for (int k = 0; k < cand->n && s->n_trials; k++) {
+        const ParamSpec *p = cand->p[k];
+        char a[CONFIG_TEXT + 64], b[CONFIG_TEXT + 64];
+        config_format(&s->trials[0].config, p, a, sizeof a);
+        int varies = 0;
+        for (int t = 1; t < s->n_trials && !varies; t++) {
+            config_format(&s->trials[t].config, p, b, sizeof b);
+            varies = strcmp(a, b) != 0;
+        }
+        if (!varies) continue;
+        params[(*n_params)++] = p;
+        const SpaceParam *sp = sweep_space_param(spec, p->name);
+        cJSON *o = json_must(cJSON_CreateObject());
+        json_must(cJSON_AddStringToObject(o, "name", p->name));
+        json_must(cJSON_AddBoolToObject(o, "text", p->type != PT_INT && p->type != PT_REAL));
+        json_must(cJSON_AddBoolToObject(o, "log", sp && log_distribution(sp->dist)));
+        if (sp) json_must(cJSON_AddStringToObject(o, "distribution", space_distribution_name(sp->dist)));
+        cJSON_AddItemToArray(out, o);
+    }
+    return out;
+}
+
+// One trial as the page shows it: trial_result_to_json's object, with "value" (the report's
+// metric), "params" (the page's parameters: a number, a text, or null where one does not
+// apply), seed, host, rank, times, the curve, the invariant trace and a program's run.
+static cJSON *page_trial(const TrialResult *t, const Metric *m, const ParamSpec *const *params, int n_params) {
+    cJSON *o = trial_result_to_json(t);
+    json_must(cJSON_AddNumberToObject(o, "value", metric_value(t, m)));
+    cJSON *p = json_must(cJSON_AddObjectToObject(o, "params"));
+    for (int i = 0; i < n_params; i++) {
+        char text[CONFIG_TEXT + 64];
+        if (!config_relevant(&t->config, params[i]))
+            json_must(cJSON_AddNullToObject(p, params[i]->name));
+        else if (params[i]->type == PT_INT || params[i]->type == PT_REAL)
+            json_must(cJSON_AddNumberToObject(p, params[i]->name, config_number(&t->config, params[i])));
+        else
+            config_format(&t->config, params[i], text, sizeof text), json_must(cJSON_AddStringToObject(p, params[i]->name, text));
+    }
+    json_must(cJSON_AddNumberToObject(o, "seed", t->config.seed));
+    json_must(cJSON_AddStringToObject(o, "host", t->host));
+    json_must(cJSON_AddNumberToObject(o, "rank", t->rank));
+    json_must(cJSON_AddNumberToObject(o, "start_time", t->start_time));
+    json_must(cJSON_AddNumberToObject(o, "end_time", t->end_time));
+    const int n = t->n_curve;
+    double *col = xmalloc((size_t)(n ? n : 1) * 6 * sizeof *col);
+    double *step = col, *acc = col + n, *loss = col + 2 * n, *train = col + 3 * n, *corr = col + 4 * n, *rd = col + 5 * n;
+    int traced = 0;
+    for (int i = 0; i < n; i++) {
+        const CurvePoint *pt = &t->curve[i];
+        step[i] = pt->step, acc[i] = pt->val_accuracy, loss[i] = pt->val_loss, train[i] = pt->train_loss;
+        const EvalPoint e = trial_eval_point(t, pt, &t->reward_spec);
+        corr[i] = e.correlation, rd[i] = e.rank_deviation;
+        traced |= !isnan(e.correlation);
+    }
+    cJSON *c = json_must(cJSON_AddObjectToObject(o, "curve"));
+    cJSON_AddItemToObject(c, "step", numbers(step, n));
+    cJSON_AddItemToObject(c, "val_accuracy", numbers(acc, n));
+    cJSON_AddItemToObject(c, "val_loss", numbers(loss, n));
+    cJSON_AddItemToObject(c, "train_loss", numbers(train, n));
+    if (traced) {
+        cJSON_AddItemToObject(c, "correlation", numbers(corr, n));
+        cJSON_AddItemToObject(c, "rank_deviation", numbers(rd, n));
+    }
+    free(col);
+    if (t->run.command) json_must(cJSON_AddStringToObject(o, "command", t->run.command));
+    if (t->run.stderr_tail) json_must(cJSON_AddStringToObject(o, "stderr_tail", t->run.stderr_tail));
+    return o;
+}
+
+static cJSON *page_json(const SweepSummary *s, const ReportOptions *o, const SweepSpec *spec) {
+    cJSON *page = json_must(cJSON_CreateObject());
+    json_must(cJSON_AddStringToObject(page, "yaml", s->yaml ? s->yaml : ""));
+    json_must(cJSON_AddBoolToObject(page, "program", s->n_trials && s->trials[0].config.n_program > 0));
+    json_must(cJSON_AddBoolToObject(page, "space_loaded", spec != NULL));
+    SweepParams cand;
+    sweep_params(s, &cand);
+    const ParamSpec **params = xcalloc((size_t)cand.n + 1, sizeof *params);
+    int n_params;
+    cJSON_AddItemToObject(page, "params", parameters(s, spec, &cand, params, &n_params));
+    int rungs[64], n_rungs = spec && spec->asha ? asha_rungs(spec, rungs, 64) : 0;
+    double r[64];
+    for (int i = 0; i < n_rungs; i++) r[i] = rungs[i];
+    cJSON_AddItemToObject(page, "rungs", numbers(r, n_rungs));
+    const ParetoObjectives po = pareto_objectives(s);
+    cJSON *objectives = json_must(cJSON_AddArrayToObject(page, "objectives"));
+    for (int j = 0; s->n_objectives && j < po.k; j++) {
+        cJSON *x = json_must(cJSON_CreateObject());
+        json_must(cJSON_AddStringToObject(x, "name", po.metric[j]->name));
+        json_must(cJSON_AddBoolToObject(x, "maximize", po.maximize[j]));
+        cJSON_AddItemToArray(objectives, x);
+    }
+    const Metric *m = summary_metric(s, o->metric);
+    cJSON *trials = json_must(cJSON_AddArrayToObject(page, "trials"));
+    for (int i = 0; i < s->n_trials; i++) cJSON_AddItemToArray(trials, page_trial(&s->trials[i], m, params, n_params));
+    free(params);
+    sweep_params_free(&cand);
+    return page;
+}
+
+// ---------------------------------------------------------------- the page
+
+typedef struct {
+    char *text;
+    size_t len, cap;
+} Buf;
+
+static void put(Buf *b, const char *text, size_t n) {
+    if (b->len + n + 1 > b->cap) b->text = xrealloc(b->text, b->cap = 2 * (b->len + n + 1));
+    memcpy(b->text + b->len, text, n);
+    b->text[b->len += n] = 0;
+}
+static void put_text(Buf *b, const char *text) { put(b, text, strlen(text)); }
+
+// text as HTML character data (the file's bytes are untrusted)
+static void put_escaped(Buf *b, const char *text) {
+    for (const char *c = text; *c; c++) {
+        const char *e = *c == '<' ? "&lt;" : *c == '>' ? "&gt;" : *c == '&' ? "&amp;" : *c == '"' ? "&quot;" : NULL;
+        if (e)
+            put_text(b, e);
+        else
+            put(b, c, 1);
+    }
+}
+
+char *report_html(const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r,
+                  const SweepSpec *spec) {
+    cJSON *data = json_must(cJSON_CreateObject());
+    cJSON_AddItemToObject(data, "report", report_json(s, path, o, r));
+    cJSON_AddItemToObject(data, "page", page_json(s, o, spec));
+    char *json = cJSON_PrintUnformatted(data);
+    cJSON_Delete(data);
+    if (!json) die(EXIT_RUNTIME, "out of memory printing the page's JSON");
+    Buf b = {0};
+    put_text(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>attnsweep: ");
+    put_escaped(&b, s->sweep ? s->sweep : "");
+    put_text(&b, "</title>\n<style>\n");
+    put_text(&b, report_page_css);
+    put_text(&b, "</style>\n</head>\n<body>\n<div id=\"app\"></div>\n<script type=\"application/json\" id=\"data\">");
+    // In a script element only "</" could end it early: every '<' of the JSON (in its
+    // strings only) is written as the escape \u003c, which JSON.parse reads back.
+    for (const char *c = json, *from = json;; c++) {
+        if (*c == '<' || !*c) {
+            put(&b, from, (size_t)(c - from));
+            if (!*c) break;
+            put_text(&b, "\\u003c");
+            from = c + 1;
+        }
+    }
+    cJSON_free(json);
+    put_text(&b, "</script>\n<script>\n");
+    put_text(&b, report_page_js);
+    put_text(&b, "</script>\n</body>\n</html>\n");
+    return b.text;
+}

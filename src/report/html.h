@@ -1,0 +1,26 @@
+// html.h: the report as JSON, and as one self-contained HTML page that draws it.
+//
+// The page embeds the JSON report (report_json: the very object --format json prints)
+// under "report", beside what the charts need under "page": every trial's parameters,
+// metrics, status, reason, seed, host, times, learning curve and invariant trace
+// (Correlation and RankDeviation at each evaluation, trial_eval_point), the parameters'
+// scales (log for log distributions), ASHA's rungs and the sweep's YAML. Its script and
+// style (src/report/js/) are compiled in, so the page loads nothing at view time.
+#ifndef ATTN_HTML_H
+#define ATTN_HTML_H
+
+#include <cjson/cJSON.h>
+
+#include "report/report.h"
+#include "space/space.h"
+#include "store/summary.h"
+
+// The JSON report of file `path`: sweep, metric, goal, trials, being_written and the tables of r.
+cJSON *report_json(const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r);
+
+// The page (the caller frees it). s as summary_read reads it; spec is
+// the sweep's space when its YAML loads here (the parameters' scales, ASHA's rungs), else NULL.
+char *report_html(const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r,
+                  const SweepSpec *spec);
+
+#endif
