@@ -44,6 +44,8 @@ enum {
     TAIL_LINES = 20,            // stderr lines kept with a trial
     TAIL_BYTES = 4096,          //   at most so many bytes of them
     MAX_POINTS_PER_POLL = 4096, // evaluations broadcast at once (more wait for the next poll)
+    MAX_METRIC_LINES = 100000,  // metric lines a trial may write: past them it is stopped and failed
+                                // (1 M lines cost a 208 MB journal record and an equal HDF5 curve)
 };
 
 // ---------------------------------------------------------------- the spec
@@ -416,6 +418,11 @@ static int read_line(Run *run, const char *line, size_t len) {
     size_t lead = 0;  // line[0..len) is not NUL-terminated
     while (lead < len && (line[lead] == ' ' || line[lead] == '\t' || line[lead] == '\r')) lead++;
     if (lead == len) return 0;
+    if (run->lines == MAX_METRIC_LINES) {
+        snprintf(run->why, sizeof run->why, "the program wrote more than %d metric lines (the rest are refused)",
+                 MAX_METRIC_LINES);
+        return -1;
+    }
     const int shown = len - lead < 60 ? (int)(len - lead) : 60;  // what a message quotes
     run->lines++;
     char *text = json_text_clean(line, len);
@@ -576,13 +583,37 @@ static int spawn(Run *run, char **argv, char **envp) {
 }
 
 // Reap what has exited in the program's group; 1 once the program and every process of
-// its group are gone (the worker is their subreaper, so orphans come back to it).
+// its group are gone (the worker is their subreaper, so orphans come back to it). What is
+// left in the group once the program exited is killed: it cannot hold the trial open.
 static int group_gone(Run *run) {
     int st;
     pid_t p;
     while ((p = waitpid(-run->pid, &st, WNOHANG)) > 0)
         if (p == run->pid) run->status = st, run->exited = 1;
+    if (run->exited) kill(-run->pid, SIGKILL);
     return run->exited && kill(-run->pid, 0) != 0 && errno == ESRCH;
+}
+
+// Every process the program left behind outside its group (a setsid() grandchild): the
+// worker is their subreaper, so they are its children once their parents are gone. Killed
+// and reaped until none is left (a killed one's own children come back in turn).
+static void kill_descendants(void) {
+    for (int round = 0; round < 1000; round++) {
+        int found = 0;
+        DIR *tasks = opendir("/proc/self/task");
+        for (struct dirent *t; tasks && (t = readdir(tasks));) {
+            if (t->d_name[0] == '.') continue;
+            char path[64];
+            snprintf(path, sizeof path, "/proc/self/task/%.20s/children", t->d_name);
+            FILE *f = fopen(path, "r");
+            for (long pid; f && fscanf(f, "%ld", &pid) == 1; found++) kill((pid_t)pid, SIGKILL);
+            if (f) fclose(f);
+        }
+        if (tasks) closedir(tasks);
+        if (!found) return;
+        while (waitpid(-1, NULL, 0) > 0) {
+        }
+    }
 }
 
 // SIGTERM to the program's group (once), SIGKILL when the grace is over.
@@ -618,10 +649,8 @@ static int poll_program(Run *run) {
         if ((double)fd_size(outputs[k].fd) > run->spec->max_output) {
             snprintf(run->why, sizeof run->why, "the program wrote more than %.0f MiB to %s (budget max_output_mb)",
                      run->spec->max_output / 1048576.0, outputs[k].what);
-            if (gone)
-                run->cause = END_OUTPUT;
-            else
-                terminate(run, END_OUTPUT);
+            run->cause = END_OUTPUT;
+            if (!gone) kill(-run->pid, SIGKILL);  // at once: a flood that ignores SIGTERM fills the disk in its grace
         }
     if (gone) return 1;
     const double limit = run->hooks->time_limit;
@@ -738,14 +767,16 @@ static int group_any(const TrialHooks *h, int v) {
     return v;
 }
 
-static void append_curve(TrialResult *r, const CurvePoint *pt) {
-    r->curve = xrealloc(r->curve, (size_t)(r->n_curve + 1) * sizeof *r->curve);
+// Doubling: a flood of lines is appended in linear time.
+static void append_curve(TrialResult *r, int *cap, const CurvePoint *pt) {
+    if (r->n_curve == *cap) r->curve = xrealloc(r->curve, (size_t)(*cap = 2 * *cap + 16) * sizeof *r->curve);
     r->curve[r->n_curve++] = *pt;
 }
 
 // The program runs; every rank of the group follows it until it is gone.
 static void follow(Run *run, int started) {
     const TrialHooks *h = run->hooks;
+    int curve_cap = run->r->n_curve;
     for (;;) {
         PollHeader head = {0};
         if (run->leader) head.ended = !started || poll_program(run);
@@ -758,7 +789,7 @@ static void follow(Run *run, int started) {
         group_bcast(h, ev, head.n_points * (int)sizeof *ev);
         int prune = 0;
         for (int k = 0; k < head.n_points; k++) {
-            append_curve(run->r, &ev[k].pt);
+            append_curve(run->r, &curve_cap, &ev[k].pt);
             run->r->program_metric = ev[k].metric;
             if (prune || head.stopping || !h->on_eval) continue;
             EvalPoint e = trial_eval_point(run->r, &ev[k].pt, h->reward);  // no invariants traced: no reward
@@ -837,6 +868,16 @@ static char *checkpoint_path(const Run *run) {
 // Layers of the checkpoint as r's final weights (every rank reads it); 0, or -1 with the
 // reason in why.
 static int read_checkpoint(TrialResult *r, const char *path, TensorView view, char *why, size_t len) {
+    // Only a regular file: a FIFO would block the worker past the time limit. The open
+    // itself does not block (O_NONBLOCK).
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    const int regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (fd >= 0) close(fd);
+    if (!regular) {
+        snprintf(why, len, "checkpoint %s: %s", path, fd < 0 ? strerror(errno) : "not a regular file");
+        return -1;
+    }
     AttentionLayers a;
     char err[1024];
     if (safetensors_attention(path, 0, &a, err, sizeof err) != 0) {
@@ -935,6 +976,7 @@ static void external_run(TrialRunner *self, const TrialConfig *c, const TrialHoo
     int started = 0;
     if (run.leader) started = start(&run) == 0;
     follow(&run, started);
+    if (run.leader) kill_descendants();
     finish(&run);
     close_run(&run);
     (void)c;
