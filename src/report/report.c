@@ -1,6 +1,7 @@
 // report.c: the sections of attnsweep report (report.h), built from a SweepSummary.
 #include "report/report.h"
 
+#include <gsl/gsl_errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -640,6 +641,7 @@ typedef struct {
     Comparison *c[COUNT(regularisers)];
     int family;  // the tests made (p not NaN) over every table
     double l2_scale;  // the L2 control of an arm at λ is lambda_l2 = λ · l2_scale
+    int nan_arms[COUNT(regularisers)];  // tests not made: a finished trial's metric is NaN in an arm
 } Ablations;
 
 // Every finished configuration with regulariser r > 0 that has a finished control.
@@ -664,7 +666,9 @@ static void compare(const Analysis *a, Ablations *ab, int r) {
                 const SampleStats sa = stats_of(arm->ok, arm->n, m), sc = stats_of(ctl->ok, ctl->n, m);
                 WelchTest w;
                 x->d[k] = sa.mean - sc.mean;
-                x->p[k] = welch_test(sa, sc, &w) == 0 ? w.p : NAN;
+                const int nan = isnan(sa.mean) || isnan(sc.mean);  // GSL's t distribution would fail on it
+                ab->nan_arms[r] += nan;
+                x->p[k] = !nan && welch_test(sa, sc, &w) == 0 ? w.p : NAN;
                 x->d_twin[k] = twin ? stats_of(arm->ok, arm->n, twin).mean - stats_of(ctl->ok, ctl->n, twin).mean : NAN;
             }
         }
@@ -768,6 +772,9 @@ static Table *ablation(const Analysis *a, const Ablations *ab, int r) {
         }
         table_text(t, "%s", words);
     }
+    if (ab->nan_arms[r])
+        table_note(t, "%d test%s not made: a finished trial of the arm or its control has a NaN metric", ab->nan_arms[r],
+                   ab->nan_arms[r] == 1 ? "" : "s");
     if (!any_arm)
         table_note(t, "%s is 0 in every trial: nothing to compare", reg);
     else if (!t->n_rows)
@@ -898,6 +905,7 @@ static Table *asha(const Analysis *a) {
 // ---------------------------------------------------------------- the report
 
 void report_build(const SweepSummary *s, const ReportOptions *o, Report *out) {
+    gsl_set_error_handler_off();  // a results file's values never abort the report: GSL returns NaN instead
     Analysis a;
     analyse(s, o, &a);
     Ablations ab;
