@@ -57,16 +57,16 @@ pass "200,000 lines refused past 100,000; a stdout flood ignoring SIGTERM cut at
 
 # ---------------------------------------------------------------------------
 echo "== no hangs, no survivors: a FIFO checkpoint, a child left in the group, a setsid() grandchild  [$((SECONDS - start)) s]"
-sweep hang "budget: {time_limit: 10, grace: 1}" "" "kind: {values: [fifo, linger, setsid, ok]}"
+sweep hang "budget: {time_limit: 10, grace: 1}" "" "kind: {values: [fifo, linger, setsid, ok, big_params]}"
 t0=$SECONDS
 mpi 2 run "$tmp/hang.yaml" -o "$tmp/hang.h5"
 [[ $rc == 0 ]] || fail "a sweep with hanging programs exits 0 (got $rc)"
 got=$(statuses "$tmp/hang.h5" | tr '\n' '|')
-[[ $got == "failed:checkpoint "*"model.safetensors: not a regular file|ok:|ok:|ok:|" ]] ||
-    fail "FIFO checkpoint failed at once, the program that left a child and the setsid one ok: got $got"
+[[ $got == "failed:checkpoint "*"model.safetensors: not a regular file|ok:|ok:|ok:|failed:metrics line 1: \"n_params\" must be a count"* ]] ||
+    fail "FIFO checkpoint failed at once, the program that left a child and the setsid one ok, n_params 1e300 refused: got $got"
 ((SECONDS - t0 < 10)) || fail "no trial waited for its time limit: the sweep took $((SECONDS - t0)) s"
 pid=$(cat "$tmp/hang.trials/000002/escaped.pid")
 [[ ! -e /proc/$pid ]] || fail "the setsid() grandchild $pid is alive after the sweep"
-pass "a FIFO checkpoint fails its trial at once; a child left in the group and a setsid() grandchild are killed ($((SECONDS - t0)) s)"
+pass "a FIFO checkpoint fails its trial at once; a child left in the group and a setsid() grandchild are killed; n_params 1e300 refused ($((SECONDS - t0)) s)"
 
 echo "test_adversary: all $checks checks passed in $((SECONDS - start)) s"

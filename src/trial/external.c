@@ -446,6 +446,9 @@ static int read_line(Run *run, const char *line, size_t len) {
                  shown, line + lead);
     else if (bad)
         snprintf(run->why, sizeof run->why, "metrics line %ld: \"%s\" must be a number or null", run->lines, bad);
+    else if (!isnan(v[6]) && !(v[6] >= 0 && v[6] < 9.2e18))  // a long: 1e300 would convert to anything
+        snprintf(run->why, sizeof run->why, "metrics line %ld: \"n_params\" must be a count from 0 to 9.2e18, got %g",
+                 run->lines, v[6]);
     else if (ck && (!cJSON_IsString(ck) || !ck->valuestring[0]))
         snprintf(run->why, sizeof run->why, "metrics line %ld: \"checkpoint\" must be a path", run->lines);
     else

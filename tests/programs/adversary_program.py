@@ -10,6 +10,7 @@ one attack of a trial program on the runner. Every kind also writes val_loss lin
   fifo        a FIFO as TRIAL_DIR/model.safetensors (a read of it blocks)
   linger      exits 0 leaving a child in its process group (sleeping)
   setsid      a grandchild in a session of its own (its pid in TRIAL_DIR/escaped.pid)
+  big_params  a line with n_params 1e300 (no long holds it)
   swap_dir    replaces its own trial directory by a symbolic link to --victim
 """
 import argparse
@@ -64,6 +65,9 @@ elif k == "setsid":
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
     open(os.path.join(trial_dir, "escaped.pid"), "w").write(str(child.pid))
     lines()
+elif k == "big_params":
+    with open(metrics_path, "a") as f:
+        f.write('{"step": 1, "val_loss": 0.5, "n_params": 1e300}\n')
 elif k == "swap_dir":
     lines()
     moved = trial_dir + ".moved"
