@@ -69,4 +69,14 @@ pid=$(cat "$tmp/hang.trials/000002/escaped.pid")
 [[ ! -e /proc/$pid ]] || fail "the setsid() grandchild $pid is alive after the sweep"
 pass "a FIFO checkpoint fails its trial at once; a child left in the group and a setsid() grandchild are killed; n_params 1e300 refused ($((SECONDS - t0)) s)"
 
+# ---------------------------------------------------------------------------
+echo "== a program replaces its trial directory by a link to another directory  [$((SECONDS - start)) s]"
+mkdir -p "$tmp/victim"
+echo precious >"$tmp/victim/checkpoint.bin"
+sweep swap "budget: {time_limit: 10}" "" "kind: {value: swap_dir}" "victim: {value: $tmp/victim}"
+mpi 2 run "$tmp/swap.yaml" -o "$tmp/swap.h5"
+[[ $rc == 0 ]] || fail "the sweep whose program swapped its directory exits 0 (got $rc)"
+[[ -f $tmp/victim/checkpoint.bin ]] || fail "the coordinator deleted victim/checkpoint.bin through the link"
+pass "nothing deleted through a link that replaced a trial directory"
+
 echo "test_adversary: all $checks checks passed in $((SECONDS - start)) s"
