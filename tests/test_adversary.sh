@@ -79,4 +79,27 @@ mpi 2 run "$tmp/swap.yaml" -o "$tmp/swap.h5"
 [[ -f $tmp/victim/checkpoint.bin ]] || fail "the coordinator deleted victim/checkpoint.bin through the link"
 pass "nothing deleted through a link that replaced a trial directory"
 
+# ---------------------------------------------------------------------------
+echo "== a full disk: the trials' files cannot be written  [$((SECONDS - start)) s]"
+mkdir -p "$tmp/full.trials"
+if mount -t tmpfs -o size=64k tmpfs "$tmp/full.trials" 2>/dev/null; then
+    unmount() { umount "$tmp/full.trials" 2>/dev/null || true; }
+    trap 'unmount; cleanup' EXIT
+    dd if=/dev/zero of="$tmp/full.trials/filler" bs=4k 2>/dev/null || true  # until no space is left
+    sweep full "budget: {time_limit: 10}" "" "kind: {value: ok}" "x: {values: [1, 2]}"
+    mpi 2 run "$tmp/full.yaml" -o "$tmp/full.h5"
+    [[ $rc == 3 ]] || fail "a sweep whose trials cannot write their files stops resumable: exit 3 (got $rc)"
+    grep -q "no space left on device.*given back" "$tmp/err" || grep -qi "No space left on device: given back" "$tmp/err" ||
+        fail "the trial given back for want of space says so"
+    rm "$tmp/full.trials/filler"
+    mpi 2 run "$tmp/full.yaml" -o "$tmp/full.h5" --resume
+    [[ $rc == 0 ]] || fail "--resume with space again exits 0 (got $rc)"
+    got=$(statuses "$tmp/full.h5" | tr '\n' '|')
+    [[ $got == "ok:|ok:|" ]] || fail "the trials that could not write args.json run on --resume: got $got"
+    unmount
+    pass "trials that could not write their files for want of space are given back, and --resume runs them"
+else
+    echo "skip: a full disk (mounting a tmpfs needs root)"
+fi
+
 echo "test_adversary: all $checks checks passed in $((SECONDS - start)) s"

@@ -365,7 +365,14 @@ typedef struct {
     int n_pending, cap_pending;
     double test_accuracy, test_loss;
     long n_params;
+    int no_space;              // its files could not be written for want of space: released, not failed
 } Run;
+
+// A file of the trial that could not be made or written: the reason in run->why.
+static void file_failure(Run *run, const char *what, const char *path) {
+    run->no_space = errno == ENOSPC || errno == EDQUOT;
+    snprintf(run->why, sizeof run->why, "cannot %s %s: %s", what, path, strerror(errno));
+}
 
 static void pending_add(Run *run, const Eval *e) {
     if (run->n_pending == run->cap_pending)
@@ -668,7 +675,7 @@ static int trial_dir(Run *run, char **resume) {
     char name[32];
     snprintf(name, sizeof name, "%06d", run->r->id);
     if (make_dirs(run->spec->trials_dir) != 0) {
-        snprintf(run->why, sizeof run->why, "cannot make %s: %s", run->spec->trials_dir, strerror(errno));
+        file_failure(run, "make", run->spec->trials_dir);
         return -1;
     }
     struct stat st;
@@ -694,7 +701,7 @@ static int trial_dir(Run *run, char **resume) {
     remove_tree(run->dir);
     free(top);
     if (mkdir(run->dir, 0777) != 0) {
-        snprintf(run->why, sizeof run->why, "cannot make %s: %s", run->dir, strerror(errno));
+        file_failure(run, "make", run->dir);
         return -1;
     }
     run->metrics_path = path_join(run->dir, "metrics.jsonl");
@@ -718,7 +725,7 @@ static int start(Run *run) {
     char **argv = NULL, **envp = NULL;
     int argc = 0;
     char devices[4096] = "", err[200];
-    if (rc != 0) snprintf(run->why, sizeof run->why, "cannot write %s: %s", args_path, strerror(errno));
+    if (rc != 0) file_failure(run, "write", args_path);
     if (rc == 0 && program_command(run->spec, &run->r->config, args_path, &argv, &argc, err, sizeof err) != 0) {
         snprintf(run->why, sizeof run->why, "command: %s", err);
         rc = -1;
@@ -740,7 +747,7 @@ static int start(Run *run) {
         if (m >= 0) close(m);
         run->metrics_fd = open(run->metrics_path, O_RDONLY | O_CLOEXEC);
         if (run->out_fd < 0 || run->err_fd < 0 || run->metrics_fd < 0) {
-            snprintf(run->why, sizeof run->why, "cannot open the files of %s: %s", run->dir, strerror(errno));
+            file_failure(run, "open the files of", run->dir);
             rc = -1;
         }
     }
@@ -840,6 +847,11 @@ static void verdict(Run *run) {
         snprintf(r->reason, sizeof r->reason, "%s", run->why);
         return;
     case END_NONE: break;
+    }
+    if (!run->exited && run->no_space) {  // the disk's fault, not the trial's: --resume runs it
+        warnf("trial %d: %s: given back, --resume runs it", r->id, run->why);
+        r->status = TRIAL_INTERRUPTED;
+        return;
     }
     r->status = TRIAL_FAILED;
     if (!run->exited)

@@ -25,6 +25,7 @@ p = argparse.ArgumentParser()
 p.add_argument("--kind", default="ok")
 p.add_argument("--lines", type=int, default=3)
 p.add_argument("--victim", default="")
+p.add_argument("--x", default="")  # a parameter that only makes trials differ
 a = p.parse_args()
 trial_dir, metrics_path = os.environ["ATTNSWEEP_TRIAL_DIR"], os.environ["ATTNSWEEP_METRICS"]
 
