@@ -197,7 +197,7 @@ static void on_result(Coordinator *co, int leader, const MPI_Status *st, int sto
     }
     if (err[0]) {  // the trial's own bytes, not the job, are at fault: that trial fails
         char reason[sizeof r.reason];
-        snprintf(reason, sizeof reason, "the coordinator could not take its result: %s", err);
+        snprintf(reason, sizeof reason, "the coordinator could not take its result: %.200s", err);
         recovery_failed_result(&r, co->busy[k], &co->sent[k].config, &co->spec->reward, leader, unix_seconds(), reason);
         warnf("sweep %s: trial %d failed: %s", co->spec->name, r.id, r.reason);
         journal_append(co->journal, &r);
