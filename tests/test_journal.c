@@ -309,6 +309,29 @@ static void test_unpack_older(void) {
     trial_result_free(&want);
 }
 
+// A dimension is bounded by what the format allows, not by the bytes left: a score of a
+// Grassmann layer's W_red (4 × 4096, scored on its parameters) has dims 4096 and no 4096
+// of anything after them (the coordinator once refused such a result and died).
+static void test_unpack_wide_dims(void) {
+    TrialResult want = make_trial(9, 2), got;
+    want.scores[1].dims[2] = 4096;
+    want.trace.groups = 100000;
+    free(want.trace.head_sv);
+    want.trace.n = 0, want.trace.head_sv = NULL;
+    free(want.trace.step), free(want.trace.correlation), free(want.trace.eff_rank);
+    want.trace.step = NULL, want.trace.correlation = want.trace.eff_rank = NULL;
+    Bytes b = packed(&want);
+    char err[512] = "";
+    const int rc = trial_unpack(&got, b.data, b.len, err, sizeof err);
+    CHECK(rc == 0, "a score of dims 4096 in a %zu-byte trial: %s", b.len, err);
+    if (rc == 0) {
+        CHECK(same_packing(&got, &want), "a score of dims 4096 packs differently after the round trip");
+        trial_result_free(&got);
+    }
+    bytes_free(&b);
+    trial_result_free(&want);
+}
+
 // Every proper prefix lacks a field, so it must fail, leaving nothing allocated behind.
 static void test_unpack_truncated(void) {
     TrialResult want = make_trial(7, 2), got;
@@ -944,6 +967,7 @@ int main(void) {
     const double t0 = now_seconds();
     test_round_trip();
     test_unpack_older();
+    test_unpack_wide_dims();
     test_unpack_truncated();
     test_unpack_damaged();
     const double t1 = now_seconds();

@@ -562,6 +562,25 @@ static void test_report_sections(void) {
     summary_free(&s);
 }
 
+// Finished trials with a NaN metric (a results file may hold any value): the report is built
+// (GSL's t distribution aborted the process on NaN), the tests on those arms not made, as
+// each row's verdict says.
+static void test_nan_metric(void) {
+    SweepSummary s;
+    make_sweep(&s);
+    for (int i = 0; i < s.n_trials; i++)
+        if (is_ok_status(&s.trials[i])) s.trials[i].val_loss = NAN;
+    Report r;
+    report_build(&s, &(ReportOptions){.metric = "val_loss", .maximize = 0, .top = 5}, &r);
+    const Table *ab = find_table(&r, "ablations.lambda_orth");
+    CHECK(ab->n_rows > 0 && isnan(at(ab, 0, "p_val_loss")->value) &&
+              strstr(at(ab, 0, "verdict")->text, "val_loss: NaN in a trial of an arm, no test"),
+          "NaN val_loss: %d rows, p %g, verdict '%s'", ab->n_rows, ab->n_rows ? at(ab, 0, "p_val_loss")->value : 0.0,
+          ab->n_rows ? at(ab, 0, "verdict")->text : "");
+    report_free(&r);
+    summary_free(&s);
+}
+
 // ---------------------------------------------------------------- a results file, read back
 
 static void temp_file(char *path, size_t len) {
@@ -673,6 +692,7 @@ int main(void) {
     test_pareto();
     test_reasons();
     test_report_sections();
+    test_nan_metric();
     test_read_back();
     return check_report("test_report");
 }

@@ -1,6 +1,7 @@
 // report.c: the sections of attnsweep report (report.h), built from a SweepSummary.
 #include "report/report.h"
 
+#include <gsl/gsl_errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -983,6 +984,7 @@ static void verdict(const Analysis *a, Table **tau, Table **fit) {
 // ---------------------------------------------------------------- the report
 
 void report_build(const SweepSummary *s, const ReportOptions *o, Report *out) {
+    gsl_set_error_handler_off();  // a results file's values never abort the report: GSL returns NaN instead
     Analysis a;
     analyse(s, o, &a);
     Ablations ab;

@@ -188,15 +188,24 @@ static void on_result(Coordinator *co, int leader, const MPI_Status *st, int sto
     unsigned char *buf = xmalloc((size_t)n);
     MPI_Recv(buf, n, MPI_BYTE, leader, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     TrialResult r;
-    char err[256];
-    if (trial_unpack(&r, buf, (size_t)n, err, sizeof err) != 0)
-        die(EXIT_RUNTIME, "coordinator: a result from rank %d does not unpack: %s", leader, err);
+    char err[256] = "";  // set when the result is refused
     const int k = group_of_leader(co->sc, leader);
-    if (r.id < 0 || r.id >= co->spec->trials || co->done[r.id] || co->busy[k] != r.id)
-        die(EXIT_RUNTIME, "coordinator: rank %d returned trial %d, which is not running", leader, r.id);
+    if (co->busy[k] < 0) die(EXIT_RUNTIME, "coordinator: rank %d returned a result but runs no trial", leader);
+    if (trial_unpack(&r, buf, (size_t)n, err, sizeof err) == 0 && r.id != co->busy[k]) {
+        snprintf(err, sizeof err, "its result is for trial %d", r.id);
+        trial_result_free(&r);
+    }
+    if (err[0]) {  // the trial's own bytes, not the job, are at fault: that trial fails
+        char reason[sizeof r.reason];
+        snprintf(reason, sizeof reason, "the coordinator could not take its result: %.200s", err);
+        recovery_failed_result(&r, co->busy[k], &co->sent[k].config, &co->spec->reward, leader, unix_seconds(), reason);
+        warnf("sweep %s: trial %d failed: %s", co->spec->name, r.id, r.reason);
+        journal_append(co->journal, &r);
+    } else {
+        journal_append_packed(co->journal, r.id, buf, (size_t)n);
+    }
     co->busy[k] = -1;
     co->n_running--;
-    journal_append_packed(co->journal, r.id, buf, (size_t)n);
     free(buf);
     trial_dir_finish(co->sent[k].trial_dir);  // its checkpoint is no longer needed
     record(co, &r, 0);  // before the hand-out: evolution samples from the results so far

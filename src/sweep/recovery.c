@@ -56,25 +56,34 @@ static const char *times(int n, char *buf, size_t len) {
     return buf;
 }
 
-int recovery_failed_trial(const Recovery *rc, int id, const RewardSpec *reward, TrialResult *r) {
+void recovery_failed_result(TrialResult *r, int id, const TrialConfig *c, const RewardSpec *reward, int rank,
+                            double start_time, const char *reason) {
     memset(r, 0, sizeof *r);
-    cJSON *json = rc->config[id] ? cJSON_Parse(rc->config[id]) : NULL;
-    char msg[256];
-    const int bad = !json || config_from_json(&r->config, json, msg, sizeof msg) != 0;
-    cJSON_Delete(json);
-    if (bad) return -1;
+    r->config = *c;
     r->id = id;
     r->status = TRIAL_FAILED;
-    char n[32];
-    snprintf(r->reason, sizeof r->reason,
-             "its worker died %s while running it: out of memory? (resources.mem refuses such a trial before it starts)",
-             times(rc->deaths[id], n, sizeof n));
+    snprintf(r->reason, sizeof r->reason, "%s", reason);
     r->val_accuracy = r->val_loss = r->val_bits_per_byte = NAN;
     r->test_accuracy = r->test_loss = r->test_bits_per_byte = NAN;
     r->rank_deviation = r->correlation = r->reward = r->correlation_chance = NAN;
+    r->program_metric = NAN;
     r->reward_spec = *reward;
-    r->rank = rc->rank[id];
-    r->start_time = rc->time[id];
+    r->rank = rank;
+    r->start_time = start_time;
     r->end_time = unix_seconds();
+}
+
+int recovery_failed_trial(const Recovery *rc, int id, const RewardSpec *reward, TrialResult *r) {
+    cJSON *json = rc->config[id] ? cJSON_Parse(rc->config[id]) : NULL;
+    char msg[256];
+    TrialConfig c;
+    const int bad = !json || config_from_json(&c, json, msg, sizeof msg) != 0;
+    cJSON_Delete(json);
+    if (bad) return -1;
+    char n[32], reason[sizeof r->reason];
+    snprintf(reason, sizeof reason,
+             "its worker died %s while running it: out of memory? (resources.mem refuses such a trial before it starts)",
+             times(rc->deaths[id], n, sizeof n));
+    recovery_failed_result(r, id, &c, reward, rc->rank[id], rc->time[id], reason);
     return 0;
 }

@@ -29,5 +29,9 @@ void recovery_finish(Recovery *rc);
 // sweep's reward specification, metrics NaN, the reason. Returns 0, or -1 when the
 // hand-out's configuration does not decode (the trial is then simply handed out again).
 int recovery_failed_trial(const Recovery *rc, int id, const RewardSpec *reward, TrialResult *r);
+// A trial recorded failed for `reason` without a result of its own (metrics NaN): one whose
+// worker died, or whose result bytes the coordinator could not unpack.
+void recovery_failed_result(TrialResult *r, int id, const TrialConfig *c, const RewardSpec *reward, int rank,
+                            double start_time, const char *reason);
 
 #endif

@@ -44,6 +44,8 @@ enum {
     TAIL_LINES = 20,            // stderr lines kept with a trial
     TAIL_BYTES = 4096,          //   at most so many bytes of them
     MAX_POINTS_PER_POLL = 4096, // evaluations broadcast at once (more wait for the next poll)
+    MAX_METRIC_LINES = 100000,  // metric lines a trial may write: past them it is stopped and failed
+                                // (1 M lines cost a 208 MB journal record and an equal HDF5 curve)
 };
 
 // ---------------------------------------------------------------- the spec
@@ -363,7 +365,14 @@ typedef struct {
     int n_pending, cap_pending;
     double test_accuracy, test_loss;
     long n_params;
+    int no_space;              // its files could not be written for want of space: released, not failed
 } Run;
+
+// A file of the trial that could not be made or written: the reason in run->why.
+static void file_failure(Run *run, const char *what, const char *path) {
+    run->no_space = errno == ENOSPC || errno == EDQUOT;
+    snprintf(run->why, sizeof run->why, "cannot %s %s: %s", what, path, strerror(errno));
+}
 
 static void pending_add(Run *run, const Eval *e) {
     if (run->n_pending == run->cap_pending)
@@ -416,6 +425,11 @@ static int read_line(Run *run, const char *line, size_t len) {
     size_t lead = 0;  // line[0..len) is not NUL-terminated
     while (lead < len && (line[lead] == ' ' || line[lead] == '\t' || line[lead] == '\r')) lead++;
     if (lead == len) return 0;
+    if (run->lines == MAX_METRIC_LINES) {
+        snprintf(run->why, sizeof run->why, "the program wrote more than %d metric lines (the rest are refused)",
+                 MAX_METRIC_LINES);
+        return -1;
+    }
     const int shown = len - lead < 60 ? (int)(len - lead) : 60;  // what a message quotes
     run->lines++;
     char *text = json_text_clean(line, len);
@@ -439,6 +453,9 @@ static int read_line(Run *run, const char *line, size_t len) {
                  shown, line + lead);
     else if (bad)
         snprintf(run->why, sizeof run->why, "metrics line %ld: \"%s\" must be a number or null", run->lines, bad);
+    else if (!isnan(v[6]) && !(v[6] >= 0 && v[6] < 9.2e18))  // a long: 1e300 would convert to anything
+        snprintf(run->why, sizeof run->why, "metrics line %ld: \"n_params\" must be a count from 0 to 9.2e18, got %g",
+                 run->lines, v[6]);
     else if (ck && (!cJSON_IsString(ck) || !ck->valuestring[0]))
         snprintf(run->why, sizeof run->why, "metrics line %ld: \"checkpoint\" must be a path", run->lines);
     else
@@ -576,13 +593,37 @@ static int spawn(Run *run, char **argv, char **envp) {
 }
 
 // Reap what has exited in the program's group; 1 once the program and every process of
-// its group are gone (the worker is their subreaper, so orphans come back to it).
+// its group are gone (the worker is their subreaper, so orphans come back to it). What is
+// left in the group once the program exited is killed: it cannot hold the trial open.
 static int group_gone(Run *run) {
     int st;
     pid_t p;
     while ((p = waitpid(-run->pid, &st, WNOHANG)) > 0)
         if (p == run->pid) run->status = st, run->exited = 1;
+    if (run->exited) kill(-run->pid, SIGKILL);
     return run->exited && kill(-run->pid, 0) != 0 && errno == ESRCH;
+}
+
+// Every process the program left behind outside its group (a setsid() grandchild): the
+// worker is their subreaper, so they are its children once their parents are gone. Killed
+// and reaped until none is left (a killed one's own children come back in turn).
+static void kill_descendants(void) {
+    for (int round = 0; round < 1000; round++) {
+        int found = 0;
+        DIR *tasks = opendir("/proc/self/task");
+        for (struct dirent *t; tasks && (t = readdir(tasks));) {
+            if (t->d_name[0] == '.') continue;
+            char path[64];
+            snprintf(path, sizeof path, "/proc/self/task/%.20s/children", t->d_name);
+            FILE *f = fopen(path, "r");
+            for (long pid; f && fscanf(f, "%ld", &pid) == 1; found++) kill((pid_t)pid, SIGKILL);
+            if (f) fclose(f);
+        }
+        if (tasks) closedir(tasks);
+        if (!found) return;
+        while (waitpid(-1, NULL, 0) > 0) {
+        }
+    }
 }
 
 // SIGTERM to the program's group (once), SIGKILL when the grace is over.
@@ -618,10 +659,8 @@ static int poll_program(Run *run) {
         if ((double)fd_size(outputs[k].fd) > run->spec->max_output) {
             snprintf(run->why, sizeof run->why, "the program wrote more than %.0f MiB to %s (budget max_output_mb)",
                      run->spec->max_output / 1048576.0, outputs[k].what);
-            if (gone)
-                run->cause = END_OUTPUT;
-            else
-                terminate(run, END_OUTPUT);
+            run->cause = END_OUTPUT;
+            if (!gone) kill(-run->pid, SIGKILL);  // at once: a flood that ignores SIGTERM fills the disk in its grace
         }
     if (gone) return 1;
     const double limit = run->hooks->time_limit;
@@ -636,7 +675,7 @@ static int trial_dir(Run *run, char **resume) {
     char name[32];
     snprintf(name, sizeof name, "%06d", run->r->id);
     if (make_dirs(run->spec->trials_dir) != 0) {
-        snprintf(run->why, sizeof run->why, "cannot make %s: %s", run->spec->trials_dir, strerror(errno));
+        file_failure(run, "make", run->spec->trials_dir);
         return -1;
     }
     struct stat st;
@@ -662,7 +701,7 @@ static int trial_dir(Run *run, char **resume) {
     remove_tree(run->dir);
     free(top);
     if (mkdir(run->dir, 0777) != 0) {
-        snprintf(run->why, sizeof run->why, "cannot make %s: %s", run->dir, strerror(errno));
+        file_failure(run, "make", run->dir);
         return -1;
     }
     run->metrics_path = path_join(run->dir, "metrics.jsonl");
@@ -686,7 +725,7 @@ static int start(Run *run) {
     char **argv = NULL, **envp = NULL;
     int argc = 0;
     char devices[4096] = "", err[200];
-    if (rc != 0) snprintf(run->why, sizeof run->why, "cannot write %s: %s", args_path, strerror(errno));
+    if (rc != 0) file_failure(run, "write", args_path);
     if (rc == 0 && program_command(run->spec, &run->r->config, args_path, &argv, &argc, err, sizeof err) != 0) {
         snprintf(run->why, sizeof run->why, "command: %s", err);
         rc = -1;
@@ -708,7 +747,7 @@ static int start(Run *run) {
         if (m >= 0) close(m);
         run->metrics_fd = open(run->metrics_path, O_RDONLY | O_CLOEXEC);
         if (run->out_fd < 0 || run->err_fd < 0 || run->metrics_fd < 0) {
-            snprintf(run->why, sizeof run->why, "cannot open the files of %s: %s", run->dir, strerror(errno));
+            file_failure(run, "open the files of", run->dir);
             rc = -1;
         }
     }
@@ -738,14 +777,16 @@ static int group_any(const TrialHooks *h, int v) {
     return v;
 }
 
-static void append_curve(TrialResult *r, const CurvePoint *pt) {
-    r->curve = xrealloc(r->curve, (size_t)(r->n_curve + 1) * sizeof *r->curve);
+// Doubling: a flood of lines is appended in linear time.
+static void append_curve(TrialResult *r, int *cap, const CurvePoint *pt) {
+    if (r->n_curve == *cap) r->curve = xrealloc(r->curve, (size_t)(*cap = 2 * *cap + 16) * sizeof *r->curve);
     r->curve[r->n_curve++] = *pt;
 }
 
 // The program runs; every rank of the group follows it until it is gone.
 static void follow(Run *run, int started) {
     const TrialHooks *h = run->hooks;
+    int curve_cap = run->r->n_curve;
     for (;;) {
         PollHeader head = {0};
         if (run->leader) head.ended = !started || poll_program(run);
@@ -758,7 +799,7 @@ static void follow(Run *run, int started) {
         group_bcast(h, ev, head.n_points * (int)sizeof *ev);
         int prune = 0;
         for (int k = 0; k < head.n_points; k++) {
-            append_curve(run->r, &ev[k].pt);
+            append_curve(run->r, &curve_cap, &ev[k].pt);
             run->r->program_metric = ev[k].metric;
             if (prune || head.stopping || !h->on_eval) continue;
             EvalPoint e = trial_eval_point(run->r, &ev[k].pt, h->reward);  // no invariants traced: no reward
@@ -807,6 +848,11 @@ static void verdict(Run *run) {
         return;
     case END_NONE: break;
     }
+    if (!run->exited && run->no_space) {  // the disk's fault, not the trial's: --resume runs it
+        warnf("trial %d: %s: given back, --resume runs it", r->id, run->why);
+        r->status = TRIAL_INTERRUPTED;
+        return;
+    }
     r->status = TRIAL_FAILED;
     if (!run->exited)
         snprintf(r->reason, sizeof r->reason, "%s", run->why);
@@ -837,6 +883,16 @@ static char *checkpoint_path(const Run *run) {
 // Layers of the checkpoint as r's final weights (every rank reads it); 0, or -1 with the
 // reason in why.
 static int read_checkpoint(TrialResult *r, const char *path, TensorView view, char *why, size_t len) {
+    // Only a regular file: a FIFO would block the worker past the time limit. The open
+    // itself does not block (O_NONBLOCK).
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    const int regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (fd >= 0) close(fd);
+    if (!regular) {
+        snprintf(why, len, "checkpoint %s: %s", path, fd < 0 ? strerror(errno) : "not a regular file");
+        return -1;
+    }
     AttentionLayers a;
     char err[1024];
     if (safetensors_attention(path, 0, &a, err, sizeof err) != 0) {
@@ -936,6 +992,7 @@ static void external_run(TrialRunner *self, const TrialConfig *c, const TrialHoo
     int started = 0;
     if (run.leader) started = start(&run) == 0;
     follow(&run, started);
+    if (run.leader) kill_descendants();
     finish(&run);
     close_run(&run);
     (void)c;

@@ -64,7 +64,7 @@ void metric_program(Metric *m, const char *name, int maximize) {
 int metric_is_program(const Metric *m) { return m->offset == AT(program_metric); }
 
 int metric_column_taken(const char *name) {
-    static const char *const others[] = {"trial", "status", "steps", "n_params", "seconds"};  // store/h5store.c
+    static const char *const others[] = {"trial", "status", "steps", "n_params", "seconds", "group_size"};  // store/h5store.c
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
         if (!strcmp(name, others[i])) return 1;
     return metric_find(name) != NULL;

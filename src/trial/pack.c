@@ -34,9 +34,12 @@
 //       stderr_tail, checkpoint                                                     (version 4)
 //   (nothing after)
 //
-// trial_unpack trusts nothing: every count is checked against the bytes left before
-// anything is allocated (a count of items is at most the bytes left), products cannot
-// overflow, strings must fit their fields, and trailing bytes are an error.
+// trial_unpack trusts nothing: a count of items that follow is at most the bytes left, a
+// dimension (dims, out_dims, trace layers and groups, cp_rank) at most INT_MAX, which the
+// format allows whatever follows (a Grassmann layer's 4 × 4096 scored on its parameters
+// has no 4096 of anything after its dims); arrays are checked against the bytes left
+// before anything is allocated, products cannot overflow, strings must fit their fields,
+// and trailing bytes are an error.
 #define _POSIX_C_SOURCE 200809L  // strnlen
 #include "trial/pack.h"
 
@@ -184,12 +187,20 @@ void trial_pack(Bytes *b, const TrialResult *r) {
 // Through the checked reader of common/bytes.h: it fails once and stays failed, so the
 // decoder reads straight through and checks once.
 
-// f[0]·…·f[k−1], or 0 (and failed) beyond the bytes left: an element takes at least one byte.
+// A dimension: a u32 up to INT_MAX, not bounded by the bytes left (what it sizes is
+// checked against them when it is read, by br_new_array).
+static int get_dim(ByteReader *rd, const char *what) {
+    const uint32_t n = br_u32(rd);
+    if (!rd->failed && n > INT_MAX) br_fail(rd, "%s %u exceeds %d", what, n, INT_MAX);
+    return rd->failed ? 0 : (int)n;
+}
+
+// f[0]·…·f[k−1] elements of at most 8 bytes, or 0 (and failed) when their bytes overflow a size_t.
 static size_t get_product(ByteReader *rd, const int *f, int k, const char *what) {
     size_t n = 1;
     for (int i = 0; i < k; i++) {
-        if (f[i] != 0 && n > rd->left / (size_t)f[i]) {
-            br_fail(rd, "%s exceeds what the %zu bytes left can hold", what, rd->left);
+        if (f[i] != 0 && n > SIZE_MAX / 8 / (size_t)f[i]) {
+            br_fail(rd, "%s: the product of its dimensions overflows", what);
             return 0;
         }
         n *= (size_t)f[i];
@@ -234,7 +245,7 @@ static void get_config(ByteReader *rd, TrialConfig *c) {
 }
 
 static void get_dims(ByteReader *rd, int dims[4]) {
-    for (int k = 0; k < 4; k++) dims[k] = br_count(rd, 1, "dimension");
+    for (int k = 0; k < 4; k++) dims[k] = get_dim(rd, "dimension");
 }
 
 // A TensorView: 0 (function) or 1 (parameters).
@@ -266,7 +277,7 @@ static void unpack_score(ByteReader *rd, LayerScore *s, uint32_t version) {
     s->cp_rank_max = br_count(rd, 8, "cp_rank_max");
     s->cp_fits = br_new_array(rd, (size_t)s->cp_rank_max, 8);
     br_array(rd, s->cp_cond, 4, 8);
-    s->cp_rank = br_count(rd, 1, "cp_rank");
+    s->cp_rank = get_dim(rd, "cp_rank");
     const int roles[2] = {s->cp_rank, s->dims[3]};
     const size_t n_roles = get_product(rd, roles, 2, "cp_roles");
     s->cp_roles = br_new_array(rd, n_roles, 8);
@@ -338,8 +349,8 @@ static void unpack(ByteReader *rd, TrialResult *r) {
 
     InvariantTrace *t = &r->trace;
     t->n = t->cap = br_count(rd, 4, "trace points");
-    t->layers = br_count(rd, 1, "trace layers");
-    t->groups = br_count(rd, 1, "trace groups");
+    t->layers = get_dim(rd, "trace layers");
+    t->groups = get_dim(rd, "trace groups");
     const int shape[3] = {t->n, t->layers, 4}, heads[3] = {t->n, t->layers, t->groups};
     const size_t points = get_product(rd, shape, 2, "trace"), n_eff = get_product(rd, shape, 3, "trace"),
                  n_heads = get_product(rd, heads, 3, "trace");
@@ -364,7 +375,7 @@ static void unpack(ByteReader *rd, TrialResult *r) {
     if (n_layers > 0) r->weights = xcalloc((size_t)n_layers, sizeof *r->weights);
     r->n_layers = n_layers;
     for (int l = 0; l < n_layers; l++) r->weights[l] = br_new_array(rd, per_layer, 4);
-    for (int k = 0; k < 2; k++) r->out_dims[k] = br_count(rd, 1, "dimension");
+    for (int k = 0; k < 2; k++) r->out_dims[k] = get_dim(rd, "dimension");
     const size_t per_out = get_product(rd, r->out_dims, 2, "weights_out");
     if (n_layers > 0) r->weights_out = xcalloc((size_t)n_layers, sizeof *r->weights_out);
     for (int l = 0; l < n_layers; l++) r->weights_out[l] = br_new_array(rd, per_out, 4);

@@ -1,8 +1,9 @@
 // trialdir.c: a trial's directory and its checkpoint's place (trialdir.h).
-#define _POSIX_C_SOURCE 200809L  // lstat
+#define _POSIX_C_SOURCE 200809L  // lstat, openat, unlinkat
 #include "trial/trialdir.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -38,11 +39,27 @@ int trial_dir_checkpoint(char *out, size_t len, const char *dir) {
     return n >= 0 && (size_t)n < len ? 0 : -1;
 }
 
+// Every step from a directory descriptor, never through a link: a program that replaced its
+// trial directory (or the trials' directory) by a symbolic link gets nothing deleted through it.
 void trial_dir_finish(const char *dir) {
-    char path[4096];
-    if (trial_dir_checkpoint(path, sizeof path, dir) == 0) unlink(path);
-    if (rmdir(dir) != 0) return;  // missing, or the program's files are in it
-    snprintf(path, sizeof path, "%s", dir);
-    char *slash = strrchr(path, '/');
-    if (slash) *slash = 0, rmdir(path);
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", dir);
+    char *slash = strrchr(parent, '/');
+    if (!slash) return;
+    *slash = 0;
+    const char *name = slash + 1;
+    const int up = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (up < 0) return;
+    const int fd = openat(up, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        unlinkat(fd, "checkpoint.bin", 0);
+        close(fd);
+        if (unlinkat(up, name, AT_REMOVEDIR) == 0) {  // else the program's files are in it
+            char *top = strrchr(parent, '/');  // the trials' directory, if now empty
+            if (top) *top = 0;
+            const int grand = open(top ? parent : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (grand >= 0) unlinkat(grand, top ? top + 1 : parent, AT_REMOVEDIR), close(grand);
+        }
+    }
+    close(up);
 }

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""A hostile or careless trial program for tests/test_adversary.sh (issue 32): by --kind,
+one attack of a trial program on the runner. Every kind also writes val_loss lines.
+
+  ok          three metric lines
+  wide        a valid Grassmann checkpoint, W_red 4 x 1024 (scored with tensor: parameters,
+              its score's dims exceed the bytes after them in the result)
+  flood       --lines metric lines of 11 bytes ({"step":N}), as fast as it can
+  spew        SIGTERM ignored, stdout written without end (max_output_mb is small)
+  fifo        a FIFO as TRIAL_DIR/model.safetensors (a read of it blocks)
+  linger      exits 0 leaving a child in its process group (sleeping)
+  setsid      a grandchild in a session of its own (its pid in TRIAL_DIR/escaped.pid)
+  big_params  a line with n_params 1e300 (no long holds it)
+  swap_dir    replaces its own trial directory by a symbolic link to --victim
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+p = argparse.ArgumentParser()
+p.add_argument("--kind", default="ok")
+p.add_argument("--lines", type=int, default=3)
+p.add_argument("--victim", default="")
+p.add_argument("--x", default="")  # a parameter that only makes trials differ
+a = p.parse_args()
+trial_dir, metrics_path = os.environ["ATTNSWEEP_TRIAL_DIR"], os.environ["ATTNSWEEP_METRICS"]
+
+
+def lines(n=3):
+    with open(metrics_path, "a") as f:
+        for s in range(1, n + 1):
+            f.write(json.dumps({"step": s, "val_loss": 1.0 / s, "val_accuracy": 1 - 1.0 / s}) + "\n")
+
+
+k = a.kind
+if k == "ok":
+    lines()
+elif k == "wide":
+    import numpy as np
+    import make_safetensors as ms
+    rng = np.random.default_rng(1)
+    ts = [ms.tensor("blocks.0.grassmann.w_red.weight", "F32", rng.standard_normal((4, 1024)))[0],
+          ms.tensor("blocks.0.grassmann.w_plu.weight", "F32", ms.out_codes(1024, 6))[0]]
+    ms.write(os.path.join(trial_dir, "model.safetensors"), ms.safetensors_bytes(ts))
+    lines()
+elif k == "flood":
+    with open(metrics_path, "a") as f:
+        f.write("".join('{"step":%d}\n' % (s % 10) for s in range(a.lines)))
+elif k == "spew":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    lines(1)
+    block = ("x" * 1023 + "\n") * 1024
+    while True:
+        sys.stdout.write(block)
+elif k == "fifo":
+    os.mkfifo(os.path.join(trial_dir, "model.safetensors"))
+    lines()
+elif k == "linger":
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    lines()
+elif k == "setsid":
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    open(os.path.join(trial_dir, "escaped.pid"), "w").write(str(child.pid))
+    lines()
+elif k == "big_params":
+    with open(metrics_path, "a") as f:
+        f.write('{"step": 1, "val_loss": 0.5, "n_params": 1e300}\n')
+elif k == "swap_dir":
+    lines()
+    moved = trial_dir + ".moved"
+    os.rename(trial_dir, moved)
+    os.symlink(a.victim, trial_dir)
+else:
+    sys.exit(f"unknown kind {k}")

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Trial programs as adversaries (issue 32): each attack of tests/programs/adversary_program.py
+# on the runner, as a sweep under mpirun; the job survives it, the trial gets its status and
+# reason, the trials beside it are ok.
+# Usage: bash tests/test_adversary.sh /path/to/attnsweep   (from the repository root)
+set -euo pipefail
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+export ASAN_OPTIONS=$asan_noleaks  # every run here is under mpirun: see sanitizer_env.sh
+prog=$here/programs/adversary_program.py
+
+# sweep NAME BUDGET EXTRA-LINE PARAMETER-LINES...: a grid sweep of the program on val_loss.
+sweep() {
+    local name=$1 budget=$2 extra=$3
+    shift 3
+    {
+        echo "name: $name"
+        echo "program: $prog"
+        echo "command: [$py, \"\${program}\", \"\${args}\"]"
+        echo "method: grid"
+        echo "metric: {name: val_loss, goal: minimize}"
+        echo "$budget"
+        echo "$extra"
+        echo "parameters:"
+        printf '  %s\n' "$@"
+    } >"$tmp/$name.yaml"
+}
+
+# statuses FILE: "status:reason" of every trial, by id, one a line.
+statuses() {
+    "$py" - "$1" <<'PY'
+import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+for r in sorted(f["summary"][:], key=lambda r: r["trial"]):
+    a = f[f"trials/{r['trial']:06d}"].attrs
+    print(f"{r['status'].decode()}:{a['reason'].decode() if isinstance(a['reason'], bytes) else a['reason']}")
+PY
+}
+
+# ---------------------------------------------------------------------------
+echo "== floods: 200,000 metric lines; stdout without end, SIGTERM ignored  [$((SECONDS - start)) s]"
+sweep flood "budget: {time_limit: 30, grace: 2, max_output_mb: 5}" "" \
+    "kind: {values: [flood, spew, ok]}" "lines: {value: 200000}"
+t0=$SECONDS
+mpi 2 run "$tmp/flood.yaml" -o "$tmp/flood.h5"
+[[ $rc == 0 ]] || fail "a sweep with floods exits 0 (got $rc)"
+got=$(statuses "$tmp/flood.h5")
+grep -q "^failed:the program wrote more than 100000 metric lines" <<<"$got" ||
+    fail "200,000 metric lines: failed, the lines past 100,000 refused: got $got"
+grep -q "^failed:the program wrote more than 5 MiB to stdout" <<<"$got" || fail "stdout flood: failed: got $got"
+[[ $(sed -n 3p <<<"$got") == ok:* ]] || fail "the trial beside the floods: ok, got $got"
+size=$(stat -c %s "$tmp/flood.trials/000001/stdout")
+# Cut at the first look past the limit (every 20 ms), not after the 2 s grace: a program
+# writing at memory speed wrote 2.26 GB against 5 MB in the grace.
+((size < 200 * 1048576)) || fail "stdout flood: $size bytes written against max_output_mb 5"
+pass "200,000 lines refused past 100,000; a stdout flood ignoring SIGTERM cut at $((size / 1048576)) MiB of 5; $((SECONDS - t0)) s"
+
+# ---------------------------------------------------------------------------
+echo "== no hangs, no survivors: a FIFO checkpoint, a child left in the group, a setsid() grandchild  [$((SECONDS - start)) s]"
+sweep hang "budget: {time_limit: 10, grace: 1}" "" "kind: {values: [fifo, linger, setsid, ok, big_params]}"
+t0=$SECONDS
+mpi 2 run "$tmp/hang.yaml" -o "$tmp/hang.h5"
+[[ $rc == 0 ]] || fail "a sweep with hanging programs exits 0 (got $rc)"
+got=$(statuses "$tmp/hang.h5" | tr '\n' '|')
+[[ $got == "failed:checkpoint "*"model.safetensors: not a regular file|ok:|ok:|ok:|failed:metrics line 1: \"n_params\" must be a count"* ]] ||
+    fail "FIFO checkpoint failed at once, the program that left a child and the setsid one ok, n_params 1e300 refused: got $got"
+((SECONDS - t0 < 10)) || fail "no trial waited for its time limit: the sweep took $((SECONDS - t0)) s"
+pid=$(cat "$tmp/hang.trials/000002/escaped.pid")
+[[ ! -e /proc/$pid ]] || fail "the setsid() grandchild $pid is alive after the sweep"
+pass "a FIFO checkpoint fails its trial at once; a child left in the group and a setsid() grandchild are killed; n_params 1e300 refused ($((SECONDS - t0)) s)"
+
+# ---------------------------------------------------------------------------
+echo "== a program replaces its trial directory by a link to another directory  [$((SECONDS - start)) s]"
+mkdir -p "$tmp/victim"
+echo precious >"$tmp/victim/checkpoint.bin"
+sweep swap "budget: {time_limit: 10}" "" "kind: {value: swap_dir}" "victim: {value: $tmp/victim}"
+mpi 2 run "$tmp/swap.yaml" -o "$tmp/swap.h5"
+[[ $rc == 0 ]] || fail "the sweep whose program swapped its directory exits 0 (got $rc)"
+[[ -f $tmp/victim/checkpoint.bin ]] || fail "the coordinator deleted victim/checkpoint.bin through the link"
+pass "nothing deleted through a link that replaced a trial directory"
+
+# ---------------------------------------------------------------------------
+echo "== a full disk: the trials' files cannot be written  [$((SECONDS - start)) s]"
+mkdir -p "$tmp/full.trials"
+if mount -t tmpfs -o size=64k tmpfs "$tmp/full.trials" 2>/dev/null; then
+    unmount() { umount "$tmp/full.trials" 2>/dev/null || true; }
+    trap 'unmount; cleanup' EXIT
+    dd if=/dev/zero of="$tmp/full.trials/filler" bs=4k 2>/dev/null || true  # until no space is left
+    sweep full "budget: {time_limit: 10}" "" "kind: {value: ok}" "x: {values: [1, 2]}"
+    mpi 2 run "$tmp/full.yaml" -o "$tmp/full.h5"
+    [[ $rc == 3 ]] || fail "a sweep whose trials cannot write their files stops resumable: exit 3 (got $rc)"
+    grep -q "no space left on device.*given back" "$tmp/err" || grep -qi "No space left on device: given back" "$tmp/err" ||
+        fail "the trial given back for want of space says so"
+    rm "$tmp/full.trials/filler"
+    mpi 2 run "$tmp/full.yaml" -o "$tmp/full.h5" --resume
+    [[ $rc == 0 ]] || fail "--resume with space again exits 0 (got $rc)"
+    got=$(statuses "$tmp/full.h5" | tr '\n' '|')
+    [[ $got == "ok:|ok:|" ]] || fail "the trials that could not write args.json run on --resume: got $got"
+    unmount
+    pass "trials that could not write their files for want of space are given back, and --resume runs them"
+else
+    echo "skip: a full disk (mounting a tmpfs needs root)"
+fi
+
+echo "test_adversary: all $checks checks passed in $((SECONDS - start)) s"
