@@ -267,47 +267,6 @@ static void test_round_trip(void) {
     }
 }
 
-// Older records still read: version 3 (before a program's run: no has_run byte at the
-// end) with no run, and version 2 (before group_size and the parameter arena as well:
-// neither the i32 after id and rank nor the has_params byte) with group_size 0 and
-// without params. A later version is refused.
-static void test_unpack_older(void) {
-    TrialResult want = make_trial(8, 1), got;
-    Bytes b = packed(&want);
-    CHECK(b.len > 8 && b.data[b.len - 2] == 0 && b.data[b.len - 1] == 0,
-          "a built-in trial without params does not end with has_params = 0, has_run = 0");
-    char err[512] = "";
-    b.data[4] = 3;  // the version's low byte (little-endian u32 after the magic)
-    int rc = trial_unpack(&got, b.data, b.len - 1, err, sizeof err);
-    CHECK(rc == 0, "version 3: unpack failed: %s", err);
-    if (rc == 0) {
-        CHECK(!got.run.dir && isnan(got.program_metric), "version 3: a program's run %p, metric %g",
-              (void *)got.run.dir, got.program_metric);
-        check_same_trial(&got, &want);
-        trial_result_free(&got);
-    }
-    CHECK(trial_unpack(&got, b.data, b.len, err, sizeof err) != 0 && strstr(err, "after the end"),
-          "version 3 with a has_run byte: expected refused, got '%s'", err);
-    b.data[4] = 2;
-    // magic, version, the config's length and bytes, id, rank: then group_size.
-    const size_t config_len = b.data[8] | (size_t)b.data[9] << 8 | (size_t)b.data[10] << 16 | (size_t)b.data[11] << 24;
-    const size_t at = 12 + config_len + 8;
-    memmove(b.data + at, b.data + at + 4, b.len - at - 4);
-    rc = trial_unpack(&got, b.data, b.len - 6, err, sizeof err);
-    CHECK(rc == 0, "version 2: unpack failed: %s", err);
-    if (rc == 0) {
-        CHECK(got.group_size == 0 && !got.params, "version 2: group_size %d, params %p", got.group_size,
-              (void *)got.params);
-        got.group_size = want.group_size;
-        check_same_trial(&got, &want);
-        trial_result_free(&got);
-    }
-    b.data[4] = 6;
-    CHECK(trial_unpack(&got, b.data, b.len, err, sizeof err) != 0 && strstr(err, "version 6"),
-          "version 6: expected refused, got '%s'", err);
-    bytes_free(&b);
-    trial_result_free(&want);
-}
 
 // A dimension is bounded by what the format allows, not by the bytes left: a score of a
 // Grassmann layer's W_red (4 × 4096, scored on its parameters) has dims 4096 and no 4096
@@ -660,6 +619,42 @@ static void test_flip_every_byte(void) {
     free(buf);
     bytes_free(&orig);
     for (int i = 0; i < N; i++) trial_result_free(&t[i]);
+}
+
+// Trial bytes of another version are refused (2 to 4: each layer's weights and scores alone,
+// before the whole network's view; 6: a later attnsweep), and so is a journal holding an
+// intact record of such bytes: with one line saying why, not as damage to skip.
+static void test_unpack_older(void) {
+    TrialResult want = make_trial(8, 1), got;
+    Bytes b = packed(&want);
+    char err[512] = "", expect[128];
+    for (int v = 2; v <= 6; v++) {
+        if (v == TRIAL_BYTES_VERSION) continue;
+        b.data[4] = (unsigned char)v;  // the version's low byte (little-endian u32 after the magic)
+        snprintf(expect, sizeof expect, "trial format version %d, this attnsweep reads %d", v, TRIAL_BYTES_VERSION);
+        CHECK(trial_bytes_version(b.data, b.len) == v && trial_unpack(&got, b.data, b.len, err, sizeof err) != 0 &&
+                  strstr(err, expect),
+              "version %d: expected refused with '%s', got '%s'", v, expect, err);
+    }
+    b.data[4] = 4;  // a journal (version 2's framing) of one such record
+    char path[128];
+    path_in(path, sizeof path, "v4-trial.journal");
+    Bytes j = {0};
+    memcpy(bytes_extend(&j, 20), "attnsweep-journal 2\n", 20);
+    bytes_put_u32(&j, 0x4A524E4C);
+    bytes_put_u32(&j, (uint32_t)b.len);
+    bytes_put_u32(&j, (uint32_t)crc32(0L, b.data, (uInt)b.len));
+    memcpy(bytes_extend(&j, b.len), b.data, b.len);
+    write_bytes(path, j.data, j.len);
+    Collected c = {0};
+    const long n = replay(path, &c, err, sizeof err);
+    CHECK(n < 0 && strstr(err, "a sweep of an attnsweep before results format 4") && strstr(err, "trial bytes 4") &&
+              !strchr(err, '\n'),
+          "a journal of version 4 trial bytes: %ld records, '%s'", n, err);
+    collected_free(&c);
+    bytes_free(&j);
+    bytes_free(&b);
+    trial_result_free(&want);
 }
 
 // Version 2's file (the magic line "attnsweep-journal 2", records magic + length + CRC +

@@ -267,6 +267,16 @@ static long replay_fd(int fd, const char *path, int trials, JournalVisit fn, voi
         JournalRecord rec = {.kind = f.kind, .offset = (long)f.at};
         char why[384];
         int ok;
+        const int bytes_version = f.kind == JOURNAL_TRIAL ? trial_bytes_version(s.body.data, s.body.len) : -1;
+        if (bytes_version >= 2 && bytes_version < TRIAL_BYTES_VERSION) {  // an intact record of an older attnsweep
+            snprintf(err, errlen,
+                     "%s: a sweep of an attnsweep before results format 4 (its trials' weights and scores are of "
+                     "each layer alone, not the whole network's; trial bytes %d, this attnsweep writes %d): finish "
+                     "it with the attnsweep that started it, or start a new sweep",
+                     path, bytes_version, TRIAL_BYTES_VERSION);
+            bytes_free(&s.body);
+            return -1;
+        }
         if (f.kind == JOURNAL_TRIAL)
             ok = !trials || trial_unpack(&rec.trial, s.body.data, s.body.len, why, sizeof why) == 0;
         else

@@ -1,9 +1,8 @@
 // pack.c: the byte form of a trial (pack.h).
 //
-// Trial bytes, format version 5 (version 4, without the Correlation's null sd, version 3,
-// without the program's part as well, and version 2, without group_size and the
-// parameters as well, are still read: sd NaN, group_size 0, no parameters, no program's
-// run). Little-endian throughout: u32/i32/i64 as their bytes,
+// Trial bytes, format version 5. Older versions are refused (trial_bytes_version tells
+// them): their weights and scores are of each layer alone, before the whole network's
+// view (results format 4), and would not compare with this version's. Little-endian throughout: u32/i32/i64 as their bytes,
 // f64/f32 as their IEEE-754 bit patterns (NaN payloads and −0 survive), str = u32 length
 // then that many bytes (no NUL inside, none after), T[n] = n consecutive T. Counts are
 // u32 and at most INT_MAX.
@@ -24,14 +23,14 @@
 //   u32 out_dims[2]; f32 weights_out[n_layers][out_dims0·out_dims1]
 //   u8 has_scores (0: scores == NULL); if 1, per layer:
 //       i32 view; u32 dims[4]; f64 norm; 4 × (u32 n_sv, f64 sv[n_sv]); i32 num_rank[4];
-//       f64 eff_rank[4], correlation, correlation_chance, correlation_chance_sd (version 5),
+//       f64 eff_rank[4], correlation, correlation_chance, correlation_chance_sd,
 //       core_energy[4]; i32 tucker_ranks[4];
 //       f64 tucker_fit; i32 tucker_iters; f64 cp_fit; u32 cp_rank_max;
 //       f64 cp_fits[cp_rank_max], cp_cond[4]; u32 cp_rank; f64 cp_roles[cp_rank·dims[3]]
-//   u8 has_params (0: params == NULL); if 1: str param_layout; f32 params[n_params]   (version 3)
+//   u8 has_params (0: params == NULL); if 1: str param_layout; f32 params[n_params]
 //   u8 has_run (0: the built-in engine's trial); if 1, a program's (trial.h ProgramRun):
 //       f64 program_metric; str dir, stdout_path, stderr_path, metrics_path, command,
-//       stderr_tail, checkpoint                                                     (version 4)
+//       stderr_tail, checkpoint
 //   (nothing after)
 //
 // trial_unpack trusts nothing: a count of items that follow is at most the bytes left, a
@@ -55,13 +54,7 @@
 
 _Static_assert(sizeof(int) == 4 && sizeof(float) == 4 && sizeof(double) == 8, "the byte format assumes these sizes");
 
-enum {
-    TRIAL_MAGIC = 0x54524941,  // "TRIA"
-    TRIAL_VERSION = 5,  // 2: the validation and test metrics, the output side, the tensor view;
-                        // 3: group_size, the whole parameter arena; 4: a program's trial;
-                        // 5: the Correlation's null sd
-    TRIAL_VERSION_OLDEST = 2,
-};
+enum { TRIAL_MAGIC = 0x54524941 };  // "TRIA"
 
 // The texts of a program's trial, in their order in the bytes.
 #define RUN_TEXTS(r)                                                                                              \
@@ -109,7 +102,7 @@ static void pack_score(Bytes *b, const LayerScore *s) {
 
 void trial_pack(Bytes *b, const TrialResult *r) {
     bytes_put_u32(b, TRIAL_MAGIC);
-    bytes_put_u32(b, TRIAL_VERSION);
+    bytes_put_u32(b, TRIAL_BYTES_VERSION);
     char *config = config_to_json_text(&r->config);
     bytes_put_text(b, config, strlen(config));
     cJSON_free(config);
@@ -256,7 +249,7 @@ static TensorView get_view(ByteReader *rd) {
     return v == TENSOR_PARAMETERS ? TENSOR_PARAMETERS : TENSOR_FUNCTION;
 }
 
-static void unpack_score(ByteReader *rd, LayerScore *s, uint32_t version) {
+static void unpack_score(ByteReader *rd, LayerScore *s) {
     s->view = get_view(rd);
     get_dims(rd, s->dims);
     s->norm = br_f64(rd);
@@ -268,7 +261,7 @@ static void unpack_score(ByteReader *rd, LayerScore *s, uint32_t version) {
     br_array(rd, s->eff_rank, 4, 8);
     s->correlation = br_f64(rd);
     s->correlation_chance = br_f64(rd);
-    s->correlation_chance_sd = version >= 5 ? br_f64(rd) : NAN;
+    s->correlation_chance_sd = br_f64(rd);
     br_array(rd, s->core_energy, 4, 8);
     br_array(rd, s->tucker_ranks, 4, 4);
     s->tucker_fit = br_f64(rd);
@@ -283,7 +276,7 @@ static void unpack_score(ByteReader *rd, LayerScore *s, uint32_t version) {
     s->cp_roles = br_new_array(rd, n_roles, 8);
 }
 
-// The parameter arena (version 3): n_params floats and their layout.
+// The parameter arena: n_params floats and their layout.
 static void unpack_params(ByteReader *rd, TrialResult *r) {
     const unsigned has_params = br_u8(rd);
     if (has_params > 1) br_fail(rd, "has_params is %u (0 or 1)", has_params);
@@ -298,7 +291,7 @@ static void unpack_params(ByteReader *rd, TrialResult *r) {
     r->params = br_new_array(rd, (size_t)r->n_params, 4);
 }
 
-// A program's run (version 4): its metric and where it ran.
+// A program's run: its metric and where it ran.
 static void unpack_run(ByteReader *rd, TrialResult *r) {
     const unsigned has_run = br_u8(rd);
     if (has_run > 1) br_fail(rd, "has_run is %u (0 or 1)", has_run);
@@ -319,13 +312,12 @@ static void unpack_run(ByteReader *rd, TrialResult *r) {
 static void unpack(ByteReader *rd, TrialResult *r) {
     const uint32_t magic = br_u32(rd), version = br_u32(rd);
     if (!rd->failed && magic != TRIAL_MAGIC) br_fail(rd, "not a trial (bad magic 0x%08x)", magic);
-    if (!rd->failed && (version < TRIAL_VERSION_OLDEST || version > TRIAL_VERSION))
-        br_fail(rd, "trial format version %u, this attnsweep reads %d to %d", version, TRIAL_VERSION_OLDEST,
-                TRIAL_VERSION);
+    if (!rd->failed && version != TRIAL_BYTES_VERSION)
+        br_fail(rd, "trial format version %u, this attnsweep reads %d", version, TRIAL_BYTES_VERSION);
     get_config(rd, &r->config);
     r->id = br_i32(rd);
     r->rank = br_i32(rd);
-    r->group_size = version >= 3 ? br_i32(rd) : 0;
+    r->group_size = br_i32(rd);
     r->steps = br_i32(rd);
     r->n_params = br_i64(rd);
     get_status(rd, &r->status);
@@ -384,11 +376,11 @@ static void unpack(ByteReader *rd, TrialResult *r) {
     if (has_scores > 1) br_fail(rd, "has_scores is %u (0 or 1)", has_scores);
     if (has_scores == 1 && !rd->failed) {
         r->scores = xcalloc((size_t)n_layers, sizeof *r->scores);
-        for (int l = 0; l < n_layers; l++) unpack_score(rd, &r->scores[l], version);
+        for (int l = 0; l < n_layers; l++) unpack_score(rd, &r->scores[l]);
     }
-    if (version >= 3) unpack_params(rd, r);
+    unpack_params(rd, r);
     r->program_metric = NAN;
-    if (version >= 4) unpack_run(rd, r);
+    unpack_run(rd, r);
     if (!rd->failed && rd->left) br_fail(rd, "%zu bytes after the end of the trial", rd->left);
 }
 
@@ -399,4 +391,11 @@ int trial_unpack(TrialResult *r, const unsigned char *data, size_t len, char *er
     if (!rd.failed) return 0;
     trial_result_free(r);
     return -1;
+}
+
+int trial_bytes_version(const unsigned char *data, size_t len) {
+    if (len < 8) return -1;
+    const uint32_t magic = (uint32_t)data[0] | (uint32_t)data[1] << 8 | (uint32_t)data[2] << 16 | (uint32_t)data[3] << 24;
+    const uint32_t version = (uint32_t)data[4] | (uint32_t)data[5] << 8 | (uint32_t)data[6] << 16 | (uint32_t)data[7] << 24;
+    return magic == TRIAL_MAGIC && version <= INT_MAX ? (int)version : -1;
 }
