@@ -58,13 +58,15 @@ double probe_spearman(const double *x, const double *y, int n) {
     return rho;
 }
 
-// Head h's redundancy from the head Gram G (H × H): max over g ≠ h of |G_gh| / √(G_gg G_hh);
-// a head with a zero row (it computes nothing) is like none.
+// Head h's redundancy from the head Gram G (H × H): max over g ≠ h of |G_gh| / √(G_gg G_hh),
+// read from the upper triangle so that two heads nearest each other tie exactly; a head
+// with a zero row (it computes nothing) is like none.
 static double redundancy(const double *G, int H, int h) {
     double best = 0.0;
     for (int g = 0; g < H; g++) {
-        const double norm = sqrt(G[g * H + g] * G[h * H + h]);
-        if (g != h && norm > 0 && fabs(G[g * H + h]) / norm > best) best = fabs(G[g * H + h]) / norm;
+        const int i = g < h ? g : h, j = g < h ? h : g;
+        const double norm = sqrt(G[i * H + i] * G[j * H + j]), cos = norm > 0 ? fabs(G[i * H + j]) / norm : 0.0;
+        if (g != h && cos > best) best = cos;
     }
     return best;
 }
