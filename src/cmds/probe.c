@@ -160,9 +160,10 @@ int cmd_probe(int argc, char **argv) {
     const Command cmd = {"probe", "attnsweep probe RESULTS.h5 [--trial N] [options]",
                          "Rebuilds a trained trial from its stored parameters and probes it on the\n"
                          "validation split: linear CKA between the heads' outputs and between the\n"
-                         "layers, accuracy under Gaussian input noise, attention maps, and (fashion_mnist)\n"
-                         "the same configuration trained on orthogonally transformed images with a\n"
-                         "table of the invariants that stay and that move. Writes /trials/NNNNNN/probe\n"
+                         "layers, accuracy under Gaussian input noise, the loss with each head removed\n"
+                         "beside the heads' redundancy in the head Gram (Spearman's rho), attention maps,\n"
+                         "and (fashion_mnist) the same configuration trained on orthogonally transformed\n"
+                         "images with a table of the invariants that stay and that move. Writes /trials/NNNNNN/probe\n"
                          "into the file (replacing an earlier probe) and prints the numbers.\n\n",
                          options, NULL,
                          {1, "one results file only", "which results file? (attnsweep probe RESULTS.h5)"}};
