@@ -39,7 +39,7 @@ normalisation of the head singular values by their sum, the best so far and the 
 dominance test. Like the report, it selects and ranks by validation metrics only (the test
 metrics are measured once per trial and only printed beside them). A list of the files
 written goes to stdout. A missing file, a file that is not HDF5 or not an attnsweep results
-file of format_version 3 ends with one line on stderr and exit code 2.
+file of format_version 4 ends with one line on stderr and exit code 2.
 
 Needs only Debian's python3-h5py, -numpy, -matplotlib (Agg), -pandas and -yaml, and
 scripts/attnsweep_results.py (the reader of the README's pandas recipe).
@@ -74,7 +74,7 @@ def import_plotting():
     import pandas
 
 PROG = "analyze.py"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 DPI = 120
 
 # The metric columns of /summary (README "Results file"); every other column except

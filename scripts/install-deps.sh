@@ -8,7 +8,7 @@ packages=(
   libopenmpi-dev openmpi-bin libscalapack-openmpi-dev
   libopenblas-dev liblapacke-dev
   libyaml-dev libhdf5-dev hdf5-tools zlib1g-dev libcjson-dev libgsl-dev
-  python3 python3-h5py python3-numpy python3-pandas python3-matplotlib python3-yaml python3-statsmodels
+  python3 python3-h5py python3-numpy python3-pandas python3-matplotlib python3-yaml python3-scipy python3-statsmodels
   python3-torch
   dataset-fashion-mnist fortunes
 )

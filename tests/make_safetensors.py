@@ -13,6 +13,8 @@ OUTDIR/NAME/model.safetensors   valid checkpoints (BERT, GPT-2, LLaMA, GQA; F32,
 OUTDIR/NAME/model.safetensors.index.json   a sharded checkpoint (HF's index and shards)
 OUTDIR/NAME/expected.bin        the W tensors the reader must produce: float32
                                 [layers, h, d_k, d_model, 3], layers in natural order
+OUTDIR/NAME/expected_bias.bin   the Q | K | V biases the reader must produce, float32
+                                [layers, 3·width], for the files that have them
 OUTDIR/NAME/expected_out.bin    the output projections the reader must produce: float32
                                 [layers, d_model, width]; absent when the file has none.
                                 Their values are O[i, j] = i + j/1024 (output feature i,
@@ -225,11 +227,40 @@ def write_sharded(out, name, ts, expect, expect_out, config, shards=3):
                {"metadata": {"total_size": sum(len(t[3]) for t in ts)}, "weight_map": weight_map})
     write(os.path.join(out, name, "expected.bin"), np.stack(expect).astype("<f4").tobytes())
     write(os.path.join(out, name, "expected_out.bin"), np.stack(expect_out).astype("<f4").tobytes())
+    write(os.path.join(out, name, "expected_bias.bin"), expected_bias(ts).astype("<f4").tobytes())
     write_json(os.path.join(out, name, "config.json"), config)
+
+
+BIAS_SUFFIXES = [".attn.c_attn.bias", ".attn.qkv.bias", ".in_proj_bias",
+                 ".attention.self.query.bias", ".attention.self.key.bias", ".attention.self.value.bias"]
+
+
+def decoded(dtype, data):
+    """float32 values of a tensor's bytes, as the reader converts them."""
+    if dtype == "BF16":
+        return (np.frombuffer(data, "<u2").astype(np.uint32) << 16).view(np.float32)
+    return np.frombuffer(data, {"F32": "<f4", "F64": "<f8", "F16": "<f2"}[dtype]).astype(np.float32)
+
+
+def expected_bias(ts):
+    """Each layer's Q | K | V bias as the reader returns it (layers in natural order: their
+    number), or None when the file has no such bias."""
+    per = {}
+    for name, dtype, _, data in ts:
+        for k, suf in enumerate(BIAS_SUFFIXES):
+            if name.endswith(suf):
+                layer = int("".join(ch for ch in name[:-len(suf)] if ch.isdigit()) or 0)
+                per.setdefault(layer, {})[max(0, k - 3)] = decoded(dtype, data)
+    if not per:
+        return None
+    return np.concatenate([np.concatenate([per[l][r] for r in sorted(per[l])]) for l in sorted(per)])
 
 
 def write_model(out, name, ts, expect, expect_out=None, config=None, metadata=None):
     write(os.path.join(out, name, "model.safetensors"), safetensors_bytes(ts, metadata))
+    bias = expected_bias(ts)
+    if bias is not None:
+        write(os.path.join(out, name, "expected_bias.bin"), bias.astype("<f4").tobytes())
     write(os.path.join(out, name, "expected.bin"), np.stack(expect).astype("<f4").tobytes())
     if expect_out is not None:
         write(os.path.join(out, name, "expected_out.bin"), np.stack(expect_out).astype("<f4").tobytes())

@@ -1,5 +1,5 @@
 // test_h5store: the results file round-trips every field, reads in h5py/pandas as
-// documented (format 3: the val_* and test_* columns), and a damaged or foreign file, or one
+// documented (format 4: the val_* and test_* columns, the whole network's weights), and a damaged or foreign file, or one
 // of another format version, gives one line of error, never a crash;
 // the config JSON round-trips exactly and names the closest parameter on a typo.
 #define _POSIX_C_SOURCE 200809L  // mkstemp, popen, fork, pipe
@@ -173,7 +173,7 @@ static const char *python_check =
     "assert df.lr[1] == 0.0031234567891234\n"
     "assert f.attrs['version'].startswith('attnsweep '), f.attrs['version']\n"
     "assert f.attrs['sweep'] == 'unit' and f.attrs['yaml'] == 'name: unit\\nseed: 42\\n'\n"
-    "assert f.attrs['seed'] == 42 and f.attrs['format_version'] == 3\n"
+    "assert f.attrs['seed'] == 42 and f.attrs['format_version'] == 4\n"
     "assert f.attrs['start_time'] == 1.7e9 and f.attrs['end_time'] == 1.7e9 + 60\n"
     "w = f['trials/000000/weights/layer1']\n"
     "assert w.shape == (4, 16, 64, 3) and w.dtype == numpy.float32, (w.shape, w.dtype)\n"
@@ -387,7 +387,7 @@ static void test_results_file_round_trip_and_errors(void) {
     H5Fclose(file);
     check_read_fails(other, 0, "not an attnsweep results file");
     const int versions[] = {2, H5STORE_FORMAT_VERSION + 1};
-    const char *says[] = {"results format 2, this attnsweep reads 3", "results format 4, this attnsweep reads 3"};
+    const char *says[] = {"results format 2, this attnsweep reads 4", "results format 5, this attnsweep reads 4"};
     for (int k = 0; k < 2; k++) {
         file = H5Fcreate(other, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
         hid_t space = H5Screate(H5S_SCALAR);

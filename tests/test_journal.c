@@ -302,9 +302,9 @@ static void test_unpack_older(void) {
         check_same_trial(&got, &want);
         trial_result_free(&got);
     }
-    b.data[4] = 5;
-    CHECK(trial_unpack(&got, b.data, b.len, err, sizeof err) != 0 && strstr(err, "version 5"),
-          "version 5: expected refused, got '%s'", err);
+    b.data[4] = 6;
+    CHECK(trial_unpack(&got, b.data, b.len, err, sizeof err) != 0 && strstr(err, "version 6"),
+          "version 6: expected refused, got '%s'", err);
     bytes_free(&b);
     trial_result_free(&want);
 }

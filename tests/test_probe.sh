@@ -155,11 +155,12 @@ Q = tr["matrix"][()].astype(np.float64)
 want(Q.shape == (49, 49) and close(Q @ Q.T, np.eye(49), atol=1e-5), "Q orthogonal", "Q Q^T = I", Q.shape)
 tab = tr["invariants"][()]
 names = [x.decode() for x in tab["name"]]
-def corr(W, O):  # function-level head correlation of one layer from its stored weights
+def corr(W, O):  # function-level head correlation of one layer from its stored weights (QK weighted by |C_h|/s)
     W, O = W.astype(np.float64), O.astype(np.float64)
     Hh, dk, D = W.shape[:3]
     B = np.einsum("hki,hkj->hij", W[..., 0], W[..., 1]) / np.sqrt(dk)
     Cm = np.einsum("ihk,hkj->hij", O.reshape(D, Hh, dk), W[..., 2])
+    w2 = (Cm ** 2).sum(axis=(1, 2)); B = B * np.sqrt(w2 / w2.mean())[:, None, None]
     rows = np.stack([B, Cm], -1).reshape(Hh, -1); G = rows @ rows.T; nr = np.sqrt(np.diag(G))
     return ((np.abs(G) / np.outer(nr, nr)).sum() - Hh) / (Hh * (Hh - 1))
 def value(name, layer, col):

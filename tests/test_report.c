@@ -5,6 +5,7 @@
 // back by summary_read (the metric from the stored YAML, trials in id order).
 //
 // Reference values: scipy 1.10.1, scipy.stats.ttest_ind(a, b, equal_var=False) (Welch),
+// scipy.stats.ttest_rel(a, b) (paired, where the arms share seeds),
 // and numpy's mean and std(ddof=1); two cases have closed forms: with df = 2,
 // P(|T| > t) = 1 − t/√(2 + t²), and with df = 1 (Cauchy), P(|T| > t) = 1 − (2/π)·atan(t).
 #define _POSIX_C_SOURCE 200809L  // mkstemp, open_memstream
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "report_tables.h"
 #include "common/util.h"
 #include "report/report.h"
 #include "report/stats.h"
@@ -317,18 +319,6 @@ static void make_sweep(SweepSummary *s) {
 
 static int is_ok_status(const TrialResult *t) { return t->status == TRIAL_OK; }
 
-static const Table *find_table(const Report *r, const char *key) {
-    for (int i = 0; i < r->n; i++)
-        if (!strcmp(r->tables[i]->key, key)) return r->tables[i];
-    die(EXIT_RUNTIME, "no table %s", key);
-}
-
-static const Cell *at(const Table *t, int row, const char *col) {
-    for (int c = 0; c < t->n_cols; c++)
-        if (!strcmp(t->cols[c].key, col)) return &t->cells[row * t->n_cols + c];
-    die(EXIT_RUNTIME, "table %s has no column %s", t->key, col);
-}
-
 static int has_column(const Table *t, const char *col) {
     for (int c = 0; c < t->n_cols; c++)
         if (!strcmp(t->cols[c].key, col)) return 1;
@@ -411,30 +401,34 @@ static void test_report_sections(void) {
     CHECK(fabs(at(pf, 0, "test_accuracy")->value - 0.38) < 1e-15, "Pareto front: test_accuracy shown");
 
     // Ablations of lambda_orth: B against A (λ = 0) and C (L2), D against C (λ = 0; D has
-    // λ_l2 > 0, so no L2 control), E against F, G against H. p-values: scipy (see the top);
-    // Holm's over the report's 6 tests: statsmodels' multipletests(p, method="holm"). The
-    // verdicts read Holm's: D's raw p of 0.02 and 0.013 make no claim once adjusted.
+    // λ_l2 > 0, so no L2 control), E against F, G against H. Repeat r has seed 1000 + r in
+    // every configuration, so the arms pair by seed: p-values of scipy's ttest_rel (see the
+    // top); G (one trial) pairs once, too few, and falls back to Welch's. Holm's over the
+    // report's 5 tests: statsmodels' multipletests(p, method="holm"). B − A's val_accuracy
+    // and E − F's differences are all 0: no test. B − C's val_accuracy differences are 0.05
+    // up to rounding: p about 1e-30.
     const Table *ab = find_table(&r, "ablations.lambda_orth");
     static const struct {
-        const char *against, *attention;
+        const char *against, *attention, *test;
         double l2, d_acc, p_acc, h_acc, d_rew, p_rew, h_rew;
         const char *verdict;
     } rows[] = {
-        {"lambda_orth = 0", "mha", 0, 0, 1.0, 1.0, 0.1, 0.00025521674944192785, 0.001531300496651567,
-         "λ_orth = 0.1 raises reward (Holm p = 0.0015) over λ = 0 for mha; no significant difference in val_accuracy "
-         "(Holm p = 1)"},
-        {"lambda_l2 = 0.1", "mha", 0, 0.05, 0.0036022326091039976, 0.018011163045519987, 0.01, 0.4960553744585209,
-         0.9921107489170418,
-         "λ_orth = 0.1 raises val_accuracy (Holm p = 0.018) over plain L2 of equal strength for mha; no significant "
-         "difference in reward (Holm p = 0.99)"},
-        {"lambda_orth = 0", "mha", 0.1, 0.04, 0.020204102886728654, 0.060612308660185965, -0.1, 0.013072457560346544,
-         0.05228983024138618, "no significant difference in val_accuracy (Holm p = 0.061) or reward (Holm p = 0.052)"},
-        {"lambda_orth = 0", "tucker", 0, 0, NAN, NAN, 0, NAN, NAN,
-         "val_accuracy and reward: no spread within either arm, no test"},
-        {"lambda_orth = 0", "grassmann", 0, -0.005, NAN, NAN, -0.005, NAN, NAN,
+        {"lambda_orth = 0", "mha", "paired t, 3 pairs", 0, 0, NAN, NAN, 0.1, 0.003316758722356868, 0.013267034889427471,
+         "λ_orth = 0.1 raises reward (Holm p = 0.013) over λ = 0 for mha; val_accuracy: no spread within the arms or "
+         "in their differences, no test"},
+        {"lambda_l2 = 0.1", "mha", "paired t, 3 pairs", 0, 0.05, 5.488900341503629e-31, 2.7444501707518146e-30, 0.01,
+         0.42264973081037427, 0.42264973081037427,
+         "λ_orth = 0.1 raises val_accuracy (Holm p < 0.001) over plain L2 of equal strength for mha; no significant "
+         "difference in reward (Holm p = 0.42)"},
+        {"lambda_orth = 0", "mha", "paired t, 3 pairs", 0.1, 0.04, 0.020204102886728623, 0.040408205773457245, -0.1,
+         0.013072457560346544, 0.039217372681039635,
+         "λ_orth = 0.1 raises val_accuracy (Holm p = 0.04) and lowers reward (Holm p = 0.039) over λ = 0 for mha"},
+        {"lambda_orth = 0", "tucker", "paired t, 2 pairs", 0, 0, NAN, NAN, 0, NAN, NAN,
+         "val_accuracy and reward: no spread within the arms or in their differences, no test"},
+        {"lambda_orth = 0", "grassmann", "Welch", 0, -0.005, NAN, NAN, -0.005, NAN, NAN,
          "n too small (1 against 2 trials; the test needs at least 2 each)"},
     };
-    CHECK(ab->note && strstr(ab->note, "Holm–Bonferroni over the 6 tests of this report"), "Holm's note: '%s'",
+    CHECK(ab->note && strstr(ab->note, "Holm–Bonferroni over the 5 tests of this report"), "Holm's note: '%s'",
           ab->note ? ab->note : "");
     CHECK(ab->n_rows == (int)COUNT(rows), "ablation rows: got %d want %zu", ab->n_rows, COUNT(rows));
     for (int i = 0; i < ab->n_rows && i < (int)COUNT(rows); i++) {
@@ -442,21 +436,22 @@ static void test_report_sections(void) {
         snprintf(what, sizeof what, "ablation row %d", i);
         CHECK(at(ab, i, "lambda_orth")->value == 0.1, "%s: λ", what);
         CHECK(!strcmp(at(ab, i, "against")->text, rows[i].against), "%s: against '%s'", what, at(ab, i, "against")->text);
+        CHECK(!strcmp(at(ab, i, "test")->text, rows[i].test), "%s: test '%s'", what, at(ab, i, "test")->text);
         CHECK(!strcmp(at(ab, i, "attention")->text, rows[i].attention), "%s: variant", what);
         CHECK(at(ab, i, "lambda_l2")->value == rows[i].l2, "%s: lambda_l2", what);
         CHECK_CLOSE(at(ab, i, "d_val_accuracy")->value, rows[i].d_acc, 1e-12, 0, what);
         CHECK_CLOSE(at(ab, i, "d_test_accuracy")->value, -rows[i].d_acc, 1e-12, 0, what);  // shown, never tested
         CHECK_CLOSE(at(ab, i, "d_reward")->value, rows[i].d_rew, 1e-12, 0, what);
-        if (isnan(rows[i].p_acc))
-            CHECK(isnan(at(ab, i, "p_val_accuracy")->value) && isnan(at(ab, i, "p_reward")->value) &&
-                      isnan(at(ab, i, "p_holm_val_accuracy")->value) && isnan(at(ab, i, "p_holm_reward")->value),
-                  "%s: p NaN", what);
-        else {
-            CHECK_CLOSE(at(ab, i, "p_val_accuracy")->value, rows[i].p_acc, 1e-12, 1e-9, what);
-            CHECK_CLOSE(at(ab, i, "p_reward")->value, rows[i].p_rew, 1e-12, 1e-9, what);
-            CHECK_CLOSE(at(ab, i, "p_holm_val_accuracy")->value, rows[i].h_acc, 1e-12, 1e-9, what);
-            CHECK_CLOSE(at(ab, i, "p_holm_reward")->value, rows[i].h_rew, 1e-12, 1e-9, what);
-        }
+        static const char *const p_cols[2][2] = {{"p_val_accuracy", "p_holm_val_accuracy"}, {"p_reward", "p_holm_reward"}};
+        const double want_p[2][2] = {{rows[i].p_acc, rows[i].h_acc}, {rows[i].p_rew, rows[i].h_rew}};
+        for (int m = 0; m < 2; m++)
+            for (int adj = 0; adj < 2; adj++) {
+                if (isnan(want_p[m][adj]))
+                    CHECK(isnan(at(ab, i, p_cols[m][adj])->value), "%s: %s NaN", what, p_cols[m][adj]);
+                else
+                    CHECK_CLOSE(at(ab, i, p_cols[m][adj])->value, want_p[m][adj], 1e-12, 1e-9, "%s: %s", what,
+                                p_cols[m][adj]);
+            }
         CHECK(!strcmp(at(ab, i, "verdict")->text, rows[i].verdict), "%s: verdict\n  got  '%s'\n  want '%s'", what,
               at(ab, i, "verdict")->text, rows[i].verdict);
     }
@@ -654,9 +649,12 @@ static void test_read_back(void) {
           "a file without trials: %s", err);
     Report r;
     report_build(&s, &(ReportOptions){.metric = "val_loss", .maximize = 0, .top = 10}, &r);
-    int rows = 0;
-    for (int i = 0; i < r.n; i++) rows += r.tables[i]->single ? 0 : r.tables[i]->n_rows;
+    int rows = 0;  // but the verdict's, which say why there is none
+    for (int i = 0; i < r.n; i++) rows += r.tables[i]->single || !strncmp(r.tables[i]->key, "verdict.", 8) ? 0 : r.tables[i]->n_rows;
     CHECK(rows == 0 && find_table(&r, "failures.asha")->n_rows == 1, "a file without trials: %d rows", rows);
+    const Table *why = find_table(&r, "verdict.fit");
+    CHECK(why->n_rows == 1 && strstr(why->cells[why->n_cols - 1].text, "0 configurations with a finished trial"),
+          "a file without trials: the verdict says why");
     report_free(&r);
     summary_free(&s);
     remove(path);

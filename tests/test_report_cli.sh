@@ -2,7 +2,8 @@
 # End-to-end tests of `attnsweep report` on real sweeps (mpirun -np 3, tiny recall models):
 #   1. a grid with repeats (ablation of lambda_orth against lambda_l2): every section in
 #      JSON recomputed in Python from /summary and the trials' attributes (h5py, pandas,
-#      scipy's Welch test), the CSV equal to the JSON, the text table aligned and equal;
+#      scipy's paired and Welch tests; the verdict by tests/check_verdict.py from the
+#      curves and invariants), the CSV equal to the JSON, the text table aligned and equal;
 #   2. a sweep with ASHA pruning and diverging trials, metric val_accuracy from its YAML:
 #      failures by status and reason, steps saved; --metric and --top;
 #   3. a sweep read while it runs (never fails or hangs; the trials grow), stopped by
@@ -192,8 +193,10 @@ front = front.assign(key=-sign * front[metric]).sort_values(["key", "trial"])
 want([r["trial"] for r in rep["pareto"]] == front.trial.tolist(),
      f"Pareto front {[r['trial'] for r in rep['pareto']]}, want {front.trial.tolist()}")
 
-# ablations: each λ > 0 against λ = 0 and against lambda_l2 = λ; Welch over repeats on the
-# report's metric (when another), val_accuracy and reward; Holm over every test of the report
+# ablations: each λ > 0 against λ = 0 and against lambda_l2 = λ; paired over the seeds both
+# arms share (2 pairs or more; repeat r has the same seed in every configuration), else Welch
+# over repeats, on the report's metric (when another), val_accuracy and reward; Holm over
+# every test of the report
 alpha = 0.05
 tested = ([metric] if metric not in ("val_accuracy", "reward") else []) + ["val_accuracy", "reward"]
 tests = []  # (what, row, metric, d, p) over every table: Holm's family
@@ -223,16 +226,26 @@ for reg in ["lambda_orth", "lambda_nuclear", "lambda_stability"]:
         d_test = arm.test_accuracy.mean() - ctl.test_accuracy.mean()  # shown beside, never tested
         want(close(r["d_test_accuracy"], d_test, 1e-9) and "test_" not in r["verdict"],
              f"{what}: d_test_accuracy {r['d_test_accuracy']} vs {d_test}, verdict '{r['verdict']}'")
+        pairs = arm.merge(ctl, on="seed", suffixes=("", "_ctl"))
+        paired = len(pairs) >= 2
+        unpaired = len(arm) + len(ctl) - 2 * len(pairs)
+        test = ("Welch" if not paired else f"paired t, {len(pairs)} pairs" +
+                (f" ({unpaired} unpaired trial{'s' if unpaired > 1 else ''} left out)" if unpaired else ""))
+        want(r["test"] == test, f"{what}: test '{r['test']}', want '{test}'")
         for m in tested:
-            d = arm[m].mean() - ctl[m].mean()
+            diff = pairs[m] - pairs[m + "_ctl"]
+            d = diff.mean() if paired else arm[m].mean() - ctl[m].mean()
             want(close(r["d_" + m], d, 1e-9), f"{what}: d_{m} {r['d_' + m]} vs {d}")
             if len(arm) < 2 or len(ctl) < 2:
                 want(r["p_" + m] is None and r["p_holm_" + m] is None and r["verdict"].startswith("n too small"),
                      f"{what}: n too small")
                 continue
-            # Welch's test; undefined when neither arm varies (scipy then says p = 0 or NaN)
-            constant = arm[m].std(ddof=1) == 0 and ctl[m].std(ddof=1) == 0
-            p = math.nan if constant else stats.ttest_ind(arm[m], ctl[m], equal_var=False).pvalue
+            # the paired t-test or Welch's; undefined without spread (scipy then says p = 0 or NaN)
+            if paired:
+                p = math.nan if diff.nunique() == 1 else stats.ttest_rel(pairs[m], pairs[m + "_ctl"]).pvalue
+            else:
+                constant = arm[m].std(ddof=1) == 0 and ctl[m].std(ddof=1) == 0
+                p = math.nan if constant else stats.ttest_ind(arm[m], ctl[m], equal_var=False).pvalue
             want(close(r["p_" + m], None if math.isnan(p) else p, 1e-8), f"{what}: p_{m} {r['p_' + m]} vs {p}")
             tests.append((what, r, m, d, p))
 made = [t for t in tests if not math.isnan(t[4])]
@@ -280,7 +293,7 @@ def json_rows(key):
     for part in key.split("."):
         node = node[part]
     return [node] if isinstance(node, dict) else node
-want(list(sections) == ["leaderboard", "variants.by_variant", "variants.by_configuration", "pareto",
+want(list(sections) == ["leaderboard", "verdict.tau", "verdict.fit", "variants.by_variant", "variants.by_configuration", "pareto",
                         "ablations.lambda_orth", "ablations.lambda_nuclear", "ablations.lambda_stability",
                         "failures.by_status", "failures.by_reason", "failures.asha"], f"CSV sections {list(sections)}")
 for key, rows in sections.items():
@@ -305,7 +318,8 @@ for key, rows in sections.items():
 
 # text table: a title per table, the leaderboard aligned with the JSON's top trial
 text = open(tpath).read()
-for title in ["Leaderboard: the top", "Per attention variant", "Per configuration", "Pareto front",
+for title in ["Leaderboard: the top", "Verdict: does the reward add information?", "Verdict: β and γ estimated",
+              "Per attention variant", "Per configuration", "Pareto front",
               "Ablation of lambda_orth", "Ablation of lambda_nuclear", "Ablation of lambda_stability",
               "trials by status", "trials by reason", "steps saved by ASHA"]:
     want(title in text, f"text: no '{title}'")
@@ -338,10 +352,12 @@ all_formats() {
     expect_ok "report $file $*"
     cp "$tmp/out" "$tmp/r.txt"
 }
-# check FILE TOP METRIC GOAL WHAT
+# check FILE TOP METRIC GOAL WHAT: every section, and the verdict (tests/check_verdict.py)
 check() {
     "$py" "$tmp/check_report.py" "$1" r.json r.csv r.txt "$2" "$3" "$4" >"$tmp/check" 2>&1 ||
         { sed 's/^/  /' "$tmp/check" >&2; fail "$5 (details above)"; }
+    "$py" "$here/check_verdict.py" "$1" r.json >"$tmp/check" 2>&1 ||
+        { sed 's/^/  /' "$tmp/check" >&2; fail "$5: the verdict (details above)"; }
 }
 
 # ---------------------------------------------------------------------------
@@ -359,7 +375,7 @@ check abl.h5 5 reward maximize "grid with repeats"
 all_formats abl.h5 --metric n_params --top 3
 check abl.h5 3 n_params minimize "--metric n_params (a cost, lower first)"
 grep -q '"lambda_orth":\[{' r.json || fail "grid with repeats: no lambda_orth ablation rows"
-pass "16 trials, 2 repeats: leaderboard, variants, configurations, Pareto front, ablations with Welch p-values, failures; CSV = JSON; text aligned"
+pass "16 trials, 2 repeats: leaderboard, verdict, variants, configurations, Pareto front, ablations with paired p-values, failures; CSV = JSON; text aligned"
 
 echo "== 2. pruning and failures; the YAML's metric; --metric, --top  [$((SECONDS - start)) s]"
 sweep_yaml fail "method: grid
@@ -470,7 +486,7 @@ with h5py.File("v2.h5", "a") as f:
 with h5py.File("foreign.h5", "w") as f:
     f["x"] = [1, 2, 3]
 with h5py.File("scores.h5", "w") as f:  # like attnsweep score MODEL.safetensors writes
-    f.attrs["format_version"] = numpy.int32(3)
+    f.attrs["format_version"] = numpy.int32(4)
     f.attrs["source"] = "model.safetensors"
 shutil.copy("abl.h5", "nocol.h5")
 with h5py.File("nocol.h5", "a") as f:
@@ -480,7 +496,7 @@ with h5py.File("nocol.h5", "a") as f:
     f["summary"] = s[keep]
 PY
 report v2.h5
-expect_error "another format version" "v2.h5: results format 2, this attnsweep reads 3"
+expect_error "another format version" "v2.h5: results format 2, this attnsweep reads 4"
 report foreign.h5
 expect_error "an HDF5 file of something else" "foreign.h5: not an attnsweep results file"
 report scores.h5

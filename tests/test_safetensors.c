@@ -91,6 +91,28 @@ static void check_out_codes(const char *name) {
     attention_layers_free(&l);
 }
 
+// The Q | K | V biases equal to expected_bias.bin when it exists, else none; no
+// normalisation in any of these files (tests/test_whole_network.sh reads ln_1,
+// input_layernorm and folds them).
+static void check_bias(const char *name, const AttentionLayers *l) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s/expected_bias.bin", dir, name);
+    size_t nbytes = 0, per = 3 * (size_t)l->dims[0] * (size_t)l->dims[1];
+    float *want = access(path, F_OK) == 0 ? slurp(path, &nbytes) : NULL;
+    CHECK(!want || nbytes == (size_t)l->n_layers * per * sizeof(float), "%s: expected_bias.bin has %zu bytes", name,
+          nbytes);
+    for (int i = 0; i < l->n_layers; i++) {
+        CHECK(!l->ln_w[i] && !l->ln_b[i], "%s: layer %d has a normalisation the file does not", name, i);
+        if (!want) {
+            CHECK(!l->bias_qkv[i], "%s: layer %d has biases the file does not", name, i);
+        } else if (nbytes == (size_t)l->n_layers * per * sizeof(float)) {
+            CHECK(l->bias_qkv[i] && memcmp(l->bias_qkv[i], want + i * per, per * sizeof(float)) == 0,
+                  "%s: layer %d's Q | K | V biases differ from the file's", name, i);
+        }
+    }
+    free(want);
+}
+
 // A valid checkpoint: dims, kv heads, family, names, W bit for bit equal to expected.bin,
 // and the output projections (check_out).
 static void check_model(const char *name, int heads, int n_layers, const int dims[4], int kv_heads,
@@ -122,6 +144,7 @@ static void check_model(const char *name, int heads, int n_layers, const int dim
     }
     free(want);
     check_out(name, &l);
+    check_bias(name, &l);
 
     // The same bytes through the in-memory reader give the same result (one file).
     if (strstr(model_path(name), ".index.json")) {

@@ -66,7 +66,7 @@ assert sorted(f["trials"].keys()) == [f"{i:06d}" for i in range(n)], list(f["tri
 ok = df[df.status == b"ok"]
 want = ok.val_accuracy - 0.2 * ok.rank_deviation - 0.3 * ok.correlation
 assert close(ok.reward, want, atol=1e-12), (ok.reward - want).abs().max()
-assert f.attrs["format_version"] == 3
+assert f.attrs["format_version"] == 4
 measured = df[df.status != b"failed"]  # the test split, measured once a trial finished
 assert ((measured.test_accuracy >= 0) & (measured.test_accuracy <= 1) & (measured.test_loss > 0)).all()
 assert df[df.status == b"failed"].test_loss.isna().all()

@@ -107,11 +107,11 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static void beats_random(SpaceYaml yaml, Objective f, const char *what) {
+static void beats_random(SpaceYaml yaml, Objective f, const char *what, const char *method) {
     enum { SEEDS = 11, TRIALS = 80 };
     double tpe[SEEDS], rnd[SEEDS];
     for (int k = 0; k < SEEDS; k++)
-        tpe[k] = best_of(yaml, f, "tpe", TRIALS, 1 + k), rnd[k] = best_of(yaml, f, "random", TRIALS, 1 + k);
+        tpe[k] = best_of(yaml, f, method, TRIALS, 1 + k), rnd[k] = best_of(yaml, f, "random", TRIALS, 1 + k);
     qsort(tpe, SEEDS, sizeof(double), cmp_double);
     qsort(rnd, SEEDS, sizeof(double), cmp_double);
     CHECK(tpe[SEEDS / 2] > rnd[SEEDS / 2], "%s: TPE's median best %.4f is not above random's %.4f", what,
@@ -121,8 +121,43 @@ static void beats_random(SpaceYaml yaml, Objective f, const char *what) {
 }
 
 static void test_beats_random(void) {
-    beats_random(space_yaml, objective, "every kind of parameter");
-    beats_random(law_yaml, law_objective, "normal, log_normal, q_log_uniform_values, beta");
+    beats_random(space_yaml, objective, "every kind of parameter", "tpe");
+    beats_random(law_yaml, law_objective, "normal, log_normal, q_log_uniform_values, beta", "tpe");
+}
+
+// The configurations a sweep of method proposes for `trials` sequential trials of the
+// objective.
+static void proposals(const char *method, int trials, int seed, TrialConfig *out) {
+    SweepSpec s;
+    if (parse(&s, space_yaml(method, trials, seed))) return;
+    Sampler *sm = sampler_create(&s);
+    for (int id = 0; id < trials; id++) {
+        CHECK(sampler_config(sm, id, &out[id]) == 0, "%s: trial %d", method, id);
+        report(sm, id, &out[id], objective(&out[id]), TRIAL_OK);
+    }
+    sampler_free(sm);
+    space_free(&s);
+}
+
+// The bounded history (tpe: {history: N}, the bad group's most recent N finished ones): a
+// bound above every bad observation proposes bit for bit as the whole history (0); one
+// that bites proposes otherwise, from the seed alone (twice the same), and still beats
+// random search.
+static void test_bounded_history(void) {
+    enum { TRIALS = 60 };
+    static TrialConfig whole[TRIALS], wide[TRIALS], tight[TRIALS], again[TRIALS];
+    proposals("tpe\ntpe: {history: 0}", TRIALS, 3, whole);
+    proposals("tpe\ntpe: {history: 100}", TRIALS, 3, wide);
+    proposals("tpe\ntpe: {history: 10}", TRIALS, 3, tight);
+    proposals("tpe\ntpe: {history: 10}", TRIALS, 3, again);
+    int first_apart = -1;
+    for (int id = 0; id < TRIALS && first_apart < 0; id++)
+        if (memcmp(&whole[id], &tight[id], sizeof whole[id])) first_apart = id;
+    CHECK(!memcmp(whole, wide, sizeof whole), "history 100 > the trials: not the whole history's proposals");
+    CHECK(first_apart > 10, "history 10: the proposals part from the whole history's at trial %d, want after "
+          "n_startup and 10 bad ones, and before %d", first_apart, TRIALS);
+    CHECK(!memcmp(tight, again, sizeof tight), "history 10: the same seed gave other proposals");
+    beats_random(space_yaml, objective, "every kind of parameter, history 10", "tpe\ntpe: {history: 10}");
 }
 
 // The same reports give the same proposals; a fresh sampler told the first 30 results
@@ -238,6 +273,7 @@ static void test_motpe(void) {
 int main(void) {
     test_beats_random();
     test_reproducible_and_resume();
+    test_bounded_history();
     test_constant_liar();
     test_hypervolume();
     test_motpe();

@@ -5,7 +5,9 @@
 //
 // METHOD: random | sobol | evolution | tpe | tpe-univariate | motpe | motpe-univariate
 // (tpe and motpe with their defaults, multivariate; -univariate: multivariate false, the
-// classic TPE and Optuna's default). OBJECTIVE:
+// classic TPE and Optuna's default), followed by :KEY=VALUE,... for more of the YAML's
+// tpe options (tpe:history=0,n_startup=2000: the whole history, random until 2000
+// finished; scripts/bench/tpe_history.sh). OBJECTIVE:
 //   mixed        every parameter kind: lr log-uniform, warmup_frac uniform, layers an
 //                integer range, eval_every a q-grid, attention categorical, core_rank
 //                conditional on tucker; a narrow optimum of value 1 (as tests/test_tpe.c)
@@ -129,10 +131,18 @@ int main(int argc, char **argv) {
     const int seeds = atoi(argv[3]), trials = atoi(argv[4]);
     const int tabular = !strncmp(objective, "tabular", 7), mo = !strcmp(objective, "tabular-mo");
     if (tabular) load_table(argc == 6 ? argv[5] : "scripts/bench/data/tabular_fashion.csv");
-    char base[32];
+    char base[128], tpe[256] = "";
     snprintf(base, sizeof base, "%s", method);
+    char *options = strchr(base, ':');
+    if (options) *options++ = 0;
     char *suffix = strstr(base, "-univariate");
     if (suffix) *suffix = 0;
+    if (suffix || options) {  // tpe: {multivariate: false, KEY: VALUE, ...}
+        snprintf(tpe, sizeof tpe, "tpe: {%s%s", suffix ? "multivariate: false" : "", suffix && options ? ", " : "");
+        for (const char *c = options; c && *c; c++)
+            snprintf(tpe + strlen(tpe), sizeof tpe - strlen(tpe), "%s", *c == '=' ? ": " : *c == ',' ? ", " : (char[]){*c, 0});
+        snprintf(tpe + strlen(tpe), sizeof tpe - strlen(tpe), "}\n");
+    }
     for (int seed = 1; seed <= seeds; seed++) {
         char yaml[2048], err[1024];
         snprintf(yaml, sizeof yaml,
@@ -141,7 +151,7 @@ int main(int argc, char **argv) {
                  mo && !strcmp(base, "motpe")
                      ? "objectives: [{name: val_accuracy, goal: maximize}, {name: correlation, goal: minimize}]\n"
                      : "",
-                 suffix ? "tpe: {multivariate: false}\n" : "",
+                 tpe,
                  !strcmp(base, "evolution") ? "evolution: {population: 10, sample_size: 3}\n" : "", space_of(objective));
         SweepSpec s;
         if (space_parse(&s, "bench.yaml", yaml, strlen(yaml), err, sizeof err)) die(EXIT_BADINPUT, "%s", err);

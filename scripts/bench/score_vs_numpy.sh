@@ -67,12 +67,13 @@ prefix = sys.argv[1]
 H, dk, D = 12, 64, 768
 qkv = np.fromfile(prefix + ".qkv.f32", dtype=np.float32).reshape(H, dk, D, 3)
 out = np.fromfile(prefix + ".out.f32", dtype=np.float32).reshape(D, H, dk)
-def tensor():  # B_h = W_Q^hT W_K^h / sqrt(d_k), C_h = W_O^h W_V^h, as src/common/circuits.h
+def tensor():  # B_h = W_Q^hT W_K^h / sqrt(d_k) weighted by |C_h|/s, C_h = W_O^h W_V^h, as src/common/circuits.h
     q, k, v = (qkv[..., i].astype(np.float64) for i in range(3))
     o = out.astype(np.float64)
     B = np.einsum("hki,hkj->hij", q, k) / np.sqrt(dk)
     C = np.einsum("ihk,hkj->hij", o, v)
-    return np.stack([B, C], axis=-1)
+    w2 = (C ** 2).sum(axis=(1, 2))
+    return np.stack([B * np.sqrt(w2 / w2.mean())[:, None, None], C], axis=-1)
 unfold = lambda X, n: np.moveaxis(X, n, 0).reshape(X.shape[n], -1)
 def run(**kw):
     t = time.perf_counter()

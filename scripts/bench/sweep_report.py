@@ -25,7 +25,7 @@ import h5py
 import numpy as np
 
 TAG = {"READY": 1, "TRIAL": 2, "DONE": 3, "EVAL": 4, "DECISION": 5, "STOP": 6, "RESULT": 7}
-FORMAT_VERSION = 3  # of the results files (README "Results file")
+FORMAT_VERSION = 4  # of the results files (README "Results file")
 
 
 def open_results(path):

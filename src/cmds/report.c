@@ -12,6 +12,7 @@
 #include "cmds/cmds.h"
 #include "common/util.h"
 #include "report/report.h"
+#include "report/verdict.h"
 #include "store/summary.h"
 #include "trial/metrics.h"
 
@@ -44,9 +45,21 @@ static void print_json(const SweepSummary *s, const char *path, const ReportOpti
     cJSON_Delete(root);
 }
 
+// --suggest-reward: the verdict's β and γ as a reward: line, the other keys from a finished
+// trial's reward_spec (the sweep's).
+static void print_suggestion(const SweepSummary *s, const Report *r, const char *path) {
+    char yaml[2048], why[512];
+    const TrialResult *spec = NULL;
+    for (int i = 0; i < s->n_trials && !spec; i++)
+        if (s->trials[i].status == TRIAL_OK) spec = &s->trials[i];
+    if (!spec || verdict_suggest_reward(r, &spec->reward_spec, yaml, sizeof yaml, why, sizeof why) != 0)
+        die(EXIT_RUNTIME, "report: %s: no β and γ to suggest: %s", path, spec ? why : "no finished trial");
+    fputs(yaml, stdout);
+}
+
 int cmd_report(int argc, char **argv) {
     const char *path = NULL, *metric = NULL;
-    int top = 10, format = FORMAT_TABLE;
+    int top = 10, format = FORMAT_TABLE, early_step = 0, suggest = 0;
     double l2_scale = 1;
     const Option options[] = {
         OPT_INT("--top", &top, 1, 1000000, "K", "leaderboard rows (10)"),
@@ -61,14 +74,23 @@ int cmd_report(int argc, char **argv) {
         OPT_NUMBER("--l2-scale", &l2_scale, 1e-30, 1e30, "S",
                    "the L2 control of a regulariser at λ is lambda_l2 = λ × S, for a control\n"
                    "calibrated to the regulariser's penalty at the start (1: equal strength)"),
+        OPT_INT("--early-step", &early_step, 1, 1000000000, "S",
+                "the evaluation step of the verdict's fit of β and γ (the first\n"
+                "every finished trial has)"),
+        OPT_FLAG("--suggest-reward", NULL, &suggest, 1,
+                 "print the verdict's β and γ as the reward: line of the next sweep,\n"
+                 "nothing else"),
         OPT_END,
     };
     const Command cmd = {"report",
-                         "attnsweep report RESULTS.h5 [--top K] [--format table|csv|json] [--metric NAME] [--l2-scale S]",
+                         "attnsweep report RESULTS.h5 [--top K] [--format table|csv|json] [--metric NAME] [--l2-scale S]\n"
+                         "                 [--early-step S] [--suggest-reward]",
                          "Summarises a sweep's results file (attnsweep run, or attnsweep train -o): the top trials,\n"
-                         "mean ± sd per attention variant and per configuration over repeats, the Pareto front of\n"
-                         "val_accuracy against Correlation and RankDeviation, each regulariser's λ against λ = 0 and\n"
-                         "against plain L2 of equal strength or at λ × S (Welch's t-test over repeats), failures and the steps\n"
+                         "the verdict (does the reward add information: Kendall τ of early predictors against the\n"
+                         "final metric, β and γ fitted), mean ± sd per attention variant and per configuration\n"
+                         "over repeats, the Pareto front of val_accuracy against Correlation and RankDeviation,\n"
+                         "each regulariser's λ against λ = 0 and against plain L2 of equal strength or at λ × S\n"
+                         "(paired over shared seeds, else Welch's t-test over repeats), failures and the steps\n"
                          "ASHA saved. It ranks and tests by validation metrics only; test_accuracy (measured once\n"
                          "per trial) is shown beside val_accuracy. A file whose sweep is still running is read\n"
                          "as far as it has been flushed.\n\n",
@@ -92,10 +114,12 @@ int cmd_report(int argc, char **argv) {
     const ReportOptions o = {.metric = metric ? metric : s.metric,
                              .maximize = own_goal ? s.maximize : summary_metric(&s, metric)->maximize,
                              .top = top,
-                             .l2_scale = l2_scale};
+                             .l2_scale = l2_scale,
+                             .early_step = early_step};
     Report r;
     report_build(&s, &o, &r);
-    switch (format) {
+    if (suggest) print_suggestion(&s, &r, path);
+    switch (suggest ? -1 : format) {  // --suggest-reward prints nothing else
     case FORMAT_TABLE:
         print_header(&s, path, &o);
         for (int i = 0; i < r.n; i++) {

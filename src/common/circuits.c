@@ -58,6 +58,66 @@ static double block_dot(const double *P, const double *Q, int d_k, size_t ld) {
     return s;
 }
 
+void circuits_whole_network(float *qkv1, float *out1, const float *qkv, const float *out, const LayerForm *f,
+                            int heads, int d_k, int d_model) {
+    const size_t n = (size_t)heads * d_k, D = (size_t)d_model, D1 = D + 1;
+    double *w = xmalloc(D * sizeof(double));
+    for (size_t row = 0; row < n; row++)  // row = h·d_k + k
+        for (int rho = 0; rho < 3; rho++) {
+            const float *src = qkv + row * D * 3 + rho;
+            double bias = f->bias_qkv ? f->bias_qkv[rho * n + row] : 0.0, mean = 0.0;
+            for (size_t m = 0; m < D; m++) {
+                const double raw = src[m * 3];
+                if (f->norm != NORM_NONE && f->ln_b) bias += raw * f->ln_b[m];
+                w[m] = f->norm != NORM_NONE && f->ln_w ? raw * f->ln_w[m] : raw;
+                mean += w[m];
+            }
+            mean = f->norm == NORM_LAYER ? mean / (double)D : 0.0;
+            float *dst = qkv1 + row * D1 * 3 + rho;
+            for (size_t m = 0; m < D; m++) dst[m * 3] = (float)(w[m] - mean);
+            const int kept = rho == 0 || (rho == 1 && f->key_bias);  // query bias; key bias where it counts
+            dst[D * 3] = kept ? (float)bias : 0.0f;
+        }
+    for (size_t col = 0; out && col < n; col++) {
+        double mean = 0.0;
+        if (f->centre_writes) {
+            for (size_t i = 0; i < D; i++) mean += out[i * n + col];
+            mean /= (double)D;
+        }
+        for (size_t i = 0; i < D; i++) out1[i * n + col] = (float)(out[i * n + col] - mean);
+        out1[D * n + col] = 0.0f;
+    }
+    free(w);
+}
+
+void circuits_slice_norms(double *norm2, const Circuits *c) {
+    const int H = c->heads, dk = c->d_k, D = c->d_model;
+    double *PL = xmalloc((size_t)dk * dk * sizeof(double)), *PR = xmalloc((size_t)dk * dk * sizeof(double));
+    for (int h = 0; h < H; h++)  // ‖X_hρ‖² = ⟨L_hρ L_hρᵀ, R_hρ R_hρᵀ⟩ (d_k × d_k blocks)
+        for (int rho = 0; rho < 2; rho++) {
+            const size_t off = (size_t)h * dk * D;
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, dk, dk, D, 1.0, c->L[rho] + off, D, c->L[rho] + off, D,
+                        0.0, PL, dk);
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, dk, dk, D, 1.0, c->R[rho] + off, D, c->R[rho] + off, D,
+                        0.0, PR, dk);
+            norm2[2 * h + rho] = block_dot(PL, PR, dk, (size_t)dk);
+        }
+    free(PR);
+    free(PL);
+}
+
+void circuits_weight_by_writes(Circuits *c) {
+    const int H = c->heads;
+    double *norm2 = xmalloc((size_t)2 * H * sizeof(double)), mean = 0.0;
+    circuits_slice_norms(norm2, c);
+    for (int h = 0; h < H; h++) mean += norm2[2 * h + 1] / H;
+    for (int h = 0; mean > 0.0 && h < H; h++) {
+        const double scale = sqrt(fmax(norm2[2 * h + 1], 0.0) / mean);
+        cblas_dscal(c->d_k * c->d_model, scale, c->L[0] + (size_t)h * c->d_k * c->d_model, 1);
+    }
+    free(norm2);
+}
+
 void circuits_block_inner(double *gram, const double *PL, const double *PR, int heads, int d_k) {
     const size_t n = (size_t)heads * d_k;
     for (int g = 0; g < heads; g++)

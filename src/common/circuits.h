@@ -57,6 +57,49 @@
 
 #include <stddef.h>
 
+// ---- The whole network's view of a layer (what the scorer reads; the penalties read
+// the layer's own weights, model/regularisers.h).
+//
+// A head's B_h and C_h above are unchanged by its own reparameterisations, but the network
+// has more symmetries, and the layer's biases are part of what it computes. The scored
+// weights of a softmax-family layer are its weights as the network uses them:
+//   * the normalisation it reads through, folded into its reading weights: a pre-LN
+//     layer reads u = γ ⊙ n + β (n = (x − μ)/σ), so W ↦ W diag(γ) and b ↦ b + W β leave
+//     q, k, v unchanged whatever γ and β are (TransformerLens's fold_ln); RMSNorm has a
+//     gain only;
+//   * reading weights centred under a LayerNorm: n has mean 0, so a row's mean never
+//     reaches q, k or v (W diag(γ) ↦ W diag(γ) − a 1ᵀ changes nothing);
+//   * writing weights centred when every reader of the residual stream subtracts the
+//     mean (pre-LN and post-LN LayerNorm models): W_O ↦ P W_O, P = I − 11ᵀ/d_model;
+//   * biases in homogeneous coordinates [x; 1] (d_model + 1 columns): the query bias is
+//     the QK form's last row (b_Qᵀ W_K n_s moves the logits), the key bias its last
+//     column only where it reaches the scores (linear attention's φ(k)); under softmax
+//     b_K adds the same logit to every key of a query, which softmax removes. The value
+//     bias adds the constant W_O b_V to the output; with b_O it is one constant of the
+//     layer that any head's share of can be moved into b_O, so no head owns it (the
+//     last column of OV is 0; the constant is not scored).
+// What stays out: heads whose QK forms are equal are one function whose OV maps add
+// (output traded between them changes the tensor), and post-LN models (BERT) read the
+// residual stream itself, so nothing is folded or centred on their reading side.
+typedef enum { NORM_NONE = 0, NORM_LAYER = 1, NORM_RMS = 2 } NormKind;
+
+typedef struct {
+    NormKind norm;           // what the layer reads through (NORM_NONE: the raw stream, e.g. post-LN)
+    const float *ln_w;       // its gain (d_model), NULL: 1
+    const float *ln_b;       // its bias (d_model), NULL: 0 (always NULL for RMSNorm)
+    const float *bias_qkv;   // 3·heads·d_k: Q | K | V, row h·d_k + k of each; NULL: none
+    int centre_writes;       // every reader of what the layer writes subtracts the mean
+    int key_bias;            // the key bias reaches the scores (linear attention)
+} LayerForm;
+
+// The scored weights of a softmax-family layer (see above) from its own: qkv [heads, d_k,
+// d_model, 3] and out [d_model, heads·d_k] as circuits_init reads them, into qkv1
+// [heads, d_k, d_model + 1, 3] and out1 [d_model + 1, heads·d_k] (last row 0), which
+// circuits_init reads with d_model + 1 (out NULL: out1 is not written). Computed in
+// double, rounded once.
+void circuits_whole_network(float *qkv1, float *out1, const float *qkv, const float *out, const LayerForm *f,
+                            int heads, int d_k, int d_model);
+
 typedef struct {
     int heads, d_k, d_model;
     double *L[2], *R[2];  // (heads·d_k) × d_model row-major, ρ = 0 (QK) and 1 (OV)
@@ -67,6 +110,14 @@ typedef struct {
 // (row i = output feature i; column h·d_k + k reads feature k of head h).
 void circuits_init(Circuits *c, const float *qkv, const float *out, int heads, int d_k, int d_model);
 void circuits_free(Circuits *c);
+// Each head's QK factor scaled by ‖C_h‖_F / s, s² the mean of ‖C_h‖²_F over the heads: a
+// head's QK form counts as much as the head writes (the first-order change of the
+// layer's output with B_h is proportional to C_h), so a head that writes nothing is a
+// zero row whatever its QK (no change when every head writes 0). Per-head
+// reparameterisations and permutations leave every ‖C_h‖ unchanged.
+void circuits_weight_by_writes(Circuits *c);
+// norm2[2h + ρ] = ‖X_hρ‖²_F (‖B_h‖², ‖C_h‖²), from d_k × d_k blocks of the factors.
+void circuits_slice_norms(double *norm2, const Circuits *c);
 // circuits_init in two steps, for a caller that reloads the same buffers every step.
 void circuits_alloc(Circuits *c, int heads, int d_k, int d_model);
 void circuits_load(Circuits *c, const float *qkv, const float *out);

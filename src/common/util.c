@@ -149,3 +149,9 @@ void malloc_keep_pages(void) {
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }
+
+size_t product_of(const int *dims, int n) {
+    size_t p = 1;
+    for (int i = 0; i < n; i++) p *= (size_t)dims[i];
+    return p;
+}

@@ -59,4 +59,7 @@ size_t peak_rss_bytes(void);
 // Resident set size of this process now, in bytes (0 if unknown).
 size_t current_rss_bytes(void);
 
+// dims[0]·…·dims[n − 1]: the entries of a tensor of that shape.
+size_t product_of(const int *dims, int n);
+
 #endif

@@ -1,24 +1,17 @@
-// chance.c: the head correlation that independent Gaussian weights of a layer's shape
-// give, so that a measured Correlation can be read against chance (see chance.h).
+// chance.c: the head correlation a layer would have by chance, so that a measured
+// Correlation can be read against it (see chance.h).
 //
-// parameters  the rows of the head unfolding are independent Gaussian vectors of length
-//             n = Dg·Dm·R, and |cos| of two such vectors has the exact mean
-//             Γ(n/2) / (√π Γ((n+1)/2))    (≈ √(2/(πn)) for large n);
-//  function, softmax heads: rows (B_g, C_g) with every factor entry N(0, 1). A pair's
-//             inner products need only the d_k × d_k blocks of the factors' Gram
-//             matrices (circuits.h): for each role the Gram of the stacked factor rows
-//             [L_g; L_h] (2d_k × d_model, independent N(0, 1) rows) is Wishart with
-//             d_model degrees of freedom, and so is that of [R_g; R_h]; ⟨X_g, X_h⟩ =
-//             Σ_{a,b} WL[a, d_k + b]·WR[a, d_k + b] and ‖X_g‖² likewise from the diagonal
-//             blocks, QK scaled by 1/d_k as B is. Sampled by Bartlett's decomposition,
-//             or as Gaussian rows when d_model < 2d_k (no Wishart then).
+// parameters  the rows of the head unfolding rotated at random (or independent Gaussian
+//             vectors) of length n: |cos| of two such rows has the exact mean
+//             Γ(n/2) / (√π Γ((n+1)/2))    (≈ √(2/(πn)) for large n) and E cos² = 1/n;
+//  function, softmax heads: the rotation null (correlation_rotation_null, chance.h);
 //  function, Grassmann: W_red (r × d_model) and W_plu N(0, 1): M = W_red W_redᵀ is
 //             Wishart(d_model) of size r, the A_o of two output features independent
 //             antisymmetric Gaussian matrices, and cos = ⟨A_o, M A_p M⟩ / √(⟨A_o, M A_o M⟩
 //             ⟨A_p, M A_p M⟩); a fresh M per pair.
-// The Monte Carlo means are over a fixed number of independent pairs from a fixed seed
-// (so a shape always gets the same number): 2000 pairs, fewer (down to 200) where a pair
-// costs more than 5·10⁵ flops, with a standard error of 0.76/√pairs of the mean (1.7 %
+// The Grassmann Monte Carlo mean is over a fixed number of independent pairs from a fixed
+// seed (so a shape always gets the same number): 2000 pairs, fewer (down to 200) where a
+// pair costs more than 5·10⁵ flops, with a standard error of 0.76/√pairs of the mean (1.7 %
 // at 2000, 5.3 % at 200). Each shape is computed once per process.
 #define _DEFAULT_SOURCE  // M_PI
 #include "invariants/chance.h"
@@ -62,42 +55,6 @@ static void wishart(gsl_matrix *W, gsl_rng *rng, int df, gsl_matrix *A, gsl_matr
     gsl_blas_dsyrk(CblasLower, CblasNoTrans, 1.0, F, 0.0, W);
     for (size_t i = 0; i < W->size1; i++)
         for (size_t j = 0; j < i; j++) gsl_matrix_set(W, j, i, gsl_matrix_get(W, i, j));
-}
-
-// Σ_{a,b < d_k} WL[a0 + a, b0 + b]·WR[a0 + a, b0 + b]
-static double block_dot(const gsl_matrix *WL, const gsl_matrix *WR, int a0, int b0, int dk) {
-    double s = 0.0;
-    for (int a = 0; a < dk; a++)
-        for (int b = 0; b < dk; b++) s += gsl_matrix_get(WL, a0 + a, b0 + b) * gsl_matrix_get(WR, a0 + a, b0 + b);
-    return s;
-}
-
-static double circuits_chance_mc(int dk, int D) {
-    const int p = 2 * dk, direct = D < p;
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, CHANCE_SEED);
-    gsl_matrix *WL = gsl_matrix_alloc(p, p), *WR = gsl_matrix_alloc(p, p), *A = gsl_matrix_alloc(p, p);
-    gsl_matrix *rows = direct ? gsl_matrix_alloc(p, D) : NULL;
-    const int pairs = pairs_for(4.0 * (direct ? (double)p * p * D : (double)p * p * p));
-    double sum = 0.0;
-    for (int k = 0; k < pairs; k++) {
-        double gh = 0.0, gg = 0.0, hh = 0.0;
-        for (int rho = 0; rho < 2; rho++) {
-            const double scale = rho == 0 ? 1.0 / dk : 1.0;  // B = W_Qᵀ W_K / √d_k
-            wishart(WL, rng, D, A, rows);
-            wishart(WR, rng, D, A, rows);
-            gh += scale * block_dot(WL, WR, 0, dk, dk);
-            gg += scale * block_dot(WL, WR, 0, 0, dk);
-            hh += scale * block_dot(WL, WR, dk, dk, dk);
-        }
-        sum += fabs(gh) / sqrt(gg * hh);
-    }
-    gsl_matrix_free(rows);
-    gsl_matrix_free(A);
-    gsl_matrix_free(WR);
-    gsl_matrix_free(WL);
-    gsl_rng_free(rng);
-    return sum / pairs;
 }
 
 // A (r × r) antisymmetric, entries above the diagonal N(0, 1).
@@ -153,19 +110,39 @@ double correlation_chance_of_rows(double n) {
 }
 
 // The Monte Carlo means, each shape computed once.
-static double cached(int kind, int a, int b) {
+double mixing_kernel_chance(int r, int d_model) {
     typedef struct {
-        int kind, a, b;
+        int r, d_model;
         double value;
     } Entry;
     static Entry cache[16];
     static int n_cache = 0;
     for (int i = 0; i < n_cache; i++)
-        if (cache[i].kind == kind && cache[i].a == a && cache[i].b == b) return cache[i].value;
-    const double v = kind ? kernel_chance_mc(a, b) : circuits_chance_mc(a, b);
-    if (n_cache < 16) cache[n_cache++] = (Entry){kind, a, b, v};
+        if (cache[i].r == r && cache[i].d_model == d_model) return cache[i].value;
+    const double v = kernel_chance_mc(r, d_model);
+    if (n_cache < 16) cache[n_cache++] = (Entry){r, d_model, v};
     return v;
 }
 
-double circuits_chance(int d_k, int d_model) { return cached(0, d_k, d_model); }
-double mixing_kernel_chance(int r, int d_model) { return cached(1, r, d_model); }
+CorrelationNull correlation_rotation_null(const double *part2, int heads, int parts, double n1n2) {
+    double mean = 0.0, var = 0.0;
+    long pairs = 0;
+    const double exact = parts == 1 ? correlation_chance_of_rows(n1n2) : 0.0;
+    for (int g = 0; g < heads; g++)
+        for (int h = g + 1; h < heads; h++) {
+            double cross = 0.0, ng = 0.0, nh = 0.0;
+            for (int p = 0; p < parts; p++) {
+                const double a = part2[g * parts + p], b = part2[h * parts + p];
+                cross += a * b, ng += a, nh += b;
+            }
+            if (!(ng > 0.0 && nh > 0.0)) continue;  // a zero row is in no pair
+            pairs++;
+            if (parts == 1) {
+                mean += exact, var += 1.0 / n1n2 - exact * exact;
+            } else {
+                const double s2 = cross / (n1n2 * ng * nh);
+                mean += sqrt(2.0 * s2 / M_PI), var += s2 * (1.0 - 2.0 / M_PI);
+            }
+        }
+    return pairs ? (CorrelationNull){mean / (double)pairs, sqrt(var) / (double)pairs} : (CorrelationNull){0.0, 0.0};
+}

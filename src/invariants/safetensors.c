@@ -1,10 +1,11 @@
 // safetensors.c: validate a safetensors header completely, find the attention weights
 // by name, read only those tensors and lay them out as W[h, d_k, d_model, 3] and the
-// output projections as [d_model, width].
+// output projections as [d_model, width], with the tensors of what each layer reads through.
 // See safetensors.h for the names, the layout and what is checked.
 #define _POSIX_C_SOURCE 200809L
 #include "invariants/safetensors.h"
 
+#include "common/circuits.h"
 #include "common/util.h"
 
 #include <cjson/cJSON.h>
@@ -773,9 +774,10 @@ static int grow(void **p, size_t *cap, size_t need) {
     return 0;
 }
 
-// The tensor as float32 in sc->val (shape[0]·shape[1] values, row-major), from its file's source.
+// The tensor (1-D or 2-D) as float32 in sc->val (its values, row-major), from its file's source.
 static int load_tensor(const Ctx *c, const Source *srcs, const Tensor *t, Scratch *sc) {
-    size_t n = (size_t)(t->shape[0] * t->shape[1]), nbytes = (size_t)(t->end - t->begin);
+    const uint64_t cols = t->ndim == 2 ? t->shape[1] : t->shape[0];
+    size_t n = (size_t)(t->ndim == 2 ? t->shape[0] * cols : cols), nbytes = (size_t)(t->end - t->begin);
     Quoted q = quote(t->name);
     if (grow((void **)&sc->raw, &sc->raw_cap, nbytes) || grow((void **)&sc->val, &sc->val_cap, n * sizeof(float)))
         return fail(c, "out of memory reading tensor %s (%zu bytes)", q.s, nbytes);
@@ -806,7 +808,7 @@ static int load_tensor(const Ctx *c, const Source *srcs, const Tensor *t, Scratc
         if (!bad && isnan(v[i])) bad = "NaN";
         else if (!bad && isinf(v[i])) bad = v[i] > 0 ? "+Inf" : "-Inf";
         if (bad) {
-            unsigned long long r = (unsigned long long)(i / t->shape[1]), col = (unsigned long long)(i % t->shape[1]);
+            unsigned long long r = (unsigned long long)(i / cols), col = (unsigned long long)(i % cols);
             if (big != 0) return fail(c, "tensor %s has %s (%.6g) at [%llu, %llu]", q.s, bad, big, r, col);
             return fail(c, "tensor %s has %s at [%llu, %llu]", q.s, bad, r, col);
         }
@@ -837,6 +839,128 @@ static float *layer_floats(const Ctx *c, const Layer *l, size_t n) {
     float *p = malloc(n * sizeof *p);
     if (!p) fail(c, "out of memory for layer %s (%zu bytes)", quote_n(l->prefix, l->plen).s, n * sizeof *p);
     return p;
+}
+
+// ---- what the layer reads through and its biases (common/circuits.h LayerForm)
+//
+// Optional tensors beside a layer's weights, by family (PREFIX as above); an absent one
+// counts as none (gain 1, bias 0):
+//   GPT-2, nanoGPT  PREFIX.ln_1.{weight,bias} (pre-LN), PREFIX.attn.c_attn.bias [3·width]
+//   timm ViT        PREFIX.norm1.{weight,bias} (pre-LN), PREFIX.attn.qkv.bias [3·width]
+//   LLaMA           PREFIX.input_layernorm.weight (RMSNorm: a gain, no mean taken),
+//                   PREFIX.self_attn.{q,k,v}_proj.bias (Qwen-style; [width], k/v [kv width])
+//   BERT            PREFIX.attention.self.{query,key,value}.bias; post-LN: the layer reads
+//                   the residual stream itself, so nothing is folded or centred on its side
+//   nn.MultiheadAttention  PREFIX.in_proj_bias [3·width]; what it reads is unknown
+// Writes are centred for the LayerNorm families (GPT-2, nanoGPT, timm ViT, BERT: every
+// reader of the residual stream subtracts its mean), not for LLaMA (RMSNorm keeps the
+// mean) nor nn.MultiheadAttention (unknown readers).
+typedef struct {
+    NormKind norm;
+    const char *gain, *bias;      // suffixes of the norm's tensors (NULL: none)
+    const char *qkv_bias[3];      // fused: [0] the Q | K | V bias; else one per role
+    int centre_writes;
+    const char *text;             // what was done, for AttentionLayers.form
+} FamilyForm;
+
+static const FamilyForm FORMS[N_FAMILIES] = {
+    [FAM_BERT] = {NORM_NONE, NULL, NULL,
+                  {".attention.self.query.bias", ".attention.self.key.bias", ".attention.self.value.bias"}, 1,
+                  "post-LN: query bias in the QK form, writes centred"},
+    [FAM_GPT2] = {NORM_LAYER, ".ln_1.weight", ".ln_1.bias", {".attn.c_attn.bias"}, 1,
+                  "pre-LN: ln_1 folded and reads centred (where the file has ln_1), writes centred, query bias in the QK form"},
+    [FAM_LLAMA] = {NORM_RMS, ".input_layernorm.weight", NULL,
+                   {".self_attn.q_proj.bias", ".self_attn.k_proj.bias", ".self_attn.v_proj.bias"}, 0,
+                   "RMSNorm gain folded (where the file has it), query bias in the QK form; writes not centred (RMSNorm keeps the mean)"},
+    [FAM_NANOGPT] = {NORM_LAYER, ".ln_1.weight", ".ln_1.bias", {".attn.c_attn.bias"}, 1,
+                     "pre-LN: ln_1 folded and reads centred (where the file has ln_1), writes centred, query bias in the QK form"},
+    [FAM_TIMM] = {NORM_LAYER, ".norm1.weight", ".norm1.bias", {".attn.qkv.bias"}, 1,
+                  "pre-LN: norm1 folded and reads centred (where the file has norm1), writes centred, query bias in the QK form"},
+    [FAM_MHA] = {NORM_NONE, NULL, NULL, {".in_proj_bias"}, 0, "query bias in the QK form"},
+};
+
+// The tensor named prefix + suffix, or NULL.
+static const Tensor *find_member(const Header *h, const Layer *l, const char *suffix) {
+    const size_t sl = strlen(suffix) - (l->plen == 0);  // a top-level name has no leading dot
+    if (l->plen == 0) suffix++;
+    for (size_t i = 0; i < h->n; i++) {
+        const char *name = h->t[i].name;
+        if (strlen(name) == l->plen + sl && !memcmp(name, l->prefix, l->plen) && !memcmp(name + l->plen, suffix, sl))
+            return &h->t[i];
+    }
+    return NULL;
+}
+
+// The 1-D tensor prefix + suffix of n values into dst (n floats), or dst filled with
+// `absent` when the file has no such tensor.
+static int load_vector(const Ctx *c, const Source *srcs, const Header *h, const Layer *l, const char *suffix,
+                       size_t n, float *dst, float absent, Scratch *sc) {
+    const Tensor *t = find_member(h, l, suffix);
+    if (!t) {
+        for (size_t i = 0; i < n; i++) dst[i] = absent;
+        return 0;
+    }
+    if (DTYPES[t->dtype].kind == KIND_OTHER || t->ndim != 1 || t->shape[0] != n)
+        return fail(c, "tensor %s has %s %s; expected a float vector [%zu]", quote(t->name).s,
+                    DTYPES[t->dtype].name, shape_text(t).s, n);
+    if (load_tensor(c, srcs, t, sc)) return -1;
+    memcpy(dst, sc->val, n * sizeof *dst);
+    return 0;
+}
+
+// Layer l's normalisation gain and bias (NULL: none in the file or the family) and its
+// Q | K | V bias (3·width, K and V repeated for the query heads sharing them under
+// grouped-query attention; NULL: none of the three in the file) into out's arrays of layer i.
+static int read_form(const Ctx *c, const Source *srcs, const Header *h, const Layer *l, int heads, int dk, int D,
+                     int kv_heads, AttentionLayers *out, size_t i, Scratch *sc) {
+    const FamilyForm *ff = &FORMS[l->family];
+    const size_t width = (size_t)heads * (size_t)dk, kvw = (size_t)kv_heads * (size_t)dk;
+    if (ff->gain && find_member(h, l, ff->gain)) {
+        if (!(out->ln_w[i] = layer_floats(c, l, (size_t)D)) ||
+            load_vector(c, srcs, h, l, ff->gain, (size_t)D, out->ln_w[i], 1.0f, sc))
+            return -1;
+        if (ff->bias && (!(out->ln_b[i] = layer_floats(c, l, (size_t)D)) ||
+                         load_vector(c, srcs, h, l, ff->bias, (size_t)D, out->ln_b[i], 0.0f, sc)))
+            return -1;
+    }
+    int any = 0;
+    for (int r = 0; r < 3 && ff->qkv_bias[r]; r++) any |= find_member(h, l, ff->qkv_bias[r]) != NULL;
+    if (!any) return 0;
+    float *bq = out->bias_qkv[i] = layer_floats(c, l, 3 * width), *raw = layer_floats(c, l, 3 * width);
+    int rc = -1;
+    if (!bq || !raw) goto done;
+    if (!ff->qkv_bias[1]) {  // fused Q | K | V
+        rc = load_vector(c, srcs, h, l, ff->qkv_bias[0], 3 * width, bq, 0.0f, sc);
+        goto done;
+    }
+    const size_t rep = (size_t)(heads / kv_heads);
+    for (int r = 0; r < 3; r++) {
+        if (load_vector(c, srcs, h, l, ff->qkv_bias[r], r ? kvw : width, raw, 0.0f, sc)) goto done;
+        for (size_t j = 0; j < width; j++)
+            bq[(size_t)r * width + j] = r ? raw[(j / (size_t)dk / rep) * (size_t)dk + j % (size_t)dk] : raw[j];
+    }
+    rc = 0;
+done:
+    free(raw);
+    return rc;
+}
+
+void attention_layers_whole_network(AttentionLayers *l) {
+    if (l->n_layers == 0 || l->dims[3] != 3) return;  // Grassmann: as stored
+    const int H = l->dims[0], dk = l->dims[1], D = l->dims[2];
+    const size_t width = (size_t)H * (size_t)dk;
+    for (int i = 0; i < l->n_layers; i++) {
+        const LayerForm form = {.norm = l->ln_w[i] ? l->norm : NORM_NONE, .ln_w = l->ln_w[i], .ln_b = l->ln_b[i],
+                                .bias_qkv = l->bias_qkv[i], .centre_writes = l->centre_writes};
+        float *W = xmalloc(width * (size_t)(D + 1) * 3 * sizeof(float));
+        float *O = l->out ? xmalloc(width * (size_t)(D + 1) * sizeof(float)) : NULL;
+        circuits_whole_network(W, O, l->weights[i], l->out ? l->out[i] : NULL, &form, H, dk, D);
+        free(l->weights[i]);
+        l->weights[i] = W;
+        if (O) free(l->out[i]), l->out[i] = O;
+    }
+    l->dims[2] = D + 1;
+    if (l->out) l->out_dims[0] = D + 1;
 }
 
 // ---- the whole reader
@@ -917,8 +1041,14 @@ static int attention_from(const Ctx *c, const Source *srcs, Header *h, int heads
     out->dims[3] = roles;
     out->kv_heads = kv_heads;
     out->family = FAMILY[l0->family];
+    out->form = grassmann ? "as stored" : FORMS[l0->family].text;
+    out->norm = grassmann ? NORM_NONE : FORMS[l0->family].norm;
+    out->centre_writes = !grassmann && FORMS[l0->family].centre_writes;
     out->weights = xcalloc(nl, sizeof *out->weights);
     out->names = xcalloc(nl, sizeof *out->names);
+    out->ln_w = xcalloc(nl, sizeof *out->ln_w);
+    out->ln_b = xcalloc(nl, sizeof *out->ln_b);
+    out->bias_qkv = xcalloc(nl, sizeof *out->bias_qkv);
     if (l0->t[ROLE_O] >= 0) {  // then every layer has one
         out->out_dims[0] = D;
         out->out_dims[1] = (int)out_width;
@@ -953,6 +1083,7 @@ static int attention_from(const Ctx *c, const Source *srcs, Header *h, int heads
             if (l->family == FAM_GPT2) gather_out(O, sc.val, (size_t)D, width, 1, (size_t)D);  // Conv1D [width, D]
             else gather_out(O, sc.val, (size_t)D, out_width, out_width, 1);                      // Linear [D, width]
         }
+        if (!grassmann && read_form(c, srcs, h, l, heads, dk, D, kv_heads, out, i, &sc)) goto done;
     }
     rc = 0;
 done:
@@ -1129,9 +1260,15 @@ void attention_layers_free(AttentionLayers *l) {
         if (l->weights) free(l->weights[i]);
         if (l->names) free(l->names[i]);
         if (l->out) free(l->out[i]);
+        if (l->ln_w) free(l->ln_w[i]);
+        if (l->ln_b) free(l->ln_b[i]);
+        if (l->bias_qkv) free(l->bias_qkv[i]);
     }
     free(l->weights);
     free(l->names);
     free(l->out);
+    free(l->ln_w);
+    free(l->ln_b);
+    free(l->bias_qkv);
     memset(l, 0, sizeof *l);
 }

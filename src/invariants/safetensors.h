@@ -2,7 +2,7 @@
 // four-mode tensors the invariants score (score.h), one per layer, and each layer's
 // output projection (W_O of the OV maps, common/circuits.h):
 //
-//     W[h, d_k, d_model, 3]   float32, row-major, last mode fastest; roles Q, K, V
+//     W[h, d_k, d_model(+1), 3]   float32, row-major, last mode fastest; roles Q, K, V
 //     W[h, k, m, ρ] = weight of role ρ from input feature m to output h·d_k + k
 //     O[d_model, width]       float32, row-major; O[i, h·d_k + k] = weight from feature
 //                             k of query head h's output to output feature i
@@ -30,7 +30,14 @@
 //          [d_model, r(r−1)/2] (pairs i < j in row-major order) the output side
 // width = h·d_k (for grouped-query attention too: o_proj reads the query heads). Names
 // match by their whole ending, so the MLP's PREFIX.output.dense.weight (BERT) and
-// PREFIX.mlp.c_proj.weight (GPT-2) are not output projections. Biases are ignored.
+// PREFIX.mlp.c_proj.weight (GPT-2) are not output projections.
+//
+// Besides, for every family but Grassmann, what the whole network makes of each layer
+// (common/circuits.h LayerForm): the normalisation it reads through (GPT-2, nanoGPT,
+// timm ViT: the pre-LN LayerNorm; LLaMA: the RMSNorm gain), its Q, K, V biases, and
+// whether every reader of its output subtracts the mean; safetensors.c lists the tensors
+// read for each family. attention_layers_whole_network turns the weights into the view
+// the scores read.
 // The output projections are optional, but all or nothing: a file with none gives
 // out = NULL (W alone can still be scored), one where some layers lack it is an error
 // naming such a layer. A layer with an output projection and no Q/K/V is an error.
@@ -67,6 +74,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/circuits.h"
+
 // Largest header accepted, in bytes (the limit of the reference implementation).
 #define SAFETENSORS_MAX_HEADER 100000000ull
 
@@ -76,10 +85,16 @@ typedef struct {
     int kv_heads;        // K/V heads in the file: dims[0], or fewer under grouped-query attention
     const char *family;  // "BERT", "GPT-2", "LLaMA", "nanoGPT", "timm ViT", "nn.MultiheadAttention",
                          // "Grassmann" (a static string; NULL when empty)
+    const char *form;    // what attention_layers_whole_network does (a static string; NULL when empty)
     float **weights;     // n_layers arrays of dims[0]·dims[1]·dims[2]·3 floats
     char **names;        // n_layers layer prefixes, e.g. "bert.encoder.layer.3"
     int out_dims[2];     // d_model, h·d_k: the shape of each output projection; 0, 0 without them
     float **out;         // n_layers arrays of out_dims[0]·out_dims[1] floats, or NULL (none in the file)
+    NormKind norm;       // what the family's layers read through (NORM_NONE: Grassmann, BERT, nn.MultiheadAttention)
+    int centre_writes;   // every reader of a layer's output subtracts the mean
+    float **ln_w, **ln_b;  // per layer: the normalisation's gain and bias (d_model), NULL where the file has none
+    float **bias_qkv;    // per layer: Q | K | V biases (3·h·d_k; K, V repeated under grouped-query
+                         // attention as W is), NULL where the file has none
 } AttentionLayers;
 
 // Read PATH (a .safetensors file, or a sharded checkpoint's .index.json). heads > 0: the
@@ -91,6 +106,11 @@ int safetensors_attention(const char *path, int heads, AttentionLayers *out, cha
 // in messages. heads must be given (0 is an error: there is no directory to look in).
 int safetensors_attention_mem(const void *data, size_t size, const char *label, int heads,
                               AttentionLayers *out, char *err, size_t errlen);
+
+// The weights as the whole network uses them (circuits_whole_network with each layer's
+// form): W [h, d_k, d_model + 1, 3] and O [d_model + 1, width] from then on (dims and
+// out_dims say so). Grassmann's are left as they are.
+void attention_layers_whole_network(AttentionLayers *l);
 
 // Free what the reader allocated and zero *l; safe on an empty or zeroed struct.
 void attention_layers_free(AttentionLayers *l);

@@ -50,17 +50,18 @@ static double effective_rank(const double *sv, int n_sv) {
     return exp(h);
 }
 
-// Mean over pairs g ≠ h of |cos| between rows g, h of the mode-0 unfolding, from their
-// Gram matrix M (G × G).
+// Mean over pairs g ≠ h of nonzero rows of |cos| between rows g, h of the mode-0
+// unfolding, from their Gram matrix M (G × G); 0 with fewer than two nonzero rows. A zero
+// row (a head that writes nothing, circuits_weight_by_writes) is in no pair.
 static double head_correlation(const double *M, int G) {
-    if (G < 2) return 0.0;
     double sum = 0.0;
+    long pairs = 0;
     for (int g = 0; g < G; g++)
         for (int h = g + 1; h < G; h++) {
             const double den = sqrt(M[g * G + g]) * sqrt(M[h * G + h]);
-            if (den > 0.0) sum += fmin(1.0, fabs(M[g * G + h]) / den);
+            if (den > 0.0) sum += fmin(1.0, fabs(M[g * G + h]) / den), pairs++;
         }
-    return 2.0 * sum / ((double)G * (G - 1));
+    return pairs ? sum / (double)pairs : 0.0;
 }
 
 // The CP-ALS start for one mode (d × rank, column-major) from the HOSVD: the leading
@@ -268,11 +269,27 @@ static void score_begin(LayerScore *out, TensorView view, const int dims[4]) {
     for (int n = 0; n < 4; n++) out->cp_cond[n] = NAN;
 }
 
+// The Correlation's rotation null (chance.h).
+static void set_null(LayerScore *out, CorrelationNull null) {
+    out->correlation_chance = null.mean;
+    out->correlation_chance_sd = null.sd;
+}
+
 void score_circuits(LayerScore *out, const Circuits *c, const ScoreOptions *o, const BlacsGrid *g) {
-    const Tensor4 t = tensor4_circuits(c);
+    Circuits w;  // each head's QK weighted by what it writes
+    circuits_alloc(&w, c->heads, c->d_k, c->d_model);
+    const size_t bytes = (size_t)c->heads * c->d_k * c->d_model * sizeof(double);
+    for (int rho = 0; rho < 2; rho++) memcpy(w.L[rho], c->L[rho], bytes), memcpy(w.R[rho], c->R[rho], bytes);
+    circuits_weight_by_writes(&w);
+    const Tensor4 t = tensor4_circuits(&w);
     score_begin(out, TENSOR_FUNCTION, t.dims);
     score_tensor(out, &t, o, g);
-    out->correlation_chance = circuits_chance(c->d_k, c->d_model);
+    double *norm2 = xmalloc((size_t)2 * c->heads * sizeof(double));
+    circuits_slice_norms(norm2, &w);
+    const double n = c->d_model;
+    set_null(out, correlation_rotation_null(norm2, c->heads, 2, n * n));
+    free(norm2);
+    circuits_free(&w);
 }
 
 // No CP sweep here: every slice K_o is antisymmetric, and an antisymmetric tensor has
@@ -290,6 +307,7 @@ void score_mixing_kernel(LayerScore *out, const MixingKernel *k, const ScoreOpti
     no_cp.cp = 0;
     score_tensor(out, &t, &no_cp, g);
     out->correlation_chance = mixing_kernel_chance(k->r, D);
+    out->correlation_chance_sd = NAN;  // no rotation null of the output features' forms
     free(X);
 }
 
@@ -300,7 +318,10 @@ void score_weights(LayerScore *out, const float *W, const int dims[4], const Sco
     for (size_t i = 0; i < size; i++) X[i] = W[i];
     const Tensor4 t = tensor4_dense(X, dims);
     score_tensor(out, &t, o, g);
-    out->correlation_chance = correlation_chance_of_rows((double)(size / dims[0]));
+    double *row2 = xcalloc((size_t)dims[0], sizeof(double));
+    for (size_t i = 0; i < size; i++) row2[i / (size / dims[0])] += X[i] * X[i];
+    set_null(out, correlation_rotation_null(row2, dims[0], 1, (double)(size / dims[0])));
+    free(row2);
     free(X);
 }
 
@@ -334,6 +355,10 @@ double mean_correlation(const LayerScore *layers, int n_layers) {
     double sum = 0.0;
     for (int l = 0; l < n_layers; l++) sum += layers[l].correlation;
     return n_layers ? sum / n_layers : 0.0;
+}
+
+double correlation_z(const LayerScore *s) {
+    return s->correlation_chance_sd > 0.0 ? (s->correlation - s->correlation_chance) / s->correlation_chance_sd : NAN;
 }
 
 double mean_correlation_chance(const LayerScore *layers, int n_layers) {

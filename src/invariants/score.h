@@ -3,8 +3,11 @@
 // What is scored is a four-mode tensor of the layer, one of two views (TensorView):
 //   function (default): what the layer computes, invariant under the reparameterisations
 //       that leave the layer's function unchanged (common/circuits.h):
-//       mha, tucker, linear, checkpoints   T[h, i, j, ρ], dims [heads, d_model, d_model, 2]:
-//           ρ = 0 the QK form B_h = W_Q^hᵀW_K^h/√d_k, ρ = 1 the OV map C_h = W_O^hW_V^h;
+//       mha, tucker, linear, checkpoints   T[h, i, j, ρ], dims [heads, D, D, 2]:
+//           ρ = 0 the QK form B_h = W_Q^hᵀW_K^h/√d_k weighted by ‖C_h‖/s
+//           (circuits_weight_by_writes), ρ = 1 the OV map C_h = W_O^hW_V^h; the weights
+//           as the whole network uses them (circuits_whole_network: D = d_model + 1 for
+//           the engine's variants and the checkpoints);
 //       grassmann                          K[o, m, n, 1], dims [d_model, d_model, d_model, 1]:
 //           output feature o's antisymmetric form K_o = W_redᵀ A_o W_red on token pairs;
 //   parameters: the seed's literal tensor W[G, Dg, Dm, R] (groups/heads, head feature,
@@ -81,7 +84,9 @@ typedef struct {
     int num_rank[4];        // numerical multilinear ranks at the energy threshold
     double eff_rank[4];     // exp(entropy of σ/Σσ) per mode
     double correlation;     // mean off-diagonal |cosine| between the G rows of the mode-0 unfolding
-    double correlation_chance;  // its expectation for independent Gaussian weights of this shape (chance.h)
+    double correlation_chance;     // its rotation null's mean (chance.h): each head's objects rotated at
+                                   //   random, spectra kept (Grassmann: independent Gaussian weights)
+    double correlation_chance_sd;  //   and its standard deviation (NaN for Grassmann: none computed)
     double core_energy[4];  // fraction of ‖W‖² kept by mode n's leading num_rank[n] singular vectors
     int tucker_ranks[4];    // ranks the Tucker decomposition used
     double tucker_fit;      // 1 − ‖W − Ŵ‖/‖W‖ of the HOOI result
@@ -107,5 +112,8 @@ void layer_score_free(LayerScore *s);
 // Mean over layers of LayerScore.correlation (and of its chance level); in [0, 1].
 double mean_correlation(const LayerScore *layers, int n_layers);
 double mean_correlation_chance(const LayerScore *layers, int n_layers);
+// (correlation − correlation_chance) / correlation_chance_sd: where the layer's Correlation
+// lies on its rotation null; NaN without one.
+double correlation_z(const LayerScore *s);
 
 #endif

@@ -16,12 +16,15 @@
 //   double the dense work (at d_model 4096 it alone took 14 s of a 29 s scoring). √λ
 //   is accurate to ε‖T‖²/σ; these modes have rank min(d_model, 2·heads·d_k) = d_model
 //   for any usual shape, so no singular value is zero and every one above 1e-8·σ₁
-//   keeps 1e-8 relative accuracy.
+//   keeps 1e-8 relative accuracy, but for the directions the whole network's view
+//   (circuits_whole_network) leaves out: the mean direction of centred weights, the
+//   homogeneous coordinate of a side without biases. Their eigenvalues are at the
+//   Gram's rounding level and count as 0 (below m·ε·λ_max, tucker.c sigma_of).
 //   circuits 0, 3  no rows: the Gram matrices themselves (heads × heads and 2 × 2), from
 //                the factors' d_k × d_k blocks (circuits_head_gram_rows). Their
-//                singular values are √λ of the Gram matrix, accurate to ε‖T‖²/σ: a zero
-//                singular value comes out near √ε‖T‖ (two heads of the same function
-//                give one), which moves an effective rank in the 7th digit.
+//                singular values are √λ of the Gram matrix, accurate to ε‖T‖²/σ; a zero
+//                singular value (two heads of the same function, a head that writes
+//                nothing) comes out 0 likewise, not √ε‖T‖.
 #ifndef ATTN_TENSOR4_H
 #define ATTN_TENSOR4_H
 

@@ -58,6 +58,7 @@
 
 #include <cblas.h>
 #include <lapacke.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,16 +284,24 @@ static double *tree_triangle(const ModeRows *src, const int *ranks, int n_ranks,
     return subtree_triangle(&t, 0, t.L);
 }
 
+// √λ for the eigenvalues λ of an m × m Gram matrix whose largest is lam_max: 0 for
+// λ ≤ m·ε·lam_max, the level of its rounding (a direction the tensor does not have, e.g.
+// the mean direction of centred weights, or two heads of one function, would otherwise
+// come out as √ε‖T‖, not 0).
+static double sigma_of(double lambda, double lam_max, int m) {
+    return lambda > (double)m * DBL_EPSILON * lam_max ? sqrt(lambda) : 0.0;
+}
+
 // R (m × m, column-major) with RᵀR = gram (m × m, symmetric positive semi-definite):
-// R = diag(√λ) Vᵀ from gram = V diag(λ) Vᵀ, λ < 0 from rounding taken as 0. For the
-// modes whose Gram matrix is computed directly (tensor4.h); R then feeds the same tasks.
+// R = diag(√λ) Vᵀ from gram = V diag(λ) Vᵀ (sigma_of). For the modes whose Gram matrix
+// is computed directly (tensor4.h); R then feeds the same tasks.
 static double *gram_triangle(const double *gram, int m, int n) {
     double *V = xmalloc((size_t)m * m * sizeof(double)), *lam = xmalloc((size_t)m * sizeof(double));
     double *R = xmalloc((size_t)m * m * sizeof(double));
     memcpy(V, gram, (size_t)m * m * sizeof(double));
     lapack_check(LAPACKE_dsyev(LAPACK_COL_MAJOR, 'V', 'L', m, V, m, lam), "dsyev", n);
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < m; j++) R[i + (size_t)j * m] = sqrt(fmax(0.0, lam[i])) * V[j + (size_t)i * m];
+    for (int i = 0; i < m; i++)  // ascending: the largest last
+        for (int j = 0; j < m; j++) R[i + (size_t)j * m] = sigma_of(lam[i], lam[m - 1], m) * V[j + (size_t)i * m];
     free(lam);
     free(V);
     return R;
@@ -344,10 +353,7 @@ static void gram_tridiagonal(ModeWork *w, int ctxt, int n) {
     tridiagonalize(&w->gram, A, w->m, ctxt, n);
 }
 
-// Numerical rank of √λ for the eigenvalues λ of RᵀR (dsterf on a copy of T; λ < 0 from
-// rounding count as 0).
-// sig (m) = √λ of RᵀR's eigenvalues, descending (dsterf on a copy of T; λ < 0 from
-// rounding count as 0).
+// sig (m) = √λ of RᵀR's eigenvalues, descending (dsterf on a copy of T; sigma_of).
 static void gram_sigma(double *sig, const ModeWork *w, int n) {
     const int m = w->m;
     double *e = xmalloc((size_t)m * sizeof(double));
@@ -359,7 +365,8 @@ static void gram_sigma(double *sig, const ModeWork *w, int n) {
         sig[i] = sig[m - 1 - i];
         sig[m - 1 - i] = t;
     }
-    for (int i = 0; i < m; i++) sig[i] = sqrt(fmax(0.0, sig[i]));
+    const double lam_max = sig[0];
+    for (int i = 0; i < m; i++) sig[i] = sigma_of(sig[i], lam_max, m);
     free(e);
 }
 

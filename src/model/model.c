@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/circuits.h"
 #include "common/util.h"
 #include "model/attention.h"
 #include "model/layers.h"
@@ -210,6 +211,9 @@ static void set_shapes(Model *m, const TrialConfig *cfg, const DatasetInfo *info
         m->dims[0] = m->NH, m->dims[1] = m->hs, m->dims[2] = m->C, m->dims[3] = 3;
         m->out_dims[0] = m->C, m->out_dims[1] = m->C;
     }
+    memcpy(m->scored_dims, m->dims, sizeof m->dims);
+    memcpy(m->scored_out_dims, m->out_dims, sizeof m->out_dims);
+    if (cfg->attention != ATTN_GRASSMANN) m->scored_dims[2] = m->scored_out_dims[0] = m->C + 1;
 }
 
 size_t model_bytes(const TrialConfig *cfg, const DatasetInfo *info, int B, int lanes) {
@@ -602,6 +606,21 @@ static float *output_weight(const Model *m, const Params *p, int l) {
 
 void model_export_output(const Model *m, int l, float *O) {
     memcpy(O, output_weight(m, &m->params, l), (size_t)m->out_dims[0] * m->out_dims[1] * sizeof(float));
+}
+
+void model_export_scored(Model *m, int l, float *W, float *O) {
+    if (m->cfg.attention == ATTN_GRASSMANN) {
+        model_export_attention(m, l, W);
+        model_export_output(m, l, O);
+        return;
+    }
+    // every block is pre-LN and every reader of the residual stream a LayerNorm (LN1, LN2
+    // of each block, the final one)
+    const BlockParams *p = &m->params.blocks[l];
+    const LayerForm form = {.norm = NORM_LAYER, .ln_w = p->ln1_w, .ln_b = p->ln1_b, .bias_qkv = p->qkv_b,
+                            .centre_writes = 1, .key_bias = m->cfg.attention == ATTN_LINEAR};
+    model_export_attention(m, l, m->w4);
+    circuits_whole_network(W, O, m->w4, output_weight(m, &m->params, l), &form, m->NH, m->hs, m->C);
 }
 
 // Adds λ·∇penalty for every regulariser with λ > 0 into the attention gradients: nuclear

@@ -69,6 +69,7 @@ typedef struct {
     int causal, encoder;
     int dims[4];          // the attention tensor's four modes (see model_export_attention)
     int out_dims[2];      // the output side's shape (see model_export_output)
+    int scored_dims[4], scored_out_dims[2];  // the same of what scoring reads (model_export_scored)
     long n_params;
     Arena params_arena, grads_arena, acts_arena, dacts_arena;
     Params params, grads;
@@ -151,5 +152,11 @@ void model_export_attention(Model *m, int l, float *W);
 //       h·d_k + k reads feature k of head h;
 //   grassmann: W_plu (d_model, r(r−1)/2), the projection of the Plücker coordinates.
 void model_export_output(const Model *m, int l, float *O);
+// Layer l's weights as scoring reads them (common/circuits.h, the whole network's view):
+// mha, linear, tucker: the two above with LN1 folded in, the reading weights centred,
+// the query bias (and linear attention's key bias) as a last column, W_O centred, into
+// W [heads, d_k, d_model + 1, 3] and O [d_model + 1, heads·d_k] (scored_dims,
+// scored_out_dims); grassmann: the two above as they are.
+void model_export_scored(Model *m, int l, float *W, float *O);
 
 #endif

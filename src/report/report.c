@@ -8,6 +8,7 @@
 #include "common/util.h"
 #include "data/dataset.h"
 #include "report/stats.h"
+#include "report/verdict.h"
 #include "space/tpe.h"
 #include "trial/metrics.h"
 
@@ -618,17 +619,62 @@ void ablation_verdict(char *out, size_t len, const char *reg, double lambda, con
         n += snprintf(out, len, "λ_%s = %g %s over %s for %s", reg + strlen("lambda_"), lambda, claims, against, variant);
     if (plain[0] && n >= 0 && (size_t)n < len) n += snprintf(out + n, len - (size_t)n, "%s%s", n ? "; " : "", plain);
     if (untested[0] && n >= 0 && (size_t)n < len)
-        snprintf(out + n, len - (size_t)n, "%s%s: no spread within either arm, no test", n ? "; " : "", untested);
+        snprintf(out + n, len - (size_t)n, "%s%s: no spread within the arms or in their differences, no test",
+                 n ? "; " : "", untested);
 }
 
 // One comparison of an ablation: a configuration with λ > 0 against its control, for each
-// metric tested the difference of the means (arm − control), Welch's p and Holm's.
+// metric tested the difference of the means (arm − control), the test's p and Holm's.
+// Where the arms share seeds (seed·1000 + repeat is the seed of repeat r of every
+// configuration) the test is paired over those seeds, else Welch's.
 typedef struct {
     const Config *arm, *ctl;
     double lambda;
     int vs_l2;  // the control is plain L2 at λ · l2_scale (else λ = 0)
+    int pairs;  // trials of the two arms with the same seed: the paired test's when ≥ 2
     double d[3], p[3], p_holm[3], d_twin[3];
+    int nan[3];  // the metric is NaN in a trial of the arms: no test
 } Comparison;
+
+// The trials of arm and ctl with the same seed: a[i] and c[i] are pair i (a and c may be
+// NULL). Returns how many.
+static int pairs_of(const Config *arm, const Config *ctl, const TrialResult **a, const TrialResult **c) {
+    int n = 0;
+    for (int i = 0; i < arm->n; i++)
+        for (int j = 0; j < ctl->n; j++) {
+            if (arm->ok[i]->config.seed != ctl->ok[j]->config.seed) continue;
+            if (a) a[n] = arm->ok[i], c[n] = ctl->ok[j];
+            n++;
+        }
+    return n;
+}
+
+// x's test of metric m: over the pairs when x has 2 of them (d the mean of the
+// differences), else Welch's over the arms (d the difference of the means); p NaN where
+// there is no test. Returns -1, with d and p NaN, when m is NaN in a trial tested.
+static int arm_test(const Comparison *x, const Metric *m, double *d, double *p) {
+    const int n = x->arm->n + x->ctl->n;
+    const TrialResult **a = xcalloc((size_t)n, sizeof *a), **c = xcalloc((size_t)n, sizeof *c);
+    double *diff = xcalloc((size_t)n, sizeof *diff);
+    int rc = 0;
+    *d = *p = NAN;
+    if (x->pairs >= 2) {
+        pairs_of(x->arm, x->ctl, a, c);
+        for (int i = 0; i < x->pairs; i++) {
+            diff[i] = metric_value(a[i], m) - metric_value(c[i], m);
+            rc |= isnan(diff[i]) ? -1 : 0;
+        }
+        PairedTest t;
+        if (rc == 0) *d = sample_stats(diff, x->pairs).mean, *p = paired_t_test(diff, x->pairs, &t) == 0 ? t.p : NAN;
+    } else {
+        const SampleStats sa = stats_of(x->arm->ok, x->arm->n, m), sc = stats_of(x->ctl->ok, x->ctl->n, m);
+        WelchTest w;
+        rc = isnan(sa.mean) || isnan(sc.mean) ? -1 : 0;
+        if (rc == 0) *d = sa.mean - sc.mean, *p = welch_test(sa, sc, &w) == 0 ? w.p : NAN;
+    }
+    free(a), free(c), free(diff);
+    return rc;
+}
 
 // The ablations of one report: the metrics tested (the sweep's when it is another,
 // val_accuracy, reward) and the comparisons of each regulariser; the p-values of them
@@ -659,12 +705,10 @@ static void compare(const Analysis *a, Ablations *ab, int r) {
             if (!ctl || !ctl->n) continue;
             Comparison *x = &ab->c[r][ab->n[r]++];
             *x = (Comparison){.arm = arm, .ctl = ctl, .lambda = lambda, .vs_l2 = vs_l2};
+            x->pairs = pairs_of(arm, ctl, NULL, NULL);
             for (int k = 0; k < ab->k_tested; k++) {
                 const Metric *m = summary_metric(a->s, ab->tested[k]), *twin = metric_test_twin(m);
-                const SampleStats sa = stats_of(arm->ok, arm->n, m), sc = stats_of(ctl->ok, ctl->n, m);
-                WelchTest w;
-                x->d[k] = sa.mean - sc.mean;
-                x->p[k] = welch_test(sa, sc, &w) == 0 ? w.p : NAN;
+                x->nan[k] = arm_test(x, m, &x->d[k], &x->p[k]) != 0;
                 x->d_twin[k] = twin ? stats_of(arm->ok, arm->n, twin).mean - stats_of(ctl->ok, ctl->n, twin).mean : NAN;
             }
         }
@@ -709,12 +753,14 @@ static Table *ablation(const Analysis *a, const Ablations *ab, int r) {
     Table *t = table_new(key, title);
     duplicates_note(t, a);
     table_note(t,
-               "matched on every other parameter (the L2 control: " CONTROL " = %s, %s = 0); finished trials; Welch's "
-               "t-test over repeats",
+               "matched on every other parameter (the L2 control: " CONTROL " = %s, %s = 0); finished trials; the "
+               "paired t-test over the seeds both arms share where there are 2 (repeat r of every configuration has "
+               "the seed seed·1000 + r), Welch's t-test over the repeats otherwise (the test column)",
                control_lambda, reg);
     table_note(t,
-               "p: Welch's; p Holm: adjusted by Holm–Bonferroni over the %d tests of this report (every ablation "
-               "table, every metric tested); a verdict only at p Holm < %g",
+               "p: the test's; p Holm: adjusted by Holm–Bonferroni over the %d tests of this report (every ablation "
+               "table, every metric tested); a verdict only at p Holm < %g; a metric that is NaN in a trial of an arm "
+               "is not tested",
                ab->family, REPORT_ALPHA);
     const int k_tested = ab->k_tested;
     const char *const *tested = ab->tested;
@@ -725,6 +771,7 @@ static Table *ablation(const Analysis *a, const Ablations *ab, int r) {
     param_columns(t, a, 0, reg);
     table_column(t, "n", "n", COL_INT, NULL);
     table_column(t, "n_control", "n ctrl", COL_INT, NULL);
+    table_column(t, "test", "test", COL_TEXT, NULL);
     for (int k = 0; k < k_tested; k++) {
         const Metric *m = summary_metric(a->s, tested[k]), *twin = metric_test_twin(m);
         char col[80], head[80];
@@ -751,15 +798,38 @@ static Table *ablation(const Analysis *a, const Ablations *ab, int r) {
             snprintf(against, sizeof against, CONTROL " = %g", x->lambda * ab->l2_scale);
         else
             snprintf(against, sizeof against, "%s = 0", reg);
+        // The verdict on the metrics tested; those NaN in a trial are said apart.
+        const char *measured[3];
+        double d[3], p[3];
+        int k_measured = 0;
+        char skipped[128] = "";
+        for (int k = 0; k < k_tested; k++) {
+            if (x->nan[k])
+                snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped), "%s%s", skipped[0] ? " and " : "",
+                         tested[k]);
+            else
+                measured[k_measured] = tested[k], d[k_measured] = x->d[k], p[k_measured++] = x->p_holm[k];
+        }
+        words[0] = 0;  // stays empty when every metric is NaN somewhere
         ablation_verdict(words, sizeof words, reg, x->lambda, x->vs_l2 ? l2_words : "λ = 0",
-                         attention_names[x->arm->first->config.attention], x->arm->n, x->ctl->n, k_tested, tested,
-                         x->d, x->p_holm);
+                         attention_names[x->arm->first->config.attention], x->arm->n, x->ctl->n, k_measured, measured,
+                         d, p);
+        if (skipped[0])
+            snprintf(words + strlen(words), sizeof words - strlen(words), "%s%s: NaN in a trial of an arm, no test",
+                     words[0] ? "; " : "", skipped);
+        const int unpaired = x->arm->n + x->ctl->n - 2 * x->pairs;
         table_row(t);
         table_number(t, x->lambda);
         table_text(t, "%s", against);
         param_cells(t, a, &x->arm->first->config, 0, reg);
         table_number(t, x->arm->n);
         table_number(t, x->ctl->n);
+        if (x->pairs < 2)
+            table_text(t, "Welch");
+        else if (unpaired)
+            table_text(t, "paired t, %d pairs (%d unpaired trial%s left out)", x->pairs, unpaired, unpaired == 1 ? "" : "s");
+        else
+            table_text(t, "paired t, %d pairs", x->pairs);
         for (int k = 0; k < k_tested; k++) {
             table_number(t, x->d[k]);
             table_number(t, x->p[k]);
@@ -895,6 +965,21 @@ static Table *asha(const Analysis *a) {
     return t;
 }
 
+// ---------------------------------------------------------------- the verdict
+
+// The verdict's tables (report/verdict.h) over the trials of the statistics: one per seed
+// of each configuration, the configurations in table order.
+static void verdict(const Analysis *a, Table **tau, Table **fit) {
+    VerdictTrial *v = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *v);
+    int n = 0;
+    for (int i = 0; i < a->n_configs; i++) {
+        const Config *c = &a->configs[a->order[i]];
+        for (int k = 0; k < c->n; k++) v[n++] = (VerdictTrial){c->ok[k], i, variant_of(a, &c->ok[k]->config)};
+    }
+    verdict_tables(&(VerdictInput){a->s, a->o, n, v, a->n_variants, a->variants}, tau, fit);
+    free(v);
+}
+
 // ---------------------------------------------------------------- the report
 
 void report_build(const SweepSummary *s, const ReportOptions *o, Report *out) {
@@ -902,7 +987,10 @@ void report_build(const SweepSummary *s, const ReportOptions *o, Report *out) {
     analyse(s, o, &a);
     Ablations ab;
     ablations_analyse(&a, &ab);
-    Table *tables[] = {leaderboard(&a, o),    by_variant(&a),        by_configuration(&a),  pareto(&a),
+    Table *verdict_tau, *verdict_fit;
+    verdict(&a, &verdict_tau, &verdict_fit);
+    Table *tables[] = {leaderboard(&a, o),    verdict_tau,           verdict_fit,
+                       by_variant(&a),        by_configuration(&a),  pareto(&a),
                        ablation(&a, &ab, 0), ablation(&a, &ab, 1), ablation(&a, &ab, 2),
                        by_status(&a),         by_reason(&a),         asha(&a)};
     _Static_assert(COUNT(regularisers) == 3, "one ablation table per regulariser");

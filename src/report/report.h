@@ -1,6 +1,7 @@
 // report.h: what `attnsweep report` says about a sweep, as tables (report/table.h):
 //
 //   leaderboard                the top trials by the metric (finished trials)
+//   verdict.tau, verdict.fit   does the reward add information? (report/verdict.h)
 //   variants.by_variant        per attention variant: mean ± sd of the metrics, n
 //   variants.by_configuration  per configuration (all parameters but the seed), when the
 //                              sweep has repeats
@@ -10,8 +11,9 @@
 //   ablations.REGULARISER      each λ > 0 of lambda_orth, lambda_nuclear, lambda_stability
 //                              against λ = 0 and against plain L2 at λ · l2_scale (equal
 //                              strength by default), matched on every other parameter;
-//                              Welch's t-test over repeats, its p and Holm's over every
-//                              test of the report
+//                              the paired t-test over the seeds both arms share (2 pairs
+//                              or more), else Welch's t-test over repeats; its p and
+//                              Holm's over every test of the report
 //   failures.by_status, failures.by_reason, failures.asha   counts, and the steps ASHA saved
 //
 // Every metric is read from the file (val_accuracy, rank_deviation, correlation, reward, ...);
@@ -33,6 +35,7 @@ typedef struct {
     int maximize;        // its goal
     int top;             // leaderboard rows (at most)
     double l2_scale;     // the L2 control of an arm at λ is lambda_l2 = λ · l2_scale (0 or 1: equal strength)
+    int early_step;      // the evaluation step of the verdict's fit (report/verdict.h); 0: its default
 } ReportOptions;
 
 typedef struct {
@@ -67,7 +70,7 @@ ParetoObjectives pareto_objectives(const SweepSummary *s);
 // the objectives are left out.
 int pareto_front(const TrialResult *const *t, int n, const ParetoObjectives *o, int *front);
 
-// The plain-words verdict of one ablation comparison: a claim only where Welch's test,
+// The plain-words verdict of one ablation comparison: a claim only where its test,
 // adjusted by Holm–Bonferroni over every test of the report, supports it (p <
 // REPORT_ALPHA), e.g. "λ_orth = 0.1 raises reward (Holm p = 0.01) over λ = 0 for mha";
 // otherwise "no significant difference in val_accuracy (Holm p = 0.4) or reward (Holm

@@ -1,6 +1,7 @@
 // stats.h: the statistics attnsweep report draws its conclusions from: mean and standard
-// deviation over repeats, Welch's two-sample t-test (unequal variances) with the
-// p-value from GSL's t distribution, and Holm's adjustment of a family of p-values.
+// deviation over repeats, Welch's two-sample t-test (unequal variances) and the paired
+// t-test with the p-value from GSL's t distribution, Holm's adjustment of a family of
+// p-values, and Kendall's rank correlation τ-b.
 #ifndef ATTN_STATS_H
 #define ATTN_STATS_H
 
@@ -22,6 +23,23 @@ typedef struct {
 // 2 values (no test). When neither sample varies the test is undefined: t, df and p are
 // NaN (returns 0).
 int welch_test(SampleStats a, SampleStats b, WelchTest *out);
+
+typedef struct {
+    double t;   // mean(d) / (sd(d) / √n) of the n differences d
+    double df;  // n − 1
+    double p;   // two-sided: P(|T_df| ≥ |t|)
+} PairedTest;
+
+// The paired t-test of the differences d[0..n) (arm − control, one per shared seed) against
+// 0. Returns -1 below 2 differences (no test). When the differences are all equal the test
+// is undefined: t, df and p are NaN (returns 0).
+int paired_t_test(const double *d, int n, PairedTest *out);
+
+// Kendall's τ-b of the pairs (x[i], y[i]), i < n: (concordant − discordant) /
+// √((n0 − n1)(n0 − n2)), n0 = n(n − 1)/2 pairs, n1 of them tied in x and n2 tied in y (a
+// pair tied in both counts in each), as scipy.stats.kendalltau; Knight's O(n log n) count.
+// NaN when n < 2 or x or y holds one value only. No NaN may be among the values.
+double kendall_tau_b(const double *x, const double *y, int n);
 
 // Holm–Bonferroni over the m p-values of p[0..n) that are not NaN (the tests made):
 // with them sorted, p_(1) ≤ … ≤ p_(m), the adjusted p_(i) is max over j ≤ i of

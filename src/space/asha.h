@@ -25,13 +25,16 @@ int asha_at_rung(const int *rungs, int n_rungs, int next, int step, long total_s
 // for all (its decision is kept: a configuration's repeats continue or stop together,
 // and a later repeat only moves the mean). Per trial (per: trial, or repeats 1): each
 // trial is its own configuration, as in Li et al.
+// The units at a rung are kept in an order-statistics tree (a treap keyed by value, then
+// unit, with subtree sizes), so that a decision, the quantile of n values, costs O(log n).
 typedef struct {
-    double *v;     // the values at the rung, one per unit that reached it
-    int n, cap;
-    int *slot;     // [units]: the unit's index in v, or -1 (allocated at the rung's first report)
-    double *sum;   // [units]: sum of the unit's reported metrics at the rung
-    int *count;    // [units]: how many were reported
-    signed char *decision;  // [units]: -1 undecided, 0 stop, 1 go on
+    int n;                     // units that reached the rung
+    int root;                  // the tree's root unit, -1 while empty
+    double *sum;               // [units] (allocated at the rung's first report): sum of the unit's metrics there
+    int *count;                // [units]: how many were reported (0: not at the rung)
+    double *value;             // [units]: sum / count, the unit's key in the tree
+    int *left, *right, *size;  // [units]: the tree's children (-1: none) and subtree sizes
+    signed char *decision;     // [units]: -1 undecided, 0 stop, 1 go on
 } RungValues;
 typedef struct {
     int eta;
@@ -47,8 +50,10 @@ void asha_free(Asha *a);
 // Trial `id` reaching rung `rung` with metric (larger is better): whether it goes on. A
 // unit's first report decides: the unit goes on when its value is at least the
 // (1 − 1/η) quantile of every unit's value at that rung, itself included (the first units
-// at a rung always go on, later ones must be in the top 1/η). 0 (stop) for a rung that does
-// not exist.
+// at a rung always go on, later ones must be in the top 1/η). The quantile interpolates
+// linearly between order statistics (as numpy's); a NaN value (only the mean of a +inf and
+// a −inf repeat: sweep_eval_metric makes an unknown metric −inf) orders below every other
+// and stops. 0 (stop) for a rung that does not exist. O(log n) in the values at the rung.
 int asha_continue(Asha *a, int id, int rung, double metric);
 // A recorded trial's report at a rung and how it was decided (a resume replays the
 // trials in the journal, so a configuration's remaining repeats follow its decision).

@@ -55,9 +55,10 @@ static const char *const top_keys[TOP_N] = {
     "reward", "resources", "parameters", "project",        "entity", "description"};
 // W&B's keys that say nothing to attnsweep: accepted, and listed by validate.
 static const int ignored_top[] = {TOP_PROJECT, TOP_ENTITY, TOP_DESCRIPTION};
-enum { TPE_N_STARTUP, TPE_GAMMA, TPE_CANDIDATES, TPE_MULTIVARIATE, TPE_CONSTANT_LIAR, TPE_PRIOR_WEIGHT, TPE_N };
+enum { TPE_N_STARTUP, TPE_GAMMA, TPE_CANDIDATES, TPE_MULTIVARIATE, TPE_CONSTANT_LIAR, TPE_PRIOR_WEIGHT, TPE_HISTORY,
+       TPE_N };
 static const char *const tpe_keys[TPE_N] = {"n_startup", "gamma", "candidates", "multivariate", "constant_liar",
-                                            "prior_weight"};
+                                            "prior_weight", "history"};
 static const char *const bool_names[] = {"false", "true", NULL};
 enum { METRIC_NAME, METRIC_GOAL, METRIC_TARGET, METRIC_N };
 static const char *const metric_keys[METRIC_N] = {"name", "goal", "target"};
@@ -1181,7 +1182,8 @@ static int read_tpe(Loader *L, yaml_node_t *map) {
     if ((v[TPE_N_STARTUP] && read_int(L, v[TPE_N_STARTUP], "n_startup", 1, 100000, &t->n_startup)) ||
         (v[TPE_GAMMA] && read_number(L, v[TPE_GAMMA], "gamma", 0, 0, 1, 1, &t->gamma)) ||
         (v[TPE_CANDIDATES] && read_int(L, v[TPE_CANDIDATES], "candidates", 1, 10000, &t->candidates)) ||
-        (v[TPE_PRIOR_WEIGHT] && read_number(L, v[TPE_PRIOR_WEIGHT], "prior_weight", 0, 0, 1e6, 1, &t->prior_weight)))
+        (v[TPE_PRIOR_WEIGHT] && read_number(L, v[TPE_PRIOR_WEIGHT], "prior_weight", 0, 0, 1e6, 1, &t->prior_weight)) ||
+        (v[TPE_HISTORY] && read_int(L, v[TPE_HISTORY], "history", 0, 100000000, &t->history)))
         return -1;
     if (v[TPE_MULTIVARIATE]) {
         if (read_choice(L, v[TPE_MULTIVARIATE], "multivariate", bool_names, &yes)) return -1;
@@ -2117,7 +2119,8 @@ int space_parse(SweepSpec *s, const char *path, const char *text, size_t len, ch
     s->eta = 3;
     s->population = 8;
     s->sample_size = 3;
-    s->tpe = (TpeOptions){.n_startup = 10, .gamma = 0.1, .candidates = 24, .multivariate = 1, .constant_liar = 1, .prior_weight = 1.0};
+    s->tpe = (TpeOptions){.n_startup = 10, .gamma = 0.1, .candidates = 24, .multivariate = 1, .constant_liar = 1,
+                          .prior_weight = 1.0, .history = 500};
     s->n_objectives = 1;
     reward_spec_default(&s->reward);
     s->energy = 0.99;

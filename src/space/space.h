@@ -122,6 +122,7 @@ typedef struct {
     int multivariate;     // joint kernels over the parameters without conditions [true]
     int constant_liar;    // configurations handed out and not reported count as the worst [true]
     double prior_weight;  // the prior kernel's weight [1]
+    int history;          // the bad group: its most recent `history` observations, 0 all [500]
 } TpeOptions;
 
 enum { SPACE_MAX_OBJECTIVES = 4 };

@@ -42,6 +42,7 @@ struct Tpe {
     int n, m;                       // parameters, objectives
     long n_configs, clock;
     Obs *obs;                       // per configuration; gene NULL until handed out or observed
+    long *chron, chron_cap;         // [clock]: the configuration whose order is that tick
     int *kind;
     double *low, *high;             // numerical kernels' support, in the transformed space
     long *count;                    // categorical and discrete: choices
@@ -82,6 +83,7 @@ void tpe_free(Tpe *t) {
         free(t->obs[i].applies);
     }
     free(t->obs);
+    free(t->chron);
     free(t->kind);
     free(t->low);
     free(t->high);
@@ -108,6 +110,9 @@ static void remember(Tpe *t, long i, const double *gene, int state) {
     if (!o->gene) {
         o->gene = xmalloc((size_t)t->n * sizeof(double) + 1);
         o->applies = xmalloc((size_t)t->n + 1);
+        if (t->clock == t->chron_cap)
+            t->chron = xrealloc(t->chron, (size_t)(t->chron_cap = t->chron_cap ? 2 * t->chron_cap : 64) * sizeof(long));
+        t->chron[t->clock] = i;
         o->order = t->clock++;
     }
     memcpy(o->gene, gene, (size_t)t->n * sizeof(double));
@@ -190,9 +195,8 @@ double tpe_hypervolume(const double *points, int n, int d, const double *ref) {
     return v;
 }
 
-// The indices of the completed (and for one objective, pruned) observations, best
-// first, into idx; returns how many. For several objectives: by non-domination rank, and
-// the good group's weights from hypervolume contributions (below).
+// One objective's ranking, a total order: completed before pruned, then by value, then the
+// earlier. (Several objectives: by non-domination rank, split_multi below.)
 static int compare_single(const Obs *a, const Obs *b) {
     if (a->state != b->state) return a->state == OBS_COMPLETE ? -1 : 1;  // completed first
     if (a->value[0] != b->value[0]) return a->value[0] > b->value[0] ? -1 : 1;
@@ -200,10 +204,6 @@ static int compare_single(const Obs *a, const Obs *b) {
 }
 
 static const Obs *sort_base;
-static int cmp_index(const void *x, const void *y) {
-    return compare_single(&sort_base[*(const long *)x], &sort_base[*(const long *)y]);
-}
-
 static int cmp_order(const void *x, const void *y) {
     const long a = sort_base[*(const long *)x].order, b = sort_base[*(const long *)y].order;
     return (a > b) - (a < b);
@@ -213,6 +213,7 @@ static int cmp_order(const void *x, const void *y) {
 typedef struct {
     long *good, *bad;
     int n_good, n_bad;
+    int older;            // the oldest finished bad ones left out of bad (the bounded history)
     double *good_weight;  // NULL: the default weights
 } Split;
 
@@ -222,7 +223,7 @@ static void split_free(Split *sp) {
     free(sp->good_weight);
 }
 
-// MOTPE's good group: whole fronts while they fit, then from the next front the
+// MOTPE's good group (sp->good): whole fronts while they fit, then from the next front the
 // subset of greatest hypervolume, chosen greedily; each good one weighted by its
 // hypervolume contribution to the good group (as the largest one, in (0, 1]).
 static void split_multi(const Tpe *t, long *done, int n_done, int n_good, Split *sp) {
@@ -276,12 +277,8 @@ static void split_multi(const Tpe *t, long *done, int n_done, int n_good, Split 
         }
         free(pts);
     }
-    for (int a = 0; a < n_done; a++) {
-        if (chosen[a])
-            sp->good[sp->n_good++] = done[a];
-        else
-            sp->bad[sp->n_bad++] = done[a];
-    }
+    for (int a = 0; a < n_done; a++)
+        if (chosen[a]) sp->good[sp->n_good++] = done[a];
     sort_base = t->obs;
     qsort(sp->good, (size_t)sp->n_good, sizeof(long), cmp_order);
     // weights: each good one's contribution to the good group's hypervolume
@@ -311,10 +308,30 @@ static void split_multi(const Tpe *t, long *done, int n_done, int n_good, Split 
     free(rank);
 }
 
+// One objective's good group: the n_good best of done[0..n_done) (compare_single, a total
+// order), kept sorted in sp->good by insertion: O(n_done · n_good) at worst, about
+// O(n_done) as most are no better than the worst kept.
+static void best_single(const Tpe *t, const long *done, int n_done, int n_good, Split *sp) {
+    for (int a = 0; a < n_done; a++) {
+        int k = sp->n_good;
+        if (k == n_good && (k == 0 || compare_single(&t->obs[done[a]], &t->obs[sp->good[k - 1]]) > 0)) continue;
+        if (k == n_good) k--;  // the worst kept makes way
+        for (; k > 0 && compare_single(&t->obs[done[a]], &t->obs[sp->good[k - 1]]) < 0; k--) sp->good[k] = sp->good[k - 1];
+        sp->good[k] = done[a];
+        if (sp->n_good < n_good) sp->n_good++;
+    }
+    sort_base = t->obs;
+    qsort(sp->good, (size_t)sp->n_good, sizeof(long), cmp_order);
+}
+
 // The observations that have parameter j (every one for j < 0): the best γ of those
-// finished good, the rest bad. A conditional parameter is so judged among the trials that
-// have it (Optuna 3.1 splits all trials and then drops those without it, which can leave
-// its good group empty; scripts/bench/sampler_vs_optuna.sh measured this way the better).
+// finished good (chosen among all of them); the rest bad, chronological, with every
+// pending one under the constant liar. The bad group's finished ones are bounded: only the
+// most recent `history` of them are kept (the older ones, which weigh least, are counted
+// in sp->older), so a proposal costs O(history) kernels and O(n) of bookkeeping. A
+// conditional parameter is so judged among the trials that have it (Optuna 3.1 splits all
+// trials and then drops those without it, which can leave its good group empty;
+// scripts/bench/sampler_vs_optuna.sh measured this way the better).
 static void split_observations(const Tpe *t, int j, Split *sp) {
     long *done = xmalloc((size_t)t->n_configs * sizeof(long) + 1);
     int n_done = 0, n_pending = 0;
@@ -326,28 +343,33 @@ static void split_observations(const Tpe *t, int j, Split *sp) {
     }
     int n_good = (int)ceil(t->s->tpe.gamma * n_done);
     if (n_good > GAMMA_CAP) n_good = GAMMA_CAP;
+    const int keep = t->s->tpe.history > 0 && t->s->tpe.history < n_done - n_good ? t->s->tpe.history : n_done - n_good;
     memset(sp, 0, sizeof *sp);
     sp->good = xmalloc((size_t)(n_good + 1) * sizeof(long));
-    sp->bad = xmalloc((size_t)(n_done + n_pending + 1) * sizeof(long));
-    if (t->m == 1) {
-        sort_base = t->obs;
-        qsort(done, (size_t)n_done, sizeof(long), cmp_index);
-        for (int a = 0; a < n_done; a++) {
-            if (a < n_good)
-                sp->good[sp->n_good++] = done[a];
-            else
-                sp->bad[sp->n_bad++] = done[a];
-        }
-        qsort(sp->good, (size_t)sp->n_good, sizeof(long), cmp_order);
-    } else {
+    sp->bad = xmalloc((size_t)(keep + n_pending + 1) * sizeof(long));
+    if (t->m == 1)
+        best_single(t, done, n_done, n_good, sp);
+    else
         split_multi(t, done, n_done, n_good, sp);
+    unsigned char *good = xcalloc((size_t)t->n_configs + 1, 1);
+    for (int a = 0; a < sp->n_good; a++) good[sp->good[a]] = 1;
+    int kept = 0;
+    for (long k = t->clock - 1; k >= 0; k--) {  // newest first
+        const long i = t->chron[k];
+        const Obs *o = &t->obs[i];
+        if (!o->gene || o->order != k || (j >= 0 && !o->applies[j]) || good[i]) continue;  // forgotten, or not bad
+        if (o->state == OBS_PENDING) {
+            if (t->s->tpe.constant_liar) sp->bad[sp->n_bad++] = i;  // the pending ones as the worst: bad
+        } else if (t->m == 1 || o->state == OBS_COMPLETE) {
+            if (kept < keep) sp->bad[sp->n_bad++] = i, kept++;
+            else sp->older++;
+        }
     }
-    if (t->s->tpe.constant_liar)  // the pending ones as the worst: bad
-        for (long i = 0; i < t->n_configs; i++)
-            if (t->obs[i].gene && t->obs[i].state == OBS_PENDING && (j < 0 || t->obs[i].applies[j]))
-                sp->bad[sp->n_bad++] = i;
-    sort_base = t->obs;
-    qsort(sp->bad, (size_t)sp->n_bad, sizeof(long), cmp_order);
+    for (int a = 0, b = sp->n_bad - 1; a < b; a++, b--) {  // oldest first
+        const long x = sp->bad[a];
+        sp->bad[a] = sp->bad[b], sp->bad[b] = x;
+    }
+    free(good);
     free(done);
 }
 
@@ -386,16 +408,19 @@ static void parzen_free(Parzen *z) {
     free(z->lp);
 }
 
-// Optuna's default weights: 1 each, the oldest n − 25 ramped from 1/n up when n > 25;
-// or the given ones; the prior kernel last.
-static void parzen_weights(Parzen *z, int n, const double *given, double prior) {
+// Optuna's default weights: 1 each, the oldest all − 25 ramped from 1/all up when all >
+// 25, all = n + older (the n kept the most recent of all: each weighs what it would in
+// the whole history); or the given ones; the prior kernel last.
+static void parzen_weights(Parzen *z, int n, int older, const double *given, double prior) {
+    const int all = n + older;
     double sum = 0.0;
     for (int a = 0; a < n; a++) {
+        const int at = a + older;
         double w = 1.0;
         if (given)
             w = given[a];
-        else if (n > RECENT && a < n - RECENT)
-            w = 1.0 / n + (1.0 - 1.0 / n) * (n - RECENT > 1 ? (double)a / (n - RECENT - 1) : 0.0);
+        else if (all > RECENT && at < all - RECENT)
+            w = 1.0 / all + (1.0 - 1.0 / all) * (all - RECENT > 1 ? (double)at / (all - RECENT - 1) : 0.0);
         z->w[a] = w;
         sum += w;
     }
@@ -409,15 +434,17 @@ static int cmp_double(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
-// The estimator of parameter j from observations obs[0..n) (those that have it), with
-// sigma0 > 0 for a multivariate estimator's fixed width (a fraction of the range).
-static void parzen_build(Parzen *z, const Tpe *t, int j, const long *obs, int n, const double *given, double sigma0) {
+// The estimator of parameter j from observations obs[0..n) (those that have it, after
+// `older` left out), with sigma0 > 0 for a multivariate estimator's fixed width (a
+// fraction of the range).
+static void parzen_build(Parzen *z, const Tpe *t, int j, const long *obs, int n, int older, const double *given,
+                         double sigma0) {
     const double prior = t->s->tpe.prior_weight;
     memset(z, 0, sizeof *z);
     z->k = n + 1, z->kind = t->kind[j], z->low = t->low[j], z->high = t->high[j], z->count = t->count[j];
     z->w = xmalloc((size_t)z->k * sizeof(double));
     z->lw = xmalloc((size_t)z->k * sizeof(double));
-    parzen_weights(z, n, given, prior);
+    parzen_weights(z, n, older, given, prior);
     for (int a = 0; a < z->k; a++) z->lw[a] = log(z->w[a]);
     if (z->kind == KIND_CATEGORICAL) {
         z->p = xmalloc((size_t)z->k * z->count * sizeof(double));
@@ -548,8 +575,8 @@ static double propose_one(const Tpe *t, int j, const Split *all, gsl_rng *rng) {
     const int ng = with_param(t, j, sp->good, sp->n_good, gi, sp->good_weight, gw);
     const int nb = with_param(t, j, sp->bad, sp->n_bad, bi, NULL, NULL);
     Parzen l, g;
-    parzen_build(&l, t, j, gi, ng, gw, 0.0);
-    parzen_build(&g, t, j, bi, nb, NULL, 0.0);
+    parzen_build(&l, t, j, gi, ng, 0, gw, 0.0);
+    parzen_build(&g, t, j, bi, nb, sp->older, NULL, 0.0);
     double *terms = xmalloc((size_t)(l.k > g.k ? l.k : g.k) * sizeof(double));
     double best = 0.0, best_score = -HUGE_VAL;
     for (int c = 0; c < C; c++) {
@@ -584,8 +611,8 @@ static void propose_joint(const Tpe *t, const unsigned char *joint, const Split 
     const double s_good = 0.2 * pow(fmax(1, ng), -1.0 / (d + 4)), s_bad = 0.2 * pow(fmax(1, nb), -1.0 / (d + 4));
     for (int j = 0; j < n; j++)
         if (joint[j]) {
-            parzen_build(&l[j], t, j, gi, ng, gw, s_good);
-            parzen_build(&g[j], t, j, bi, nb, NULL, s_bad);
+            parzen_build(&l[j], t, j, gi, ng, 0, gw, s_good);
+            parzen_build(&g[j], t, j, bi, nb, sp->older, NULL, s_bad);
         }
     double *cand = xmalloc((size_t)n * sizeof(double) + 1), *lt = xmalloc((size_t)(ng + 1) * sizeof(double));
     double *gt = xmalloc((size_t)(nb + 1) * sizeof(double)), best_score = -HUGE_VAL;

@@ -9,14 +9,19 @@
 // reported are pending. A proposal ranks the observations (one objective: the completed
 // ones by value, then the pruned ones by value; several: by non-domination rank among the
 // completed ones, the last front split by hypervolume contribution), takes the best
-// n_below = min(⌈γ·n⌉, 25) as "good" and the rest, with every pending configuration as
-// the worst when constant_liar is set, as "bad", and then, parameter by parameter in file
-// order (a parameter whose conditions fail for what was chosen so far is skipped),
+// n_below = min(⌈γ·n⌉, 25) as "good" (chosen among every observation) and the rest, with
+// every pending configuration as the worst when constant_liar is set, as "bad" (its
+// finished ones bounded to the most recent `history`, default 500: the older ones carry
+// the least weight, and without them a proposal's kernels stop growing with the sweep;
+// history 0 keeps all, the proposals before the bound bit for bit), and then, parameter
+// by parameter in file order (a parameter whose conditions fail for what was chosen so
+// far is skipped),
 // builds a Parzen estimator l from the good observations that have the parameter and g
 // from the bad ones, draws `candidates` values from l and keeps the one of largest
 // log l − log g. Estimators: a mixture of one kernel per observation plus a prior kernel
 // of weight prior_weight; observation weights 1, ramped down linearly for all but the 25
-// most recent when there are more than 25 (MOTPE: the good ones weighted by their
+// most recent when there are more than 25 (the ramp over the whole history, so a kept
+// observation weighs what it would without the bound; MOTPE: the good ones weighted by their
 // hypervolume contributions); numerical parameters a truncated normal per observation on
 // [low, high] (log scale for log_uniform_values; a support index ±0.5 for integers and
 // q-grids, whose probability is the kernel's mass over the index's unit interval), its

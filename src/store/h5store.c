@@ -318,6 +318,10 @@ H5Store *h5store_create(const char *path, const StoreMeta *meta) {
     // with the eviction: scripts/bench/coordinator_overhead.sh).
     hid_t fapl = must(s, H5Pcreate(H5P_FILE_ACCESS), "file access");
     must(s, H5Pset_evict_on_close(fapl, 1), "file access");
+    // The 1.8 file format: /trials's links in a fractal heap and a B-tree rather than an
+    // old-style group's one local name heap, which each append rewrote whole (the flush
+    // grew with the trials: scripts/bench/h5_append_bench.c). h5py and h5dump read it.
+    must(s, H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST), "file access");
     // File space in pages, written through a page buffer: the metadata a trial evicts
     // reaches the file as a few whole pages at the flush instead of some 60 small
     // pwrites (0.60 -> 0.44 ms per trial of 1 layer; the file grows about 1 %).
@@ -440,6 +444,7 @@ static void write_layer_scores(const H5Store *s, hid_t parent, const LayerScore 
         write_attr(s, lg, "norm", H5T_NATIVE_DOUBLE, &ls->norm);
         write_attr(s, lg, "correlation", H5T_NATIVE_DOUBLE, &ls->correlation);
         write_attr(s, lg, "correlation_chance", H5T_NATIVE_DOUBLE, &ls->correlation_chance);
+        write_attr(s, lg, "correlation_chance_sd", H5T_NATIVE_DOUBLE, &ls->correlation_chance_sd);
         write_attr(s, lg, "tucker_fit", H5T_NATIVE_DOUBLE, &ls->tucker_fit);
         write_attr(s, lg, "tucker_iters", H5T_NATIVE_INT, &ls->tucker_iters);
         write_attr(s, lg, "cp_rank", H5T_NATIVE_INT, &ls->cp_rank);
@@ -682,6 +687,14 @@ void h5store_close(H5Store *s, double end_time) {
 // Every check returns -1 with "PATH: [WHERE: ]what is wrong" in err; nothing read
 // from the file is trusted (types, shapes, counts are checked before use).
 
+static int read_reward_spec(const H5Reader *rd, hid_t g, TrialResult *out) {
+    char *text;
+    if (h5read_attr_string(rd, g, "reward_spec", &text) != 0) return -1;
+    const int rc = reward_spec_from_json(&out->reward_spec, text);
+    free(text);
+    return rc != 0 ? h5read_fail(rd, "attribute 'reward_spec' is not a reward specification") : 0;
+}
+
 static int read_trial_attrs(const H5Reader *rd, hid_t g, TrialResult *out) {
     char *text;
     if (h5read_attr_string(rd, g, "config", &text) != 0) return -1;
@@ -693,10 +706,7 @@ static int read_trial_attrs(const H5Reader *rd, hid_t g, TrialResult *out) {
     cJSON_Delete(json);
     if (rc != 0) return h5read_fail(rd, "config: %s", msg);
 
-    if (h5read_attr_string(rd, g, "reward_spec", &text) != 0) return -1;
-    rc = reward_spec_from_json(&out->reward_spec, text);
-    free(text);
-    if (rc != 0) return h5read_fail(rd, "attribute 'reward_spec' is not a reward specification");
+    if (read_reward_spec(rd, g, out) != 0) return -1;
     if (h5read_attr_string(rd, g, "status", &text) != 0) return -1;
     rc = trial_status_find(text);
     free(text);
@@ -742,6 +752,27 @@ static int read_curves(const H5Reader *rd, hid_t g, TrialResult *out) {
     return rc;
 }
 
+// The shape of GROUP/layer0, a float array of rank `rank`, into d and dims; *count gets its
+// number of elements, which the file must be able to hold.
+static int layer_shape(const H5Reader *rd, hid_t g, const char *group, int rank, hsize_t *d, int *dims, size_t *count) {
+    char name[48];
+    snprintf(name, sizeof name, "%s/layer0", group);
+    hid_t ds = h5read_open_dataset(rd, g, name, rank, d);
+    if (ds < 0) return -1;
+    int rc = 0;
+    *count = 1;
+    for (int k = 0; k < rank && rc == 0; k++) {
+        if (d[k] == 0 || d[k] > MAX_WEIGHT_FLOATS || *count * d[k] > MAX_WEIGHT_FLOATS)
+            rc = h5read_fail(rd, "%s has the implausible shape of %llu in dimension %d", name, (unsigned long long)d[k],
+                             k);
+        *count *= d[k];
+        dims[k] = (int)d[k];
+    }
+    if (rc == 0) rc = h5read_check_storage(rd, ds, name, (hsize_t)*count);  // before allocating
+    H5Dclose(ds);
+    return rc;
+}
+
 // GROUP/layer0..layer{n−1}, float arrays of rank `rank`, all of the shape of the first,
 // which goes to dims; arrays gets n allocated arrays (the caller frees them).
 static int read_layers(const H5Reader *rd, hid_t g, const char *group, int n, int rank, int *dims, float **arrays) {
@@ -750,21 +781,7 @@ static int read_layers(const H5Reader *rd, hid_t g, const char *group, int n, in
     for (int l = 0; l < n; l++) {
         char name[48];
         snprintf(name, sizeof name, "%s/layer%d", group, l);
-        if (l == 0) {
-            hid_t ds = h5read_open_dataset(rd, g, name, rank, d);
-            if (ds < 0) return -1;
-            int rc = 0;
-            for (int k = 0; k < rank && rc == 0; k++) {
-                if (d[k] == 0 || d[k] > MAX_WEIGHT_FLOATS || count * d[k] > MAX_WEIGHT_FLOATS)
-                    rc = h5read_fail(rd, "%s has the implausible shape of %llu in dimension %d", name,
-                                     (unsigned long long)d[k], k);
-                count *= d[k];
-                dims[k] = (int)d[k];
-            }
-            if (rc == 0) rc = h5read_check_storage(rd, ds, name, (hsize_t)count);  // before allocating
-            H5Dclose(ds);
-            if (rc != 0) return -1;
-        }
+        if (l == 0 && layer_shape(rd, g, group, rank, d, dims, &count) != 0) return -1;
         arrays[l] = xmalloc(count * sizeof(float));
         if (h5read_dataset(rd, g, name, H5T_NATIVE_FLOAT, rank, d, arrays[l]) != 0) return -1;
     }
@@ -836,6 +853,20 @@ static int read_trace(const H5Reader *rd, hid_t g, TrialResult *out) {
     }
     H5Dclose(d);
     return rc;
+}
+
+int h5store_read_evaluations(const H5Reader *rd, hid_t g, TrialResult *out) {
+    if (read_reward_spec(rd, g, out) || read_curves(rd, g, out) || read_trace(rd, g, out)) return -1;
+    H5G_info_t info;
+    if (H5Gget_info_by_name(g, "weights", &info, H5P_DEFAULT) < 0) return h5read_fail(rd, "missing group weights");
+    hsize_t d[4];
+    size_t count;
+    if (info.nlinks == 0)
+        return out->trace.n > 0 ? h5read_fail(rd, "invariants without weights: their shapes are unknown") : 0;
+    return layer_shape(rd, g, "weights", 4, d, out->dims, &count) ||
+                   layer_shape(rd, g, "weights_out", 2, d, out->out_dims, &count)
+               ? -1
+               : 0;
 }
 
 // The metrics of trial id from its /summary row.

@@ -23,13 +23,18 @@
 #ifndef ATTN_H5STORE_H
 #define ATTN_H5STORE_H
 
+#include "store/h5read.h"
 #include "store/journal.h"
 #include "trial/trial.h"
 
 // The layout version in the root attribute format_version; readers refuse others.
 // Format 3: the validation and test metrics (val_*, test_*) and the curves' val_ columns;
 // the output side of each layer (weights_out/), the function-level scores and their chance.
-enum { H5STORE_FORMAT_VERSION = 3 };
+// Format 4: the whole network's view of each softmax-family layer (common/circuits.h):
+// weights/ [heads, d_k, d_model + 1, 3] with the normalisation folded in and the biases
+// as the last column, weights_out/ [d_model + 1, width] centred, and function-level scores
+// whose QK forms are weighted by what each head writes.
+enum { H5STORE_FORMAT_VERSION = 4 };
 
 typedef struct H5Store H5Store;
 
@@ -95,5 +100,12 @@ void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, c
 // Read trial `id` back (config, status, metrics, curve, weights). Returns 0, or -1
 // with a one-line reason in err (not an HDF5 file, no such trial, other version...).
 int h5store_read_trial(const char *path, int id, TrialResult *out, char *err, size_t errlen);
+
+// What the report's verdict reads of the trial in group g (/trials/NNNNNN) of an open file:
+// its reward_spec, curves, invariants (the trace, absent without a grid) and the shapes
+// of its weights (dims and out_dims: what trial_eval_point scores the trace by), not the
+// weights themselves (n_layers stays 0). Returns 0, or -1 with the reason in rd's err; what
+// it allocated trial_result_free frees.
+int h5store_read_evaluations(const H5Reader *rd, hid_t g, TrialResult *out);
 
 #endif

@@ -20,6 +20,7 @@
 #include "common/config_json.h"
 #include "common/util.h"
 #include "store/h5read.h"
+#include "store/h5store.h"
 #include "trial/metrics.h"
 
 enum {
@@ -227,7 +228,7 @@ int summary_rows(const H5Reader *rd, hid_t file, const char *program_metric, Tri
     return rc;
 }
 
-// config and reason of /trials/NNNNNN.
+// config, reason and evaluations (h5store_read_evaluations) of /trials/NNNNNN.
 static int read_trial_attrs(const H5Reader *file_rd, hid_t file, TrialResult *t) {
     char name[32];
     snprintf(name, sizeof name, "trials/%06d", t->id);
@@ -239,7 +240,8 @@ static int read_trial_attrs(const H5Reader *file_rd, hid_t file, TrialResult *t)
     hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
     if (g < 0) return h5read_fail(rd, "unreadable group");
     char *config = NULL, *reason = NULL;
-    int rc = h5read_attr_string(rd, g, "config", &config) || h5read_attr_string(rd, g, "reason", &reason);
+    int rc = h5read_attr_string(rd, g, "config", &config) || h5read_attr_string(rd, g, "reason", &reason) ||
+             h5store_read_evaluations(rd, g, t);
     H5Gclose(g);
     if (rc == 0) {
         cJSON *json = cJSON_Parse(config);
@@ -311,6 +313,7 @@ const Metric *summary_metric(const SweepSummary *s, const char *name) {
 void summary_free(SweepSummary *s) {
     free(s->sweep);
     free(s->yaml);
+    for (int i = 0; i < s->n_trials; i++) trial_result_free(&s->trials[i]);
     free(s->trials);
     memset(s, 0, sizeof *s);
 }

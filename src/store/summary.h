@@ -1,6 +1,8 @@
 // summary.h: a sweep's results file as plain C data, for attnsweep report: every trial
-// of /summary (its metrics) with its configuration and reason from /trials/NNNNNN, the
-// root attributes, the sweep's metric and its objectives. Curves, invariants and weights are not read.
+// of /summary (its metrics) with its configuration, reason and evaluations (reward_spec,
+// curves, invariants trace and the weights' shapes: h5store_read_evaluations) from
+// /trials/NNNNNN, the root attributes, the sweep's metric and its objectives. The weights
+// themselves and the scores are not read.
 //
 // A file whose sweep is still running can be read: HDF5 1.10 locks a file open for
 // writing, so this opens it with file locking switched off and reads what the writer
@@ -31,7 +33,7 @@ typedef struct {
     int objective_maximize[SPACE_MAX_OBJECTIVES];
     int being_written;    // another process held the file open for writing
     int n_trials;
-    TrialResult *trials;  // sorted by id; only config, id, status, reason and the metrics are set
+    TrialResult *trials;  // sorted by id; config, id, status, reason, the metrics and the evaluations are set
 } SweepSummary;
 
 // Read the file. Returns 0, or -1 with one line "PATH: what is wrong" in err (missing

@@ -71,12 +71,12 @@ static void record_invariants(Model *m, TrialResult *r, int step, TensorView vie
     trace_grow(t);
     const int i = t->n++, L = t->layers, G = t->groups;
     t->step[i] = step;
-    float *out = xmalloc((size_t)m->out_dims[0] * m->out_dims[1] * sizeof(float));
+    float *W = xmalloc(product_of(m->scored_dims, 4) * sizeof(float));
+    float *out = xmalloc(product_of(m->scored_out_dims, 2) * sizeof(float));
     for (int l = 0; l < L; l++) {
         LayerScore s;
-        model_export_attention(m, l, m->w4);
-        model_export_output(m, l, out);
-        const LayerWeights w = trial_weights(r, m->w4, out);
+        model_export_scored(m, l, W, out);
+        const LayerWeights w = trial_weights(r, W, out);
         score_layer(&s, &w, view, &o, g);
         t->correlation[(size_t)i * L + l] = s.correlation;
         memcpy(t->eff_rank + ((size_t)i * L + l) * 4, s.eff_rank, 4 * sizeof(double));
@@ -85,6 +85,7 @@ static void record_invariants(Model *m, TrialResult *r, int step, TensorView vie
         layer_score_free(&s);
     }
     free(out);
+    free(W);
 }
 
 // t: the invariant trace, whose last point (if at this step) adds the heads' correlation.
@@ -124,15 +125,12 @@ static int should_stop(void *ctx) {
 // The final attention weights of every layer, as scoring and the store read them, and
 // the whole parameter arena (what `attnsweep probe` rebuilds the model from).
 static void export_weights(Model *m, TrialResult *out) {
-    size_t n4 = (size_t)m->dims[0] * m->dims[1] * m->dims[2] * m->dims[3];
-    size_t n2 = (size_t)m->out_dims[0] * m->out_dims[1];
     out->weights = xcalloc(m->L, sizeof(float *));
     out->weights_out = xcalloc(m->L, sizeof(float *));
     for (int l = 0; l < m->L; l++) {
-        out->weights[l] = xmalloc(n4 * sizeof(float));
-        model_export_attention(m, l, out->weights[l]);
-        out->weights_out[l] = xmalloc(n2 * sizeof(float));
-        model_export_output(m, l, out->weights_out[l]);
+        out->weights[l] = xmalloc(product_of(m->scored_dims, 4) * sizeof(float));
+        out->weights_out[l] = xmalloc(product_of(m->scored_out_dims, 2) * sizeof(float));
+        model_export_scored(m, l, out->weights[l], out->weights_out[l]);
     }
     out->params = xmalloc((size_t)m->n_params * sizeof(float));
     arena_gather(&m->params_arena, out->params);
@@ -347,8 +345,8 @@ static void builtin_run(TrialRunner *self, const TrialConfig *c, const TrialHook
         return;
     }
     r->n_layers = m.L;
-    memcpy(r->dims, m.dims, sizeof r->dims);
-    memcpy(r->out_dims, m.out_dims, sizeof r->out_dims);
+    memcpy(r->dims, m.scored_dims, sizeof r->dims);
+    memcpy(r->out_dims, m.scored_out_dims, sizeof r->out_dims);
     r->n_params = m.n_params;
     r->flops_per_step = model_flops_per_step(&m, train_rank_rows(c, hooks->group));
     if (hooks->grid) {

@@ -849,13 +849,14 @@ static int read_checkpoint(TrialResult *r, const char *path, TensorView view, ch
         attention_layers_free(&a);
         return -1;
     }
+    attention_layers_whole_network(&a);
     r->n_layers = a.n_layers;
     memcpy(r->dims, a.dims, sizeof r->dims);
     memcpy(r->out_dims, a.out_dims, sizeof r->out_dims);
     r->weights = a.weights;
     r->weights_out = a.out ? a.out : xcalloc((size_t)a.n_layers, sizeof *r->weights_out);
-    for (int l = 0; l < a.n_layers; l++) free(a.names[l]);
-    free(a.names);
+    a.weights = a.out = NULL;  // the trial's now
+    attention_layers_free(&a);
     return 0;
 }
 

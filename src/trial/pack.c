@@ -1,13 +1,14 @@
 // pack.c: the byte form of a trial (pack.h).
 //
-// Trial bytes, format version 4 (version 3, without the program's part, and version 2,
-// without group_size and the parameters as well, are still read: group_size 0, no
-// parameters, no program's run). Little-endian throughout: u32/i32/i64 as their bytes,
+// Trial bytes, format version 5 (version 4, without the Correlation's null sd, version 3,
+// without the program's part as well, and version 2, without group_size and the
+// parameters as well, are still read: sd NaN, group_size 0, no parameters, no program's
+// run). Little-endian throughout: u32/i32/i64 as their bytes,
 // f64/f32 as their IEEE-754 bit patterns (NaN payloads and −0 survive), str = u32 length
 // then that many bytes (no NUL inside, none after), T[n] = n consecutive T. Counts are
 // u32 and at most INT_MAX.
 //
-//   u32 0x54524941 ("TRIA"), u32 version = 4
+//   u32 0x54524941 ("TRIA"), u32 version = 5
 //   str config                     config_to_json, unformatted (survives TrialConfig changes)
 //   i32 id, rank, group_size, steps; i64 n_params
 //   str status, reason, host
@@ -23,7 +24,8 @@
 //   u32 out_dims[2]; f32 weights_out[n_layers][out_dims0·out_dims1]
 //   u8 has_scores (0: scores == NULL); if 1, per layer:
 //       i32 view; u32 dims[4]; f64 norm; 4 × (u32 n_sv, f64 sv[n_sv]); i32 num_rank[4];
-//       f64 eff_rank[4], correlation, correlation_chance, core_energy[4]; i32 tucker_ranks[4];
+//       f64 eff_rank[4], correlation, correlation_chance, correlation_chance_sd (version 5),
+//       core_energy[4]; i32 tucker_ranks[4];
 //       f64 tucker_fit; i32 tucker_iters; f64 cp_fit; u32 cp_rank_max;
 //       f64 cp_fits[cp_rank_max], cp_cond[4]; u32 cp_rank; f64 cp_roles[cp_rank·dims[3]]
 //   u8 has_params (0: params == NULL); if 1: str param_layout; f32 params[n_params]   (version 3)
@@ -52,8 +54,9 @@ _Static_assert(sizeof(int) == 4 && sizeof(float) == 4 && sizeof(double) == 8, "t
 
 enum {
     TRIAL_MAGIC = 0x54524941,  // "TRIA"
-    TRIAL_VERSION = 4,  // 2: the validation and test metrics, the output side, the tensor view;
-                        // 3: group_size, the whole parameter arena; 4: a program's trial
+    TRIAL_VERSION = 5,  // 2: the validation and test metrics, the output side, the tensor view;
+                        // 3: group_size, the whole parameter arena; 4: a program's trial;
+                        // 5: the Correlation's null sd
     TRIAL_VERSION_OLDEST = 2,
 };
 
@@ -88,6 +91,7 @@ static void pack_score(Bytes *b, const LayerScore *s) {
     bytes_put_array(b, s->eff_rank, 4, 8);
     bytes_put_f64(b, s->correlation);
     bytes_put_f64(b, s->correlation_chance);
+    bytes_put_f64(b, s->correlation_chance_sd);
     bytes_put_array(b, s->core_energy, 4, 8);
     bytes_put_array(b, s->tucker_ranks, 4, 4);
     bytes_put_f64(b, s->tucker_fit);
@@ -241,7 +245,7 @@ static TensorView get_view(ByteReader *rd) {
     return v == TENSOR_PARAMETERS ? TENSOR_PARAMETERS : TENSOR_FUNCTION;
 }
 
-static void unpack_score(ByteReader *rd, LayerScore *s) {
+static void unpack_score(ByteReader *rd, LayerScore *s, uint32_t version) {
     s->view = get_view(rd);
     get_dims(rd, s->dims);
     s->norm = br_f64(rd);
@@ -253,6 +257,7 @@ static void unpack_score(ByteReader *rd, LayerScore *s) {
     br_array(rd, s->eff_rank, 4, 8);
     s->correlation = br_f64(rd);
     s->correlation_chance = br_f64(rd);
+    s->correlation_chance_sd = version >= 5 ? br_f64(rd) : NAN;
     br_array(rd, s->core_energy, 4, 8);
     br_array(rd, s->tucker_ranks, 4, 4);
     s->tucker_fit = br_f64(rd);
@@ -368,7 +373,7 @@ static void unpack(ByteReader *rd, TrialResult *r) {
     if (has_scores > 1) br_fail(rd, "has_scores is %u (0 or 1)", has_scores);
     if (has_scores == 1 && !rd->failed) {
         r->scores = xcalloc((size_t)n_layers, sizeof *r->scores);
-        for (int l = 0; l < n_layers; l++) unpack_score(rd, &r->scores[l]);
+        for (int l = 0; l < n_layers; l++) unpack_score(rd, &r->scores[l], version);
     }
     if (version >= 3) unpack_params(rd, r);
     r->program_metric = NAN;
