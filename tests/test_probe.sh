@@ -155,13 +155,16 @@ Q = tr["matrix"][()].astype(np.float64)
 want(Q.shape == (49, 49) and close(Q @ Q.T, np.eye(49), atol=1e-5), "Q orthogonal", "Q Q^T = I", Q.shape)
 tab = tr["invariants"][()]
 names = [x.decode() for x in tab["name"]]
-def corr(W, O):  # function-level head correlation of one layer from its stored weights (QK weighted by |C_h|/s)
+def head_gram(W, O):  # the function-level head Gram of one layer from its stored weights (QK weighted by |C_h|/s)
     W, O = W.astype(np.float64), O.astype(np.float64)
     Hh, dk, D = W.shape[:3]
     B = np.einsum("hki,hkj->hij", W[..., 0], W[..., 1]) / np.sqrt(dk)
     Cm = np.einsum("ihk,hkj->hij", O.reshape(D, Hh, dk), W[..., 2])
     w2 = (Cm ** 2).sum(axis=(1, 2)); B = B * np.sqrt(w2 / w2.mean())[:, None, None]
-    rows = np.stack([B, Cm], -1).reshape(Hh, -1); G = rows @ rows.T; nr = np.sqrt(np.diag(G))
+    rows = np.stack([B, Cm], -1).reshape(Hh, -1)
+    return rows @ rows.T
+def corr(W, O):  # function-level head correlation of one layer
+    G = head_gram(W, O); Hh = len(G); nr = np.sqrt(np.diag(G))
     return ((np.abs(G) / np.outer(nr, nr)).sum() - Hh) / (Hh * (Hh - 1))
 def value(name, layer, col):
     k = [i for i in range(len(tab)) if names[i] == name and tab["layer"][i] == layer]
@@ -218,13 +221,6 @@ for l in range(L):
         got = ab["layer_accuracy"][l] if h == "all" else ab["accuracy"][l, h]
         acc_np = (lg.argmax(1) == lab[:n_eval]).mean()
         want(abs(got - acc_np) <= 1.0 / n_eval, f"layer {l} head {h} ablated accuracy against numpy", acc_np, got)
-def head_gram(W, O):  # the function-level head Gram of one layer from its stored weights
-    W, O = W.astype(np.float64), O.astype(np.float64)
-    Hh, dk, D = W.shape[:3]
-    B = np.einsum("hki,hkj->hij", W[..., 0], W[..., 1]) / np.sqrt(dk)
-    Cm = np.einsum("ihk,hkj->hij", O.reshape(D, Hh, dk), W[..., 2])
-    rows = np.stack([B, Cm], -1).reshape(Hh, -1)
-    return rows @ rows.T
 red = np.zeros((L, H))
 for l in range(L):
     G = head_gram(t[f"weights/layer{l}"][()], t[f"weights_out/layer{l}"][()])
