@@ -7,11 +7,15 @@
 #      equal to the stored val_accuracy exactly and σ = 1 below it, the orthogonal
 #      matrix orthogonal, the invariants table's original column equal to the trial's
 #      stored scores, its transformed column equal to numpy's correlation of the
-#      transformed model's stored weights, change and stays as defined; the file still
-#      reads (attnsweep report) and a second probe replaces the first;
+#      transformed model's stored weights, change and stays as defined; the per-head
+#      ablation: its clean pass the stored val metrics exactly, each head's and each
+#      layer's ablated loss against numpy's forward with that W_O block zeroed, every
+#      head of a layer moving the loss, the redundancy against numpy's head Gram of the
+#      stored weights and Spearman's rho against scipy's; the file still reads
+#      (attnsweep report) and a second probe replaces the first;
 #   2. a tiny charlm linear-attention trial: noise on the embeddings (σ = 0 exact),
-#      causal maps whose rows sum to 1, no transform (images only); a grassmann trial:
-#      the layers' CKA, no heads' outputs or maps;
+#      causal maps whose rows sum to 1, its ablation table, no transform (images only);
+#      a grassmann trial: the layers' CKA, no heads' outputs, maps or ablation;
 #   3. bad input: a file from before params were stored, a transform on a token task,
 #      a missing trial, an unknown option: exit 2, one line, the file untouched; --help.
 # Usage: bash tests/test_probe.sh /path/to/attnsweep (from the repository root; ctest
@@ -35,6 +39,10 @@ run probe "$tmp/t.h5" --cka-examples 100 --seed-control --quiet
 expect_rc 0 "probe"
 grep -q "^linear CKA between layers" "$tmp/out" || fail "probe: no CKA table on stdout"
 grep -q "^val_accuracy  *all" "$tmp/out" || fail "probe: no invariants table on stdout"
+grep -q "^per-head ablation (the validation split" "$tmp/out" || fail "probe: no ablation table on stdout"
+grep -q "^    1  all " "$tmp/out" || fail "probe: no every-head row of layer 1 on stdout"
+grep -q "^Spearman rho(redundancy, dloss) over the heads: layer 0 .* pooled (8 heads)" "$tmp/out" ||
+    fail "probe: no rank correlation on stdout"
 check "probe of the fashion_mnist trial against numpy" "$tmp/t.h5" <<'EOF'
 import gzip, json, sys
 import h5py
@@ -84,8 +92,8 @@ lut = ((np.arange(256, dtype=np.float32) / np.float32(255) - np.float32(0.2860))
 def ln(x, w, b):
     m = x.mean(-1, keepdims=True); v = ((x - m) ** 2).mean(-1, keepdims=True)
     return (x - m) / np.sqrt(v + 1e-5) * w + b
-def forward(x):  # x: (n, 28, 28) normalised; returns logits, x0, block outputs, heads' outputs, maps
-    n = len(x)
+def forward(x, drop=None):  # x: (n, 28, 28) normalised; returns logits, x0, block outputs, heads' outputs, maps
+    n = len(x)                 # drop: (layer, W_O columns zeroed) or None
     patches = x.reshape(n, 4, 7, 4, 7).transpose(0, 1, 3, 2, 4).reshape(n, 16, 49)
     h = np.concatenate([np.broadcast_to(P["cls"], (n, 1, C)), patches @ P["patch_w"].T + P["patch_b"]], 1) + P["wpe"]
     x0, outs, heads, maps = h, [], [], []
@@ -95,7 +103,9 @@ def forward(x):  # x: (n, 28, 28) normalised; returns logits, x0, block outputs,
         s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(hs)
         p = np.exp(s - s.max(-1, keepdims=True)); p /= p.sum(-1, keepdims=True)
         y = (p @ v).transpose(0, 2, 1, 3).reshape(n, 17, C)
-        h = h + y @ b["proj_w"].T + b["proj_b"]
+        Wo = b["proj_w"].copy()
+        if drop and drop[0] == len(outs): Wo[:, drop[1]] = 0
+        h = h + y @ Wo.T + b["proj_b"]
         u = ln(h, b["ln2_w"], b["ln2_b"]) @ b["fc_w"].T + b["fc_b"]
         u = 0.5 * u * (1 + np.tanh(np.sqrt(2 / np.pi) * (u + 0.044715 * u ** 3)))
         h = h + u @ b["fcproj_w"].T + b["fcproj_b"]
@@ -145,13 +155,16 @@ Q = tr["matrix"][()].astype(np.float64)
 want(Q.shape == (49, 49) and close(Q @ Q.T, np.eye(49), atol=1e-5), "Q orthogonal", "Q Q^T = I", Q.shape)
 tab = tr["invariants"][()]
 names = [x.decode() for x in tab["name"]]
-def corr(W, O):  # function-level head correlation of one layer from its stored weights (QK weighted by |C_h|/s)
+def head_gram(W, O):  # the function-level head Gram of one layer from its stored weights (QK weighted by |C_h|/s)
     W, O = W.astype(np.float64), O.astype(np.float64)
     Hh, dk, D = W.shape[:3]
     B = np.einsum("hki,hkj->hij", W[..., 0], W[..., 1]) / np.sqrt(dk)
     Cm = np.einsum("ihk,hkj->hij", O.reshape(D, Hh, dk), W[..., 2])
     w2 = (Cm ** 2).sum(axis=(1, 2)); B = B * np.sqrt(w2 / w2.mean())[:, None, None]
-    rows = np.stack([B, Cm], -1).reshape(Hh, -1); G = rows @ rows.T; nr = np.sqrt(np.diag(G))
+    rows = np.stack([B, Cm], -1).reshape(Hh, -1)
+    return rows @ rows.T
+def corr(W, O):  # function-level head correlation of one layer
+    G = head_gram(W, O); Hh = len(G); nr = np.sqrt(np.diag(G))
     return ((np.abs(G) / np.outer(nr, nr)).sum() - Hh) / (Hh * (Hh - 1))
 def value(name, layer, col):
     k = [i for i in range(len(tab)) if names[i] == name and tab["layer"][i] == layer]
@@ -182,6 +195,43 @@ want(close(tab["change"][finite], ch[finite], rtol=1e-12), "change = (transforme
 want(list(tab["stays"]) == list((np.abs(tab["change"]) <= 0.1).astype(int)), "stays = |change| <= tolerance",
      (np.abs(tab["change"]) <= 0.1).astype(int), tab["stays"])
 want(len(tab) == 4 + 12 * L, "table rows", 4 + 12 * L, len(tab))
+
+from scipy.stats import spearmanr
+ab = pr["ablation"]
+for k, shape in (("loss", (L, H)), ("accuracy", (L, H)), ("delta_loss", (L, H)), ("redundancy", (L, H)),
+                 ("layer_loss", (L,)), ("layer_accuracy", (L,)), ("layer_delta_loss", (L,)), ("spearman", (L,))):
+    want(ab[k].shape == shape, f"ablation/{k} shape", shape, ab[k].shape)
+want(ab.attrs["clean_loss"] == row["val_loss"] and ab.attrs["clean_accuracy"] == row["val_accuracy"],
+     "ablation clean pass = the stored val_loss, val_accuracy exactly", (row["val_loss"], row["val_accuracy"]),
+     (ab.attrs["clean_loss"], ab.attrs["clean_accuracy"]))
+want(close(ab["delta_loss"][()], ab["loss"][()] - ab.attrs["clean_loss"], rtol=1e-12), "delta_loss = loss - clean",
+     ab["loss"][()] - ab.attrs["clean_loss"], ab["delta_loss"][()])
+want((np.abs(ab["layer_delta_loss"][()]) > 1e-3).all(), "every head of a layer removed moves the loss", "|dloss| > 1e-3",
+     ab["layer_delta_loss"][()])
+def nll(logits):
+    z = logits - logits.max(1, keepdims=True)
+    return float((np.log(np.exp(z).sum(1)) - z[np.arange(n_eval), lab[:n_eval]]).mean())
+want(close(ab.attrs["clean_loss"], nll(logits), atol=1e-4), "clean loss against numpy", nll(logits), ab.attrs["clean_loss"])
+for l in range(L):
+    for h in list(range(H)) + ["all"]:
+        cols = np.arange(C) if h == "all" else np.arange(h * hs, (h + 1) * hs)
+        lg = forward(lut[img[:n_eval]], (l, cols))[0]
+        got = ab["layer_loss"][l] if h == "all" else ab["loss"][l, h]
+        want(close(got, nll(lg), atol=1e-4), f"layer {l} head {h} ablated loss against numpy", nll(lg), got)
+        got = ab["layer_accuracy"][l] if h == "all" else ab["accuracy"][l, h]
+        acc_np = (lg.argmax(1) == lab[:n_eval]).mean()
+        want(abs(got - acc_np) <= 1.0 / n_eval, f"layer {l} head {h} ablated accuracy against numpy", acc_np, got)
+red = np.zeros((L, H))
+for l in range(L):
+    G = head_gram(t[f"weights/layer{l}"][()], t[f"weights_out/layer{l}"][()])
+    cos = np.abs(G) / np.sqrt(np.outer(np.diag(G), np.diag(G)))
+    np.fill_diagonal(cos, -1)
+    red[l] = cos.max(1)
+    rho = spearmanr(ab["redundancy"][l], ab["delta_loss"][l]).correlation
+    want(close(ab["spearman"][l], rho, atol=1e-9), f"layer {l} spearman against scipy", rho, ab["spearman"][l])
+want(close(ab["redundancy"][()], red, atol=1e-6), "redundancy against numpy's head Gram", red, ab["redundancy"][()])
+rho = spearmanr(ab["redundancy"][()].ravel(), ab["delta_loss"][()].ravel()).correlation
+want(close(ab.attrs["spearman_pooled"], rho, atol=1e-9), "pooled spearman against scipy", rho, ab.attrs["spearman_pooled"])
 if bad:
     print("\n".join(bad)); sys.exit(1)
 EOF
@@ -245,6 +295,11 @@ if a.shape != (4, 2, 2, 16, 16): bad.append(f"attention shape: expected (4, 2, 2
 elif not (close(np.triu(a, 1), 0.0) and close(a.sum(-1), 1.0, atol=1e-5) and (a >= 0).all()):
     bad.append("attention: expected causal rows of non-negative weights summing to 1")
 if "transform" in p: bad.append("transform: expected none for charlm")
+ab = p["ablation"]
+if ab["loss"].shape != (2, 2) or ab["layer_loss"].shape != (2,): bad.append(f"ablation shapes: {ab['loss'].shape}")
+if not (ab.attrs["clean_loss"] == row["val_loss"] and ab.attrs["clean_accuracy"] == row["val_accuracy"]):
+    bad.append(f"ablation clean pass: expected {row['val_loss']}, got {ab.attrs['clean_loss']}")
+if not (np.abs(ab["layer_delta_loss"][()]) > 1e-4).all(): bad.append(f"layer dloss: {ab['layer_delta_loss'][()]}")
 if p.attrs["token_rows"] != 64 * 16: bad.append(f"token_rows: expected 1024, got {p.attrs['token_rows']}")
 if not close(np.diagonal(p["cka_layers"][()]), 1.0, atol=1e-9): bad.append("cka_layers: diagonal not 1")
 if bad: print("\n".join(bad)); sys.exit(1)
@@ -255,13 +310,14 @@ run train --attention grassmann --grassmann-rank 4 --steps 10 --d-model 16 --hea
 expect_rc 0 "train grassmann -o"
 run probe "$tmp/gm.h5" --cka-examples 32 --transform none --quiet
 expect_rc 0 "probe grassmann"
+grep -q "^per-head ablation: none (grassmann mixing has no heads)" "$tmp/out" || fail "probe grassmann: no word on ablation"
 check "probe of a grassmann trial: layers' CKA and noise, no heads' outputs or maps" "$tmp/gm.h5" <<'EOF'
 import sys
 import h5py
 from numcheck import close
 f = h5py.File(sys.argv[1], "r")
 row, p = f["summary"][0], f["trials/000000/probe"]
-bad = [f"{k}: expected absent" for k in ("cka_heads", "attention", "transform") if k in p]
+bad = [f"{k}: expected absent" for k in ("cka_heads", "attention", "transform", "ablation") if k in p]
 if p["cka_layers"].shape != (3, 3) or not close(p["cka_layers"][()].diagonal(), 1.0, atol=1e-9):
     bad.append(f"cka_layers: expected 3 x 3 with a unit diagonal, got {p['cka_layers'][()]}")
 if p["noise"]["val_accuracy"][0] != row["val_accuracy"]: bad.append("noise sigma 0: not the stored val_accuracy")

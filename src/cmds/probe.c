@@ -85,6 +85,51 @@ static void print_table(const Probe *p) {
     printf("(stays: |change| <= %g%%; change = (transformed - original) / |original|)\n", 100 * p->tolerance);
 }
 
+// Spearman's ρ, or "n/a" when it is undefined (one head, or a constant side).
+static const char *rho_text(char *buf, size_t n, double rho) {
+    if (isnan(rho))
+        snprintf(buf, n, "n/a");
+    else
+        snprintf(buf, n, "%+.3f", rho);
+    return buf;
+}
+
+static void print_ablation(const Probe *p) {
+    if (!p->ablation_loss) {
+        printf("per-head ablation: none (grassmann mixing has no heads)\n");
+        return;
+    }
+    const int L = p->layers, H = p->heads;
+    printf("per-head ablation (the validation split with each head's W_O block zeroed; clean val_loss %.4f, "
+           "val_accuracy %.4f), beside each head's redundancy (max |cos| to another head of the layer's head Gram):\n",
+           p->clean_loss, p->clean_accuracy);
+    printf("%5s %4s %9s %9s %12s %10s %10s\n", "layer", "head", "val_loss", "dloss", "val_accuracy", "daccuracy",
+           "redundancy");
+    for (int l = 0; l < L; l++) {
+        for (int h = 0; h < H; h++) {
+            const int k = l * H + h;
+            printf("%5d %4d %9.4f %+9.4f %12.4f %+10.4f %10.3f\n", l, h, p->ablation_loss[k],
+                   p->ablation_loss[k] - p->clean_loss, p->ablation_accuracy[k],
+                   p->ablation_accuracy[k] - p->clean_accuracy, p->redundancy[k]);
+        }
+        printf("%5d %4s %9.4f %+9.4f %12.4f %+10.4f\n", l, "all", p->layer_loss[l], p->layer_loss[l] - p->clean_loss,
+               p->layer_accuracy[l], p->layer_accuracy[l] - p->clean_accuracy);
+    }
+    char buf[32];
+    printf("Spearman rho(redundancy, dloss) over the heads:");
+    for (int l = 0; l < L; l++) printf(" layer %d %s,", l, rho_text(buf, sizeof buf, p->spearman[l]));
+    // Under no relation ρ over n heads has sd ≈ 1/√(n − 1): within 2 sd is chance.
+    const int n = L * H;
+    const double rho = p->spearman[L], sd = n > 1 ? 1 / sqrt(n - 1.0) : NAN;
+    printf(" pooled (%d heads) %s (chance: sd %.2f)\n", n, rho_text(buf, sizeof buf, rho), sd);
+    const char *reading =
+        isnan(rho)           ? "undefined: too few heads, or every head costs the same"
+        : fabs(rho) < 2 * sd ? "within chance (|rho| < 2 sd): ablation neither confirms nor contradicts the invariants"
+        : rho < 0 ? "negative beyond chance: the heads the invariants call alike cost less to remove, as they expect"
+                  : "positive beyond chance: the heads the invariants call alike cost more to remove, against them";
+    printf("  %s\n", reading);
+}
+
 int cmd_probe(int argc, char **argv) {
     const char *path = NULL, *sigma = NULL;
     int trial = 0, quiet = 0, transform = -1;
@@ -115,9 +160,10 @@ int cmd_probe(int argc, char **argv) {
     const Command cmd = {"probe", "attnsweep probe RESULTS.h5 [--trial N] [options]",
                          "Rebuilds a trained trial from its stored parameters and probes it on the\n"
                          "validation split: linear CKA between the heads' outputs and between the\n"
-                         "layers, accuracy under Gaussian input noise, attention maps, and (fashion_mnist)\n"
-                         "the same configuration trained on orthogonally transformed images with a\n"
-                         "table of the invariants that stay and that move. Writes /trials/NNNNNN/probe\n"
+                         "layers, accuracy under Gaussian input noise, the loss with each head removed\n"
+                         "beside the heads' redundancy in the head Gram (Spearman's rho), attention maps,\n"
+                         "and (fashion_mnist) the same configuration trained on orthogonally transformed\n"
+                         "images with a table of the invariants that stay and that move. Writes /trials/NNNNNN/probe\n"
                          "into the file (replacing an earlier probe) and prints the numbers.\n\n",
                          options, NULL,
                          {1, "one results file only", "which results file? (attnsweep probe RESULTS.h5)"}};
@@ -158,6 +204,8 @@ int cmd_probe(int argc, char **argv) {
     if (probe_rebuild(&m, &r, &info, err, sizeof err) != 0) die(EXIT_BADINPUT, "probe: %s: %s", path, err);
     Probe p = {0};
     probe_measure(&p, &m, data, &o);
+    probe_ablate_heads(&p, &m, data);
+    probe_redundancy(&p, &r);
     model_free(&m);
     dataset_free(data);
 
@@ -168,6 +216,7 @@ int cmd_probe(int argc, char **argv) {
     printf("accuracy under Gaussian input noise (the validation split):\n");
     for (int i = 0; i < p.n_sigma; i++)
         printf("  sigma %6.3f  val_accuracy %.4f  val_loss %.4f\n", p.sigma[i], p.noise_accuracy[i], p.noise_loss[i]);
+    print_ablation(&p);
     if (p.maps) printf("attention maps of validation examples 0..%d: probe/attention\n", p.n_maps - 1);
     if (o.transform != TRANSFORM_NONE) {
         probe_transform(&p, &r, &o, &grid, quiet ? NULL : stderr);

@@ -124,6 +124,30 @@ static void write_transform(const Out *o, hid_t probe, const Probe *p) {
     H5Gclose(g);
 }
 
+// The per-head ablation beside the heads' redundancy (probe.h), Δ = ablated − clean.
+static void write_ablation(const Out *o, hid_t probe, const Probe *p) {
+    const int L = p->layers, H = p->heads;
+    hid_t g = group(o, probe, "ablation");
+    attr_f64(o, g, "clean_loss", p->clean_loss);
+    attr_f64(o, g, "clean_accuracy", p->clean_accuracy);
+    attr_f64(o, g, "spearman_pooled", p->spearman[L]);
+    double *delta = xmalloc((size_t)L * H * sizeof(double)), *layer_delta = xmalloc((size_t)L * sizeof(double));
+    for (int k = 0; k < L * H; k++) delta[k] = p->ablation_loss[k] - p->clean_loss;
+    for (int l = 0; l < L; l++) layer_delta[l] = p->layer_loss[l] - p->clean_loss;
+    const hsize_t lh[2] = {(hsize_t)L, (hsize_t)H}, l1 = (hsize_t)L;
+    dataset(o, g, "loss", H5T_NATIVE_DOUBLE, 2, lh, p->ablation_loss);
+    dataset(o, g, "accuracy", H5T_NATIVE_DOUBLE, 2, lh, p->ablation_accuracy);
+    dataset(o, g, "delta_loss", H5T_NATIVE_DOUBLE, 2, lh, delta);
+    dataset(o, g, "layer_loss", H5T_NATIVE_DOUBLE, 1, &l1, p->layer_loss);
+    dataset(o, g, "layer_accuracy", H5T_NATIVE_DOUBLE, 1, &l1, p->layer_accuracy);
+    dataset(o, g, "layer_delta_loss", H5T_NATIVE_DOUBLE, 1, &l1, layer_delta);
+    dataset(o, g, "redundancy", H5T_NATIVE_DOUBLE, 2, lh, p->redundancy);
+    dataset(o, g, "spearman", H5T_NATIVE_DOUBLE, 1, &l1, p->spearman);
+    free(delta);
+    free(layer_delta);
+    H5Gclose(g);
+}
+
 static void write_probe(const Out *o, hid_t trial, const Probe *p) {
     if (H5Lexists(trial, "probe", H5P_DEFAULT) > 0) ok(o, H5Ldelete(trial, "probe", H5P_DEFAULT), "probe");
     hid_t g = group(o, trial, "probe");
@@ -138,6 +162,7 @@ static void write_probe(const Out *o, hid_t trial, const Probe *p) {
         const hsize_t nm[5] = {(hsize_t)p->n_maps, (hsize_t)L, (hsize_t)H, (hsize_t)p->T, (hsize_t)p->T};
         dataset(o, g, "attention", H5T_NATIVE_FLOAT, 5, nm, p->maps);
     }
+    if (p->ablation_loss) write_ablation(o, g, p);
     if (p->transform != TRANSFORM_NONE) write_transform(o, g, p);
     H5Gclose(g);
 }

@@ -66,10 +66,7 @@ static void embed_noise(void *ctx, float *x0, long n) {
     for (long i = 0; i < n; i++) x0[i] += (float)gsl_ran_gaussian_ziggurat(z->rng, scale);
 }
 
-// The validation split as training evaluates it (model/train.c: batches of the trial's
-// batch rows, at most eval_batches of them, in the model's micro-batches), inputs under
-// noise σ: accuracy and loss (nats).
-static void noisy_eval(Model *m, const Dataset *d, double sigma, int seed, double *accuracy, double *loss) {
+void probe_eval(Model *m, const Dataset *d, double sigma, int seed, double *accuracy, double *loss) {
     const DatasetInfo info = dataset_info(d);
     Batch b = batch_alloc(&info, m->cfg.batch);
     MicroBatches u = micro_batches(&info, m, b.B);
@@ -117,7 +114,7 @@ void probe_measure(Probe *p, Model *m, const Dataset *d, const ProbeOptions *o) 
     p->n_sigma = o->n_sigma;
     for (int i = 0; i < o->n_sigma; i++) {
         p->sigma[i] = o->sigma[i];
-        noisy_eval(m, d, o->sigma[i], o->noise_seed + 1000 * i, &p->noise_accuracy[i], &p->noise_loss[i]);
+        probe_eval(m, d, o->sigma[i], o->noise_seed + 1000 * i, &p->noise_accuracy[i], &p->noise_loss[i]);
     }
     int n_maps = o->maps < m->B ? o->maps : m->B;
     if (n_maps > info.n_val) n_maps = (int)info.n_val;
@@ -242,6 +239,12 @@ void probe_free(Probe *p) {
     free(p->cka_heads);
     free(p->cka_layers);
     free(p->maps);
+    free(p->ablation_loss);
+    free(p->ablation_accuracy);
+    free(p->layer_loss);
+    free(p->layer_accuracy);
+    free(p->redundancy);
+    free(p->spearman);
     free(p->Q);
     trial_result_free(&p->transformed);
     trial_result_free(&p->control);

@@ -12,6 +12,15 @@
 //     embeddings x0 in units of their RMS over the batch's real rows; σ = 0 is the clean
 //     pass, the trial's own val_accuracy;
 //   * attention maps of the first validation examples (model_attention_map);
+//   * per-head ablation (Michel et al. 2019; softmax variants, Grassmann has no heads):
+//     the validation split evaluated as the clean noise pass evaluates it, with head h's
+//     output removed (its d_model × d_k block of W_O zeroed), one head at a time and every
+//     head of a layer at once; beside it each head's redundancy as the invariants see it
+//     (max over g ≠ h of |cos| between rows g and h of the layer's function-level head
+//     Gram, common/circuits.h, from the trial's stored weights weighted by what each head
+//     writes, as the scorer reads them) and Spearman's ρ between
+//     redundancy and Δloss over the heads (expected negative when redundant heads cost
+//     little to remove);
 //   * the stability-under-transformation experiment: the same configuration (same seed,
 //     same budget) trained by the built-in engine on images under a fixed random
 //     orthogonal map Q of their input features, scored like every trial, and each
@@ -62,6 +71,12 @@ typedef struct {
     int n_maps, T;
     float *maps;         // [n_maps][layers][heads][T][T] (NULL for grassmann)
 
+    double clean_loss, clean_accuracy;           // the validation split, nothing removed
+    double *ablation_loss, *ablation_accuracy;   // [layers][heads]: head h removed (NULL for grassmann)
+    double *layer_loss, *layer_accuracy;         // [layers]: every head of the layer removed
+    double *redundancy;                          // [layers][heads]
+    double *spearman;  // [layers + 1]: ρ(redundancy, Δloss) over each layer's heads, then pooled (NaN: undefined)
+
     TransformKind transform;
     int transform_seed, q_dim;
     float *Q;              // q_dim × q_dim, orthogonal
@@ -78,6 +93,19 @@ typedef struct {
 int probe_rebuild(Model *m, const TrialResult *r, const DatasetInfo *info, char *err, size_t errlen);
 // CKA, noise and maps of the rebuilt model m (r's) on d's validation split into p.
 void probe_measure(Probe *p, Model *m, const Dataset *d, const ProbeOptions *o);
+// The per-head ablation of the rebuilt model m on d's validation split into p (clean_*,
+// ablation_*, layer_*; nothing for grassmann). m's parameters are left as they were.
+// (probe_ablation.c)
+void probe_ablate_heads(Probe *p, Model *m, const Dataset *d);
+// After probe_ablate_heads: the redundancy of the heads of r (the trial m was rebuilt
+// from) from its stored weights, and the rank correlations with Δloss.
+void probe_redundancy(Probe *p, const TrialResult *r);
+// The validation split as training evaluates it (model/train.c: batches of the trial's
+// batch rows, at most eval_batches of them, in the model's micro-batches), inputs under
+// Gaussian noise σ (0: none) from seed: accuracy and loss (nats).
+void probe_eval(Model *m, const Dataset *d, double sigma, int seed, double *accuracy, double *loss);
+// Spearman's ρ of x and y (n values each; NaN for n < 2 or a constant side).
+double probe_spearman(const double *x, const double *y, int n);
 // The transformation experiment of r (a fashion_mnist trial whose scores it replaces by
 // a fresh scoring of its stored weights, on g) into p. progress: the training's lines or NULL.
 void probe_transform(Probe *p, TrialResult *r, const ProbeOptions *o, const BlacsGrid *g, FILE *progress);
