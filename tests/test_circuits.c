@@ -51,6 +51,25 @@ static Layer random_layer(int H, int dk, int D, unsigned seed) {
     return l;
 }
 
+// numpy's check `script` of the layer: it reads qkv, out and then the n doubles x from the
+// file its first argument names; H, dk and D follow.
+static void check_layer_python(const char *script, const Layer *l, int H, int dk, int D, const double *x, size_t n,
+                               const char *what) {
+    char path[] = "/tmp/attnsweep_circuits_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd < 0) return;
+    FILE *f = fdopen(fd, "wb");
+    fwrite(l->qkv, sizeof(float), (size_t)H * dk * D * 3, f);
+    fwrite(l->out, sizeof(float), (size_t)D * H * dk, f);
+    fwrite(x, sizeof(double), n, f);
+    fclose(f);
+    char args[256];
+    snprintf(args, sizeof args, "%s %d %d %d", path, H, dk, D);
+    check_python(script, args, what);
+    unlink(path);
+}
+
 static void layer_free(Layer *l) {
     circuits_free(&l->c);
     free(l->out);
@@ -133,27 +152,18 @@ static const char numpy_script[] =
     "print(f'  numpy: T[{H},{D},{D},2] σ of the four unfoldings, correlation and norm agree to {err.max():.1e}')\n";
 
 static void test_scores_against_numpy(const BlacsGrid *g) {
-    const int H = 5, dk = 3, D = 11, n = H * dk;
+    const int H = 5, dk = 3, D = 11;
     Layer l = random_layer(H, dk, D, 3);
-    const float *qkv = l.qkv, *out = l.out;
     ScoreOptions o;
     score_options_default(&o);
     LayerScore s;
     score_circuits(&s, &l.c, &o, g);
-    char path[] = "/tmp/attnsweep_circuits_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0, "mkstemp");
-    FILE *f = fdopen(fd, "wb");
-    fwrite(qkv, sizeof(float), (size_t)n * D * 3, f);
-    fwrite(out, sizeof(float), (size_t)D * n, f);
-    for (int m = 0; m < 4; m++) fwrite(s.sv[m], sizeof(double), (size_t)s.n_sv[m], f);
-    fwrite(&s.correlation, sizeof(double), 1, f);
-    fwrite(&s.norm, sizeof(double), 1, f);
-    fclose(f);
-    char args[256];
-    snprintf(args, sizeof args, "%s %d %d %d", path, H, dk, D);
-    check_python(numpy_script, args, "numpy reference of the function-level scores");
-    unlink(path);
+    double got[64];  // every σ (at most H + 2 D + 2 of them), the correlation and the norm
+    size_t k = 0;
+    for (int m = 0; m < 4; m++)
+        for (int i = 0; i < s.n_sv[m]; i++) got[k++] = s.sv[m][i];
+    got[k++] = s.correlation, got[k++] = s.norm;
+    check_layer_python(numpy_script, &l, H, dk, D, got, k, "numpy reference of the function-level scores");
     CHECK(isfinite(s.tucker_fit) && s.tucker_fit > 0.0 && s.tucker_fit <= 1.0, "Tucker fit %g", s.tucker_fit);
     CHECK(s.cp_rank > 0 && isfinite(s.cp_fit), "CP rank %d fit %g", s.cp_rank, s.cp_fit);
     layer_score_free(&s);
@@ -283,19 +293,8 @@ static void test_rotation_null(const BlacsGrid *g) {
           s.correlation_chance_sd);
     CHECK_CLOSE(correlation_z(&s), (s.correlation - s.correlation_chance) / s.correlation_chance_sd, 1e-15, 0.0,
                 "z of the layer's Correlation");
-    char path[] = "/tmp/attnsweep_null_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0, "mkstemp");
-    FILE *f = fdopen(fd, "wb");
-    fwrite(l.qkv, sizeof(float), (size_t)n * D * 3, f);
-    fwrite(l.out, sizeof(float), (size_t)D * n, f);
-    fwrite(&s.correlation_chance, sizeof(double), 1, f);
-    fwrite(&s.correlation_chance_sd, sizeof(double), 1, f);
-    fclose(f);
-    char args[256];
-    snprintf(args, sizeof args, "%s %d %d %d", path, H, dk, D);
-    check_python(null_script, args, "rotation null against exact Haar rotations");
-    unlink(path);
+    const double null[2] = {s.correlation_chance, s.correlation_chance_sd};
+    check_layer_python(null_script, &l, H, dk, D, null, 2, "rotation null against exact Haar rotations");
     layer_score_free(&s);
     layer_free(&l);
 }
