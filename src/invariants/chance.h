@@ -21,7 +21,7 @@ double mixing_kernel_chance(int r, int d_model);     // Grassmann output feature
 //       (E[U_ab U_cd] = δ_ac δ_bd / n1); |cos| is taken as |N(0, σ²_gh)|: mean σ√(2/π),
 //       variance σ²(1 − 2/π). The pairs are pairwise independent (U_gᵀU_h and U_gᵀU_k
 //       are independent Haar), so the variances add. Against exact Haar rotations
-//       (tests/test_circuits.c; measured within 1 % (mean) and 2 % (sd) for d_k ≥ 4); for
+//       (tests/test_circuits.c: within 1.5 % (mean) and 3.5 % (sd) at d_k = 4 there, within 1 % and 2 % at d_k = 16); for
 //       rank-1 heads (d_k = 1) the mean comes out 16 % high.
 //   parts 1, n1n2 = n (the parameter view: each row of length n rotated whole): exact,
 //       E|cos| = correlation_chance_of_rows(n), E cos² = 1/n.

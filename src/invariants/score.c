@@ -276,10 +276,12 @@ static void set_null(LayerScore *out, CorrelationNull null) {
 }
 
 void score_circuits(LayerScore *out, const Circuits *c, const ScoreOptions *o, const BlacsGrid *g) {
-    Circuits w;  // each head's QK weighted by what it writes
-    circuits_alloc(&w, c->heads, c->d_k, c->d_model);
+    // each head's QK weighted by what it writes: c's factors but for a copy of the QK's left
+    // one, which the weights scale (a LLaMA-7B layer's is 128 MB)
+    Circuits w = *c;
     const size_t bytes = (size_t)c->heads * c->d_k * c->d_model * sizeof(double);
-    for (int rho = 0; rho < 2; rho++) memcpy(w.L[rho], c->L[rho], bytes), memcpy(w.R[rho], c->R[rho], bytes);
+    w.L[0] = xmalloc(bytes);
+    memcpy(w.L[0], c->L[0], bytes);
     circuits_weight_by_writes(&w);
     const Tensor4 t = tensor4_circuits(&w);
     score_begin(out, TENSOR_FUNCTION, t.dims);
@@ -289,7 +291,7 @@ void score_circuits(LayerScore *out, const Circuits *c, const ScoreOptions *o, c
     const double n = c->d_model;
     set_null(out, correlation_rotation_null(norm2, c->heads, 2, n * n));
     free(norm2);
-    circuits_free(&w);
+    free(w.L[0]);
 }
 
 // No CP sweep here: every slice K_o is antisymmetric, and an antisymmetric tensor has
