@@ -129,6 +129,10 @@ browse "$tmp/engine.html" "$tmp/engine" shot
 check_page "$tmp/engine.html" "$tmp/engine.dom" importance history parallel contour curve_val_accuracy \
     curve_val_loss trace_correlation trace_rank_deviation slice_lambda_orth slice_lr slice_attention
 pass "no console message; every chart drew; brushing an axis filters the table ($(head -c 300 "$tmp/check"))"
+# the report's verdict as a section of its own, its fit's answer in words
+grep -q '<section id="verdict">' "$tmp/engine.dom" && grep -q '<th>answer</th>' "$tmp/engine.dom" ||
+    fail "the engine sweep's page has no verdict section with the fit's answer"
+pass "the verdict: its section, with the fit's answer"
 [[ -n ${SCREENSHOT:-} ]] && cp "$tmp/engine.png" "$SCREENSHOT" && echo "   screenshot: $SCREENSHOT"
 
 echo "== 3. parameter importance against Optuna, on a program's sweep  [$((SECONDS - start)) s]"

@@ -188,6 +188,23 @@
     });
   }
 
+  // The verdict (attnsweep report's): does the reward add information in this sweep?
+  const V = R.verdict || {};
+  const vfit = Array.isArray(V.fit) ? V.fit : [], vtau = Array.isArray(V.tau) ? V.tau : [];
+  if (vfit.length || vtau.length) {
+    const s = section("Verdict: does the reward help?", "verdict");
+    el("p", { class: "note" }, s, "Kendall τ of each early predictor (validation metric, RankDeviation, Correlation, reward) against the final validation metric, with a bootstrap 95 % interval over configurations, and a fit of the final metric on early validation accuracy and the invariant terms: the report's verdict tables, never the test split.");
+    for (const row of vfit) if (row.answer) el("p", {}, s, `${row.attention}: ${row.answer}`);
+    const put = (rows, title, open) => {
+      if (!rows.length) return;
+      const d = el("details", open ? { open: "" } : {}, s);
+      el("summary", {}, d, title);
+      el("div", { class: "wide" }, d).appendChild(table(rows));
+    };
+    put(vfit, `fit (${vfit.length})`, true);
+    put(vtau, `Kendall τ at each evaluation (${vtau.length})`, false);
+  }
+
   // Optimisation history
   {
     const s = section("Optimisation history", "history");
@@ -395,7 +412,7 @@
     let traceGrid = null;
     if (hasTrace) {
       const s2 = section("Invariant traces", "traces");
-      el("p", { class: "note" }, s2, "Correlation (mean |cos| between heads) and RankDeviation at each evaluation of the chosen trials, as the reward reads them; dotted: Correlation's chance level (independent Gaussian heads of the shape), the mean over the chosen trials.");
+      el("p", { class: "note" }, s2, "Correlation (mean |cos| between heads) and RankDeviation at each evaluation of the chosen trials, as the reward reads them; dotted: Correlation's chance level (the mean of its rotation null: each head's objects rotated at random), the mean over the chosen trials.");
       traceGrid = el("div", { class: "grid" }, s2);
     }
     drawCurves = () => {
