@@ -42,6 +42,24 @@ tiny_recall_params='  d_model: {value: 16}
   eval_batches: {value: 2}
   recall_pairs: {value: 4}'
 
+# program_grid_yaml NAME PROGRAM LINE... -- PARAMETER-LINE...: $tmp/NAME.yaml, a grid sweep
+# of the trial program PROGRAM run by Debian's python, with the top-level LINEs and then
+# `parameters:` with each PARAMETER-LINE under it.
+program_grid_yaml() {
+    local name=$1 program=$2
+    shift 2
+    {
+        echo "name: $name"
+        echo "program: $program"
+        echo "command: [$py, \"\${program}\", \"\${args}\"]"
+        echo "method: grid"
+        while [[ $# -gt 0 && $1 != -- ]]; do echo "$1"; shift; done
+        [[ $# -gt 0 ]] && shift
+        echo "parameters:"
+        printf '  %s\n' "$@"
+    } >"$tmp/$name.yaml"
+}
+
 fail() {
     echo "FAIL: $*" >&2
     for f in out err; do

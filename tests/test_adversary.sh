@@ -13,17 +13,7 @@ prog=$here/programs/adversary_program.py
 sweep() {
     local name=$1 budget=$2 extra=$3
     shift 3
-    {
-        echo "name: $name"
-        echo "program: $prog"
-        echo "command: [$py, \"\${program}\", \"\${args}\"]"
-        echo "method: grid"
-        echo "metric: {name: val_loss, goal: minimize}"
-        echo "$budget"
-        echo "$extra"
-        echo "parameters:"
-        printf '  %s\n' "$@"
-    } >"$tmp/$name.yaml"
+    program_grid_yaml "$name" "$prog" "metric: {name: val_loss, goal: minimize}" "$budget" "$extra" -- "$@"
 }
 
 # statuses FILE: "status:reason" of every trial, by id, one a line.

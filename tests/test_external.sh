@@ -28,17 +28,7 @@ prog=$here/programs/protocol_program.py
 program_yaml() {
     local name=$1 metric=$2 budget=$3
     shift 3
-    {
-        echo "name: $name"
-        echo "program: $prog"
-        echo "command: [$py, \"\${program}\", \"\${args}\"]"
-        echo "method: grid"
-        echo "seed: 5"
-        echo "$metric"
-        echo "$budget"
-        echo "parameters:"
-        printf '  %s\n' "$@"
-    } >"$tmp/$name.yaml"
+    program_grid_yaml "$name" "$prog" "seed: 5" "$metric" "$budget" -- "$@"
 }
 
 # ---------------------------------------------------------------------------
