@@ -452,6 +452,11 @@ def main():
                {"weight_map": {"enc.layer.0.attention.self.query.weight": "a.safetensors",
                                "enc.layer.0.attention.self.key.weight": "b.safetensors"}})
     bad("fused_rows", safetensors_bytes([tensor("blocks.0.attn.qkv.weight", "F32", np.ones((25, 8)))[0]]))
+    # what a layer reads through and its biases (read beside its weights): bad shapes, dtypes, values
+    qkv8 = tensor("h.0.attn.c_attn.weight", "F32", np.ones((8, 24)))[0]  # GPT-2's Conv1D, d_model 8, width 8
+    bad("bias_short", safetensors_bytes([qkv8, tensor("h.0.attn.c_attn.bias", "F32", np.ones(23))[0]]))
+    bad("ln_int", safetensors_bytes([qkv8, tensor("h.0.ln_1.weight", "I32", np.ones(8))[0]]))
+    bad("bias_nan", safetensors_bytes([qkv8, tensor("h.0.attn.c_attn.bias", "F32", np.r_[np.ones(5), np.nan, np.ones(18)])[0]]))
     bad("grassmann_plu", safetensors_bytes([tensor("b.0.grassmann.w_red.weight", "F32", np.ones((4, 8)))[0],
                                             tensor("b.0.grassmann.w_plu.weight", "F32", np.ones((8, 5)))[0]]))
 

@@ -379,6 +379,9 @@ static void test_errors(void) {
     check_error("fused_rows", 4,
                 "tensor \"blocks.0.attn.qkv.weight\" has shape [25, 8]; a fused Q, K, V weight [3*width, d_model] "
                 "needs a row count divisible by 3");
+    check_error("bias_short", 4, "tensor \"h.0.attn.c_attn.bias\" has F32 [23]; expected a float vector [24]");
+    check_error("ln_int", 4, "tensor \"h.0.ln_1.weight\" has I32 [8]; expected a float vector [8]");
+    check_error("bias_nan", 4, "tensor \"h.0.attn.c_attn.bias\" has NaN at [5]");
     check_error("grassmann_plu", 0,
                 "tensor \"b.0.grassmann.w_plu.weight\" has shape [8, 5]; expected [d_model, r*(r-1)/2] = [8, 6]");
     // sharded checkpoints: messages name the index, or the shard at fault

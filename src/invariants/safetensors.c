@@ -809,8 +809,11 @@ static int load_tensor(const Ctx *c, const Source *srcs, const Tensor *t, Scratc
         else if (!bad && isinf(v[i])) bad = v[i] > 0 ? "+Inf" : "-Inf";
         if (bad) {
             unsigned long long r = (unsigned long long)(i / cols), col = (unsigned long long)(i % cols);
-            if (big != 0) return fail(c, "tensor %s has %s (%.6g) at [%llu, %llu]", q.s, bad, big, r, col);
-            return fail(c, "tensor %s has %s at [%llu, %llu]", q.s, bad, r, col);
+            char at[48];
+            if (t->ndim == 2) snprintf(at, sizeof at, "[%llu, %llu]", r, col);
+            else snprintf(at, sizeof at, "[%llu]", col);
+            if (big != 0) return fail(c, "tensor %s has %s (%.6g) at %s", q.s, bad, big, at);
+            return fail(c, "tensor %s has %s at %s", q.s, bad, at);
         }
     }
     return 0;
