@@ -372,7 +372,7 @@ expect_rc 0 "score bert_f16 --heads 4"
 expect_quiet_stderr "score bert_f16 --heads 4"
 want_first="(BERT, 4 heads; post-LN: query bias in the QK form, writes centred): 2 layers, function tensor [heads 4, dest_dim 33, src_dim 33, roles 2], on a 1 x 1 grid"
 grep -qF "$want_first" "$tmp/out" || fail "score bert_f16: expected '$want_first', got '$(head -1 "$tmp/out")'"
-grep -qE '^layer +numerical ranks +effective ranks +head corr +chance +z +tucker ranks +fit +cp rank +cp fit +time$' "$tmp/out" ||
+grep -qE '^layer +numerical ranks +effective ranks +head corr +chance +z +heads z +tucker ranks +fit +cp rank +cp fit +time$' "$tmp/out" ||
     fail "score bert_f16: expected the table header line, got '$(sed -n 2p "$tmp/out")'"
 [[ $(grep -cE '^ +[01]  [0-9]+ [0-9]+ [0-9]+ [0-9]+ ' "$tmp/out") == 2 ]] ||
     fail "score bert_f16: expected two layer rows"

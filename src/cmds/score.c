@@ -154,8 +154,8 @@ static void print_table(const Input *in, const char *path, const LayerScore *s, 
         printf(" (%s, %d heads; %s)", in->model.family, in->model.dims[0], in->model.form);
     printf(": %d layers, %s tensor [%s %d, %s %d, %s %d, %s %d], on a %d x %d grid\n", in->n_layers,
            tensor_view_names[view], m[0], dims[0], m[1], dims[1], m[2], dims[2], m[3], dims[3], g->nprow, g->npcol);
-    printf("%5s  %-19s  %-27s  %9s  %6s  %6s  %-19s  %7s  %7s  %6s  %8s\n", "layer", "numerical ranks",
-           "effective ranks", "head corr", "chance", "z", "tucker ranks", "fit", "cp rank", "cp fit", "time");
+    printf("%5s  %-19s  %-27s  %9s  %6s  %6s  %7s  %-19s  %7s  %7s  %6s  %8s\n", "layer", "numerical ranks",
+           "effective ranks", "head corr", "chance", "z", "heads z", "tucker ranks", "fit", "cp rank", "cp fit", "time");
     for (int l = 0; l < in->n_layers; l++) {
         const LayerScore *x = &s[l];
         char num[32], eff[48], tr[32];
@@ -163,9 +163,9 @@ static void print_table(const Input *in, const char *path, const LayerScore *s, 
         snprintf(eff, sizeof eff, "%.2f %.2f %.2f %.2f", x->eff_rank[0], x->eff_rank[1], x->eff_rank[2], x->eff_rank[3]);
         snprintf(tr, sizeof tr, "%d %d %d %d", x->tucker_ranks[0], x->tucker_ranks[1], x->tucker_ranks[2],
                  x->tucker_ranks[3]);
-        printf("%5d  %-19s  %-27s  %9.4f  %6.4f  %6.1f  %-19s  %7.4f  %7d  %6.4f  %6.0f ms\n", l, num, eff,
-               x->correlation, x->correlation_chance, correlation_z(x), tr, x->tucker_fit, x->cp_rank, x->cp_fit,
-               1e3 * secs[l]);
+        printf("%5d  %-19s  %-27s  %9.4f  %6.4f  %6.1f  %7.1f  %-19s  %7.4f  %7d  %6.4f  %6.0f ms\n", l, num, eff,
+               x->correlation, x->correlation_chance, correlation_z(x), eff_rank_z(x), tr, x->tucker_fit, x->cp_rank,
+               x->cp_fit, 1e3 * secs[l]);
     }
 }
 
@@ -179,6 +179,9 @@ static cJSON *layer_json(const LayerScore *x) {
     cJSON_AddNumberToObject(o, "correlation_chance", x->correlation_chance);
     cJSON_AddNumberToObject(o, "correlation_chance_sd", x->correlation_chance_sd);  // null for Grassmann
     cJSON_AddNumberToObject(o, "correlation_z", correlation_z(x));
+    cJSON_AddNumberToObject(o, "eff_rank_heads_chance", x->eff_rank_chance);  // null for Grassmann
+    cJSON_AddNumberToObject(o, "eff_rank_heads_chance_sd", x->eff_rank_chance_sd);
+    cJSON_AddNumberToObject(o, "eff_rank_heads_z", eff_rank_z(x));
     cJSON_AddItemToObject(o, "tucker_ranks", cJSON_CreateIntArray(x->tucker_ranks, 4));
     cJSON_AddNumberToObject(o, "tucker_fit", x->tucker_fit);
     cJSON_AddNumberToObject(o, "cp_rank", x->cp_rank);

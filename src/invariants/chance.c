@@ -17,12 +17,14 @@
 #include "invariants/chance.h"
 
 #include <gsl/gsl_blas.h>
+#include <gsl/gsl_eigen.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include "common/util.h"
+#include "invariants/tucker.h"
 
 #define CHANCE_SEED 20261201UL
 #define PAIRS_MAX 2000
@@ -124,25 +126,89 @@ double mixing_kernel_chance(int r, int d_model) {
     return v;
 }
 
-CorrelationNull correlation_rotation_null(const double *part2, int heads, int parts, double n1n2) {
-    double mean = 0.0, var = 0.0;
+// σ²_gh of the rotation null (chance.h) of heads g and h, and their rows' squared norms;
+// 0 when either row is zero.
+static double pair_variance(const double *part2, int g, int h, int parts, double n1n2, double *ng, double *nh) {
+    double cross = 0.0;
+    *ng = *nh = 0.0;
+    for (int p = 0; p < parts; p++) {
+        const double a = part2[g * parts + p], b = part2[h * parts + p];
+        cross += a * b, *ng += a, *nh += b;
+    }
+    if (!(*ng > 0.0 && *nh > 0.0)) return 0.0;
+    return parts == 1 ? 1.0 / n1n2 : cross / (n1n2 * *ng * *nh);
+}
+
+ChanceNull correlation_rotation_null(const double *part2, int heads, int parts, double n1n2) {
+    double mean = 0.0, var = 0.0, ng, nh;
     long pairs = 0;
     const double exact = parts == 1 ? correlation_chance_of_rows(n1n2) : 0.0;
     for (int g = 0; g < heads; g++)
         for (int h = g + 1; h < heads; h++) {
-            double cross = 0.0, ng = 0.0, nh = 0.0;
-            for (int p = 0; p < parts; p++) {
-                const double a = part2[g * parts + p], b = part2[h * parts + p];
-                cross += a * b, ng += a, nh += b;
-            }
+            const double s2 = pair_variance(part2, g, h, parts, n1n2, &ng, &nh);
             if (!(ng > 0.0 && nh > 0.0)) continue;  // a zero row is in no pair
             pairs++;
             if (parts == 1) {
-                mean += exact, var += 1.0 / n1n2 - exact * exact;
+                mean += exact, var += s2 - exact * exact;
             } else {
-                const double s2 = cross / (n1n2 * ng * nh);
                 mean += sqrt(2.0 * s2 / M_PI), var += s2 * (1.0 - 2.0 / M_PI);
             }
         }
-    return pairs ? (CorrelationNull){mean / (double)pairs, sqrt(var) / (double)pairs} : (CorrelationNull){0.0, 0.0};
+    return pairs ? (ChanceNull){mean / (double)pairs, sqrt(var) / (double)pairs} : (ChanceNull){0.0, 0.0};
+}
+
+#define RANK_NULL_DRAWS 256
+
+// A head and its parts' squared norms, ordered by them.
+typedef struct {
+    int head, parts;
+    const double *norm2;
+} HeadNorms;
+
+static int by_norms(const void *a, const void *b) {
+    const HeadNorms *x = a, *y = b;
+    for (int p = 0; p < x->parts; p++)
+        if (x->norm2[p] != y->norm2[p]) return x->norm2[p] < y->norm2[p] ? -1 : 1;
+    return 0;
+}
+
+ChanceNull eff_rank_rotation_null(const double *part2, int heads, int parts, double n1n2) {
+    // The draws go to the heads in the order of their norms, so that a permutation of the
+    // heads draws the same matrices (heads of equal norms have equal variances).
+    HeadNorms *order = xmalloc((size_t)heads * sizeof *order);
+    for (int h = 0; h < heads; h++) order[h] = (HeadNorms){h, parts, part2 + (size_t)h * parts};
+    qsort(order, (size_t)heads, sizeof *order, by_norms);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, CHANCE_SEED);
+    gsl_matrix *G = gsl_matrix_alloc((size_t)heads, (size_t)heads);
+    gsl_vector *lam = gsl_vector_alloc((size_t)heads);
+    gsl_eigen_symm_workspace *ws = gsl_eigen_symm_alloc((size_t)heads);
+    double *sv = xmalloc((size_t)heads * sizeof(double)), sum = 0.0, sum2 = 0.0, ng, nh;
+    for (int k = 0; k < RANK_NULL_DRAWS; k++) {
+        for (int i = 0; i < heads; i++) {
+            const int g = order[i].head;
+            double diag = 0.0;
+            for (int p = 0; p < parts; p++) diag += part2[g * parts + p];
+            gsl_matrix_set(G, i, i, diag);
+            for (int j = i + 1; j < heads; j++) {
+                const int h = order[j].head;
+                const double s2 = pair_variance(part2, g, h, parts, n1n2, &ng, &nh);
+                const double x = s2 > 0.0 ? sqrt(ng * nh * s2) * gsl_ran_gaussian_ziggurat(rng, 1.0) : 0.0;
+                gsl_matrix_set(G, i, j, x);
+                gsl_matrix_set(G, j, i, x);
+            }
+        }
+        gsl_eigen_symm(G, lam, ws);  // destroys G, which the next draw rebuilds
+        for (int i = 0; i < heads; i++) sv[i] = sqrt(fmax(0.0, gsl_vector_get(lam, i)));
+        const double e = effective_rank(sv, heads);
+        sum += e, sum2 += e * e;
+    }
+    const double mean = sum / RANK_NULL_DRAWS;
+    free(order);
+    free(sv);
+    gsl_eigen_symm_free(ws);
+    gsl_vector_free(lam);
+    gsl_matrix_free(G);
+    gsl_rng_free(rng);
+    return (ChanceNull){mean, sqrt(fmax(0.0, sum2 / RANK_NULL_DRAWS - mean * mean))};
 }

@@ -27,7 +27,14 @@ double mixing_kernel_chance(int r, int d_model);     // Grassmann output feature
 //       E|cos| = correlation_chance_of_rows(n), E cos² = 1/n.
 typedef struct {
     double mean, sd;
-} CorrelationNull;
-CorrelationNull correlation_rotation_null(const double *part2, int heads, int parts, double n1n2);
+} ChanceNull;
+ChanceNull correlation_rotation_null(const double *part2, int heads, int parts, double n1n2);
+
+// The heads mode's effective rank under the same null: the head Gram with its diagonal
+// kept (‖row_g‖²) and each off-diagonal entry ‖row_g‖‖row_h‖·cos drawn as the Gaussian
+// correlation_rotation_null reads cos as (E cos² = 1/n for parts 1), σ = √λ of its
+// nonnegative eigenvalues; mean and sd over 256 draws from a fixed seed (so a layer always
+// gets the same numbers). What RankDeviation's heads term has by chance.
+ChanceNull eff_rank_rotation_null(const double *part2, int heads, int parts, double n1n2);
 
 #endif

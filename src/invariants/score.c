@@ -38,17 +38,6 @@ void score_options_default(ScoreOptions *o) {
     o->dense_max = (size_t)1 << 24;
 }
 
-// exp(−Σ p_i log p_i), p = σ/Σσ: between 1 (one direction) and n_sv (flat); 0 for σ = 0.
-static double effective_rank(const double *sv, int n_sv) {
-    double sum = 0.0, h = 0.0;
-    for (int i = 0; i < n_sv; i++) sum += sv[i];
-    if (sum == 0.0) return 0.0;
-    for (int i = 0; i < n_sv; i++) {
-        const double p = sv[i] / sum;
-        if (p > 0.0) h -= p * log(p);
-    }
-    return exp(h);
-}
 
 // Mean over pairs g ≠ h of nonzero rows of |cos| between rows g, h of the mode-0
 // unfolding, from their Gram matrix M (G × G); 0 with fewer than two nonzero rows. A zero
@@ -269,10 +258,13 @@ static void score_begin(LayerScore *out, TensorView view, const int dims[4]) {
     for (int n = 0; n < 4; n++) out->cp_cond[n] = NAN;
 }
 
-// The Correlation's rotation null (chance.h).
-static void set_null(LayerScore *out, CorrelationNull null) {
-    out->correlation_chance = null.mean;
-    out->correlation_chance_sd = null.sd;
+// The rotation nulls (chance.h) of the Correlation and of the heads mode's effective rank,
+// from each head's parts' squared norms.
+static void set_null(LayerScore *out, const double *part2, int heads, int parts, double n1n2) {
+    const ChanceNull c = correlation_rotation_null(part2, heads, parts, n1n2);
+    const ChanceNull r = eff_rank_rotation_null(part2, heads, parts, n1n2);
+    out->correlation_chance = c.mean, out->correlation_chance_sd = c.sd;
+    out->eff_rank_chance = r.mean, out->eff_rank_chance_sd = r.sd;
 }
 
 void score_circuits(LayerScore *out, const Circuits *c, const ScoreOptions *o, const BlacsGrid *g) {
@@ -289,7 +281,7 @@ void score_circuits(LayerScore *out, const Circuits *c, const ScoreOptions *o, c
     double *norm2 = xmalloc((size_t)2 * c->heads * sizeof(double));
     circuits_slice_norms(norm2, &w);
     const double n = c->d_model;
-    set_null(out, correlation_rotation_null(norm2, c->heads, 2, n * n));
+    set_null(out, norm2, c->heads, 2, n * n);
     free(norm2);
     free(w.L[0]);
 }
@@ -309,7 +301,8 @@ void score_mixing_kernel(LayerScore *out, const MixingKernel *k, const ScoreOpti
     no_cp.cp = 0;
     score_tensor(out, &t, &no_cp, g);
     out->correlation_chance = mixing_kernel_chance(k->r, D);
-    out->correlation_chance_sd = NAN;  // no rotation null of the output features' forms
+    out->correlation_chance_sd = out->eff_rank_chance = out->eff_rank_chance_sd = NAN;  // no rotation null of the
+                                                                                        // output features' forms
     free(X);
 }
 
@@ -322,7 +315,7 @@ void score_weights(LayerScore *out, const float *W, const int dims[4], const Sco
     score_tensor(out, &t, o, g);
     double *row2 = xcalloc((size_t)dims[0], sizeof(double));
     for (size_t i = 0; i < size; i++) row2[i / (size / dims[0])] += X[i] * X[i];
-    set_null(out, correlation_rotation_null(row2, dims[0], 1, (double)(size / dims[0])));
+    set_null(out, row2, dims[0], 1, (double)(size / dims[0]));
     free(row2);
     free(X);
 }
@@ -361,6 +354,10 @@ double mean_correlation(const LayerScore *layers, int n_layers) {
 
 double correlation_z(const LayerScore *s) {
     return s->correlation_chance_sd > 0.0 ? (s->correlation - s->correlation_chance) / s->correlation_chance_sd : NAN;
+}
+
+double eff_rank_z(const LayerScore *s) {
+    return s->eff_rank_chance_sd > 0.0 ? (s->eff_rank[0] - s->eff_rank_chance) / s->eff_rank_chance_sd : NAN;
 }
 
 double mean_correlation_chance(const LayerScore *layers, int n_layers) {

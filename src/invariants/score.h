@@ -87,6 +87,8 @@ typedef struct {
     double correlation_chance;     // its rotation null's mean (chance.h): each head's objects rotated at
                                    //   random, spectra kept (Grassmann: independent Gaussian weights)
     double correlation_chance_sd;  //   and its standard deviation (NaN for Grassmann: none computed)
+    double eff_rank_chance, eff_rank_chance_sd;  // the heads mode's effective rank under the same null
+                                                 //   (chance.h; NaN for Grassmann)
     double core_energy[4];  // fraction of ‖W‖² kept by mode n's leading num_rank[n] singular vectors
     int tucker_ranks[4];    // ranks the Tucker decomposition used
     double tucker_fit;      // 1 − ‖W − Ŵ‖/‖W‖ of the HOOI result
@@ -115,5 +117,8 @@ double mean_correlation_chance(const LayerScore *layers, int n_layers);
 // (correlation − correlation_chance) / correlation_chance_sd: where the layer's Correlation
 // lies on its rotation null; NaN without one.
 double correlation_z(const LayerScore *s);
+// (eff_rank[0] − eff_rank_chance) / eff_rank_chance_sd: the heads' effective rank on its
+// null (below 0: fewer distinct heads than chance gives); NaN without one.
+double eff_rank_z(const LayerScore *s);
 
 #endif

@@ -92,6 +92,17 @@ int numerical_rank(const double *sv, int n_sv, double energy) {
     return n_sv;
 }
 
+double effective_rank(const double *sv, int n_sv) {
+    double sum = 0.0, h = 0.0;
+    for (int i = 0; i < n_sv; i++) sum += sv[i];
+    if (sum == 0.0) return 0.0;
+    for (int i = 0; i < n_sv; i++) {
+        const double p = sv[i] / sum;
+        if (p > 0.0) h -= p * log(p);
+    }
+    return exp(h);
+}
+
 // LAPACK's info for a routine on the mode-n unfolding (n ≥ 0) or in HOOI (n < 0).
 static void lapack_check(int info, const char *routine, int n) {
     if (info == 0) return;

@@ -18,6 +18,8 @@ void tensor_unfold(double *Xn, const double *X, const int dims[4], int n);
 
 // Smallest r with Σ_{i<r} σ_i² ≥ energy · Σ σ_i² (sv descending); 0 when all σ are 0.
 int numerical_rank(const double *sv, int n_sv, double energy);
+// exp(−Σ p_i log p_i), p = σ/Σσ: between 1 (one direction) and n_sv (flat); 0 for σ = 0.
+double effective_rank(const double *sv, int n_sv);
 
 typedef struct {
     int m;       // d_n, rows of X_(n)

@@ -445,6 +445,8 @@ static void write_layer_scores(const H5Store *s, hid_t parent, const LayerScore 
         write_attr(s, lg, "correlation", H5T_NATIVE_DOUBLE, &ls->correlation);
         write_attr(s, lg, "correlation_chance", H5T_NATIVE_DOUBLE, &ls->correlation_chance);
         write_attr(s, lg, "correlation_chance_sd", H5T_NATIVE_DOUBLE, &ls->correlation_chance_sd);
+        write_attr(s, lg, "eff_rank_chance", H5T_NATIVE_DOUBLE, &ls->eff_rank_chance);
+        write_attr(s, lg, "eff_rank_chance_sd", H5T_NATIVE_DOUBLE, &ls->eff_rank_chance_sd);
         write_attr(s, lg, "tucker_fit", H5T_NATIVE_DOUBLE, &ls->tucker_fit);
         write_attr(s, lg, "tucker_iters", H5T_NATIVE_INT, &ls->tucker_iters);
         write_attr(s, lg, "cp_rank", H5T_NATIVE_INT, &ls->cp_rank);

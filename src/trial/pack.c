@@ -24,7 +24,7 @@
 //   u8 has_scores (0: scores == NULL); if 1, per layer:
 //       i32 view; u32 dims[4]; f64 norm; 4 × (u32 n_sv, f64 sv[n_sv]); i32 num_rank[4];
 //       f64 eff_rank[4], correlation, correlation_chance, correlation_chance_sd,
-//       core_energy[4]; i32 tucker_ranks[4];
+//       eff_rank_chance, eff_rank_chance_sd, core_energy[4]; i32 tucker_ranks[4];
 //       f64 tucker_fit; i32 tucker_iters; f64 cp_fit; u32 cp_rank_max;
 //       f64 cp_fits[cp_rank_max], cp_cond[4]; u32 cp_rank; f64 cp_roles[cp_rank·dims[3]]
 //   u8 has_params (0: params == NULL); if 1: str param_layout; f32 params[n_params]
@@ -88,6 +88,8 @@ static void pack_score(Bytes *b, const LayerScore *s) {
     bytes_put_f64(b, s->correlation);
     bytes_put_f64(b, s->correlation_chance);
     bytes_put_f64(b, s->correlation_chance_sd);
+    bytes_put_f64(b, s->eff_rank_chance);
+    bytes_put_f64(b, s->eff_rank_chance_sd);
     bytes_put_array(b, s->core_energy, 4, 8);
     bytes_put_array(b, s->tucker_ranks, 4, 4);
     bytes_put_f64(b, s->tucker_fit);
@@ -262,6 +264,8 @@ static void unpack_score(ByteReader *rd, LayerScore *s) {
     s->correlation = br_f64(rd);
     s->correlation_chance = br_f64(rd);
     s->correlation_chance_sd = br_f64(rd);
+    s->eff_rank_chance = br_f64(rd);
+    s->eff_rank_chance_sd = br_f64(rd);
     br_array(rd, s->core_energy, 4, 8);
     br_array(rd, s->tucker_ranks, 4, 4);
     s->tucker_fit = br_f64(rd);

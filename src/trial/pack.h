@@ -22,7 +22,8 @@ int trial_unpack(TrialResult *r, const unsigned char *data, size_t len, char *er
 int trial_bytes_version(const unsigned char *data, size_t len);
 // The version trial_pack writes. 2: the validation and test metrics, the output side, the
 // tensor view; 3: group_size, the whole parameter arena; 4: a program's trial; 5: the whole
-// network's weights and scores (results format 4), the Correlation's null sd.
+// network's weights and scores (results format 4), the rotation nulls of the Correlation
+// (its sd) and of the heads' effective rank.
 enum { TRIAL_BYTES_VERSION = 5 };
 
 #endif
