@@ -147,6 +147,35 @@ static void test_reward_tensor(void) {
     space_free(&s);
 }
 
+// A regulariser searched against a reward holding the term it minimises is named, with
+// where the file sets it; not when the term's weight is 0, the metric is another, or the
+// regulariser is not searched.
+static void test_regularised_terms_noted(void) {
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"method: grid\nparameters:\n  lambda_orth: {values: [0, 0.1]}\n  lambda_stability: {values: [0, 1]}\n",
+         "mem.yaml:3:3: lambda_orth pushes apart the heads whose mean |cos| is the reward's Correlation term (gamma "
+         "= 0.1)|mem.yaml:4:3: lambda_stability holds still the heads' singular values the reward's RankDeviation "
+         "reads (beta = 0.1)"},
+        {"method: grid\nreward: {gamma: 0}\nparameters:\n  lambda_orth: {values: [0, 0.1]}\n", ""},
+        {"method: grid\nmetric: {name: val_accuracy, goal: maximize}\nparameters:\n  lambda_orth: {values: [0, 0.1]}\n",
+         ""},
+        {"method: grid\nparameters:\n  lambda_orth: {value: 0.1}\n  lr: {values: [0.001, 0.01]}\n", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        SweepSpec s;
+        if (parse(&s, cases[i].text)) continue;
+        char got[2048] = "";
+        for (int k = 0; k < s.n_notes; k++)
+            if (strstr(s.notes[k], "by construction"))
+                snprintf(got + strlen(got), sizeof got - strlen(got), "%s%.*s", got[0] ? "|" : "",
+                         (int)(strstr(s.notes[k], ": what it gains") - s.notes[k]), s.notes[k]);
+        CHECK(!strcmp(got, cases[i].want), "case %zu: notes '%s', want '%s'", i, got, cases[i].want);
+        space_free(&s);
+    }
+}
+
 // attention x lambda_orth, core_rank only for tucker: 2 + 2*2 = 6 configurations, in
 // file order with the last parameter fastest.
 static void test_grid_condition(void) {
@@ -790,6 +819,7 @@ int main(void) {
     test_examples_load();
     test_header_example();
     test_reward_tensor();
+    test_regularised_terms_noted();
     test_grid_condition();
     test_random_sobol_reproducible();
     test_distributions();

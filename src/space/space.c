@@ -2063,6 +2063,30 @@ int space_yaml_guard(const char *text, size_t len, int *line, int *col, char *wh
     return 0;
 }
 
+// A regulariser the sweep searches that minimises a term of its own reward: its gain in
+// reward is partly by construction (lambda_orth pushes apart the very heads whose mean
+// |cos| is the Correlation term; lambda_stability holds still the heads' singular values
+// that RankDeviation reads), so the note says to judge it by the validation metrics.
+static void note_regularised_terms(Loader *L) {
+    const SweepSpec *s = L->s;
+    if (strcmp(s->metric, "reward") != 0) return;
+    static const struct {
+        const char *param, *term, *what;
+    } minimised[] = {
+        {"lambda_orth", "Correlation", "pushes apart the heads whose mean |cos| is the reward's Correlation term"},
+        {"lambda_stability", "RankDeviation", "holds still the heads' singular values the reward's RankDeviation reads"},
+    };
+    for (size_t k = 0; k < sizeof minimised / sizeof minimised[0]; k++) {
+        const double weight = k == 0 ? s->reward.gamma : s->reward.beta;
+        for (int j = 0; weight > 0 && j < s->n_params; j++)
+            if (!strcmp(s->params[j].param->name, minimised[k].param))
+                note(L, "%s:%d:%d: %s %s (%s = %g): what it gains in reward is partly by construction; judge it "
+                     "by val_accuracy, as the report's ablations and verdict do",
+                     L->path, s->params[j].line, s->params[j].col, minimised[k].param, minimised[k].what,
+                     k == 0 ? "gamma" : "beta", weight);
+    }
+}
+
 static int check_nesting(Loader *L) {
     Mark m;
     char why[128];
@@ -2099,6 +2123,7 @@ static int read_sweep(Loader *L) {
     L->root = mark_of(root);
     if (read_top(L, root) || resolve_conditions(L) || check_size(L) || check_scheduler(L)) return -1;
     if (space_is_program(s) ? check_program(L) : check_combinations(L) || check_metric(L) || check_data(L)) return -1;
+    if (!space_is_program(s)) note_regularised_terms(L);
     char text[32];
     snprintf(text, sizeof text, "%d", s->seed * 1000);  // repeat 0's seed (sampler.c)
     set_text(&s->base, seed_param(), text);
