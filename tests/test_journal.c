@@ -427,7 +427,7 @@ static int no_temporary(const char *name) {
     return system(cmd) != 0;
 }
 
-static const char MAGIC[] = "attnsweep-journal 3\n";
+static const char MAGIC[] = "attnsweep-journal 4\n";
 enum { MAGIC_LEN = sizeof MAGIC - 1, HEADER = 20, N_TRIALS = 50 };
 
 // A journal of this process, locked, replayed (empty) and begun: as a sweep opens it.
@@ -465,7 +465,7 @@ static void test_append_and_replay(void) {
     while (off + HEADER <= file.len) {
         const unsigned char *h = file.data + off;
         const uint32_t kind = le32(h + 4), n = le32(h + 8);
-        if (le32(h) != 0x334E524A || le32(h + 16) != (uint32_t)crc32(0L, h, 16) || off + HEADER + n > file.len) break;
+        if (le32(h) != 0x344E524A || le32(h + 16) != (uint32_t)crc32(0L, h, 16) || off + HEADER + n > file.len) break;
         const unsigned char *body = h + HEADER;
         CHECK(le32(h + 12) == (uint32_t)crc32(0L, body, n), "record %d: body CRC", records);
         const uint32_t want_kind = records == 0 ? 2 : records == 2 * N_TRIALS + 1 ? 4 : records % 2 ? 3 : 1;
@@ -622,9 +622,9 @@ static void test_flip_every_byte(void) {
 }
 
 // Trial bytes of another version are refused (2 to 4: each layer's weights and scores alone,
-// before the whole network's view; 6: a later attnsweep), and so is a journal holding an
-// intact record of such bytes: with one line saying why, not as damage to skip.
-static void test_unpack_older(void) {
+// before the whole network's view; 6: a later attnsweep), and so are the journals of
+// versions 2 and 3, which hold such trials: one line saying why, the file untouched.
+static void test_older_refused(void) {
     TrialResult want = make_trial(8, 1), got;
     Bytes b = packed(&want);
     char err[512] = "", expect[128];
@@ -632,65 +632,27 @@ static void test_unpack_older(void) {
         if (v == TRIAL_BYTES_VERSION) continue;
         b.data[4] = (unsigned char)v;  // the version's low byte (little-endian u32 after the magic)
         snprintf(expect, sizeof expect, "trial format version %d, this attnsweep reads %d", v, TRIAL_BYTES_VERSION);
-        CHECK(trial_bytes_version(b.data, b.len) == v && trial_unpack(&got, b.data, b.len, err, sizeof err) != 0 &&
-                  strstr(err, expect),
+        CHECK(trial_unpack(&got, b.data, b.len, err, sizeof err) != 0 && strstr(err, expect),
               "version %d: expected refused with '%s', got '%s'", v, expect, err);
     }
-    b.data[4] = 4;  // a journal (version 2's framing) of one such record
-    char path[128];
-    path_in(path, sizeof path, "v4-trial.journal");
-    Bytes j = {0};
-    memcpy(bytes_extend(&j, 20), "attnsweep-journal 2\n", 20);
-    bytes_put_u32(&j, 0x4A524E4C);
-    bytes_put_u32(&j, (uint32_t)b.len);
-    bytes_put_u32(&j, (uint32_t)crc32(0L, b.data, (uInt)b.len));
-    memcpy(bytes_extend(&j, b.len), b.data, b.len);
-    write_bytes(path, j.data, j.len);
-    Collected c = {0};
-    const long n = replay(path, &c, err, sizeof err);
-    CHECK(n < 0 && strstr(err, "a sweep of an attnsweep before results format 4") && strstr(err, "trial bytes 4") &&
-              !strchr(err, '\n'),
-          "a journal of version 4 trial bytes: %ld records, '%s'", n, err);
-    collected_free(&c);
-    bytes_free(&j);
     bytes_free(&b);
     trial_result_free(&want);
-}
-
-// Version 2's file (the magic line "attnsweep-journal 2", records magic + length + CRC +
-// trial_pack) is read; the first run that appends makes it a version 3 journal.
-static void test_version_2(void) {
-    char path[128];
-    path_in(path, sizeof path, "v2.journal");
-    TrialResult t[3] = {make_trial(3, 0), make_trial(4, 2), make_trial(5, 1)};
-    Bytes b = {0};
-    memcpy(bytes_extend(&b, 20), "attnsweep-journal 2\n", 20);
-    for (int i = 0; i < 2; i++) {
-        Bytes p = packed(&t[i]);
-        bytes_put_u32(&b, 0x4A524E4C);
-        bytes_put_u32(&b, (uint32_t)p.len);
-        bytes_put_u32(&b, (uint32_t)crc32(0L, p.data, (uInt)p.len));
-        memcpy(bytes_extend(&b, p.len), p.data, p.len);
-        bytes_free(&p);
+    static const char *const old[] = {"attnsweep-journal 2\nJRNL and old trials", "attnsweep-journal 3\nJRN3 and old trials"};
+    for (int k = 0; k < 2; k++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/v%d.journal", dir, k + 2);
+        write_bytes(path, (const unsigned char *)old[k], strlen(old[k]));
+        Collected c = {0};
+        const long n = replay(path, &c, err, sizeof err);
+        snprintf(expect, sizeof expect, "a sweep of an attnsweep before results format 4 (journal version %d", k + 2);
+        CHECK(n < 0 && strstr(err, expect) && strstr(err, "start a new sweep") && !strchr(err, '\n'),
+              "a version %d journal: %ld records, '%s'", k + 2, n, err);
+        Bytes after = read_whole(path);
+        CHECK(after.len == strlen(old[k]) && !memcmp(after.data, old[k], after.len), "a version %d journal was changed",
+              k + 2);
+        bytes_free(&after);
+        collected_free(&c);
     }
-    write_bytes(path, b.data, b.len);
-    bytes_free(&b);
-    Collected c = {0};
-    char err[512];
-    long n = replay(path, &c, err, sizeof err);
-    CHECK(n == 2 && c.n == 2 && err[0] == 0, "a version 2 journal: %ld records, '%s'", n, err);
-    for (int i = 0; i < c.n && i < 2; i++) check_same_trial(&c.r[i], &t[i]);
-    Journal *j = open_begun(path);
-    journal_append(j, &t[2]);
-    journal_close(j);
-    Bytes after = read_whole(path);
-    CHECK(after.len > 20 && !memcmp(after.data, MAGIC, MAGIC_LEN), "a resumed version 2 journal keeps its old magic line");
-    bytes_free(&after);
-    n = replay(path, &c, err, sizeof err);
-    CHECK(c.n == 3 && c.starts == 1 && err[0] == 0, "the version 2 journal after a resume: %d trials, '%s'", c.n, err);
-    for (int i = 0; i < c.n && i < 3; i++) check_same_trial(&c.r[i], &t[i]);
-    collected_free(&c);
-    for (int i = 0; i < 3; i++) trial_result_free(&t[i]);
 }
 
 // Run fn(arg) in a child with stderr captured: its exit status, stderr in out.
@@ -757,11 +719,11 @@ static void test_foreign_files(void) {
 
     // A journal of the versions before the validation split (its trials lack the test
     // metrics), or of a later one: refused whole, never cut as if its records were damaged.
-    const char *versions[] = {"attnsweep-journal 1\nJRNL and the records of old trials", "attnsweep-journal 4\n"};
+    const char *versions[] = {"attnsweep-journal 1\nJRNL and the records of old trials", "attnsweep-journal 5\n"};
     for (int k = 0; k < 2; k++) {
         write_text(path, versions[k]);
         long n = replay(path, &c, err, sizeof err);
-        CHECK(n == -1 && strstr(err, "a journal of another attnsweep version (this one reads \"attnsweep-journal 3\""),
+        CHECK(n == -1 && strstr(err, "a journal of another attnsweep version (this one reads \"attnsweep-journal 4\""),
               "a journal '%.19s': got %ld '%s'", versions[k], n, err);
         code = run_child(open_journal, path, out, sizeof out);
         after = read_whole(path);
@@ -961,7 +923,7 @@ int main(void) {
     if (!mkdtemp(dir)) die(EXIT_RUNTIME, "cannot create a temporary directory");
     const double t0 = now_seconds();
     test_round_trip();
-    test_unpack_older();
+    test_older_refused();
     test_unpack_wide_dims();
     test_unpack_truncated();
     test_unpack_damaged();
@@ -969,7 +931,6 @@ int main(void) {
     test_append_and_replay();
     test_torn_tail();
     test_flip_every_byte();
-    test_version_2();
     test_foreign_files();
     test_lock();
     const double t2 = now_seconds();

@@ -20,22 +20,20 @@
 _Static_assert(sizeof(long) >= 8 && sizeof(off_t) >= 8, "journal offsets are long: needs 64-bit long and off_t");
 
 enum {
-    RECORD_MAGIC = 0x334E524A,  // "JRN3"
+    RECORD_MAGIC = 0x344E524A,  // "JRN4"
     RECORD_HEADER = 20,         // magic, kind, length, body crc, header crc
-    V2_MAGIC = 0x4A524E4C,      // version 2's records: magic, length, crc, body
-    V2_HEADER = 12,
     SCAN_CHUNK = 1 << 16,       // bytes read at a time while looking for the next record
     MAX_STRETCHES = 4,          // damaged stretches named in the warning
     HOLDER_TRIES = 10,          // reads of a locked journal's last start record, 0.1 s apart
 };
-static const char JOURNAL_MAGIC[] = "attnsweep-journal 3\n", V2_LINE[] = "attnsweep-journal 2\n";
+static const char JOURNAL_MAGIC[] = "attnsweep-journal 4\n";
 #define JOURNAL_MAGIC_LEN (sizeof JOURNAL_MAGIC - 1)
 
 struct Journal {
     char *path;
     int fd;
     long end;          // where the next record goes: the end of the last intact one after a replay
-    int fix_magic;     // the magic line is version 2's or damaged: journal_begin writes version 3's
+    int fix_magic;     // the magic line is damaged: journal_begin writes it again
 };
 
 const char *journal_path(const Journal *j) { return j->path; }
@@ -75,31 +73,20 @@ typedef struct {
 typedef struct {
     JournalKind kind;
     off_t at, end;  // the record's first byte and the byte after it
-    int v2;         // framed as version 2's records
 } Frame;
 
-// Whether an intact record (version 3 or 2) starts at off: its frame, its body in s->body.
+// Whether an intact record starts at off: its frame, its body in s->body.
 // -1 on an I/O error.
 static int frame_at(Scan *s, off_t off, Frame *f) {
     unsigned char h[RECORD_HEADER];
     const ssize_t got = pread_full(s->fd, h, sizeof h, off);
     if (got < 0) return -1;
-    if (got < V2_HEADER) return 0;
-    const uint32_t magic = (uint32_t)load_le(h, 4);
-    uint32_t n, crc;
-    int head;
-    if (magic == RECORD_MAGIC) {
-        if (got < RECORD_HEADER || (uint32_t)load_le(h + 16, 4) != (uint32_t)crc32(0L, h, 16)) return 0;
-        f->kind = (JournalKind)load_le(h + 4, 4);
-        n = (uint32_t)load_le(h + 8, 4), crc = (uint32_t)load_le(h + 12, 4), head = RECORD_HEADER;
-        f->v2 = 0;
-    } else if (magic == V2_MAGIC) {
-        f->kind = JOURNAL_TRIAL;
-        n = (uint32_t)load_le(h + 4, 4), crc = (uint32_t)load_le(h + 8, 4), head = V2_HEADER;
-        f->v2 = 1;
-    } else {
+    if (got < RECORD_HEADER || (uint32_t)load_le(h, 4) != RECORD_MAGIC ||
+        (uint32_t)load_le(h + 16, 4) != (uint32_t)crc32(0L, h, 16))
         return 0;
-    }
+    f->kind = (JournalKind)load_le(h + 4, 4);
+    const uint32_t n = (uint32_t)load_le(h + 8, 4), crc = (uint32_t)load_le(h + 12, 4);
+    const int head = RECORD_HEADER;
     // The length decides the allocation: no more than the file still holds.
     if ((off_t)n > s->size - off - head) return 0;
     s->body.len = 0;
@@ -115,7 +102,7 @@ static int frame_at(Scan *s, off_t off, Frame *f) {
 // The first intact record at or after off (1), none before the end (0), or -1 (I/O error).
 // Candidates are the places a record magic appears, each checked whole.
 static int next_frame(Scan *s, off_t off, Frame *f) {
-    static const unsigned char m3[4] = {'J', 'R', 'N', '3'}, m2[4] = {'L', 'N', 'R', 'J'};
+    static const unsigned char m4[4] = {'J', 'R', 'N', '4'};
     unsigned char *buf = xmalloc(SCAN_CHUNK + 3);
     int found = 0;
     while (!found && off < s->size) {
@@ -126,7 +113,7 @@ static int next_frame(Scan *s, off_t off, Frame *f) {
         }
         if (got < 4) break;
         for (ssize_t i = 0; i + 4 <= got && i < SCAN_CHUNK && !found; i++) {
-            if (memcmp(buf + i, m3, 4) && memcmp(buf + i, m2, 4)) continue;
+            if (memcmp(buf + i, m4, 4)) continue;
             found = frame_at(s, off + i, f);
         }
         off += SCAN_CHUNK;
@@ -193,8 +180,10 @@ static void damage_line(const Damage *d, const char *path, int bad_magic, char *
     if (len < errlen) snprintf(err + len, errlen - len, " every intact record is kept, and a trial that was only in a skipped one runs again");
 }
 
-// The magic line: 3 or 2 (the version), 0 when it is damaged but version 3 records follow
-// (*bad_magic set), -1 with the reason when the file is no journal this attnsweep reads.
+// The magic line: 1 (this version's), 0 when it is damaged but intact records follow
+// (*bad_magic set), -1 with the reason when the file is no journal this attnsweep reads:
+// versions 2 and 3 are of an attnsweep before results format 4, whose trials' weights and
+// scores are of each layer alone.
 static int check_magic(Scan *s, const char *path, int *bad_magic, char *err, size_t errlen) {
     char head[JOURNAL_MAGIC_LEN];
     const ssize_t got = pread_full(s->fd, head, sizeof head, 0);
@@ -203,23 +192,30 @@ static int check_magic(Scan *s, const char *path, int *bad_magic, char *err, siz
         return -1;
     }
     *bad_magic = 0;
-    if ((size_t)got == sizeof head && !memcmp(head, JOURNAL_MAGIC, sizeof head)) return 3;
-    if ((size_t)got == sizeof head && !memcmp(head, V2_LINE, sizeof head)) return 2;
-    // A damaged first line of a version 3 journal: its intact records say what it is.
+    if ((size_t)got == sizeof head && !memcmp(head, JOURNAL_MAGIC, sizeof head)) return 1;
+    static const char family[] = "attnsweep-journal ";
+    const int ours = (size_t)got == sizeof head && !memcmp(head, family, sizeof family - 1);
+    if (ours && (head[sizeof family - 1] == '2' || head[sizeof family - 1] == '3') && head[sizeof head - 1] == '\n') {
+        snprintf(err, errlen,
+                 "%s: a sweep of an attnsweep before results format 4 (journal version %c: its trials' weights and "
+                 "scores are of each layer alone, not the whole network's): finish it with the attnsweep that started "
+                 "it, or start a new sweep",
+                 path, head[sizeof family - 1]);
+        return -1;
+    }
+    // A damaged first line: its intact records say what it is.
     Frame f;
-    int found, v3 = 0;
-    for (off_t off = 0; !v3 && (found = next_frame(s, off, &f)) == 1; off = f.end) v3 = !f.v2;
+    const int found = next_frame(s, 0, &f);
     if (found < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    if (v3) {
+    if (found) {
         *bad_magic = 1;
         return 0;
     }
-    static const char family[] = "attnsweep-journal ";
-    if ((size_t)got == sizeof head && !memcmp(head, family, sizeof family - 1))
-        snprintf(err, errlen, "%s: a journal of another attnsweep version (this one reads \"%.*s\" and version 2)", path,
+    if (ours)
+        snprintf(err, errlen, "%s: a journal of another attnsweep version (this one reads \"%.*s\")", path,
                  (int)JOURNAL_MAGIC_LEN - 1, JOURNAL_MAGIC);
     else
         snprintf(err, errlen, "%s: not an attnsweep journal", path);
@@ -228,7 +224,7 @@ static int check_magic(Scan *s, const char *path, int *bad_magic, char *err, siz
 
 // Every intact record from the magic line on; trials decoded only when `trials` is set
 // (otherwise they are not visited). *end: the end of the last intact record; *fix_magic:
-// the magic line is damaged or version 2's.
+// the magic line is damaged.
 static long replay_fd(int fd, const char *path, int trials, JournalVisit fn, void *ctx, long *end, int *fix_magic,
                       char *err, size_t errlen) {
     err[0] = 0;
@@ -239,8 +235,7 @@ static long replay_fd(int fd, const char *path, int trials, JournalVisit fn, voi
     }
     Scan s = {.fd = fd, .size = st.st_size};
     int bad_magic = 0;
-    const int version = check_magic(&s, path, &bad_magic, err, errlen);
-    if (version < 0) {
+    if (check_magic(&s, path, &bad_magic, err, errlen) < 0) {
         bytes_free(&s.body);
         return -1;
     }
@@ -267,16 +262,6 @@ static long replay_fd(int fd, const char *path, int trials, JournalVisit fn, voi
         JournalRecord rec = {.kind = f.kind, .offset = (long)f.at};
         char why[384];
         int ok;
-        const int bytes_version = f.kind == JOURNAL_TRIAL ? trial_bytes_version(s.body.data, s.body.len) : -1;
-        if (bytes_version >= 2 && bytes_version < TRIAL_BYTES_VERSION) {  // an intact record of an older attnsweep
-            snprintf(err, errlen,
-                     "%s: a sweep of an attnsweep before results format 4 (its trials' weights and scores are of "
-                     "each layer alone, not the whole network's; trial bytes %d, this attnsweep writes %d): finish "
-                     "it with the attnsweep that started it, or start a new sweep",
-                     path, bytes_version, TRIAL_BYTES_VERSION);
-            bytes_free(&s.body);
-            return -1;
-        }
         if (f.kind == JOURNAL_TRIAL)
             ok = !trials || trial_unpack(&rec.trial, s.body.data, s.body.len, why, sizeof why) == 0;
         else
@@ -291,7 +276,7 @@ static long replay_fd(int fd, const char *path, int trials, JournalVisit fn, voi
     }
     bytes_free(&s.body);
     damage_line(&d, path, bad_magic, err, errlen);
-    *fix_magic = bad_magic || version == 2;  // the first append writes version 3's line over it too
+    *fix_magic = bad_magic;  // the first append writes the line again
     return count;
 }
 

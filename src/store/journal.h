@@ -11,8 +11,8 @@
 // journal (NFS and Lustre honour these), held until journal_close; a second run is told
 // who holds it. Every other file of the sweep is written only under this lock.
 //
-// Journal file, version 3: the magic line "attnsweep-journal 3\n", then records
-//   u32 magic 0x334E524A ("JRN3"), u32 kind, u32 body length n, u32 crc32 of the body,
+// Journal file, version 4: the magic line "attnsweep-journal 4\n", then records
+//   u32 magic 0x344E524A ("JRN4"), u32 kind, u32 body length n, u32 crc32 of the body,
 //   u32 crc32 of these 16 header bytes, then the body (n bytes)
 // little-endian (common/bytes.h), crc32 as zlib's. Bodies by kind:
 //   1 trial    trial_pack bytes of a finished trial
@@ -24,9 +24,10 @@
 // CRC agree. A damaged record is skipped and reported: the reader looks for the next
 // intact record byte by byte, so one damaged record costs only itself. Damage that runs
 // to the end of the file (a kill during a write) is cut away before the next append.
-// Version 2 journals (records "JRNL": u32 magic 0x4A524E4C, u32 n, u32 crc32 of the
-// body, trial_pack body) are read the same way, their records being trial records; the
-// first append turns the magic line into version 3's. A journal of version 1 is refused.
+// Journals of versions 2 and 3 (of an attnsweep before results format 4, whose trials'
+// weights and scores are of each layer alone) are refused with one line that says so; a
+// journal of version 1 or another is refused too. A damaged magic line is rewritten at the
+// first append when intact records follow it.
 // A new journal appears whole (its magic line written and synced in a temporary file,
 // then linked in), so PATH never lacks its magic line. Resuming a sweep from the journal:
 // h5store_rebuild (store/h5store.h).
@@ -69,7 +70,7 @@ const char *journal_path(const Journal *j);
 // damaged stretches were skipped and where.
 long journal_replay(Journal *j, JournalVisit fn, void *ctx, char *err, size_t errlen);
 // Before the first append of a run, after a replay: cut away damage at the end of the
-// file, write version 3's magic line over version 2's, and record the start (pid, host,
+// file, write the magic line over a damaged one, and record the start (pid, host,
 // time) that journal_open names to a second run.
 void journal_begin(Journal *j);
 // Append one trial record and fsync: when this returns, the trial survives a crash. A

@@ -1,8 +1,8 @@
 // pack.c: the byte form of a trial (pack.h).
 //
-// Trial bytes, format version 5. Older versions are refused (trial_bytes_version tells
-// them): their weights and scores are of each layer alone, before the whole network's
-// view (results format 4), and would not compare with this version's. Little-endian throughout: u32/i32/i64 as their bytes,
+// Trial bytes, format version 5. Older versions are refused: their weights and scores are
+// of each layer alone, before the whole network's view (results format 4), and would not
+// compare with this version's. Little-endian throughout: u32/i32/i64 as their bytes,
 // f64/f32 as their IEEE-754 bit patterns (NaN payloads and −0 survive), str = u32 length
 // then that many bytes (no NUL inside, none after), T[n] = n consecutive T. Counts are
 // u32 and at most INT_MAX.
@@ -395,11 +395,4 @@ int trial_unpack(TrialResult *r, const unsigned char *data, size_t len, char *er
     if (!rd.failed) return 0;
     trial_result_free(r);
     return -1;
-}
-
-int trial_bytes_version(const unsigned char *data, size_t len) {
-    if (len < 8) return -1;
-    const uint32_t magic = (uint32_t)data[0] | (uint32_t)data[1] << 8 | (uint32_t)data[2] << 16 | (uint32_t)data[3] << 24;
-    const uint32_t version = (uint32_t)data[4] | (uint32_t)data[5] << 8 | (uint32_t)data[6] << 16 | (uint32_t)data[7] << 24;
-    return magic == TRIAL_MAGIC && version <= INT_MAX ? (int)version : -1;
 }

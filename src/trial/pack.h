@@ -17,9 +17,6 @@ void trial_pack(Bytes *b, const TrialResult *r);
 // left empty. Arrays of length 0 come back NULL.
 int trial_unpack(TrialResult *r, const unsigned char *data, size_t len, char *err, size_t errlen);
 
-// The format version of trial bytes (what trial_pack writes; trial_unpack reads no other),
-// or -1 when data does not start as trial bytes.
-int trial_bytes_version(const unsigned char *data, size_t len);
 // The version trial_pack writes. 2: the validation and test metrics, the output side, the
 // tensor view; 3: group_size, the whole parameter arena; 4: a program's trial; 5: the whole
 // network's weights and scores (results format 4), the rotation nulls of the Correlation
