@@ -90,7 +90,8 @@ void circuits_whole_network(float *qkv1, float *out1, const float *qkv, const fl
     free(w);
 }
 
-void circuits_slice_norms(double *norm2, const Circuits *c) {
+// norm2[2h + ρ] = ‖X_hρ‖²_F (‖B_h‖², ‖C_h‖²), from d_k × d_k blocks of the factors.
+static void slice_norms(double *norm2, const Circuits *c) {
     const int H = c->heads, dk = c->d_k, D = c->d_model;
     double *PL = xmalloc((size_t)dk * dk * sizeof(double)), *PR = xmalloc((size_t)dk * dk * sizeof(double));
     for (int h = 0; h < H; h++)  // ‖X_hρ‖² = ⟨L_hρ L_hρᵀ, R_hρ R_hρᵀ⟩ (d_k × d_k blocks)
@@ -106,16 +107,17 @@ void circuits_slice_norms(double *norm2, const Circuits *c) {
     free(PL);
 }
 
-void circuits_weight_by_writes(Circuits *c) {
+void circuits_weight_by_writes(Circuits *c, double *norm2) {
     const int H = c->heads;
-    double *norm2 = xmalloc((size_t)2 * H * sizeof(double)), mean = 0.0;
-    circuits_slice_norms(norm2, c);
-    for (int h = 0; h < H; h++) mean += norm2[2 * h + 1] / H;
+    double *n2 = norm2 ? norm2 : xmalloc((size_t)2 * H * sizeof(double)), mean = 0.0;
+    slice_norms(n2, c);
+    for (int h = 0; h < H; h++) mean += n2[2 * h + 1] / H;
     for (int h = 0; mean > 0.0 && h < H; h++) {
-        const double scale = sqrt(fmax(norm2[2 * h + 1], 0.0) / mean);
-        cblas_dscal(c->d_k * c->d_model, scale, c->L[0] + (size_t)h * c->d_k * c->d_model, 1);
+        const double w2 = fmax(n2[2 * h + 1], 0.0) / mean;
+        cblas_dscal(c->d_k * c->d_model, sqrt(w2), c->L[0] + (size_t)h * c->d_k * c->d_model, 1);
+        n2[2 * h] *= w2;  // ‖w B_h‖² = w²‖B_h‖²
     }
-    free(norm2);
+    if (!norm2) free(n2);
 }
 
 void circuits_block_inner(double *gram, const double *PL, const double *PR, int heads, int d_k) {

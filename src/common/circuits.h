@@ -114,10 +114,9 @@ void circuits_free(Circuits *c);
 // head's QK form counts as much as the head writes (the first-order change of the
 // layer's output with B_h is proportional to C_h), so a head that writes nothing is a
 // zero row whatever its QK (no change when every head writes 0). Per-head
-// reparameterisations and permutations leave every ‖C_h‖ unchanged.
-void circuits_weight_by_writes(Circuits *c);
-// norm2[2h + ρ] = ‖X_hρ‖²_F (‖B_h‖², ‖C_h‖²), from d_k × d_k blocks of the factors.
-void circuits_slice_norms(double *norm2, const Circuits *c);
+// reparameterisations and permutations leave every ‖C_h‖ unchanged. norm2 (2·heads, or
+// NULL) receives the weighted slices' squared norms, norm2[2h + ρ] = ‖X_hρ‖²_F.
+void circuits_weight_by_writes(Circuits *c, double *norm2);
 // circuits_init in two steps, for a caller that reloads the same buffers every step.
 void circuits_alloc(Circuits *c, int heads, int d_k, int d_model);
 void circuits_load(Circuits *c, const float *qkv, const float *out);

@@ -274,12 +274,11 @@ void score_circuits(LayerScore *out, const Circuits *c, const ScoreOptions *o, c
     const size_t bytes = (size_t)c->heads * c->d_k * c->d_model * sizeof(double);
     w.L[0] = xmalloc(bytes);
     memcpy(w.L[0], c->L[0], bytes);
-    circuits_weight_by_writes(&w);
+    double *norm2 = xmalloc((size_t)2 * c->heads * sizeof(double));
+    circuits_weight_by_writes(&w, norm2);
     const Tensor4 t = tensor4_circuits(&w);
     score_begin(out, TENSOR_FUNCTION, t.dims);
     score_tensor(out, &t, o, g);
-    double *norm2 = xmalloc((size_t)2 * c->heads * sizeof(double));
-    circuits_slice_norms(norm2, &w);
     const double n = c->d_model;
     set_null(out, norm2, c->heads, 2, n * n);
     free(norm2);
