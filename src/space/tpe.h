@@ -57,8 +57,8 @@ void tpe_pending(Tpe *t, long i, const double *gene);
 void tpe_observe(Tpe *t, long i, const double *gene, const double *values, int complete);
 
 // Hypervolume of the points (n × d, row-major; larger is better) dominating ref: the
-// measure of the union of the boxes [ref, p]. Exact (slicing), for the d ≤ 4 and the
-// few dozen points of a sweep's front.
+// measure of the union of the boxes [ref, p]. Exact (slicing), O(n^(d−1)) for d ≥ 3
+// (a front of 600 points in 4 objectives: 0.06 s, tests/test_tpe.c).
 double tpe_hypervolume(const double *points, int n, int d, const double *ref);
 
 #endif
