@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,9 +90,9 @@ const ParamSpec *config_find(const char *name) {
     return NULL;
 }
 
-static int edit_distance(const char *a, const char *b) {
+int name_distance(const char *a, const char *b) {
     int n = (int)strlen(a), m = (int)strlen(b);
-    if (n > 63 || m > 63) return 99;
+    if (n > 63 || m > 63) return INT_MAX;
     int d[64][64];
     for (int i = 0; i <= n; i++) d[i][0] = i;
     for (int j = 0; j <= m; j++) d[0][j] = j;
@@ -106,16 +107,28 @@ static int edit_distance(const char *a, const char *b) {
     return d[n][m];
 }
 
+// About one edit per three characters: "lamda-orth" -> lambda_orth, "d-modle" -> d_model,
+// but no guess for an unrelated short word ("quiet" is not "clip").
+static int close_enough(const char *name, int distance) { return distance <= ((int)strlen(name) + 2) / 3; }
+
+const char *closest_name(const char *name, const char *const *names, int n) {
+    const char *best = NULL;
+    int bd = INT_MAX;
+    for (int i = 0; i < n; i++) {
+        const int d = name_distance(name, names[i]);
+        if (d < bd) bd = d, best = names[i];
+    }
+    return best && close_enough(name, bd) ? best : NULL;
+}
+
 const char *config_closest(const char *name) {
     const char *best = NULL;
-    int bd = 1 << 30;
+    int bd = INT_MAX;
     for (int i = 0; i < config_nparams; i++) {
-        int d = edit_distance(name, config_params[i].name);
+        const int d = name_distance(name, config_params[i].name);
         if (d < bd) bd = d, best = config_params[i].name;
     }
-    // About one edit per three characters: "lamda-orth" -> lambda_orth, "d-modle" ->
-    // d_model, but no guess for an unrelated short word ("quiet" is not "clip").
-    return bd <= ((int)strlen(name) + 2) / 3 ? best : NULL;
+    return best && close_enough(name, bd) ? best : NULL;
 }
 
 static void list_choices(const char *const *choices, char *out, size_t outlen) {

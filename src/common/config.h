@@ -93,6 +93,11 @@ void config_defaults(TrialConfig *c);
 const ParamSpec *config_find(const char *name);
 // The known name closest to `name` (edit distance), for "did you mean" hints.
 const char *config_closest(const char *name);
+// Edit distance (insertions, deletions, substitutions; '-' and '_' alike), INT_MAX past 63
+// characters; and the one of names[0..n) closest to name, within about one edit per three
+// characters, or NULL.
+int name_distance(const char *a, const char *b);
+const char *closest_name(const char *name, const char *const *names, int n);
 // Parse `text` into the parameter. On error returns -1 and writes a message
 // saying what is allowed into err (no file/line prefix: the caller adds it).
 int config_set(TrialConfig *c, const ParamSpec *p, const char *text, char *err, size_t errlen);

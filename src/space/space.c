@@ -234,35 +234,6 @@ static int name_count(const char *const *names) {
     return n;
 }
 
-// Edit distance (insertions, deletions, substitutions) for "did you mean" hints.
-static int edit_distance(const char *a, const char *b) {
-    int n = (int)strlen(a), m = (int)strlen(b);
-    if (n > 63 || m > 63) return INT_MAX;
-    int d[64][64];
-    for (int i = 0; i <= n; i++) d[i][0] = i;
-    for (int j = 0; j <= m; j++) d[0][j] = j;
-    for (int i = 1; i <= n; i++)
-        for (int j = 1; j <= m; j++) {
-            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
-            d[i][j] = best;
-        }
-    return d[n][m];
-}
-
-// The name closest to `name`, within about one edit per three characters (the same
-// rule as config_closest), or NULL.
-static const char *closest_name(const char *name, const char *const *names, int n) {
-    const char *best = NULL;
-    int bd = INT_MAX;
-    for (int i = 0; i < n; i++) {
-        int d = edit_distance(name, names[i]);
-        if (d < bd) bd = d, best = names[i];
-    }
-    return bd <= ((int)strlen(name) + 2) / 3 ? best : NULL;
-}
-
 static int find_name(const char *name, const char *const *names, int n) {
     for (int i = 0; i < n; i++)
         if (!strcmp(name, names[i])) return i;
