@@ -230,4 +230,20 @@ sys.exit(0 if ok else 1)
 PY
 pass "a symbolic link at link.trials: the trial failed with the reason, nothing written through it"
 
+echo "== 8. a sweep's metric the program never reports (a typo) fails its trial, naming the keys  [$((SECONDS - start)) s]"
+program_yaml typo "metric: {name: val_acuracy, goal: maximize}" "budget: {time_limit: 20}" "kind: {value: ok}"
+mpi 2 run "$tmp/typo.yaml" -o "$tmp/typo.h5"
+[[ $rc == 1 ]] || fail "a sweep whose only trial never reported its metric exits 1 (got $rc)"
+"$py" - "$tmp/typo.h5" <<'PY' || fail "the trial that never reported the metric"
+import sys, h5py
+a = h5py.File(sys.argv[1], "r")["trials/000000"].attrs
+reason = a["reason"].decode() if isinstance(a["reason"], bytes) else a["reason"]
+want = ('the program never reported the sweep\'s metric "val_acuracy" (its lines held val_loss, val_accuracy'
+        '; did you mean "val_accuracy"?)')
+ok = a["status"] in ("failed", b"failed") and reason == want
+if not ok: print(a["status"], repr(reason), "want", repr(want))
+sys.exit(0 if ok else 1)
+PY
+pass "metric val_acuracy, never reported: the trial failed, the reason names the keys and val_accuracy"
+
 echo "test_external: $checks checks passed in $((SECONDS - start)) s"

@@ -45,6 +45,7 @@ enum {
     TAIL_BYTES = 4096,          //   at most so many bytes of them
     MAX_POINTS_PER_POLL = 4096, // evaluations broadcast at once (more wait for the next poll)
     MAX_METRIC_LINES = 100000,  // metric lines a trial may write: past them it is stopped and failed
+    MAX_KEYS_SEEN = 16,         // the metric lines' keys a failure names
                                 // (1 M lines cost a 208 MB journal record and an equal HDF5 curve)
 };
 
@@ -366,6 +367,9 @@ typedef struct {
     double test_accuracy, test_loss;
     long n_params;
     int no_space;              // its files could not be written for want of space: released, not failed
+    int metric_seen;           // a line held the sweep's own metric (spec->metric)
+    int n_keys;                // the number keys the lines held (step aside), the first MAX_KEYS_SEEN
+    char keys[MAX_KEYS_SEEN][PROGRAM_KEY];
 } Run;
 
 // A file of the trial that could not be made or written: the reason in run->why.
@@ -461,6 +465,12 @@ static int read_line(Run *run, const char *line, size_t len) {
     else
         rc = 0;
     if (rc == 0) {
+        run->metric_seen |= !isnan(v[7]);
+        for (const cJSON *x = o->child; x && run->n_keys < MAX_KEYS_SEEN; x = x->next) {  // what a failure names
+            int known = !cJSON_IsNumber(x) || !strcmp(x->string, "step") || strlen(x->string) >= PROGRAM_KEY;
+            for (int k = 0; k < run->n_keys && !known; k++) known = !strcmp(run->keys[k], x->string);
+            if (!known) snprintf(run->keys[run->n_keys++], PROGRAM_KEY, "%s", x->string);
+        }
         Eval e = {.pt = {.step = (int)step->valuedouble, .val_accuracy = v[0], .val_loss = v[1], .train_loss = v[2],
                          .lr = v[3], .seconds = now_seconds() - run->t0},
                   .metric = v[7]};
@@ -823,6 +833,21 @@ static const char *signal_text(int sig) {
     return s ? s : "unknown";
 }
 
+// The reason of a trial whose lines never held the sweep's own metric: the keys they held
+// and the closest of them (a typo in the sweep's metric: name).
+static void never_reported(Run *run) {
+    const char *names[MAX_KEYS_SEEN], *metric = run->spec->metric;
+    char held[160] = "";
+    for (int k = 0; k < run->n_keys; k++) {
+        names[k] = run->keys[k];
+        snprintf(held + strlen(held), sizeof held - strlen(held), "%s%s", k ? ", " : "", run->keys[k]);
+    }
+    const char *closest = closest_name(metric, names, run->n_keys);
+    snprintf(run->r->reason, sizeof run->r->reason, "the program never reported the sweep's metric \"%s\" (its "
+             "lines held %s%s%s%s)", metric, run->n_keys ? held : "no other number", closest ? "; did you mean \"" : "",
+             closest ? closest : "", closest ? "\"?" : "");
+}
+
 // The leader's verdict once the program is gone (status and reason of r).
 static void verdict(Run *run) {
     TrialResult *r = run->r;
@@ -863,6 +888,8 @@ static void verdict(Run *run) {
         snprintf(r->reason, sizeof r->reason, "the program exited with code %d", WEXITSTATUS(run->status));
     else if (run->lines == 0)
         snprintf(r->reason, sizeof r->reason, "the program wrote no metrics to ATTNSWEEP_METRICS");
+    else if (run->spec->metric[0] && !run->metric_seen)
+        never_reported(run);
     else
         r->status = TRIAL_OK;
 }
