@@ -843,9 +843,11 @@ static void never_reported(Run *run) {
         snprintf(held + strlen(held), sizeof held - strlen(held), "%s%s", k ? ", " : "", run->keys[k]);
     }
     const char *closest = closest_name(metric, names, run->n_keys);
-    snprintf(run->r->reason, sizeof run->r->reason, "the program never reported the sweep's metric \"%s\" (its "
-             "lines held %s%s%s%s)", metric, run->n_keys ? held : "no other number", closest ? "; did you mean \"" : "",
-             closest ? closest : "", closest ? "\"?" : "");
+    char line[512];  // fits whole; the reason keeps what its field holds
+    snprintf(line, sizeof line, "the program never reported the sweep's metric \"%s\" (its lines held %s%s%s%s)", metric,
+             run->n_keys ? held : "no other number", closest ? "; did you mean \"" : "", closest ? closest : "",
+             closest ? "\"?" : "");
+    snprintf(run->r->reason, sizeof run->r->reason, "%.*s", (int)sizeof run->r->reason - 1, line);
 }
 
 // The leader's verdict once the program is gone (status and reason of r).
