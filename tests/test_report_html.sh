@@ -223,6 +223,8 @@ no_partial "$tmp/watch.html" || fail "--watch left a partial file"
 grep -q '</html>' "$tmp/watch.html" || fail "--watch: the page is cut short"
 pass "--watch rewrote the page by rename and ended cleanly on SIGTERM (exit 0, nothing left over)"
 expect_bad_input "--watch without -o" "--watch needs -o" "$tmp/none.html" report "$tmp/engine.h5" --format html --watch 1
+expect_bad_input "--suggest-reward with -o" "--suggest-reward prints the reward: line on standard output" \
+    "$tmp/suggest.yaml" report "$tmp/engine.h5" --suggest-reward -o "$tmp/suggest.yaml"
 mkdir -p "$tmp/adir"
 expect_bad_input "-o a directory" "directory" "$tmp/adir/x" report "$tmp/engine.h5" --format html -o "$tmp/adir"
 echo "all $checks checks passed in $((SECONDS - start)) s"

@@ -201,6 +201,8 @@ int cmd_report(int argc, char **argv) {
     if (!known && !metric[0]) die(EXIT_BADINPUT, "report: --metric must be one of %s, got '%s'", allowed, metric);
 
     if (watch > 0 && !out) die(EXIT_BADINPUT, "report: --watch needs -o FILE (the file rewritten)");
+    if (suggest && out)
+        die(EXIT_BADINPUT, "report: --suggest-reward prints the reward: line on standard output (no -o FILE)");
     if (out && outfile_check(out, err, sizeof err) != 0) die(EXIT_BADINPUT, "report: %s", err);
     if (watch > 0) {
         struct sigaction sa = {.sa_handler = on_stop};  // no SA_RESTART: the sleep ends at once
