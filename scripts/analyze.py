@@ -39,7 +39,7 @@ normalisation of the head singular values by their sum, the best so far and the 
 dominance test. Like the report, it selects and ranks by validation metrics only (the test
 metrics are measured once per trial and only printed beside them). A list of the files
 written goes to stdout. A missing file, a file that is not HDF5 or not an attnsweep results
-file of format_version 4 ends with one line on stderr and exit code 2.
+file of format_version 5 ends with one line on stderr and exit code 2.
 
 Needs only Debian's python3-h5py, -numpy, -matplotlib (Agg), -pandas and -yaml, and
 scripts/attnsweep_results.py (the reader of the README's pandas recipe).
@@ -74,14 +74,14 @@ def import_plotting():
     import pandas
 
 PROG = "analyze.py"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 DPI = 120
 
 # The metric columns of /summary (README "Results file"); every other column except
 # trial and status is a trial parameter.
 METRICS = ("val_accuracy", "val_loss", "val_bits_per_byte", "test_accuracy", "test_loss",
-           "test_bits_per_byte", "rank_deviation", "correlation", "correlation_chance", "reward", "steps",
-           "n_params", "seconds")
+           "test_bits_per_byte", "rank_deviation", "correlation", "correlation_chance", "correlation_z",
+           "eff_rank_z", "rank_deviation_excess", "correlation_excess", "reward", "steps", "n_params", "seconds")
 REQUIRED = ("trial", "status", "attention", "val_accuracy", "test_accuracy", "rank_deviation",
             "correlation", "reward")
 NOT_SWEPT = ("trial", "status", "seed")  # seed = sweep seed * 1000 + repeat: the repeat
@@ -793,7 +793,7 @@ def plot_pareto(df, goal, title, outdir, written):
                 ax.scatter([x[i]], [y[i]], s=70, color=variant_colour(v), edgecolor="k",
                            linewidth=1.3, zorder=4)
         if metric == "correlation" and len(sub):
-            # chance: the correlation independent Gaussian heads of the same shapes give,
+            # chance: the mean of the rotation null (each head rotated at random, spectra kept),
             # one dotted line per variant in its colour (the shapes differ between them)
             panel["chance"] = {}
             for v in variants_of(sub):
@@ -868,7 +868,7 @@ def plot_invariants(f, df, title, outdir, written, notes, colour_by):
             step = inv["step"][:]
             if len(step) == 0:
                 continue
-            traces.append((row, step, inv["head_sv"][:], inv["correlation"][:]))
+            traces.append((row, step, inv["head_sv"][:], inv["correlation"][:], inv["chance"][:]))
         chance = (float(np.nanmedian(sub["correlation_chance"].to_numpy(dtype=float)))
                   if len(sub) else float("nan"))
         name = f"invariants_{v}.png"
@@ -884,7 +884,11 @@ def plot_invariants(f, df, title, outdir, written, notes, colour_by):
         groups = set()
         corr_max = max(float(np.nanmax(t[3])) if np.isfinite(t[3]).any() else 0.0
                        for t in traces)
-        for row, step, sv, corr in traces:
+        # chance's band: the rotation null's mean ± 2 sd at each evaluation of the longest
+        # trace (the nulls of one variant's shapes hardly differ between its trials)
+        band_step, band = max(((t[1], t[4]) for t in traces), key=lambda t: len(t[0]))
+        record["chance_band"] = {"step": band_step, "mean": band[:, :, 0], "sd": band[:, :, 1]}
+        for row, step, sv, corr, _ in traces:
             combo = tuple(float(row[r]) for r in regs)
             colour = colours[combo] if colours is not None else cmap(norm(combo[0]))
             total = sv.sum(axis=-1, keepdims=True)
@@ -913,17 +917,24 @@ def plot_invariants(f, df, title, outdir, written, notes, colour_by):
             ax_sv.set_ylabel(f"layer {layer}: " + r"$\sigma_i\,/\,\Sigma_j\,\sigma_j$" +
                              "\n(fraction)")
             ax_c.set_ylabel(f"layer {layer}: head correlation\n(mean |cos|, 0-1)")
-            if np.isfinite(chance):
+            mean, sd = band[:, layer, 0], band[:, layer, 1]
+            has_band = np.isfinite(sd).any()
+            if has_band:
+                ax_c.fill_between(band_step, mean - 2 * sd, mean + 2 * sd, color="0.85", lw=0, zorder=0)
+                ax_c.plot(band_step, mean, color="0.4", lw=1.0, linestyle=":", zorder=0)
+            elif np.isfinite(chance):
                 ax_c.axhline(chance, color="0.4", lw=1.0, linestyle=":", zorder=0)
             ax_sv.set_ylim(-0.02, 1.02)  # a share of the total: the whole range
-            top_c = max(corr_max, chance if np.isfinite(chance) else 0.0)
+            top_c = max(corr_max, chance if np.isfinite(chance) else 0.0,
+                        float(np.nanmax(mean + 2 * sd)) if has_band else 0.0)
             ax_c.set_ylim(0, min(1.02, max(0.05, top_c * 1.15)))  # zoomed: small values matter
             for ax in (ax_sv, ax_c):
                 ax.grid(alpha=0.3)
         axes[0, 0].set_title("head singular values / their sum\n(solid: largest, dotted: the "
                              "others; dash-dot: equal heads 1/G)", fontsize=9)
         axes[0, 1].set_title("head correlation (1 = heads collapsed onto one direction;\n"
-                             "dotted: chance, independent Gaussian heads)", fontsize=9)
+                             + ("dotted, shaded: the rotation null's mean ± 2 sd)" if np.isfinite(band[:, :, 1]).any()
+                                else "dotted: chance, independent Gaussian weights)"), fontsize=9)
         axes[-1, 0].set_xlabel(LABEL_STEP)
         axes[-1, 1].set_xlabel(LABEL_STEP)
         axes[-1, 0].xaxis.set_major_locator(MaxNLocator(integer=True))

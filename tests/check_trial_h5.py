@@ -7,7 +7,7 @@ Usage: check_trial_h5.py FILE.h5 RUN.json --task T --attention A --heads H --d-m
                                                one interpreter start for many files)
 
 Reads the file the way a user would (h5py, pandas) and checks the layout of the
-README "Results file" section (format_version 4; a file of another version is one
+README "Results file" section (format_version 5; a file of another version is one
 failed check naming both versions): one /summary row that agrees with the JSON
 (validation and test metrics), the trial group with its curve and its final
 attention tensors, the root "yaml" attribute. Prints one line per failed check
@@ -23,7 +23,7 @@ import h5py
 import numpy as np
 import pandas
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 # The /summary metrics and their keys in --json (trial/metrics.h); bits per byte for charlm only.
 VAL = ("val_accuracy", "val_loss", "val_bits_per_byte")
 TEST = ("test_accuracy", "test_loss", "test_bits_per_byte")

@@ -7,7 +7,7 @@ report's JSON:
 (EARLY_STEP: the report's --early-step.)
 
 * the predictors at every evaluation from the trials' curves and invariants tables (the
-  RankDeviation of each evaluation from its effective ranks, the weights' shapes and the
+  RankDeviation and Correlation of each evaluation beyond chance, from its effective ranks, nulls, the weights' shapes and the
   trial's reward_spec, the reward from them), the final metric from /summary;
 * Kendall's τ-b by scipy.stats.kendalltau (in the bootstrap, from its definition over all
   pairs with numpy, checked against scipy on every sample); the bootstrap over configurations with the same
@@ -64,14 +64,25 @@ sign = 1.0 if metric == "val_accuracy" else -1.0  # val_loss and bits per byte: 
 twin = "test_" + metric[4:]
 
 
-def rank_deviation(eff, shape, spec):  # trial/reward.c ranks_deviation, on the scored shape
+def rank_deviation(eff, chance, shape, spec):  # trial/reward.h: beyond chance, on the scored shape
     d = [shape[0], shape[2], shape[2], 2] if shape[3] != 1 else [shape[2]] * 3 + [1]
     if spec["tensor"] == "parameters":
         d = list(shape)
     rmax = [min(d[n], int(np.prod(d)) // d[n]) for n in range(4)]
     used = [(MODES[spec["tensor"]].index(m), r) for m, r in spec["modes"].items()]
-    devs = [abs(layer[n] - (rmax[n] if r is None else min(r, rmax[n]))) / rmax[n] for layer in eff for n, r in used]
+    devs = []
+    for layer, null in zip(eff, chance):
+        for n, r in used:
+            ideal = rmax[n] if r is None else min(r, rmax[n])
+            dev = abs(layer[n] - ideal) / rmax[n]
+            if n == 0:  # less its value at the null's mean; none without heads (no null)
+                dev = dev - abs(null[2] - ideal) / rmax[n] if np.isfinite(null[3]) else 0.0
+            devs.append(dev)
     return sum(devs) / len(devs)
+
+
+def correlation(corr, chance):  # beyond chance: less the null's mean; 0 without heads
+    return float(np.mean([c - null[0] if np.isfinite(null[1]) else 0.0 for c, null in zip(corr, chance)]))
 
 
 trials = []
@@ -87,8 +98,8 @@ for _, row in summary.sort_values("trial").iterrows():
         for r in g["invariants"][:]:
             e = evals.get(int(r["step"]))
             if e is not None:
-                e["rank_deviation"] = rank_deviation(r["eff_rank"], shape, spec)
-                e["correlation"] = float(np.mean(r["correlation"]))
+                e["rank_deviation"] = rank_deviation(r["eff_rank"], r["chance"], shape, spec)
+                e["correlation"] = correlation(r["correlation"], r["chance"])
                 e["reward"] = e["val_accuracy"] - spec["beta"] * e["rank_deviation"] - spec["gamma"] * e["correlation"]
     key = json.dumps({k: v for k, v in config.items() if k != "seed"}, sort_keys=True)
     trials.append({"id": int(row.trial), "status": row.status, "key": key, "seed": config["seed"],

@@ -1,14 +1,14 @@
 """The trial ids a sweep's journal holds, read independently of attnsweep (store/journal.h,
-version 4): the magic line "attnsweep-journal 4\\n", then records of a 20-byte header
-(u32 magic "JRN4", u32 kind, u32 body length, u32 CRC-32 of the body, u32 CRC-32 of the
+version 5): the magic line "attnsweep-journal 5\\n", then records of a 20-byte header
+(u32 magic "JRN5", u32 kind, u32 body length, u32 CRC-32 of the body, u32 CRC-32 of the
 first 16 header bytes) and the body. A trial record (kind 1) holds trial_pack's bytes:
 u32 magic, u32 version, the configuration (u32 length + bytes), i32 id. Reading stops at
 the first damaged record (a journal a kill cut short ends in one)."""
 import struct
 import zlib
 
-MAGIC_LINE = b"attnsweep-journal 4\n"
-RECORD_MAGIC, TRIAL = 0x344E524A, 1
+MAGIC_LINE = b"attnsweep-journal 5\n"
+RECORD_MAGIC, TRIAL = 0x354E524A, 1
 
 
 def trial_ids(path):

@@ -258,7 +258,7 @@ for name, fig in cp.items():
         assert l["roles"] == roles, (l["roles"], roles)
         assert l["drawn"] == (l["cp_fit"] >= 0.1) and l["marked"] == (0.1 <= l["cp_fit"] < 0.5), l
 print(f"CP roles of trials {best} (best by reward)")
-assert data["trials"] == len(df) and data["format_version"] == 4
+assert data["trials"] == len(df) and data["format_version"] == 5
 PY
 pass "plots.json: history, parallel coordinates, curves, slices, Pareto fronts and labels, invariants and CP roles equal the file"
 
@@ -310,7 +310,7 @@ with h5py.File("v2.h5", "a") as f:
 with h5py.File("plain.h5", "w") as f:
     f["x"] = [1, 2, 3]
 with h5py.File("nosummary.h5", "w") as f:
-    f.attrs["format_version"] = 4
+    f.attrs["format_version"] = 5
     f.attrs["family"] = "BERT"
 PY
 bad() {  # bad FILE EXPECTED-MESSAGE-PART
@@ -324,7 +324,7 @@ bad() {  # bad FILE EXPECTED-MESSAGE-PART
 }
 bad missing.h5 "no such file"
 bad text.h5 "not an HDF5 file"
-bad v2.h5 "format_version 2; this script reads format_version 4"
+bad v2.h5 "format_version 2; this script reads format_version 5"
 bad plain.h5 "no format_version attribute"
 bad nosummary.h5 "have no /summary"
 pass "missing, not HDF5, format_version 2, no format_version, no /summary: exit 2 with one line"

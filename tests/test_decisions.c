@@ -64,7 +64,7 @@ static void test_metrics_follow_validation(const Metric *m) {
     // here), turned by its goal; one not known there ranks last. An evaluation holds no
     // test metric at all.
     const EvalPoint e = {.step = 10, .val_accuracy = 0.75, .val_loss = 1.25, .val_bits_per_byte = 1.75,
-                         .rank_deviation = 0.5, .correlation = 0.25, .reward = 0.625};
+                         .terms = {.rank_deviation_excess = 0.5, .correlation_excess = 0.25}, .reward = 0.625};
     const double own = !strcmp(m->name, "reward") ? 0.625 : !strcmp(m->name, "val_accuracy") ? 0.75
                        : !strcmp(m->name, "val_loss")  ? 1.25 : 1.75;
     CHECK(sweep_eval_metric(&g, &e) == (m->maximize ? own : -own), "%s: rung metric %g, want %g", m->name,

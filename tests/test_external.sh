@@ -107,9 +107,9 @@ for r in f["summary"][:]:
     if a["checkpoint"] != want: bad.append(f"{kind}: checkpoint {a['checkpoint']}, expected {want}")
     out = subprocess.run([sys.argv[2], "score", want, "--json", "-o", want + ".scores.h5"], capture_output=True, text=True)
     s = json.loads(out.stdout)
-    for col in ("rank_deviation", "correlation"):
+    for col in ("rank_deviation", "correlation", "rank_deviation_excess", "correlation_excess"):
         if not close(r[col], s[col], 1e-9): bad.append(f"{kind}: {col} {r[col]} in the sweep, {s[col]} by attnsweep score")
-    if not close(r["reward"], r["val_accuracy"] - 0.2 * s["rank_deviation"] - 0.3 * s["correlation"], 1e-9):
+    if not close(r["reward"], r["val_accuracy"] - 0.2 * s["rank_deviation_excess"] - 0.3 * s["correlation_excess"], 1e-9):
         bad.append(f"{kind}: reward {r['reward']}")
 if bad: print("\n".join(bad))
 sys.exit(1 if bad else 0)

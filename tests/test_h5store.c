@@ -1,5 +1,5 @@
 // test_h5store: the results file round-trips every field, reads in h5py/pandas as
-// documented (format 4: the val_* and test_* columns, the whole network's weights), and a damaged or foreign file, or one
+// documented (format 5: the val_* and test_* columns, the whole network's weights, the reward's terms beyond chance), and a damaged or foreign file, or one
 // of another format version, gives one line of error, never a crash;
 // the config JSON round-trips exactly and names the closest parameter on a typo.
 #define _POSIX_C_SOURCE 200809L  // mkstemp, popen, fork, pipe
@@ -60,7 +60,10 @@ static TrialResult make_trial(int id, const char *attention, const char *task, c
     r.seconds = 12.25 + id;
     r.rank_deviation = 0.25 + 0.125 * id;
     r.correlation = 0.5 - 0.125 * id;
-    r.reward = r.val_accuracy - 0.1 * r.rank_deviation - 0.1 * r.correlation;
+    r.correlation_chance = 0.125;
+    r.rank_deviation_excess = r.rank_deviation - 0.125, r.correlation_excess = r.correlation - 0.125;
+    r.correlation_z = 2.5 + id, r.eff_rank_z = -1.5 - id;
+    r.reward = r.val_accuracy - 0.1 * r.rank_deviation_excess - 0.1 * r.correlation_excess;
     r.start_time = 1.7e9 + id;
     r.end_time = r.start_time + r.seconds;
     r.n_curve = n_curve;
@@ -127,7 +130,8 @@ static void check_same_trial(const TrialResult *got, const TrialResult *want) {
         CHECK(memcmp(gt->step, wt->step, (size_t)wt->n * sizeof(int)) == 0 &&
                   memcmp(gt->correlation, wt->correlation, nl * sizeof(double)) == 0 &&
                   memcmp(gt->eff_rank, wt->eff_rank, nl * 4 * sizeof(double)) == 0 &&
-                  memcmp(gt->head_sv, wt->head_sv, nl * wt->groups * sizeof(double)) == 0,
+                  memcmp(gt->head_sv, wt->head_sv, nl * wt->groups * sizeof(double)) == 0 &&
+                  memcmp(gt->chance, wt->chance, nl * 4 * sizeof(double)) == 0,
               "trial %d: the invariant trace differs after the round trip", want->id);
     }
 }
@@ -141,14 +145,17 @@ static const char *python_check =
     "assert len(df) == 3, len(df)\n"
     "assert len(cols) == int(sys.argv[2]), (len(cols), cols)\n"
     "assert cols[:5] == ['trial', 'status', 'task', 'attention', 'd_model'], cols\n"
-    "assert cols[-14:] == ['val_accuracy', 'val_loss', 'val_bits_per_byte', 'test_accuracy', 'test_loss',\n"
-    "                      'test_bits_per_byte', 'rank_deviation', 'correlation', 'correlation_chance', 'reward',\n"
+    "assert cols[-18:] == ['val_accuracy', 'val_loss', 'val_bits_per_byte', 'test_accuracy', 'test_loss',\n"
+    "                      'test_bits_per_byte', 'rank_deviation', 'correlation', 'correlation_chance',\n"
+    "                      'correlation_z', 'eff_rank_z', 'rank_deviation_excess', 'correlation_excess', 'reward',\n"
     "                      'steps', 'n_params', 'seconds', 'group_size'], cols\n"
     "assert df.group_size.tolist() == [2, 2, 2], df.group_size\n"
     "assert df.test_accuracy.tolist()[:2] == [0.75, 0.6875] and df.test_loss[1] == 1.625\n"
     "assert math.isnan(df.val_bits_per_byte[0]) and df.val_bits_per_byte[1] == 1.5 / math.log(2)\n"
     "assert df.rank_deviation.tolist() == [0.25, 0.375, 0.5] and df.correlation[1] == 0.375\n"
-    "assert abs(df.reward[0] - (0.8125 - 0.1 * 0.25 - 0.1 * 0.5)) < 1e-15\n"
+    "assert abs(df.reward[0] - (0.8125 - 0.1 * (0.25 - 0.125) - 0.1 * (0.5 - 0.125))) < 1e-15\n"
+    "assert df.correlation_z.tolist() == [2.5, 3.5, 4.5] and df.eff_rank_z[2] == -3.5\n"
+    "assert f.attrs['reward_terms'] == 'beyond chance'\n"
     "assert f['trials/000000/weights_out/layer1'].shape == (64, 65)\n"
     "sc = f['trials/000000/scores/layer1']\n"
     "assert sc.attrs['sv_mode0'].tolist() == [4.0, 3.0, 2.0, 1.0] and sc.attrs['sv_mode3'].shape == (3,)\n"
@@ -157,9 +164,9 @@ static const char *python_check =
     "assert sc.attrs['dims'].tolist() == [4, 16, 64, 3] and sc.attrs['cp_cond'].shape == (4,)\n"
     "assert sc.attrs['cp_roles'].shape == (2, 3) and sc.attrs['cp_fits'].shape == (4,) and sc.attrs['cp_rank'] == 2\n"
     "inv = f['trials/000000/invariants']\n"
-    "assert inv.shape == (2,) and inv.dtype.names == ('step', 'correlation', 'eff_rank', 'head_sv')\n"
+    "assert inv.shape == (2,) and inv.dtype.names == ('step', 'correlation', 'eff_rank', 'head_sv', 'chance')\n"
     "assert inv['step'][:].tolist() == [10, 20] and inv['head_sv'].shape == (2, 2, 4)\n"
-    "assert inv['eff_rank'].shape == (2, 2, 4) and inv['correlation'][1, 1] == 0.75\n"
+    "assert inv['eff_rank'].shape == (2, 2, 4) and inv['correlation'][1, 1] == 0.75 and inv['chance'][1, 0, 1] == 1.125\n"
     "assert 'scores' not in f['trials/000001'] and 'invariants' not in f['trials/000001']\n"
     "assert 'config_steps' in cols and 'lambda_orth' in cols and 'data_dir' not in cols, cols\n"
     "assert df.trial.tolist() == [0, 1, 2]\n"
@@ -173,7 +180,7 @@ static const char *python_check =
     "assert df.lr[1] == 0.0031234567891234\n"
     "assert f.attrs['version'].startswith('attnsweep '), f.attrs['version']\n"
     "assert f.attrs['sweep'] == 'unit' and f.attrs['yaml'] == 'name: unit\\nseed: 42\\n'\n"
-    "assert f.attrs['seed'] == 42 and f.attrs['format_version'] == 4\n"
+    "assert f.attrs['seed'] == 42 and f.attrs['format_version'] == 5\n"
     "assert f.attrs['start_time'] == 1.7e9 and f.attrs['end_time'] == 1.7e9 + 60\n"
     "w = f['trials/000000/weights/layer1']\n"
     "assert w.shape == (4, 16, 64, 3) and w.dtype == numpy.float32, (w.shape, w.dtype)\n"
@@ -243,6 +250,8 @@ static void add_scores_and_trace(TrialResult *r) {
     for (int i = 0; i < 2 * t->layers * 4; i++) t->eff_rank[i] = 1.0 + 0.5 * i;
     t->head_sv = xmalloc((size_t)2 * t->layers * G * sizeof(double));
     for (int i = 0; i < 2 * t->layers * G; i++) t->head_sv[i] = 100.0 - i;
+    t->chance = xmalloc((size_t)2 * t->layers * 4 * sizeof(double));
+    for (int i = 0; i < 2 * t->layers * 4; i++) t->chance[i] = 0.125 * i;
 }
 
 // A checkpoint's layer wider than any sweep's (d_model 9000): its sv_mode2 attribute is
@@ -334,7 +343,8 @@ static void test_results_file_round_trip_and_errors(void) {
                  "    t = f['trials/000000']\n"
                  "    del t['invariants']\n"
                  "    t['invariants'] = numpy.zeros(2, dtype=[('step', 'i4'), ('correlation', 'f8', (2,)),\n"
-                 "                                           ('eff_rank', 'f8', (2, 3)), ('head_sv', 'f8', (2, 4))])\n",
+                 "                                           ('eff_rank', 'f8', (2, 3)), ('head_sv', 'f8', (2, 4)),\n"
+                 "                                           ('chance', 'f8', (2, 4))])\n",
                  args, "an invariants table with eff_rank [L, 3]");
     check_read_fails(other, 0, "invariants has implausible shapes");
     check_read_fails("/tmp/test_h5store_no_such_file", 0, "No such file");
@@ -381,14 +391,16 @@ static void test_results_file_round_trip_and_errors(void) {
         close(from_child[k]);
     }
 
-    // HDF5 files that are not ours, from before the validation split (format 2), or from a
-    // later attnsweep.
+    // HDF5 files that are not ours, from before the validation split (format 2), before the
+    // reward beyond chance (format 4, a line that says so), or from a later attnsweep.
     hid_t file = H5Fcreate(other, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     H5Fclose(file);
     check_read_fails(other, 0, "not an attnsweep results file");
-    const int versions[] = {2, H5STORE_FORMAT_VERSION + 1};
-    const char *says[] = {"results format 2, this attnsweep reads 4", "results format 5, this attnsweep reads 4"};
-    for (int k = 0; k < 2; k++) {
+    const int versions[] = {2, 4, H5STORE_FORMAT_VERSION + 1};
+    const char *says[] = {"results format 2, this attnsweep reads 5",
+                          "results format 4, this attnsweep reads 5: its rewards charge the invariant terms as measured",
+                          "results format 6, this attnsweep reads 5"};
+    for (int k = 0; k < 3; k++) {
         file = H5Fcreate(other, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
         hid_t space = H5Screate(H5S_SCALAR);
         hid_t attr = H5Acreate2(file, "format_version", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT);
@@ -481,7 +493,8 @@ static void test_trial_result_json_has_every_field(void) {
     cJSON *json = trial_result_to_json(&r);
     const char *keys[] = {"trial", "status", "reason", "config", "val_accuracy", "val_loss", "val_bits_per_byte",
                           "test_accuracy", "test_loss", "test_bits_per_byte", "rank_deviation", "correlation",
-                          "correlation_chance", "reward", "steps", "n_params", "seconds"};
+                          "correlation_chance", "correlation_z", "eff_rank_z", "rank_deviation_excess",
+                          "correlation_excess", "reward", "steps", "n_params", "seconds"};
     const int n_keys = (int)(sizeof keys / sizeof keys[0]);
     CHECK(cJSON_GetArraySize(json) == n_keys, "trial JSON has %d keys want %d", cJSON_GetArraySize(json), n_keys);
     for (int k = 0; k < n_keys; k++) CHECK(cJSON_GetObjectItem(json, keys[k]) != NULL, "trial JSON lacks '%s'", keys[k]);

@@ -315,9 +315,13 @@ static void check_invariance(const BlacsGrid *g, gsl_rng *rng) {
         for (size_t i = 0; i < size; i++) Ws[i] = (float)(scales[k] * W[i]);
         LayerScore sc;
         score_weights(&sc, Ws, dims, &o, g);
-        CHECK_CLOSE(rank_deviation(&sc, 1, &spec), rank_deviation(&ref, 1, &spec), 1e-12, 0.0,
-                    "RankDeviation under scaling");
-        CHECK_CLOSE(mean_correlation(&sc, 1), mean_correlation(&ref, 1), 1e-12, 0.0, "Correlation under scaling");
+        RewardTerms a, b;
+        reward_terms_of_scores(&a, &sc, 1, &spec);
+        reward_terms_of_scores(&b, &ref, 1, &spec);
+        CHECK_CLOSE(a.rank_deviation, b.rank_deviation, 1e-12, 0.0, "RankDeviation under scaling");
+        CHECK_CLOSE(a.correlation, b.correlation, 1e-12, 0.0, "Correlation under scaling");
+        CHECK_CLOSE(a.rank_deviation_excess, b.rank_deviation_excess, 1e-12, 0.0, "RankDeviation beyond chance under scaling");
+        CHECK_CLOSE(a.correlation_excess, b.correlation_excess, 1e-12, 0.0, "Correlation beyond chance under scaling");
         CHECK_CLOSE(sc.norm, scales[k] * ref.norm, 0.0, 1e-12, "‖W‖ scales");
         layer_score_free(&sc);
         free(Ws);
@@ -465,17 +469,43 @@ static void check_reward(void) {
     L[1].n_sv[0] = 4, L[1].eff_rank[0] = 4.0, L[1].correlation = 0.4;  // 0
     L[0].n_sv[2] = 10, L[0].eff_rank[2] = 3.0;
     L[1].n_sv[2] = 10, L[1].eff_rank[2] = 9.0;
-    CHECK_CLOSE(rank_deviation(L, 2, &r), 0.125, 1e-15, 0.0, "RankDeviation, mode 0, ideal r_max");
-    CHECK_CLOSE(mean_correlation(L, 2), 0.3, 1e-15, 0.0, "Correlation");
-    CHECK_CLOSE(reward_value(0.9, 0.125, 0.3, &r), 0.9 - 0.0125 - 0.03, 1e-15, 0.0, "reward");
+    // the nulls: chance RankDeviation |7 − 8| / 8 = 0.125 and |3.5 − 4| / 4 = 0.125
+    L[0].correlation_chance = 0.1, L[0].correlation_chance_sd = 0.02, L[0].eff_rank_chance = 7.0, L[0].eff_rank_chance_sd = 0.5;
+    L[1].correlation_chance = 0.3, L[1].correlation_chance_sd = 0.05, L[1].eff_rank_chance = 3.5, L[1].eff_rank_chance_sd = 0.25;
+    RewardTerms t;
+    reward_terms_of_scores(&t, L, 2, &r);
+    CHECK_CLOSE(t.rank_deviation, 0.125, 1e-15, 0.0, "RankDeviation, mode 0, ideal r_max");
+    CHECK_CLOSE(t.rank_deviation_excess, ((0.25 - 0.125) + (0.0 - 0.125)) / 2, 1e-15, 1e-15, "RankDeviation beyond chance");
+    CHECK_CLOSE(t.correlation, 0.3, 1e-15, 0.0, "Correlation");
+    CHECK_CLOSE(t.correlation_chance, 0.2, 1e-15, 0.0, "Correlation's chance");
+    CHECK_CLOSE(t.correlation_excess, 0.1, 1e-15, 0.0, "Correlation beyond chance");
+    CHECK_CLOSE(t.correlation_z, 0.2 / sqrt(0.02 * 0.02 + 0.05 * 0.05), 1e-14, 0.0, "the layers' Correlation z");
+    CHECK_CLOSE(t.eff_rank_z, -0.5 / sqrt(0.25 + 0.0625), 1e-14, 0.0, "the layers' heads z");
+    CHECK_CLOSE(reward_value(0.9, &t, &r), 0.9 - 0.1 * t.rank_deviation_excess - 0.01, 1e-15, 0.0, "reward");
     r.use_mode[2] = 1;
     r.ideal_rank[0] = 2.0;
-    r.ideal_rank[2] = 5.0;  // (4/8 + 2/4 + 2/10 + 4/10) / 4
-    CHECK_CLOSE(rank_deviation(L, 2, &r), (0.5 + 0.5 + 0.2 + 0.4) / 4, 1e-15, 0.0, "RankDeviation, modes 0 and 2");
+    r.ideal_rank[2] = 5.0;  // (4/8 + 2/4 + 2/10 + 4/10) / 4; chance (5/8 + 1.5/4) for mode 0, none for mode 2
+    reward_terms_of_scores(&t, L, 2, &r);
+    CHECK_CLOSE(t.rank_deviation, (0.5 + 0.5 + 0.2 + 0.4) / 4, 1e-15, 0.0, "RankDeviation, modes 0 and 2");
+    CHECK_CLOSE(t.rank_deviation_excess, (0.5 - 0.625 + 0.5 - 0.375 + 0.2 + 0.4) / 4, 1e-15, 1e-15,
+                "RankDeviation beyond chance, modes 0 and 2 (mode 2 as measured)");
     r.ideal_rank[0] = 100.0;  // above r_max: clamped, stays in [0, 1]
     r.use_mode[2] = 0;
-    CHECK_CLOSE(rank_deviation(L, 2, &r), 0.125, 1e-15, 0.0, "RankDeviation, ideal above r_max");
-    CHECK(rank_deviation(L, 0, &r) == 0.0 && mean_correlation(L, 0) == 0.0, "no layers");
+    reward_terms_of_scores(&t, L, 2, &r);
+    CHECK_CLOSE(t.rank_deviation, 0.125, 1e-15, 0.0, "RankDeviation, ideal above r_max");
+    // a Grassmann layer pays no head terms: its excesses are 0 and it is in no z
+    L[1].mixing = 1;
+    reward_terms_of_scores(&t, L, 2, &r);
+    CHECK_CLOSE(t.rank_deviation_excess, (0.25 - 0.125) / 2, 1e-15, 0.0, "RankDeviation beyond chance, a mixing layer");
+    CHECK_CLOSE(t.correlation_excess, 0.1 / 2, 1e-15, 0.0, "Correlation beyond chance, a mixing layer");
+    CHECK_CLOSE(t.correlation_z, 0.1 / 0.02, 1e-14, 0.0, "Correlation z without the mixing layer");
+    L[0].mixing = 1;
+    reward_terms_of_scores(&t, L, 2, &r);
+    CHECK(t.rank_deviation_excess == 0.0 && t.correlation_excess == 0.0 && isnan(t.correlation_z) && isnan(t.eff_rank_z),
+          "Grassmann alone: no head terms (%g %g), no z (%g %g)", t.rank_deviation_excess, t.correlation_excess,
+          t.correlation_z, t.eff_rank_z);
+    reward_terms_of_scores(&t, L, 0, &r);
+    CHECK(t.rank_deviation == 0.0 && t.correlation == 0.0 && t.rank_deviation_excess == 0.0, "no layers");
 }
 
 // Median time to score the small layer of the training monitor.

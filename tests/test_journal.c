@@ -62,6 +62,7 @@ static void add_scores(TrialResult *r) {
         memcpy(s->dims, r->dims, sizeof s->dims);
         s->norm = 3.5 + l;
         s->correlation_chance = 0.01 * l;
+        s->mixing = l == 1;
         for (int m = 0; m < 4; m++) {
             s->n_sv[m] = r->dims[m];
             s->sv[m] = doubles((size_t)r->dims[m], 10.0 * m);
@@ -103,6 +104,7 @@ static TrialResult make_trial(int id, int kind) {
         r.val_accuracy = r.val_loss = r.val_bits_per_byte = NAN;
         r.test_accuracy = r.test_loss = r.test_bits_per_byte = NAN;
         r.rank_deviation = r.correlation = r.reward = NAN;
+        r.rank_deviation_excess = r.correlation_excess = r.correlation_z = r.eff_rank_z = NAN;
         return r;
     }
     set(&r.config, "attention", kind == 2 ? "tucker" : "grassmann");
@@ -124,7 +126,8 @@ static TrialResult make_trial(int id, int kind) {
     r.rank_deviation = 0.25;
     r.correlation = -0.0;
     r.correlation_chance = 0.0123;
-    r.reward = r.val_accuracy - 0.1 * r.rank_deviation;
+    r.rank_deviation_excess = -0.125, r.correlation_excess = 0.0625, r.correlation_z = NAN, r.eff_rank_z = -2.5;
+    r.reward = r.val_accuracy - 0.1 * r.rank_deviation_excess - 0.1 * r.correlation_excess;
     r.n_layers = 2;
     const int dims[4] = {4, 2, 8, 3};
     memcpy(r.dims, dims, sizeof dims);
@@ -156,6 +159,7 @@ static TrialResult make_trial(int id, int kind) {
     t->correlation = doubles(8 * 2, 0.5);
     t->eff_rank = doubles(8 * 2 * 4, 1.5);
     t->head_sv = doubles(8 * 2 * 4, 7.0);
+    t->chance = doubles(8 * 2 * 4, 0.25);
     add_scores(&r);
     // the parameter arena (a NaN payload and −0 among them), of a model of 300 parameters
     r.n_params = 300;
@@ -176,7 +180,7 @@ static int same_bits(const void *a, const void *b, size_t n) { return n == 0 || 
     CHECK(same_bits(got->P, want->P, (size_t)(n) * sizeof *want->P), "trial %d: %s differs", id, #P)
 
 static void check_same_score(const LayerScore *got, const LayerScore *want, int id) {
-    SAME(view); SAME(dims); SAME(norm); SAME(n_sv); SAME(num_rank); SAME(eff_rank); SAME(correlation); SAME(correlation_chance);
+    SAME(view); SAME(mixing); SAME(dims); SAME(norm); SAME(n_sv); SAME(num_rank); SAME(eff_rank); SAME(correlation); SAME(correlation_chance);
     SAME(core_energy);
     SAME(tucker_ranks); SAME(tucker_fit); SAME(tucker_iters); SAME(cp_rank); SAME(cp_fit); SAME(cp_rank_max);
     SAME(cp_cond);
@@ -190,7 +194,8 @@ static void check_same_trial(const TrialResult *got, const TrialResult *want) {
     SAME(config); SAME(id); SAME(status); SAME(reason); SAME(val_accuracy); SAME(val_loss); SAME(val_bits_per_byte);
     SAME(test_accuracy); SAME(test_loss); SAME(test_bits_per_byte); SAME(steps); SAME(n_params); SAME(seconds); SAME(train_seconds); SAME(flops_per_step); SAME(start_time);
     SAME(end_time); SAME(host); SAME(rank); SAME(n_curve); SAME(reward_spec); SAME(rank_deviation);
-    SAME(correlation); SAME(correlation_chance); SAME(reward); SAME(n_layers); SAME(dims); SAME(out_dims);
+    SAME(correlation); SAME(correlation_chance); SAME(rank_deviation_excess); SAME(correlation_excess);
+    SAME(correlation_z); SAME(eff_rank_z); SAME(reward); SAME(n_layers); SAME(dims); SAME(out_dims);
     SAME(trace.n); SAME(trace.layers); SAME(trace.groups);
     for (int i = 0; i < got->n_curve && i < want->n_curve; i++) {  // CurvePoint has padding after step
         SAME(curve[i].step);
@@ -202,6 +207,7 @@ static void check_same_trial(const TrialResult *got, const TrialResult *want) {
     SAME_ARRAY(trace.correlation, points);
     SAME_ARRAY(trace.eff_rank, points * 4);
     SAME_ARRAY(trace.head_sv, points * want->trace.groups);
+    SAME_ARRAY(trace.chance, points * 4);
     const size_t count = (size_t)want->dims[0] * want->dims[1] * want->dims[2] * want->dims[3];
     for (int l = 0; l < got->n_layers && l < want->n_layers; l++) {
         SAME_ARRAY(weights[l], count);
@@ -277,8 +283,8 @@ static void test_unpack_wide_dims(void) {
     want.trace.groups = 100000;
     free(want.trace.head_sv);
     want.trace.n = 0, want.trace.head_sv = NULL;
-    free(want.trace.step), free(want.trace.correlation), free(want.trace.eff_rank);
-    want.trace.step = NULL, want.trace.correlation = want.trace.eff_rank = NULL;
+    free(want.trace.step), free(want.trace.correlation), free(want.trace.eff_rank), free(want.trace.chance);
+    want.trace.step = NULL, want.trace.correlation = want.trace.eff_rank = want.trace.chance = NULL;
     Bytes b = packed(&want);
     char err[512] = "";
     const int rc = trial_unpack(&got, b.data, b.len, err, sizeof err);
@@ -427,7 +433,7 @@ static int no_temporary(const char *name) {
     return system(cmd) != 0;
 }
 
-static const char MAGIC[] = "attnsweep-journal 4\n";
+static const char MAGIC[] = "attnsweep-journal 5\n";
 enum { MAGIC_LEN = sizeof MAGIC - 1, HEADER = 20, N_TRIALS = 50 };
 
 // A journal of this process, locked, replayed (empty) and begun: as a sweep opens it.
@@ -465,7 +471,7 @@ static void test_append_and_replay(void) {
     while (off + HEADER <= file.len) {
         const unsigned char *h = file.data + off;
         const uint32_t kind = le32(h + 4), n = le32(h + 8);
-        if (le32(h) != 0x344E524A || le32(h + 16) != (uint32_t)crc32(0L, h, 16) || off + HEADER + n > file.len) break;
+        if (le32(h) != 0x354E524A || le32(h + 16) != (uint32_t)crc32(0L, h, 16) || off + HEADER + n > file.len) break;
         const unsigned char *body = h + HEADER;
         CHECK(le32(h + 12) == (uint32_t)crc32(0L, body, n), "record %d: body CRC", records);
         const uint32_t want_kind = records == 0 ? 2 : records == 2 * N_TRIALS + 1 ? 4 : records % 2 ? 3 : 1;
@@ -637,14 +643,15 @@ static void test_older_refused(void) {
     }
     bytes_free(&b);
     trial_result_free(&want);
-    static const char *const old[] = {"attnsweep-journal 2\nJRNL and old trials", "attnsweep-journal 3\nJRN3 and old trials"};
-    for (int k = 0; k < 2; k++) {
+    static const char *const old[] = {"attnsweep-journal 2\nJRNL and old trials", "attnsweep-journal 3\nJRN3 and old trials",
+                                      "attnsweep-journal 4\nJRN4 and old trials"};
+    for (int k = 0; k < 3; k++) {
         char path[128];
         snprintf(path, sizeof path, "%s/v%d.journal", dir, k + 2);
         write_bytes(path, (const unsigned char *)old[k], strlen(old[k]));
         Collected c = {0};
         const long n = replay(path, &c, err, sizeof err);
-        snprintf(expect, sizeof expect, "a sweep of an attnsweep before results format 4 (journal version %d", k + 2);
+        snprintf(expect, sizeof expect, "a sweep of an attnsweep before results format 5 (journal version %d", k + 2);
         CHECK(n < 0 && strstr(err, expect) && strstr(err, "start a new sweep") && !strchr(err, '\n'),
               "a version %d journal: %ld records, '%s'", k + 2, n, err);
         Bytes after = read_whole(path);
@@ -719,11 +726,11 @@ static void test_foreign_files(void) {
 
     // A journal of the versions before the validation split (its trials lack the test
     // metrics), or of a later one: refused whole, never cut as if its records were damaged.
-    const char *versions[] = {"attnsweep-journal 1\nJRNL and the records of old trials", "attnsweep-journal 5\n"};
+    const char *versions[] = {"attnsweep-journal 1\nJRNL and the records of old trials", "attnsweep-journal 6\n"};
     for (int k = 0; k < 2; k++) {
         write_text(path, versions[k]);
         long n = replay(path, &c, err, sizeof err);
-        CHECK(n == -1 && strstr(err, "a journal of another attnsweep version (this one reads \"attnsweep-journal 4\""),
+        CHECK(n == -1 && strstr(err, "a journal of another attnsweep version (this one reads \"attnsweep-journal 5\""),
               "a journal '%.19s': got %ld '%s'", versions[k], n, err);
         code = run_child(open_journal, path, out, sizeof out);
         after = read_whole(path);

@@ -100,9 +100,9 @@ df = df.sort_values("trial").reset_index(drop=True)
 reasons = {int(k): f["trials"][k].attrs["reason"] for k in f["trials"]}
 rep = json.load(open(jpath))
 RESULTS = ["trial", "status", "val_accuracy", "val_loss", "val_bits_per_byte", "test_accuracy", "test_loss",
-           "test_bits_per_byte", "rank_deviation", "correlation", "correlation_chance", "reward", "steps", "n_params",
-           "seconds"]
-SHOWN = ["val_accuracy", "test_accuracy", "rank_deviation", "correlation", "correlation_chance", "reward"]  # test, chance: shown only
+           "test_bits_per_byte", "rank_deviation", "correlation", "correlation_chance", "correlation_z", "eff_rank_z",
+           "rank_deviation_excess", "correlation_excess", "reward", "steps", "n_params", "seconds"]
+SHOWN = ["val_accuracy", "test_accuracy", "rank_deviation", "correlation", "correlation_z", "eff_rank_z", "reward"]  # test: shown only
 params = [c for c in df.columns if c not in RESULTS]
 swept = [c for c in params if df[c].nunique() > 1 and c != "attention"]
 variants = ["mha", "tucker", "linear", "grassmann"]
@@ -486,7 +486,7 @@ with h5py.File("v2.h5", "a") as f:
 with h5py.File("foreign.h5", "w") as f:
     f["x"] = [1, 2, 3]
 with h5py.File("scores.h5", "w") as f:  # like attnsweep score MODEL.safetensors writes
-    f.attrs["format_version"] = numpy.int32(4)
+    f.attrs["format_version"] = numpy.int32(5)
     f.attrs["source"] = "model.safetensors"
 shutil.copy("abl.h5", "nocol.h5")
 with h5py.File("nocol.h5", "a") as f:
@@ -496,7 +496,7 @@ with h5py.File("nocol.h5", "a") as f:
     f["summary"] = s[keep]
 PY
 report v2.h5
-expect_error "another format version" "v2.h5: results format 2, this attnsweep reads 4"
+expect_error "another format version" "v2.h5: results format 2, this attnsweep reads 5"
 report foreign.h5
 expect_error "an HDF5 file of something else" "foreign.h5: not an attnsweep results file"
 report scores.h5
@@ -529,7 +529,7 @@ expect_error "--top x" "--top must be an integer"
 report abl.h5 --format xml
 expect_error "--format xml" "--format must be table, csv, json or html, got 'xml'"
 report abl.h5 --metric speed
-expect_error "--metric speed" "--metric must be one of val_accuracy, val_loss, val_bits_per_byte, rank_deviation, correlation, reward, n_params, seconds, got 'speed'"
+expect_error "--metric speed" "--metric must be one of val_accuracy, val_loss, val_bits_per_byte, rank_deviation, correlation, correlation_z, eff_rank_z, rank_deviation_excess, correlation_excess, reward, n_params, seconds, got 'speed'"
 # The leaderboard ranks by validation: the old names say their val_ spelling, no test metric ranks.
 report abl.h5 --metric accuracy
 expect_error "--metric accuracy" "--metric 'accuracy' is now called 'val_accuracy' (every decision reads the validation split)"
@@ -538,7 +538,7 @@ expect_error "--metric bits_per_byte" "--metric 'bits_per_byte' is now called 'v
 report abl.h5 --metric test_accuracy
 expect_error "--metric test_accuracy" "--metric 'test_accuracy' is a test metric, and test metrics never drive decisions (use 'val_accuracy')"
 report abl.h5 --metric test_correlation
-expect_error "--metric test_correlation" "--metric 'test_correlation' is a test metric, and test metrics never drive decisions (use one of val_accuracy, val_loss, val_bits_per_byte, rank_deviation, correlation, reward, n_params, seconds)"
+expect_error "--metric test_correlation" "--metric 'test_correlation' is a test metric, and test metrics never drive decisions (use one of val_accuracy, val_loss, val_bits_per_byte, rank_deviation, correlation, correlation_z, eff_rank_z, rank_deviation_excess, correlation_excess, reward, n_params, seconds)"
 report abl.h5 --top
 expect_error "--top without a value" "--top needs a value"
 report abl.h5 --verbose

@@ -117,7 +117,7 @@ for t in trials:
 names = {p["name"] for p in data["page"]["params"]}
 if names != {"attention", "lambda_orth", "lr", "weight_decay"}: bad.append(f"parameters {names}")
 if data["page"]["rungs"] != [24]: bad.append(f"rungs {data['page']['rungs']}")
-if not any("correlation" in t["curve"] for t in trials): bad.append("no invariant trace")
+if not any("correlation_z" in t["curve"] for t in trials): bad.append("no invariant trace")
 st = {t["status"] for t in trials}
 if not {"ok", "pruned", "failed"} <= st: bad.append(f"statuses {st}: the sweep should have all three")
 print("\n".join(bad)); sys.exit(1 if bad else 0)
@@ -127,7 +127,7 @@ pass "one file, nothing loaded; its report equals --format json; its trials, cur
 echo "== 2. the page in headless Chromium  [$((SECONDS - start)) s]"
 browse "$tmp/engine.html" "$tmp/engine" shot
 check_page "$tmp/engine.html" "$tmp/engine.dom" importance history parallel contour curve_val_accuracy \
-    curve_val_loss trace_correlation trace_rank_deviation slice_lambda_orth slice_lr slice_attention
+    curve_val_loss trace_correlation trace_eff_rank slice_lambda_orth slice_lr slice_attention
 pass "no console message; every chart drew; brushing an axis filters the table ($(head -c 300 "$tmp/check"))"
 # the report's verdict as a section of its own, its fit's answer in words
 grep -q '<section id="verdict">' "$tmp/engine.dom" && grep -q '<th>answer</th>' "$tmp/engine.dom" ||

@@ -33,8 +33,9 @@ expect_rc 0 "train grassmann -o"
 # and C_h = W_O^h W_V^h; grassmann: K_o = W_red^T A_o W_red) to compare the singular
 # values of its unfoldings, its norm and the head correlation; the /summary row's
 # rank_deviation and correlation are recomputed from scores/ (default reward: heads mode,
-# ideal = full rank) and reward = val_accuracy - 0.1 rank_deviation - 0.1
-# correlation.
+# ideal = full rank), and so are the terms beyond chance (mha: each less its value at the
+# null's mean; grassmann: 0, no heads), and reward = val_accuracy - 0.1 (rank_deviation
+# beyond chance) - 0.1 (correlation beyond chance); the trace's last nulls are the scores'.
 for variant in mha grassmann; do
     pycheck "trial file of $variant" "$tmp/$variant.h5" "$variant" <<'EOF'
 import sys
@@ -72,10 +73,11 @@ with h5py.File(path, "r") as f:
     want(len(t["weights_out"]) == L, "number of weights_out/layerK", L, len(t["weights_out"]))
     steps = t["curves"]["step"]
     inv = t["invariants"]
-    want(list(inv.dtype.names or ()) == ["step", "correlation", "eff_rank", "head_sv"], "invariants columns",
-         ["step", "correlation", "eff_rank", "head_sv"], inv.dtype.names)
+    want(list(inv.dtype.names or ()) == ["step", "correlation", "eff_rank", "head_sv", "chance"], "invariants columns",
+         ["step", "correlation", "eff_rank", "head_sv", "chance"], inv.dtype.names)
     n = len(steps)
-    for name, shape in (("step", (n,)), ("correlation", (n, L)), ("eff_rank", (n, L, 4)), ("head_sv", (n, L, G))):
+    for name, shape in (("step", (n,)), ("correlation", (n, L)), ("eff_rank", (n, L, 4)), ("head_sv", (n, L, G)),
+                        ("chance", (n, L, 4))):
         got = inv[name].shape if name in (inv.dtype.names or ()) else "missing"
         want(got == shape, f"invariants/{name} shape", shape, got)
     if bad:
@@ -84,7 +86,7 @@ with h5py.File(path, "r") as f:
     want(list(steps) == [10, 20], "curves step", [10, 20], list(steps))
     sc = t["scores"]
     want(sorted(sc) == [f"layer{k}" for k in range(L)], "scores groups", [f"layer{k}" for k in range(L)], sorted(sc))
-    rd_terms, corrs = [], []
+    rd_terms, corrs, rd_excess, corr_excess = [], [], [], []
     for k in range(L):
         g = sc[f"layer{k}"]
         cp = ("cp_fits", "cp_roles", "cp_cond") if variant == "mha" else ()  # no CP of the Grassmann kernel
@@ -137,24 +139,42 @@ with h5py.File(path, "r") as f:
         r0 = len(g.attrs["sv_mode0"])
         rd_terms.append(abs(eff[0] - r0) / r0)
         corrs.append(g.attrs["correlation"])
+        nulls = [g.attrs[a] for a in ("correlation_chance", "correlation_chance_sd", "eff_rank_chance", "eff_rank_chance_sd")]
+        if variant == "mha":
+            want(int(g.attrs["mixing"]) == 0 and all(np.isfinite(nulls)) and nulls[1] > 0 and nulls[3] > 0,
+                 f"scores/layer{k} nulls", "finite, sds > 0", nulls)
+            rd_excess.append(rd_terms[-1] - abs(nulls[2] - r0) / r0)
+            corr_excess.append(corrs[-1] - nulls[0])
+        else:  # no heads: no head terms
+            want(int(g.attrs["mixing"]) == 1, f"scores/layer{k} mixing", 1, g.attrs["mixing"])
+            nulls[1:] = [np.nan] * 3
+            rd_excess.append(0.0)
+            corr_excess.append(0.0)
+        want(np.allclose(inv["chance"][-1, k], nulls, rtol=1e-10, equal_nan=True), f"invariants/chance[-1, {k}]",
+             f"the scores' nulls {nulls}", inv["chance"][-1, k])
     row = f["summary"][0]
     names = row.dtype.names
-    for c in ("val_accuracy", "rank_deviation", "correlation", "reward"):
+    for c in ("val_accuracy", "rank_deviation", "correlation", "reward", "rank_deviation_excess", "correlation_excess"):
         want(c in names, f"/summary column {c}", "present", "missing")
     if bad:
         print("\n".join(bad)); sys.exit(1)
     acc, rd, corr, reward = (float(row[c]) for c in ("val_accuracy", "rank_deviation", "correlation", "reward"))
+    rdx, cx = float(row["rank_deviation_excess"]), float(row["correlation_excess"])
+    want(close(rdx, np.mean(rd_excess), rtol=1e-10, atol=1e-10), "/summary rank_deviation_excess",
+         f"mean of each layer's less its value at the null's mean = {np.mean(rd_excess)!r}", rdx)
+    want(close(cx, np.mean(corr_excess), rtol=1e-10, atol=1e-10), "/summary correlation_excess",
+         f"mean of each layer's less its null's mean = {np.mean(corr_excess)!r}", cx)
     want(close(rd, np.mean(rd_terms), rtol=1e-10, atol=1e-10), "/summary rank_deviation",
          f"mean |eff_rank[heads] - G| / G over layers = {np.mean(rd_terms)!r}", rd)
     want(close(corr, np.mean(corrs), rtol=1e-10, atol=1e-10), "/summary correlation",
          f"mean scores correlation {np.mean(corrs)!r}", corr)
-    want(close(reward, acc - 0.1 * rd - 0.1 * corr, atol=1e-12), "/summary reward",
-         f"val_accuracy - 0.1 rank_deviation - 0.1 correlation = {acc - 0.1 * rd - 0.1 * corr!r}", reward)
+    want(close(reward, acc - 0.1 * rdx - 0.1 * cx, atol=1e-12), "/summary reward",
+         f"val_accuracy - 0.1 rank_deviation_excess - 0.1 correlation_excess = {acc - 0.1 * rdx - 0.1 * cx!r}", reward)
     want(0 <= rd <= 1 and 0 <= corr <= 1, "rank_deviation and correlation", "in [0, 1]", (rd, corr))
 print("\n".join(bad) if bad else f"val_accuracy {acc:.4f}, RankDeviation {rd:.6f}, Correlation {corr:.6f}, reward {reward:.6f}")
 sys.exit(1 if bad else 0)
 EOF
-    pass "train -o ($variant): invariants shapes, steps and last row = scores/ = numpy on the function-level tensor; summary $(tail -1 "$tmp/check") (= val_accuracy - 0.1 RD - 0.1 Corr)"
+    pass "train -o ($variant): invariants shapes, steps and last row = scores/ = numpy on the function-level tensor; summary $(tail -1 "$tmp/check") (= val_accuracy - 0.1 RD beyond chance - 0.1 Corr beyond chance)"
 done
 
 # ---------------------------------------------------------------------------
@@ -192,8 +212,10 @@ for np in 1 2 4; do
             grep -qF "$want_first" "$tmp/out" ||
                 fail "$what: expected '$want_first' in the first line, got '$(head -1 "$tmp/out")'"
             [[ $(grep -cE '^ +[01]  [0-9]+ [0-9]+ [0-9]+ [0-9]+  ' "$tmp/out") == 2 ]] || fail "$what: expected two layer rows"
-            grep -qE '^RankDeviation [0-9.]+  Correlation [0-9.]+ \(chance [0-9.]+\)  reward -?[0-9.]+ = -?[0-9.]+ - 0.1 x [0-9.]+ - 0.1 x [0-9.]+$' "$tmp/out" ||
-                fail "$what: expected the line 'RankDeviation R  Correlation C (chance X)  reward W = A - 0.1 x R - 0.1 x C'"
+            grep -qE '^RankDeviation [0-9.]+ \(beyond chance \+0\.0000, heads z nan\)  Correlation [0-9.]+ \(chance [0-9.]+, beyond \+0\.0000, z nan\)$' "$tmp/out" ||
+                fail "$what: expected the line 'RankDeviation R (beyond chance +0.0000, heads z nan)  Correlation C (chance X, beyond +0.0000, z nan)' (no heads: no head terms)"
+            grep -qE '^reward -?[0-9.]+ = -?[0-9.]+ - 0.1 x \+0\.0000 - 0.1 x \+0\.0000 \(the terms beyond chance\)$' "$tmp/out" ||
+                fail "$what: expected the line 'reward W = A - 0.1 x +0.0000 - 0.1 x +0.0000 (the terms beyond chance)'"
             grep -qF "wrote $scores" "$tmp/out" || fail "$what: expected 'wrote $scores'"
         fi
     done
@@ -249,14 +271,16 @@ for variant in ("mha", "grassmann"):
                 want(obj in f, f"{h5}: {obj}", "present", "missing")
             want(len(f["summary"]) == 1, f"{h5}: /summary rows", 1, len(f["summary"]))
             row = f["summary"][0]
-            for c in ("val_accuracy", "test_accuracy", "test_loss", "rank_deviation", "correlation", "reward"):
-                want(close(row[c], old[c], rtol=1e-10, atol=1e-10),
+            for c in ("val_accuracy", "test_accuracy", "test_loss", "rank_deviation", "correlation", "reward",
+                      "rank_deviation_excess", "correlation_excess", "correlation_z", "eff_rank_z"):
+                want(close(row[c], old[c], rtol=1e-10, atol=1e-10) or (np.isnan(row[c]) and np.isnan(old[c])),
                      f"{h5}: /summary {c} against the trial file's", float(old[c]), float(row[c]))
             if variant == "mha":
                 d = json.load(open(f"{tmp}/mha.np{np_}.json"))
                 want(d.get("ranks") == np_, f"mha.np{np_}.json ranks", np_, d.get("ranks"))
                 want(len(d.get("layers", [])) == 2, f"mha.np{np_}.json layers", 2, len(d.get("layers", [])))
-                for c in ("reward", "rank_deviation", "correlation"):
+                for c in ("reward", "rank_deviation", "correlation", "rank_deviation_excess", "correlation_excess",
+                          "correlation_z", "eff_rank_z"):
                     want(close(row[c], d[c], rtol=1e-12, atol=1e-12), f"{h5}: /summary {c}",
                          f"the JSON's {d[c]!r}", float(row[c]))
                 for k, layer in enumerate(d.get("layers", [])):
@@ -269,7 +293,7 @@ for variant in ("mha", "grassmann"):
         for np_ in (2, 4):
             got = json.load(open(f"{tmp}/mha.np{np_}.json"))
             same(ref["layers"], got["layers"], f"mha --json on {np_} ranks: layers")
-            for k in ("rank_deviation", "correlation", "reward"):
+            for k in ("rank_deviation", "correlation", "reward", "rank_deviation_excess", "correlation_excess"):
                 same(ref[k], got[k], f"mha --json on {np_} ranks: {k}")
     ref = scores_of(f"{tmp}/{variant}.np1.scores.h5")
     for np_ in (2, 4):
@@ -285,8 +309,11 @@ echo "== 3. --beta, --gamma, --modes, --ideal-ranks: the reward as the formula s
 # (r_max of mode n = min(dims[n], product of the others); for the heads mode also the
 # length of head_sv): RankDeviation = mean over layers and chosen modes of
 # |eff_rank - min(ideal, r_max)| / r_max (ideal: r_max by default), Correlation = mean of
-# the layers' correlation, reward = val_accuracy - beta RD - gamma Correlation, all to 1e-12;
-# the -o file's /summary holds the same reward.
+# the layers' correlation; beyond chance: the heads mode's term less |eff_rank_heads_chance
+# - ideal| / r_max, the other modes' as measured, Correlation less correlation_chance, and
+# none of a mixing (Grassmann) layer's head terms; reward = val_accuracy - beta RD beyond
+# chance - gamma Correlation beyond chance, all to 1e-12; the -o file's /summary holds the
+# same reward.
 leaks=0  # the code paths of section 2 (see the top)
 ncase=0
 : >"$tmp/cases"
@@ -331,18 +358,25 @@ for line in open(sys.argv[1]):
         bad.append(f"{what}: reward_spec {spec}: expected tensor {d['tensor']} and modes {[names[n] for n in modes]}")
     size = int(np.prod(dims))
     rmax = [min(dims[n], size // dims[n]) for n in range(4)]
-    terms = []
+    terms, excess, corr_excess = [], [], []
     for layer in d["layers"]:
         if len(layer["head_sv"]) != rmax[0]:
             bad.append(f"{what}: head_sv: expected {rmax[0]} values (r_max of the heads mode), got {len(layer['head_sv'])}")
+        heads = not layer["mixing"]
         for n in modes:
             r_ideal = min(ideal.get(n, rmax[n]), rmax[n])
             terms.append(abs(layer["eff_rank"][n] - r_ideal) / rmax[n])
-    rd = float(np.mean(terms))
-    corr = float(np.mean([layer["correlation"] for layer in d["layers"]]))
-    reward = acc - beta * rd - gamma * corr
+            if n > 0:
+                excess.append(terms[-1])
+            else:
+                excess.append(terms[-1] - abs(layer["eff_rank_heads_chance"] - r_ideal) / rmax[n] if heads else 0.0)
+        corr_excess.append(layer["correlation"] - layer["correlation_chance"] if heads else 0.0)
+    rd, rdx = float(np.mean(terms)), float(np.mean(excess))
+    corr, cx = float(np.mean([layer["correlation"] for layer in d["layers"]])), float(np.mean(corr_excess))
+    reward = acc - beta * rdx - gamma * cx
     problems = []
-    for k, want in (("rank_deviation", rd), ("correlation", corr), ("reward", reward)):
+    for k, want in (("rank_deviation", rd), ("correlation", corr), ("rank_deviation_excess", rdx),
+                    ("correlation_excess", cx), ("reward", reward)):
         if not close(d[k], want, rtol=1e-12, atol=1e-12):
             problems.append(f"{what}: {k}: expected {want!r} from the formula, got {d[k]!r}")
     with h5py.File(case + ".h5", "r") as f:
@@ -353,7 +387,8 @@ for line in open(sys.argv[1]):
         problems.append(f"{what}: reward: expected the val_accuracy {acc!r} exactly, got {d['reward']!r}")
     bad += problems
     if not problems:
-        print(f"ok   {what}: RankDeviation {rd:.6f}, Correlation {corr:.6f}, reward {reward:.6f} (val_accuracy {acc:.4f})")
+        print(f"ok   {what}: RankDeviation {rd:.6f} (beyond chance {rdx:+.6f}), Correlation {corr:.6f} (beyond {cx:+.6f}), "
+              f"reward {reward:.6f} (val_accuracy {acc:.4f})")
 if bad:
     print("\n".join(bad))
 sys.exit(1 if bad else 0)
@@ -376,8 +411,9 @@ grep -qE '^layer +numerical ranks +effective ranks +head corr +chance +z +heads 
     fail "score bert_f16: expected the table header line, got '$(sed -n 2p "$tmp/out")'"
 [[ $(grep -cE '^ +[01]  [0-9]+ [0-9]+ [0-9]+ [0-9]+ ' "$tmp/out") == 2 ]] ||
     fail "score bert_f16: expected two layer rows"
-grep -qE '^RankDeviation [0-9.]+  Correlation [0-9.]+ \(chance [0-9.]+\)$' "$tmp/out" ||
-    fail "score bert_f16: expected 'RankDeviation X  Correlation Y' and no reward, got '$(grep RankDeviation "$tmp/out")'"
+grep -qE '^RankDeviation [0-9.]+ \(beyond chance [-+][0-9.]+, heads z -?[0-9.]+\)  Correlation [0-9.]+ \(chance [0-9.]+, beyond [-+][0-9.]+, z -?[0-9.]+\)$' "$tmp/out" ||
+    fail "score bert_f16: expected 'RankDeviation X (beyond chance ..., heads z ...)  Correlation Y (chance, beyond, z)' and no reward, got '$(grep RankDeviation "$tmp/out")'"
+! grep -q '^reward' "$tmp/out" || fail "score bert_f16: a checkpoint has no val_accuracy, so no reward line"
 grep -qF "wrote $tmp/st/bert_f16/model.scores.h5" "$tmp/out" || fail "score bert_f16: expected 'wrote .../model.scores.h5'"
 pass "bert_f16 --heads 4: a table of 2 layers, no reward line, wrote model.scores.h5"
 cp "$tmp/st/bert_f16/model.scores.h5" "$tmp/bert_table.h5"
@@ -511,7 +547,7 @@ bad_input "truncated safetensors" "lie outside the data buffer of 758 bytes (tru
 bad_input "HDF5 file that is not a results file" "other.h5: not an attnsweep results file" \
     "$tmp/other.h5" -o "$tmp/bad.h5"
 bad_input "results format 2 (before the validation split)" \
-    "attnsweep: score: $tmp/v2.h5: results format 2, this attnsweep reads 4" "$tmp/v2.h5" -o "$tmp/bad.h5"
+    "attnsweep: score: $tmp/v2.h5: results format 2, this attnsweep reads 5" "$tmp/v2.h5" -o "$tmp/bad.h5"
 bad_input "no such --trial" "attnsweep: score: $tmp/mha.h5: no trial 3" "$tmp/mha.h5" --trial 3 -o "$tmp/bad.h5"
 bad_input "--trial not an integer" "--trial must be an integer in [0, 2147483647], got '1.5'" \
     "$tmp/mha.h5" --trial 1.5 -o "$tmp/bad.h5"

@@ -64,9 +64,15 @@ ids = sorted(df.trial.tolist())
 assert ids == list(range(n)), f"trials {ids}, expected 0..{n-1} once each"
 assert sorted(f["trials"].keys()) == [f"{i:06d}" for i in range(n)], list(f["trials"].keys())
 ok = df[df.status == b"ok"]
-want = ok.val_accuracy - 0.2 * ok.rank_deviation - 0.3 * ok.correlation
+want = ok.val_accuracy - 0.2 * ok.rank_deviation_excess - 0.3 * ok.correlation_excess
 assert close(ok.reward, want, atol=1e-12), (ok.reward - want).abs().max()
-assert f.attrs["format_version"] == 4
+grassmann = ok[ok.attention == b"grassmann"]  # no heads: no head terms, no z
+assert (grassmann.rank_deviation_excess == 0).all() and (grassmann.correlation_excess == 0).all()
+assert grassmann.correlation_z.isna().all() and grassmann.eff_rank_z.isna().all()
+heads = ok[ok.attention != b"grassmann"]
+assert close(heads.correlation_excess, heads.correlation - heads.correlation_chance, atol=1e-12)
+assert heads.correlation_z.notna().all() and heads.eff_rank_z.notna().all()
+assert f.attrs["format_version"] == 5
 measured = df[df.status != b"failed"]  # the test split, measured once a trial finished
 assert ((measured.test_accuracy >= 0) & (measured.test_accuracy <= 1) & (measured.test_loss > 0)).all()
 assert df[df.status == b"failed"].test_loss.isna().all()
@@ -81,7 +87,7 @@ for np in 2 3 5; do
     mpirun -np "$np" "$bin" run e2e.yaml -o "e2e-$np.h5" --quiet 2>"$tmp/err" || rc=$?
     [[ $rc == 0 ]] || fail "run on $np ranks: exit code $rc"
     check_file "e2e-$np.h5" 10
-    pass "$np ranks: 10 trials, each once; reward = val_accuracy - 0.2 RD - 0.3 Corr on every row; test metrics"
+    pass "$np ranks: 10 trials, each once; reward = val_accuracy - 0.2 RD - 0.3 Corr (beyond chance; none for grassmann) on every row; test metrics"
 done
 rc=0
 mpirun -np 5 "$bin" run e2e.yaml -o e2e-g2.h5 --group-size 2 --quiet 2>"$tmp/err" || rc=$?

@@ -91,11 +91,16 @@ def accuracy(f, trial):
     c = f["trials"][f"{trial:06d}"]["curves"]
     return dict(zip(c["step"][:].tolist(), c["val_accuracy"][:].tolist()))
 def reward(f, trial, beta=2.0, gamma=2.0):
-    # val_accuracy − β·RankDeviation − γ·Correlation from the invariants traced at each
-    # evaluation: the heads mode only, its ideal rank r_max = heads = 2 (function view)
+    # val_accuracy − β·RankDeviation − γ·Correlation, each beyond chance, from the
+    # invariants traced at each evaluation: the heads mode only, its ideal rank r_max =
+    # heads = 2 (function view), less its value at the null's mean effective rank, and the
+    # Correlation less its null's mean (chance: correlation mean, sd, eff_rank mean, sd);
+    # a layer without a null (no heads) pays neither
     inv = f["trials"][f"{trial:06d}"]["invariants"][:]
-    rd = np.abs(inv["eff_rank"][:, :, 0] - 2.0).mean(axis=1) / 2.0
-    corr = inv["correlation"].mean(axis=1)
+    ch = inv["chance"]
+    heads = np.isfinite(ch[:, :, 1]) & np.isfinite(ch[:, :, 3])
+    rd = np.where(heads, np.abs(inv["eff_rank"][:, :, 0] - 2.0) - np.abs(ch[:, :, 2] - 2.0), 0.0).mean(axis=1) / 2.0
+    corr = np.where(heads, inv["correlation"] - ch[:, :, 0], 0.0).mean(axis=1)
     acc = accuracy(f, trial)
     return {int(s): acc[int(s)] - beta * d - gamma * c for s, d, c in zip(inv["step"], rd, corr)}
 def replay(path, per, value=accuracy):

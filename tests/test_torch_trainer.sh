@@ -4,9 +4,9 @@
 # groups) of the four attention variants on Fashion-MNIST, tiny (d_model 16, 1 block,
 # 6 steps of 32 images), scored on the weights it writes:
 #   1. every trial ok; /summary's val_accuracy is the program's last line's, test accuracy
-#      only in that line; rank_deviation and correlation are what `attnsweep score` gives
+#      only in that line; rank_deviation and correlation (and beyond chance) are what `attnsweep score` gives
 #      for its model.safetensors (BERT names, Grassmann's w_red/w_plu), and reward =
-#      val_accuracy − β·RankDeviation − γ·Correlation;
+#      val_accuracy − β·RankDeviation − γ·Correlation, each beyond chance;
 #   2. SIGUSR1 to mpirun stops a longer trial (the trainer saves resume.pt on SIGTERM);
 #      --resume reruns it with ATTNSWEEP_RESUME_DIR and it goes on from the step it saved
 #      to the end.
@@ -61,9 +61,9 @@ for r in f["summary"][:]:
     s = json.loads(subprocess.run([sys.argv[2], "score", a["checkpoint"], "--json", "-o", a["trial_dir"] + "/s.h5"],
                                   capture_output=True, text=True, check=True).stdout)
     if len(s["layers"]) != 1: bad.append(f"{variant}: {len(s['layers'])} layers scored")
-    for col in ("rank_deviation", "correlation"):
+    for col in ("rank_deviation", "correlation", "rank_deviation_excess", "correlation_excess"):
         if not close(r[col], s[col], 1e-9): bad.append(f"{variant}: {col} {r[col]}, attnsweep score {s[col]}")
-    if not close(r["reward"], r["val_accuracy"] - 0.2 * s["rank_deviation"] - 0.3 * s["correlation"], 1e-9):
+    if not close(r["reward"], r["val_accuracy"] - 0.2 * s["rank_deviation_excess"] - 0.3 * s["correlation_excess"], 1e-9):
         bad.append(f"{variant}: reward {r['reward']}")
 if sorted(seen) != sorted(["mha", "tucker", "linear", "grassmann"]): bad.append(f"variants {seen}")
 if bad: print("\n".join(bad))

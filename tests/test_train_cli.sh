@@ -165,7 +165,7 @@ run train --task charlm --steps "$S" --batch 8 --eval-batches 1 --d-model "$D" -
 expect_rc 0 "train charlm, text output"
 grep -qE '^val_accuracy [0-9.]+  val_loss [0-9.]+ nats  val_bits_per_byte [0-9.]+$' "$tmp/out" &&
     grep -qE '^test_accuracy [0-9.]+  test_loss [0-9.]+ nats  test_bits_per_byte [0-9.]+$' "$tmp/out" &&
-    grep -qF "reward" "$tmp/out" && grep -qF "(= val_accuracy - 0.1 x rank deviation" "$tmp/out" ||
+    grep -qE '^rank deviation [0-9.]+ \(beyond chance [-+][0-9.]+\)  head correlation [0-9.]+ \(beyond chance [-+][0-9.]+, z -?[0-9.]+\)  reward -?[0-9.]+ \(= val_accuracy - 0.1 x [-+][0-9.]+ - 0.1 x [-+][0-9.]+\)$' "$tmp/out" ||
     fail "train charlm: text output without the val_ and test_ lines: $(cat "$tmp/out")"
 grep -qE "step +$S/$S  train_loss [0-9.]+  val_loss [0-9.]+  val_accuracy [0-9.]+  val_bits_per_byte" "$tmp/err" &&
     ! grep -q "test" "$tmp/err" || fail "train charlm: progress line: $(cat "$tmp/err")"
@@ -234,8 +234,8 @@ pass "$(wc -l <"$tmp/h5checks") results files read back with h5py/pandas and mat
 rc=0
 "$py" "$checker" "$tmp/v2.h5" "$tmp/recall-mha.json" --task recall --attention mha --heads $H --d-model $D \
     --layers $L --grassmann-rank $R --steps $S >"$tmp/check" 2>&1 || rc=$?
-[[ $rc == 1 && $(wc -l <"$tmp/check") == 1 ]] && grep -qF "v2.h5: results format: expected 4, got 2" "$tmp/check" ||
-    fail "check_trial_h5.py on a format-2 file: expected one line naming formats 4 and 2, got: $(cat "$tmp/check")"
+[[ $rc == 1 && $(wc -l <"$tmp/check") == 1 ]] && grep -qF "v2.h5: results format: expected 5, got 2" "$tmp/check" ||
+    fail "check_trial_h5.py on a format-2 file: expected one line naming formats 5 and 2, got: $(cat "$tmp/check")"
 pass "check_trial_h5.py refuses a format-2 file: $(cat "$tmp/check")"
 
 # ---------------------------------------------------------------------------

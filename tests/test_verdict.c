@@ -88,6 +88,7 @@ typedef enum {
 } Plant;
 
 enum { STEPS = 4, EVERY = 10, HEADS = 2, D_K = 4, D_MODEL = 8, ROLES = 3 };
+static const double CHANCE = 0.01;  // the Correlation's rotation null's mean in the trials made here
 
 // One trial of the planted sweep: id, variant, configuration c (lambda_orth = 0.01·c),
 // repeat r (seed 5000 + r).
@@ -116,6 +117,7 @@ static void planted_trial(TrialResult *t, Plant plant, gsl_rng *rng, int id, con
         tr->correlation = xcalloc(STEPS, sizeof *tr->correlation);
         tr->eff_rank = xcalloc(STEPS * 4, sizeof *tr->eff_rank);
         tr->head_sv = xcalloc(STEPS * HEADS, sizeof *tr->head_sv);
+        tr->chance = xcalloc(STEPS * 4, sizeof *tr->chance);
     }
     for (int s = 0; s < STEPS; s++) {
         const double acc = early + (final - early) * s / (STEPS - 1);  // the planted early value, then on to the final
@@ -128,13 +130,18 @@ static void planted_trial(TrialResult *t, Plant plant, gsl_rng *rng, int id, con
         tr->eff_rank[4 * s] = 1 + gsl_rng_uniform(rng);  // heads: RankDeviation |r − 2|/2 in [0, 0.5], noise
         for (int k = 1; k < 4; k++) tr->eff_rank[4 * s + k] = 4;
         for (int h = 0; h < HEADS; h++) tr->head_sv[s * HEADS + h] = 1.0 / (h + 1);
+        // the nulls: Correlation's chance CHANCE (so its term is the planted value less a
+        // constant), the heads' effective rank's 2 (RankDeviation's chance 0)
+        memcpy(tr->chance + 4 * s, (double[4]){CHANCE, 0.005, 2, 0.1}, 4 * sizeof(double));
     }
     t->val_accuracy = final, t->val_loss = 1 - final;
     t->test_accuracy = final - 0.01 + 0.02 * gsl_rng_uniform(rng), t->test_loss = 1 - t->test_accuracy;
     t->val_bits_per_byte = t->test_bits_per_byte = NAN;  // not charlm
     const double rd = traced ? fabs(tr->eff_rank[4 * (STEPS - 1)] - 2) / 2 : NAN;
-    t->rank_deviation = rd, t->correlation = traced ? tr->correlation[STEPS - 1] : NAN;
-    t->reward = final - 0.1 * rd - 0.1 * t->correlation;
+    t->rank_deviation = t->rank_deviation_excess = rd, t->correlation = traced ? tr->correlation[STEPS - 1] : NAN;
+    t->correlation_chance = traced ? CHANCE : NAN, t->correlation_excess = t->correlation - CHANCE;
+    t->correlation_z = t->correlation_excess / 0.005, t->eff_rank_z = traced ? (tr->eff_rank[4 * (STEPS - 1)] - 2) / 0.1 : NAN;
+    t->reward = final - 0.1 * rd - 0.1 * t->correlation_excess;
     t->steps = EVERY * STEPS, t->n_params = 1000, t->seconds = 1;
     // the weights' shapes are what the trace's RankDeviation is scored by
     t->n_layers = 1;

@@ -175,6 +175,7 @@ static cJSON *layer_json(const LayerScore *x) {
     cJSON_AddItemToObject(o, "eff_rank", cJSON_CreateDoubleArray(x->eff_rank, 4));
     cJSON_AddItemToObject(o, "core_energy", cJSON_CreateDoubleArray(x->core_energy, 4));
     cJSON_AddItemToObject(o, "head_sv", cJSON_CreateDoubleArray(x->sv[0], x->n_sv[0]));
+    cJSON_AddBoolToObject(o, "mixing", x->mixing);  // Grassmann's: no heads, no head terms in the reward
     cJSON_AddNumberToObject(o, "correlation", x->correlation);
     cJSON_AddNumberToObject(o, "correlation_chance", x->correlation_chance);
     cJSON_AddNumberToObject(o, "correlation_chance_sd", x->correlation_chance_sd);  // null for Grassmann
@@ -221,8 +222,14 @@ int cmd_score(int argc, char **argv) {
                          "the output features' mixing forms), or with --tensor parameters the weight tensor\n"
                          "W[heads, head_dim, model_dim, roles]: the singular values and ranks of each\n"
                          "unfolding, Tucker (HOSVD + HOOI) and CP rank sweeps, head correlation beside its\n"
-                         "chance level, and reward = val_accuracy - beta*RankDeviation - gamma*Correlation.\n"
-                         "The N ranks form one BLACS grid.\n\n",
+                         "chance level (the rotation null: each head's objects rotated at random, spectra\n"
+                         "kept; z its standard scores), and the reward, which charges what is beyond chance:\n"
+                         "  reward = val_accuracy - beta*(RankDeviation - its chance) - gamma*(Correlation - its chance)\n"
+                         "with RankDeviation = mean |eff_rank - ideal| / r_max over layers and --modes, its chance\n"
+                         "the same at the null's mean effective rank (heads mode; other modes have no null and\n"
+                         "are charged as measured), Correlation = mean |cosine| between heads, its chance the\n"
+                         "null's mean. A layer at chance pays nothing in expectation; Grassmann's mixing has no\n"
+                         "heads and pays no head terms. The N ranks form one BLACS grid.\n\n",
                          options,
                          "Modes: function view heads, dest_dim, src_dim, roles; parameter view heads, head_dim,\n"
                          "model_dim, roles (or 0..3 in either).\n",
@@ -265,27 +272,26 @@ int cmd_score(int argc, char **argv) {
         score_layer(&s[l], &w, spec.tensor, &o, &g);
         secs[l] = now_seconds() - ts;
     }
-    const double rd = rank_deviation(s, in.n_layers, &spec), corr = mean_correlation(s, in.n_layers);
-    const double chance = mean_correlation_chance(s, in.n_layers);
+    RewardTerms terms;
+    reward_terms_of_scores(&terms, s, in.n_layers, &spec);
     const double seconds = now_seconds() - t0;
 
     if (g.rank == 0) {
         double reward = NAN;
         if (in.is_trial) {
             TrialResult *r = &in.trial;
-            reward = reward_value(r->val_accuracy, rd, corr, &spec);
+            reward = reward_value(r->val_accuracy, &terms, &spec);
             if (r->scores)
                 for (int l = 0; l < r->n_layers; l++) layer_score_free(&r->scores[l]);
             free(r->scores);
             r->scores = s;  // the trial now owns the scores
             r->reward_spec = spec;
-            r->rank_deviation = rd, r->correlation = corr, r->reward = reward;
-            r->correlation_chance = chance;
+            trial_set_terms(r, &terms);
+            r->reward = reward;
             write_trial_file(out_path, r, "score");
         } else {
             ModelScoresMeta meta = {.source = path, .family = in.model.family, .names = in.model.names,
-                                    .spec = spec, .rank_deviation = rd, .correlation = corr,
-                                    .correlation_chance = chance};
+                                    .spec = spec, .terms = terms};
             h5store_write_model_scores(out_path, &meta, s, in.n_layers);
         }
         if (json) {
@@ -297,9 +303,13 @@ int cmd_score(int argc, char **argv) {
             cJSON_AddNumberToObject(j, "ranks", g.size);
             cJSON *layers = cJSON_AddArrayToObject(j, "layers");
             for (int l = 0; l < in.n_layers; l++) cJSON_AddItemToArray(layers, layer_json(&s[l]));
-            cJSON_AddNumberToObject(j, "rank_deviation", rd);
-            cJSON_AddNumberToObject(j, "correlation", corr);
-            cJSON_AddNumberToObject(j, "correlation_chance", chance);
+            cJSON_AddNumberToObject(j, "rank_deviation", terms.rank_deviation);
+            cJSON_AddNumberToObject(j, "correlation", terms.correlation);
+            cJSON_AddNumberToObject(j, "correlation_chance", terms.correlation_chance);
+            cJSON_AddNumberToObject(j, "correlation_z", terms.correlation_z);  // null without a null
+            cJSON_AddNumberToObject(j, "eff_rank_z", terms.eff_rank_z);
+            cJSON_AddNumberToObject(j, "rank_deviation_excess", terms.rank_deviation_excess);
+            cJSON_AddNumberToObject(j, "correlation_excess", terms.correlation_excess);
             cJSON_AddNumberToObject(j, "reward", reward);  // null for a checkpoint (no val_accuracy)
             cJSON_AddNumberToObject(j, "seconds", seconds);
             char *text = cJSON_PrintUnformatted(j);
@@ -308,10 +318,14 @@ int cmd_score(int argc, char **argv) {
             cJSON_Delete(j);
         } else {
             print_table(&in, path, s, secs, spec.tensor, &g);
-            printf("RankDeviation %.4f  Correlation %.4f (chance %.4f)", rd, corr, chance);
+            printf("RankDeviation %.4f (beyond chance %+.4f, heads z %.1f)  Correlation %.4f (chance %.4f, beyond "
+                   "%+.4f, z %.1f)",
+                   terms.rank_deviation, terms.rank_deviation_excess, terms.eff_rank_z, terms.correlation,
+                   terms.correlation_chance, terms.correlation_excess, terms.correlation_z);
             if (in.is_trial)
-                printf("  reward %.4f = %.4f - %g x %.4f - %g x %.4f", reward, in.trial.val_accuracy, spec.beta, rd,
-                       spec.gamma, corr);
+                printf("\nreward %.4f = %.4f - %g x %+.4f - %g x %+.4f (the terms beyond chance)", reward,
+                       in.trial.val_accuracy, spec.beta, terms.rank_deviation_excess, spec.gamma,
+                       terms.correlation_excess);
             printf("\nscored in %.2f s; wrote %s\n", seconds, out_path);
         }
     }

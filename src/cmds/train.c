@@ -98,9 +98,10 @@ int cmd_train(int argc, char **argv) {
                    chance, values_only);
         }
         if (r.scores)
-            printf("rank deviation %.4f  head correlation %.4f  reward %.4f (= val_accuracy - %g x rank deviation - %g "
-                   "x correlation)\n",
-                   r.rank_deviation, r.correlation, r.reward, spec.beta, spec.gamma);
+            printf("rank deviation %.4f (beyond chance %+.4f)  head correlation %.4f (beyond chance %+.4f, z %.1f)  "
+                   "reward %.4f (= val_accuracy - %g x %+.4f - %g x %+.4f)\n",
+                   r.rank_deviation, r.rank_deviation_excess, r.correlation, r.correlation_excess, r.correlation_z,
+                   r.reward, spec.beta, r.rank_deviation_excess, spec.gamma, r.correlation_excess);
         double sps = r.train_seconds > 0 ? r.steps / r.train_seconds : 0.0;
         printf("steps %d  parameters %ld  time %.1f s  %.1f steps/s  %.1f GFLOP/s  peak memory %.0f MB\n", r.steps,
                r.n_params, r.seconds, sps, sps * r.flops_per_step * 1e-9, peak_mb);

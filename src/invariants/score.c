@@ -299,6 +299,7 @@ void score_mixing_kernel(LayerScore *out, const MixingKernel *k, const ScoreOpti
     ScoreOptions no_cp = *o;
     no_cp.cp = 0;
     score_tensor(out, &t, &no_cp, g);
+    out->mixing = 1;
     out->correlation_chance = mixing_kernel_chance(k->r, D);
     out->correlation_chance_sd = out->eff_rank_chance = out->eff_rank_chance_sd = NAN;  // no rotation null of the
                                                                                         // output features' forms
@@ -322,6 +323,7 @@ void score_weights(LayerScore *out, const float *W, const int dims[4], const Sco
 void score_layer(LayerScore *out, const LayerWeights *w, TensorView view, const ScoreOptions *o, const BlacsGrid *g) {
     if (view == TENSOR_PARAMETERS) {
         score_weights(out, w->qkv, w->dims, o, g);
+        out->mixing = w->grassmann;
         return;
     }
     if (!w->out) die(EXIT_RUNTIME, "score_layer: the function view needs the output side");
@@ -345,12 +347,6 @@ void layer_score_free(LayerScore *s) {
     memset(s, 0, sizeof *s);
 }
 
-double mean_correlation(const LayerScore *layers, int n_layers) {
-    double sum = 0.0;
-    for (int l = 0; l < n_layers; l++) sum += layers[l].correlation;
-    return n_layers ? sum / n_layers : 0.0;
-}
-
 double correlation_z(const LayerScore *s) {
     return s->correlation_chance_sd > 0.0 ? (s->correlation - s->correlation_chance) / s->correlation_chance_sd : NAN;
 }
@@ -359,8 +355,3 @@ double eff_rank_z(const LayerScore *s) {
     return s->eff_rank_chance_sd > 0.0 ? (s->eff_rank[0] - s->eff_rank_chance) / s->eff_rank_chance_sd : NAN;
 }
 
-double mean_correlation_chance(const LayerScore *layers, int n_layers) {
-    double sum = 0.0;
-    for (int l = 0; l < n_layers; l++) sum += layers[l].correlation_chance;
-    return n_layers ? sum / n_layers : 0.0;
-}

@@ -77,6 +77,8 @@ void score_options_default(ScoreOptions *o);
 
 typedef struct {
     TensorView view;        // what was scored
+    int mixing;             // 1: a Grassmann layer's (mode 0 its output features, or W_red's rows in the
+                            //   parameters view: not heads; the reward charges it no head terms, reward.h)
     int dims[4];            // its shape
     double norm;            // ‖W‖_F
     double *sv[4];          // singular values of each mode-n unfolding, descending,
@@ -111,9 +113,6 @@ void score_mixing_kernel(LayerScore *out, const MixingKernel *k, const ScoreOpti
 void score_weights(LayerScore *out, const float *W, const int dims[4], const ScoreOptions *o, const BlacsGrid *g);
 void layer_score_free(LayerScore *s);
 
-// Mean over layers of LayerScore.correlation (and of its chance level); in [0, 1].
-double mean_correlation(const LayerScore *layers, int n_layers);
-double mean_correlation_chance(const LayerScore *layers, int n_layers);
 // (correlation − correlation_chance) / correlation_chance_sd: where the layer's Correlation
 // lies on its rotation null; NaN without one.
 double correlation_z(const LayerScore *s);

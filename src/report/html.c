@@ -102,14 +102,15 @@ static cJSON *page_trial(const TrialResult *t, const Metric *m, const ParamSpec 
     json_must(cJSON_AddNumberToObject(o, "end_time", t->end_time));
     const int n = t->n_curve;
     double *col = xmalloc((size_t)(n ? n : 1) * 6 * sizeof *col);
-    double *step = col, *acc = col + n, *loss = col + 2 * n, *train = col + 3 * n, *corr = col + 4 * n, *rd = col + 5 * n;
+    double *step = col, *acc = col + n, *loss = col + 2 * n, *train = col + 3 * n, *corr_z = col + 4 * n,
+           *rank_z = col + 5 * n;
     int traced = 0;
     for (int i = 0; i < n; i++) {
         const CurvePoint *pt = &t->curve[i];
         step[i] = pt->step, acc[i] = pt->val_accuracy, loss[i] = pt->val_loss, train[i] = pt->train_loss;
         const EvalPoint e = trial_eval_point(t, pt, &t->reward_spec);
-        corr[i] = e.correlation, rd[i] = e.rank_deviation;
-        traced |= !isnan(e.correlation);
+        corr_z[i] = e.terms.correlation_z, rank_z[i] = e.terms.eff_rank_z;
+        traced |= !isnan(e.terms.correlation_z);
     }
     cJSON *c = json_must(cJSON_AddObjectToObject(o, "curve"));
     cJSON_AddItemToObject(c, "step", numbers(step, n));
@@ -117,8 +118,8 @@ static cJSON *page_trial(const TrialResult *t, const Metric *m, const ParamSpec 
     cJSON_AddItemToObject(c, "val_loss", numbers(loss, n));
     cJSON_AddItemToObject(c, "train_loss", numbers(train, n));
     if (traced) {
-        cJSON_AddItemToObject(c, "correlation", numbers(corr, n));
-        cJSON_AddItemToObject(c, "rank_deviation", numbers(rd, n));
+        cJSON_AddItemToObject(c, "correlation_z", numbers(corr_z, n));
+        cJSON_AddItemToObject(c, "eff_rank_z", numbers(rank_z, n));
     }
     free(col);
     if (t->run.command) json_must(cJSON_AddStringToObject(o, "command", t->run.command));

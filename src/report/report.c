@@ -351,6 +351,14 @@ static int any_recall(const Analysis *a) {
     return 0;
 }
 
+// Whether a finished trial was scored with no heads (Grassmann's mixing: its scores have
+// no rotation null, so no z, and the reward charges it no head terms).
+static int any_headless(const Analysis *a) {
+    for (int i = 0; i < a->n_ok; i++)
+        if (isfinite(a->ok[i]->correlation) && isnan(a->ok[i]->correlation_z)) return 1;
+    return 0;
+}
+
 static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
     const Metric *m = summary_metric(a->s, o->metric);
     Ranked *r = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *r);
@@ -367,6 +375,11 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
     Table *t = table_new("leaderboard", title);
     table_note(t, "finished trials only (status ok); pruned and failed ones are counted under Failures and pruning");
     table_note(t, "the test metrics, measured once per trial, are shown beside the validation ones and rank nothing");
+    table_note(t, "RankDeviation and Correlation as measured; Corr z, rank z: where the layers' Correlation and heads' "
+                  "effective rank lie on their rotation nulls (sds); the reward charges each term beyond its null's mean");
+    if (any_headless(a))
+        table_note(t, "a grassmann trial has no heads (its scores read its output features): no z, and the reward "
+                      "charges it no head terms");
     table_column(t, "rank", "#", COL_INT, NULL);
     table_column(t, "trial", "trial", COL_INT, NULL);
     param_columns(t, a, 1, NULL);

@@ -60,8 +60,8 @@ static double predictor_at(const Verdict *v, int i, int step, Predictor p) {
         const EvalPoint *e = &v->ev[i][k];
         switch (p) {
         case P_METRIC: return v->sign * eval_point_value(e, v->metric);
-        case P_RANK_DEVIATION: return -e->rank_deviation;
-        case P_CORRELATION: return -e->correlation;
+        case P_RANK_DEVIATION: return -e->terms.rank_deviation_excess;
+        case P_CORRELATION: return -e->terms.correlation_excess;
         case P_REWARD: return e->reward;
         case P_COUNT: break;
         }
@@ -230,6 +230,8 @@ static Table *tau_table(const Verdict *v) {
                "τ > 0 when ranking by the predictor as the reward reads it (higher %s and reward, lower RankDeviation "
                "and Correlation) agrees with ranking by the final %s (%s is better)",
                v->metric->name, v->metric->name, v->metric->name, v->sign > 0 ? "higher" : "lower");
+    table_note(t, "RankDeviation and Correlation here are the terms the reward charges: each beyond its chance level "
+                  "(the rotation null's mean; Grassmann's layers pay none)");
     table_note(t,
                "τ lo, τ hi: %g %% percentile bootstrap interval over configurations (%d resamples, GSL mt19937 seed %d; "
                "a configuration's repeats are drawn together)",
@@ -441,7 +443,8 @@ static Table *fit_table(const Verdict *v) {
                   "terms alone and all three",
                v->metric->name);
     table_note(t,
-               "β = −c/b, γ = −d/b: the weights with which val_accuracy − β·RankDeviation − γ·Correlation ranks as the "
+               "RankDeviation and Correlation are beyond chance, as the reward charges them; β = −c/b, γ = −d/b: the "
+               "weights with which val_accuracy − β·RankDeviation − γ·Correlation ranks as the "
                "fit does; given for val_accuracy where b's interval lies above 0 (`attnsweep report --suggest-reward` "
                "writes them as a reward: line)");
     table_note(t, "a fit needs %d trials of %d configurations with all three measured at the step", VERDICT_MIN_FIT,
@@ -582,7 +585,7 @@ void verdict_tables(const VerdictInput *in, Table **tau, Table **fit) {
         v.ev[i] = xcalloc((size_t)(t->n_curve ? t->n_curve : 1), sizeof **v.ev);
         for (int k = 0; k < t->n_curve; k++) {
             v.ev[i][k] = trial_eval_point(t, &t->curve[k], &t->reward_spec);
-            v.traced |= isfinite(v.ev[i][k].rank_deviation) || isfinite(v.ev[i][k].correlation);
+            v.traced |= isfinite(v.ev[i][k].terms.rank_deviation_excess) || isfinite(v.ev[i][k].terms.correlation_excess);
         }
     }
     *tau = tau_table(&v);

@@ -245,6 +245,11 @@ int h5read_check_format(const H5Reader *rd, hid_t file) {
     int version;
     if (h5read_attr_number(rd, file, "format_version", H5T_NATIVE_INT, &version) != 0)
         return h5read_fail(rd, "not an attnsweep results file");
+    if (version == 4)  // the whole network's scores, the reward as measured
+        return h5read_fail(rd,
+                           "results format 4, this attnsweep reads %d: its rewards charge the invariant terms as "
+                           "measured, not beyond chance: read it with the attnsweep that wrote it",
+                           H5STORE_FORMAT_VERSION);
     if (version != H5STORE_FORMAT_VERSION)
         return h5read_fail(rd, "results format %d, this attnsweep reads %d", version, H5STORE_FORMAT_VERSION);
     return 0;

@@ -178,6 +178,14 @@ static void write_attr_string(const H5Store *s, hid_t loc, const char *name, con
     write_attr(s, loc, name, s->text, &value);
 }
 
+// The root attributes that say what the file holds: format_version, reward_terms, version.
+static void write_format(const H5Store *s) {
+    const int format = H5STORE_FORMAT_VERSION;
+    write_attr(s, s->file, "format_version", H5T_NATIVE_INT, &format);
+    write_attr_string(s, s->file, "reward_terms", "beyond chance");
+    write_attr_string(s, s->file, "version", "attnsweep " ATTNSWEEP_VERSION);
+}
+
 // An attribute of the given shape filled from data.
 static void write_attr_array(const H5Store *s, hid_t loc, const char *name, hid_t type, int rank, const hsize_t *dims,
                              const void *data) {
@@ -335,9 +343,7 @@ H5Store *h5store_create(const char *path, const StoreMeta *meta) {
     if (s->file < 0) die(EXIT_RUNTIME, "%s: cannot create the results file: %s", path, strerror(errno ? errno : EIO));
     open_types(s);
 
-    int format = H5STORE_FORMAT_VERSION;
-    write_attr(s, s->file, "format_version", H5T_NATIVE_INT, &format);
-    write_attr_string(s, s->file, "version", "attnsweep " ATTNSWEEP_VERSION);
+    write_format(s);
     write_attr_string(s, s->file, "sweep", meta->sweep);
     write_attr_string(s, s->file, "yaml", meta->yaml);
     write_attr(s, s->file, "seed", H5T_NATIVE_INT, &meta->seed);
@@ -447,6 +453,7 @@ static void write_layer_scores(const H5Store *s, hid_t parent, const LayerScore 
         write_attr(s, lg, "correlation_chance_sd", H5T_NATIVE_DOUBLE, &ls->correlation_chance_sd);
         write_attr(s, lg, "eff_rank_chance", H5T_NATIVE_DOUBLE, &ls->eff_rank_chance);
         write_attr(s, lg, "eff_rank_chance_sd", H5T_NATIVE_DOUBLE, &ls->eff_rank_chance_sd);
+        write_attr(s, lg, "mixing", H5T_NATIVE_INT, &ls->mixing);
         write_attr(s, lg, "tucker_fit", H5T_NATIVE_DOUBLE, &ls->tucker_fit);
         write_attr(s, lg, "tucker_iters", H5T_NATIVE_INT, &ls->tucker_iters);
         write_attr(s, lg, "cp_rank", H5T_NATIVE_INT, &ls->cp_rank);
@@ -465,17 +472,19 @@ static void write_layer_scores(const H5Store *s, hid_t parent, const LayerScore 
 }
 
 // invariants: the trace recorded at every evaluation, a table with one row per
-// evaluation: step, correlation [L], eff_rank [L, 4], head_sv [L, G]. The row layout
-// (step padded to 8 bytes, then the arrays) is the same in memory and in the file.
+// evaluation: step, correlation [L], eff_rank [L, 4], head_sv [L, G], chance [L, 4] (the
+// rotation nulls: trial/reward.h reward_terms). The row layout (step padded to 8 bytes,
+// then the arrays) is the same in memory and in the file.
 typedef struct {
-    size_t correlation, eff_rank, head_sv, size;  // byte offsets in a row, and its size
+    size_t correlation, eff_rank, head_sv, chance, size;  // byte offsets in a row, and its size
 } TraceRow;
 
 static TraceRow trace_row(int L, int G) {
     TraceRow r = {.correlation = 8};
     r.eff_rank = r.correlation + (size_t)L * sizeof(double);
     r.head_sv = r.eff_rank + (size_t)L * 4 * sizeof(double);
-    r.size = r.head_sv + (size_t)L * G * sizeof(double);
+    r.chance = r.head_sv + (size_t)L * G * sizeof(double);
+    r.size = r.chance + (size_t)L * 4 * sizeof(double);
     return r;
 }
 
@@ -487,7 +496,7 @@ static hid_t trace_type(int L, int G) {
           sv = H5Tarray_create2(H5T_NATIVE_DOUBLE, 2, dg);
     int ok = t >= 0 && corr >= 0 && eff >= 0 && sv >= 0 && H5Tinsert(t, "step", 0, H5T_NATIVE_INT) >= 0 &&
              H5Tinsert(t, "correlation", r.correlation, corr) >= 0 && H5Tinsert(t, "eff_rank", r.eff_rank, eff) >= 0 &&
-             H5Tinsert(t, "head_sv", r.head_sv, sv) >= 0;
+             H5Tinsert(t, "head_sv", r.head_sv, sv) >= 0 && H5Tinsert(t, "chance", r.chance, eff) >= 0;
     H5Tclose(corr);
     H5Tclose(eff);
     H5Tclose(sv);
@@ -504,11 +513,12 @@ static void trace_rows(InvariantTrace *t, unsigned char *rows, int to_rows) {
         struct {
             void *field, *array;
             size_t bytes;
-        } parts[4] = {{row, t->step + i, sizeof(int)},
+        } parts[5] = {{row, t->step + i, sizeof(int)},
                       {row + r.correlation, t->correlation + i * L, L * sizeof(double)},
                       {row + r.eff_rank, t->eff_rank + i * L * 4, L * 4 * sizeof(double)},
-                      {row + r.head_sv, t->head_sv + i * L * G, L * G * sizeof(double)}};
-        for (int k = 0; k < 4; k++)
+                      {row + r.head_sv, t->head_sv + i * L * G, L * G * sizeof(double)},
+                      {row + r.chance, t->chance + i * L * 4, L * 4 * sizeof(double)}};
+        for (int k = 0; k < 5; k++)
             memcpy(to_rows ? parts[k].field : parts[k].array, to_rows ? parts[k].array : parts[k].field,
                    parts[k].bytes);
     }
@@ -646,16 +656,24 @@ void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, c
     H5Pclose(fapl);
     if (s.file < 0) die(EXIT_RUNTIME, "%s: cannot create the scores file: %s", path, strerror(errno ? errno : EIO));
     open_types(&s);
-    int format = H5STORE_FORMAT_VERSION;
-    write_attr(&s, s.file, "format_version", H5T_NATIVE_INT, &format);
-    write_attr_string(&s, s.file, "version", "attnsweep " ATTNSWEEP_VERSION);
+    write_format(&s);
     write_attr_string(&s, s.file, "source", meta->source);
     write_attr_string(&s, s.file, "family", meta->family);
     write_attr(&s, s.file, "beta", H5T_NATIVE_DOUBLE, &meta->spec.beta);
     write_attr(&s, s.file, "gamma", H5T_NATIVE_DOUBLE, &meta->spec.gamma);
-    write_attr(&s, s.file, "rank_deviation", H5T_NATIVE_DOUBLE, &meta->rank_deviation);
-    write_attr(&s, s.file, "correlation", H5T_NATIVE_DOUBLE, &meta->correlation);
-    write_attr(&s, s.file, "correlation_chance", H5T_NATIVE_DOUBLE, &meta->correlation_chance);
+    const RewardTerms *t = &meta->terms;
+    const struct {
+        const char *name;
+        double v;
+    } terms[] = {{"rank_deviation", t->rank_deviation},
+                 {"correlation", t->correlation},
+                 {"correlation_chance", t->correlation_chance},
+                 {"rank_deviation_excess", t->rank_deviation_excess},
+                 {"correlation_excess", t->correlation_excess},
+                 {"correlation_z", t->correlation_z},
+                 {"eff_rank_z", t->eff_rank_z}};
+    for (size_t k = 0; k < sizeof terms / sizeof terms[0]; k++)
+        write_attr(&s, s.file, terms[k].name, H5T_NATIVE_DOUBLE, &terms[k].v);
     char *reward = reward_spec_to_json(&meta->spec);
     write_attr_string(&s, s.file, "reward_spec", reward);
     cJSON_free(reward);
@@ -821,7 +839,7 @@ static int read_params(const H5Reader *rd, hid_t g, TrialResult *out) {
 static int read_trace(const H5Reader *rd, hid_t g, TrialResult *out) {
     if (H5Lexists(g, "invariants", H5P_DEFAULT) <= 0) return 0;
     InvariantTrace *t = &out->trace;
-    hsize_t n, corr[1], eff[2], sv[2];
+    hsize_t n, corr[1], eff[2], sv[2], chance[2];
     hid_t d = h5read_open_dataset(rd, g, "invariants", 1, &n);
     if (d < 0) return -1;
     hid_t filetype = H5Dget_type(d);
@@ -829,11 +847,13 @@ static int read_trace(const H5Reader *rd, hid_t g, TrialResult *out) {
                           : h5read_table_column(rd, filetype, "invariants", "step", 0) ||
                                     h5read_table_array(rd, filetype, "invariants", "correlation", 1, corr) ||
                                     h5read_table_array(rd, filetype, "invariants", "eff_rank", 2, eff) ||
-                                    h5read_table_array(rd, filetype, "invariants", "head_sv", 2, sv)
+                                    h5read_table_array(rd, filetype, "invariants", "head_sv", 2, sv) ||
+                                    h5read_table_array(rd, filetype, "invariants", "chance", 2, chance)
                                 ? -1
                                 : 0;
     if (filetype >= 0) H5Tclose(filetype);
     if (rc == 0 && (n > INT_MAX || corr[0] < 1 || corr[0] > 65536 || eff[0] != corr[0] || eff[1] != 4 ||
+                    chance[0] != corr[0] || chance[1] != 4 ||
                     sv[0] != corr[0] || sv[1] < 1 || sv[1] > 65536 || n * corr[0] * sv[1] > MAX_WEIGHT_FLOATS))
         rc = h5read_fail(rd, "invariants has implausible shapes");
     if (rc == 0) rc = h5read_check_storage(rd, d, "invariants", n);
@@ -844,6 +864,7 @@ static int read_trace(const H5Reader *rd, hid_t g, TrialResult *out) {
         t->correlation = xmalloc((nl ? nl : 1) * sizeof(double));
         t->eff_rank = xmalloc((nl ? nl : 1) * 4 * sizeof(double));
         t->head_sv = xmalloc((nl ? nl : 1) * sv[1] * sizeof(double));
+        t->chance = xmalloc((nl ? nl : 1) * 4 * sizeof(double));
         unsigned char *rows = xcalloc(n ? n : 1, trace_row(t->layers, t->groups).size);
         hid_t mem = trace_type(t->layers, t->groups);
         if (mem < 0 || H5Dread(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0)

@@ -1,7 +1,7 @@
 // h5store.h: the results file (HDF5), the one format every tool reads.
 //
-//   /                    attributes: format_version, version, sweep, yaml, seed,
-//                        start_time, end_time
+//   /                    attributes: format_version, reward_terms ("beyond chance":
+//                        trial/reward.h), version, sweep, yaml, seed, start_time, end_time
 //   /summary             compound table, one row per trial (see README "Results file")
 //   /trials/NNNNNN/      attributes (config and reward_spec as JSON, status, reason, rank,
 //                        host, times; a program's trial: trial_dir, stdout, stderr,
@@ -14,7 +14,8 @@
 //        weights_out/layerK  its output side [d_model, heads·d_k] (W_O) or [d_model, pairs]
 //                        (Grassmann's W_plu), float32: what the function-level scores read
 //        invariants      compound table, one row per evaluation: step, correlation [layers],
-//                        eff_rank [layers, 4], head_sv [layers, heads]
+//                        eff_rank [layers, 4], head_sv [layers, heads], chance [layers, 4]
+//                        (the rotation nulls, trial/reward.h)
 //        scores/layerK   invariants of the final tensor, all as attributes of the group
 //                        (sv_mode0..3, cp_fits, cp_roles, the per-mode numbers, scalars)
 //
@@ -34,7 +35,11 @@
 // weights/ [heads, d_k, d_model + 1, 3] with the normalisation folded in and the biases
 // as the last column, weights_out/ [d_model + 1, width] centred, and function-level scores
 // whose QK forms are weighted by what each head writes.
-enum { H5STORE_FORMAT_VERSION = 4 };
+// Format 5: the reward charges its invariant terms beyond chance (trial/reward.h
+// RewardTerms; root attribute reward_terms): /summary's correlation_z, eff_rank_z,
+// rank_deviation_excess and correlation_excess columns, the trace's nulls (invariants'
+// chance), each layer score's mixing flag.
+enum { H5STORE_FORMAT_VERSION = 5 };
 
 typedef struct H5Store H5Store;
 
@@ -84,15 +89,15 @@ void h5store_publish(H5Store *s);
 void h5store_close(H5Store *s, double end_time);
 
 // A scores file for a model that is not a trial (attnsweep score MODEL.safetensors):
-// root attributes version, format_version, source, family, beta, gamma, reward_spec
-// (JSON, as a trial's), rank_deviation, correlation, correlation_chance; scores/layerK
-// as in a trial, each with its "name".
+// root attributes version, format_version, reward_terms, source, family, beta, gamma,
+// reward_spec (JSON, as a trial's), the reward's terms (RewardTerms' fields by name);
+// scores/layerK as in a trial, each with its "name".
 // Written through a temporary file and renamed, as h5store_create.
 typedef struct {
     const char *source, *family;
     char **names;  // n_layers layer names
     RewardSpec spec;
-    double rank_deviation, correlation, correlation_chance;
+    RewardTerms terms;
 } ModelScoresMeta;
 void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, const LayerScore *scores,
                                 int n_layers);

@@ -20,13 +20,13 @@
 _Static_assert(sizeof(long) >= 8 && sizeof(off_t) >= 8, "journal offsets are long: needs 64-bit long and off_t");
 
 enum {
-    RECORD_MAGIC = 0x344E524A,  // "JRN4"
+    RECORD_MAGIC = 0x354E524A,  // "JRN5"
     RECORD_HEADER = 20,         // magic, kind, length, body crc, header crc
     SCAN_CHUNK = 1 << 16,       // bytes read at a time while looking for the next record
     MAX_STRETCHES = 4,          // damaged stretches named in the warning
     HOLDER_TRIES = 10,          // reads of a locked journal's last start record, 0.1 s apart
 };
-static const char JOURNAL_MAGIC[] = "attnsweep-journal 4\n";
+static const char JOURNAL_MAGIC[] = "attnsweep-journal 5\n";
 #define JOURNAL_MAGIC_LEN (sizeof JOURNAL_MAGIC - 1)
 
 struct Journal {
@@ -102,7 +102,8 @@ static int frame_at(Scan *s, off_t off, Frame *f) {
 // The first intact record at or after off (1), none before the end (0), or -1 (I/O error).
 // Candidates are the places a record magic appears, each checked whole.
 static int next_frame(Scan *s, off_t off, Frame *f) {
-    static const unsigned char m4[4] = {'J', 'R', 'N', '4'};
+    static const unsigned char m4[4] = {RECORD_MAGIC & 0xff, (RECORD_MAGIC >> 8) & 0xff, (RECORD_MAGIC >> 16) & 0xff,
+                                        (unsigned)RECORD_MAGIC >> 24};  // as the header holds it
     unsigned char *buf = xmalloc(SCAN_CHUNK + 3);
     int found = 0;
     while (!found && off < s->size) {
@@ -182,8 +183,8 @@ static void damage_line(const Damage *d, const char *path, int bad_magic, char *
 
 // The magic line: 1 (this version's), 0 when it is damaged but intact records follow
 // (*bad_magic set), -1 with the reason when the file is no journal this attnsweep reads:
-// versions 2 and 3 are of an attnsweep before results format 4, whose trials' weights and
-// scores are of each layer alone.
+// versions 2 to 4 are of an attnsweep before results format 5, whose trials' rewards (and
+// for 2 and 3 weights and scores) do not compare with this version's.
 static int check_magic(Scan *s, const char *path, int *bad_magic, char *err, size_t errlen) {
     char head[JOURNAL_MAGIC_LEN];
     const ssize_t got = pread_full(s->fd, head, sizeof head, 0);
@@ -195,12 +196,14 @@ static int check_magic(Scan *s, const char *path, int *bad_magic, char *err, siz
     if ((size_t)got == sizeof head && !memcmp(head, JOURNAL_MAGIC, sizeof head)) return 1;
     static const char family[] = "attnsweep-journal ";
     const int ours = (size_t)got == sizeof head && !memcmp(head, family, sizeof family - 1);
-    if (ours && (head[sizeof family - 1] == '2' || head[sizeof family - 1] == '3') && head[sizeof head - 1] == '\n') {
+    const char v = ours ? head[sizeof family - 1] : 0;
+    if ((v == '2' || v == '3' || v == '4') && head[sizeof head - 1] == '\n') {
         snprintf(err, errlen,
-                 "%s: a sweep of an attnsweep before results format 4 (journal version %c: its trials' weights and "
-                 "scores are of each layer alone, not the whole network's): finish it with the attnsweep that started "
-                 "it, or start a new sweep",
-                 path, head[sizeof family - 1]);
+                 "%s: a sweep of an attnsweep before results format 5 (journal version %c: %s): finish it with the "
+                 "attnsweep that started it, or start a new sweep",
+                 path, v,
+                 v == '4' ? "its rewards charge the invariant terms as measured, not beyond chance"
+                          : "its trials' weights and scores are of each layer alone, not the whole network's");
         return -1;
     }
     // A damaged first line: its intact records say what it is.

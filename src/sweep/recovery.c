@@ -65,7 +65,9 @@ void recovery_failed_result(TrialResult *r, int id, const TrialConfig *c, const 
     snprintf(r->reason, sizeof r->reason, "%s", reason);
     r->val_accuracy = r->val_loss = r->val_bits_per_byte = NAN;
     r->test_accuracy = r->test_loss = r->test_bits_per_byte = NAN;
-    r->rank_deviation = r->correlation = r->reward = r->correlation_chance = NAN;
+    const RewardTerms none = reward_terms_none();
+    trial_set_terms(r, &none);
+    r->reward = NAN;
     r->program_metric = NAN;
     r->reward_spec = *reward;
     r->rank = rank;

@@ -60,6 +60,7 @@ static void trace_grow(InvariantTrace *t) {
     t->correlation = xrealloc(t->correlation, (size_t)t->cap * L * sizeof(double));
     t->eff_rank = xrealloc(t->eff_rank, (size_t)t->cap * L * 4 * sizeof(double));
     t->head_sv = xrealloc(t->head_sv, (size_t)t->cap * L * G * sizeof(double));
+    t->chance = xrealloc(t->chance, (size_t)t->cap * L * 4 * sizeof(double));
 }
 
 // The invariants of every layer now (the cheap pass: no decompositions), appended to the trace.
@@ -80,6 +81,7 @@ static void record_invariants(Model *m, TrialResult *r, int step, TensorView vie
         score_layer(&s, &w, view, &o, g);
         t->correlation[(size_t)i * L + l] = s.correlation;
         memcpy(t->eff_rank + ((size_t)i * L + l) * 4, s.eff_rank, 4 * sizeof(double));
+        layer_score_chance(t->chance + ((size_t)i * L + l) * 4, &s);
         double *sv = t->head_sv + ((size_t)i * L + l) * G;
         for (int k = 0; k < G; k++) sv[k] = k < s.n_sv[0] ? s.sv[0][k] : 0.0;
         layer_score_free(&s);

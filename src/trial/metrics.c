@@ -16,7 +16,11 @@ const Metric metrics[] = {
     {"test_bits_per_byte", "test bits/byte", "", AT(test_bits_per_byte), 0, METRIC_SHOWN, 1, 0, 0},
     {"rank_deviation", "RankDeviation", "", AT(rank_deviation), 0, METRIC_RANKS, 0, 1, 0},
     {"correlation", "Correlation", "", AT(correlation), 0, METRIC_RANKS, 0, 1, 0},
-    {"correlation_chance", "chance", "", AT(correlation_chance), 0, METRIC_SHOWN, 0, 1, 0},
+    {"correlation_chance", "chance", "", AT(correlation_chance), 0, METRIC_SHOWN, 0, 0, 0},
+    {"correlation_z", "Corr z", "", AT(correlation_z), 0, METRIC_RANKS, 0, 1, 0},
+    {"eff_rank_z", "rank z", "", AT(eff_rank_z), 1, METRIC_RANKS, 0, 1, 0},
+    {"rank_deviation_excess", "RankDev beyond", "", AT(rank_deviation_excess), 0, METRIC_RANKS, 0, 0, 0},
+    {"correlation_excess", "Corr beyond", "", AT(correlation_excess), 0, METRIC_RANKS, 0, 0, 0},
     {"reward", "reward", "", AT(reward), 1, METRIC_DECIDES, 0, 1, 0},
 };
 const int n_metrics = (int)(sizeof metrics / sizeof metrics[0]);

@@ -3,7 +3,7 @@
 // its spelling in a sweep's `metric:` and in `attnsweep report --metric`.
 //
 // Every decision (ASHA rungs, evolution's tournaments, the sweep metric, the leaderboard,
-// the reward = val_accuracy − β·RankDeviation − γ·Correlation) reads the validation
+// the reward, trial/reward.h) reads the validation
 // metrics or what is computed from them. The test metrics are measured once, when a trial
 // finishes (status ok or pruned), and are only shown.
 #ifndef ATTN_METRICS_H
@@ -31,7 +31,9 @@ typedef struct {
     int integer;        // the field is a long, not a double (n_params)
 } Metric;
 
-// In /summary column order: the validation metrics, the test metrics, the scores, reward.
+// In /summary column order: the validation metrics, the test metrics, the scores (as
+// measured, the correlation's chance, where each lies on its null in sds, the terms the
+// reward charges: trial/reward.h RewardTerms), reward.
 extern const Metric metrics[];
 extern const int n_metrics;
 // What a trial cost, lower is better: n_params and seconds (training wall time). motpe's
@@ -56,7 +58,7 @@ const Metric *metric_test_twin(const Metric *m);
 // optimise; METRIC_RANKS: those the report ranks by and objectives name, the costs
 // included), in table order, NULL-terminated in
 // names[METRIC_NAMES]; returns how many.
-enum { METRIC_NAMES = 16 };  // more than there are metrics
+enum { METRIC_NAMES = 24 };  // more than there are metrics
 int metric_names(MetricUse most, const char *names[METRIC_NAMES]);
 // The same joined as "val_accuracy, val_loss, ..." into out.
 void metric_names_text(MetricUse most, char *out, size_t len);

@@ -1,13 +1,13 @@
 // pack.c: the byte form of a trial (pack.h).
 //
-// Trial bytes, format version 5. Older versions are refused: their weights and scores are
-// of each layer alone, before the whole network's view (results format 4), and would not
-// compare with this version's. Little-endian throughout: u32/i32/i64 as their bytes,
+// Trial bytes, format version 6. Older versions are refused: their reward charged the
+// invariant terms as measured, before the reward beyond chance (results format 5), and
+// would not compare with this version's. Little-endian throughout: u32/i32/i64 as their bytes,
 // f64/f32 as their IEEE-754 bit patterns (NaN payloads and −0 survive), str = u32 length
 // then that many bytes (no NUL inside, none after), T[n] = n consecutive T. Counts are
 // u32 and at most INT_MAX.
 //
-//   u32 0x54524941 ("TRIA"), u32 version = 5
+//   u32 0x54524941 ("TRIA"), u32 version = 6
 //   str config                     config_to_json, unformatted (survives TrialConfig changes)
 //   i32 id, rank, group_size, steps; i64 n_params
 //   str status, reason, host
@@ -16,13 +16,14 @@
 //   u32 n_curve, then per point: i32 step, f64 lr, train_loss, val_loss,
 //       val_accuracy, penalty, seconds
 //   u32 trace n, layers, groups; i32 step[n]; f64 correlation[n·layers],
-//       eff_rank[n·layers·4], head_sv[n·layers·groups]
+//       eff_rank[n·layers·4], head_sv[n·layers·groups], chance[n·layers·4]
 //   i32 reward_spec tensor; f64 beta, gamma; i32 use_mode[4]; f64 ideal_rank[4]
-//   f64 rank_deviation, correlation, correlation_chance, reward
+//   f64 rank_deviation, correlation, correlation_chance, rank_deviation_excess,
+//       correlation_excess, correlation_z, eff_rank_z, reward
 //   u32 n_layers, dims[4]; f32 weights[n_layers][dims0·dims1·dims2·dims3]
 //   u32 out_dims[2]; f32 weights_out[n_layers][out_dims0·out_dims1]
 //   u8 has_scores (0: scores == NULL); if 1, per layer:
-//       i32 view; u32 dims[4]; f64 norm; 4 × (u32 n_sv, f64 sv[n_sv]); i32 num_rank[4];
+//       i32 view; u8 mixing; u32 dims[4]; f64 norm; 4 × (u32 n_sv, f64 sv[n_sv]); i32 num_rank[4];
 //       f64 eff_rank[4], correlation, correlation_chance, correlation_chance_sd,
 //       eff_rank_chance, eff_rank_chance_sd, core_energy[4]; i32 tucker_ranks[4];
 //       f64 tucker_fit; i32 tucker_iters; f64 cp_fit; u32 cp_rank_max;
@@ -77,6 +78,7 @@ static size_t product(const int *f, int k) {
 
 static void pack_score(Bytes *b, const LayerScore *s) {
     bytes_put_i32(b, s->view);
+    bytes_put_u8(b, (unsigned)s->mixing);
     for (int m = 0; m < 4; m++) put_count(b, s->dims[m]);
     bytes_put_f64(b, s->norm);
     for (int m = 0; m < 4; m++) {
@@ -139,6 +141,7 @@ void trial_pack(Bytes *b, const TrialResult *r) {
     bytes_put_array(b, t->correlation, points, 8);
     bytes_put_array(b, t->eff_rank, points * 4, 8);
     bytes_put_array(b, t->head_sv, points * (size_t)t->groups, 8);
+    bytes_put_array(b, t->chance, points * 4, 8);
 
     bytes_put_i32(b, r->reward_spec.tensor);
     bytes_put_f64(b, r->reward_spec.beta);
@@ -148,6 +151,10 @@ void trial_pack(Bytes *b, const TrialResult *r) {
     bytes_put_f64(b, r->rank_deviation);
     bytes_put_f64(b, r->correlation);
     bytes_put_f64(b, r->correlation_chance);
+    bytes_put_f64(b, r->rank_deviation_excess);
+    bytes_put_f64(b, r->correlation_excess);
+    bytes_put_f64(b, r->correlation_z);
+    bytes_put_f64(b, r->eff_rank_z);
     bytes_put_f64(b, r->reward);
 
     put_count(b, r->n_layers);
@@ -253,6 +260,9 @@ static TensorView get_view(ByteReader *rd) {
 
 static void unpack_score(ByteReader *rd, LayerScore *s) {
     s->view = get_view(rd);
+    const unsigned mixing = br_u8(rd);
+    if (mixing > 1) br_fail(rd, "mixing is %u (0 or 1)", mixing);
+    s->mixing = (int)mixing;
     get_dims(rd, s->dims);
     s->norm = br_f64(rd);
     for (int m = 0; m < 4; m++) {
@@ -354,6 +364,7 @@ static void unpack(ByteReader *rd, TrialResult *r) {
     t->correlation = br_new_array(rd, points, 8);
     t->eff_rank = br_new_array(rd, n_eff, 8);
     t->head_sv = br_new_array(rd, n_heads, 8);
+    t->chance = br_new_array(rd, n_eff, 8);
 
     r->reward_spec.tensor = get_view(rd);
     r->reward_spec.beta = br_f64(rd);
@@ -363,6 +374,10 @@ static void unpack(ByteReader *rd, TrialResult *r) {
     r->rank_deviation = br_f64(rd);
     r->correlation = br_f64(rd);
     r->correlation_chance = br_f64(rd);
+    r->rank_deviation_excess = br_f64(rd);
+    r->correlation_excess = br_f64(rd);
+    r->correlation_z = br_f64(rd);
+    r->eff_rank_z = br_f64(rd);
     r->reward = br_f64(rd);
 
     const int n_layers = br_count(rd, 1, "n_layers");

@@ -20,7 +20,8 @@ int trial_unpack(TrialResult *r, const unsigned char *data, size_t len, char *er
 // The version trial_pack writes. 2: the validation and test metrics, the output side, the
 // tensor view; 3: group_size, the whole parameter arena; 4: a program's trial; 5: the whole
 // network's weights and scores (results format 4), the rotation nulls of the Correlation
-// (its sd) and of the heads' effective rank.
-enum { TRIAL_BYTES_VERSION = 5 };
+// (its sd) and of the heads' effective rank; 6: the reward beyond chance (results format
+// 5): the trace's nulls, the reward's terms, a layer's mixing flag.
+enum { TRIAL_BYTES_VERSION = 6 };
 
 #endif

@@ -29,16 +29,17 @@ void trial_score(TrialResult *out, const BlacsGrid *g, const ScoreOptions *o, co
         score_layer(&out->scores[l], &w, spec->tensor, o, g);
     }
     out->reward_spec = *spec;
-    out->rank_deviation = rank_deviation(out->scores, out->n_layers, spec);
-    out->correlation = mean_correlation(out->scores, out->n_layers);
-    out->correlation_chance = mean_correlation_chance(out->scores, out->n_layers);
-    out->reward = reward_value(out->val_accuracy, out->rank_deviation, out->correlation, spec);
+    RewardTerms t;
+    reward_terms_of_scores(&t, out->scores, out->n_layers, spec);
+    trial_set_terms(out, &t);
+    out->reward = reward_value(out->val_accuracy, &t, spec);
 }
 
 EvalPoint trial_eval_point(const TrialResult *r, const CurvePoint *pt, const RewardSpec *spec) {
     EvalPoint e = {.step = pt->step, .val_accuracy = pt->val_accuracy, .val_loss = pt->val_loss,
                    .val_bits_per_byte = metric_bits_per_byte(r->config.task, pt->val_loss),
-                   .rank_deviation = NAN, .correlation = NAN, .reward = NAN, .program_metric = NAN};
+                   .reward = NAN, .program_metric = NAN};
+    e.terms = reward_terms_none();
     const InvariantTrace *t = &r->trace;
     int i = t->n - 1;
     while (i >= 0 && t->step[i] != pt->step) i--;
@@ -46,11 +47,9 @@ EvalPoint trial_eval_point(const TrialResult *r, const CurvePoint *pt, const Rew
     int dims[4];
     const LayerWeights lw = trial_weights(r, NULL, NULL);
     scored_dims(dims, &lw, spec->tensor);
-    e.rank_deviation = ranks_deviation(t->eff_rank + (size_t)i * t->layers * 4, t->layers, dims, spec);
-    double sum = 0.0;  // over the layers, as mean_correlation
-    for (int l = 0; l < t->layers; l++) sum += t->correlation[(size_t)i * t->layers + l];
-    e.correlation = sum / t->layers;
-    e.reward = reward_value(e.val_accuracy, e.rank_deviation, e.correlation, spec);
+    const size_t at = (size_t)i * t->layers;
+    reward_terms(&e.terms, t->eff_rank + at * 4, t->correlation + at, t->chance + at * 4, t->layers, dims, spec);
+    e.reward = reward_value(e.val_accuracy, &e.terms, spec);
     return e;
 }
 
@@ -101,7 +100,9 @@ int trial_run(TrialRunner *runner, const TrialConfig *c, const TrialHooks *hooks
     out->test_bits_per_byte = metric_bits_per_byte(c->task, out->test_loss);
     // A failed trial's weights hold no invariants worth the name (and may hold NaN); an
     // interrupted one is not recorded; a program's trial may have no weights to score.
-    out->rank_deviation = out->correlation = out->reward = NAN;
+    const RewardTerms none = reward_terms_none();
+    trial_set_terms(out, &none);
+    out->reward = NAN;
     if (h.grid && trial_status_measured(out->status) && out->n_layers > 0) trial_score(out, h.grid, h.score, h.reward);
     return out->status == TRIAL_OK ? 0 : 1;
 }

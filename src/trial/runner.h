@@ -30,7 +30,8 @@
 typedef struct {
     int step;
     double val_accuracy, val_loss, val_bits_per_byte;
-    double rank_deviation, correlation, reward;
+    RewardTerms terms;      // the reward's terms from the invariants traced there (NaN: none traced)
+    double reward;
     double program_metric;  // NaN unless a program reported the sweep's own metric
 } EvalPoint;
 

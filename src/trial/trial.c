@@ -17,12 +17,20 @@ int trial_status_find(const char *name) {
 
 int trial_status_measured(TrialStatus s) { return s == TRIAL_OK || s == TRIAL_PRUNED; }
 
+void trial_set_terms(TrialResult *r, const RewardTerms *t) {
+    r->rank_deviation = t->rank_deviation, r->correlation = t->correlation;
+    r->correlation_chance = t->correlation_chance;
+    r->rank_deviation_excess = t->rank_deviation_excess, r->correlation_excess = t->correlation_excess;
+    r->correlation_z = t->correlation_z, r->eff_rank_z = t->eff_rank_z;
+}
+
 void trial_result_free(TrialResult *r) {
     free(r->curve);
     free(r->trace.step);
     free(r->trace.correlation);
     free(r->trace.eff_rank);
     free(r->trace.head_sv);
+    free(r->trace.chance);
     if (r->scores)
         for (int l = 0; l < r->n_layers; l++) layer_score_free(&r->scores[l]);
     free(r->scores);

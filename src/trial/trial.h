@@ -31,6 +31,7 @@ typedef struct {
     double *correlation;  // n × layers: mean off-diagonal |cosine| between heads
     double *eff_rank;     // n × layers × 4: effective rank of each mode
     double *head_sv;      // n × layers × groups: singular values of the mode-0 unfolding
+    double *chance;       // n × layers × 4: the rotation nulls (reward.h reward_terms' chance)
 } InvariantTrace;
 
 // Where a program's trial ran (trial/external.h), as its results file records it; every
@@ -69,12 +70,14 @@ typedef struct {
     CurvePoint *curve;      // the learning curve (model/train.h)
     InvariantTrace trace;
 
-    // Scores of the final attention tensors (scores == NULL until scored) and the reward
-    // val_accuracy − β·RankDeviation − γ·Correlation with the RewardSpec they were scored under.
+    // Scores of the final attention tensors (scores == NULL until scored), the reward's terms
+    // (reward.h RewardTerms) and the reward val_accuracy − β·rank_deviation_excess −
+    // γ·correlation_excess with the RewardSpec they were scored under.
     LayerScore *scores;     // n_layers
     RewardSpec reward_spec;
     double rank_deviation, correlation, reward;
     double correlation_chance;  // mean over layers of the scores' correlation_chance
+    double rank_deviation_excess, correlation_excess, correlation_z, eff_rank_z;
     // A program's trial: the sweep's metric when it is a name of the program's own, at the
     // last evaluation (NaN otherwise: metrics.h metric_program), and where it ran.
     double program_metric;
@@ -99,6 +102,8 @@ typedef struct {
 } TrialResult;
 
 void trial_result_free(TrialResult *r);
+// The reward's terms into r's fields of them.
+void trial_set_terms(TrialResult *r, const RewardTerms *t);
 // Layer l's weights as scoring reads them.
 LayerWeights trial_layer_weights(const TrialResult *r, int l);
 // Weights of the trial's shapes (its variant, dims and out_dims) as scoring reads them.

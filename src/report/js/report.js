@@ -386,15 +386,18 @@
   // Learning curves and invariant traces of chosen trials
   const chosen = new Set(ok.slice().sort((a, b) => (maximize ? b.value - a.value : a.value - b.value)).slice(0, 5).map((t) => t.trial));
   const hasCurves = trials.some((t) => t.curve && t.curve.step.length);
-  const hasTrace = trials.some((t) => t.curve && t.curve.correlation);
+  const hasTrace = trials.some((t) => t.curve && t.curve.correlation_z);
   let drawCurves = () => {};
   function lineChart(parent, name, title, key, list, ylabel, level) {
     const box = frame(parent, name, 440, 260, title);
     const xsAll = [], ysAll = [];
     list.forEach((t) => t.curve.step.forEach((s, i) => { if (fin(t.curve[key] && t.curve[key][i])) { xsAll.push(s); ysAll.push(t.curve[key][i]); } }));
-    const xs = scale(xsAll.concat(P.rungs), box.x0, box.x1), ys = scale(ysAll.concat(fin(level) ? [level] : []), box.y0, box.y1);
+    const levels = Array.isArray(level) ? level : fin(level) ? [level] : [];
+    const xs = scale(xsAll.concat(P.rungs), box.x0, box.x1), ys = scale(ysAll.concat(levels), box.y0, box.y1);
     axes(box, xs, ys, "step", ylabel);
-    if (fin(level))  // a chance level: dotted
+    if (levels.length === 2)  // chance's band: shaded
+      sv("rect", { x: box.x0, width: box.x1 - box.x0, y: ys(levels[1]), height: ys(levels[0]) - ys(levels[1]), fill: "#ddd" }, box.svg).appendChild(sv("title", {}, null, `chance: ${fmt(levels[0])} to ${fmt(levels[1])}`));
+    else if (levels.length === 1)  // a chance level: dotted
       sv("line", { x1: box.x0, x2: box.x1, y1: ys(level), y2: ys(level), stroke: "#555", "stroke-dasharray": "1 3" }, box.svg).appendChild(sv("title", {}, null, `chance ${fmt(level)}`));
     P.rungs.forEach((r) => sv("line", { x1: xs(r), x2: xs(r), y1: box.y0, y2: box.y1, stroke: "#999", "stroke-dasharray": "4 3" }, box.svg).appendChild(sv("title", {}, null, `ASHA rung at step ${r}`)));
     list.forEach((t, k) => {
@@ -412,7 +415,7 @@
     let traceGrid = null;
     if (hasTrace) {
       const s2 = section("Invariant traces", "traces");
-      el("p", { class: "note" }, s2, "Correlation (mean |cos| between heads) and RankDeviation at each evaluation of the chosen trials, as the reward reads them; dotted: Correlation's chance level (the mean of its rotation null: each head's objects rotated at random), the mean over the chosen trials.");
+      el("p", { class: "note" }, s2, "Where the heads lie on chance at each evaluation of the chosen trials, in standard deviations of the rotation null (each head's objects rotated at random, spectra kept): Correlation's z (above 0: heads more alike than chance) and the heads' effective rank's z (below 0: fewer distinct heads than chance). Shaded: within 2 of chance, where the reward's terms charge about nothing. Grassmann has no heads and no trace here.");
       traceGrid = el("div", { class: "grid" }, s2);
     }
     drawCurves = () => {
@@ -428,11 +431,9 @@
       lineChart(grid, "curve_val_loss", "validation loss", "val_loss", list, "val_loss");
       if (traceGrid) {
         traceGrid.textContent = "";
-        const traced = list.filter((t) => t.curve.correlation);
-        const chance = traced.map((t) => t.correlation_chance).filter(fin);  // independent heads of the shape
-        lineChart(traceGrid, "trace_correlation", "Correlation (dotted: chance)", "correlation", traced, "correlation",
-                  chance.length ? chance.reduce((x, y) => x + y, 0) / chance.length : NaN);
-        lineChart(traceGrid, "trace_rank_deviation", "RankDeviation", "rank_deviation", traced, "rank_deviation");
+        const traced = list.filter((t) => t.curve.correlation_z);
+        lineChart(traceGrid, "trace_correlation", "Correlation z (shaded: chance)", "correlation_z", traced, "z", [-2, 2]);
+        lineChart(traceGrid, "trace_eff_rank", "heads' effective rank z (shaded: chance)", "eff_rank_z", traced, "z", [-2, 2]);
       }
     };
     drawCurves();
@@ -461,7 +462,7 @@
   ctl.appendChild(document.createTextNode("filter: "));
   const filterBox = el("input", { type: "search", placeholder: "words in status, reason, host, parameters", size: 40 }, ctl);
   const countLine = el("span", { id: "shown-count" }, ctl);
-  const metricsShown = ["val_accuracy", "val_loss", "test_accuracy", "reward", "rank_deviation", "correlation"].filter((m) => m !== R.metric && trials.some((t) => fin(t[m])));
+  const metricsShown = ["val_accuracy", "val_loss", "test_accuracy", "reward", "rank_deviation", "correlation", "correlation_z", "eff_rank_z"].filter((m) => m !== R.metric && trials.some((t) => fin(t[m])));
   const cols = [["trial", (t) => t.trial], ["status", (t) => t.status], [R.metric, (t) => t.value]]
     .concat(params.map((p) => [p.name, (t) => t.params[p.name]]))
     .concat(metricsShown.map((m) => [m, (t) => t[m]]))
@@ -502,7 +503,7 @@
     detail.textContent = "";
     el("h2", {}, detail, `Trial ${t.trial}: ${t.status}${t.reason ? ` (${t.reason})` : ""}`);
     const kv = el("div", { class: "kv" }, detail);
-    for (const k of [R.metric, "val_accuracy", "val_loss", "test_accuracy", "test_loss", "rank_deviation", "correlation", "correlation_chance", "reward", "steps", "seconds", "seed", "host", "rank"]) {
+    for (const k of [R.metric, "val_accuracy", "val_loss", "test_accuracy", "test_loss", "rank_deviation", "correlation", "correlation_chance", "correlation_z", "eff_rank_z", "rank_deviation_excess", "correlation_excess", "reward", "steps", "seconds", "seed", "host", "rank"]) {
       const v = k === R.metric ? t.value : t[k];
       if (v !== undefined && v !== null && v !== "") { el("b", {}, kv, k); el("span", {}, kv, fmt(v)); }
     }
