@@ -403,7 +403,10 @@ static void check_softmax_variant(int attention, const BlacsGrid *g) {
     gsl_rng_free(rng);
 }
 
-// Two heads, head 1 a disguise of head 0 (A, M drawn at random): perfectly correlated.
+// Two heads, head 1 a disguise of head 0 (A, M drawn at random): one QK form, so one
+// function writing 2·C (common/circuits.h circuits_same_qk): a head and a dead one, no pair
+// to correlate, one head's rank. Head 1's QK moved by 1e-3 (two functions again, nearly
+// alike): perfectly correlated but for that.
 static void check_disguised_heads(const BlacsGrid *g) {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, 99);
@@ -429,10 +432,18 @@ static void check_disguised_heads(const BlacsGrid *g) {
     score_options_default(&o);
     LayerScore s;
     score_circuits(&s, &c, &o, g);
-    CHECK_CLOSE(s.correlation, 1.0, 1e-12, 0.0, "correlation of two heads of the same function");
-    CHECK(s.num_rank[0] == 1, "numerical rank of the heads mode %d, want 1", s.num_rank[0]);
-    printf("  two heads, one disguised as the other: correlation %.15f, head rank %d (chance %.4f)\n", s.correlation,
-           s.num_rank[0], s.correlation_chance);
+    CHECK(s.correlation == 0.0, "correlation of two heads of one function (one head): %g, want 0", s.correlation);
+    CHECK(s.num_rank[0] == 1 && s.sv[0][1] == 0.0, "heads mode: numerical rank %d, σ₂ %g: want 1 and 0",
+          s.num_rank[0], s.sv[0][1]);
+    CHECK_CLOSE(s.eff_rank[0], 1.0, 1e-12, 0.0, "effective rank of two heads of one function");
+    printf("  two heads, one disguised as the other: one function (correlation %g, head rank %d, σ₂ %g)\n",
+           s.correlation, s.num_rank[0], s.sv[0][1]);
+    layer_score_free(&s);
+    for (size_t i = 0; i < blk; i++) c.L[0][blk + i] *= 1.0 + 1e-3 * gsl_ran_gaussian(rng, 1.0);
+    score_circuits(&s, &c, &o, g);
+    CHECK(s.correlation > 0.99 && s.correlation < 1.0, "correlation of two heads 1e-3 apart: %.6f, want (0.99, 1)",
+          s.correlation);
+    printf("  the disguise's QK moved by 1e-3: two functions, correlation %.6f\n", s.correlation);
     layer_score_free(&s);
     circuits_free(&c);
     gsl_rng_free(rng);

@@ -18,12 +18,15 @@ The groups (common/circuits.h):
       feature), reading weights centred (a row's mean added to W diag(γ)), writing weights
       centred (c_proj's output shifted along 1), the key bias (softmax cancels it), the value
       bias moved into c_proj's bias, a dead head's W_Q redrawn, per-head A on QK (biases
-      too) and M on OV, head permutations
+      too) and M on OV, head permutations, and of two heads of one QK form (head 1's
+      factors head 0's under a per-head A): output traded between them (2.9× and −0.9× of
+      one OV map), one component of their OV maps exchanged
   post-LN (BERT)  no folding (the layer reads the residual stream itself); writes centred,
-      key bias, value bias into the output bias, dead head, per-head A and M, permutations
+      key bias, value bias into the output bias, dead head, per-head A and M, permutations,
+      the two of one QK form
   RMSNorm (LLaMA)  the gain folded; no centring (RMSNorm keeps the mean); per-head A on QK
       that commutes with the rotary positions (a scaled rotation of each frequency's pair),
-      M on OV, dead head, permutations
+      M on OV, dead head, permutations, the two of one QK form
 Real changes: a query bias (not LLaMA: it has none), a per-head temperature with its output
 gain (B_h ↦ τB_h, C_h ↦ C_h/τ), 30 % weight noise.
 """
@@ -278,6 +281,33 @@ def redraw_dead_query(m, rng):
         p["bq"][:DK] = rng.normal(0, 0.2, DK) if m["kind"] != "llama" else 0.0
 
 
+def share_qk(m, rng):  # the base of the shared-QK cases: head 1 attends as head 0 (a real change, taken as given)
+    for p in m["layers"]:
+        a = rotary_commuting(DK, rng) if m["kind"] == "llama" else random_invertible(DK, rng)
+        ait = np.linalg.inv(a).T
+        p["Wq"][DK:2 * DK], p["bq"][DK:2 * DK] = a @ p["Wq"][:DK], a @ p["bq"][:DK]
+        p["Wk"][DK:2 * DK], p["bk"][DK:2 * DK] = ait @ p["Wk"][:DK], ait @ p["bk"][:DK]
+
+
+def copy_head(m, rng):  # the base of the traded-output case: head 1 a copy of head 0 but for its QK factors
+    share_qk(m, rng)
+    for p in m["layers"]:
+        p["Wv"][DK:2 * DK], p["bv"][DK:2 * DK], p["Wo"][:, DK:2 * DK] = p["Wv"][:DK], p["bv"][:DK], p["Wo"][:, :DK]
+
+
+def trade_output(m, rng):  # heads 0 and 1 one function: head 0 writes 2.9×, head 1 −0.9× (the same sum)
+    for p in m["layers"]:
+        p["Wo"][:, :DK] *= 2.9
+        p["Wo"][:, DK:2 * DK] *= -0.9
+
+
+def exchange_ov_component(m, rng):  # heads 0 and 1 one QK form: they swap one V row and its O column
+    for p in m["layers"]:
+        for w in ("Wv", "bv"):
+            p[w][[1, DK + 1]] = p[w][[DK + 1, 1]]
+        p["Wo"][:, [1, DK + 1]] = p["Wo"][:, [DK + 1, 1]]
+
+
 def random_invertible(n, rng):
     q1, _ = np.linalg.qr(rng.normal(size=(n, n)))
     q2, _ = np.linalg.qr(rng.normal(size=(n, n)))
@@ -405,15 +435,21 @@ def check_family(binary, work, label, base, rng):
     checkpoint(base, path0)
     s0 = scores(binary, path0)
     cases = [(f, True) for f in SYMMETRIES[base["kind"]]] + [(f, False) for f in CHANGES[base["kind"]]]
-    dead = copy(base)
-    kill_head(dead, rng)
-    cases.append(("dead", True))
+    # symmetries of derived models, each against its own base: a dead head's W_Q redrawn;
+    # two heads of one QK form trading their output, or one component of their OV maps
+    derived = {"dead": (kill_head, redraw_dead_query, "a dead head's query redrawn"),
+               "trade": (copy_head, trade_output, "output traded between two heads of one QK form"),
+               "exchange": (share_qk, exchange_ov_component, "an OV component exchanged between two heads of one QK form")}
+    cases += [(key, True) for key in derived]
     for f, symmetry in cases:
-        if f == "dead":  # the dead-head model against itself with its dead head's W_Q redrawn
-            name, m0, m1 = "a dead head's query redrawn", dead, copy(dead)
-            redraw_dead_query(m1, rng)
+        if isinstance(f, str):
+            make, change, name = derived[f]
+            m0 = copy(base)
+            make(m0, rng)
+            m1 = copy(m0)
+            change(m1, rng)
             ref0 = forward(m0, tokens)
-            path_a = os.path.join(work, label + ".dead.safetensors")
+            path_a = os.path.join(work, f"{label}.{f}.base.safetensors")
             checkpoint(m0, path_a)
             sa = scores(binary, path_a)
         else:

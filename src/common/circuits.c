@@ -2,6 +2,8 @@
 #include "common/circuits.h"
 
 #include <cblas.h>
+#include <float.h>
+#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +120,116 @@ void circuits_weight_by_writes(Circuits *c, double *norm2) {
         n2[2 * h] *= w2;  // ‖w B_h‖² = w²‖B_h‖²
     }
     if (!norm2) free(n2);
+}
+
+// ⟨X_gρ, X_hρ⟩ from the d_k × d_k products of the two heads' factors (PL, PR: d_k² scratch each).
+static double slice_inner(const Circuits *c, int rho, int g, int h, double *PL, double *PR) {
+    const int dk = c->d_k, D = c->d_model;
+    const size_t og = (size_t)g * dk * D, oh = (size_t)h * dk * D;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, dk, dk, D, 1.0, c->L[rho] + og, D, c->L[rho] + oh, D, 0.0, PL,
+                dk);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, dk, dk, D, 1.0, c->R[rho] + og, D, c->R[rho] + oh, D, 0.0, PR,
+                dk);
+    return block_dot(PL, PR, dk, (size_t)dk);
+}
+
+int circuits_same_qk(const Circuits *c, int *first) {
+    const int H = c->heads, dk = c->d_k, D = c->d_model;
+    // a sketch B_h v of every head (v fixed), then the candidates it pairs checked exactly
+    double *v = xmalloc((size_t)D * sizeof(double)), *t = xmalloc((size_t)dk * sizeof(double));
+    double *sk = xcalloc((size_t)H * D, sizeof(double)), *skn = xmalloc((size_t)H * sizeof(double));
+    double *b2 = xmalloc((size_t)H * sizeof(double));
+    double *PL = xmalloc((size_t)dk * dk * sizeof(double)), *PR = xmalloc((size_t)dk * dk * sizeof(double));
+    for (int m = 0; m < D; m++) v[m] = sin(1.0 + 0.7548776662466927 * m);  // no structure a head could share
+    for (int h = 0; h < H; h++) {
+        const size_t off = (size_t)h * dk * D;
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, dk, D, 1.0, c->R[0] + off, D, v, 1, 0.0, t, 1);
+        cblas_dgemv(CblasRowMajor, CblasTrans, dk, D, 1.0, c->L[0] + off, D, t, 1, 0.0, sk + (size_t)h * D, 1);
+        skn[h] = cblas_dnrm2(D, sk + (size_t)h * D, 1);
+        b2[h] = -1.0;  // ‖B_h‖², computed for a candidate only
+        first[h] = h;
+    }
+    int merged = 0;
+    for (int h = 1; h < H; h++)
+        for (int g = 0; g < h && first[h] == h; g++) {
+            if (first[g] != g) continue;  // compare with each group's first head only
+            double d2 = 0.0;
+            for (int m = 0; m < D; m++) {
+                const double d = sk[(size_t)g * D + m] - sk[(size_t)h * D + m];
+                d2 += d * d;
+            }
+            const double big = fmax(skn[g], skn[h]);
+            if (!(sqrt(d2) <= CIRCUITS_SAME_QK * big)) continue;
+            for (int k = 0; k < 2; k++)
+                if (b2[k ? h : g] < 0.0) b2[k ? h : g] = slice_inner(c, 0, k ? h : g, k ? h : g, PL, PR);
+            const double b2max = fmax(b2[g], b2[h]);
+            const double diff2 = b2[g] + b2[h] - 2.0 * slice_inner(c, 0, g, h, PL, PR);
+            if (diff2 <= CIRCUITS_SAME_QK * CIRCUITS_SAME_QK * b2max) first[h] = g, merged++;
+        }
+    free(PR), free(PL), free(b2), free(skn), free(sk), free(t), free(v);
+    return merged;
+}
+
+// The OV maps of the heads of group (n heads, in index order) summed, M = Σ C_h = A Bᵀ with
+// A, B the D × n·d_k stacks of their factors' rows, and dealt back over them by M's
+// singular values: M = (Q_A U) Σ (Q_B W)ᵀ from A = Q_A R_A, B = Q_B R_B and the SVD
+// R_A R_Bᵀ = U Σ Wᵀ; component i (σ_i √ on each side) goes to head i / d_k. A σ at the
+// rounding level of the largest (≤ m·ε·σ_1) is 0, so the heads past M's rank write exactly
+// nothing.
+static void deal_ov(Circuits *c, const int *group, int n) {
+    const int dk = c->d_k, D = c->d_model, m = n * dk, r = m < D ? m : D;
+    double *A = xmalloc((size_t)D * m * sizeof(double)), *B = xmalloc((size_t)D * m * sizeof(double));
+    for (int j = 0; j < n; j++) {  // column-major D × m: column j·d_k + k is row k of head group[j]
+        const size_t off = (size_t)group[j] * dk * D;
+        memcpy(A + (size_t)j * dk * D, c->L[1] + off, (size_t)dk * D * sizeof(double));
+        memcpy(B + (size_t)j * dk * D, c->R[1] + off, (size_t)dk * D * sizeof(double));
+    }
+    double *tauA = xmalloc((size_t)r * sizeof(double)), *tauB = xmalloc((size_t)r * sizeof(double));
+    double *RA = xcalloc((size_t)r * m, sizeof(double)), *RB = xcalloc((size_t)r * m, sizeof(double));
+    double *K = xmalloc((size_t)r * r * sizeof(double)), *U = xmalloc((size_t)r * r * sizeof(double));
+    double *Wt = xmalloc((size_t)r * r * sizeof(double)), *sv = xmalloc((size_t)r * sizeof(double));
+    double *superb = xmalloc((size_t)r * sizeof(double));
+    double *const QA = A, *const QB = B;  // overwritten by their Q factors
+    int info = LAPACKE_dgeqrf(LAPACK_COL_MAJOR, D, m, A, D, tauA) | LAPACKE_dgeqrf(LAPACK_COL_MAJOR, D, m, B, D, tauB);
+    for (int j = 0; j < m; j++)  // the r × m upper triangles
+        for (int i = 0; i <= j && i < r; i++) RA[(size_t)j * r + i] = A[(size_t)j * D + i], RB[(size_t)j * r + i] = B[(size_t)j * D + i];
+    info |= LAPACKE_dorgqr(LAPACK_COL_MAJOR, D, r, r, QA, D, tauA) | LAPACKE_dorgqr(LAPACK_COL_MAJOR, D, r, r, QB, D, tauB);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, r, r, m, 1.0, RA, r, RB, r, 0.0, K, r);
+    info |= LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'S', 'S', r, r, K, r, sv, U, r, Wt, r, superb);
+    if (info != 0) die(EXIT_RUNTIME, "circuits: the OV maps of heads of one QK form could not be decomposed");
+    double *left = xmalloc((size_t)D * r * sizeof(double)), *right = xmalloc((size_t)D * r * sizeof(double));
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, D, r, r, 1.0, QA, D, U, r, 0.0, left, D);  // Q_A U
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, D, r, r, 1.0, QB, D, Wt, r, 0.0, right, D);  // Q_B W
+    const double floor = (double)m * DBL_EPSILON * sv[0];
+    for (int i = 0; i < m; i++) {  // component i into row i % d_k of head group[i / d_k]
+        const size_t row = ((size_t)group[i / dk] * dk + (size_t)(i % dk)) * D;
+        const double s = i < r && sv[i] > floor ? sqrt(sv[i]) : 0.0;
+        for (int x = 0; x < D; x++) {
+            c->L[1][row + x] = s > 0.0 ? s * left[(size_t)i * D + x] : 0.0;
+            c->R[1][row + x] = s > 0.0 ? s * right[(size_t)i * D + x] : 0.0;
+        }
+    }
+    free(right), free(left);
+    free(superb), free(sv), free(Wt), free(U), free(K), free(RB), free(RA), free(tauB), free(tauA), free(B), free(A);
+}
+
+void circuits_merge_same_qk(Circuits *c, const int *first) {
+    const int H = c->heads;
+    const size_t block = (size_t)c->d_k * c->d_model;
+    int *group = xmalloc((size_t)H * sizeof(int));
+    for (int g = 0; g < H; g++) {
+        if (first[g] != g) continue;
+        int n = 0;
+        for (int h = g; h < H; h++)
+            if (first[h] == g) group[n++] = h;
+        if (n < 2) continue;
+        for (int j = 1; j < n; j++) {  // one QK form: the first head's factors for every head of the group
+            memcpy(c->L[0] + group[j] * block, c->L[0] + g * block, block * sizeof(double));
+            memcpy(c->R[0] + group[j] * block, c->R[0] + g * block, block * sizeof(double));
+        }
+        deal_ov(c, group, n);
+    }
+    free(group);
 }
 
 void circuits_block_inner(double *gram, const double *PL, const double *PR, int heads, int d_k) {

@@ -78,9 +78,9 @@
 //     bias adds the constant W_O b_V to the output; with b_O it is one constant of the
 //     layer that any head's share of can be moved into b_O, so no head owns it (the
 //     last column of OV is 0; the constant is not scored).
-// What stays out: heads whose QK forms are equal are one function whose OV maps add
-// (output traded between them changes the tensor), and post-LN models (BERT) read the
-// residual stream itself, so nothing is folded or centred on their reading side.
+// Heads whose QK forms are equal are one function whose OV maps add (circuits_same_qk
+// below); post-LN models (BERT) read the residual stream itself, so nothing is folded or
+// centred on their reading side.
 typedef enum { NORM_NONE = 0, NORM_LAYER = 1, NORM_RMS = 2 } NormKind;
 
 typedef struct {
@@ -117,6 +117,23 @@ void circuits_free(Circuits *c);
 // reparameterisations and permutations leave every ‖C_h‖ unchanged. norm2 (2·heads, or
 // NULL) receives the weighted slices' squared norms, norm2[2h + ρ] = ‖X_hρ‖²_F.
 void circuits_weight_by_writes(Circuits *c, double *norm2);
+// Heads whose QK forms are equal attend alike, so their OV maps add: one function, which
+// trading output between them (C_g + C_h kept) does not change. Two heads' forms are taken
+// as equal when ‖B_g − B_h‖_F ≤ CIRCUITS_SAME_QK · max(‖B_g‖, ‖B_h‖) (float32 weights agree
+// to about 1e-7 after a per-head map; no two trained heads come near). circuits_same_qk
+// sets first[h] to the first head (lowest index) of h's QK form (h itself when it has none
+// before it) and returns how many heads share an earlier head's form; cost a sketch B_h v
+// of every head (2·d_k·d_model each) and d_k × d_k products for the pairs it finds.
+// circuits_merge_same_qk rewrites each such group in place: every head gets the group's QK
+// factors, and the summed OV map M = Σ C_h is dealt over the group by its singular values,
+// the largest d_k to the first head, the next d_k to the second, ... (σ at M's rounding
+// level are 0): so a group whose M has rank ≤ d_k is one head and dead heads, and what its
+// heads trade is no longer seen. For `linear` attention, whose feature map reads Q and K
+// apart, equal forms with different factors are not quite one function (as the per-head
+// maps on QK already are not).
+#define CIRCUITS_SAME_QK 1e-5
+int circuits_same_qk(const Circuits *c, int *first);
+void circuits_merge_same_qk(Circuits *c, const int *first);
 // circuits_init in two steps, for a caller that reloads the same buffers every step.
 void circuits_alloc(Circuits *c, int heads, int d_k, int d_model);
 void circuits_load(Circuits *c, const float *qkv, const float *out);

@@ -268,12 +268,21 @@ static void set_null(LayerScore *out, const double *part2, int heads, int parts,
 }
 
 void score_circuits(LayerScore *out, const Circuits *c, const ScoreOptions *o, const BlacsGrid *g) {
-    // each head's QK weighted by what it writes: c's factors but for a copy of the QK's left
-    // one, which the weights scale (a LLaMA-7B layer's is 128 MB)
+    // heads of one QK form merged (circuits_same_qk), each head's QK weighted by what it
+    // writes: c's factors but for copies of those these change: the QK's left one, which
+    // the weights scale (a LLaMA-7B layer's is 128 MB), and all four where heads merge
     Circuits w = *c;
+    int *first = xmalloc((size_t)c->heads * sizeof(int));
+    const int merge = circuits_same_qk(c, first) > 0;
     const size_t bytes = (size_t)c->heads * c->d_k * c->d_model * sizeof(double);
-    w.L[0] = xmalloc(bytes);
-    memcpy(w.L[0], c->L[0], bytes);
+    for (int k = 0; k < (merge ? 4 : 1); k++) {
+        double **f = k < 2 ? &w.L[k] : &w.R[k - 2];
+        const double *from = *f;
+        *f = xmalloc(bytes);
+        memcpy(*f, from, bytes);
+    }
+    if (merge) circuits_merge_same_qk(&w, first);
+    free(first);
     double *norm2 = xmalloc((size_t)2 * c->heads * sizeof(double));
     circuits_weight_by_writes(&w, norm2);
     const Tensor4 t = tensor4_circuits(&w);
@@ -283,6 +292,7 @@ void score_circuits(LayerScore *out, const Circuits *c, const ScoreOptions *o, c
     set_null(out, norm2, c->heads, 2, n * n);
     free(norm2);
     free(w.L[0]);
+    if (merge) free(w.L[1]), free(w.R[0]), free(w.R[1]);
 }
 
 // No CP sweep here: every slice K_o is antisymmetric, and an antisymmetric tensor has

@@ -84,7 +84,7 @@ void probe_redundancy(Probe *p, const TrialResult *r) {
         const LayerWeights w = trial_layer_weights(r, l);
         Circuits c;
         circuits_init(&c, w.qkv, w.out, w.dims[0], w.dims[1], w.dims[2]);
-        circuits_weight_by_writes(&c, NULL);  // the scorer's head Gram (score_circuits)
+        circuits_weight_by_writes(&c, NULL);  // the scorer's head Gram (score_circuits), heads kept apart: each is removed alone
         circuits_head_gram(G, &c);
         circuits_free(&c);
         for (int h = 0; h < H; h++) {
