@@ -263,6 +263,33 @@ for what, r, m, d, p in tests:
 print(f"ablations: {len(made)} tests, {sum(h < alpha for h in holm)} significant after Holm "
       f"({sum(t[4] < alpha for t in made)} before)")
 
+# dose-response: each regulariser and lambda_l2 as the only λ > 0, per background (every
+# other parameter), with the background's all-zero configuration as λ = 0, where the
+# background has the λ > 0 somewhere; mean and sd over finished repeats
+lams = ["lambda_orth", "lambda_nuclear", "lambda_stability", "lambda_l2"]
+dose_metrics = ([metric] if metric != "val_accuracy" else []) + ["val_accuracy", "correlation", "rank_deviation"]
+bg_cols = [c for c in key_cols if c not in lams]
+expect = []
+for reg in lams:
+    alone = uniq[(uniq[[l for l in lams if l != reg]] == 0).all(axis=1)]
+    for _, grp in alone.groupby(alone[bg_cols].astype(str).agg("|".join, axis=1)):
+        if (grp[reg] > 0).any():
+            for lam, arm in grp.groupby(reg):
+                expect.append((reg, arm.attention.iloc[0], float(lam), len(arm),
+                               [(arm[m].mean(), arm[m].std(ddof=1) if len(arm) > 1 else math.nan) for m in dose_metrics]))
+got = rep["ablations"]["dose"]
+want(len(got) == len(expect), f"dose: {len(got)} rows, want {len(expect)}")
+def dose_key(x):
+    return (x[0], x[1], x[2], x[3], tuple(round(v, 9) for v, _ in x[4]))
+gk = sorted(((r["regulariser"], r["attention"], r["lambda"], r["n"],
+              [(r[m]["mean"], math.nan if r[m]["sd"] is None else r[m]["sd"]) for m in dose_metrics]) for r in got), key=dose_key)
+for g, e in zip(gk, sorted(expect, key=dose_key)):
+    want(g[:4] == e[:4], f"dose row {g[:4]}, want {e[:4]}")
+    for (gm, gs), (em, es), m in zip(g[4], e[4], dose_metrics):
+        want(close(gm, em, 1e-9) and (close(gs, es, 1e-9) or (math.isnan(gs) and math.isnan(es))),
+             f"dose {g[:3]} {m}: {gm} ± {gs}, want {em} ± {es}")
+print(f"dose-response: {len(got)} rows")
+
 # failures: by status, by reason (text before " at step"), steps saved by ASHA
 counts = df.status.value_counts()
 order_s = [s for s in ["ok", "pruned", "failed"] if s in counts] + sorted(set(counts.index) - {"ok", "pruned", "failed"})
@@ -295,7 +322,7 @@ def json_rows(key):
     return [node] if isinstance(node, dict) else node
 want(list(sections) == ["leaderboard", "verdict.tau", "verdict.fit", "variants.by_variant", "variants.by_configuration", "pareto",
                         "ablations.lambda_orth", "ablations.lambda_nuclear", "ablations.lambda_stability",
-                        "failures.by_status", "failures.by_reason", "failures.asha", "importance"], f"CSV sections {list(sections)}")
+                        "ablations.dose", "failures.by_status", "failures.by_reason", "failures.asha", "importance"], f"CSV sections {list(sections)}")
 for key, rows in sections.items():
     jrows = json_rows(key)
     want(len(rows) == len(jrows), f"CSV {key}: {len(rows)} rows, JSON {len(jrows)}")
@@ -321,7 +348,7 @@ text = open(tpath).read()
 for title in ["Leaderboard: the top", "Verdict: does the reward add information?", "Verdict: β and γ estimated",
               "Per attention variant", "Per configuration", "Pareto front",
               "Ablation of lambda_orth", "Ablation of lambda_nuclear", "Ablation of lambda_stability",
-              "trials by status", "trials by reason", "steps saved by ASHA"]:
+              "Dose–response: each regulariser and plain L2", "trials by status", "trials by reason", "steps saved by ASHA"]:
     want(title in text, f"text: no '{title}'")
 block = text.split("\n\n")[1].split("\n")
 rows_txt = [l for l in block if l.startswith("  ")]

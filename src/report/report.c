@@ -240,10 +240,13 @@ static void analysis_free(Analysis *a) {
 
 // Whether parameter i gets a column: swept, not the variant (its own column), and not
 // the seed or `skip` when asked.
+// skip: a parameter left out, or every parameter whose name begins with it when it ends in '*'.
 static int param_shown(const Analysis *a, int i, int with_seed, const char *skip) {
     const char *name = a->params[i]->name;
+    const size_t n = skip ? strlen(skip) : 0;
+    const int skipped = skip && (n && skip[n - 1] == '*' ? !strncmp(name, skip, n - 1) : !strcmp(name, skip));
     return a->swept[i] && (strcmp(name, "attention") || !a->n_variants) && (with_seed || strcmp(name, "seed")) &&
-           (!skip || strcmp(name, skip));
+           !skipped;
 }
 
 static void param_columns(Table *t, const Analysis *a, int with_seed, const char *skip) {
@@ -861,6 +864,81 @@ static Table *ablation(const Analysis *a, const Ablations *ab, int r) {
     return t;
 }
 
+// The dose–response of every regulariser and of plain L2: for each background (the other
+// parameters) the configurations in which it is the only λ > 0, with the one where every λ
+// is 0, by strength; mean ± sd over their finished repeats of the metrics a regulariser is
+// weighed by (the sweep's, val_accuracy) and of what it acts on (Correlation,
+// RankDeviation). A curve needs a configuration with the λ > 0.
+typedef struct {
+    const Config *c;
+    int background;  // index in a->configs of the background's first configuration, in table order
+    double lambda;
+} DosePoint;
+
+static int by_background(const void *x, const void *y) {
+    const DosePoint *p = x, *q = y;
+    if (p->background != q->background) return p->background < q->background ? -1 : 1;
+    return p->lambda < q->lambda ? -1 : p->lambda > q->lambda;
+}
+
+static Table *dose_response(const Analysis *a) {
+    static const char *const all[] = {"lambda_orth", "lambda_nuclear", "lambda_stability", CONTROL};
+    Table *t = table_new("ablations.dose",
+                         "Dose–response: each regulariser and plain L2 over their strengths, the rest of the "
+                         "configuration fixed");
+    table_note(t, "for each background (every other parameter), the configurations in which the regulariser is the "
+                  "only λ > 0, and the one with every λ = 0 (λ = 0 of each curve); mean ± sd over finished repeats");
+    table_note(t, "read a regulariser's curve against " CONTROL "'s on the same background: what it does beyond plain "
+                  "weight decay of a like strength, over the range swept rather than at one calibrated point");
+    duplicates_note(t, a);
+    table_column(t, "regulariser", "regulariser", COL_TEXT, NULL);
+    param_columns(t, a, 0, "lambda_*");
+    table_column(t, "lambda", "λ", COL_REAL, "%g");
+    table_column(t, "n", "n", COL_INT, NULL);
+    const char *names[4];
+    int k = 0;
+    if (strcmp(a->o->metric, "val_accuracy")) names[k++] = a->o->metric;
+    names[k++] = "val_accuracy", names[k++] = "correlation", names[k++] = "rank_deviation";
+    for (int j = 0; j < k; j++) metric_column(t, summary_metric(a->s, names[j]), COL_MEAN_SD);
+    DosePoint *pt = xcalloc((size_t)a->n_configs + 1, sizeof *pt);
+    for (size_t r = 0; r < COUNT(all); r++) {
+        int n = 0, dosed = 0;
+        for (int i = 0; i < a->n_configs; i++) {
+            const Config *c = &a->configs[a->order[i]];
+            int others = 0;
+            for (size_t q = 0; q < COUNT(all); q++) others |= q != r && lambda_of(&c->first->config, all[q]) != 0;
+            if (others || !c->n) continue;
+            TrialConfig bare = c->first->config;
+            *lambda_at(&bare, all[r]) = 0;
+            const Config *b = find_config(a, &bare);
+            int background = i;  // the bare configuration's place in table order when it ran
+            for (int j = 0; b && j < a->n_configs; j++)
+                if (&a->configs[a->order[j]] == b) background = j;
+            pt[n++] = (DosePoint){c, background, lambda_of(&c->first->config, all[r])};
+            dosed |= pt[n - 1].lambda != 0;
+        }
+        if (!dosed) continue;
+        qsort(pt, (size_t)n, sizeof *pt, by_background);
+        for (int i = 0; i < n; i++) {
+            int curve = 0;  // a background with the regulariser > 0 somewhere
+            for (int j = 0; j < n; j++) curve |= pt[j].background == pt[i].background && pt[j].lambda != 0;
+            if (!curve) continue;
+            table_row(t);
+            table_text(t, "%s", all[r]);
+            param_cells(t, a, &pt[i].c->first->config, 0, "lambda_*");
+            table_number(t, pt[i].lambda);
+            table_number(t, pt[i].c->n);
+            for (int j = 0; j < k; j++) {
+                const SampleStats st = stats_of(pt[i].c->ok, pt[i].c->n, summary_metric(a->s, names[j]));
+                table_mean_sd(t, st.mean, st.sd);
+            }
+        }
+    }
+    free(pt);
+    if (!t->n_rows) table_note(t, "no regulariser and no " CONTROL " was swept above 0 with the rest fixed");
+    return t;
+}
+
 // ---------------------------------------------------------------- failures and pruning
 
 void reason_group(const char *reason, char *out, size_t len) {
@@ -1006,7 +1084,7 @@ void report_build(const SweepSummary *s, const ReportOptions *o, Report *out) {
     verdict(&a, &verdict_tau, &verdict_fit);
     Table *tables[] = {leaderboard(&a, o),    verdict_tau,           verdict_fit,
                        by_variant(&a),        by_configuration(&a),  pareto(&a),
-                       ablation(&a, &ab, 0), ablation(&a, &ab, 1), ablation(&a, &ab, 2),
+                       ablation(&a, &ab, 0), ablation(&a, &ab, 1), ablation(&a, &ab, 2), dose_response(&a),
                        by_status(&a),         by_reason(&a),         asha(&a)};
     _Static_assert(COUNT(regularisers) == 3, "one ablation table per regulariser");
     out->n = (int)COUNT(tables);
