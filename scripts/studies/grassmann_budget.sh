@@ -4,7 +4,7 @@
 # each budget and arm the lr chosen on validation (the lower mean val_loss over seeds) and
 # the gap to mha at its own chosen lr: relative loss L / L_mha - 1 on validation and on test
 # (which chose nothing), mean over the seeds.
-# Usage: scripts/studies/grassmann_budget.sh [OUT_DIR]     (about 20 minutes on 2 cores)
+# Usage: scripts/studies/grassmann_budget.sh [OUT_DIR]     (about 7 minutes on 2 cores)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/results}
