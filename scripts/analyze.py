@@ -6,8 +6,14 @@ Usage: scripts/analyze.py RESULTS.h5 [-o OUTDIR] [--top N] [--colour-by PARAMETE
 Reads the file written by `attnsweep run` (or `attnsweep train -o`, `attnsweep score`
 of a trial), also while its sweep is still running (opened without HDF5's file lock, as
 `attnsweep report` reads it), and writes into OUTDIR (default: RESULTS_plots/ beside the
-file). Every figure uses the sweep's own metric and its YAML goal (`metric: {name, goal}`,
-by default reward, higher is better), with val_accuracy and reward beside it:
+file). Any sweep: of the engine or of a researcher's program ("Bring your own trainer"),
+with or without attention variants, regularisers or scores. Every figure uses the sweep's
+own metric and its YAML goal as `attnsweep report` reads them (`metric: {name, goal}`; by
+default reward, higher is better; a program's own metric, by default lower is better),
+with val_accuracy and reward beside it where the trials have them. The trials are grouped
+by their attention variant, or form one group, "all trials", in a sweep without an
+`attention` text parameter. A figure whose data the file lacks is not written, and a note
+on stdout (and in plots.json) says which and why:
 
   history.png               optimisation history: the metric of every finished and pruned
                             trial against its trial number, and the best so far
@@ -17,19 +23,24 @@ by default reward, higher is better), with val_accuracy and reward beside it:
   learning_curves.png       validation accuracy, validation loss (and bits per byte for
                             charlm) and training loss against step, one line per trial
                             coloured by a swept parameter (--colour-by; default the first
-                            swept one other than attention), one column per variant
+                            swept one other than attention), one column per group; a
+                            quantity no trial has (a program that reports no val_loss) has
+                            no row
   pareto.png                the metric against Correlation and against RankDeviation for
                             the finished trials (status ok, as the report), the
-                            non-dominated ones highlighted, joined and labelled
+                            non-dominated ones highlighted, joined and labelled; not
+                            written when no finished trial was scored
   objectives.png            a motpe sweep: its first objective against each other one, the
                             front over all of them highlighted, its hypervolume in the title
-  invariants_VARIANT.png    per variant: head singular values normalised by their sum and
+  invariants_GROUP.png      per group: head singular values normalised by their sum and
                             head correlation per layer against step, one line per trial,
-                            coloured by the regulariser strength that varies
+                            coloured by the regulariser strength that varies (an engine's
+                            trials only: a program's have no trace)
   cp_roles_trialNNNNNN.png  CP role weights (QK, OV) of each component, per layer, for the
                             best --top trials by the metric (default 4; 0: every trial); a
                             layer whose CP fit is below 0.5 is marked, one below 0.1 is not
                             drawn, and a trial with no layer at 0.1 or more gets no chart
+  probe_trialNNNNNN.png     the probes of `attnsweep probe`, for each probed trial
   plots.json                the exact numbers every figure plots, keyed by file name, with
                             the box of every trial-id label (no two overlap)
 
@@ -38,8 +49,8 @@ the CP role vectors) is read from the file, never recomputed; the only arithmeti
 normalisation of the head singular values by their sum, the best so far and the Pareto
 dominance test. Like the report, it selects and ranks by validation metrics only (the test
 metrics are measured once per trial and only printed beside them). A list of the files
-written goes to stdout. A missing file, a file that is not HDF5 or not an attnsweep results
-file of format_version 5 ends with one line on stderr and exit code 2.
+written goes to stdout, then the notes. A missing file, a file that is not HDF5 or not an
+attnsweep results file of format_version 5 ends with one line on stderr and exit code 2.
 
 Needs only Debian's python3-h5py, -numpy, -matplotlib (Agg), -pandas and -yaml, and
 scripts/attnsweep_results.py (the reader of the README's pandas recipe).
@@ -48,12 +59,12 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 import textwrap
 
 import h5py
 import numpy as np
-import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attnsweep_results  # noqa: E402  (beside this script)
@@ -77,21 +88,21 @@ PROG = "analyze.py"
 FORMAT_VERSION = 5
 DPI = 120
 
-# The metric columns of /summary (README "Results file"); every other column except
-# trial and status is a trial parameter.
-METRICS = ("val_accuracy", "val_loss", "val_bits_per_byte", "test_accuracy", "test_loss",
-           "test_bits_per_byte", "rank_deviation", "correlation", "correlation_chance", "correlation_z",
-           "eff_rank_z", "rank_deviation_excess", "correlation_excess", "reward", "steps", "n_params", "seconds")
-REQUIRED = ("trial", "status", "attention", "val_accuracy", "test_accuracy", "rank_deviation",
-            "correlation", "reward")
-NOT_SWEPT = ("trial", "status", "seed")  # seed = sweep seed * 1000 + repeat: the repeat
+# /summary (README "Results file") is trial, status, the parameters, then the results from
+# FIRST_RESULT on (a program's own metric among them): every sweep's file, the engine's or
+# a program's, has the REQUIRED columns.
+FIRST_RESULT = "val_accuracy"
+REQUIRED = ("trial", "status", FIRST_RESULT, "test_accuracy", "rank_deviation", "correlation", "reward")
+ENGINE_REPEAT = "seed"  # the engine's seed column is sweep seed * 1000 + repeat: not swept
+ALL_TRIALS = "all trials"  # the one group of a sweep without attention variants
+NOT_SET = "(not set)"  # a program's parameter a condition left out (NaN, or "" for a text)
 REGULARISERS = ("lambda_orth", "lambda_nuclear", "lambda_stability", "lambda_l2")
 VARIANT_ORDER = ("mha", "tucker", "linear", "grassmann")
 VARIANT_COLOURS = {"mha": "C0", "tucker": "C1", "linear": "C2", "grassmann": "C3"}
 STATUS_MARKERS = {"ok": "o", "pruned": "v", "failed": "X"}
 ROLE_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:purple")
 
-# Axis labels with units for the parameters that have one.
+# Axis labels with units for the engine's parameters that have one.
 PARAM_LABELS = {
     "lr": "lr (peak learning rate)",
     "min_lr_ratio": "min_lr_ratio (fraction of lr)",
@@ -119,6 +130,9 @@ PARAM_LABELS = {
     "lambda_l2": "lambda_l2 (penalty weight)",
 }
 PRETTY = {"correlation": "Correlation", "rank_deviation": "RankDeviation"}
+# What the line on the best trial prints beside the metric (/summary column, name).
+BESIDE_BEST = (("reward", "reward"), ("val_accuracy", "val_accuracy"), ("test_accuracy", "test_accuracy"),
+               ("rank_deviation", PRETTY["rank_deviation"]), ("correlation", PRETTY["correlation"]))
 LABEL_STEP = "step (optimizer steps)"
 LABEL_ACC = "validation accuracy (fraction)"
 LABEL_TRAIN_LOSS = "training loss (nats per prediction)"
@@ -195,8 +209,6 @@ def open_results(path):
                if table.dtype.names is None or c not in table.dtype.names]
     if missing:
         raise BadInput(f"{path}: /summary lacks {', '.join(missing)} (not the attnsweep layout)")
-    if len(table) == 0:
-        raise BadInput(f"{path}: /summary holds no trials yet")
     if "trials" not in f:
         raise BadInput(f"{path}: no /trials group")
     import_plotting()
@@ -224,14 +236,42 @@ class Goal:
         return sorted(range(len(v)), key=lambda i: (not math.isfinite(key[i]), key[i], i))
 
 
-def space_parameters(f):
-    """The YAML's parameters: {name: its mapping}, in file order ({} for a lone trial)."""
-    try:
-        space = yaml.safe_load(text(f.attrs.get("yaml", ""))) or {}
-    except yaml.YAMLError:
-        return {}
-    params = space.get("parameters") if isinstance(space, dict) else None
-    return {str(k): v for k, v in params.items() if isinstance(v, dict)} if isinstance(params, dict) else {}
+class Parameters:
+    """The sweep's parameters: their /summary columns (those between status and the
+    results), the YAML mapping and name of each, and what to call each on an axis. A
+    parameter whose name is a result column's has the column config_NAME (steps: the
+    summary's own steps column is the steps taken)."""
+
+    def __init__(self, f, df):
+        space = attnsweep_results.space_of(text(f.attrs.get("yaml", "")))
+        self.program = attnsweep_results.is_program(space)
+        cols = list(df.columns)
+        self.columns = [c for c in cols[cols.index("status") + 1:cols.index(FIRST_RESULT)]
+                        if self.program or c != ENGINE_REPEAT]
+        listed = space.get("parameters")
+        listed = {str(k): v for k, v in listed.items() if isinstance(v, dict)} if isinstance(listed, dict) else {}
+        self.names = {c: c for c in self.columns}
+        self.specs = {}  # by column, in the YAML's order ({} for a lone trial)
+        for name, spec in listed.items():
+            column = name if name in self.columns else f"config_{name}"
+            if column in self.columns:
+                self.specs[column] = spec
+                self.names[column] = name
+
+    def spec(self, c):
+        return self.specs.get(c, {})
+
+    def swept(self, df):
+        """The parameters whose value differs between the trials of df."""
+        return [c for c in self.columns if df[c].nunique(dropna=False) > 1]
+
+    def label(self, c):
+        """An axis label: the engine's parameters with their units; a program's by its YAML
+        name, marked when its column was renamed (config_steps: the parameter steps)."""
+        if not self.program:
+            return PARAM_LABELS.get(c, c)
+        name = self.names.get(c, c)  # --colour-by may name any column
+        return name + (" (parameter)" if name != c else "")
 
 
 LOG_DISTRIBUTIONS = {"log_uniform", "log_uniform_values", "q_log_uniform", "q_log_uniform_values",
@@ -250,22 +290,54 @@ def log_scale(spec, values):
     return bool(len(v)) and (v > 0).all() and v.max() / v.min() >= 10
 
 
-def variants_of(df):
-    seen = list(dict.fromkeys(df["attention"]))
+def group_of(df):
+    """The group of each trial of df: its attention variant, or ALL_TRIALS in a sweep
+    without one (a program's whose parameters have no text parameter named attention)."""
+    if "attention" in df.columns and is_categorical(df["attention"]):
+        return df["attention"].replace("", NOT_SET)
+    return pandas.Series(ALL_TRIALS, index=df.index, dtype=object)
+
+
+def groups_of(df):
+    seen = list(dict.fromkeys(group_of(df)))
     return [v for v in VARIANT_ORDER if v in seen] + [v for v in seen if v not in VARIANT_ORDER]
 
 
-def variant_colour(v):
-    """A fixed colour per attention variant, the same in every figure."""
+def group_colour(v):
+    """A fixed colour per group, the same in every figure."""
     if v in VARIANT_COLOURS:
         return VARIANT_COLOURS[v]
-    return f"C{4 + sum(map(ord, v)) % 6}"  # an unknown variant: stable across runs
+    if v == ALL_TRIALS:
+        return "C0"
+    return f"C{4 + sum(map(ord, v)) % 6}"  # another variant: stable across runs
 
 
-def swept_parameters(df):
-    """Parameter columns of /summary whose value differs between the trials of df."""
-    params = [c for c in df.columns if c not in METRICS and c not in NOT_SWEPT]
-    return [c for c in params if df[c].nunique(dropna=False) > 1]
+def file_part(v):
+    """A group's name as part of a file name (a program's variant may hold any text)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", v)
+
+
+def whole_numbers(values):
+    """Whether a numeric parameter's values are all integers (a program's integers are
+    float64 columns, NaN where a condition left them out): its axis keeps integer ticks."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    return bool(len(v)) and bool(np.all(v == np.round(v)))
+
+
+def finite_median(series):
+    """The median of the finite values (NaN when there is none, without numpy's warning)."""
+    v = series.to_numpy(dtype=float)
+    v = v[np.isfinite(v)]
+    return float(np.median(v)) if len(v) else float("nan")
+
+
+def value_text(v):
+    """A parameter's value as text: numbers short (a program's integers are float64), and
+    NOT_SET where a condition left the parameter out (NaN, or "" for a text)."""
+    if isinstance(v, float):
+        return f"{v:g}" if math.isfinite(v) else NOT_SET
+    return str(v) or NOT_SET
 
 
 def is_categorical(series):
@@ -345,17 +417,24 @@ def status_legend_handles(statuses):
                    label=names[s]) for s in ("ok", "pruned") if s in statuses]
 
 
+def group_legend_handles(df):
+    return [Line2D([], [], color=group_colour(v), marker="o", linestyle="none", label=v) for v in groups_of(df)]
+
+
 def metric_label(goal):
     return f"{goal.name} ({goal.word} is better)"
 
 
-def plot_history(df, goal, title, outdir, written):
+def plot_history(df, goal, title, outdir, written, notes):
     """The metric of each finished and pruned trial against its trial number, and the best
     so far among the finished ones (Optuna's optimisation history)."""
     sub = df[df["status"].isin(("ok", "pruned"))]
     y = sub[goal.name].to_numpy(dtype=float)
     keep = np.isfinite(y)
     sub, y = sub[keep], y[keep]
+    if not len(sub):
+        notes.append(f"history.png not written: no finished or pruned trial has {goal.name}")
+        return None
     trials = sub["trial"].to_numpy()
     best, best_trial, cur, cur_t = [], [], None, None
     for t, v, st in zip(trials, y, sub["status"]):
@@ -368,15 +447,14 @@ def plot_history(df, goal, title, outdir, written):
               "best_trial": best_trial}
     fig, axes = new_figure(1, 1, 7.5, 4.2)
     ax = axes[0, 0]
-    for v in variants_of(sub):
+    for v in groups_of(sub):
         for status in ("ok", "pruned"):
-            m = ((sub["attention"] == v) & (sub["status"] == status)).to_numpy()
+            m = ((group_of(sub) == v) & (sub["status"] == status)).to_numpy()
             if m.any():
-                ax.scatter(trials[m], y[m], s=22, alpha=0.7 if status == "ok" else 0.35, color=variant_colour(v),
+                ax.scatter(trials[m], y[m], s=22, alpha=0.7 if status == "ok" else 0.35, color=group_colour(v),
                            marker=STATUS_MARKERS[status], linewidth=0)
     ax.plot(trials, best, color="k", lw=1.4, drawstyle="steps-post", zorder=3)
-    handles = [Line2D([], [], color=variant_colour(v), marker="o", linestyle="none", label=v)
-               for v in variants_of(sub)] + status_legend_handles(set(sub["status"]))
+    handles = group_legend_handles(sub) + status_legend_handles(set(sub["status"]))
     handles.append(Line2D([], [], color="k", lw=1.4, label="best so far (finished trials)"))
     ax.legend(handles=handles, fontsize=8, loc="best")
     ax.set_xlabel("trial")
@@ -396,42 +474,49 @@ def axis_values(df, p, spec):
     the order of the YAML's values), numbers linear or log (log_scale). Returns (positions,
     ticks [(position, text)], scale)."""
     col = df[p]
-    if is_categorical(col) or col.nunique() == 1:
-        listed = [text(v) for v in spec.get("values", [])] if isinstance(spec, dict) else []
-        cats = [c for c in listed if c in set(col.astype(str))] + sorted(set(col.astype(str)) - set(listed))
+    if is_categorical(col) or col.nunique() == 1:  # one number and (not set) too
+        words = col.map(value_text)
+        listed = [value_text(v) for v in spec.get("values", [])] if isinstance(spec, dict) else []
+        cats = [c for c in listed if c in set(words)] + sorted(set(words) - set(listed))
         if p == "attention":
             cats = [v for v in VARIANT_ORDER if v in cats] + [c for c in cats if c not in VARIANT_ORDER]
         pos = {c: (i / (len(cats) - 1) if len(cats) > 1 else 0.5) for i, c in enumerate(cats)}
-        return col.astype(str).map(pos).to_numpy(dtype=float), [(pos[c], c) for c in cats], "categorical"
+        return words.map(pos).to_numpy(dtype=float), [(pos[c], c) for c in cats], "categorical"
     v = col.to_numpy(dtype=float)
     log = log_scale(spec, v)
-    w = np.log10(v) if log else v
+    scale = np.log10 if log else (lambda x: x)
+    w = scale(v)
     lo, hi = np.nanmin(w), np.nanmax(w)
     span = hi - lo if hi > lo else 1.0
-    ticks = [((t - lo) / span, f"{10 ** t if log else t:.3g}") for t in np.linspace(lo, hi, 3)]
+    marks = 10 ** np.linspace(lo, hi, 3) if log else np.linspace(lo, hi, 3)
+    if whole_numbers(v):  # an integer's ticks: its values when few, else integers near the three marks
+        values = np.unique(v[np.isfinite(v)])
+        marks = values if len(values) <= 5 else np.unique(np.round(marks))
+    ticks = [((scale(m) - lo) / span, f"{m:.3g}") for m in marks]
     return (w - lo) / span, ticks, "log" if log else "linear"
 
 
-def plot_parallel(f, df, goal, title, outdir, written, notes):
+def plot_parallel(parameters, df, goal, title, outdir, written, notes):
     """One line per finished trial across an axis per swept parameter, each on its own
     scale, and a last axis for the metric; coloured by the metric, the best drawn on top."""
     sub = df[df["status"] == "ok"]
     sub = sub[np.isfinite(sub[goal.name].to_numpy(dtype=float))]
-    params = swept_parameters(sub)
+    params = parameters.swept(sub)
     if not params or len(sub) < 2:
         notes.append("parallel_coordinates.png not written: "
-                     + ("no parameter varies" if not params else "fewer than 2 finished trials"))
+                     + ("no parameter varies" if not params else f"fewer than 2 finished trials with {goal.name}"))
         return None
-    specs = space_parameters(f)
     axes_x, ticks, scales = [], [], []
     for p in params:
-        pos, tk, sc = axis_values(sub, p, specs.get(p, {}))
+        pos, tk, sc = axis_values(sub, p, parameters.spec(p))
         axes_x.append(pos)
         ticks.append(tk)
         scales.append(sc)
     y = sub[goal.name].to_numpy(dtype=float)
     lo, hi = y.min(), y.max()
-    span = hi - lo if hi > lo else 1.0
+    if hi == lo:  # every trial alike (a program's constant metric): the middle of a range around it
+        lo, hi = lo - (0.1 * abs(lo) or 0.5), hi + (0.1 * abs(hi) or 0.5)
+    span = hi - lo
     up = (lambda v: (v - lo) / span) if goal.maximize else (lambda v: (hi - v) / span)  # the best at the top
     axes_x.append(up(y))
     ticks.append([(up(t), f"{t:.4g}") for t in np.linspace(lo, hi, 3)])
@@ -448,7 +533,8 @@ def plot_parallel(f, df, goal, title, outdir, written, notes):
         for pos, label in tk:
             ax.text(k + 0.03, pos, label, fontsize=7, va="center", ha="left", color="0.2")
     ax.set_xticks(range(len(names)))
-    ax.set_xticklabels([f"{n}\n({sc})" for n, sc in zip(params, scales)] + [metric_label(goal)], fontsize=8)
+    ax.set_xticklabels([f"{parameters.names[p]}\n({sc})" for p, sc in zip(params, scales)] + [metric_label(goal)],
+                       fontsize=8)
     ax.set_yticks([])
     ax.set_xlim(-0.2, len(names) - 0.6)
     ax.set_ylim(-0.05, 1.05)
@@ -463,12 +549,12 @@ def plot_parallel(f, df, goal, title, outdir, written, notes):
     return record
 
 
-def plot_slices(f, df, goal, title, outdir, written, notes):
+def plot_slices(parameters, df, goal, title, outdir, written, notes):
     """The metric against each swept parameter that varies between the trials that have it,
     on the parameter's own scale (log for a log distribution)."""
     have = df[np.isfinite(df[goal.name].astype(float)) & df["status"].isin(("ok", "pruned"))]
-    params = swept_parameters(have)
-    only_failed = [p for p in swept_parameters(df) if p not in params]
+    params = parameters.swept(have)
+    only_failed = [p for p in parameters.swept(df) if p not in params]
     if only_failed:
         notes.append(f"slices.png: {', '.join(only_failed)} "
                      f"{'vary' if len(only_failed) > 1 else 'varies'} only between "
@@ -476,7 +562,6 @@ def plot_slices(f, df, goal, title, outdir, written, notes):
     if not params:
         notes.append(f"slices.png not written: no parameter varies between the trials with {goal.name}")
         return None
-    specs = space_parameters(f)
     ncols = min(3, len(params))
     nrows = math.ceil(len(params) / ncols)
     fig, axes = new_figure(nrows, ncols, 4.2, 3.4, sharey=True)
@@ -486,7 +571,7 @@ def plot_slices(f, df, goal, title, outdir, written, notes):
         cat = is_categorical(df[p])
         panel = {"parameter": p, "categorical": bool(cat), "trial": have["trial"].tolist(),
                  "x": have[p].tolist(), "y": have[goal.name].tolist(),
-                 "status": have["status"].tolist(), "variant": have["attention"].tolist()}
+                 "status": have["status"].tolist(), "variant": group_of(have).tolist()}
         if cat:
             cats = list(dict.fromkeys(sorted(have[p].unique(), key=lambda c: (
                 VARIANT_ORDER.index(c) if c in VARIANT_ORDER else len(VARIANT_ORDER), c))))
@@ -501,32 +586,34 @@ def plot_slices(f, df, goal, title, outdir, written, notes):
                 elif len(idx):
                     xs[idx] = ci
             ax.set_xticks(range(len(cats)))
-            ax.set_xticklabels(cats, rotation=20 if max(len(c) for c in cats) > 8 else 0)
+            ax.set_xticklabels([value_text(c) for c in cats], rotation=20 if max(len(c) for c in cats) > 8 else 0)
             ax.set_xlim(-0.6, len(cats) - 0.4)
         else:
             xs = have[p].to_numpy(dtype=float)
-            log = log_scale(specs.get(p, {}), xs)
+            log = log_scale(parameters.spec(p), xs)
             panel["scale"] = "log" if log else "linear"
             if log:
                 ax.set_xscale("log")
+            elif whole_numbers(xs):
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         for status in ("ok", "pruned"):
-            for v in variants_of(have):
-                m = ((have["status"] == status) & (have["attention"] == v)).to_numpy()
+            for v in groups_of(have):
+                m = ((have["status"] == status) & (group_of(have) == v)).to_numpy()
                 if m.any():
                     ax.scatter(xs[m], have[goal.name].to_numpy()[m], s=26, alpha=0.8,
-                               color=variant_colour(v), marker=STATUS_MARKERS[status],
+                               color=group_colour(v), marker=STATUS_MARKERS[status],
                                edgecolor="k", linewidth=0.3)
-        dist = specs.get(p, {}).get("distribution", "values" if "values" in specs.get(p, {}) else "")
-        ax.set_xlabel(PARAM_LABELS.get(p, p) + (f"\n[{dist}, {panel['scale']} axis]" if dist else ""))
+        spec = parameters.spec(p)
+        dist = spec.get("distribution", "values" if "values" in spec else "")
+        ax.set_xlabel(parameters.label(p) + (f"\n[{dist}, {panel['scale']} axis]" if dist else ""))
         if k % ncols == 0:
             ax.set_ylabel(metric_label(goal))
-        ax.set_title(p)
+        ax.set_title(parameters.names[p])
         ax.grid(alpha=0.3)
         record["panels"].append(panel)
     for k in range(len(params), nrows * ncols):
         axes[k // ncols, k % ncols].set_visible(False)
-    handles = [Line2D([], [], color=variant_colour(v), marker="o", linestyle="none", label=v)
-               for v in variants_of(have)] + status_legend_handles(set(have["status"]))
+    handles = group_legend_handles(have) + status_legend_handles(set(have["status"]))
     axes[0, 0].legend(handles=handles, fontsize=8, loc="best")
     n_failed = len(df) - len(have)
     extra = f"; {n_failed} failed trial(s) not shown" if n_failed else ""
@@ -536,76 +623,106 @@ def plot_slices(f, df, goal, title, outdir, written, notes):
     return record
 
 
-def colour_parameter(f, df, wanted):
+def colour_parameter(parameters, df, wanted):
     """The swept parameter the learning curves are coloured by: --colour-by, else the first
     swept one other than attention in the YAML's order, else none."""
-    swept = [p for p in swept_parameters(df) if p != "attention"]
+    swept = [p for p in parameters.swept(df) if p != "attention"]
     if wanted:
         if wanted not in df.columns:
             raise BadInput(f"--colour-by {wanted}: no such column in /summary")
         return wanted
-    order = [p for p in space_parameters(f) if p in swept]
+    order = [p for p in parameters.specs if p in swept]
     return (order + [p for p in swept if p not in order] or [None])[0]
 
 
-def parameter_colours(f, df, p):
+UNSET_COLOUR = "0.6"  # a trial whose colour parameter a condition left out
+
+
+def parameter_colours(parameters, df, p):
     """Colours of p's values: discrete for a categorical one or few values, else a colour
-    map on its own scale. Returns (colour of a row, legend handles, colour bar or None)."""
+    map on its own scale; grey where a condition left p out. Returns (colour of a row,
+    legend handles, colour bar or None)."""
     cmap = matplotlib.colormaps["viridis"]
     if p is None:
         return (lambda row: None), [], None
-    values = df[p]
+    values, name = df[p], parameters.names.get(p, p)
+    unset = values.isna() | (values == "")
+    handles = [Line2D([], [], color=UNSET_COLOUR, lw=2, label=f"{name} {NOT_SET}")] if unset.any() else []
     if is_categorical(values) or values.nunique() <= 6:
-        cats = sorted(values.unique(), key=lambda c: (str(type(c)), c))
+        cats = sorted(values[~unset].unique(), key=lambda c: (str(type(c)), c))
         colours = {c: cmap(0.9 * k / max(1, len(cats) - 1)) for k, c in enumerate(cats)}
-        handles = [Line2D([], [], color=colours[c], lw=2, label=f"{p} = {c:g}" if isinstance(c, float) else f"{p} = {c}")
-                   for c in cats]
-        return (lambda row: colours[row[p]]), handles, None
-    v = values.to_numpy(dtype=float)
-    if log_scale(space_parameters(f).get(p, {}), v) and (v > 0).all():
+        handles = [Line2D([], [], color=colours[c], lw=2, label=f"{name} = {value_text(c)}") for c in cats] + handles
+        return (lambda row: colours.get(row[p], UNSET_COLOUR)), handles, None
+    v = values[~unset].to_numpy(dtype=float)
+    if log_scale(parameters.spec(p), v) and (v > 0).all():
         norm = mcolors.LogNorm(v.min(), v.max())
     else:
         norm = mcolors.Normalize(v.min(), v.max())
     sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
-    return (lambda row: cmap(norm(float(row[p])))), [], (sm, PARAM_LABELS.get(p, p))
+    colour = lambda row: cmap(norm(float(row[p]))) if math.isfinite(float(row[p])) else UNSET_COLOUR
+    return colour, handles, (sm, parameters.label(p))
 
 
-def plot_learning_curves(f, df, title, outdir, written, colour_by):
-    """Per variant: validation accuracy, validation loss (held out; for charlm with bits
+# The learning curves' rows: a column of the trials' curves tables and its axis label.
+CURVES = (("val_accuracy", LABEL_ACC), ("val_loss", LABEL_VAL_LOSS), ("train_loss", LABEL_TRAIN_LOSS))
+
+
+def read_curves(f, df, colour_by):
+    """Every trial's curves, one series per trial (empty where it has none)."""
+    series = []
+    for v, (_, row) in zip(group_of(df), df.iterrows()):
+        g = trial_group(f, row["trial"])
+        s = {"trial": int(row["trial"]), "variant": v, "status": row["status"],
+             "colour_value": row[colour_by] if colour_by else None, "step": []}
+        s.update({k: [] for k, _ in CURVES})
+        if g is not None and "curves" in g:
+            c = g["curves"]
+            for k in ["step"] + [k for k, _ in CURVES]:
+                s[k] = c[k][:]
+        series.append(s)
+    return series
+
+
+def plot_learning_curves(f, parameters, df, goal, title, outdir, written, notes, colour_by):
+    """Per group: validation accuracy, validation loss (held out; for charlm with bits
     per byte on a second axis) and training loss against step, one line per trial coloured
-    by the swept parameter colour_by."""
-    variants = variants_of(df)
-    fig, axes = new_figure(3, len(variants), 4.0, 2.9, sharex="all", sharey="row")
-    colour_of, handles, colourbar = parameter_colours(f, df, colour_by)
-    record = {"kind": "learning_curves", "x": "step", "y": ["val_accuracy", "val_loss", "train_loss"],
-              "colour_by": colour_by, "series": []}
+    by the swept parameter colour_by; a row only for what some trial's curve holds (a
+    program reports what it reports)."""
+    series = read_curves(f, df, colour_by)
+    rows = [(k, label) for k, label in CURVES if any(np.isfinite(np.asarray(s[k], float)).any() for s in series)]
+    if not rows:
+        own = (f" (the program's own {goal.name} is recorded at its last value only: history.png and slices.png "
+               f"show it)" if parameters.program and goal.name not in {k for k, _ in CURVES} else "")
+        notes.append("learning_curves.png not written: no trial's curve holds a validation accuracy, "
+                     f"validation loss or training loss{own}")
+        return None
+    if parameters.program:  # the program's own numbers, in the units it reports them in
+        rows = [(k, f"{k} (as the program reports it)") for k, _ in rows]
+    groups = groups_of(df)
+    # at least 8 x 4.5 inches in all: room for the title over a single panel
+    fig, axes = new_figure(len(rows), len(groups), max(4.0, 8.0 / len(groups)), max(2.9, 4.5 / len(rows)),
+                           sharex="all", sharey="row")
+    colour_of, handles, colourbar = parameter_colours(parameters, df, colour_by)
+    record = {"kind": "learning_curves", "x": "step", "y": [k for k, _ in rows], "colour_by": colour_by,
+              "series": series}
     styles = {"ok": "-", "pruned": "--", "failed": ":"}
     losses = {"kept": [], "failed": []}
     failed_max = {}  # column -> largest training loss of a failed trial
     charlm = "task" in df.columns and (df["task"] == "charlm").all()
-    for j, v in enumerate(variants):
-        sub = df[df["attention"] == v]
-        for _, row in sub.iterrows():
-            g = trial_group(f, row["trial"])
-            s = {"trial": int(row["trial"]), "variant": v, "status": row["status"],
-                 "colour_value": row[colour_by] if colour_by else None,
-                 "step": [], "val_accuracy": [], "val_loss": [], "train_loss": []}
-            if g is not None and "curves" in g:
-                c = g["curves"]
-                for k in ("step", "val_accuracy", "val_loss", "train_loss"):
-                    s[k] = c[k][:]
-            record["series"].append(s)
-            if len(s["step"]) == 0:
+    loss_rows = [i for i, (k, _) in enumerate(rows) if k in ("val_loss", "train_loss")]
+    for j, v in enumerate(groups):
+        sub = df[group_of(df) == v]
+        for (_, row), s in zip(df.iterrows(), series):
+            if s["variant"] != v or len(s["step"]) == 0:
                 continue
             failed = row["status"] == "failed"
-            style = dict(color=colour_of(row) or variant_colour(v), alpha=0.5 if failed else 0.8, lw=1.2,
+            style = dict(color=colour_of(row) or group_colour(v), alpha=0.5 if failed else 0.8, lw=1.2,
                          linestyle=styles.get(row["status"], "-"),
                          marker=("x" if failed else ".") if len(s["step"]) <= 25 else None)
-            axes[0, j].plot(s["step"], s["val_accuracy"], **style)
-            axes[1, j].plot(s["step"], s["val_loss"], **style)
-            axes[2, j].plot(s["step"], s["train_loss"], **style)
-            for key in ("val_loss", "train_loss"):
-                losses["failed" if failed else "kept"].extend(np.asarray(s[key], float))
+            for i, (k, _) in enumerate(rows):
+                axes[i, j].plot(s["step"], s[k], **style)
+                if i in loss_rows:
+                    losses["failed" if failed else "kept"].extend(np.asarray(s[k], float))
             if failed:
                 fin = np.asarray(s["train_loss"], float)
                 fin = fin[np.isfinite(fin)]
@@ -614,14 +731,12 @@ def plot_learning_curves(f, df, title, outdir, written, colour_by):
         counts = sub["status"].value_counts()
         parts = [f"{int(counts[k])} {k}" for k in ("ok", "pruned", "failed") if k in counts]
         axes[0, j].set_title(f"{v}: {len(sub)} trial{'s' if len(sub) != 1 else ''} "
-                             f"({', '.join(parts)})", color=variant_colour(v))
-        axes[0, j].set_ylabel(LABEL_ACC if j == 0 else "")
-        axes[1, j].set_ylabel(LABEL_VAL_LOSS if j == 0 else "")
-        axes[2, j].set_ylabel(LABEL_TRAIN_LOSS if j == 0 else "")
-        axes[2, j].set_xlabel(LABEL_STEP)
-        axes[2, j].xaxis.set_major_locator(MaxNLocator(integer=True))
-        for i in range(3):
+                             f"({', '.join(parts)})", color=group_colour(v))
+        for i, (_, label) in enumerate(rows):
+            axes[i, j].set_ylabel(label if j == 0 else "")
             axes[i, j].grid(alpha=0.3)
+        axes[-1, j].set_xlabel("step (as the program reports it)" if parameters.program else LABEL_STEP)
+        axes[-1, j].xaxis.set_major_locator(MaxNLocator(integer=True))
     # The loss axes follow the trials that did not fail: a diverging trial's last
     # evaluation (up to 1e17 nats) would flatten every other curve.
     kept = np.array([x for x in losses["kept"] if math.isfinite(x)])
@@ -629,32 +744,37 @@ def plot_learning_curves(f, df, title, outdir, written, colour_by):
     ref = kept if len(kept) else every
     if len(ref):
         lo, hi = ref.min(), ref.max()
-        for row_k in (1, 2):
+        for row_k in loss_rows:
             if lo > 0 and hi / lo > 20:
                 axes[row_k, 0].set_yscale("log")
                 axes[row_k, 0].set_ylim(lo / 1.3, hi * 1.3)
             else:
                 pad = 0.06 * (hi - lo) if hi > lo else 0.05 * abs(hi) + 0.05
                 axes[row_k, 0].set_ylim(lo - pad, hi + pad)
-        for j, m in failed_max.items():
+        for j, m in failed_max.items():  # only where training loss has a row: a failed trial's is finite
             if m > hi * 1.3:
-                axes[2, j].annotate(f"failed trials reach {m:.3g} nats (off the axis)",
-                                    (0.02, 0.97), xycoords="axes fraction", fontsize=7, va="top")
-    if charlm:  # bits per byte = nats / ln 2, on the right of the validation loss
-        for j in range(len(variants)):
-            sec = axes[1, j].secondary_yaxis("right", functions=(lambda x: x / math.log(2), lambda b: b * math.log(2)))
-            if j == len(variants) - 1:
+                axes[-1, j].annotate(f"failed trials reach {m:.3g} nats (off the axis)",
+                                     (0.02, 0.97), xycoords="axes fraction", fontsize=7, va="top")
+    val_loss_row = [i for i, (k, _) in enumerate(rows) if k == "val_loss"]
+    if charlm and val_loss_row:  # bits per byte = nats / ln 2, on the right of the validation loss
+        for j in range(len(groups)):
+            sec = axes[val_loss_row[0], j].secondary_yaxis(
+                "right", functions=(lambda x: x / math.log(2), lambda b: b * math.log(2)))
+            if j == len(groups) - 1:
                 sec.set_ylabel("validation bits per byte")
-    styles_shown = sorted({s["status"] for s in record["series"] if len(s["step"])},
+    styles_shown = sorted({s["status"] for s in series if len(s["step"])},
                           key=("ok", "pruned", "failed").index)
     if len(styles_shown) > 1:
         names = {"ok": "ran to the budget", "pruned": "pruned by ASHA", "failed": "failed (until it diverged)"}
         handles = handles + [Line2D([], [], color="0.3", linestyle=styles[k], label=names[k]) for k in styles_shown]
     if handles:
-        axes[0, len(variants) - 1].legend(handles=handles, fontsize=7, loc="best")
-    what = f"coloured by {colour_by}" if colour_by else "one colour per variant"
-    suptitle(fig, f"{title}: learning curves, one line per trial, {what} (validation accuracy and loss at each "
-                  f"evaluation; training loss: mean since the previous evaluation)")
+        axes[0, len(groups) - 1].legend(handles=handles, fontsize=7, loc="best")
+    what = f"coloured by {parameters.names.get(colour_by, colour_by)}" if colour_by else "one colour per group"
+    missing = [k for k, _ in CURVES if k not in record["y"]]
+    absent = f"; no trial's curve holds {' or '.join(missing)}" if missing else ""
+    when = ("the program's metric lines" if parameters.program else
+            "validation accuracy and loss at each evaluation; training loss: mean since the previous evaluation")
+    suptitle(fig, f"{title}: learning curves, one line per trial, {what} ({when}{absent})")
     save(fig, outdir, "learning_curves.png", written, colourbar)
     return record
 
@@ -672,11 +792,7 @@ def pareto_front(x, y):
 
 def sweep_objectives(f):
     """A motpe sweep's objectives from its stored YAML: [(name, maximise)], else []."""
-    try:
-        space = yaml.safe_load(text(f.attrs.get("yaml", "")))
-    except yaml.YAMLError:
-        return []
-    objectives = space.get("objectives") if isinstance(space, dict) else None
+    objectives = attnsweep_results.space_of(text(f.attrs.get("yaml", ""))).get("objectives")
     if not isinstance(objectives, list) or len(objectives) < 2:
         return []
     return [(o["name"], o.get("goal", "maximize") != "minimize") for o in objectives]
@@ -736,11 +852,11 @@ def plot_objectives(f, df, title, outdir, written):
     jobs = []
     for ax, (x_name, x_up) in zip(axes[0], objectives[1:]):
         x, y = sub[x_name].to_numpy(dtype=float), sub[y_name].to_numpy(dtype=float)
-        for v in variants_of(sub):
-            m = (sub["attention"] == v).to_numpy()
-            ax.scatter(x[m], y[m], s=24, alpha=0.45, color=variant_colour(v), linewidth=0, label=v)
+        for v in groups_of(sub):
+            m = (group_of(sub) == v).to_numpy()
+            ax.scatter(x[m], y[m], s=24, alpha=0.45, color=group_colour(v), linewidth=0, label=v)
         for i in front:
-            ax.scatter([x[i]], [y[i]], s=70, color=variant_colour(sub["attention"].iloc[i]), edgecolor="k",
+            ax.scatter([x[i]], [y[i]], s=70, color=group_colour(group_of(sub).iloc[i]), edgecolor="k",
                        linewidth=1.3, zorder=4)
         ax.set_xlabel(f"{x_name} ({'higher' if x_up else 'lower'} is better)")
         ax.set_ylabel(f"{y_name} ({'higher' if y_up else 'lower'} is better)")
@@ -756,13 +872,20 @@ def plot_objectives(f, df, title, outdir, written):
     return record
 
 
-def plot_pareto(df, goal, title, outdir, written):
+def plot_pareto(df, goal, title, outdir, written, notes):
     """The sweep's metric against Correlation and against RankDeviation for the finished
-    trials (status ok, as attnsweep report), the non-dominated ones joined and labelled."""
+    trials (status ok, as attnsweep report), the non-dominated ones joined and labelled;
+    not drawn when no finished trial has the metric and a score."""
+    ok = df[df["status"] == "ok"]
+    scores = ok[list(PRETTY)].to_numpy(dtype=float)
+    if not (np.isfinite(scores).any(axis=1) & np.isfinite(ok[goal.name].to_numpy(dtype=float))).any():
+        why = ("no finished trial was scored (Correlation and RankDeviation are NaN)" if not np.isfinite(scores).any()
+               else f"no finished trial has both {goal.name} and a score")
+        notes.append(f"pareto.png not written: {why}")
+        return None
     fig, axes = new_figure(1, 2, 5.2, 4.4)
     record = {"kind": "pareto", "y": goal.name, "goal": f"{'maximise' if goal.maximize else 'minimise'} "
               f"{goal.name}, minimise x", "panels": []}
-    ok = df[df["status"] == "ok"]
     sign = 1.0 if goal.maximize else -1.0
     jobs = []
     for ax, (metric, label) in zip(axes[0], (("correlation", LABEL_CORR),
@@ -774,14 +897,13 @@ def plot_pareto(df, goal, title, outdir, written):
         x, y = x_all[keep], y_all[keep]
         front = pareto_front(x, sign * y)
         panel = {"x_metric": metric, "trial": sub["trial"].tolist(), "x": x, "y": y,
-                 "status": sub["status"].tolist(), "variant": sub["attention"].tolist(),
+                 "status": sub["status"].tolist(), "variant": group_of(sub).tolist(),
                  "front_trials": [int(sub["trial"].iloc[i]) for i in front]}
-        for v in variants_of(sub):
-            m = (sub["attention"] == v).to_numpy()
+        for v in groups_of(sub):
+            m = (group_of(sub) == v).to_numpy()
             if m.any():
-                ax.scatter(x[m], y[m], s=24, alpha=0.45, color=variant_colour(v), linewidth=0)
-        handles = [Line2D([], [], color=variant_colour(v), marker="o", linestyle="none",
-                          label=v) for v in variants_of(sub)]
+                ax.scatter(x[m], y[m], s=24, alpha=0.45, color=group_colour(v), linewidth=0)
+        handles = group_legend_handles(sub)
         if front:
             fx, fy = x[front], y[front]
             ax.plot(fx, fy, color="k", lw=1.3, drawstyle="steps-post", zorder=3)
@@ -789,20 +911,19 @@ def plot_pareto(df, goal, title, outdir, written):
                                   markeredgewidth=1.3, label=f"Pareto front ({len(front)} "
                                   f"trial{'s' if len(front) != 1 else ''})"))
             for i in front:
-                v = sub["attention"].iloc[i]
-                ax.scatter([x[i]], [y[i]], s=70, color=variant_colour(v), edgecolor="k",
+                ax.scatter([x[i]], [y[i]], s=70, color=group_colour(group_of(sub).iloc[i]), edgecolor="k",
                            linewidth=1.3, zorder=4)
         if metric == "correlation" and len(sub):
             # chance: the mean of the rotation null (each head rotated at random, spectra kept),
-            # one dotted line per variant in its colour (the shapes differ between them)
+            # one dotted line per group in its colour (the variants' shapes differ)
             panel["chance"] = {}
-            for v in variants_of(sub):
-                chance = float(np.nanmedian(sub[sub["attention"] == v]["correlation_chance"]
-                                            .to_numpy(dtype=float)))
+            for v in groups_of(sub):
+                chance = finite_median(sub[group_of(sub) == v]["correlation_chance"])
                 panel["chance"][v] = chance
-                ax.axvline(chance, color=variant_colour(v), lw=1.0, linestyle=":", zorder=1)
-            handles.append(Line2D([], [], color="0.4", lw=1.0, linestyle=":",
-                                  label="chance level (dotted, per variant)"))
+                if math.isfinite(chance):
+                    ax.axvline(chance, color=group_colour(v), lw=1.0, linestyle=":", zorder=1)
+            per = ", per variant" if groups_of(sub) != [ALL_TRIALS] else ""
+            handles.append(Line2D([], [], color="0.4", lw=1.0, linestyle=":", label=f"chance level (dotted{per})"))
         if not len(sub):
             ax.text(0.5, 0.5, "no finished trial with metrics", transform=ax.transAxes, ha="center")
         ax.set_xlabel(label)
@@ -853,25 +974,35 @@ def combo_label(regs, combo):
     return ", ".join(f"{r} = {v:g}" for r, v in zip(regs, combo))
 
 
-def plot_invariants(f, df, title, outdir, written, notes, colour_by):
+def read_traces(f, df):
+    """The invariant traces of the trials of df that have one: (row, step, head_sv,
+    correlation, chance) each."""
+    traces = []
+    for _, row in df.iterrows():
+        g = trial_group(f, row["trial"])
+        if g is None or "invariants" not in g:
+            continue
+        inv = g["invariants"]
+        step = inv["step"][:]
+        if len(step):
+            traces.append((row, step, inv["head_sv"][:], inv["correlation"][:], inv["chance"][:]))
+    return traces
+
+
+def plot_invariants(f, parameters, df, title, outdir, written, notes, colour_by):
+    traces_of = {v: read_traces(f, df[group_of(df) == v]) for v in groups_of(df)}
+    if not any(traces_of.values()):
+        why = ("a program's trials have none: only attnsweep's engine traces its layers over training"
+               if parameters.program else "every trial failed" if (df["status"] == "failed").all() else "")
+        notes.append("invariants_*.png not written: no trial has an invariant trace" + (f" ({why})" if why else ""))
+        return {}
     regs, colours, norm = regulariser_colouring(df, colour_by)
     cmap = matplotlib.colormaps["viridis"]
     records = {}
-    for v in variants_of(df):
-        sub = df[df["attention"] == v]
-        traces = []
-        for _, row in sub.iterrows():
-            g = trial_group(f, row["trial"])
-            if g is None or "invariants" not in g:
-                continue
-            inv = g["invariants"]
-            step = inv["step"][:]
-            if len(step) == 0:
-                continue
-            traces.append((row, step, inv["head_sv"][:], inv["correlation"][:], inv["chance"][:]))
-        chance = (float(np.nanmedian(sub["correlation_chance"].to_numpy(dtype=float)))
-                  if len(sub) else float("nan"))
-        name = f"invariants_{v}.png"
+    for v, traces in traces_of.items():
+        sub = df[group_of(df) == v]
+        chance = finite_median(sub["correlation_chance"])
+        name = f"invariants_{file_part(v)}.png"
         if not traces:
             why = "failed" if (sub["status"] == "failed").all() else "no invariants trace"
             notes.append(f"{name} not written: no trial of {v} has an invariant trace ({why})")
@@ -945,7 +1076,7 @@ def plot_invariants(f, df, title, outdir, written, notes, colour_by):
                               label=combo_label(regs, c) or "every trial") for c in used]
         else:
             sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
-            colourbar = (sm, PARAM_LABELS.get(regs[0], regs[0]))
+            colourbar = (sm, parameters.label(regs[0]))
         if any(s["status"] == "pruned" for s in record["series"]):
             handles.append(Line2D([], [], color="0.3", linestyle="--", label="pruned by ASHA"))
         if handles:
@@ -976,9 +1107,10 @@ def plot_cp_roles(f, df, goal, title, outdir, written, notes, top):
         if any("cp_roles" in g["scores"][k].attrs for k in g["scores"]):
             scored.append(row)
     if not scored:
-        notes.append("cp_roles_trial*.png not written: no trial has CP role weights "
-                     "(failed trials, or scored with --no-cp)")
+        notes.append("cp_roles_trial*.png not written: no finished trial has CP role weights "
+                     "(none was scored, or scored with --no-cp)")
         return {}
+    group = group_of(df)
     scored = [scored[i] for i in goal.best_first([float(r[goal.name]) for r in scored])]
     fits = lambda row: [float(g.attrs.get("cp_fit", float("nan"))) for g in trial_group(f, row["trial"])["scores"].values()]
     low = [int(r["trial"]) for r in scored if not any(x >= CP_FIT_OMIT for x in fits(r))]
@@ -996,7 +1128,7 @@ def plot_cp_roles(f, df, goal, title, outdir, written, notes, top):
         if layers:
             roles_names = text(g["scores"][layers[0]].attrs.get("roles", "")).split(",")
         fig, axes = new_figure(1, len(layers), 4.2, 3.4, sharey=True)
-        record = {"kind": "cp_roles", "trial": trial, "variant": row["attention"], "metric": goal.name,
+        record = {"kind": "cp_roles", "trial": trial, "variant": group[row.name], "metric": goal.name,
                   "value": float(row[goal.name]), "reward": float(row["reward"]), "rank_by_metric": rank_k,
                   "layers": []}
         for j, lname in enumerate(layers):
@@ -1039,8 +1171,8 @@ def plot_cp_roles(f, df, goal, title, outdir, written, notes, top):
             ax.grid(alpha=0.3, axis="y")
             ax.legend(fontsize=8, loc="lower right", ncol=nroles)
         params = ", ".join(f"{r} {float(row[r]):g}" for r in REGULARISERS
-                           if r in row and float(row[r]) != 0)
-        what = row["attention"] + (", " + params if params else "")
+                           if r in row and float(row[r]) != 0 and math.isfinite(float(row[r])))
+        what = group[row.name] + (", " + params if params else "")
         beside = f" (reward {float(row['reward']):.4f})" if goal.name != "reward" else ""
         suptitle(fig, f"{title}: trial {trial} ({what}), #{rank_k} by {goal.name} "
                       f"{float(row[goal.name]):.4f}{beside}: CP role weights per component", fontsize=10)
@@ -1180,7 +1312,8 @@ def main(argv=None):
         goal = Goal(f)
         if goal.name not in df.columns:
             raise BadInput(f"{args.results}: the sweep's metric {goal.name} is not a /summary column")
-        colour_by = colour_parameter(f, df, args.colour_by)
+        parameters = Parameters(f, df)
+        colour_by = colour_parameter(parameters, df, args.colour_by)
     except BadInput as e:
         die(str(e))
 
@@ -1202,23 +1335,21 @@ def main(argv=None):
     tasks = sorted(df["task"].unique()) if "task" in df.columns else []
     title = f"{sweep} ({', '.join(tasks)})" if tasks else sweep
     written, notes = [], []
-    figures = {}
+    figures = {}  # by file name; a figure not written (its record None) is left out of plots.json
     try:
-        figures["history.png"] = plot_history(df, goal, title, outdir, written)
-        r = plot_parallel(f, df, goal, title, outdir, written, notes)
-        if r is not None:
-            figures["parallel_coordinates.png"] = r
-        r = plot_slices(f, df, goal, title, outdir, written, notes)
-        if r is not None:
-            figures["slices.png"] = r
-        figures["learning_curves.png"] = plot_learning_curves(f, df, title, outdir, written, colour_by)
-        figures["pareto.png"] = plot_pareto(df, goal, title, outdir, written)
-        r = plot_objectives(f, df, title, outdir, written)
-        if r is not None:
-            figures["objectives.png"] = r
-        figures.update(plot_invariants(f, df, title, outdir, written, notes, colour_by))
-        figures.update(plot_cp_roles(f, df, goal, title, outdir, written, notes, args.top))
-        figures.update(plot_probes(f, df, title, outdir, written))
+        if len(df) == 0:
+            notes.append("no figure: /summary holds no trial yet (the sweep has just begun)")
+        else:
+            figures["history.png"] = plot_history(df, goal, title, outdir, written, notes)
+            figures["parallel_coordinates.png"] = plot_parallel(parameters, df, goal, title, outdir, written, notes)
+            figures["slices.png"] = plot_slices(parameters, df, goal, title, outdir, written, notes)
+            figures["learning_curves.png"] = plot_learning_curves(f, parameters, df, goal, title, outdir, written,
+                                                                  notes, colour_by)
+            figures["pareto.png"] = plot_pareto(df, goal, title, outdir, written, notes)
+            figures["objectives.png"] = plot_objectives(f, df, title, outdir, written)
+            figures.update(plot_invariants(f, parameters, df, title, outdir, written, notes, colour_by))
+            figures.update(plot_cp_roles(f, df, goal, title, outdir, written, notes, args.top))
+            figures.update(plot_probes(f, df, title, outdir, written))
     except OSError as e:
         die(f"{outdir}: cannot write a figure: {e}", 1)
 
@@ -1227,7 +1358,7 @@ def main(argv=None):
             "format_version": FORMAT_VERSION, "trials": len(df),
             "metric": goal.name, "goal": "maximize" if goal.maximize else "minimize",
             "status": {k: int(v) for k, v in counts.items()},
-            "figures": {name: figures[name] for name in written}}
+            "figures": {name: figures[name] for name in written}, "notes": notes}
     with open(os.path.join(outdir, "plots.json"), "w") as out:
         json.dump(clean(data), out, allow_nan=False)
         out.write("\n")
@@ -1238,11 +1369,14 @@ def main(argv=None):
     ok = df[df["status"] == "ok"]
     values = ok[goal.name].to_numpy(dtype=float)
     if np.isfinite(values).any():
-        b = ok.iloc[goal.best_first(values)[0]]
+        i = goal.best_first(values)[0]
+        b = ok.iloc[i]
+        beside = [f"{name} {b[c]:.4f}" for c, name in BESIDE_BEST if math.isfinite(b[c])]  # what it has
+        what = group_of(ok).iloc[i]
+        if what == ALL_TRIALS:  # no variant to name: its swept parameters
+            what = ", ".join(f"{parameters.names[p]} {value_text(b[p])}" for p in parameters.swept(df)) or what
         print(f"best {goal.name} ({goal.word} is better) {b[goal.name]:.4f}: trial {int(b['trial'])} "
-              f"({b['attention']}; reward {b['reward']:.4f}, val_accuracy {b['val_accuracy']:.4f} "
-              f"(test_accuracy {b['test_accuracy']:.4f}), RankDeviation {b['rank_deviation']:.4f}, "
-              f"Correlation {b['correlation']:.4f})")
+              f"({what}{'; ' + ', '.join(beside) if beside else ''})")
     print(f"wrote {len(written)} figures and plots.json in {outdir}:")
     for name in written:
         print(f"  {name}")

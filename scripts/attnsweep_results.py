@@ -39,19 +39,47 @@ def text(v):
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def goal_of(yaml_text):
-    """The sweep's metric and whether it is maximised, from its YAML text: `metric:
-    {name, goal}`, by default reward (maximised), a loss minimised (as space.c reads it)."""
+# The metrics a sweep may be decided by and whether each is maximised by default
+# (trial/metrics.h, METRIC_DECIDES), and every other name attnsweep measures itself.
+DECIDES = {"val_accuracy": True, "val_loss": False, "val_bits_per_byte": False, "reward": True}
+MEASURED = ("test_accuracy", "test_loss", "test_bits_per_byte", "rank_deviation", "correlation",
+            "correlation_chance", "correlation_z", "eff_rank_z", "rank_deviation_excess",
+            "correlation_excess", "n_params", "seconds")
+
+
+def space_of(yaml_text):
+    """The sweep's YAML as a dict ({} when it is none)."""
     try:
-        space = yaml.safe_load(yaml_text) or {}
+        space = yaml.safe_load(yaml_text)
     except yaml.YAMLError:
-        space = {}
-    m = space.get("metric") if isinstance(space, dict) else None
-    name = m.get("name", "reward") if isinstance(m, dict) else "reward"
+        return {}
+    return space if isinstance(space, dict) else {}
+
+
+def is_program(space):
+    """Whether the sweep runs the researcher's program (README "Bring your own trainer")."""
+    return "program" in space or "command" in space
+
+
+def goal_of(yaml_text):
+    """The sweep's metric and whether it is maximised, from its YAML text, as `attnsweep
+    report` reads them (store/summary.c): `metric: {name, goal}` with one of DECIDES, by
+    default with its own goal; a program's own metric (any other name), by default
+    minimised (W&B's default); a program's sweep with neither metric nor reward section,
+    val_loss minimised; otherwise reward, maximised."""
+    space = space_of(yaml_text)
+    m = space.get("metric")
+    name = m.get("name") if isinstance(m, dict) else None
     goal = m.get("goal") if isinstance(m, dict) else None
-    if goal is None:
-        goal = "minimize" if name in ("val_loss", "val_bits_per_byte") else "maximize"
-    return str(name), goal == "maximize"
+    name = None if name is None else str(name)
+    program = is_program(space)
+    if name in DECIDES:
+        return name, DECIDES[name] if goal is None else goal != "minimize"
+    if program and name and name not in MEASURED:
+        return name, goal == "maximize"
+    if program and name is None and "reward" not in space:
+        return "val_loss", False
+    return "reward", True
 
 
 def sweep_goal(path):

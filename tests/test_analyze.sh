@@ -23,7 +23,13 @@
 #      line on stderr, exit 2, nothing written;
 #   6. a file a writer holds open (HDF5's lock, as a running sweep's coordinator does) is
 #      read; the README's one line of pandas gives str columns in trial order, the same
-#      DataFrame as scripts/attnsweep_results.py.
+#      DataFrame as scripts/attnsweep_results.py;
+#   7. a sweep of a researcher's program without attention and without scores (its own
+#      metric, objective, minimised by W&B's default; integer, text and log parameters, one
+#      named steps; failed trials): exit 0, the figures that apply (history, parallel
+#      coordinates, slices, the training-loss curves) valid and in plots.json with the
+#      program's numbers as one group, "all trials", and a note on each skipped one (Pareto,
+#      invariants, CP roles); integer axes, steps labelled as the parameter.
 # Usage: bash tests/test_analyze.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
 
@@ -69,13 +75,11 @@ read -r n ok pruned failed <<<"$counts"
 [[ $failed -ge 1 ]] || fail "fixture: the lr 10 / weight decay 10 trials should diverge (failed: $failed)"
 pass "sweep of $n trials ($ok ok, $pruned pruned, $failed failed) in $((SECONDS - t0)) s"
 
-echo "== 2. analyze.py RESULTS -o DIR: every PNG valid"
-t0=$SECONDS
-rc=0
-"$py" "$script" res.h5 -o out >stdout 2>"$tmp/err" || rc=$?
-[[ $rc == 0 ]] || fail "analyze.py: exit code $rc"
-[[ ! -s $tmp/err ]] || fail "analyze.py wrote to stderr"
-"$py" - out stdout <<'PY' || fail "the PNG files"
+# valid_pngs OUTDIR STDOUT: every PNG in OUTDIR is described by its plots.json (and every
+# figure plots.json describes is there), has the PNG signature, decodes, is not blank and
+# is named on analyze.py's stdout, as is every note plots.json records.
+valid_pngs() {
+    "$py" - "$1" "$2" <<'PY' || fail "the PNG files of $1"
 import json, os, sys
 import matplotlib.image as mpimg
 import numpy as np
@@ -94,8 +98,19 @@ for n in names:
     assert float(np.std(img[..., :3])) > 0.01, f"{n}: blank image"
     assert f"  {n}\n" in stdout, f"{n} not named on stdout"
 assert "plots.json" in stdout
+for n in data["notes"]:
+    assert f"note: {n}\n" in stdout, f"note {n!r} not on stdout"
 print(f"{len(names)} PNG files")
 PY
+}
+
+echo "== 2. analyze.py RESULTS -o DIR: every PNG valid"
+t0=$SECONDS
+rc=0
+"$py" "$script" res.h5 -o out >stdout 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "analyze.py: exit code $rc"
+[[ ! -s $tmp/err ]] || fail "analyze.py wrote to stderr"
+valid_pngs out stdout
 pass "analyze.py in $((SECONDS - t0)) s: every PNG exists, has the signature, decodes, is not blank, is named on stdout"
 
 echo "== 3. the plotted numbers equal /summary and the trial groups"
@@ -357,5 +372,74 @@ assert df.equals(attnsweep_results.summary(f)), "the README's line and attnsweep
 print(f"{len(df)} rows in trial order, status and attention as str: {(df.status == 'ok').sum()} ok")
 PY
 pass "analyze.py reads a file a writer holds (HDF5 lock); the README's pandas line: str columns in trial order"
+
+echo "== 7. a program's sweep without attention and without scores"
+# Its own metric, objective (no goal: W&B's minimize), and train_loss in every line; it
+# exits 1 at lr 0.1 with sgd (failed trials). A parameter named steps is /summary's
+# config_steps (steps is the steps taken).
+cat >trainer.py <<'PY'
+import json, os, sys
+a = dict(w[2:].split("=", 1) for w in sys.argv[1:])
+lr, width, steps = float(a["lr"]), int(a["width"]), int(a["steps"])
+if lr == 0.1 and a["opt"] == "sgd":
+    sys.exit(1)
+with open(os.environ["ATTNSWEEP_METRICS"], "a") as f:
+    for s in range(1, steps + 1):
+        objective = 100 * lr + 1 / (width * s) + (a["opt"] == "sgd") * 0.05
+        f.write(json.dumps({"step": s, "objective": objective, "train_loss": 2 * objective}) + "\n")
+PY
+program_grid_yaml trainer "$tmp/trainer.py" "metric: {name: objective}" -- \
+    "lr: {values: [0.001, 0.1]}" "width: {values: [2, 8]}" "steps: {values: [2, 3]}" "opt: {values: [adam, sgd]}"
+rc=0
+mpirun -np 3 "$bin" run trainer.yaml -o trainer.h5 --quiet >/dev/null 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "the program's sweep: exit code $rc"
+rc=0
+"$py" "$script" trainer.h5 -o trainer_out >stdout7 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "analyze.py on a program's sweep without attention: exit code $rc"
+[[ ! -s $tmp/err ]] || fail "analyze.py wrote to stderr on a program's sweep"
+valid_pngs trainer_out stdout7
+"$py" - trainer.h5 trainer_out/plots.json stdout7 "$here/../scripts" <<'PY' || fail "the program's sweep's figures"
+import json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[4])
+import analyze, attnsweep_results
+from numcheck import close
+df = attnsweep_results.summary(sys.argv[1])
+data = json.load(open(sys.argv[2]))
+figs, notes = data["figures"], data["notes"]
+assert "attention" not in df.columns and df.rank_deviation.isna().all(), "fixture: no attention, no scores"
+assert sorted(figs) == ["history.png", "learning_curves.png", "parallel_coordinates.png", "slices.png"], sorted(figs)
+for skipped in ("pareto.png not written", "invariants_*.png not written", "cp_roles_trial*.png not written"):
+    assert any(n.startswith(skipped) for n in notes), f"no note '{skipped}': {notes}"
+assert data["metric"] == "objective" and data["goal"] == "minimize", (data["metric"], data["goal"])
+# history: the program's metric, the best so far the lowest
+have = df[df.status.isin(["ok", "pruned"]) & np.isfinite(df.objective)]
+hi = figs["history.png"]
+assert hi["trial"] == have.trial.tolist() and close(np.array(hi["value"]), have.objective.to_numpy())
+assert close(hi["best_so_far"][-1], have[have.status == "ok"].objective.min()), hi["best_so_far"]
+assert (df.status == "failed").sum() == 4 and len(have) == 12, df.status.tolist()
+# slices and parallel coordinates: every swept parameter, steps as config_steps, one group
+sl = figs["slices.png"]
+assert [p["parameter"] for p in sl["panels"]] == ["lr", "width", "config_steps", "opt"], sl["panels"]
+assert all(set(p["variant"]) == {"all trials"} for p in sl["panels"])
+assert {p["parameter"]: p["scale"] for p in sl["panels"]} == {
+    "lr": "log", "width": "linear", "config_steps": "linear", "opt": "categorical"}
+assert figs["parallel_coordinates.png"]["axes"] == ["lr", "width", "config_steps", "opt", "objective"]
+# learning curves: the one row the program's lines fill (train_loss), one series per trial
+lc = figs["learning_curves.png"]
+assert lc["y"] == ["train_loss"] and lc["colour_by"] == "lr", (lc["y"], lc["colour_by"])
+assert sorted(s["trial"] for s in lc["series"]) == df.trial.tolist()
+# integer parameters keep integer ticks; steps is labelled as the parameter
+f, _ = analyze.open_results(sys.argv[1])
+params = analyze.Parameters(f, df)
+assert params.names["config_steps"] == "steps" and params.label("config_steps") == "steps (parameter)"
+for p in ("width", "config_steps"):
+    _, ticks, _ = analyze.axis_values(df, p, params.spec(p))
+    assert [t for _, t in ticks] == [str(int(v)) for v in sorted(df[p].unique())], (p, ticks)
+best = [l for l in open(sys.argv[3]) if l.startswith("best ")][0]
+assert best.startswith("best objective (lower is better) ") and "lr 0.001, width 8, steps 3, opt adam" in best, best
+print(f"{len(figs)} figures; notes: {len(notes)}; {best.strip()}")
+PY
+pass "a program's sweep without attention or scores: exit 0, history, parallel coordinates, slices and curves of its own metric; Pareto, invariants and CP roles skipped with a note"
 
 echo "PASS: $checks checks of scripts/analyze.py in $((SECONDS - start)) s"
