@@ -2,7 +2,7 @@
 // truncation and random damage; the journal replays exactly its intact records whatever
 // byte a kill cut it at, cuts a torn tail away before appending, refuses foreign files;
 // and a results file rebuilt from a journal (trials in any id order) reads in h5py.
-#define _POSIX_C_SOURCE 200809L  // mkdtemp, popen, fork, pipe, truncate
+#define _GNU_SOURCE  // memmem; mkdtemp, popen, fork, pipe, truncate
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -433,8 +433,31 @@ static int no_temporary(const char *name) {
     return system(cmd) != 0;
 }
 
-static const char MAGIC[] = "attnsweep-journal 5\n";
-enum { MAGIC_LEN = sizeof MAGIC - 1, HEADER = 20, N_TRIALS = 50 };
+static const char MAGIC[] = "attnsweep-journal 6\n";
+enum { MAGIC_LEN = sizeof MAGIC - 1, HEADER = 20, N_TRIALS = 50, RECORD_MAGIC = 0x364E524A };
+
+// A body as the journal stores it (store/journal.h): every 'J' followed by a 0.
+static Bytes escaped(const unsigned char *body, size_t n) {
+    Bytes b = {0};
+    for (size_t i = 0; i < n; i++) {
+        bytes_put_le(&b, body[i], 1);
+        if (body[i] == 'J') bytes_put_le(&b, 0, 1);
+    }
+    return b;
+}
+
+// A whole record as the journal frames it, of a body given as stored.
+static Bytes framed(uint32_t kind, const Bytes *stored) {
+    Bytes r = {0};
+    unsigned char *h = bytes_extend(&r, HEADER);
+    store_le(h, RECORD_MAGIC, 4);
+    store_le(h + 4, kind, 4);
+    store_le(h + 8, stored->len, 4);
+    store_le(h + 12, crc32(0L, stored->data, (uInt)stored->len), 4);
+    store_le(h + 16, crc32(0L, h, 16), 4);
+    memcpy(bytes_extend(&r, stored->len), stored->data, stored->len);
+    return r;
+}
 
 // A journal of this process, locked, replayed (empty) and begun: as a sweep opens it.
 static Journal *open_begun(const char *path) {
@@ -463,7 +486,8 @@ static void test_append_and_replay(void) {
     CHECK(no_temporary("fifty.journal"), "the journal's temporary file was left behind");
 
     // The bytes on disk: the magic line, then per record a header (magic, kind, length,
-    // body CRC, header CRC) and its body: start, then handout + trial per trial, release.
+    // body CRC, header CRC) and its body, escaped: start, then handout + trial per trial,
+    // release.
     Bytes file = read_whole(path);
     CHECK(file.len > MAGIC_LEN && memcmp(file.data, MAGIC, MAGIC_LEN) == 0, "the journal does not start with its magic line");
     size_t off = MAGIC_LEN;
@@ -471,14 +495,17 @@ static void test_append_and_replay(void) {
     while (off + HEADER <= file.len) {
         const unsigned char *h = file.data + off;
         const uint32_t kind = le32(h + 4), n = le32(h + 8);
-        if (le32(h) != 0x354E524A || le32(h + 16) != (uint32_t)crc32(0L, h, 16) || off + HEADER + n > file.len) break;
+        if (le32(h) != RECORD_MAGIC || le32(h + 16) != (uint32_t)crc32(0L, h, 16) || off + HEADER + n > file.len) break;
         const unsigned char *body = h + HEADER;
         CHECK(le32(h + 12) == (uint32_t)crc32(0L, body, n), "record %d: body CRC", records);
         const uint32_t want_kind = records == 0 ? 2 : records == 2 * N_TRIALS + 1 ? 4 : records % 2 ? 3 : 1;
         kinds_ok &= kind == want_kind;
         if (kind == 1) {
-            Bytes expect = packed(&want[trials]);
-            CHECK(n == expect.len && memcmp(body, expect.data, n) == 0, "record %d: body is not trial_pack", records);
+            Bytes raw = packed(&want[trials]), expect = escaped(raw.data, raw.len);
+            CHECK(n == expect.len && memcmp(body, expect.data, n) == 0, "record %d: body is not trial_pack escaped",
+                  records);
+            CHECK(!memmem(body, n, "JRN6", 4), "record %d: the magic inside a body", records);
+            bytes_free(&raw);
             bytes_free(&expect);
             trials++;
         }
@@ -506,6 +533,64 @@ static void test_append_and_replay(void) {
 
 // A kill can cut the last record at any byte: every such file replays exactly the
 // records before it, says where the damage is, and journal_begin cuts it away.
+// A hostile trial whose own bytes (its parameters: a checkpoint's weights, copied as they
+// are) hold a whole valid record of another trial, as an unescaped journal would frame it:
+// with the hostile record's header damaged, the reader looks for the next record through
+// its body and must not find the forgery; cut anywhere inside it, likewise. Only the
+// honest trials come back.
+static void test_forged_record(void) {
+    char path[128];
+    path_in(path, sizeof path, "forged.journal");
+    TrialResult forged = make_trial(3, 1), hostile = make_trial(9, 1), honest = make_trial(4, 0);
+    forged.val_loss = -999.0;
+    Bytes fb = packed(&forged), rec = framed(1, &fb);  // the forgery as raw bytes: no escapes
+    hostile.n_params = (long)((rec.len + 3) / 4);
+    hostile.params = xcalloc((size_t)hostile.n_params, sizeof(float));
+    memcpy(hostile.params, rec.data, rec.len);
+    char layout[64];
+    snprintf(layout, sizeof layout, "weights:%ld", hostile.n_params);
+    hostile.param_layout = xstrdup(layout);
+    Journal *j = open_begun(path);
+    const long start = file_size(path);
+    journal_append(j, &hostile);
+    const long end = file_size(path);
+    journal_append(j, &honest);
+    journal_close(j);
+    Bytes file = read_whole(path);
+    CHECK(!memmem(file.data + start, (size_t)(end - start), rec.data, rec.len), "the forgery stands whole in the journal");
+    int forged_seen = 0, cuts = 0;
+    for (long at = start; at < start + HEADER; at++) {  // each header byte of the hostile record flipped
+        Bytes bad = {0};
+        memcpy(bytes_extend(&bad, file.len), file.data, file.len);
+        bad.data[at] ^= 0x40;
+        write_bytes(path, bad.data, bad.len);
+        bytes_free(&bad);
+        Collected c = {0};
+        char err[512];
+        replay(path, &c, err, sizeof err);
+        for (int i = 0; i < c.n; i++) forged_seen += c.r[i].id == 3;
+        CHECK(c.n == 1 && c.r[0].id == 4, "header byte %ld flipped: %d trials back (want the honest one alone)", at - start,
+              c.n);
+        collected_free(&c);
+    }
+    for (long len = end - 1; len > start; len -= 97, cuts++) {  // the journal cut inside the hostile record
+        write_bytes(path, file.data, (size_t)len);
+        Collected c = {0};
+        char err[512];
+        replay(path, &c, err, sizeof err);
+        for (int i = 0; i < c.n; i++) forged_seen += c.r[i].id == 3;
+        collected_free(&c);
+    }
+    CHECK(forged_seen == 0, "the forged trial came back %d times", forged_seen);
+    printf("test_journal: a record forged inside a trial's bytes: never replayed (20 header flips, %d cuts)\n", cuts);
+    bytes_free(&file);
+    bytes_free(&rec);
+    bytes_free(&fb);
+    trial_result_free(&forged);
+    trial_result_free(&hostile);
+    trial_result_free(&honest);
+}
+
 static void test_torn_tail(void) {
     char path[128];
     path_in(path, sizeof path, "torn.journal");
@@ -644,14 +729,14 @@ static void test_older_refused(void) {
     bytes_free(&b);
     trial_result_free(&want);
     static const char *const old[] = {"attnsweep-journal 2\nJRNL and old trials", "attnsweep-journal 3\nJRN3 and old trials",
-                                      "attnsweep-journal 4\nJRN4 and old trials"};
-    for (int k = 0; k < 3; k++) {
+                                      "attnsweep-journal 4\nJRN4 and old trials", "attnsweep-journal 5\nJRN5 and old trials"};
+    for (int k = 0; k < 4; k++) {
         char path[128];
         snprintf(path, sizeof path, "%s/v%d.journal", dir, k + 2);
         write_bytes(path, (const unsigned char *)old[k], strlen(old[k]));
         Collected c = {0};
         const long n = replay(path, &c, err, sizeof err);
-        snprintf(expect, sizeof expect, "a sweep of an attnsweep before results format 5 (journal version %d", k + 2);
+        snprintf(expect, sizeof expect, "a sweep of an earlier attnsweep (journal version %d", k + 2);
         CHECK(n < 0 && strstr(err, expect) && strstr(err, "start a new sweep") && !strchr(err, '\n'),
               "a version %d journal: %ld records, '%s'", k + 2, n, err);
         Bytes after = read_whole(path);
@@ -726,11 +811,11 @@ static void test_foreign_files(void) {
 
     // A journal of the versions before the validation split (its trials lack the test
     // metrics), or of a later one: refused whole, never cut as if its records were damaged.
-    const char *versions[] = {"attnsweep-journal 1\nJRNL and the records of old trials", "attnsweep-journal 6\n"};
+    const char *versions[] = {"attnsweep-journal 1\nJRNL and the records of old trials", "attnsweep-journal 7\n"};
     for (int k = 0; k < 2; k++) {
         write_text(path, versions[k]);
         long n = replay(path, &c, err, sizeof err);
-        CHECK(n == -1 && strstr(err, "a journal of another attnsweep version (this one reads \"attnsweep-journal 5\""),
+        CHECK(n == -1 && strstr(err, "a journal of another attnsweep version (this one reads \"attnsweep-journal 6\""),
               "a journal '%.19s': got %ld '%s'", versions[k], n, err);
         code = run_child(open_journal, path, out, sizeof out);
         after = read_whole(path);
@@ -937,6 +1022,7 @@ int main(void) {
     const double t1 = now_seconds();
     test_append_and_replay();
     test_torn_tail();
+    test_forged_record();
     test_flip_every_byte();
     test_foreign_files();
     test_lock();

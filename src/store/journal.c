@@ -20,13 +20,13 @@
 _Static_assert(sizeof(long) >= 8 && sizeof(off_t) >= 8, "journal offsets are long: needs 64-bit long and off_t");
 
 enum {
-    RECORD_MAGIC = 0x354E524A,  // "JRN5"
+    RECORD_MAGIC = 0x364E524A,  // "JRN6"
     RECORD_HEADER = 20,         // magic, kind, length, body crc, header crc
     SCAN_CHUNK = 1 << 16,       // bytes read at a time while looking for the next record
     MAX_STRETCHES = 4,          // damaged stretches named in the warning
     HOLDER_TRIES = 10,          // reads of a locked journal's last start record, 0.1 s apart
 };
-static const char JOURNAL_MAGIC[] = "attnsweep-journal 5\n";
+static const char JOURNAL_MAGIC[] = "attnsweep-journal 6\n";
 #define JOURNAL_MAGIC_LEN (sizeof JOURNAL_MAGIC - 1)
 
 struct Journal {
@@ -75,7 +75,38 @@ typedef struct {
     off_t at, end;  // the record's first byte and the byte after it
 } Frame;
 
-// Whether an intact record starts at off: its frame, its body in s->body.
+// A body as stored: every byte equal to the record magic's first (ESCAPED, 'J') is followed
+// by a 0, so the magic, whose second byte is not 0, never appears inside a body. What a
+// trial program made (its metrics, its checkpoint's weights, copied into its trial's
+// bytes) can then never be taken for a record by the scan that looks for the next one.
+enum { ESCAPED = RECORD_MAGIC & 0xff };
+_Static_assert(((RECORD_MAGIC >> 8) & 0xff) != 0, "the magic's second byte tells it from an escaped byte");
+
+static void escape_body(Bytes *out, const unsigned char *body, size_t n) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) k += body[i] == ESCAPED;
+    unsigned char *o = bytes_extend(out, n + k);
+    for (size_t i = 0; i < n; i++) {
+        *o++ = body[i];
+        if (body[i] == ESCAPED) *o++ = 0;
+    }
+}
+
+// The stored body back in place; -1 when it is no escaped body (an escape byte not
+// followed by 0).
+static int unescape_body(Bytes *b) {
+    size_t w = 0;
+    for (size_t r = 0; r < b->len; r++) {
+        b->data[w++] = b->data[r];
+        if (b->data[r] != ESCAPED) continue;
+        if (r + 1 == b->len || b->data[r + 1] != 0) return -1;
+        r++;
+    }
+    b->len = w;
+    return 0;
+}
+
+// Whether an intact record starts at off: its frame, its body (unescaped) in s->body.
 // -1 on an I/O error.
 static int frame_at(Scan *s, off_t off, Frame *f) {
     unsigned char h[RECORD_HEADER];
@@ -93,7 +124,7 @@ static int frame_at(Scan *s, off_t off, Frame *f) {
     bytes_extend(&s->body, n);
     const ssize_t b = pread_full(s->fd, s->body.data, n, off + head);
     if (b < 0) return -1;
-    if ((size_t)b < n || (uint32_t)crc32(0L, s->body.data, (uInt)n) != crc) return 0;
+    if ((size_t)b < n || (uint32_t)crc32(0L, s->body.data, (uInt)n) != crc || unescape_body(&s->body) != 0) return 0;
     f->at = off;
     f->end = off + head + (off_t)n;
     return 1;
@@ -183,8 +214,8 @@ static void damage_line(const Damage *d, const char *path, int bad_magic, char *
 
 // The magic line: 1 (this version's), 0 when it is damaged but intact records follow
 // (*bad_magic set), -1 with the reason when the file is no journal this attnsweep reads:
-// versions 2 to 4 are of an attnsweep before results format 5, whose trials' rewards (and
-// for 2 and 3 weights and scores) do not compare with this version's.
+// versions 2 to 5 are of earlier attnsweeps (5: bodies not escaped; 4: rewards as
+// measured; 2 and 3: each layer's weights and scores alone).
 static int check_magic(Scan *s, const char *path, int *bad_magic, char *err, size_t errlen) {
     char head[JOURNAL_MAGIC_LEN];
     const ssize_t got = pread_full(s->fd, head, sizeof head, 0);
@@ -197,16 +228,8 @@ static int check_magic(Scan *s, const char *path, int *bad_magic, char *err, siz
     static const char family[] = "attnsweep-journal ";
     const int ours = (size_t)got == sizeof head && !memcmp(head, family, sizeof family - 1);
     const char v = ours ? head[sizeof family - 1] : 0;
-    if ((v == '2' || v == '3' || v == '4') && head[sizeof head - 1] == '\n') {
-        snprintf(err, errlen,
-                 "%s: a sweep of an attnsweep before results format 5 (journal version %c: %s): finish it with the "
-                 "attnsweep that started it, or start a new sweep",
-                 path, v,
-                 v == '4' ? "its rewards charge the invariant terms as measured, not beyond chance"
-                          : "its trials' weights and scores are of each layer alone, not the whole network's");
-        return -1;
-    }
-    // A damaged first line: its intact records say what it is.
+    // A damaged first line (one flipped bit can make it an older version's): this
+    // version's intact records after it say what it is.
     Frame f;
     const int found = next_frame(s, 0, &f);
     if (found < 0) {
@@ -216,6 +239,16 @@ static int check_magic(Scan *s, const char *path, int *bad_magic, char *err, siz
     if (found) {
         *bad_magic = 1;
         return 0;
+    }
+    if (v >= '2' && v <= '5' && head[sizeof head - 1] == '\n') {
+        snprintf(err, errlen,
+                 "%s: a sweep of an earlier attnsweep (journal version %c: %s): finish it with the attnsweep that "
+                 "started it, or start a new sweep",
+                 path, v,
+                 v == '5'   ? "its records' bodies are not escaped, so a trial's own bytes could pass for a record"
+                 : v == '4' ? "its rewards charge the invariant terms as measured, not beyond chance"
+                            : "its trials' weights and scores are of each layer alone, not the whole network's");
+        return -1;
     }
     if (ours)
         snprintf(err, errlen, "%s: a journal of another attnsweep version (this one reads \"%.*s\")", path,
@@ -397,17 +430,20 @@ Journal *journal_open(const char *path, char *err, size_t errlen) {
 
 // ---------------------------------------------------------------- writing
 
-// One record at the end, synced if asked. A failed write is cut away again (the journal
-// stays as it was) and ends the program with the reason.
-static void append_record(Journal *j, JournalKind kind, const unsigned char *body, size_t n, int sync, int id) {
+// One record at the end, its body escaped (escape_body), synced if asked. A failed write is
+// cut away again (the journal stays as it was) and ends the program with the reason.
+static void append_record(Journal *j, JournalKind kind, const unsigned char *body, size_t len, int sync, int id) {
+    Bytes b = {0};
+    bytes_extend(&b, RECORD_HEADER);
+    escape_body(&b, body, len);
+    const size_t n = b.len - RECORD_HEADER;
     if (n > UINT32_MAX - RECORD_HEADER) die(EXIT_RUNTIME, "%s: trial %d is %zu bytes, more than a record holds", j->path, id, n);
-    unsigned char *rec = xmalloc(RECORD_HEADER + n);
+    unsigned char *rec = b.data;
     store_le(rec, RECORD_MAGIC, 4);
     store_le(rec + 4, kind, 4);
     store_le(rec + 8, n, 4);
-    store_le(rec + 12, crc32(0L, body, (uInt)n), 4);
+    store_le(rec + 12, crc32(0L, rec + RECORD_HEADER, (uInt)n), 4);
     store_le(rec + 16, crc32(0L, rec, 16), 4);
-    memcpy(rec + RECORD_HEADER, body, n);
     if (pwrite_full(j->fd, rec, RECORD_HEADER + n, (off_t)j->end) != 0 || (sync && fsync(j->fd) != 0)) {
         const int e = errno;
         if (ftruncate(j->fd, (off_t)j->end) == 0) fsync(j->fd);
@@ -416,7 +452,7 @@ static void append_record(Journal *j, JournalKind kind, const unsigned char *bod
         die(EXIT_RUNTIME, "%s: cannot write: %s", j->path, strerror(e));
     }
     j->end += (long)(RECORD_HEADER + n);
-    free(rec);
+    bytes_free(&b);
 }
 
 void journal_begin(Journal *j) {

@@ -11,9 +11,12 @@
 // journal (NFS and Lustre honour these), held until journal_close; a second run is told
 // who holds it. Every other file of the sweep is written only under this lock.
 //
-// Journal file, version 5: the magic line "attnsweep-journal 5\n", then records
-//   u32 magic 0x354E524A ("JRN5"), u32 kind, u32 body length n, u32 crc32 of the body,
-//   u32 crc32 of these 16 header bytes, then the body (n bytes)
+// Journal file, version 6: the magic line "attnsweep-journal 6\n", then records
+//   u32 magic 0x364E524A ("JRN6"), u32 kind, u32 body length n, u32 crc32 of the body,
+//   u32 crc32 of these 16 header bytes, then the body (n bytes), escaped: every byte 'J'
+//   (the magic's first) is followed by a 0 byte, so no body holds the magic and nothing a
+//   trial program made (its bytes are copied into its trial's record) can pass for a
+//   record when a reader looks for the next one past damage
 // little-endian (common/bytes.h), crc32 as zlib's. Bodies by kind:
 //   1 trial    trial_pack bytes of a finished trial
 //   2 start    i64 pid, f64 Unix time, text host: a run took the lock
@@ -24,10 +27,10 @@
 // CRC agree. A damaged record is skipped and reported: the reader looks for the next
 // intact record byte by byte, so one damaged record costs only itself. Damage that runs
 // to the end of the file (a kill during a write) is cut away before the next append.
-// Journals of versions 2 to 4 (of an attnsweep before results format 5: version 4's rewards
-// charge the invariant terms as measured, 2 and 3's trials' weights and scores are of each
-// layer alone) are refused with one line that says so; a journal of version 1 or another
-// is refused too. A damaged magic line is rewritten at the
+// Journals of versions 2 to 5 (of earlier attnsweeps: version 5's bodies are not escaped,
+// 4's rewards charge the invariant terms as measured, 2 and 3's trials' weights and scores
+// are of each layer alone) are refused with one line that says so; a journal of version 1
+// or another is refused too. A damaged magic line is rewritten at the
 // first append when intact records follow it.
 // A new journal appears whole (its magic line written and synced in a temporary file,
 // then linked in), so PATH never lacks its magic line. Resuming a sweep from the journal:
