@@ -191,6 +191,7 @@ int main(int argc, char **argv) {
         Tensor4 t4;
         if (function) {
             circuits_init(&c, w.qkv, w.out, w.dims[0], w.dims[1], w.dims[2]);
+            circuits_weight_by_writes(&c, NULL);  // as score_circuits (no two synthetic heads share a QK form)
             t4 = tensor4_circuits(&c);
         } else {
             X = xmalloc(size * sizeof(double));
