@@ -112,7 +112,7 @@ void trial_result_free(TrialResult *r);
 enum { TRIAL_STDERR_LINE = 160 };
 void trial_reason_add_stderr(TrialResult *r);
 // The kind of failure or pruning a reason tells: what trials that failed the same way
-// share (the report's failures.by_reason). The text
+// share (the report's failures.by_reason, and the sweep's budget.max_failures). The text
 // before " at step" ("diverged: non-finite training loss at step 12" is "diverged:
 // non-finite training loss"), with every number of a program's stderr line as N (a
 // "CUDA out of memory. Tried to allocate 2.00 GiB" is one failure whatever it tried).
