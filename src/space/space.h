@@ -267,6 +267,10 @@ int sampler_config(Sampler *sm, int id, TrialConfig *out);
 // with the YAML's goals; a failed trial is the worst (evolution) or ignored (TPE), a
 // pruned one ranks after the completed ones (TPE). Other samplers ignore it.
 void sampler_report(Sampler *sm, const TrialResult *r);
+// A failed trial from before a resume that runs again (run --retry-failed) instead of
+// being reported: sampler_config gives it the configuration it failed with, and its
+// result is reported when it comes.
+void sampler_retry(Sampler *sm, const TrialResult *r);
 // Whether a sampler's configurations depend on the results reported (so a resumed sweep
 // cannot check them against what the YAML gives).
 int sampler_adaptive(const SweepSpec *s);

@@ -39,11 +39,13 @@ enum { POLL_MIN_NS = 50000, POLL_MAX_NS = 5000000 };
 typedef struct {
     const SweepSpec *spec;
     const SweepComms *sc;
+    const RunOptions *options;
     Sampler *sampler;
     char *done;             // [trials]: recorded (from the journal or this run)
     int *order;             // [trials]: the order trial ids are handed out in
     int next;               // position in order of the next trial to hand out
     int n_done, n_ok, n_pruned, n_failed, n_running, n_resumed;
+    int n_retried;          // failed trials of the journal run again (--retry-failed)
     long steps_run;         // optimizer steps of the trials recorded this run
     double best;            // best final metric so far (larger is better)
     int best_id;
@@ -296,6 +298,11 @@ static int resumed(void *ctx, const JournalRecord *rec, char *err, size_t errlen
                  c->journal, r->id, what);
         return -1;
     }
+    if (r->status == TRIAL_FAILED && c->co->options->retry_failed) {  // handed out again; its retry replaces it
+        sampler_retry(c->co->sampler, r);
+        c->co->n_retried++;
+        return 0;
+    }
     record(c->co, r, 1);
     return 0;
 }
@@ -322,7 +329,7 @@ static void fail_poisoned(Coordinator *co) {
 // Results file and journal: fresh, or rebuilt from the journal on --resume (the
 // journal is the truth: a kill may have left the HDF5 file half-written). The journal's
 // lock comes first: a second run of the same sweep touches nothing.
-static void open_results(Coordinator *co, const char *output, int resume) {
+static void open_results(Coordinator *co, const char *output) {
     char journal[4096], err[8192];
     snprintf(journal, sizeof journal, "%s.journal", output);
     if (outfile_check(output, err, sizeof err) != 0 || outfile_check(journal, err, sizeof err) != 0)
@@ -332,7 +339,7 @@ static void open_results(Coordinator *co, const char *output, int resume) {
         die(EXIT_BADINPUT, "run: the results file's path is too long: %s", output);
     struct stat st;
     const int have_journal = lstat(journal, &st) == 0;
-    if (!resume && (have_journal || lstat(output, &st) == 0))
+    if (!co->options->resume && (have_journal || lstat(output, &st) == 0))
         die(EXIT_BADINPUT, "run: %s already holds a sweep; pass --resume to continue it, or -o for a new file",
             have_journal ? journal : output);
     co->journal = journal_open(journal, err, sizeof err);
@@ -346,9 +353,12 @@ static void open_results(Coordinator *co, const char *output, int resume) {
     outfile_remove_stale(journal);
     co->store = h5store_rebuild(output, &meta, co->journal, resumed, &check, err, sizeof err);
     if (!co->store) die(EXIT_BADINPUT, "run: %s", err);
-    if (co->n_resumed > 0)
-        fprintf(stderr, "sweep %s: resuming with %d of %d trials recorded in %s\n", co->spec->name, co->n_resumed,
-                co->spec->trials, journal);
+    if (co->n_resumed + co->n_retried > 0) {
+        char retried[64] = "";
+        if (co->n_retried) snprintf(retried, sizeof retried, "; %d failed ones run again", co->n_retried);
+        fprintf(stderr, "sweep %s: resuming with %d of %d trials recorded in %s%s\n", co->spec->name, co->n_resumed,
+                co->spec->trials, journal, retried);
+    }
     journal_begin(co->journal);
     fail_poisoned(co);
 }
@@ -381,9 +391,9 @@ static double cpu_seconds(void) {
            1e-6 * ru.ru_stime.tv_usec;
 }
 
-int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *output, int resume, int quiet) {
+int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *output, const RunOptions *o) {
     const double cpu0 = cpu_seconds();
-    Coordinator co = {.spec = spec, .sc = sc, .best_id = -1, .output = output};
+    Coordinator co = {.spec = spec, .sc = sc, .options = o, .best_id = -1, .output = output};
     recovery_init(&co.recovery, spec->trials);
     co.order = trial_order(spec);
     co.sampler = sampler_create(spec);
@@ -394,7 +404,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     for (int k = 0; k < sc->n_groups; k++) co.busy[k] = -1, co.sending[k] = MPI_REQUEST_NULL;
     asha_init(&co.asha, spec);
     co.t0 = co.last_progress = now_seconds();
-    open_results(&co, output, resume);
+    open_results(&co, output);
 
     int *waiting = xcalloc((size_t)sc->n_groups, sizeof(int));
     long idle_ns = POLL_MIN_NS;
@@ -416,7 +426,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
             struct timespec ts = {0, idle_ns};
             nanosleep(&ts, NULL);
             idle_ns = idle_ns < POLL_MAX_NS / 2 ? 2 * idle_ns : POLL_MAX_NS;
-            if (!quiet) progress(&co, 0);
+            if (!o->quiet) progress(&co, 0);
             continue;
         }
         idle_ns = POLL_MIN_NS;
@@ -428,7 +438,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
         default: die(EXIT_RUNTIME, "coordinator: unexpected message %d from rank %d", st.MPI_TAG, st.MPI_SOURCE);
         }
         co.handling += now_seconds() - th;
-        if (!quiet) progress(&co, 0);
+        if (!o->quiet) progress(&co, 0);
     }
     MPI_Waitall(sc->n_groups, co.sending, MPI_STATUSES_IGNORE);
     h5store_close(co.store, unix_seconds());
@@ -451,7 +461,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
         char *why = text_escaped(co.failure_stop);
         fprintf(stderr,
                 "sweep %s: stopped: the first %d trials this run recorded all failed the same way (%s); %d of %d "
-                "trials recorded (%s); fix that and continue with --resume, or set budget: "
+                "trials recorded (%s); fix that and continue with --resume --retry-failed, or set budget: "
                 "{max_failures: K} in the YAML (%d now; 0 never stops)\n",
                 spec->name, spec->max_failures, why, co.n_done, spec->trials, counts, spec->max_failures);
         free(why);

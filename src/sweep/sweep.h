@@ -9,6 +9,7 @@ typedef struct {
     const char *spec_path;  // the YAML search space
     const char *output;     // results file (default results/NAME.h5); journal beside it
     int resume;             // continue from the journal (starts afresh when there is none)
+    int retry_failed;       // with resume: the journal's failed trials run again
     int group_size;         // ranks per worker group (>= 1)
     int quiet;              // no progress lines
     int gpus_per_group;     // a program's GPUs per worker group, over resources.gpus (-1: the YAML's)
