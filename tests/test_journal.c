@@ -999,9 +999,87 @@ static void test_rebuild(void) {
     trial_result_free(&late);
 }
 
+// The records of a journal, in order: whether each trial record is superseded.
+typedef struct {
+    int superseded[16], n;
+} Standing;
+
+static void note_superseded(void *ctx, JournalRecord *rec) {
+    Standing *st = ctx;
+    if (rec->kind != JOURNAL_TRIAL) return;
+    if (st->n < 16) st->superseded[st->n++] = rec->superseded;
+    trial_result_free(&rec->trial);
+}
+
+// h5py: /summary's trials and statuses in order, each trial's host. argv: path, ids, statuses, hosts.
+static const char *python_retried =
+    "import sys, h5py\n"
+    "f = h5py.File(sys.argv[1], 'r')\n"
+    "s = f['summary'][:]\n"
+    "assert ','.join(str(t) for t in s['trial']) == sys.argv[2], s['trial']\n"
+    "assert ','.join(x.decode() for x in s['status']) == sys.argv[3], s['status']\n"
+    "hosts = ','.join(f['trials/%06d' % t].attrs['host'] for t in s['trial'])\n"
+    "assert hosts == sys.argv[4], hosts\n"
+    "print('test_journal: h5py reads each trial once, its standing record')\n";
+
+// A failed trial run again (--retry-failed) is recorded again. The record that stands for
+// a trial is its first that did not fail, else its last: the replay marks the others
+// superseded, the rebuild writes only the standing ones (where they are in the journal),
+// and the live store replaces a failed trial by its retry, the /summary row in place.
+static void test_retried(void) {
+    path_in(results, sizeof results, "retried.h5");
+    path_in(journal, sizeof journal, "retried.h5.journal");
+    // id, ok (else failed), superseded: 1 fails twice then is ok; 2 is recorded ok twice
+    // (kept first); 3 fails twice (the last stands); 4 is ok, then a failure (ignored).
+    static const int recs[][3] = {{1, 0, 1}, {2, 1, 0}, {1, 0, 1}, {3, 0, 1}, {1, 1, 0},
+                                  {3, 0, 0}, {2, 1, 1}, {4, 1, 0}, {4, 0, 1}};
+    enum { N = sizeof recs / sizeof recs[0] };
+    TrialResult t[N];
+    Journal *j = open_begun(journal);
+    for (int i = 0; i < N; i++) {
+        t[i] = make_trial(recs[i][0], recs[i][1]);
+        snprintf(t[i].host, sizeof t[i].host, "attempt%d", i);  // which record the file holds
+        journal_append(j, &t[i]);
+    }
+    journal_close(j);
+    for (int i = 0; i < N; i++) trial_result_free(&t[i]);
+
+    Standing st = {0};
+    char err[1024];
+    CHECK(journal_replay_path(journal, note_superseded, &st, err, sizeof err) == N + 1 && st.n == N,
+          "the replay of the retried trials' journal: %d trial records, '%s'", st.n, err);
+    for (int i = 0; i < st.n; i++)
+        CHECK(st.superseded[i] == recs[i][2], "record %d (trial %d): superseded %d, want %d", i, recs[i][0],
+              st.superseded[i], recs[i][2]);
+
+    Seen seen = {0};
+    H5Store *s = rebuild(journal, seen_trial, &seen, err, sizeof err);
+    const int want_seen[] = {2, 1, 3, 4};
+    CHECK(s && seen.n == 4 && memcmp(seen.ids, want_seen, sizeof want_seen) == 0,
+          "the rebuild saw %d trials (want 2,1,3,4: the standing records), '%s'", seen.n, err);
+    if (!s) return;
+    TrialResult failed = make_trial(5, 0), retry = make_trial(5, 2);
+    snprintf(failed.host, sizeof failed.host, "failed");
+    snprintf(retry.host, sizeof retry.host, "retry");
+    h5store_write_trial(s, &failed);
+    TrialResult late = make_trial(6, 1);
+    snprintf(late.host, sizeof late.host, "late");
+    h5store_write_trial(s, &late);
+    h5store_write_trial(s, &retry);
+    h5store_close(s, 1.7e9 + 60);
+    char args[512];
+    snprintf(args, sizeof args, "%s 2,1,3,4,5,6 ok,ok,failed,ok,ok,ok attempt1,attempt4,attempt5,attempt7,retry,late",
+             results);
+    check_python(python_retried, args, "h5py");
+    trial_result_free(&failed);
+    trial_result_free(&retry);
+    trial_result_free(&late);
+}
+
 static void remove_dir(void) {
     const char *names[] = {"fifty.journal", "torn.journal", "foreign.journal", "results.h5", "results.h5.journal",
-                           "flips.journal", "v2.journal", "locked.journal", "none.journal"};
+                           "flips.journal", "v2.journal", "locked.journal", "none.journal", "retried.h5",
+                           "retried.h5.journal"};
     char path[128];
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         path_in(path, sizeof path, names[k]);
@@ -1028,6 +1106,7 @@ int main(void) {
     test_lock();
     const double t2 = now_seconds();
     test_rebuild();
+    test_retried();
     printf("test_journal: packing %.2f s, journal %.2f s, rebuild %.2f s\n", t1 - t0, t2 - t1, now_seconds() - t2);
     remove_dir();
     return check_report("test_journal");

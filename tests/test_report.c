@@ -231,12 +231,60 @@ static void test_reasons(void) {
         {"stopped by the scheduler at step 100", "stopped by the scheduler"},
         {"out of memory allocating the model and its activations", "out of memory allocating the model and its activations"},
         {"", ""},
+        // a program's stderr line: its numbers as N, the cause's kept
+        {"the program exited with code 1; stderr: RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; "
+         "0x7f3a free)",
+         "the program exited with code 1; stderr: RuntimeError: CUDA out of memory. Tried to allocate N GiB (GPU N; "
+         "N free)"},
+        {"the program exited with code 2; stderr: ModuleNotFoundError: No module named 'torch2'",
+         "the program exited with code 2; stderr: ModuleNotFoundError: No module named 'torch2'"},
+        {"time limit of 60 s exceeded at step 4 (SIGTERM, then SIGKILL after 10 s); stderr: epoch 3 loss 0.5",
+         "time limit of 60 s exceeded"},
+        {"the program exited with code 1; stderr: ValueError: loss is nan at step 17",
+         "the program exited with code 1; stderr: ValueError: loss is nan"},
     };
     for (size_t i = 0; i < COUNT(cases); i++) {
         char out[256];
-        reason_group(cases[i][0], out, sizeof out);
-        CHECK(!strcmp(out, cases[i][1]), "reason_group('%s'): got '%s' want '%s'", cases[i][0], out, cases[i][1]);
+        trial_reason_key(cases[i][0], out, sizeof out);
+        CHECK(!strcmp(out, cases[i][1]), "trial_reason_key('%s'): got '%s' want '%s'", cases[i][0], out, cases[i][1]);
     }
+}
+
+// A failed program's reason gains the last line of its stderr: one line, printable, bounded.
+static void test_stderr_reasons(void) {
+    char long_line[600], long_cause[251];
+    memset(long_line, 'x', sizeof long_line - 1), long_line[sizeof long_line - 1] = 0;
+    memset(long_cause, 'c', sizeof long_cause - 1), long_cause[sizeof long_cause - 1] = 0;
+    static const char exited[] = "the program exited with code 1";
+    const struct {
+        const char *cause, *tail, *want;
+    } cases[] = {
+        {exited,
+         "Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\n    import torch\n"
+         "ModuleNotFoundError: No module named 'torch'\n\n",
+         "the program exited with code 1; stderr: ModuleNotFoundError: No module named 'torch'"},
+        {exited, "epoch 1\r 50%|###  |\r100%|#####|\x1b[31m\tdone\x1b[0m  \n",
+         "the program exited with code 1; stderr: 100%|#####| [31m done [0m"},
+        {exited, "caf\xc3\xa9 \xff\xc3", "the program exited with code 1; stderr: caf\xc3\xa9 ??"},
+        {exited, "", exited},
+        {exited, " \n\t\r\n", exited},
+        {exited, NULL, exited},
+    };
+    for (size_t i = 0; i < COUNT(cases); i++) {
+        TrialResult r = {.status = TRIAL_FAILED};
+        snprintf(r.reason, sizeof r.reason, "%s", cases[i].cause);
+        r.run.stderr_tail = (char *)cases[i].tail;
+        trial_reason_add_stderr(&r);
+        CHECK(!strcmp(r.reason, cases[i].want), "case %zu: reason '%s', want '%s'", i, r.reason, cases[i].want);
+    }
+    // A long cause gives way to a long line, which keeps its first TRIAL_STDERR_LINE bytes.
+    TrialResult r = {.status = TRIAL_FAILED, .run.stderr_tail = long_line};
+    snprintf(r.reason, sizeof r.reason, "%s", long_cause);
+    trial_reason_add_stderr(&r);
+    const char *mark = strstr(r.reason, "; stderr: ");
+    CHECK(strlen(r.reason) == sizeof r.reason - 1 && mark && strlen(mark + 10) == TRIAL_STDERR_LINE &&
+              strspn(r.reason, "c") == (size_t)(mark - r.reason),
+          "a long cause and line: '%s'", r.reason);
 }
 
 // ---------------------------------------------------------------- the report on a made-up sweep
@@ -691,6 +739,7 @@ int main(void) {
     test_tables();
     test_pareto();
     test_reasons();
+    test_stderr_reasons();
     test_report_sections();
     test_nan_metric();
     test_read_back();

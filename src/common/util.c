@@ -50,6 +50,27 @@ char *text_escaped(const char *s) {
     return out;
 }
 
+void text_one_line(char *out, size_t len, const char *text, size_t n) {
+    const unsigned char *s = (const unsigned char *)text, *end = s + n;
+    size_t o = 0;
+    int space = 0;  // a space is owed before the next character
+    while (s < end && *s && o + 1 < len) {
+        int k = *s >= 0x80 ? utf8_printable(s) : 1;
+        if (k > end - s) k = 0;  // a character cut by n
+        if (*s <= 0x20 || *s == 0x7F) {
+            space = o > 0;
+            s++;
+            continue;
+        }
+        const size_t need = (space ? 1 : 0) + (size_t)(k ? k : 1);
+        if (o + need >= len) break;
+        if (space) out[o++] = ' ', space = 0;
+        if (k) memcpy(out + o, s, (size_t)k), o += (size_t)k, s += k;
+        else out[o++] = '?', s++;
+    }
+    out[o] = 0;
+}
+
 // One write per message, so lines from several ranks under mpirun do not interleave;
 // whatever a message quotes from a file cannot reach the terminal as a control sequence.
 static void vprint(const char *fmt, va_list ap) {

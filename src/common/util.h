@@ -26,6 +26,11 @@ void warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void text_escape(char *out, size_t len, const char *s);
 // The same, allocated (the caller frees it).
 char *text_escaped(const char *s);
+// The first n bytes of s as one line of printable text, for a text that goes into another
+// (a program's stderr line into a trial's reason): control characters and runs of
+// whitespace as one space, bytes that are not printable UTF-8 as '?', no space at either
+// end. Into out (always terminated; cut short at a character when len is too small).
+void text_one_line(char *out, size_t len, const char *s, size_t n);
 
 // Allocation that reports the caller's file and line and exits on failure.
 void *xmalloc_at(size_t n, const char *file, int line);

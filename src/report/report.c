@@ -941,11 +941,6 @@ static Table *dose_response(const Analysis *a) {
 
 // ---------------------------------------------------------------- failures and pruning
 
-void reason_group(const char *reason, char *out, size_t len) {
-    const char *at = strstr(reason, " at step");
-    snprintf(out, len, "%.*s", (int)(at ? (size_t)(at - reason) : strlen(reason)), reason);
-}
-
 static Table *by_status(const Analysis *a) {
     const SweepSummary *s = a->s;
     Table *t = table_new("failures.by_status", "Failures and pruning: trials by status");
@@ -978,7 +973,8 @@ static int by_count(const void *x, const void *y) {
 
 static Table *by_reason(const Analysis *a) {
     const SweepSummary *s = a->s;
-    Table *t = table_new("failures.by_reason", "Failures and pruning: trials by reason (the text before \"at step\")");
+    Table *t = table_new("failures.by_reason", "Failures and pruning: trials by reason (the text before \"at step\"; "
+                                               "the numbers of a program's stderr line as N)");
     table_column(t, "status", "status", COL_TEXT, NULL);
     table_column(t, "reason", "reason", COL_TEXT, NULL);
     table_column(t, "n", "trials", COL_INT, NULL);
@@ -988,7 +984,7 @@ static Table *by_reason(const Analysis *a) {
         const TrialResult *x = &s->trials[i];
         if (!x->reason[0]) continue;
         ReasonCount c = {.status = trial_status_names[x->status]};
-        reason_group(x->reason, c.reason, sizeof c.reason);
+        trial_reason_key(x->reason, c.reason, sizeof c.reason);
         int k = 0;
         while (k < n && (strcmp(r[k].status, c.status) || strcmp(r[k].reason, c.reason))) k++;
         if (k == n) r[n++] = c;

@@ -82,9 +82,4 @@ void ablation_verdict(char *out, size_t len, const char *reg, double lambda, con
                       const char *variant, int n_arm, int n_ctl, int k_tested, const char *const *tested,
                       const double *d, const double *p);
 
-// A failure or pruning reason without its step: the text before " at step" (so
-// "diverged: non-finite training loss at step 12" groups as "diverged: non-finite
-// training loss"). Writes to out.
-void reason_group(const char *reason, char *out, size_t len);
-
 #endif

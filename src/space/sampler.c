@@ -392,16 +392,24 @@ int sampler_config(Sampler *sm, int id, TrialConfig *out) {
     return 0;
 }
 
-void sampler_report(Sampler *sm, const TrialResult *r) {
+// The sample of trial r (an adaptive sampler's), with its genes taken from r's
+// configuration when it has none yet (a trial from before a resume).
+static long sample_of(Sampler *sm, const TrialResult *r) {
     const SweepSpec *s = sm->s;
-    if (s->method != METHOD_EVOLUTION && s->method != METHOD_TPE && s->method != METHOD_MOTPE) return;
     check_id(sm, r->id);
-    const long i = r->id / s->repeats / sm->P;  // its sample
-    const int trials = s->repeats * sm->P;      // of the sample
-    if (!sm->genes[i]) {  // a trial from before a resume: its genes from its configuration
+    const long i = r->id / s->repeats / sm->P;
+    if (!sm->genes[i]) {
         sm->genes[i] = xmalloc((size_t)sm->n * sizeof(double) + 1);
         for (int j = 0; j < sm->n; j++) sm->genes[i][j] = space_gene_of(&s->params[j], &r->config);
     }
+    return i;
+}
+
+void sampler_report(Sampler *sm, const TrialResult *r) {
+    const SweepSpec *s = sm->s;
+    if (!sampler_adaptive(s)) return;
+    const long i = sample_of(sm, r);
+    const int trials = s->repeats * sm->P;  // of the sample
     if (sm->reported[i] == trials) return;  // reported twice
     const int failed = r->status == TRIAL_FAILED;
     for (int k = 0; k < sm->m; k++) {  // larger is better; a failed trial is the worst
@@ -424,6 +432,12 @@ void sampler_report(Sampler *sm, const TrialResult *r) {
         sm->pop[sm->pop_head] = m;
         sm->pop_head = (sm->pop_head + 1) % s->population;
     }
+}
+
+void sampler_retry(Sampler *sm, const TrialResult *r) {
+    if (!sampler_adaptive(sm->s)) return;
+    const long i = sample_of(sm, r);
+    if (sm->tpe) tpe_pending(sm->tpe, i, sm->genes[i]);  // running again: the constant liar counts it
 }
 
 int sampler_adaptive(const SweepSpec *s) {

@@ -63,10 +63,10 @@ static const char *const bool_names[] = {"false", "true", NULL};
 enum { METRIC_NAME, METRIC_GOAL, METRIC_TARGET, METRIC_N };
 static const char *const metric_keys[METRIC_N] = {"name", "goal", "target"};
 enum { BUDGET_STEPS, BUDGET_EPOCHS, BUDGET_EVAL_EVERY, BUDGET_TIME_LIMIT, BUDGET_GRACE, BUDGET_MAX_OUTPUT,
-       BUDGET_CHECKPOINT_EVERY, BUDGET_MAX_DEATHS, BUDGET_N };
+       BUDGET_CHECKPOINT_EVERY, BUDGET_MAX_DEATHS, BUDGET_MAX_FAILURES, BUDGET_N };
 static const char *const budget_keys[BUDGET_N] = {"steps",      "epochs", "eval_every",    "time_limit",
                                                   "grace",      "max_output_mb",          "checkpoint_every",
-                                                  "max_deaths"};
+                                                  "max_deaths", "max_failures"};
 enum { ET_TYPE, ET_MIN_ITER, ET_MAX_ITER, ET_S, ET_ETA, ET_STRICT, ET_N };
 static const char *const early_keys[ET_N] = {"type", "min_iter", "max_iter", "s", "eta", "strict"};
 enum { RES_MEM, RES_GPUS, RES_CPUS, RES_N };
@@ -1170,7 +1170,7 @@ static int read_tpe(Loader *L, yaml_node_t *map) {
 // The budget. For the built-in engine steps, epochs and eval_every are trial parameters,
 // checkpoint_every its checkpoints; a program's trials are as long as its parameters make
 // them, and there steps (optional) is only the end of ASHA's rungs, grace and
-// max_output_mb how it is stopped. time_limit and max_deaths apply to both.
+// max_output_mb how it is stopped. time_limit, max_deaths and max_failures apply to both.
 static int read_budget(Loader *L, yaml_node_t *map) {
     SweepSpec *s = L->s;
     yaml_node_t *v[BUDGET_N];
@@ -1210,6 +1210,9 @@ static int read_budget(Loader *L, yaml_node_t *map) {
                  &L->s->checkpoint_every))
         return -1;
     if (v[BUDGET_MAX_DEATHS] && read_int(L, v[BUDGET_MAX_DEATHS], "max_deaths", 1, 1000, &L->s->max_deaths)) return -1;
+    if (v[BUDGET_MAX_FAILURES] &&
+        read_int(L, v[BUDGET_MAX_FAILURES], "max_failures (0: never stop)", 0, 1000000, &L->s->max_failures))
+        return -1;
     return v[BUDGET_TIME_LIMIT] ? read_number(L, v[BUDGET_TIME_LIMIT], "time_limit (seconds)", 0, 0, 1e9, 0,
                                               &s->time_limit)
                                 : 0;
@@ -2122,6 +2125,7 @@ int space_parse(SweepSpec *s, const char *path, const char *text, size_t len, ch
     s->energy = 0.99;
     s->checkpoint_every = -1;
     s->max_deaths = 2;
+    s->max_failures = 5;  // W&B's agent: WANDB_AGENT_MAX_INITIAL_FAILURES, 5
 
     Loader L = {.s = s, .path = path, .text = s->text, .len = len, .err = err, .errlen = errlen};
     L.set_at = xcalloc((size_t)config_nparams, sizeof *L.set_at);

@@ -9,7 +9,8 @@
 //   seed: 7                          # extension: sampler, initialisation and data seeds
 //   trials: 24                       # extension: how many trials (not for grid)
 //   repeats: 2                       # extension: every configuration with this many seeds
-//   budget: {steps: 600, eval_every: 100, time_limit: 600, checkpoint_every: 100, max_deaths: 2}
+//   budget: {steps: 600, eval_every: 100, time_limit: 600, checkpoint_every: 100, max_deaths: 2,
+//            max_failures: 5}
 //   resources: {mem: 4G}             # extension: the memory of one worker group
 //   scheduler: {name: asha, min_steps: 100, eta: 3}   # max_steps: the budget's steps
 //   evolution: {population: 8, sample_size: 3}
@@ -65,7 +66,10 @@
 //                            time_limit: seconds per trial [0: none]; checkpoint_every:
 //                            steps between a running trial's checkpoints [each evaluation;
 //                            0: only when stopped by a signal]; max_deaths: a trial whose
-//                            worker died this many times while running it is failed [2]
+//                            worker died this many times while running it is failed [2];
+//                            max_failures: the sweep stops once the first this many trials
+//                            a run records all failed the same way (trial_reason_key) [5;
+//                            0: never]
 //   resources                mem: the memory of one worker group (megabytes, or with K, M,
 //                            G or T: 4G): a trial estimated to need more fails before it starts
 //   scheduler                name: asha; min_steps (required) < max_steps; eta [3] >= 2;
@@ -195,6 +199,7 @@ typedef struct {
     double time_limit;       // seconds per trial; 0 = none
     int checkpoint_every;    // steps between checkpoints of a running trial; -1: at each evaluation, 0: none
     int max_deaths;          // a trial whose worker died this many times while running it is failed
+    int max_failures;        // the first trials of a run that, all failed the same way, stop it (0: never)
     double mem_bytes;        // resources.mem: the memory of one worker group; 0 = not limited
     int asha, min_steps, eta, max_steps;  // scheduler (asha = 0: every trial runs its budget)
     int asha_per_trial;                   // per: trial (each repeat decided alone) [0: per configuration]
@@ -262,6 +267,10 @@ int sampler_config(Sampler *sm, int id, TrialConfig *out);
 // with the YAML's goals; a failed trial is the worst (evolution) or ignored (TPE), a
 // pruned one ranks after the completed ones (TPE). Other samplers ignore it.
 void sampler_report(Sampler *sm, const TrialResult *r);
+// A failed trial from before a resume that runs again (run --retry-failed) instead of
+// being reported: sampler_config gives it the configuration it failed with, and its
+// result is reported when it comes.
+void sampler_retry(Sampler *sm, const TrialResult *r);
 // Whether a sampler's configurations depend on the results reported (so a resumed sweep
 // cannot check them against what the YAML gives).
 int sampler_adaptive(const SweepSpec *s);

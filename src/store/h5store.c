@@ -102,6 +102,13 @@ static hid_t native_type(NumKind k) {
 
 // ---------------------------------------------------------------- writing
 
+// A trial in the file: its /summary row and whether it failed (a retry may replace it).
+typedef struct {
+    int in_file;
+    int failed;
+    hsize_t row;
+} Stored;
+
 struct H5Store {
     char *path;                 // the results file
     char tmp[4096];             // the temporary file being written until it is renamed to path ("" after)
@@ -113,6 +120,8 @@ struct H5Store {
     char program_metric[64];     //   and its own metric's column ("" if none)
     hid_t scalar, text;         // dataspace and type of every scalar and string attribute
     hid_t curve;                // a curves row: CurvePoint's layout, in memory and in the file
+    Stored *stored;             // [n_stored], by trial id: where each trial written is
+    int n_stored;
 };
 
 // HDF5's error stack: the system's reason for a failed read or write, which the file
@@ -354,13 +363,14 @@ H5Store *h5store_create(const char *path, const StoreMeta *meta) {
     return s;
 }
 
-static void append_summary_row(H5Store *s, const TrialResult *r) {
+// The trial's /summary row: row `at`, one past the last extending the table.
+static void write_summary_row(H5Store *s, const TrialResult *r, hsize_t at) {
     unsigned char *row = xcalloc(1, s->row_size);
     Row w = {.s = s, .type = H5I_INVALID_HID, .row = row};
     summary_columns(&w, r);
 
-    hsize_t start = s->n_rows, count = 1, size = s->n_rows + 1;
-    must(s, H5Dset_extent(s->summary, &size), "summary");
+    hsize_t start = at, count = 1, size = s->n_rows > at ? s->n_rows : at + 1;
+    if (size > s->n_rows) must(s, H5Dset_extent(s->summary, &size), "summary");
     hid_t file_space = must(s, H5Dget_space(s->summary), "summary");
     must(s, H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, NULL, &count, NULL), "summary");
     hid_t mem_space = must(s, H5Screate_simple(1, &count, NULL), "summary");
@@ -536,17 +546,28 @@ static void write_trace(const H5Store *s, hid_t trial, const InvariantTrace *t) 
 
 static void trial_group_name(char *name, size_t len, int id) { snprintf(name, len, "trials/%06d", id); }
 
-static int trial_exists(const H5Store *s, int id) {
-    char name[32];
-    trial_group_name(name, sizeof name, id);
-    return H5Lexists(s->file, name, H5P_DEFAULT) > 0;
+// Where trial id is kept track of (the table grown to hold it).
+static Stored *stored_at(H5Store *s, int id) {
+    if (id < 0) die(EXIT_RUNTIME, "%s: a trial id of %d", s->path, id);
+    if (id >= s->n_stored) {
+        const int n = id >= s->n_stored * 2 ? id + 1 : s->n_stored * 2;
+        s->stored = xrealloc(s->stored, (size_t)n * sizeof *s->stored);
+        memset(s->stored + s->n_stored, 0, (size_t)(n - s->n_stored) * sizeof *s->stored);
+        s->n_stored = n;
+    }
+    return &s->stored[id];
 }
 
-// The trial's group and /summary row, without the flush.
+// The trial's group and /summary row, without the flush. A failed trial run again
+// (--retry-failed) replaces its failed attempt: the group anew, the row in its place.
 static void write_trial(H5Store *s, const TrialResult *r) {
     char name[32];
     trial_group_name(name, sizeof name, r->id);
-    if (trial_exists(s, r->id)) die(EXIT_RUNTIME, "%s: trial %d is already in the file", s->path, r->id);
+    Stored *at = stored_at(s, r->id);
+    if (at->in_file && !at->failed) die(EXIT_RUNTIME, "%s: trial %d is already in the file", s->path, r->id);
+    if (at->in_file) must(s, H5Ldelete(s->file, name, H5P_DEFAULT), name);
+    const hsize_t row = at->in_file ? at->row : s->n_rows;
+    *at = (Stored){.in_file = 1, .failed = r->status == TRIAL_FAILED, .row = row};
     hid_t g = must(s, H5Gcreate2(s->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), name);
 
     char *config = config_to_json_text(&r->config);
@@ -572,7 +593,7 @@ static void write_trial(H5Store *s, const TrialResult *r) {
     if (r->scores) write_layer_scores(s, g, r->scores, r->n_layers);
     H5Gclose(g);
 
-    append_summary_row(s, r);
+    write_summary_row(s, r, row);
 }
 
 void h5store_write_trial(H5Store *s, const TrialResult *r) {
@@ -594,8 +615,9 @@ static void rebuild_record(void *arg, JournalRecord *rec) {
     Rebuild *rb = arg;
     TrialResult *r = &rec->trial;
     if (rb->refused) {
-    } else if (rec->kind == JOURNAL_TRIAL && trial_exists(rb->s, r->id)) {
-        warnf("%s: trial %d appears twice; keeping its first record", rb->journal, r->id);
+    } else if (rec->kind == JOURNAL_TRIAL && rec->superseded) {  // a failed attempt retried says nothing
+        if (r->status != TRIAL_FAILED)
+            warnf("%s: trial %d appears twice; keeping its first record that did not fail", rb->journal, r->id);
     } else if (rb->seen && rb->seen(rb->ctx, rec, rb->err, rb->errlen) != 0) {
         rb->refused = 1;
     } else if (rec->kind == JOURNAL_TRIAL) {
@@ -605,6 +627,7 @@ static void rebuild_record(void *arg, JournalRecord *rec) {
 }
 
 static void close_file(H5Store *s) {
+    free(s->stored);
     H5Tclose(s->row_type);
     H5Dclose(s->summary);
     close_types(s);

@@ -62,18 +62,23 @@ typedef struct {
 H5Store *h5store_create(const char *path, const StoreMeta *meta);
 // Append the trial: one /summary row and its /trials/NNNNNN group; then flush. Trials
 // may come in any id order (workers finish out of order): /summary rows are in the order
-// written, and /trials/NNNNNN is named by id. A trial id already in the file is an error.
+// written, and /trials/NNNNNN is named by id. A trial id already in the file is an error,
+// unless that trial failed: its retry (run --resume --retry-failed) replaces it, the group
+// written anew and the /summary row in its place.
 void h5store_write_trial(H5Store *s, const TrialResult *r);
 
 // Resume (`attnsweep run --resume`). The journal is the truth: the coordinator appends
 // every finished trial to it (with fsync) before writing the trial here, so a kill at any
 // moment may leave this file cut short but never the journal short of a trial. This
 // replays the locked journal once into a fresh temporary file with meta's root attributes
-// and every intact trial record in journal order (a trial id seen before is skipped with a
-// warning; damaged records are reported with a warning), renames it over PATH, and returns
+// and the intact trial record that stands for each trial (journal.h: a failed attempt
+// retried later is left out for its retry; a trial recorded twice otherwise keeps its
+// first record, with a warning) in journal order (damaged records are reported with a
+// warning), renames it over PATH, and returns
 // it open for appending as h5store_create does. Whatever PATH held before is replaced, and
 // a kill during the rebuild leaves PATH as it was. seen (may be NULL) gets every record
-// (a trial before it is written; the trial is freed after the call), to check it and
+// but the superseded trials (a trial before it is written; the trial is freed after the
+// call), to check it and
 // rebuild the caller's own state (ids done, evolution's population, the hand-outs); it
 // returns 0, or -1 with one line in err to refuse the sweep. A journal with no records
 // gives an empty file. Returns NULL with one line in err, PATH as it was and no temporary

@@ -258,9 +258,121 @@ static int check_magic(Scan *s, const char *path, int *bad_magic, char *err, siz
     return -1;
 }
 
+// Every intact record after the magic line, in file order, to visit (its body in
+// s->body); the stretches between them noted in d, the end of the last in *end. 0, or -1
+// on an I/O error (errno).
+typedef void (*FrameVisit)(void *ctx, const Frame *f, const Bytes *body);
+static int each_frame(Scan *s, FrameVisit visit, void *ctx, Damage *d, long *end) {
+    off_t off = (off_t)JOURNAL_MAGIC_LEN;
+    *end = (long)off;
+    for (;;) {
+        Frame f;
+        int found = frame_at(s, off, &f);
+        if (found == 0) found = next_frame(s, off + 1, &f);
+        if (found < 0) return -1;
+        if (found == 0) {
+            if (off < s->size) note_damage(d, (long)off, (long)s->size);
+            return 0;
+        }
+        if (f.at > off) note_damage(d, (long)off, (long)f.at);
+        off = f.end;
+        *end = (long)f.end;
+        visit(ctx, &f, &s->body);
+    }
+}
+
+// ---------------------------------------------------------------- the record that stands for a trial
+
+// One trial record as a first look at the journal sees it.
+typedef struct {
+    int id;
+    int failed;
+    long at;
+} Attempt;
+
+typedef struct {
+    Attempt *a;
+    size_t n, cap;
+} Attempts;
+
+static void add_attempt(void *ctx, const Frame *f, const Bytes *body) {
+    Attempts *all = ctx;
+    int id;
+    TrialStatus status;
+    if (f->kind != JOURNAL_TRIAL || trial_peek(body->data, body->len, &id, &status) != 0) return;
+    if (all->n == all->cap) all->a = xrealloc(all->a, (all->cap = 2 * all->cap + 64) * sizeof *all->a);
+    all->a[all->n++] = (Attempt){id, status == TRIAL_FAILED, (long)f->at};
+}
+
+static int by_id_then_place(const void *x, const void *y) {
+    const Attempt *a = x, *b = y;
+    if (a->id != b->id) return a->id < b->id ? -1 : 1;
+    return (a->at > b->at) - (a->at < b->at);
+}
+
+static int by_place(const void *x, const void *y) {
+    const long a = *(const long *)x, b = *(const long *)y;
+    return (a > b) - (a < b);
+}
+
+// Where the trial records start that do not stand for their trial (journal.h: a trial is
+// its first record that did not fail, else its last), ascending; their count in *n.
+static long *superseded_records(Scan *s, size_t *n) {
+    Attempts all = {0};
+    Damage ignored = {0};
+    long end;
+    each_frame(s, add_attempt, &all, &ignored, &end);  // an I/O error: the replay's own pass says it
+    if (all.n) qsort(all.a, all.n, sizeof *all.a, by_id_then_place);
+    long *out = xmalloc((all.n ? all.n : 1) * sizeof *out);
+    *n = 0;
+    for (size_t i = 0, j; i < all.n; i = j) {  // the records of one id: a[i..j)
+        size_t stands = i;  // moves on while the one standing failed: the first that did not, else the last
+        for (j = i; j < all.n && all.a[j].id == all.a[i].id; j++) stands = all.a[stands].failed ? j : stands;
+        for (size_t k = i; k < j; k++)
+            if (k != stands) out[(*n)++] = all.a[k].at;
+    }
+    free(all.a);
+    if (*n) qsort(out, *n, sizeof *out, by_place);
+    return out;
+}
+
+// ---------------------------------------------------------------- replay
+
+typedef struct {
+    int trials;              // decode trial records and visit them (else skipped)
+    JournalVisit fn;
+    void *ctx;
+    const long *superseded;  // ascending: the trial records that do not stand for their trial
+    size_t n_superseded, next;
+    Damage d;
+    long count;
+} Replay;
+
+static void replay_record(void *arg, const Frame *f, const Bytes *body) {
+    Replay *rp = arg;
+    JournalRecord rec = {.kind = f->kind, .offset = (long)f->at};
+    char why[384];
+    int ok;
+    if (f->kind == JOURNAL_TRIAL) {
+        while (rp->next < rp->n_superseded && rp->superseded[rp->next] < (long)f->at) rp->next++;
+        rec.superseded = rp->next < rp->n_superseded && rp->superseded[rp->next] == (long)f->at;
+        ok = !rp->trials || trial_unpack(&rec.trial, body->data, body->len, why, sizeof why) == 0;
+    } else {
+        ok = decode_small(&rec, body, why, sizeof why) == 0;
+    }
+    if (!ok) {
+        if (!rp->d.undecodable++)
+            snprintf(rp->d.first_why, sizeof rp->d.first_why, "at byte %ld: %.200s", (long)f->at, why);
+        return;
+    }
+    rp->count++;
+    if (f->kind != JOURNAL_TRIAL || rp->trials) rp->fn(rp->ctx, &rec);
+    free((char *)rec.config);
+}
+
 // Every intact record from the magic line on; trials decoded only when `trials` is set
-// (otherwise they are not visited). *end: the end of the last intact record; *fix_magic:
-// the magic line is damaged.
+// (otherwise they are not visited), after a first look that finds the records superseded.
+// *end: the end of the last intact record; *fix_magic: the magic line is damaged.
 static long replay_fd(int fd, const char *path, int trials, JournalVisit fn, void *ctx, long *end, int *fix_magic,
                       char *err, size_t errlen) {
     err[0] = 0;
@@ -275,45 +387,19 @@ static long replay_fd(int fd, const char *path, int trials, JournalVisit fn, voi
         bytes_free(&s.body);
         return -1;
     }
-    Damage d = {0};
-    long count = 0;
-    off_t off = (off_t)JOURNAL_MAGIC_LEN;
-    *end = (long)off;
-    for (;;) {
-        Frame f;
-        int found = frame_at(&s, off, &f);
-        if (found == 0) found = next_frame(&s, off + 1, &f);
-        if (found < 0) {
-            snprintf(err, errlen, "%s: %s", path, strerror(errno));
-            bytes_free(&s.body);
-            return -1;
-        }
-        if (found == 0) {
-            if (off < s.size) note_damage(&d, (long)off, (long)s.size);
-            break;
-        }
-        if (f.at > off) note_damage(&d, (long)off, (long)f.at);
-        off = f.end;
-        *end = (long)f.end;
-        JournalRecord rec = {.kind = f.kind, .offset = (long)f.at};
-        char why[384];
-        int ok;
-        if (f.kind == JOURNAL_TRIAL)
-            ok = !trials || trial_unpack(&rec.trial, s.body.data, s.body.len, why, sizeof why) == 0;
-        else
-            ok = decode_small(&rec, &s.body, why, sizeof why) == 0;
-        if (!ok) {
-            if (!d.undecodable++) snprintf(d.first_why, sizeof d.first_why, "at byte %ld: %.200s", (long)f.at, why);
-            continue;
-        }
-        count++;
-        if (f.kind != JOURNAL_TRIAL || trials) fn(ctx, &rec);
-        free((char *)rec.config);
-    }
+    Replay rp = {.trials = trials, .fn = fn, .ctx = ctx};
+    long *superseded = trials ? superseded_records(&s, &rp.n_superseded) : NULL;
+    rp.superseded = superseded;
+    const int rc = each_frame(&s, replay_record, &rp, &rp.d, end), e = errno;
+    free(superseded);
     bytes_free(&s.body);
-    damage_line(&d, path, bad_magic, err, errlen);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
+        return -1;
+    }
+    damage_line(&rp.d, path, bad_magic, err, errlen);
     *fix_magic = bad_magic;  // the first append writes the line again
-    return count;
+    return rp.count;
 }
 
 long journal_replay(Journal *j, JournalVisit fn, void *ctx, char *err, size_t errlen) {

@@ -23,6 +23,11 @@
 //   3 handout  i32 trial id, i32 world rank of the group's leader, f64 Unix time,
 //              text configuration (config_to_json)
 //   4 release  i32 trial id: given back unfinished on a stop (no worker died)
+// A trial is recorded once, but for a failed trial run again (attnsweep run --resume
+// --retry-failed): each attempt is a record, and the trial is the latest. The record that
+// stands for a trial is its first that did not fail, else its last; journal_replay marks
+// the trial's other records superseded (a trial recorded ok twice, which attnsweep never
+// writes, keeps its first).
 // A record is intact when its header's CRC, its length (within the file) and its body's
 // CRC agree. A damaged record is skipped and reported: the reader looks for the next
 // intact record byte by byte, so one damaged record costs only itself. Damage that runs
@@ -51,6 +56,7 @@ typedef struct {
     JournalKind kind;
     long offset;         // where it starts in the file
     TrialResult trial;   // trial: the trial (the visitor owns its arrays: trial_result_free or keep)
+    int superseded;      // trial: another record of the same trial stands for it (see above)
     int id;              // handout, release: the trial
     int rank;            // handout: the world rank of the group's leader
     double time;         // start, handout: Unix time
@@ -67,7 +73,8 @@ typedef void (*JournalVisit)(void *ctx, JournalRecord *rec);
 // cannot be opened or created (a read-only file system, a full disk, no permission).
 Journal *journal_open(const char *path, char *err, size_t errlen);
 const char *journal_path(const Journal *j);
-// Calls fn for every intact record in file order. Returns the number of intact records,
+// Calls fn for every intact record in file order (after a first look through the file
+// that finds the superseded ones). Returns the number of intact records,
 // or -1 with one line in err when the file is not a journal ("PATH: not an attnsweep
 // journal"), is of another version, or cannot be read. When it returns >= 0, err is "" if
 // every byte belonged to an intact record, or one line (for a warning) saying how many

@@ -1,6 +1,6 @@
 // coordinator.c: rank 0. Hands out trials to worker groups as they ask, decides ASHA
 // rungs, journals and stores every finished trial, prints progress, and stops cleanly
-// on SIGTERM/SIGUSR1.
+// on SIGTERM/SIGUSR1, or when the first trials of a run all fail the same way.
 #define _POSIX_C_SOURCE 200809L
 #include <gsl/gsl_rng.h>
 #include <limits.h>
@@ -39,15 +39,25 @@ enum { POLL_MIN_NS = 50000, POLL_MAX_NS = 5000000 };
 typedef struct {
     const SweepSpec *spec;
     const SweepComms *sc;
+    const RunOptions *options;
     Sampler *sampler;
     char *done;             // [trials]: recorded (from the journal or this run)
     int *order;             // [trials]: the order trial ids are handed out in
     int next;               // position in order of the next trial to hand out
     int n_done, n_ok, n_pruned, n_failed, n_running, n_resumed;
+    int n_retried;          // failed trials of the journal run again (--retry-failed)
     long steps_run;         // optimizer steps of the trials recorded this run
     double best;            // best final metric so far (larger is better)
     int best_id;
     char first_failure[300];  // "trial N: reason" of the first failed trial recorded
+    // budget.max_failures: the trials this run recorded, while all of them failed the same
+    // way (-1 once one did not), that way (trial_reason_key), and "trial N: reason" of the
+    // one that made them max_failures (the sweep then stops).
+    int same_failures;
+    char failure_key[256];
+    char failure_stop[300];
+    int stopping;           // no more trials are handed out, the running ones are stopped
+    double stop_time;
     int *busy;              // [groups]: trial id a group is running, -1 idle
     TrialAssign *sent;      // [groups]: the last trial handed to a group, while MPI sends it
     MPI_Request *sending;   // [groups]: that send (MPI_REQUEST_NULL once complete)
@@ -79,6 +89,33 @@ static void asha_replay_trial(Coordinator *co, const TrialResult *r) {
     }
 }
 
+// Hand out no more trials and stop the running ones: they are given back unfinished and
+// run again on --resume.
+static void begin_stop(Coordinator *co) {
+    co->stopping = 1;
+    co->stop_time = now_seconds();
+    for (int k = 0; k < co->sc->n_groups; k++)
+        if (co->busy[k] >= 0) MPI_Send(NULL, 0, MPI_BYTE, group_leader(co->sc, k), TAG_STOP, MPI_COMM_WORLD);
+}
+
+// budget.max_failures: a run whose first trials all fail the same way stops at the
+// max_failures-th (a program that cannot start, a missing module: every trial would
+// fail so, each costing a start). A trial that did not fail, or failed another way, ends
+// the watch for the run.
+static void watch_failures(Coordinator *co, const TrialResult *r) {
+    if (co->spec->max_failures == 0 || co->same_failures < 0) return;
+    char key[sizeof co->failure_key];
+    trial_reason_key(r->reason, key, sizeof key);
+    if (r->status != TRIAL_FAILED || (co->same_failures > 0 && strcmp(key, co->failure_key))) {
+        co->same_failures = -1;
+        return;
+    }
+    memcpy(co->failure_key, key, sizeof key);
+    if (++co->same_failures < co->spec->max_failures || co->n_done == co->spec->trials || co->stopping) return;
+    snprintf(co->failure_stop, sizeof co->failure_stop, "trial %d: %s", r->id, r->reason);
+    begin_stop(co);
+}
+
 static void record(Coordinator *co, const TrialResult *r, int from_journal) {
     co->done[r->id] = 1;
     co->n_done++;
@@ -91,7 +128,7 @@ static void record(Coordinator *co, const TrialResult *r, int from_journal) {
     if (!isnan(m) && (co->best_id < 0 || m > co->best)) co->best = m, co->best_id = r->id;
     sampler_report(co->sampler, r);  // failed ones too: evolution counts on every result
     if (from_journal) co->n_resumed++, asha_replay_trial(co, r);
-    else co->steps_run += r->steps;
+    else co->steps_run += r->steps, watch_failures(co, r);
 }
 
 static void progress(Coordinator *co, int final) {
@@ -140,10 +177,10 @@ static int group_of_leader(const SweepComms *sc, int rank) { return (rank - 1) /
 // blocking send spun in MPI's progress loop until the worker's process ran, which on an
 // oversubscribed node cost the coordinator 0.3-0.5 ms of CPU per trial. The group asks
 // again only after running the trial, so its previous send is long complete by then.
-static int hand_out(Coordinator *co, int k, int stopping) {
+static int hand_out(Coordinator *co, int k) {
     const int leader = group_leader(co->sc, k);
     MPI_Wait(&co->sending[k], MPI_STATUS_IGNORE);
-    const int got = stopping ? 0 : next_trial(co, &co->sent[k]);
+    const int got = co->stopping ? 0 : next_trial(co, &co->sent[k]);
     if (got < 0) return -1;
     if (got > 0) {
         MPI_Isend(&co->sent[k], sizeof co->sent[k], MPI_BYTE, leader, TAG_TRIAL, MPI_COMM_WORLD, &co->sending[k]);
@@ -161,7 +198,7 @@ static int hand_out(Coordinator *co, int k, int stopping) {
 
 // A free group asks for work: its first request, or the one after a trial abandoned
 // on a stop (a finished trial's RESULT is its next request).
-static void on_ready(Coordinator *co, int leader, int stopping, int *waiting) {
+static void on_ready(Coordinator *co, int leader, int *waiting) {
     MPI_Recv(NULL, 0, MPI_BYTE, leader, TAG_READY, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     const int k = group_of_leader(co->sc, leader);
     if (co->busy[k] >= 0) {  // its trial was abandoned on a stop: it will run again on --resume
@@ -169,20 +206,23 @@ static void on_ready(Coordinator *co, int leader, int stopping, int *waiting) {
         co->busy[k] = -1;
         co->n_running--;
     }
-    if (hand_out(co, k, stopping) < 0) waiting[k] = 1;  // evolution: ask the sampler again after a result
+    if (hand_out(co, k) < 0) waiting[k] = 1;  // evolution: ask the sampler again after a result
 }
 
-static void on_eval(Coordinator *co, int leader, int stopping) {
+// A trial at a rung: ASHA decides whether it goes on. Once the sweep is stopping it goes
+// on undecided until its stop reaches it, and is given back: a "no" would record it
+// pruned by a scheduler that never judged it (the stop may cross its report).
+static void on_eval(Coordinator *co, int leader) {
     RungReport rep;
     MPI_Recv(&rep, sizeof rep, MPI_BYTE, leader, TAG_EVAL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    int go_on = !stopping && asha_continue(&co->asha, rep.id, rep.rung, rep.metric);
+    int go_on = co->stopping || asha_continue(&co->asha, rep.id, rep.rung, rep.metric);
     MPI_Send(&go_on, 1, MPI_INT, leader, TAG_DECISION, MPI_COMM_WORLD);
 }
 
 // A finished trial, which is also its group's request for the next one: journal (fsync)
 // first, so the trial is safe; then the group gets its next trial, and only then is the
 // trial written to the results file (flushed), while the group already trains.
-static void on_result(Coordinator *co, int leader, const MPI_Status *st, int stopping, int *waiting) {
+static void on_result(Coordinator *co, int leader, const MPI_Status *st, int *waiting) {
     int n;
     MPI_Get_count(st, MPI_BYTE, &n);
     unsigned char *buf = xmalloc((size_t)n);
@@ -209,7 +249,7 @@ static void on_result(Coordinator *co, int leader, const MPI_Status *st, int sto
     free(buf);
     trial_dir_finish(co->sent[k].trial_dir);  // its checkpoint is no longer needed
     record(co, &r, 0);  // before the hand-out: evolution samples from the results so far
-    if (hand_out(co, k, stopping) < 0) waiting[k] = 1;
+    if (hand_out(co, k) < 0) waiting[k] = 1;
     h5store_write_trial(co->store, &r);
     trial_result_free(&r);
 }
@@ -258,6 +298,11 @@ static int resumed(void *ctx, const JournalRecord *rec, char *err, size_t errlen
                  c->journal, r->id, what);
         return -1;
     }
+    if (r->status == TRIAL_FAILED && c->co->options->retry_failed) {  // handed out again; its retry replaces it
+        sampler_retry(c->co->sampler, r);
+        c->co->n_retried++;
+        return 0;
+    }
     record(c->co, r, 1);
     return 0;
 }
@@ -284,7 +329,7 @@ static void fail_poisoned(Coordinator *co) {
 // Results file and journal: fresh, or rebuilt from the journal on --resume (the
 // journal is the truth: a kill may have left the HDF5 file half-written). The journal's
 // lock comes first: a second run of the same sweep touches nothing.
-static void open_results(Coordinator *co, const char *output, int resume) {
+static void open_results(Coordinator *co, const char *output) {
     char journal[4096], err[8192];
     snprintf(journal, sizeof journal, "%s.journal", output);
     if (outfile_check(output, err, sizeof err) != 0 || outfile_check(journal, err, sizeof err) != 0)
@@ -294,7 +339,7 @@ static void open_results(Coordinator *co, const char *output, int resume) {
         die(EXIT_BADINPUT, "run: the results file's path is too long: %s", output);
     struct stat st;
     const int have_journal = lstat(journal, &st) == 0;
-    if (!resume && (have_journal || lstat(output, &st) == 0))
+    if (!co->options->resume && (have_journal || lstat(output, &st) == 0))
         die(EXIT_BADINPUT, "run: %s already holds a sweep; pass --resume to continue it, or -o for a new file",
             have_journal ? journal : output);
     co->journal = journal_open(journal, err, sizeof err);
@@ -308,9 +353,12 @@ static void open_results(Coordinator *co, const char *output, int resume) {
     outfile_remove_stale(journal);
     co->store = h5store_rebuild(output, &meta, co->journal, resumed, &check, err, sizeof err);
     if (!co->store) die(EXIT_BADINPUT, "run: %s", err);
-    if (co->n_resumed > 0)
-        fprintf(stderr, "sweep %s: resuming with %d of %d trials recorded in %s\n", co->spec->name, co->n_resumed,
-                co->spec->trials, journal);
+    if (co->n_resumed + co->n_retried > 0) {
+        char retried[64] = "";
+        if (co->n_retried) snprintf(retried, sizeof retried, "; %d failed ones run again", co->n_retried);
+        fprintf(stderr, "sweep %s: resuming with %d of %d trials recorded in %s%s\n", co->spec->name, co->n_resumed,
+                co->spec->trials, journal, retried);
+    }
     journal_begin(co->journal);
     fail_poisoned(co);
 }
@@ -343,9 +391,9 @@ static double cpu_seconds(void) {
            1e-6 * ru.ru_stime.tv_usec;
 }
 
-int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *output, int resume, int quiet) {
+int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *output, const RunOptions *o) {
     const double cpu0 = cpu_seconds();
-    Coordinator co = {.spec = spec, .sc = sc, .best_id = -1, .output = output};
+    Coordinator co = {.spec = spec, .sc = sc, .options = o, .best_id = -1, .output = output};
     recovery_init(&co.recovery, spec->trials);
     co.order = trial_order(spec);
     co.sampler = sampler_create(spec);
@@ -356,26 +404,21 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     for (int k = 0; k < sc->n_groups; k++) co.busy[k] = -1, co.sending[k] = MPI_REQUEST_NULL;
     asha_init(&co.asha, spec);
     co.t0 = co.last_progress = now_seconds();
-    open_results(&co, output, resume);
+    open_results(&co, output);
 
     int *waiting = xcalloc((size_t)sc->n_groups, sizeof(int));
-    int stopping = 0;
-    double stop_time = 0.0;
     long idle_ns = POLL_MIN_NS;
     while (co.finished_groups < sc->n_groups) {
-        if (!stopping && sweep_signalled()) {
-            stopping = 1;
-            stop_time = now_seconds();
+        if (!co.stopping && sweep_signalled()) {
             fprintf(stderr, "sweep %s: signal received: stopping the running trials\n", spec->name);
-            for (int k = 0; k < sc->n_groups; k++)
-                if (co.busy[k] >= 0) MPI_Send(NULL, 0, MPI_BYTE, group_leader(sc, k), TAG_STOP, MPI_COMM_WORLD);
+            begin_stop(&co);
         }
         // A program has its grace to end after SIGTERM before it is killed.
-        if (stopping && now_seconds() - stop_time > MAX_WAIT_SECONDS + spec->program.grace)
+        if (co.stopping && now_seconds() - co.stop_time > MAX_WAIT_SECONDS + spec->program.grace)
             die(EXIT_RUNTIME, "coordinator: workers did not stop within %.0f s", MAX_WAIT_SECONDS + spec->program.grace);
         // Groups that evolution kept waiting get their trial as soon as one can be sampled.
         for (int k = 0; k < sc->n_groups; k++)
-            if (waiting[k] && hand_out(&co, k, stopping) == 0) waiting[k] = 0;
+            if (waiting[k] && hand_out(&co, k) == 0) waiting[k] = 0;
         int flag;
         MPI_Status st;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
@@ -383,19 +426,19 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
             struct timespec ts = {0, idle_ns};
             nanosleep(&ts, NULL);
             idle_ns = idle_ns < POLL_MAX_NS / 2 ? 2 * idle_ns : POLL_MAX_NS;
-            if (!quiet) progress(&co, 0);
+            if (!o->quiet) progress(&co, 0);
             continue;
         }
         idle_ns = POLL_MIN_NS;
         const double th = now_seconds();
         switch (st.MPI_TAG) {
-        case TAG_READY: on_ready(&co, st.MPI_SOURCE, stopping, waiting); break;
-        case TAG_EVAL: on_eval(&co, st.MPI_SOURCE, stopping); break;
-        case TAG_RESULT: on_result(&co, st.MPI_SOURCE, &st, stopping, waiting); break;
+        case TAG_READY: on_ready(&co, st.MPI_SOURCE, waiting); break;
+        case TAG_EVAL: on_eval(&co, st.MPI_SOURCE); break;
+        case TAG_RESULT: on_result(&co, st.MPI_SOURCE, &st, waiting); break;
         default: die(EXIT_RUNTIME, "coordinator: unexpected message %d from rank %d", st.MPI_TAG, st.MPI_SOURCE);
         }
         co.handling += now_seconds() - th;
-        if (!quiet) progress(&co, 0);
+        if (!o->quiet) progress(&co, 0);
     }
     MPI_Waitall(sc->n_groups, co.sending, MPI_STATUSES_IGNORE);
     h5store_close(co.store, unix_seconds());
@@ -407,12 +450,23 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
         fprintf(stderr, "sweep %s: coordinator %.3f ms CPU and %.3f ms answering (journal fsync and HDF5 included) per trial\n",
                 spec->name, 1e3 * cpu / ran, 1e3 * co.handling / ran);
     }
-    // The last line counts every status; a sweep in which no trial finished ok failed.
+    // The last line counts every status; a sweep in which no trial finished ok failed, and
+    // so did one stopped by its failures (1, not 3: a restart would fail the same way, so
+    // attnsweep slurm's script does not requeue it).
     const int complete = co.n_done == spec->trials;
     char counts[128];
     snprintf(counts, sizeof counts, "%d ok, %d pruned, %d failed", co.n_ok, co.n_pruned, co.n_failed);
     int rc = complete ? 0 : 3;
-    if (!complete)
+    if (co.failure_stop[0]) {
+        char *why = text_escaped(co.failure_stop);
+        fprintf(stderr,
+                "sweep %s: stopped: the first %d trials this run recorded all failed the same way (%s); %d of %d "
+                "trials recorded (%s); fix that and continue with --resume --retry-failed, or set budget: "
+                "{max_failures: K} in the YAML (%d now; 0 never stops)\n",
+                spec->name, spec->max_failures, why, co.n_done, spec->trials, counts, spec->max_failures);
+        free(why);
+        rc = 1;
+    } else if (!complete)
         fprintf(stderr, "sweep %s: stopped with %d of %d trials recorded (%s); continue with --resume\n", spec->name,
                 co.n_done, spec->trials, counts);
     else if (co.n_ok == 0) {

@@ -34,6 +34,7 @@ void recovery_visit(Recovery *rc, const JournalRecord *rec) {
     if (id < 0 || id >= rc->trials || rec->kind == JOURNAL_START) return;  // beyond the sweep: refused elsewhere
     if (rec->kind != JOURNAL_HANDOUT) {
         rc->running[id] = 0;  // finished, or given back on a stop
+        if (rec->kind == JOURNAL_TRIAL) rc->deaths[id] = 0;  // a failed trial run again counts its deaths afresh
         return;
     }
     if (rc->running[id]) rc->deaths[id]++;  // handed out again: the last run died with it

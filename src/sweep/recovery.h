@@ -3,7 +3,8 @@
 // kill -9, a lost node, or a worker the kernel killed for its memory. A trial that died
 // with its worker max_deaths times (budget.max_deaths, 2) is recorded failed with that
 // reason instead of being handed out again, so a trial that kills its worker cannot stop
-// the sweep.
+// the sweep. Deaths count from the trial's last record: a failed trial run again
+// (--retry-failed) has its max_deaths afresh.
 #ifndef ATTN_RECOVERY_H
 #define ATTN_RECOVERY_H
 

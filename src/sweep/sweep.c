@@ -133,7 +133,7 @@ int sweep_run(const RunOptions *o) {
         if (!o->quiet)
             fprintf(stderr, "sweep %s: %d trials (%s) on %d worker group(s) of %d rank(s); results in %s\n", spec.name,
                     spec.trials, o->spec_path, sc.n_groups, sc.group_size, out);
-        rc = sweep_coordinate(&spec, &sc, out, o->resume, o->quiet);
+        rc = sweep_coordinate(&spec, &sc, out, o);
         free(program.trials_dir);  // the rest is spec's
         space_free(&spec);
     } else {

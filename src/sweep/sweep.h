@@ -9,6 +9,7 @@ typedef struct {
     const char *spec_path;  // the YAML search space
     const char *output;     // results file (default results/NAME.h5); journal beside it
     int resume;             // continue from the journal (starts afresh when there is none)
+    int retry_failed;       // with resume: the journal's failed trials run again
     int group_size;         // ranks per worker group (>= 1)
     int quiet;              // no progress lines
     int gpus_per_group;     // a program's GPUs per worker group, over resources.gpus (-1: the YAML's)
@@ -16,9 +17,10 @@ typedef struct {
 
 // Collective over MPI_COMM_WORLD (MPI initialised, at least 1 + group_size ranks).
 // Returns the process exit code: 0 when the sweep finished with at least one trial ok,
-// 1 on a run-time failure or when every trial failed (or was pruned), 2 on bad input, 3 when SIGTERM, SIGINT or
-// SIGUSR1 stopped it (every finished trial is kept
-// and `--resume` continues it).
+// 1 on a run-time failure, when every trial failed (or was pruned), or when the first
+// budget.max_failures trials of the run all failed the same way (it stopped there), 2 on
+// bad input, 3 when SIGTERM, SIGINT or SIGUSR1 stopped it. A stopped sweep keeps every
+// finished trial and `--resume` continues it.
 int sweep_run(const RunOptions *o);
 
 #endif

@@ -995,6 +995,7 @@ static void finish(Run *run) {
         r->weights = r->weights_out = NULL, r->n_layers = 0;
     }
     if (run->leader) r->run.checkpoint = xstrdup(path && r->n_layers ? path : "");
+    if (run->leader && r->status == TRIAL_FAILED) trial_reason_add_stderr(r);  // the why, beside the what
     free(path);
 }
 

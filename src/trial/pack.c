@@ -322,19 +322,27 @@ static void unpack_run(ByteReader *rd, TrialResult *r) {
     }
 }
 
-// Decode into r (zeroed first); on failure r holds a partial result for trial_result_free.
-static void unpack(ByteReader *rd, TrialResult *r) {
+// The head of the bytes: magic and version, the configuration (only its text's length
+// read when it is not decoded: a peek), id, rank, group_size, steps, n_params, status.
+static void unpack_head(ByteReader *rd, TrialResult *r, int decode_config) {
     const uint32_t magic = br_u32(rd), version = br_u32(rd);
     if (!rd->failed && magic != TRIAL_MAGIC) br_fail(rd, "not a trial (bad magic 0x%08x)", magic);
     if (!rd->failed && version != TRIAL_BYTES_VERSION)
         br_fail(rd, "trial format version %u, this attnsweep reads %d", version, TRIAL_BYTES_VERSION);
-    get_config(rd, &r->config);
+    size_t n;
+    if (decode_config) get_config(rd, &r->config);
+    else br_text(rd, SIZE_MAX, &n, "config");
     r->id = br_i32(rd);
     r->rank = br_i32(rd);
     r->group_size = br_i32(rd);
     r->steps = br_i32(rd);
     r->n_params = br_i64(rd);
     get_status(rd, &r->status);
+}
+
+// Decode into r (zeroed first); on failure r holds a partial result for trial_result_free.
+static void unpack(ByteReader *rd, TrialResult *r) {
+    unpack_head(rd, r, 1);
     GET_FIELD(rd, r->reason);
     GET_FIELD(rd, r->host);
     double *const scalars[] = {&r->val_accuracy,   &r->val_loss,           &r->val_bits_per_byte, &r->test_accuracy,
@@ -410,4 +418,13 @@ int trial_unpack(TrialResult *r, const unsigned char *data, size_t len, char *er
     if (!rd.failed) return 0;
     trial_result_free(r);
     return -1;
+}
+
+int trial_peek(const unsigned char *data, size_t len, int *id, TrialStatus *status) {
+    char err[160];
+    ByteReader rd = byte_reader(data, len, "trial record", err, sizeof err);
+    TrialResult r = {0};  // the head's fields only: nothing allocated
+    unpack_head(&rd, &r, 0);
+    *id = r.id, *status = r.status;
+    return rd.failed ? -1 : 0;
 }

@@ -16,6 +16,9 @@ void trial_pack(Bytes *b, const TrialResult *r);
 // bounds or allocates more than a few times len). Returns 0, or -1 with a reason and r
 // left empty. Arrays of length 0 come back NULL.
 int trial_unpack(TrialResult *r, const unsigned char *data, size_t len, char *err, size_t errlen);
+// Only the id and status of trial bytes, cheaply (nothing decoded beyond them): 0, or -1
+// when their head is not a trial's of this version.
+int trial_peek(const unsigned char *data, size_t len, int *id, TrialStatus *status);
 
 // The version trial_pack writes. 2: the validation and test metrics, the output side, the
 // tensor view; 3: group_size, the whole parameter arena; 4: a program's trial; 5: the whole

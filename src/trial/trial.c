@@ -1,11 +1,17 @@
 // trial.c: a trial's result (trial.h).
 #include "trial/trial.h"
 
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/config_json.h"
+#include "common/util.h"
 #include "trial/metrics.h"
+
+// Between a reason's cause and its program's stderr line (trial_reason_add_stderr).
+static const char STDERR_MARK[] = "; stderr: ";
 
 const char *const trial_status_names[TRIAL_STATUS_COUNT] = {"ok", "pruned", "failed", "interrupted"};
 
@@ -46,6 +52,53 @@ void trial_result_free(TrialResult *r) {
     free(r->params);
     free(r->param_layout);
     memset(r, 0, sizeof *r);
+}
+
+// The last line of text that is not blank: its start and length (0 when there is none).
+// A carriage return ends a line too: a progress bar redraws its line with them.
+static size_t last_line(const char *text, const char **start) {
+    const char *end = text + strlen(text);
+    while (end > text && isspace((unsigned char)end[-1])) end--;
+    const char *from = end;
+    while (from > text && from[-1] != '\n' && from[-1] != '\r') from--;
+    *start = from;
+    return (size_t)(end - from);
+}
+
+void trial_reason_add_stderr(TrialResult *r) {
+    const char *from;
+    const size_t n = r->run.stderr_tail ? last_line(r->run.stderr_tail, &from) : 0;
+    if (!n) return;
+    char line[TRIAL_STDERR_LINE + 1];
+    text_one_line(line, sizeof line, from, n);
+    if (!line[0]) return;  // control characters only
+    // The cause keeps what room the line leaves it, cut between characters.
+    size_t keep = sizeof r->reason - 1 - strlen(STDERR_MARK) - strlen(line);
+    if (keep >= strlen(r->reason)) keep = strlen(r->reason);
+    while (keep > 0 && ((unsigned char)r->reason[keep] & 0xC0) == 0x80) keep--;
+    snprintf(r->reason + keep, sizeof r->reason - keep, "%s%s", STDERR_MARK, line);
+}
+
+// A number of a program's stderr line: a digit not inside a word, then digits, '.', and
+// the letters of a hexadecimal one ("2.00", "0x7f3a", "79"; "cuda12" stays).
+static size_t number_at(const char *s, const char *line) {
+    if (!isdigit((unsigned char)*s) || (s > line && (isalnum((unsigned char)s[-1]) || s[-1] == '_'))) return 0;
+    size_t n = 1;
+    while (isxdigit((unsigned char)s[n]) || s[n] == '.' || s[n] == 'x' || s[n] == 'X') n++;
+    return n;
+}
+
+void trial_reason_key(const char *reason, char *out, size_t len) {
+    const char *at = strstr(reason, " at step"), *mark = strstr(reason, STDERR_MARK);
+    const size_t cut = at ? (size_t)(at - reason) : strlen(reason);
+    const char *line = mark && (size_t)(mark - reason) < cut ? mark + strlen(STDERR_MARK) : NULL;
+    size_t o = 0;
+    for (const char *s = reason; (size_t)(s - reason) < cut && o + 1 < len;) {
+        const size_t k = line && s >= line ? number_at(s, line) : 0;
+        if (k) out[o++] = 'N', s += k;
+        else out[o++] = *s++;
+    }
+    if (len) out[o] = 0;
 }
 
 LayerWeights trial_weights(const TrialResult *r, const float *qkv, const float *out) {

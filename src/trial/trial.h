@@ -102,6 +102,21 @@ typedef struct {
 } TrialResult;
 
 void trial_result_free(TrialResult *r);
+
+// A failed program's trial: r->reason gets "; stderr: " and the last line its program
+// wrote to stderr (the last non-blank line of r->run.stderr_tail, as one line of printable
+// text, at most TRIAL_STDERR_LINE bytes, the cause cut short if both do not fit), so
+// "the program exited with code 1" reads "the program exited with code 1; stderr:
+// ModuleNotFoundError: No module named 'torch'" wherever the reason is shown. Nothing
+// when the program wrote nothing there.
+enum { TRIAL_STDERR_LINE = 160 };
+void trial_reason_add_stderr(TrialResult *r);
+// The kind of failure or pruning a reason tells: what trials that failed the same way
+// share (the report's failures.by_reason, and the sweep's budget.max_failures). The text
+// before " at step" ("diverged: non-finite training loss at step 12" is "diverged:
+// non-finite training loss"), with every number of a program's stderr line as N (a
+// "CUDA out of memory. Tried to allocate 2.00 GiB" is one failure whatever it tried).
+void trial_reason_key(const char *reason, char *out, size_t len);
 // The reward's terms into r's fields of them.
 void trial_set_terms(TrialResult *r, const RewardTerms *t);
 // Layer l's weights as scoring reads them.
