@@ -8,7 +8,9 @@
 #      finishes with every trial;
 #   3. poison trials: a trial running each time its job is killed (kill -9, as the kernel
 #      kills a worker out of memory) twice is recorded failed with that reason on the next
-#      --resume, and the sweep goes on to the end;
+#      --resume, and the sweep goes on to the end; but a trial whose worker was stopped
+#      (the coordinator killed: mpirun sends the worker SIGTERM) twice is no poison: it
+#      finishes (3b);
 #   4. outputs never through planted links: run, train and score refuse a symbolic link
 #      as their output with one line, exit 2, and leave its target as it was;
 #   5. a full disk (a 200 KB tmpfs; skipped when mount is not allowed): one line with
@@ -161,6 +163,36 @@ reason = f["trials/000000"].attrs["reason"]
 assert "its worker died twice while running it: out of memory?" in reason, reason
 PY
 pass "trial 0, running at both kills, recorded failed ('its worker died twice while running it: out of memory?'); trial 1 ran"
+
+echo "== 3b. a stop of the job is no death: the coordinator killed twice, the trial finishes"
+# kill -9 of the coordinator alone: mpirun then sends SIGTERM to the worker, whose handler
+# marks its running trial stopped (trials/000000/stopped); twice, and --resume runs
+# trial 0 to the end instead of recording it failed as a trial that killed its worker
+sweep_yaml stopped 800 ", checkpoint_every: 20" "  d_model: {values: [64, 16]}"
+for stop in 1 2; do
+    rm -rf stopped.trials/000000/checkpoint.bin
+    mpirun -np 2 "$bin" run "$tmp/stopped.yaml" -o stopped.h5 --resume --quiet 2>>"$tmp/stopped.err" &
+    pid=$!
+    background+=("$pid")
+    wait_for stopped.trials/000000/checkpoint.bin 120 "$tmp/stopped.err"  # trial 0 is running
+    for p in $(pgrep -f "attnsweep run $tmp/stopped.yaml"); do  # the coordinator: world rank 0
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=0 && kill -9 "$p"
+    done
+    wait "$pid" 2>/dev/null || true
+    pkill -9 -f "attnsweep run $tmp/stopped.yaml" || true  # nothing should be left; if it is, a death
+done
+[[ $(wc -l <stopped.trials/000000/stopped) == 2 ]] ||
+    fail "the worker should have marked two stops of trial 0, got: $(cat stopped.trials/000000/stopped 2>&1)"
+mpi 2 run "$tmp/stopped.yaml" -o stopped.h5 --resume --quiet
+[[ $rc == 0 ]] || fail "--resume after two stops: exit code $rc"
+"$py" - <<'PY' || fail "the stopped trial's record"
+import h5py
+f = h5py.File("stopped.h5", "r")
+s = {int(r["trial"]): r["status"] for r in f["summary"][:]}
+assert s == {0: b"ok", 1: b"ok"}, s
+PY
+[[ ! -e stopped.trials/000000 ]] || fail "trial 0's directory outlived its record: $(ls stopped.trials/000000)"
+pass "trial 0, running at two kills of the coordinator (stops, marked by its worker), finished ok; its directory cleared"
 
 echo "== 4. outputs never through planted links"
 echo "keep" >victim

@@ -570,14 +570,16 @@ void journal_append(Journal *j, const TrialResult *r) {
     bytes_free(&b);
 }
 
-void journal_handout(Journal *j, int id, int rank, const char *config_json) {
+double journal_handout(Journal *j, int id, int rank, const char *config_json) {
     Bytes b = {0};
+    const double now = unix_seconds();
     bytes_put_i32(&b, id);
     bytes_put_i32(&b, rank);
-    bytes_put_f64(&b, unix_seconds());
+    bytes_put_f64(&b, now);
     bytes_put_text(&b, config_json, strlen(config_json));
     append_record(j, JOURNAL_HANDOUT, b.data, b.len, 0, id);
     bytes_free(&b);
+    return now;
 }
 
 void journal_release(Journal *j, int id) {

@@ -92,8 +92,9 @@ void journal_append(Journal *j, const TrialResult *r);
 void journal_append_packed(Journal *j, int id, const unsigned char *payload, size_t n);
 // A trial handed out to the group led by world rank `rank`, with its configuration as
 // JSON; and one given back unfinished. Written without fsync (a kill keeps what was
-// written; the next trial's fsync makes them durable).
-void journal_handout(Journal *j, int id, int rank, const char *config_json);
+// written; the next trial's fsync makes them durable). journal_handout returns the time it
+// recorded (the stamp a stop of that run leaves: sweep/sweep_internal.h).
+double journal_handout(Journal *j, int id, int rank, const char *config_json);
 void journal_release(Journal *j, int id);
 // Close the file, which releases the lock.
 void journal_close(Journal *j);

@@ -183,12 +183,12 @@ static int hand_out(Coordinator *co, int k) {
     const int got = co->stopping ? 0 : next_trial(co, &co->sent[k]);
     if (got < 0) return -1;
     if (got > 0) {
+        char *config = config_to_json_text(&co->sent[k].config);
+        co->sent[k].handout_time = journal_handout(co->journal, co->sent[k].id, leader, config);
+        cJSON_free(config);
         MPI_Isend(&co->sent[k], sizeof co->sent[k], MPI_BYTE, leader, TAG_TRIAL, MPI_COMM_WORLD, &co->sending[k]);
         co->busy[k] = co->sent[k].id;
         co->n_running++;
-        char *config = config_to_json_text(&co->sent[k].config);
-        journal_handout(co->journal, co->sent[k].id, leader, config);
-        cJSON_free(config);
     } else {
         MPI_Send(NULL, 0, MPI_BYTE, leader, TAG_DONE, MPI_COMM_WORLD);
         co->finished_groups++;
@@ -394,7 +394,7 @@ static double cpu_seconds(void) {
 int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *output, const RunOptions *o) {
     const double cpu0 = cpu_seconds();
     Coordinator co = {.spec = spec, .sc = sc, .options = o, .best_id = -1, .output = output};
-    recovery_init(&co.recovery, spec->trials);
+    recovery_init(&co.recovery, spec->trials, output);
     co.order = trial_order(spec);
     co.sampler = sampler_create(spec);
     co.done = xcalloc((size_t)spec->trials, 1);

@@ -32,6 +32,7 @@ typedef struct {
     int checkpoint_every;    // steps between checkpoints (-1: at each evaluation, 0: only on a stop)
     double mem_limit;        // bytes the group may use (resources.mem), 0 = not limited
     char trial_dir[PROTOCOL_PATH_MAX];  // results/NAME.trials/NNNNNN: the trial's checkpoints
+    double handout_time;     // the journal's hand-out record's time: the stamp of a stop (sweep_internal.h)
 } TrialAssign;
 
 typedef struct {

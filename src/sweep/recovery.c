@@ -9,9 +9,11 @@
 
 #include "common/config_json.h"
 #include "common/util.h"
+#include "trial/trialdir.h"
 
-void recovery_init(Recovery *rc, int trials) {
+void recovery_init(Recovery *rc, int trials, const char *output) {
     rc->trials = trials;
+    rc->output = xstrdup(output);
     rc->deaths = xcalloc((size_t)trials, sizeof *rc->deaths);
     rc->running = xcalloc((size_t)trials, 1);
     rc->config = xcalloc((size_t)trials, sizeof *rc->config);
@@ -26,7 +28,16 @@ void recovery_free(Recovery *rc) {
     free(rc->config);
     free(rc->rank);
     free(rc->time);
+    free(rc->output);
     memset(rc, 0, sizeof *rc);
+}
+
+// The run of trial id's last hand-out ended with its job: a death, unless a stop marked it.
+static void ended(Recovery *rc, int id) {
+    char dir[4096];
+    const int stopped = trial_dir_path(dir, sizeof dir, rc->output, id) == 0 && trial_dir_was_stopped(dir, rc->time[id]);
+    rc->deaths[id] += !stopped;
+    rc->running[id] = 0;
 }
 
 void recovery_visit(Recovery *rc, const JournalRecord *rec) {
@@ -37,7 +48,7 @@ void recovery_visit(Recovery *rc, const JournalRecord *rec) {
         if (rec->kind == JOURNAL_TRIAL) rc->deaths[id] = 0;  // a failed trial run again counts its deaths afresh
         return;
     }
-    if (rc->running[id]) rc->deaths[id]++;  // handed out again: the last run died with it
+    if (rc->running[id]) ended(rc, id);  // handed out again: the last run ended with its job
     rc->running[id] = 1;
     free(rc->config[id]);
     rc->config[id] = xstrdup(rec->config);
@@ -47,7 +58,7 @@ void recovery_visit(Recovery *rc, const JournalRecord *rec) {
 
 void recovery_finish(Recovery *rc) {
     for (int i = 0; i < rc->trials; i++)
-        if (rc->running[i]) rc->deaths[i]++, rc->running[i] = 0;
+        if (rc->running[i]) ended(rc, i);
 }
 
 static const char *times(int n, char *buf, size_t len) {

@@ -1,6 +1,9 @@
 // recovery.h: what a resumed sweep learns from its journal's hand-outs. A trial handed
 // out and neither finished nor given back (on a stop) was running when its job died: a
-// kill -9, a lost node, or a worker the kernel killed for its memory. A trial that died
+// kill -9, a lost node, or a worker the kernel killed for its memory. A run that a stop of
+// the job ended is no death: the worker marks it when the stop signal comes
+// (sweep/sweep_internal.h sweep_stop_marker), as mpirun's SIGTERM reaches every worker but
+// the one the kernel killed, so only the trial whose own worker died counts one. A trial that died
 // with its worker max_deaths times (budget.max_deaths, 2) is recorded failed with that
 // reason instead of being handed out again, so a trial that kills its worker cannot stop
 // the sweep. Deaths count from the trial's last record: a failed trial run again
@@ -18,13 +21,14 @@ typedef struct {
     char **config;     // [trials]: the configuration of the last hand-out (JSON), or NULL
     int *rank;         // [trials]: the group leader it went to
     double *time;      // [trials]: when
+    char *output;      // the results file, whose trials' directories hold the stop marks
 } Recovery;
 
-void recovery_init(Recovery *rc, int trials);
+void recovery_init(Recovery *rc, int trials, const char *output);
 void recovery_free(Recovery *rc);
 // A journal record, in file order.
 void recovery_visit(Recovery *rc, const JournalRecord *rec);
-// After the last record: a hand-out still running is a death.
+// After the last record: a hand-out still running is a death, unless a stop marked it.
 void recovery_finish(Recovery *rc);
 // Trial id as recorded failed after `deaths` deaths: its configuration as handed out, the
 // sweep's reward specification, metrics NaN, the reason. Returns 0, or -1 when the

@@ -2,12 +2,42 @@
 #define _POSIX_C_SOURCE 200809L  // sigaction
 #include "sweep/sweep_internal.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trial/trialdir.h"
 
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t marker_armed;
+static char marker_path[4096], marker_text[40];
+static size_t marker_len;
 
-static void on_signal(int sig) { stop_signal = sig; }
+// The armed mark, once; only async-signal-safe calls (open, write, close).
+static void write_marker(void) {
+    if (!marker_armed) return;
+    marker_armed = 0;
+    const int fd = open(marker_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return;
+    if (write(fd, marker_text, marker_len) < 0) {}  // nothing more a handler can do
+    close(fd);
+}
+
+static void on_signal(int sig) {
+    stop_signal = sig;
+    write_marker();
+}
+
+void sweep_stop_marker(const char *trial_dir, double handout_time) {
+    marker_armed = 0;
+    if (!trial_dir || trial_dir_stopped(marker_path, sizeof marker_path, trial_dir) != 0) return;
+    const int n = snprintf(marker_text, sizeof marker_text, "%.17g\n", handout_time);
+    marker_len = n > 0 && (size_t)n < sizeof marker_text ? (size_t)n : 0;
+    marker_armed = marker_len > 0;
+}
 
 void sweep_catch_signals(void) {
     struct sigaction sa = {.sa_handler = on_signal};

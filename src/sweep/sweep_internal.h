@@ -46,5 +46,14 @@ double sweep_final_metric(const SweepGoal *g, const TrialResult *r);
 void sweep_catch_signals(void);
 // SIGTERM, SIGINT or SIGUSR1 arrived.
 int sweep_signalled(void);
+// A stop signal while a trial is a worker's is a stop, not a death of the trial: armed with
+// the trial's directory and its hand-out time, the signal handler appends the time to
+// DIR/stopped (trial/trialdir.h), which a resume reads (sweep/recovery.h). The worker keeps
+// it armed from the trial's arrival until the next trial's (or the end): a trial that
+// finished while its coordinator died has a result that was never journaled, and its
+// worker lived. The kernel's SIGKILL of a worker out of memory leaves no mark, so that
+// trial alone counts a death; the job's other workers get SIGTERM from mpirun and mark
+// theirs. trial_dir NULL disarms.
+void sweep_stop_marker(const char *trial_dir, double handout_time);
 
 #endif

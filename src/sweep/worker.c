@@ -13,6 +13,7 @@
 #include "trial/external.h"
 #include "trial/pack.h"
 #include "trial/runner.h"
+#include "trial/trialdir.h"
 
 typedef struct {
     const SweepComms *sc;
@@ -86,6 +87,7 @@ void sweep_worker(const SweepComms *sc) {
         }
         MPI_Bcast(&t, sizeof t, MPI_BYTE, 0, sc->group);
         if (t.id < 0) break;
+        sweep_stop_marker(NULL, 0);  // the last trial's result was taken: a new trial came
 
         ScoreOptions so;
         score_options_default(&so);
@@ -97,7 +99,8 @@ void sweep_worker(const SweepComms *sc) {
                                   .checkpoint_every = t.checkpoint_every, .on_resume = on_resume,
                                   .mem_limit = t.mem_limit};
         TrialResult r;
-        trial_run(runner, &t.config, &hooks, &r);
+        if (sc->group_rank == 0 && trial_dir_make(t.trial_dir) == 0) sweep_stop_marker(t.trial_dir, t.handout_time);
+        trial_run(runner, &t.config, &hooks, &r);  // armed until the next trial: its result may yet be lost
         r.rank = sc->world_rank;
         ask = r.status == TRIAL_INTERRUPTED;
         if (sc->group_rank == 0 && !ask) {

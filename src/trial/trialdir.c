@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,6 +40,28 @@ int trial_dir_checkpoint(char *out, size_t len, const char *dir) {
     return n >= 0 && (size_t)n < len ? 0 : -1;
 }
 
+int trial_dir_stopped(char *out, size_t len, const char *dir) {
+    const int n = snprintf(out, len, "%s/stopped", dir);
+    return n >= 0 && (size_t)n < len ? 0 : -1;
+}
+
+int trial_dir_was_stopped(const char *dir, double handout_time) {
+    char path[4096], text[65536];
+    if (trial_dir_stopped(path, sizeof path, dir) != 0) return 0;
+    const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat st;
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, text, sizeof text - 1) : -1;
+    close(fd);
+    if (n <= 0) return 0;
+    text[n] = 0;
+    for (char *line = text, *end; *line; line = end + (*end != 0)) {
+        end = line + strcspn(line, "\n");
+        if (strtod(line, NULL) == handout_time) return 1;
+    }
+    return 0;
+}
+
 // Every step from a directory descriptor, never through a link: a program that replaced its
 // trial directory (or the trials' directory) by a symbolic link gets nothing deleted through it.
 void trial_dir_finish(const char *dir) {
@@ -53,6 +76,7 @@ void trial_dir_finish(const char *dir) {
     const int fd = openat(up, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) {
         unlinkat(fd, "checkpoint.bin", 0);
+        unlinkat(fd, "stopped", 0);
         close(fd);
         if (unlinkat(up, name, AT_REMOVEDIR) == 0) {  // else the program's files are in it
             char *top = strrchr(parent, '/');  // the trials' directory, if now empty

@@ -18,7 +18,13 @@ int trial_dir_path(char *out, size_t len, const char *results, int id);
 int trial_dir_make(const char *dir);
 // dir/checkpoint.bin. 0, or -1 when it does not fit.
 int trial_dir_checkpoint(char *out, size_t len, const char *dir);
-// The trial is recorded: its checkpoint goes, and dir and NAME.trials too when empty.
+// dir/stopped: the hand-out times of the runs a stop interrupted, one "%.17g" a line
+// (sweep/sweep_internal.h sweep_stop_marker). 0, or -1 when it does not fit.
+int trial_dir_stopped(char *out, size_t len, const char *dir);
+// Whether dir/stopped holds handout_time: the run of that hand-out ended in a stop of the
+// job, not by its own death (read without following a link, at most 64 KiB).
+int trial_dir_was_stopped(const char *dir, double handout_time);
+// The trial is recorded: its checkpoint and stop marks go, and dir and NAME.trials too when empty.
 void trial_dir_finish(const char *dir);
 
 #endif
