@@ -46,18 +46,18 @@ size=$(stat -c %s "$tmp/flood.trials/000001/stdout")
 pass "200,000 lines refused past 100,000; a stdout flood ignoring SIGTERM cut at $((size / 1048576)) MiB of 5; $((SECONDS - t0)) s"
 
 # ---------------------------------------------------------------------------
-echo "== no hangs, no survivors: a FIFO checkpoint, a child left in the group, a setsid() grandchild  [$((SECONDS - start)) s]"
-sweep hang "budget: {time_limit: 10, grace: 1}" "" "kind: {values: [fifo, linger, setsid, ok, big_params]}"
+echo "== no hangs, no survivors: a FIFO checkpoint or stderr, a child left in the group, a setsid() grandchild  [$((SECONDS - start)) s]"
+sweep hang "budget: {time_limit: 10, grace: 1}" "" "kind: {values: [fifo, linger, setsid, ok, big_params, fifo_stderr]}"
 t0=$SECONDS
 mpi 2 run "$tmp/hang.yaml" -o "$tmp/hang.h5"
 [[ $rc == 0 ]] || fail "a sweep with hanging programs exits 0 (got $rc)"
 got=$(statuses "$tmp/hang.h5" | tr '\n' '|')
-[[ $got == "failed:checkpoint "*"model.safetensors: not a regular file|ok:|ok:|ok:|failed:metrics line 1: \"n_params\" must be a count"* ]] ||
-    fail "FIFO checkpoint failed at once, the program that left a child and the setsid one ok, n_params 1e300 refused: got $got"
+[[ $got == "failed:checkpoint "*"model.safetensors: not a regular file|ok:|ok:|ok:|failed:metrics line 1: \"n_params\" must be a count"*"|failed:the program exited with code 1|" ]] ||
+    fail "FIFO checkpoint failed at once, the program that left a child and the setsid one ok, n_params 1e300 refused, a FIFO for stderr read as no tail: got $got"
 ((SECONDS - t0 < 10)) || fail "no trial waited for its time limit: the sweep took $((SECONDS - t0)) s"
 pid=$(cat "$tmp/hang.trials/000002/escaped.pid")
 [[ ! -e /proc/$pid ]] || fail "the setsid() grandchild $pid is alive after the sweep"
-pass "a FIFO checkpoint fails its trial at once; a child left in the group and a setsid() grandchild are killed; n_params 1e300 refused ($((SECONDS - t0)) s)"
+pass "a FIFO checkpoint fails its trial at once; a FIFO put for its stderr is not read (no hang, no tail); a child left in the group and a setsid() grandchild are killed; n_params 1e300 refused ($((SECONDS - t0)) s)"
 
 # ---------------------------------------------------------------------------
 echo "== a program replaces its trial directory by a link to another directory  [$((SECONDS - start)) s]"

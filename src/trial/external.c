@@ -301,10 +301,17 @@ static int holds_program_files(const char *dir) {
     return found;
 }
 
-// The last TAIL_LINES lines of the file (at most TAIL_BYTES bytes of them, cut at a line).
+// The last TAIL_LINES lines of the file (at most TAIL_BYTES bytes of them, cut at a line);
+// "" when it is no regular file of its own (the program may have put a FIFO or a link at
+// its name: a read must not block or leave the directory).
 static char *file_tail(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return xstrdup("");
+    const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    FILE *f = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        if (fd >= 0) close(fd);
+        return xstrdup("");
+    }
     char buf[TAIL_BYTES + 1];
     fseeko(f, 0, SEEK_END);
     const off_t size = ftello(f);
@@ -720,7 +727,10 @@ static int trial_dir(Run *run, char **resume) {
     return 0;
 }
 
-static int open_output(const char *path) { return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); }
+// A file the runner writes in the trial's directory, never through a link planted at its name.
+static int open_output(const char *path) {
+    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+}
 
 // The leader starts the program: 0, or -1 with the reason in run->why.
 static int start(Run *run) {
@@ -728,7 +738,9 @@ static int start(Run *run) {
     if (trial_dir(run, &resume) != 0) return -1;
     char *args_path = path_join(run->dir, "args.json");
     char *args = program_args_json(&run->r->config);
-    FILE *f = fopen(args_path, "w");
+    const int args_fd = open_output(args_path);
+    FILE *f = args_fd >= 0 ? fdopen(args_fd, "w") : NULL;
+    if (!f && args_fd >= 0) close(args_fd);
     int rc = f && fputs(args, f) >= 0 && fputc('\n', f) >= 0 ? 0 : -1;
     if (f && fclose(f) != 0) rc = -1;
     cJSON_free(args);
@@ -755,7 +767,7 @@ static int start(Run *run) {
         run->err_fd = open_output(run->stderr_path);
         const int m = open_output(run->metrics_path);
         if (m >= 0) close(m);
-        run->metrics_fd = open(run->metrics_path, O_RDONLY | O_CLOEXEC);
+        run->metrics_fd = open(run->metrics_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (run->out_fd < 0 || run->err_fd < 0 || run->metrics_fd < 0) {
             file_failure(run, "open the files of", run->dir);
             rc = -1;

@@ -12,6 +12,7 @@ one attack of a trial program on the runner. Every kind also writes val_loss lin
   setsid      a grandchild in a session of its own (its pid in TRIAL_DIR/escaped.pid)
   big_params  a line with n_params 1e300 (no long holds it)
   swap_dir    replaces its own trial directory by a symbolic link to --victim
+  fifo_stderr replaces its stderr file by a FIFO, then fails (the runner reads its tail)
 """
 import argparse
 import json
@@ -74,5 +75,11 @@ elif k == "swap_dir":
     moved = trial_dir + ".moved"
     os.rename(trial_dir, moved)
     os.symlink(a.victim, trial_dir)
+elif k == "fifo_stderr":
+    path = os.path.join(trial_dir, "stderr")
+    os.unlink(path)
+    os.mkfifo(path)
+    lines(1)
+    sys.exit(1)
 else:
     sys.exit(f"unknown kind {k}")
