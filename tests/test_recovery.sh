@@ -56,6 +56,16 @@ kill_job() {
     kill -9 "$1" 2>/dev/null || true
     wait "$1" 2>/dev/null || true
 }
+# start_until_running NAME: sweep NAME (a YAML made by sweep_yaml) in the background with
+# --resume into NAME.h5, once its trial 0 writes a new checkpoint (so it is running); its
+# mpirun's pid in pid, its stderr in $tmp/NAME.err.
+start_until_running() {
+    rm -rf "$1.trials/000000/checkpoint.bin"
+    mpirun -np 2 "$bin" run "$tmp/$1.yaml" -o "$1.h5" --resume --quiet 2>>"$tmp/$1.err" &
+    pid=$!
+    background+=("$pid")
+    wait_for "$1.trials/000000/checkpoint.bin" 120 "$tmp/$1.err"
+}
 # wait_for FILE SECONDS LOG [BYTES]: until FILE exists and is longer than BYTES (LOG: the
 # stderr of the run that makes it).
 wait_for() {
@@ -144,11 +154,7 @@ echo "== 3. a trial running at two deaths of its job is recorded failed; the swe
 # one worker runs them in turn
 sweep_yaml poison 800 ", checkpoint_every: 20" "  d_model: {values: [64, 16]}"
 for death in 1 2; do
-    rm -rf poison.trials/000000/checkpoint.bin
-    mpirun -np 2 "$bin" run "$tmp/poison.yaml" -o poison.h5 --resume --quiet 2>>"$tmp/poison.err" &
-    pid=$!
-    background+=("$pid")
-    wait_for poison.trials/000000/checkpoint.bin 120 "$tmp/poison.err"  # trial 0 is running
+    start_until_running poison
     kill_job "$pid" "$tmp/poison.yaml"
 done
 mpi 2 run "$tmp/poison.yaml" -o poison.h5 --resume --quiet
@@ -170,11 +176,7 @@ echo "== 3b. a stop of the job is no death: the coordinator killed twice, the tr
 # trial 0 to the end instead of recording it failed as a trial that killed its worker
 sweep_yaml stopped 800 ", checkpoint_every: 20" "  d_model: {values: [64, 16]}"
 for stop in 1 2; do
-    rm -rf stopped.trials/000000/checkpoint.bin
-    mpirun -np 2 "$bin" run "$tmp/stopped.yaml" -o stopped.h5 --resume --quiet 2>>"$tmp/stopped.err" &
-    pid=$!
-    background+=("$pid")
-    wait_for stopped.trials/000000/checkpoint.bin 120 "$tmp/stopped.err"  # trial 0 is running
+    start_until_running stopped
     for p in $(pgrep -f "attnsweep run $tmp/stopped.yaml"); do  # the coordinator: world rank 0
         tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=0 && kill -9 "$p"
     done

@@ -5,15 +5,8 @@
 # the gap to mha at its own chosen lr: relative loss L / L_mha - 1 on validation and on test
 # (which chose nothing), mean over the seeds.
 # Usage: scripts/studies/grassmann_budget.sh [OUT_DIR]     (about 7 minutes on 2 cores)
-set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-out=${1:-$root/results}
-mkdir -p "$out"
-bin=$root/build/attnsweep
-[ -x "$bin" ] || { cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build "$root/build" -j >/dev/null; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
-h5=$out/study_grassmann_budget.h5
-mpirun --oversubscribe -np 3 "$bin" run "$root/sweeps/study_grassmann_budget.yaml" -o "$h5" --resume --quiet
+source "$(dirname "$0")/study.sh"
+study_sweep study_grassmann_budget --resume
 /usr/bin/python3 - "$h5" <<'PY'
 import sys
 import h5py

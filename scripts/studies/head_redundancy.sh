@@ -7,15 +7,8 @@
 # effective rank z, Spearman's rho between each head's redundancy in the head Gram and its
 # loss increase (pooled over layers), and the val accuracy.
 # Usage: scripts/studies/head_redundancy.sh [OUT_DIR]     (about 5 minutes on 2 cores)
-set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-out=${1:-$root/results}
-mkdir -p "$out"
-bin=$root/build/attnsweep
-[ -x "$bin" ] || { cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build "$root/build" -j >/dev/null; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
-h5=$out/study_head_redundancy.h5
-mpirun --oversubscribe -np 3 "$bin" run "$root/sweeps/study_head_redundancy.yaml" -o "$h5" --quiet
+source "$(dirname "$0")/study.sh"
+study_sweep study_head_redundancy
 for t in $(/usr/bin/python3 -c "
 import h5py; f = h5py.File('$h5', 'r')
 print(' '.join(str(r['trial']) for r in f['summary'][:] if r['status'] == b'ok'))"); do
