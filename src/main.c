@@ -18,6 +18,7 @@ static const struct {
     {"report", cmd_report, "summarise a sweep's results file: leaderboard, variants, ablations"},
     {"probe", cmd_probe, "probe a trained trial: CKA, input noise, attention maps, a transformed twin"},
     {"slurm", cmd_slurm, "write (and submit) a Slurm batch script for a sweep"},
+    {"schema", cmd_schema, "print the results file's vocabulary: columns, units, statuses, format"},
 };
 enum { N_VERBS = sizeof verbs / sizeof verbs[0] };
 

@@ -9,6 +9,7 @@ int cmd_run(int argc, char **argv);
 int cmd_slurm(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_schema(int argc, char **argv);
 
 #include "trial/trial.h"
 

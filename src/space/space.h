@@ -129,7 +129,7 @@ typedef struct {
     int history;          // the bad group: its most recent `history` observations, 0 all [500]
 } TpeOptions;
 
-enum { SPACE_MAX_OBJECTIVES = 4 };
+enum { SPACE_MAX_OBJECTIVES = METRIC_MAX_OBJECTIVES };
 
 // W&B's distributions with W&B's meaning (space/distribution.c). Finite supports (the
 // gene an index): value, values, categorical, int_uniform, q_uniform. The others are

@@ -345,9 +345,14 @@ static void open_results(Coordinator *co, const char *output) {
     co->journal = journal_open(journal, err, sizeof err);
     if (!co->journal) die(EXIT_BADINPUT, "run: %s", err);
     const SweepSpec *spec = co->spec;
+    const char *objective[SPACE_MAX_OBJECTIVES];
+    for (int k = 0; k < spec->n_objectives; k++) objective[k] = spec->objective[k];
     StoreMeta meta = {.sweep = spec->name, .yaml = spec->text, .seed = spec->seed, .start_time = unix_seconds(),
                       .program = space_is_program(spec) ? &spec->base : NULL,
-                      .program_metric = spec->program.metric[0] ? spec->program.metric : NULL};
+                      .program_metric = spec->program.metric[0] ? spec->program.metric : NULL,
+                      .metric = spec->metric, .maximize = spec->maximize,
+                      .n_objectives = spec->n_objectives > 1 ? spec->n_objectives : 0, .objective = objective,
+                      .objective_maximize = spec->objective_maximize};
     Resumed check = {co, journal};
     outfile_remove_stale(output);  // only this run writes them now
     outfile_remove_stale(journal);
