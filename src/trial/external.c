@@ -526,15 +526,40 @@ static int read_metrics(Run *run, int final) {
     return 0;
 }
 
+// Where the Python helper (the package attnsweep, python/attnsweep/trial.py) is: beside an
+// installed binary, PREFIX/ATTNSWEEP_PYTHON_RELDIR for PREFIX/bin/attnsweep, else the
+// source tree it was built from (ATTNSWEEP_PYTHON_SOURCE); NULL when neither holds it.
+static char *helper_dir(void) {
+    char exe[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;  // the binary's directory
+    char *installed = xmalloc(strlen(exe) + sizeof "/../" ATTNSWEEP_PYTHON_RELDIR);
+    sprintf(installed, "%s/../%s", exe, ATTNSWEEP_PYTHON_RELDIR);
+    const char *const dirs[] = {installed, ATTNSWEEP_PYTHON_SOURCE};
+    char *found = NULL;
+    for (size_t k = 0; k < 2 && !found; k++) {
+        char *module = path_join(dirs[k], "attnsweep/trial.py");
+        if (access(module, R_OK) == 0) found = realpath(dirs[k], NULL);
+        free(module);
+    }
+    free(installed);
+    return found;
+}
+
 // The program's environment: attnsweep's own without the MPI job's variables (and the
-// ones set here), then the protocol's and the resources'.
+// ones set here), then the protocol's, the Python helper's directory first on PYTHONPATH,
+// and the resources'.
 static char **child_environment(const Run *run, const char *resume, const char *devices, char *err, size_t errlen) {
     static const char *const dropped[] = {"OMPI_", "PMIX_", "PMI_", "ATTNSWEEP_"};
     const ProgramSpec *ps = run->spec;
+    char *helper = helper_dir();
+    const char *pythonpath = getenv("PYTHONPATH");
     Words w = {0};
     add_word(&w, NULL), w.n = 0;
     for (char **e = environ; *e; e++) {
-        int drop = 0;
+        int drop = helper && !strncmp(*e, "PYTHONPATH=", 11);
         for (size_t k = 0; k < sizeof dropped / sizeof dropped[0]; k++) drop |= !strncmp(*e, dropped[k], strlen(dropped[k]));
         drop |= devices && !strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21);
         drop |= ps->cpus && (!strncmp(*e, "OMP_NUM_THREADS=", 16) || !strncmp(*e, "OPENBLAS_NUM_THREADS=", 21) ||
@@ -547,6 +572,12 @@ static char **child_environment(const Run *run, const char *resume, const char *
     snprintf(text, sizeof text, "ATTNSWEEP_TRIAL_DIR=%s", run->dir), add_word(&w, xstrdup(text));
     snprintf(text, sizeof text, "ATTNSWEEP_METRICS=%s", run->metrics_path), add_word(&w, xstrdup(text));
     if (resume) snprintf(text, sizeof text, "ATTNSWEEP_RESUME_DIR=%s", resume), add_word(&w, xstrdup(text));
+    if (helper) {
+        char *word = xmalloc(strlen(helper) + (pythonpath ? strlen(pythonpath) : 0) + sizeof "PYTHONPATH=:");
+        sprintf(word, "PYTHONPATH=%s%s%s", helper, pythonpath && pythonpath[0] ? ":" : "", pythonpath ? pythonpath : "");
+        add_word(&w, word);
+        free(helper);
+    }
     if (devices) snprintf(text, sizeof text, "CUDA_VISIBLE_DEVICES=%s", devices), add_word(&w, xstrdup(text));
     static const char *const threads[] = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"};
     for (size_t k = 0; ps->cpus && k < 3; k++)
