@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Tests of the Python helper for trial programs (python/attnsweep/trial.py):
+# Tests of the Python helper for trial programs (python/attnsweep/trial.py) and of a
+# continued program trial's curve:
 #   1. report(): what it refuses (a step that is no integer ≥ 0, a text, a tensor of several
 #      numbers); should_stop() true after a SIGTERM; report()'s lines read by the real runner: a program run by `attnsweep run`
 #      under mpirun imports the helper from the PYTHONPATH attnsweep gives it (the helper's
@@ -14,6 +15,11 @@
 #      nothing written;
 #   3. the helper installed: `cmake --install --component python` puts it under
 #      PREFIX/share/attnsweep/python, and a binary in PREFIX/bin gives a program that one;
+#   4. a program trial stopped twice (SIGUSR1 to mpirun) and continued with --resume twice
+#      keeps its whole curve, steps 1 to 24 once each and in order, the copy of a step
+#      reported again after a restart from an older checkpoint the later attempt's, in the
+#      results file and in the journal (the results file rebuilt from it alike); a line
+#      planted in the curve's record (TRIAL_DIR/curve.jsonl) is said and read up to.
 # Usage: bash tests/test_python_helper.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
 
@@ -277,5 +283,67 @@ module=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["module"]
 [[ $(realpath "$module") == "$(realpath "$installed")/attnsweep/trial.py" ]] ||
     fail "the installed binary gave the program the installed helper, got $module"
 pass "installed to PREFIX/share/attnsweep/python; PREFIX/bin/attnsweep's programs import it from there"
+
+# ---------------------------------------------------------------------------
+echo "== 4. a program trial stopped twice keeps its whole curve  [$((SECONDS - start)) s]"
+helper_yaml resumed "kind: {value: slow}" "steps: {value: 24}" "sleep: {value: 0.2}"
+metrics=$tmp/resumed.trials/000000/metrics.jsonl
+# stop_after N [--resume]: run the sweep until the trial's metrics file holds N lines of
+# this attempt (train_loss its number), then SIGUSR1 to mpirun; it must exit 3. The
+# attempt's lines go to $tmp/attemptK.jsonl.
+attempt=0
+stop_after() {
+    local n=$1 job mine="\"train_loss\": $((attempt + 1))}"
+    shift
+    rc=0
+    mpirun -np 2 "$bin" run "$tmp/resumed.yaml" -o "$tmp/resumed.h5" "$@" >"$tmp/out" 2>"$tmp/err" &
+    job=$!
+    background+=("$job")
+    for _ in $(seq 600); do [[ $(grep -cF "$mine" "$metrics" 2>/dev/null) -ge $n ]] && break; sleep 0.1; done
+    [[ $(grep -cF "$mine" "$metrics") -ge $n ]] || fail "attempt $((attempt + 1)) reported $n steps"
+    kill -USR1 "$job"
+    wait "$job" || rc=$?
+    [[ $rc == 3 ]] || fail "SIGUSR1 stops attempt $((attempt + 1)) with exit code 3 (got $rc)"
+    attempt=$((attempt + 1))
+    cp "$tmp/resumed.trials/000000/metrics.jsonl" "$tmp/attempt$attempt.jsonl"
+}
+stop_after 6
+echo '{"step": "not a record"}' >>"$tmp/resumed.trials/000000/curve.jsonl"  # the program's directory: untrusted
+stop_after 4 --resume
+grep -q "curve.jsonl: line [0-9]* is not a curve record; the curve is read up to it" "$tmp/err" ||
+    fail "a line that is no curve record in the record is said: $(grep -i curve "$tmp/err" | head -3)"
+mpi 2 run "$tmp/resumed.yaml" -o "$tmp/resumed.h5" --resume
+[[ $rc == 0 ]] || fail "the third attempt completes the sweep (got $rc)"
+cp "$metrics" "$tmp/attempt3.jsonl"
+check_curve() {  # check_curve RESULTS WHAT
+    pycheck "$2" "$1" "$tmp" <<'PY'
+import json, sys, h5py
+bad = []
+f, tmp = h5py.File(sys.argv[1], "r"), sys.argv[2]
+attempts = [[json.loads(l) for l in open(f"{tmp}/attempt{k}.jsonl")] for k in (1, 2, 3)]
+want = {}  # step -> the attempt whose copy stands: a later attempt's first step replaces the rest
+for lines in attempts:
+    want = {s: a for s, a in want.items() if s < lines[0]["step"]}
+    want.update({l["step"]: l["train_loss"] for l in lines})
+again = sum(1 for k in (1, 2) if attempts[k][0]["step"] <= attempts[k - 1][-1]["step"])
+if again != 2: bad.append(f"both restarts should report steps again (the checkpoint lags 2 steps): {again} did")
+curve = f["trials/000000/curves"][:]
+row = f["summary"][0]
+if row["status"] != b"ok" or row["steps"] != 24: bad.append(f"the trial: {row['status']} at step {row['steps']}")
+if list(curve["step"]) != list(range(1, 25)): bad.append(f"curve steps: expected 1..24 once each, got {list(curve['step'])}")
+got = dict(zip(curve["step"].tolist(), curve["train_loss"].tolist()))
+if got != want: bad.append(f"the attempt of each step: expected {want}, got {got}")
+if any(b < a for a, b in zip(curve["seconds"], curve["seconds"][1:])): bad.append(f"seconds go back: {list(curve['seconds'])}")
+if bad: print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+check_curve "$tmp/resumed.h5" "the continued trial's curve in the results file"
+pass "stopped twice, continued twice: the curve holds steps 1..24 once each, a step reported again the later attempt's"
+rm "$tmp/resumed.h5"
+mpi 2 run "$tmp/resumed.yaml" -o "$tmp/resumed.h5" --resume
+[[ $rc == 0 ]] || fail "--resume rebuilds the results file from the journal (got $rc)"
+check_curve "$tmp/resumed.h5" "the continued trial's curve from the journal"
+pass "the journal's record holds the whole curve: the results file rebuilt from it alike"
 
 echo "test_python_helper: $checks checks passed in $((SECONDS - start)) s"
