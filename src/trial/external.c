@@ -35,6 +35,7 @@
 #include "common/config_json.h"
 #include "common/util.h"
 #include "invariants/safetensors.h"
+#include "trial/curvefile.h"
 
 extern char **environ;
 
@@ -286,7 +287,7 @@ static char *path_join(const char *dir, const char *name) {
 }
 
 // The files attnsweep writes into a trial's directory; anything else is the program's.
-static const char *const own_files[] = {"stdout", "stderr", "metrics.jsonl", "args.json"};
+static const char *const own_files[] = {"stdout", "stderr", "metrics.jsonl", "args.json", "curve.jsonl"};
 
 static int holds_program_files(const char *dir) {
     DIR *d = opendir(dir);
@@ -345,10 +346,7 @@ typedef struct {
     int stopping;         // the program is being stopped: ASHA is not asked again
 } PollHeader;
 
-typedef struct {
-    CurvePoint pt;
-    double metric;        // the sweep's program metric at this evaluation (NaN: none)
-} Eval;
+typedef CurveRecord Eval;  // an evaluation: its curve point and the sweep's program metric
 
 typedef enum { END_NONE, END_PRUNED, END_STOPPED, END_TIME, END_OUTPUT, END_BAD_LINE } EndCause;
 
@@ -361,6 +359,7 @@ typedef struct {
     pid_t pid;                 // the program; its process group has the same id
     int status, exited;        // waitpid's status of the program, once it exited
     int out_fd, err_fd, metrics_fd;
+    int curve_fd;              // TRIAL_DIR/curve.jsonl (trial/curvefile.h): the curve as read
     char *dir, *metrics_path, *stdout_path, *stderr_path, *checkpoint;
     off_t metrics_read;        // bytes of the metrics file consumed
     char *partial;             // a line read in part
@@ -377,6 +376,11 @@ typedef struct {
     int metric_seen;           // a line held the sweep's own metric (spec->metric)
     int n_keys;                // the number keys the lines held (step aside), the first MAX_KEYS_SEEN
     char keys[MAX_KEYS_SEEN][PROGRAM_KEY];
+    // every rank's: the curve of the earlier attempts, from NNNNNN.resume/curve.jsonl, at the
+    // start of r->curve until this attempt's first evaluation settles which of them stay
+    Eval *earlier;
+    int n_earlier;
+    double seconds_before;     // the earlier attempts' seconds up to their last evaluation
 } Run;
 
 // A file of the trial that could not be made or written: the reason in run->why.
@@ -479,7 +483,7 @@ static int read_line(Run *run, const char *line, size_t len) {
             if (!known) snprintf(run->keys[run->n_keys++], PROGRAM_KEY, "%s", x->string);
         }
         Eval e = {.pt = {.step = (int)step->valuedouble, .val_accuracy = v[0], .val_loss = v[1], .train_loss = v[2],
-                         .lr = v[3], .seconds = now_seconds() - run->t0},
+                         .lr = v[3], .seconds = run->seconds_before + now_seconds() - run->t0},
                   .metric = v[7]};
         pending_add(run, &e);
         if (!isnan(v[4])) run->test_accuracy = v[4];
@@ -526,15 +530,40 @@ static int read_metrics(Run *run, int final) {
     return 0;
 }
 
+// Where the Python helper (the package attnsweep, python/attnsweep/trial.py) is: beside an
+// installed binary, PREFIX/ATTNSWEEP_PYTHON_RELDIR for PREFIX/bin/attnsweep, else the
+// source tree it was built from (ATTNSWEEP_PYTHON_SOURCE); NULL when neither holds it.
+static char *helper_dir(void) {
+    char exe[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;  // the binary's directory
+    char *installed = xmalloc(strlen(exe) + sizeof "/../" ATTNSWEEP_PYTHON_RELDIR);
+    sprintf(installed, "%s/../%s", exe, ATTNSWEEP_PYTHON_RELDIR);
+    const char *const dirs[] = {installed, ATTNSWEEP_PYTHON_SOURCE};
+    char *found = NULL;
+    for (size_t k = 0; k < 2 && !found; k++) {
+        char *module = path_join(dirs[k], "attnsweep/trial.py");
+        if (access(module, R_OK) == 0) found = realpath(dirs[k], NULL);
+        free(module);
+    }
+    free(installed);
+    return found;
+}
+
 // The program's environment: attnsweep's own without the MPI job's variables (and the
-// ones set here), then the protocol's and the resources'.
+// ones set here), then the protocol's, the Python helper's directory first on PYTHONPATH,
+// and the resources'.
 static char **child_environment(const Run *run, const char *resume, const char *devices, char *err, size_t errlen) {
     static const char *const dropped[] = {"OMPI_", "PMIX_", "PMI_", "ATTNSWEEP_"};
     const ProgramSpec *ps = run->spec;
+    char *helper = helper_dir();
+    const char *pythonpath = getenv("PYTHONPATH");
     Words w = {0};
     add_word(&w, NULL), w.n = 0;
     for (char **e = environ; *e; e++) {
-        int drop = 0;
+        int drop = helper && !strncmp(*e, "PYTHONPATH=", 11);
         for (size_t k = 0; k < sizeof dropped / sizeof dropped[0]; k++) drop |= !strncmp(*e, dropped[k], strlen(dropped[k]));
         drop |= devices && !strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21);
         drop |= ps->cpus && (!strncmp(*e, "OMP_NUM_THREADS=", 16) || !strncmp(*e, "OPENBLAS_NUM_THREADS=", 21) ||
@@ -547,6 +576,12 @@ static char **child_environment(const Run *run, const char *resume, const char *
     snprintf(text, sizeof text, "ATTNSWEEP_TRIAL_DIR=%s", run->dir), add_word(&w, xstrdup(text));
     snprintf(text, sizeof text, "ATTNSWEEP_METRICS=%s", run->metrics_path), add_word(&w, xstrdup(text));
     if (resume) snprintf(text, sizeof text, "ATTNSWEEP_RESUME_DIR=%s", resume), add_word(&w, xstrdup(text));
+    if (helper) {
+        char *word = xmalloc(strlen(helper) + (pythonpath ? strlen(pythonpath) : 0) + sizeof "PYTHONPATH=:");
+        sprintf(word, "PYTHONPATH=%s%s%s", helper, pythonpath && pythonpath[0] ? ":" : "", pythonpath ? pythonpath : "");
+        add_word(&w, word);
+        free(helper);
+    }
     if (devices) snprintf(text, sizeof text, "CUDA_VISIBLE_DEVICES=%s", devices), add_word(&w, xstrdup(text));
     static const char *const threads[] = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"};
     for (size_t k = 0; ps->cpus && k < 3; k++)
@@ -732,10 +767,30 @@ static int open_output(const char *path) {
     return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
 
-// The leader starts the program: 0, or -1 with the reason in run->why.
+// This attempt's curve record: e's n evaluations appended to TRIAL_DIR/curve.jsonl, or in
+// place of what it held (rewrite; the leader). A record that cannot be written is given up
+// with a warning: only a continued attempt would miss it.
+static void record(Run *run, const Eval *e, int n, int rewrite) {
+    const int fd = run->curve_fd;
+    if (fd < 0 || ((!rewrite || (ftruncate(fd, 0) == 0 && lseek(fd, 0, SEEK_SET) == 0)) && curve_file_write(fd, e, n) == 0))
+        return;
+    warnf("trial %d: cannot write %s/curve.jsonl: %s (a continued attempt would start without this curve)",
+          run->r->id, run->dir, strerror(errno));
+    close(run->curve_fd);
+    run->curve_fd = -1;
+}
+
+// The leader starts the program: 0, or -1 with the reason in run->why. A continued attempt
+// (resume) first reads the curve of the attempts before it, as far as their record reads.
 static int start(Run *run) {
     char *resume = NULL;
     if (trial_dir(run, &resume) != 0) return -1;
+    if (resume) {
+        char *path = path_join(resume, "curve.jsonl"), why[600];
+        curve_file_read(path, MAX_METRIC_LINES, &run->earlier, &run->n_earlier, why, sizeof why);
+        if (why[0]) warnf("trial %d: %s", run->r->id, why);
+        free(path);
+    }
     char *args_path = path_join(run->dir, "args.json");
     char *args = program_args_json(&run->r->config);
     const int args_fd = open_output(args_path);
@@ -768,10 +823,14 @@ static int start(Run *run) {
         const int m = open_output(run->metrics_path);
         if (m >= 0) close(m);
         run->metrics_fd = open(run->metrics_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (run->out_fd < 0 || run->err_fd < 0 || run->metrics_fd < 0) {
+        char *curve_path = path_join(run->dir, "curve.jsonl");
+        run->curve_fd = open_output(curve_path);
+        free(curve_path);
+        if (run->out_fd < 0 || run->err_fd < 0 || run->metrics_fd < 0 || run->curve_fd < 0) {
             file_failure(run, "open the files of", run->dir);
             rc = -1;
         }
+        record(run, run->earlier, run->n_earlier, 0);
     }
     if (rc == 0) envp = child_environment(run, resume, run->spec->gpus > 0 ? devices : NULL, err, sizeof err);
     run->t0 = now_seconds();
@@ -805,6 +864,42 @@ static void append_curve(TrialResult *r, int *cap, const CurvePoint *pt) {
     r->curve[r->n_curve++] = *pt;
 }
 
+// Every rank, before the program's first poll: the curve of the earlier attempts (the
+// leader's, shared) begins this trial's curve; their last program metric stands until this
+// attempt reports one, and this attempt's seconds go on from their last evaluation's.
+static void continue_curve(Run *run) {
+    const TrialHooks *h = run->hooks;
+    group_bcast(h, &run->n_earlier, sizeof run->n_earlier);
+    if (!run->n_earlier) return;
+    if (!run->leader) run->earlier = xmalloc((size_t)run->n_earlier * sizeof *run->earlier);
+    group_bcast(h, run->earlier, run->n_earlier * (int)sizeof *run->earlier);
+    TrialResult *r = run->r;
+    r->curve = xrealloc(r->curve, (size_t)(r->n_curve + run->n_earlier) * sizeof *r->curve);
+    for (int k = 0; k < run->n_earlier; k++) {
+        const Eval *e = &run->earlier[k];
+        r->curve[r->n_curve++] = e->pt;
+        if (e->pt.seconds > run->seconds_before) run->seconds_before = e->pt.seconds;  // NaN: not
+        run->metric_seen |= !isnan(e->metric);
+    }
+    r->program_metric = run->earlier[run->n_earlier - 1].metric;
+}
+
+// Every rank, at this attempt's first evaluation, at step `step`: the earlier attempts'
+// evaluations at that step or later are replaced by this attempt's (it went back to a
+// checkpoint taken before them, or started afresh), so the curve holds each step once and in
+// order. The leader rewrites the record without them.
+static void supersede(Run *run, int step) {
+    TrialResult *r = run->r;
+    int kept = 0;
+    for (int k = 0; k < run->n_earlier; k++)
+        if (run->earlier[k].pt.step < step) run->earlier[kept++] = run->earlier[k];
+    for (int k = 0; k < kept; k++) r->curve[k] = run->earlier[k].pt;
+    const int dropped = run->n_earlier - kept;
+    r->n_curve = kept;  // the curve held the earlier evaluations alone
+    run->n_earlier = 0;
+    if (run->leader && dropped) record(run, run->earlier, kept, 1);
+}
+
 // The program runs; every rank of the group follows it until it is gone.
 static void follow(Run *run, int started) {
     const TrialHooks *h = run->hooks;
@@ -821,7 +916,9 @@ static void follow(Run *run, int started) {
         group_bcast(h, ev, head.n_points * (int)sizeof *ev);
         int prune = 0;
         for (int k = 0; k < head.n_points; k++) {
+            if (run->n_earlier) supersede(run, ev[k].pt.step);
             append_curve(run->r, &curve_cap, &ev[k].pt);
+            if (run->leader) record(run, &ev[k], 1, 0);
             run->r->program_metric = ev[k].metric;
             if (prune || head.stopping || !h->on_eval) continue;
             EvalPoint e = trial_eval_point(run->r, &ev[k].pt, h->reward);  // no invariants traced: no reward
@@ -900,7 +997,7 @@ static void verdict(Run *run) {
                  signal_text(WTERMSIG(run->status)));
     else if (WEXITSTATUS(run->status) != 0)
         snprintf(r->reason, sizeof r->reason, "the program exited with code %d", WEXITSTATUS(run->status));
-    else if (run->lines == 0)
+    else if (r->n_curve == 0)  // in this attempt or an earlier one
         snprintf(r->reason, sizeof r->reason, "the program wrote no metrics to ATTNSWEEP_METRICS");
     else if (run->spec->metric[0] && !run->metric_seen)
         never_reported(run);
@@ -1012,11 +1109,11 @@ static void finish(Run *run) {
 }
 
 static void close_run(Run *run) {
-    const int fds[] = {run->out_fd, run->err_fd, run->metrics_fd};
-    for (size_t k = 0; k < 3; k++)
+    const int fds[] = {run->out_fd, run->err_fd, run->metrics_fd, run->curve_fd};
+    for (size_t k = 0; k < sizeof fds / sizeof fds[0]; k++)
         if (fds[k] > 0) close(fds[k]);
     free(run->dir), free(run->metrics_path), free(run->stdout_path), free(run->stderr_path), free(run->checkpoint);
-    free(run->partial), free(run->pending);
+    free(run->partial), free(run->pending), free(run->earlier);
 }
 
 typedef struct {
@@ -1029,10 +1126,11 @@ static void external_run(TrialRunner *self, const TrialConfig *c, const TrialHoo
     int rank = 0;
     if (hooks->group) MPI_Comm_rank(*hooks->group, &rank);
     Run run = {.spec = x->spec, .hooks = hooks, .r = r, .leader = rank == 0, .out_fd = -1, .err_fd = -1,
-               .metrics_fd = -1, .test_accuracy = NAN, .test_loss = NAN};
+               .metrics_fd = -1, .curve_fd = -1, .test_accuracy = NAN, .test_loss = NAN};
     r->program_metric = NAN;
     int started = 0;
     if (run.leader) started = start(&run) == 0;
+    continue_curve(&run);
     follow(&run, started);
     if (run.leader) kill_descendants();
     finish(&run);
