@@ -1788,7 +1788,7 @@ static int grid_axes(Loader *L, long *points) {
             if (s->params[j].grid)
                 rc = fail(L, mark_of(L->when[j]), "%s is a grid axis, so its when can refer only to other grid axes, "
                                                   "but %s is sampled", s->params[j].param->name, s->params[src].param->name);
-            else if (sampler_adaptive(s))
+            else if (space_adaptive(s))
                 rc = fail(L, mark_of(L->when[j]),
                           "with method %s the sampled %s cannot depend on the grid axis %s (make %s a grid axis too, or "
                           "use method random or sobol)",
@@ -2184,4 +2184,8 @@ void space_free(SweepSpec *s) {
     free(s->name);
     free(s->text);
     memset(s, 0, sizeof *s);
+}
+
+int space_adaptive(const SweepSpec *s) {
+    return s->method == METHOD_EVOLUTION || s->method == METHOD_TPE || s->method == METHOD_MOTPE;
 }

@@ -271,8 +271,8 @@ void sampler_report(Sampler *sm, const TrialResult *r);
 // being reported: sampler_config gives it the configuration it failed with, and its
 // result is reported when it comes.
 void sampler_retry(Sampler *sm, const TrialResult *r);
-// Whether a sampler's configurations depend on the results reported (so a resumed sweep
-// cannot check them against what the YAML gives).
-int sampler_adaptive(const SweepSpec *s);
+// Whether the method's configurations depend on the results reported (so a resumed sweep
+// cannot check them against what the YAML gives): evolution, tpe, motpe.
+int space_adaptive(const SweepSpec *s);
 
 #endif

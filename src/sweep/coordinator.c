@@ -283,7 +283,7 @@ static int resumed(void *ctx, const JournalRecord *rec, char *err, size_t errlen
         what = "an id beyond the search space's trials";
     } else if (!same_reward(&r->reward_spec, &spec->reward)) {
         what = "a different reward section";
-    } else if (!sampler_adaptive(spec)) {
+    } else if (!space_adaptive(spec)) {
         TrialConfig want;
         sampler_config(c->co->sampler, r->id, &want);
         char *a = config_to_json_text(&r->config), *b = config_to_json_text(&want);
