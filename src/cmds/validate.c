@@ -112,6 +112,7 @@ int cmd_validate(int argc, char **argv) {
         cJSON_AddStringToObject(o, "goal", s.maximize ? "maximize" : "minimize");
         cJSON_AddNumberToObject(o, "seed", s.seed);
         cJSON_AddNumberToObject(o, "trials", s.trials);
+        cJSON_AddBoolToObject(o, "until_stopped", s.until_stopped);
         cJSON_AddNumberToObject(o, "repeats", s.repeats);
         cJSON_AddNumberToObject(o, "grid_points", s.grid_points);
         if (size < 0)
@@ -162,8 +163,8 @@ int cmd_validate(int argc, char **argv) {
         else
             printf("  space      %ld configuration%s\n", size, plural((double)size));
         int configs = s.trials / s.repeats;
-        printf("  trials     %d (%d configuration%s x %d repeat%s", s.trials, configs, plural(configs), s.repeats,
-               plural(s.repeats));
+        printf("  trials     %s%d (%d configuration%s x %d repeat%s", s.until_stopped ? "until stopped, at most " : "",
+               s.trials, configs, plural(configs), s.repeats, plural(s.repeats));
         if (s.grid_points > 1)
             printf("; %d sample%s x %d combinations of the grid axes", configs / s.grid_points,
                    plural(configs / s.grid_points), s.grid_points);
