@@ -23,6 +23,7 @@
 #include "common/config_json.h"
 #include "common/util.h"
 #include "space/space_impl.h"
+#include "trial/interpreter.h"
 #include "trial/metrics.h"
 
 enum {
@@ -2080,17 +2081,8 @@ static int check_scheduler(Loader *L) {
 
 // Where PATH's directories hold an executable file named word (or word itself, with a '/').
 static int executable(const char *word) {
-    if (strchr(word, '/')) return access(word, X_OK) == 0;
-    const char *path = getenv("PATH");
-    char *dirs = xstrdup(path ? path : "/usr/bin:/bin"), *save = NULL;
-    int found = 0;
-    for (char *d = strtok_r(dirs, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-        char full[4096];
-        snprintf(full, sizeof full, "%s/%s", d, word);
-        found = access(full, X_OK) == 0;
-    }
-    free(dirs);
-    return found;
+    char full[4096];
+    return program_on_path(word, full, sizeof full);
 }
 
 // A program's sweep: the program and the command's executable exist here (paths from
