@@ -13,7 +13,8 @@
 #   4. early_terminate hyperband counts the lines that report the metric (W&B's
 #      iterations), not the program's steps: a program reporting every 50 steps is
 #      decided at its 2nd, 4th ... line;
-#   5. random without run_cap runs until stopped (SIGUSR1: exit 3, "until stopped" said),
+#   5. random without run_cap runs until stopped (SIGUSR1: exit 3, "until stopped" said
+#      by the run's lines and the report),
 #      under a name with spaces (its file name made safe), with booleans as bare flags
 #      (${args_no_boolean_flags}), ${envvar:HOME} inside a word, list and mapping values;
 #   6. motpe over an objective of the program's own.
@@ -192,6 +193,9 @@ if kinds != {"float", "bool", "list", "dict", "int"}: bad.append(f"value types {
 print("\n".join(bad))
 sys.exit(1 if bad else 0)
 PY
+run report "$tmp/results/flags_and_lists__v2_.h5"
+grep -q "^attnsweep report: .*: sweep flags_and_lists__v2_, [0-9]* trials (it runs until stopped), metric objective" \
+    "$tmp/out" || fail "the report says the sweep runs until stopped: $(head -1 "$tmp/out")"
 pass "stopped after $(ls "$trials" | wc -l) trials: exit 3; bare flags, --data=\$HOME/data, lists and mappings as Python writes them"
 
 # ---------------------------------------------------------------------------
@@ -221,6 +225,11 @@ if len(s) != 6: bad.append(f"{len(s)} trials")
 print("\n".join(bad))
 sys.exit(1 if bad else 0)
 PY
-pass "motpe with objectives [objective (the program's own), val_accuracy]: 6 trials ok, objective recorded"
+run report "$tmp/motpe.h5"
+expect_rc 0 "the motpe sweep's report"
+grep -q "^attnsweep report: .*, 6 trials, metric objective (lower is better)" "$tmp/out" ||
+    fail "the report ranks by the first objective: $(head -1 "$tmp/out")"
+grep -q "Pareto front of the sweep's objectives" "$tmp/out" || fail "the report's Pareto front over the objectives"
+pass "motpe with objectives [objective (the program's own), val_accuracy]: 6 trials ok, objective recorded, reported"
 
 echo "all $checks checks passed in $((SECONDS - start)) s"

@@ -76,13 +76,18 @@ static yaml_node_t *lookup(yaml_document_t *doc, yaml_node_t *map, const char *k
 }
 
 // objectives: [{name: N, goal: G}, ...] of the stored YAML (motpe), into s.
-static void read_objectives(SweepSummary *s, yaml_document_t *doc, yaml_node_t *list) {
+static void read_objectives(SweepSummary *s, yaml_document_t *doc, yaml_node_t *list, int program) {
     if (!list || list->type != YAML_SEQUENCE_NODE) return;
     for (yaml_node_item_t *it = list->data.sequence.items.start;
          it < list->data.sequence.items.top && s->n_objectives < SPACE_MAX_OBJECTIVES; it++) {
         yaml_node_t *o = yaml_document_get_node(doc, *it);
         const char *name = scalar(lookup(doc, o, "name")), *goal = scalar(lookup(doc, o, "goal"));
         const Metric *m = name ? metric_find(name) : NULL;
+        if (!m && program && name && strlen(name) < sizeof s->program_objective) {  // the program's own (one: space.c)
+            snprintf(s->program_objective, sizeof s->program_objective, "%s", name);
+            metric_program(&s->program_metric, s->program_objective, goal && !strcmp(goal, "maximize"));
+            m = &s->program_metric;
+        }
         if (!m) continue;
         s->objective[s->n_objectives] = m;
         s->objective_maximize[s->n_objectives++] = goal ? strcmp(goal, "minimize") != 0 : m->maximize;
@@ -119,11 +124,18 @@ static int read_metric(const H5Reader *rd, SweepSummary *s) {
             snprintf(s->metric, sizeof s->metric, "%s", name);
             s->maximize = goal && !strcmp(goal, "maximize");
             metric_program(&s->program_metric, s->metric, s->maximize);
-        } else if (program && !name && !lookup(&doc, root, "reward")) {  // as space.c ranks such a sweep
+        }
+        read_objectives(s, &doc, lookup(&doc, root, "objectives"), program);
+        if (program && !name && !lookup(&doc, root, "reward") && s->n_objectives) {  // as space.c ranks such a sweep
+            snprintf(s->metric, sizeof s->metric, "%s", s->objective[0]->name);
+            s->maximize = s->objective_maximize[0];
+        } else if (program && !name && !lookup(&doc, root, "reward")) {
             snprintf(s->metric, sizeof s->metric, "val_loss");
             s->maximize = 0;
         }
-        read_objectives(s, &doc, lookup(&doc, yaml_document_get_root_node(&doc), "objectives"));
+        const char *method = scalar(lookup(&doc, root, "method"));  // as space.c's check_size reads it
+        s->until_stopped = method && strcmp(method, "grid") && !lookup(&doc, root, "trials") &&
+                           !lookup(&doc, root, "run_cap");
         yaml_document_delete(&doc);
     }
     yaml_parser_delete(&parser);
