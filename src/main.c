@@ -11,7 +11,7 @@ static const struct {
     int (*run)(int, char **);
     const char *summary;
 } verbs[] = {
-    {"run", cmd_run, "run a sweep from a YAML search space (under mpirun or Slurm)"},
+    {"run", cmd_run, "run a sweep from a YAML search space (--workers N, or under mpirun or Slurm)"},
     {"validate", cmd_validate, "check a search space and show its first configurations"},
     {"train", cmd_train, "train one configuration and report its metrics"},
     {"score", cmd_score, "score a trial's or a checkpoint's attention tensors (under mpirun)"},

@@ -324,29 +324,8 @@ print(n)
 EOF
 }
 
-# check_h5 OUT N [partial]: every trial 0..N-1 exactly once in /summary and /trials (with
-# "partial": 1 <= trials < N, each at most once).
-check_h5() {
-  "$py" - "$@" <<'EOF' || fail "results file $1: see above"
-import sys
-import h5py
-path, n = sys.argv[1], int(sys.argv[2])
-partial = len(sys.argv) > 3
-with h5py.File(path, "r") as f:
-    ids = [int(t) for t in f["summary"]["trial"][:]]
-    groups = sorted(f["trials"].keys()) if "trials" in f else []
-if len(set(ids)) != len(ids):
-    sys.exit(f"FAIL: {path}: trials recorded twice in /summary: {sorted(ids)}")
-if len(groups) != len(ids):
-    sys.exit(f"FAIL: {path}: {len(ids)} rows in /summary but {len(groups)} groups in /trials")
-if partial:
-    if not 1 <= len(ids) < n or not set(ids) <= set(range(n)):
-        sys.exit(f"FAIL: {path}: expected some but not all of trials 0..{n - 1}, got {sorted(ids)}")
-elif sorted(ids) != list(range(n)):
-    sys.exit(f"FAIL: {path}: expected trials 0..{n - 1} once each, got {sorted(ids)}")
-print(len(ids))
-EOF
-}
+# check_h5 OUT N [partial]: trials 0..N-1 once each in OUT (tests/check_sweep_h5.py).
+check_h5() { "$py" "$here/check_sweep_h5.py" "$@" || fail "results file $1: see above"; }
 
 # ---------------------------------------------------------------------------
 echo "== 3. a sweep submitted with attnsweep slurm --submit runs to completion"

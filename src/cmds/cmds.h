@@ -10,6 +10,10 @@ int cmd_slurm(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 
+// The executable running now (/proc/self/exe; "attnsweep" when unknown), so that a job or
+// the ranks that a verb starts run the same build; free() it (run.c).
+char *self_exe(void);
+
 #include "trial/trial.h"
 
 // Before the work: make sure PATH can be written (exit 2 naming the verb otherwise: a

@@ -230,15 +230,6 @@ static int on_path(const char *prog) {
     return found;
 }
 
-// The executable running now, so the job runs the same build.
-static char *self_path(void) {
-    char buf[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0) return xstrdup("attnsweep");
-    buf[n] = 0;
-    return xstrdup(buf);
-}
-
 static char *script_text(const SlurmOptions *o, const char *name, const char *log) {
     char *text = NULL;
     size_t len = 0;
@@ -247,7 +238,7 @@ static char *script_text(const SlurmOptions *o, const char *name, const char *lo
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd)) die(EXIT_RUNTIME, "slurm: cannot read the current directory: %s", strerror(errno));
     check_sbatch_text("the current directory", cwd);
-    char *exe = self_path();
+    char *exe = self_exe();
     fprintf(f,
             "#!/bin/bash\n"
             "# Slurm batch job for sweep %s: it runs the sweep under mpirun, requeues itself\n"
