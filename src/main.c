@@ -17,6 +17,7 @@ static const struct {
     {"score", cmd_score, "score a trial's or a checkpoint's attention tensors (under mpirun)"},
     {"report", cmd_report, "summarise a sweep's results file: leaderboard, variants, ablations"},
     {"probe", cmd_probe, "probe a trained trial: CKA, input noise, attention maps, a transformed twin"},
+    {"rerun", cmd_rerun, "run one trial of a results file again (--trial N or --best) with its seed"},
     {"slurm", cmd_slurm, "write (and submit) a Slurm batch script for a sweep"},
 };
 enum { N_VERBS = sizeof verbs / sizeof verbs[0] };
