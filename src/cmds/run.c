@@ -38,33 +38,37 @@ static void forward_stop(int sig) {
     if (launcher_pid > 0) kill((pid_t)launcher_pid, SIGUSR1);
 }
 
-// The command line of the ranks: this executable's `run` with o's settings (o->workers not).
-static char **rank_argv(const RunOptions *o, int workers, char *exe, char *np, char *group, char *gpus) {
+// mpirun's command line for the ranks: this executable's `run` with o's settings.
+typedef struct {
+    char *argv[24];
+    char np[16], group[16], gpus[16];  // the numbers argv points to
+    char *exe;                         // self_exe(), freed by the caller
+} LaunchLine;
+
+static void launch_line(LaunchLine *l, const RunOptions *o, int workers) {
     static const char *const launcher[] = {
         "mpirun", "--quiet",     // Open MPI's notices on a rank's non-zero exit: attnsweep says why itself
         "--oversubscribe",       // permission only: mpirun counts physical cores as slots
         "--bind-to", "none",     // a program's threads must not share their rank's one core
         "-np",
     };
-    enum { N_LAUNCHER = sizeof launcher / sizeof launcher[0], MAX_ARGS = N_LAUNCHER + 16 };
-    char **argv = xcalloc(MAX_ARGS, sizeof *argv);
     int n = 0;
-    for (int i = 0; i < N_LAUNCHER; i++) argv[n++] = (char *)launcher[i];
-    snprintf(np, 16, "%d", workers + 1);
-    snprintf(group, 16, "%d", o->group_size);
-    snprintf(gpus, 16, "%d", o->gpus_per_group);
-    argv[n++] = np;
-    argv[n++] = exe;
-    argv[n++] = "run";
-    argv[n++] = (char *)o->spec_path;
-    if (o->output) argv[n++] = "--output", argv[n++] = (char *)o->output;
-    if (o->resume) argv[n++] = "--resume";
-    if (o->retry_failed) argv[n++] = "--retry-failed";
-    argv[n++] = "--group-size", argv[n++] = group;
-    if (o->gpus_per_group >= 0) argv[n++] = "--gpus-per-group", argv[n++] = gpus;
-    if (o->quiet) argv[n++] = "--quiet";
-    argv[n] = NULL;
-    return argv;
+    for (size_t i = 0; i < sizeof launcher / sizeof launcher[0]; i++) l->argv[n++] = (char *)launcher[i];
+    snprintf(l->np, sizeof l->np, "%d", workers + 1);
+    snprintf(l->group, sizeof l->group, "%d", o->group_size);
+    snprintf(l->gpus, sizeof l->gpus, "%d", o->gpus_per_group);
+    l->exe = self_exe();
+    l->argv[n++] = l->np;
+    l->argv[n++] = l->exe;
+    l->argv[n++] = "run";
+    l->argv[n++] = (char *)o->spec_path;
+    if (o->output) l->argv[n++] = "--output", l->argv[n++] = (char *)o->output;
+    if (o->resume) l->argv[n++] = "--resume";
+    if (o->retry_failed) l->argv[n++] = "--retry-failed";
+    l->argv[n++] = "--group-size", l->argv[n++] = l->group;
+    if (o->gpus_per_group >= 0) l->argv[n++] = "--gpus-per-group", l->argv[n++] = l->gpus;
+    if (o->quiet) l->argv[n++] = "--quiet";
+    l->argv[n] = NULL;  // at most 6 + 14 of the 24
 }
 
 // In the child, between fork and exec (async-signal-safe calls only): mpirun in a process
@@ -81,7 +85,7 @@ static void exec_launcher(char **argv, const sigset_t *mask, pid_t parent, int r
     sigprocmask(SIG_SETMASK, mask, NULL);
     execvp(argv[0], argv);
     const int e = errno;
-    if (write(report_fd, &e, sizeof e) < 0) {}  // the parent reads EOF then, and says so
+    if (write(report_fd, &e, sizeof e) < 0) {}  // nothing more to do: the parent sees exit code 1
     _exit(EXIT_RUNTIME);
 }
 
@@ -100,8 +104,8 @@ static int run_local(const RunOptions *o, int workers) {
     // More ranks than CPUs: a waiting rank gives its CPU away (ENVIRONMENT.md: otherwise
     // ranks busy-poll and a 0.08 s SVD takes 8 s). A setting the user made wins.
     if (workers + 1 > sysconf(_SC_NPROCESSORS_ONLN)) setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
-    char *exe = self_exe(), np[16], group[16], gpus[16];
-    char **argv = rank_argv(o, workers, exe, np, group, gpus);
+    LaunchLine line;
+    launch_line(&line, o, workers);
 
     static const int stops[] = {SIGINT, SIGTERM, SIGUSR1};
     sigset_t block, old;
@@ -112,7 +116,7 @@ static int run_local(const RunOptions *o, int workers) {
     if (pipe2(report, O_CLOEXEC) != 0) die(EXIT_RUNTIME, "run: pipe: %s", strerror(errno));
     const pid_t parent = getpid(), pid = fork();
     if (pid < 0) die(EXIT_RUNTIME, "run: cannot start mpirun: %s", strerror(errno));
-    if (pid == 0) exec_launcher(argv, &old, parent, report[1]);
+    if (pid == 0) exec_launcher(line.argv, &old, parent, report[1]);
     close(report[1]);
     setpgid(pid, pid);  // the child does the same: whichever comes first
     launcher_pid = pid;
@@ -129,8 +133,7 @@ static int run_local(const RunOptions *o, int workers) {
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) die(EXIT_RUNTIME, "run: waiting for mpirun: %s", strerror(errno));
     launcher_pid = 0;
-    free(argv);
-    free(exe);
+    free(line.exe);
     if (got == (ssize_t)sizeof exec_errno)
         die(EXIT_RUNTIME, "run: --workers: cannot run mpirun: %s (Open MPI's mpirun must be on PATH)",
             strerror(exec_errno));
