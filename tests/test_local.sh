@@ -72,7 +72,7 @@ expect_bad_input "a broken YAML" "broken.yaml:" "$tmp/broken.h5" run broken.yaml
 expect_bad_input "--workers 3 in groups of 2" "--workers 3 cannot form groups of --group-size 2" "$tmp/q3.h5" \
   run quick.yaml --workers 3 --group-size 2 -o q3.h5
 rc=0
-mpirun --allow-run-as-root --quiet -np 1 "$bin" run quick.yaml --workers 2 -o q4.h5 >"$tmp/out" 2>"$tmp/err" || rc=$?
+ASAN_OPTIONS=$asan_noleaks mpirun --allow-run-as-root --quiet -np 1 "$bin" run quick.yaml --workers 2 -o q4.h5 >"$tmp/out" 2>"$tmp/err" || rc=$?
 expect_rc 2 "--workers under mpirun"
 expect_one_error_line "--workers under mpirun"
 grep -qF -- "--workers starts its own mpirun" "$tmp/err" || fail "--workers under mpirun: $(cat "$tmp/err")"
@@ -101,7 +101,7 @@ start_long() {
   local before t=$((SECONDS + 60))
   before=$(journaled)
   set -m
-  "$bin" run long.yaml --workers 2 -o long.h5 "$@" >"$tmp/out" 2>"$tmp/err" &
+  ASAN_OPTIONS=$asan_noleaks "$bin" run long.yaml --workers 2 -o long.h5 "$@" >"$tmp/out" 2>"$tmp/err" &
   pid=$!
   set +m
   background+=("$pid")

@@ -66,6 +66,7 @@ EOF
 echo "== 1. --trial 2: the same numbers, beside the input"
 # Without lib.sh's OPENBLAS_NUM_THREADS=1: rerun itself must train on one thread, as the
 # sweep's ranks did (grid.c), or the sums of a step split otherwise.
+leaks=1  # the rerun's own path, once under LeakSanitizer (tests/sanitizer_env.sh)
 rc=0
 (
   unset OPENBLAS_NUM_THREADS OMP_NUM_THREADS
@@ -79,6 +80,8 @@ grep -q "^trial 2 of tiny (seed [0-9]*): val_loss .* before, .* now (+0); status
 same_metrics tiny.h5 tiny.rerun-2.h5 2
 cmp -s tiny.h5 before.h5 || fail "rerun changed its input"
 pass "rerun --trial 2: $(head -1 "$tmp/out"); every metric bit for bit; the input untouched"
+
+leaks=0
 
 echo "== 1b. a program's trial: the same command, seed and parameters"
 # val_loss from the parameter and ATTNSWEEP_SEED alone: equal only with both the same.
@@ -126,7 +129,7 @@ expect_bad_input "-o the input" "is the results file itself" "$tmp/none.h5" reru
 cmp -s tiny.h5 before.h5 || fail "-o the input changed it"
 head -c 3000 tiny.h5 >cut.h5
 expect_bad_input "a damaged file" "cut.h5" "$tmp/cut.rerun-0.h5" rerun cut.h5 --trial 0
-"$bin" train --task recall --d-model 16 --heads 2 --layers 1 --batch 16 --steps 5 --eval-every 5 --quiet \
+ASAN_OPTIONS=$asan_noleaks "$bin" train --task recall --d-model 16 --heads 2 --layers 1 --batch 16 --steps 5 --eval-every 5 --quiet \
   -o one.h5 >/dev/null
 expect_bad_input "a file of attnsweep train" "keeps no sweep" "$tmp/one.rerun-0.h5" rerun one.h5 --trial 0
 echo "all $checks checks passed in $((SECONDS - start)) s"
