@@ -26,9 +26,10 @@ void check_output(const char *verb, const char *path);
 // renamed (common/outfile.h), so an interrupted run leaves no half file and a planted link
 // is never followed. sweep: the file's "sweep" attribute.
 void write_trial_file(const char *path, const TrialResult *r, const char *sweep);
-// The same with the root "yaml" attribute given rather than the configuration's lines
-// (attnsweep rerun: the sweep's YAML, so that the file names the sweep's metric and can
-// itself be rerun).
-void write_trial_file_yaml(const char *path, const TrialResult *r, const char *sweep, const char *yaml);
+// The same with the root "yaml" attribute given rather than the configuration's lines and
+// what it is ranked by (attnsweep rerun: the sweep's YAML and metric, so that the file
+// can itself be rerun; metric NULL: reward, maximised).
+void write_trial_file_yaml(const char *path, const TrialResult *r, const char *sweep, const char *yaml,
+                           const char *metric, int maximize);
 
 #endif

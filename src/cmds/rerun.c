@@ -136,7 +136,10 @@ int cmd_rerun(int argc, char **argv) {
     const int rc = trial_run(runner, &old->config, &hooks, &r);
     trial_runner_free(runner);
     grid_free(&grid);
-    write_trial_file_yaml(out, &r, s.sweep ? s.sweep : "rerun", s.yaml);
+    // ranked as its sweep was, by a metric of the table (a program's own has no column in a
+    // one-trial file)
+    write_trial_file_yaml(out, &r, s.sweep ? s.sweep : "rerun", s.yaml, metric_find(s.metric) ? s.metric : NULL,
+                          s.maximize);
 
     const double before = metric_value(old, m), now = metric_value(&r, m);
     printf("trial %d of %s (seed %d): %s %.17g before, %.17g now (%s%.3g); status %s%s%s\n", old->id,
