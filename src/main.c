@@ -11,12 +11,13 @@ static const struct {
     int (*run)(int, char **);
     const char *summary;
 } verbs[] = {
-    {"run", cmd_run, "run a sweep from a YAML search space (under mpirun or Slurm)"},
+    {"run", cmd_run, "run a sweep from a YAML search space (--workers N, or under mpirun or Slurm)"},
     {"validate", cmd_validate, "check a search space and show its first configurations"},
     {"train", cmd_train, "train one configuration and report its metrics"},
     {"score", cmd_score, "score a trial's or a checkpoint's attention tensors (under mpirun)"},
     {"report", cmd_report, "summarise a sweep's results file: leaderboard, variants, ablations"},
     {"probe", cmd_probe, "probe a trained trial: CKA, input noise, attention maps, a transformed twin"},
+    {"rerun", cmd_rerun, "run one trial of a results file again (--trial N or --best) with its seed"},
     {"slurm", cmd_slurm, "write (and submit) a Slurm batch script for a sweep"},
     {"schema", cmd_schema, "print the results file's vocabulary: columns, units, statuses, format"},
 };

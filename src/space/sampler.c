@@ -317,7 +317,7 @@ Sampler *sampler_create(const SweepSpec *s) {
     case METHOD_MOTPE:
         sm->m = s->method == METHOD_MOTPE ? s->n_objectives : 1;
         for (int k = 0; k < sm->m; k++) {
-            sm->objective[k] = s->method == METHOD_MOTPE ? metric_find(s->objective[k]) : space_metric(s);
+            sm->objective[k] = s->method == METHOD_MOTPE ? space_objective_metric(s, k) : space_metric(s);
             sm->maximize[k] = s->method == METHOD_MOTPE ? s->objective_maximize[k] : s->maximize;
             if (!sm->objective[k]) die(EXIT_RUNTIME, "internal error: no metric %s", s->objective[k]);
         }

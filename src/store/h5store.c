@@ -316,7 +316,8 @@ static void create_summary(H5Store *s) {
     H5Sclose(space);
 }
 
-// What the sweep is ranked by: root attributes metric, goal and objectives (JSON).
+// What the sweep is ranked by: root attributes metric, goal and objectives (JSON); and
+// until_stopped.
 static void write_ranking(const H5Store *s, const StoreMeta *meta) {
     write_attr_string(s, s->file, "metric", meta->metric ? meta->metric : "reward");
     write_attr_string(s, s->file, "goal", !meta->metric || meta->maximize ? "maximize" : "minimize");
@@ -332,6 +333,7 @@ static void write_ranking(const H5Store *s, const StoreMeta *meta) {
     if (!text) die(EXIT_RUNTIME, "%s: out of memory", s->path);
     write_attr_string(s, s->file, "objectives", text);
     cJSON_free(text);
+    write_attr(s, s->file, "until_stopped", H5T_NATIVE_INT, &meta->until_stopped);
 }
 
 // H5Fcreate of a temporary file, exclusively (no file or link that was there is opened).

@@ -49,6 +49,7 @@ typedef struct {
     int n_objectives;
     const char *const *objective;
     const int *objective_maximize;
+    int until_stopped;  // a sampled sweep without a number of trials (root attribute until_stopped)
 } StoreMeta;
 
 // Create the file and write the root attributes: into a new temporary file beside PATH

@@ -42,6 +42,7 @@ const SchemaAttribute schema_root_attributes[] = {
     {"metric", "string", "what the sweep is ranked by: a metric below or the program's own"},
     {"goal", "string", "maximize or minimize"},
     {"objectives", "string", "motpe's objectives as JSON [{name, goal}], [] for one metric"},
+    {"until_stopped", "int32", "1: a sampled sweep without a number of trials, run until stopped"},
     {"seed", "int32", "the sweep's seed"},
     {"start_time", "float64", "Unix time the sweep started"},
     {"end_time", "float64", "Unix time it ended (absent while it runs)"},

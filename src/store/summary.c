@@ -38,7 +38,9 @@ static const Metric *ranked_metric(const SweepSummary *s, const char *name) {
     return m ? m : s->program_metric.name && !strcmp(name, s->program_metric.name) ? &s->program_metric : NULL;
 }
 
-// motpe's objectives: the root attribute objectives, [{"name": N, "goal": G}, ...].
+// motpe's objectives: the root attribute objectives, [{"name": N, "goal": G}, ...]; a name
+// of none of the table's metrics is the program's own (one at most: space.c), which becomes
+// the program metric unless the sweep's metric already is.
 static int read_objectives(const H5Reader *rd, SweepSummary *s, const char *text) {
     cJSON *list = cJSON_Parse(text);
     if (!cJSON_IsArray(list)) {
@@ -50,6 +52,12 @@ static int read_objectives(const H5Reader *rd, SweepSummary *s, const char *text
     cJSON_ArrayForEach(o, list) {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "name"), *goal = cJSON_GetObjectItemCaseSensitive(o, "goal");
         const Metric *m = cJSON_IsString(name) ? ranked_metric(s, name->valuestring) : NULL;
+        if (!m && cJSON_IsString(name) && cJSON_IsString(goal) && !s->program_metric.name &&
+            strlen(name->valuestring) < sizeof s->program_objective) {
+            snprintf(s->program_objective, sizeof s->program_objective, "%s", name->valuestring);
+            metric_program(&s->program_metric, s->program_objective, !strcmp(goal->valuestring, "maximize"));
+            m = &s->program_metric;
+        }
         if (!m || !cJSON_IsString(goal) || s->n_objectives == METRIC_MAX_OBJECTIVES) {
             rc = h5read_fail(rd, "attribute 'objectives' names no metric of this attnsweep, or too many");
             break;
@@ -62,12 +70,14 @@ static int read_objectives(const H5Reader *rd, SweepSummary *s, const char *text
     return rc;
 }
 
-// The root attributes metric, goal and objectives (schema.h): what the file is ranked by.
-// A name that is none of the metric table's is the program's own (metrics.h metric_program).
+// The root attributes metric, goal, objectives and until_stopped (schema.h): what the file
+// is ranked by, and whether the sweep had a planned end. A name that is none of the metric
+// table's is the program's own (metrics.h metric_program).
 static int read_metric(const H5Reader *rd, hid_t file, SweepSummary *s) {
     char *name = NULL, *goal = NULL, *objectives = NULL;
     int rc = h5read_attr_string(rd, file, "metric", &name) || h5read_attr_string(rd, file, "goal", &goal) ||
-                     h5read_attr_string(rd, file, "objectives", &objectives)
+                     h5read_attr_string(rd, file, "objectives", &objectives) ||
+                     h5read_attr_number(rd, file, "until_stopped", H5T_NATIVE_INT, &s->until_stopped)
                  ? -1
                  : 0;
     if (rc == 0 && (strlen(name) >= sizeof s->metric || (strcmp(goal, "maximize") && strcmp(goal, "minimize"))))

@@ -98,6 +98,8 @@ void program_spec_pack(Bytes *b, const ProgramSpec *p) {
     bytes_put_i32(b, p->cpus);
     bytes_put_text(b, p->accuracy, strlen(p->accuracy));
     bytes_put_text(b, p->metric, strlen(p->metric));
+    for (int k = 0; k < MAX_PROGRAM_PARAMS; k++) bytes_put_u8(b, p->form[k]);
+    bytes_put_u8(b, (unsigned)p->count_reports);
 }
 
 int program_spec_unpack(ProgramSpec *p, const unsigned char *data, size_t len) {
@@ -120,6 +122,8 @@ int program_spec_unpack(ProgramSpec *p, const unsigned char *data, size_t len) {
     p->cpus = br_i32(&rd);
     get_key(&rd, p->accuracy);
     get_key(&rd, p->metric);
+    for (int k = 0; k < MAX_PROGRAM_PARAMS; k++) p->form[k] = (unsigned char)br_u8(&rd);
+    p->count_reports = (int)br_u8(&rd);
     if (!rd.failed && rd.left) br_fail(&rd, "%zu bytes after the end", rd.left);
     if (rd.failed || !p->trials_dir) {
         program_spec_free(p);
@@ -129,39 +133,247 @@ int program_spec_unpack(ProgramSpec *p, const unsigned char *data, size_t len) {
 }
 
 // ---------------------------------------------------------------- the command
+// W&B's agent (wandb/wandb_agent.py, _command_run; wandb/sdk/launch/sweeps/utils.py,
+// create_sweep_command and create_sweep_command_args) is the reference: a macro is a
+// whole word; ${envvar:NAME} (NAME of A-Z, 0-9, _) is replaced anywhere in a word, by
+// the variable's value or, unset, by NAME itself; ${interpreter} is "python"; a value is
+// written as Python's str() writes it (True, None, [1, 2], {'lr': 0.1}), and the JSON
+// macros as json.dumps does ({"a": 1, "b": [1, 2]}).
 
-static const char *const macros[] = {"${env}", "${interpreter}", "${program}", "${args}", "${args_no_hyphens}",
-                                     "${args_json}", "${args_json_file}", NULL};
+typedef enum { M_ENV, M_INTERPRETER, M_PROGRAM, M_ARGS, M_ARGS_NO_HYPHENS, M_ARGS_NO_BOOLEAN_FLAGS, M_ARGS_NO_EQUALS,
+               M_ARGS_APPEND_HYDRA, M_ARGS_OVERRIDE_HYDRA, M_ARGS_JSON, M_ARGS_JSON_FILE, M_N } Macro;
+static const char *const macros[M_N] = {"${env}", "${interpreter}", "${program}", "${args}", "${args_no_hyphens}",
+                                        "${args_no_boolean_flags}", "${args_no_equals}", "${args_append_hydra}",
+                                        "${args_override_hydra}", "${args_json}", "${args_json_file}"};
 #define ENVVAR "${envvar:"
+#define ENVVAR_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
 
-int program_macro_known(const char *word, char *err, size_t errlen) {
-    const char *open = strstr(word, "${");
-    if (!open) return 1;
-    for (int k = 0; macros[k]; k++)
-        if (!strcmp(word, macros[k])) return 1;
-    const size_t n = strlen(word);
-    if (!strncmp(word, ENVVAR, strlen(ENVVAR)) && word[n - 1] == '}' && n > strlen(ENVVAR) + 1 &&
-        !strchr(word + strlen(ENVVAR), '$'))
-        return 1;
-    if (open != word || word[n - 1] != '}' || strchr(open + 2, '$'))
-        snprintf(err, errlen, "'%s': a macro is a word of its own (W&B's rule), e.g. - ${args}", word);
-    else
-        snprintf(err, errlen, "unknown macro %s (allowed: ${env}, ${interpreter}, ${program}, ${args}, "
-                              "${args_no_hyphens}, ${args_json}, ${args_json_file}, ${envvar:NAME})", word);
-    return 0;
+static void put_raw(Bytes *b, const void *p, size_t n) { memcpy(bytes_extend(b, n), p, n); }
+
+static int macro_of(const char *word) {
+    for (int k = 0; k < M_N; k++)
+        if (!strcmp(word, macros[k])) return k;
+    return -1;
 }
 
-char *program_args_json(const TrialConfig *c) {
-    cJSON *o = json_must(cJSON_CreateObject());
+// The length of the ${envvar:NAME} at t (0: none there).
+static size_t envvar_at(const char *t) {
+    if (strncmp(t, ENVVAR, strlen(ENVVAR))) return 0;
+    const size_t n = strspn(t + strlen(ENVVAR), ENVVAR_CHARS);
+    return t[strlen(ENVVAR) + n] == '}' ? strlen(ENVVAR) + n + 1 : 0;
+}
+
+int program_macro_known(const char *word, char *err, size_t errlen) {
+    if (macro_of(word) >= 0) return 1;
+    for (const char *t = strstr(word, "${"); t; t = strstr(t + 1, "${")) {
+        if (envvar_at(t)) continue;
+        if (!strncmp(t, ENVVAR, strlen(ENVVAR)))
+            snprintf(err, errlen, "'%s': ${envvar:NAME} takes a NAME of A-Z, 0-9 and '_' (W&B's rule)", word);
+        else if (t != word || word[strlen(word) - 1] != '}' || strchr(t + 2, '$'))
+            snprintf(err, errlen, "'%s': a macro other than ${envvar:NAME} is a word of its own (W&B's rule), e.g. - "
+                                  "${args}", word);
+        else
+            snprintf(err, errlen, "unknown macro %s (allowed: ${env}, ${interpreter}, ${program}, ${args}, "
+                                  "${args_no_hyphens}, ${args_no_boolean_flags}, ${args_no_equals}, "
+                                  "${args_append_hydra}, ${args_override_hydra}, ${args_json}, ${args_json_file}, "
+                                  "${envvar:NAME})", word);
+        return 0;
+    }
+    return 1;
+}
+
+// word with each ${envvar:NAME} replaced as W&B does.
+static char *expand_envvars(const char *word) {
+    Bytes b = {0};
+    for (const char *t = word; *t;) {
+        const size_t n = envvar_at(t);
+        if (!n) {
+            put_raw(&b, t++, 1);
+            continue;
+        }
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(n - strlen(ENVVAR) - 1), t + strlen(ENVVAR));
+        const char *value = getenv(name);
+        put_raw(&b, value ? value : name, strlen(value ? value : name));
+        t += n;
+    }
+    put_raw(&b, "", 1);
+    return (char *)b.data;
+}
+
+void program_real_text(double v, char *out, size_t len) {
+    int digits = 1;
+    char e[64];
+    while (digits < 17 && (snprintf(e, sizeof e, "%.*e", digits - 1, v), strtod(e, NULL) != v)) digits++;
+    snprintf(e, sizeof e, "%.*e", digits - 1, v);
+    const int exp10 = atoi(strchr(e, 'e') + 1);
+    if (!isfinite(v)) snprintf(out, len, "%s", isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity");
+    else if (exp10 >= -4 && exp10 < 16) snprintf(out, len, "%.*f", digits - 1 - exp10 > 0 ? digits - 1 - exp10 : 1, v);
+    else snprintf(out, len, "%s", e);
+}
+
+// The JSON text of a set parameter's value (its own text when its values are JSON).
+static void value_json(const ProgramSpec *spec, int slot, const ProgramValue *v, Bytes *b) {
+    char num[64];
+    if (v->type == PT_TEXT && spec->form[slot] & PROGRAM_FORM_JSON) {
+        put_raw(b, v->text, strlen(v->text));
+    } else if (v->type == PT_TEXT) {
+        cJSON *str = json_must(cJSON_CreateString(v->text));
+        char *t = cJSON_PrintUnformatted(str);
+        if (!t) die(EXIT_RUNTIME, "out of memory printing JSON");
+        put_raw(b, t, strlen(t));
+        cJSON_free(t);
+        cJSON_Delete(str);
+    } else {
+        if (v->type == PT_INT) snprintf(num, sizeof num, "%.0f", v->number);
+        else program_real_text(v->number, num, sizeof num);
+        put_raw(b, num, strlen(num));
+    }
+}
+
+// One argument as W&B's agent gets it: a name and its value's JSON (json.dumps' spacing).
+typedef struct {
+    char name[PROGRAM_NAME];
+    Bytes json;
+} Arg;
+
+// The nested parameters (PROGRAM_FORM_NESTED, names "a.b.c") whose first part is
+// slots[0]'s, as the JSON object of that part, keys in the order of their full names
+// (W&B's HyperParameterSet.to_config); each slot used is marked in done.
+static void nested_json(const ProgramSpec *spec, const TrialConfig *c, const char *prefix, unsigned char *done,
+                        Bytes *b) {
+    const size_t plen = strlen(prefix);
+    int order[MAX_PROGRAM_PARAMS], n = 0;
+    for (int k = 0; k < c->n_program; k++)
+        if (!done[k] && spec->form[k] & PROGRAM_FORM_NESTED && !strncmp(c->program[k].name, prefix, plen) &&
+            c->program[k].name[plen] == '.') {
+            int at = n++;
+            while (at > 0 && strcmp(c->program[order[at - 1]].name, c->program[k].name) > 0) order[at] = order[at - 1], at--;
+            order[at] = k;
+        }
+    put_raw(b, "{", 1);
+    int first = 1;
+    for (int i = 0; i < n; i++) {
+        const int k = order[i];
+        if (done[k]) continue;
+        const char *rest = c->program[k].name + plen + 1, *dot = strchr(rest, '.');
+        const size_t keylen = dot ? (size_t)(dot - rest) : strlen(rest);
+        char key[PROGRAM_NAME], sub[PROGRAM_NAME];
+        snprintf(key, sizeof key, "%.*s", (int)keylen, rest);
+        if (!dot && !c->program[k].set) {
+            done[k] = 1;
+            continue;
+        }
+        Bytes inner = {0};
+        if (dot) {
+            snprintf(sub, sizeof sub, "%.*s", (int)(plen + 1 + keylen), c->program[k].name);
+            nested_json(spec, c, sub, done, &inner);
+            if (inner.len == 2) {  // "{}": none of its parameters is set
+                bytes_free(&inner);
+                continue;
+            }
+        } else {
+            value_json(spec, k, &c->program[k], &inner);
+            done[k] = 1;
+        }
+        char head[PROGRAM_NAME + 8];
+        snprintf(head, sizeof head, "%s\"%s\": ", first ? "" : ", ", key);
+        put_raw(b, head, strlen(head));
+        put_raw(b, inner.data, inner.len);
+        bytes_free(&inner);
+        first = 0;
+    }
+    put_raw(b, "}", 1);
+}
+
+// The arguments of configuration c in the sweep's order, a nested group at its first
+// parameter's place; *n of them (free with args_free).
+static Arg *args_of(const ProgramSpec *spec, const TrialConfig *c, int *n) {
+    Arg *a = xcalloc(MAX_PROGRAM_PARAMS, sizeof *a);
+    unsigned char done[MAX_PROGRAM_PARAMS] = {0};
+    *n = 0;
     for (int k = 0; k < c->n_program; k++) {
         const ProgramValue *v = &c->program[k];
-        if (!v->set) continue;
-        cJSON_AddItemToObject(o, v->name,
-                              json_must(v->type == PT_TEXT ? cJSON_CreateString(v->text) : cJSON_CreateNumber(v->number)));
+        if (done[k]) continue;
+        Arg *x = &a[*n];
+        if (spec->form[k] & PROGRAM_FORM_NESTED) {
+            snprintf(x->name, sizeof x->name, "%.*s", (int)strcspn(v->name, "."), v->name);
+            nested_json(spec, c, x->name, done, &x->json);
+            if (x->json.len == 2) {
+                bytes_free(&x->json);
+                continue;
+            }
+        } else {
+            done[k] = 1;
+            if (!v->set) continue;
+            snprintf(x->name, sizeof x->name, "%s", v->name);
+            value_json(spec, k, v, &x->json);
+        }
+        put_raw(&x->json, "", 1);
+        (*n)++;
     }
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    if (!text) die(EXIT_RUNTIME, "out of memory printing JSON");
+    return a;
+}
+
+static void args_free(Arg *a, int n) {
+    for (int k = 0; k < n; k++) bytes_free(&a[k].json);
+    free(a);
+}
+
+// JSON text as Python's str() writes the value: a string bare at the top, quoted '...'
+// inside; true, false, null as True, False, None; numbers and the rest as they are.
+static char *python_text(const char *json) {
+    Bytes b = {0};
+    if (json[0] == '"') {  // a string: itself
+        cJSON *s = cJSON_Parse(json);
+        const char *t = cJSON_GetStringValue(s);
+        put_raw(&b, t ? t : "", strlen(t ? t : ""));
+        cJSON_Delete(s);
+    }
+    for (const char *t = json; json[0] != '"' && *t;) {
+        if (*t == '"') {  // a string inside: repr's quotes ('...', or "..." when it holds a ' and no ")
+            const char *end = t + 1;
+            while (*end && *end != '"') end += *end == '\\' && end[1] ? 2 : 1;
+            const int single = !memchr(t + 1, '\'', (size_t)(end - t - 1)) || memchr(t + 1, '\\', (size_t)(end - t - 1));
+            put_raw(&b, single ? "'" : "\"", 1);
+            for (const char *q = t + 1; q < end; q++) {
+                if (*q == '\\' && q[1] == '"') q++;
+                else if (single && *q == '\'') put_raw(&b, "\\", 1);
+                put_raw(&b, q, 1);
+            }
+            put_raw(&b, single ? "'" : "\"", 1);
+            t = *end ? end + 1 : end;
+        } else if (!strncmp(t, "true", 4) || !strncmp(t, "false", 5) || !strncmp(t, "null", 4)) {
+            const char *py = t[0] == 't' ? "True" : t[0] == 'f' ? "False" : "None";
+            put_raw(&b, py, strlen(py));
+            t += t[0] == 'f' ? 5 : 4;
+        } else {
+            put_raw(&b, t++, 1);
+        }
+    }
+    put_raw(&b, "", 1);
+    return (char *)b.data;
+}
+
+// The parameters as one JSON object, json.dumps' spacing.
+static char *args_json(const Arg *a, int n) {
+    Bytes b = {0};
+    put_raw(&b, "{", 1);
+    for (int k = 0; k < n; k++) {
+        char head[PROGRAM_NAME + 8];
+        snprintf(head, sizeof head, "%s\"%s\": ", k ? ", " : "", a[k].name);
+        put_raw(&b, head, strlen(head));
+        put_raw(&b, a[k].json.data, a[k].json.len - 1);
+    }
+    put_raw(&b, "}", 2);
+    return (char *)b.data;
+}
+
+char *program_args_json(const ProgramSpec *spec, const TrialConfig *c) {
+    int n;
+    Arg *a = args_of(spec, c, &n);
+    char *text = args_json(a, n);
+    args_free(a, n);
     return text;
 }
 
@@ -176,18 +388,30 @@ static void add_word(Words *w, char *s) {  // takes s
     w->v[w->n] = NULL;
 }
 
-static void add_args(Words *w, const TrialConfig *c, int hyphens) {
-    for (int k = 0; k < c->n_program; k++) {
-        const ProgramValue *v = &c->program[k];
-        if (!v->set) continue;
-        char value[PROGRAM_TEXT + 32];
-        config_program_format(v, value, sizeof value);
-        char *word = xmalloc(strlen(v->name) + strlen(value) + 4);
-        sprintf(word, "%s%s=%s", hyphens ? "--" : "", v->name, value);
-        add_word(w, word);
-    }
+static char *word_of(const char *prefix, const char *name, const char *value) {  // prefix name [= value]
+    char *s = xmalloc(strlen(prefix) + strlen(name) + (value ? strlen(value) + 1 : 0) + 1);
+    sprintf(s, "%s%s%s%s", prefix, name, value ? "=" : "", value ? value : "");
+    return s;
 }
 
+// The words one of the ${args...} macros gives for the arguments.
+static void add_args(Words *w, const Arg *a, int n, Macro m) {
+    for (int k = 0; k < n; k++) {
+        const char *json = (const char *)a[k].json.data, *name = a[k].name;
+        char *value = python_text(json);
+        switch (m) {
+        case M_ARGS_NO_HYPHENS: add_word(w, word_of("", name, value)); break;
+        case M_ARGS_APPEND_HYDRA: add_word(w, word_of("+", name, value)); break;
+        case M_ARGS_OVERRIDE_HYDRA: add_word(w, word_of("++", name, value)); break;
+        case M_ARGS_NO_EQUALS: add_word(w, word_of("--", name, NULL)), add_word(w, xstrdup(value)); break;
+        case M_ARGS_NO_BOOLEAN_FLAGS:  // true: a bare flag; false: left out
+            if (strcmp(json, "false")) add_word(w, word_of("--", name, strcmp(json, "true") ? value : NULL));
+            break;
+        default: add_word(w, word_of("--", name, value)); break;  // M_ARGS
+        }
+        free(value);
+    }
+}
 void program_argv_free(char **argv) {
     for (int k = 0; argv && argv[k]; k++) free(argv[k]);
     free(argv);
@@ -197,28 +421,26 @@ int program_command(const ProgramSpec *spec, const TrialConfig *c, const char *a
                     int *argc, char *err, size_t errlen) {
     Words w = {0};
     add_word(&w, NULL), w.n = 0;  // an empty, NULL-terminated list
+    int n_args;
+    Arg *args = args_of(spec, c, &n_args);
     for (int k = 0; k < spec->n_command; k++) {
         const char *word = spec->command[k];
         if (!program_macro_known(word, err, errlen)) {
+            args_free(args, n_args);
             program_argv_free(w.v);
             return -1;
         }
-        if (!strcmp(word, "${env}")) add_word(&w, xstrdup("/usr/bin/env"));
-        else if (!strcmp(word, "${interpreter}")) add_word(&w, xstrdup("python3"));
-        else if (!strcmp(word, "${program}")) add_word(&w, xstrdup(spec->program ? spec->program : ""));
-        else if (!strcmp(word, "${args}")) add_args(&w, c, 1);
-        else if (!strcmp(word, "${args_no_hyphens}")) add_args(&w, c, 0);
-        else if (!strcmp(word, "${args_json}")) add_word(&w, program_args_json(c));
-        else if (!strcmp(word, "${args_json_file}")) add_word(&w, xstrdup(args_json_path));
-        else if (!strncmp(word, ENVVAR, strlen(ENVVAR))) {
-            char name[256];
-            snprintf(name, sizeof name, "%.*s", (int)(strlen(word) - strlen(ENVVAR) - 1), word + strlen(ENVVAR));
-            const char *value = getenv(name);
-            add_word(&w, xstrdup(value ? value : ""));
-        } else {
-            add_word(&w, xstrdup(word));
+        switch (macro_of(word)) {
+        case M_ENV: add_word(&w, xstrdup("/usr/bin/env")); break;
+        case M_INTERPRETER: add_word(&w, xstrdup(PROGRAM_INTERPRETER)); break;
+        case M_PROGRAM: add_word(&w, xstrdup(spec->program ? spec->program : "")); break;
+        case M_ARGS_JSON: add_word(&w, args_json(args, n_args)); break;
+        case M_ARGS_JSON_FILE: add_word(&w, xstrdup(args_json_path)); break;
+        case -1: add_word(&w, expand_envvars(word)); break;
+        default: add_args(&w, args, n_args, (Macro)macro_of(word)); break;
         }
     }
+    args_free(args, n_args);
     if (w.n == 0 || !w.v[0][0]) {
         snprintf(err, errlen, "the command expands to %s", w.n ? "an empty first word" : "nothing");
         program_argv_free(w.v);
@@ -792,13 +1014,13 @@ static int start(Run *run) {
         free(path);
     }
     char *args_path = path_join(run->dir, "args.json");
-    char *args = program_args_json(&run->r->config);
+    char *args = program_args_json(run->spec, &run->r->config);
     const int args_fd = open_output(args_path);
     FILE *f = args_fd >= 0 ? fdopen(args_fd, "w") : NULL;
     if (!f && args_fd >= 0) close(args_fd);
     int rc = f && fputs(args, f) >= 0 && fputc('\n', f) >= 0 ? 0 : -1;
     if (f && fclose(f) != 0) rc = -1;
-    cJSON_free(args);
+    free(args);
     char **argv = NULL, **envp = NULL;
     int argc = 0;
     char devices[4096] = "", err[200];
