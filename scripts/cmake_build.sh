@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # cmake_build.sh: a build that shows it is working, for scripts/test.sh and scripts/demo.sh.
 #     source scripts/cmake_build.sh
 #     cmake_build DIR [ARGS...]      # cmake --build DIR ARGS...
