@@ -2,6 +2,7 @@
 // documented (format 5: the val_* and test_* columns, the whole network's weights, the reward's terms beyond chance), and a damaged or foreign file, or one
 // of another format version, gives one line of error, never a crash;
 // the config JSON round-trips exactly and names the closest parameter on a typo.
+// modules: store
 #define _POSIX_C_SOURCE 200809L  // mkstemp, popen, fork, pipe
 #include <hdf5.h>
 #include <math.h>

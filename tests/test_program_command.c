@@ -6,6 +6,7 @@
 // nested parameters) in every ${args...} macro, the ProgramSpec bytes the worker groups get, and the
 // devices of each group's slot (CUDA_VISIBLE_DEVICES as Slurm gives it, or none).
 // tests/test_external.sh runs the programs.
+// modules: trial space
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
 #include <stdio.h>

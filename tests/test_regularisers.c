@@ -18,6 +18,7 @@
 //  * zero and NaN weights give defined results;
 //  * the stability history returns s(W_{t−window});
 //  * timing of one layer's penalties at the demo size.
+// modules: model
 #define _POSIX_C_SOURCE 200809L
 // gsl_randist.h declares the CBLAS interface itself (gsl_cblas.h, same names and enum
 // values) and cannot sit beside OpenBLAS's <cblas.h>; OpenBLAS still provides the symbols.

@@ -8,6 +8,7 @@
 // scipy.stats.ttest_rel(a, b) (paired, where the arms share seeds),
 // and numpy's mean and std(ddof=1); two cases have closed forms: with df = 2,
 // P(|T| > t) = 1 − t/√(2 + t²), and with df = 1 (Cauchy), P(|T| > t) = 1 − (2/π)·atan(t).
+// modules: report
 #define _POSIX_C_SOURCE 200809L  // mkstemp, open_memstream
 #include <math.h>
 #include <stdlib.h>

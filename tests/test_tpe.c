@@ -5,6 +5,7 @@
 // with the constant liar, rebuild their state from reported trials (a resume), and
 // MOTPE's front covers more hypervolume than random's; the hypervolume itself against
 // known values.
+// modules: space
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
