@@ -58,6 +58,18 @@ got=$(statuses "$tmp/hang.h5" | tr '\n' '|')
 pid=$(cat "$tmp/hang.trials/000002/escaped.pid")
 [[ ! -e /proc/$pid ]] || fail "the setsid() grandchild $pid is alive after the sweep"
 pass "a FIFO checkpoint fails its trial at once; a FIFO put for its stderr is not read (no hang, no tail); a child left in the group and a setsid() grandchild are killed; n_params 1e300 refused ($((SECONDS - t0)) s)"
+# Where cgroup v2 is writable (root, or delegated) the trial had a cgroup of its own, removed
+# after it; elsewhere the worker as subreaper alone held it (checked above either way).
+v2=$(awk '$0 ~ / - cgroup2 / {print $5; exit}' /proc/self/mountinfo)
+own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+joined=$(cat "$tmp/hang.trials/000002/cgroup")
+if [[ -n $v2 && -w $v2${own%/}/cgroup.procs ]]; then
+    [[ $joined == "${own%/}/attnsweep-"*-2 ]] || fail "cgroup v2 is writable here ($v2): the setsid() grandchild was in '$joined', not its trial's cgroup"
+    [[ ! -e $v2$joined ]] || fail "the trial's cgroup $v2$joined is left after the sweep"
+    pass "cgroup v2 writable at $v2: the trial's processes in $joined, removed after it"
+else
+    pass "cgroup v2 not writable here: the subreaper alone (the grandchild was in '$joined')"
+fi
 
 # ---------------------------------------------------------------------------
 echo "== bounded reads: a FIFO, a 2 GB sparse file, /dev/zero as config.json; a FIFO shard; 2 GB of metrics  [$((SECONDS - start)) s]"

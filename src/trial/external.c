@@ -361,6 +361,8 @@ typedef struct {
     pid_t pid;                 // the program; its process group has the same id
     int status, exited;        // waitpid's status of the program, once it exited
     int out_fd, err_fd, metrics_fd;
+    char *cgroup;              // the trial's cgroup (a directory), or NULL: the subreaper alone
+    int cgroup_procs;          // its cgroup.procs, open for the program to join (-1: none)
     char *dir, *metrics_path, *stdout_path, *stderr_path, *checkpoint;
     off_t metrics_read;        // bytes of the metrics file consumed
     char *partial;             // a line read in part
@@ -568,6 +570,10 @@ static int spawn(Run *run, char **argv, char **envp) {
     const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid == 0) {  // the child: only async-signal-safe calls until exec
+        if (run->cgroup_procs >= 0) {  // first, so that nothing it starts is outside
+            const ssize_t joined = write(run->cgroup_procs, "0", 1);
+            (void)joined;  // not joined: the subreaper still holds it
+        }
         setpgid(0, 0);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) _exit(127);
@@ -640,6 +646,74 @@ static void kill_descendants(void) {
         if (!found) return;
         while (waitpid(-1, NULL, 0) > 0) {
         }
+    }
+}
+
+// ---------------------------------------------------------------- containment
+// A trial's processes are held twice: the worker is their subreaper (orphans come back to
+// it, setsid() ones included: kill_descendants), and where cgroup v2 is writable (root, or
+// a delegated subtree) the program joins a cgroup of the trial's own before its exec,
+// attnsweep-WORKERPID-TRIAL beside the worker's, killed whole at the end (cgroup.kill, or
+// pid by pid from cgroup.procs before Linux 5.14) and removed. Where it is not writable,
+// the subreaper alone, silently.
+
+// The directory of this process's cgroup in the cgroup v2 hierarchy; 0, or -1 without one.
+static int own_cgroup(char *out, size_t len) {
+    char mount[2048] = "", line[4096];
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    while (f && !mount[0] && fgets(line, sizeof line, f))
+        if (strstr(line, " - cgroup2 ") && sscanf(line, "%*s %*s %*s %*s %2047s", mount) != 1) mount[0] = 0;
+    if (f) fclose(f);
+    int found = 0;
+    f = mount[0] ? fopen("/proc/self/cgroup", "r") : NULL;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "0::/", 4)) continue;
+        line[strcspn(line, "\n")] = 0;
+        const int n = snprintf(out, len, "%s%s", mount, line[4] ? line + 3 : "");
+        found = n > 0 && (size_t)n < len;
+    }
+    if (f) fclose(f);
+    return found ? 0 : -1;
+}
+
+static void cgroup_make(Run *run) {
+    char base[4096];
+    if (own_cgroup(base, sizeof base) != 0) return;
+    char *dir = xmalloc(strlen(base) + 64), *procs = NULL;
+    sprintf(dir, "%s/attnsweep-%ld-%d", base, (long)getpid(), run->r->id);
+    const int fd = mkdir(dir, 0755) == 0 || errno == EEXIST ? open(procs = path_join(dir, "cgroup.procs"),
+                                                                  O_WRONLY | O_CLOEXEC)
+                                                            : -1;
+    free(procs);
+    if (fd < 0) {
+        rmdir(dir);
+        free(dir);
+        return;
+    }
+    run->cgroup = dir, run->cgroup_procs = fd;
+}
+
+// What the program left once it is gone: its cgroup killed whole, every descendant of the
+// worker killed and reaped, the cgroup removed.
+static void kill_survivors(Run *run) {
+    if (run->cgroup) {
+        char *path = path_join(run->cgroup, "cgroup.kill");
+        const int fd = open(path, O_WRONLY | O_CLOEXEC);
+        free(path);
+        if (fd < 0 || write(fd, "1", 1) != 1) {  // before Linux 5.14: one by one
+            path = path_join(run->cgroup, "cgroup.procs");
+            FILE *f = fopen(path, "r");
+            for (long pid; f && fscanf(f, "%ld", &pid) == 1;) kill((pid_t)pid, SIGKILL);
+            if (f) fclose(f);
+            free(path);
+        }
+        if (fd >= 0) close(fd);
+    }
+    kill_descendants();
+    // A killed process leaves its cgroup once reaped; one still leaving is waited for.
+    for (int k = 0; run->cgroup && k < 100 && rmdir(run->cgroup) != 0 && errno == EBUSY; k++) {
+        nanosleep(&(struct timespec){0, 10 * 1000000L}, NULL);
+        kill_descendants();
     }
 }
 
@@ -736,6 +810,7 @@ static int open_output(const char *path) {
 static int start(Run *run) {
     char *resume = NULL;
     if (trial_dir(run, &resume) != 0) return -1;
+    cgroup_make(run);
     char *args_path = path_join(run->dir, "args.json");
     char *args = program_args_json(&run->r->config);
     const int args_fd = open_output(args_path);
@@ -1004,10 +1079,10 @@ static void finish(Run *run) {
 }
 
 static void close_run(Run *run) {
-    const int fds[] = {run->out_fd, run->err_fd, run->metrics_fd};
-    for (size_t k = 0; k < 3; k++)
+    const int fds[] = {run->out_fd, run->err_fd, run->metrics_fd, run->cgroup_procs};
+    for (size_t k = 0; k < 4; k++)
         if (fds[k] > 0) close(fds[k]);
-    free(run->dir), free(run->metrics_path), free(run->stdout_path), free(run->stderr_path), free(run->checkpoint);
+    free(run->cgroup), free(run->dir), free(run->metrics_path), free(run->stdout_path), free(run->stderr_path), free(run->checkpoint);
     free(run->partial), free(run->pending);
 }
 
@@ -1021,12 +1096,12 @@ static void external_run(TrialRunner *self, const TrialConfig *c, const TrialHoo
     int rank = 0;
     if (hooks->group) MPI_Comm_rank(*hooks->group, &rank);
     Run run = {.spec = x->spec, .hooks = hooks, .r = r, .leader = rank == 0, .out_fd = -1, .err_fd = -1,
-               .metrics_fd = -1, .test_accuracy = NAN, .test_loss = NAN};
+               .metrics_fd = -1, .cgroup_procs = -1, .test_accuracy = NAN, .test_loss = NAN};
     r->program_metric = NAN;
     int started = 0;
     if (run.leader) started = start(&run) == 0;
     follow(&run, started);
-    if (run.leader) kill_descendants();
+    if (run.leader) kill_survivors(&run);
     finish(&run);
     close_run(&run);
     (void)c;

@@ -9,7 +9,8 @@ one attack of a trial program on the runner. Every kind also writes val_loss lin
   spew        SIGTERM ignored, stdout written without end (max_output_mb is small)
   fifo        a FIFO as TRIAL_DIR/model.safetensors (a read of it blocks)
   linger      exits 0 leaving a child in its process group (sleeping)
-  setsid      a grandchild in a session of its own (its pid in TRIAL_DIR/escaped.pid)
+  setsid      a grandchild in a session of its own (its pid in TRIAL_DIR/escaped.pid, its
+              cgroup v2 path in TRIAL_DIR/cgroup)
   big_params  a line with n_params 1e300 (no long holds it)
   swap_dir    replaces its own trial directory by a symbolic link to --victim
   fifo_stderr replaces its stderr file by a FIFO, then fails (the runner reads its tail)
@@ -81,6 +82,8 @@ elif k == "linger":
 elif k == "setsid":
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
     open(os.path.join(trial_dir, "escaped.pid"), "w").write(str(child.pid))
+    cgroup = [line[3:] for line in open(f"/proc/{child.pid}/cgroup").read().splitlines() if line.startswith("0::")]
+    open(os.path.join(trial_dir, "cgroup"), "w").write(cgroup[0] if cgroup else "")
     lines()
 elif k == "big_params":
     with open(metrics_path, "a") as f:
