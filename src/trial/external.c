@@ -35,6 +35,7 @@
 #include "common/config_json.h"
 #include "common/util.h"
 #include "invariants/safetensors.h"
+#include "trial/trialdir.h"
 
 extern char **environ;
 
@@ -781,6 +782,13 @@ static int trial_dir(Run *run, char **resume) {
         return -1;
     }
     run->dir = path_join(top, name);
+    // The stop marks of its earlier hand-outs (trial/trialdir.h) are the sweep's: they are
+    // set aside beside the directory and outlive it, or at the next resume every earlier
+    // stop of a trial run again counted as a death (scripts/redteam/kill_campaign.sh found
+    // trials failed after one kill of their worker).
+    char marks[4096], kept[4096];
+    const int keep = trial_dir_stopped(marks, sizeof marks, run->dir) == 0 &&
+                     snprintf(kept, sizeof kept, "%s.stopped", run->dir) < (int)sizeof kept && rename(marks, kept) == 0;
     char *old = xmalloc(strlen(run->dir) + sizeof ".resume");
     sprintf(old, "%s.resume", run->dir);
     *resume = NULL;
@@ -791,7 +799,10 @@ static int trial_dir(Run *run, char **resume) {
     if (!*resume) free(old);
     remove_tree(run->dir);
     free(top);
-    if (mkdir(run->dir, 0777) != 0) {
+    const int made = mkdir(run->dir, 0777) == 0, e = errno;
+    if (keep) rename(kept, marks);
+    if (!made) {
+        errno = e;
         file_failure(run, "make", run->dir);
         return -1;
     }
