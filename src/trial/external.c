@@ -654,9 +654,9 @@ static void kill_descendants(void) {
 // A trial's processes are held twice: the worker is their subreaper (orphans come back to
 // it, setsid() ones included: kill_descendants), and where cgroup v2 is writable (root, or
 // a delegated subtree) the program joins a cgroup of the trial's own before its exec,
-// attnsweep-WORKERPID-TRIAL beside the worker's, killed whole at the end (cgroup.kill, or
-// pid by pid from cgroup.procs before Linux 5.14) and removed. Where it is not writable,
-// the subreaper alone, silently.
+// attnsweep-WORKERPID-TRIAL beside the worker's, killed whole at the end and removed (a
+// dead worker's, by the next trial on that machine). Where it is not writable, the
+// subreaper alone, silently.
 
 // The directory of this process's cgroup in the cgroup v2 hierarchy; 0, or -1 without one.
 static int own_cgroup(char *out, size_t len) {
@@ -677,9 +677,45 @@ static int own_cgroup(char *out, size_t len) {
     return found ? 0 : -1;
 }
 
+// Every process of the cgroup at dir SIGKILLed: cgroup.kill, or pid by pid from cgroup.procs
+// before Linux 5.14.
+static void cgroup_kill(const char *dir) {
+    char *path = path_join(dir, "cgroup.kill");
+    const int fd = open(path, O_WRONLY | O_CLOEXEC);
+    free(path);
+    if (fd < 0 || write(fd, "1", 1) != 1) {
+        path = path_join(dir, "cgroup.procs");
+        FILE *f = fopen(path, "r");
+        for (long pid; f && fscanf(f, "%ld", &pid) == 1;) kill((pid_t)pid, SIGKILL);
+        if (f) fclose(f);
+        free(path);
+    }
+    if (fd >= 0) close(fd);
+}
+
+// The cgroups of workers that died while their trial ran (kill -9, out of memory): what is
+// left in them is killed (no longer anyone's descendant) and they are removed; one whose
+// processes are still dying is left to the next trial's look.
+static void cgroup_sweep_dead(const char *base) {
+    DIR *d = opendir(base);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        long pid;
+        int id, end = 0;
+        if (sscanf(e->d_name, "attnsweep-%ld-%d%n", &pid, &id, &end) != 2 || e->d_name[end] ||
+            kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char *dir = path_join(base, e->d_name);
+        cgroup_kill(dir);
+        rmdir(dir);
+        free(dir);
+    }
+    if (d) closedir(d);
+}
+
 static void cgroup_make(Run *run) {
     char base[4096];
     if (own_cgroup(base, sizeof base) != 0) return;
+    cgroup_sweep_dead(base);
     char *dir = xmalloc(strlen(base) + 64), *procs = NULL;
     sprintf(dir, "%s/attnsweep-%ld-%d", base, (long)getpid(), run->r->id);
     const int fd = mkdir(dir, 0755) == 0 || errno == EEXIST ? open(procs = path_join(dir, "cgroup.procs"),
@@ -697,19 +733,7 @@ static void cgroup_make(Run *run) {
 // What the program left once it is gone: its cgroup killed whole, every descendant of the
 // worker killed and reaped, the cgroup removed.
 static void kill_survivors(Run *run) {
-    if (run->cgroup) {
-        char *path = path_join(run->cgroup, "cgroup.kill");
-        const int fd = open(path, O_WRONLY | O_CLOEXEC);
-        free(path);
-        if (fd < 0 || write(fd, "1", 1) != 1) {  // before Linux 5.14: one by one
-            path = path_join(run->cgroup, "cgroup.procs");
-            FILE *f = fopen(path, "r");
-            for (long pid; f && fscanf(f, "%ld", &pid) == 1;) kill((pid_t)pid, SIGKILL);
-            if (f) fclose(f);
-            free(path);
-        }
-        if (fd >= 0) close(fd);
-    }
+    if (run->cgroup) cgroup_kill(run->cgroup);
     kill_descendants();
     // A killed process leaves its cgroup once reaped; one still leaving is waited for.
     for (int k = 0; run->cgroup && k < 100 && rmdir(run->cgroup) != 0 && errno == EBUSY; k++) {
