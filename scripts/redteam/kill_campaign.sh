@@ -38,18 +38,11 @@ yaml=$dir/campaign.yaml out=$dir/campaign.h5
     echo "  pause: {value: 0.1}"
 } >"$yaml"
 
-# The processes of a job: mpirun's descendants. ranks PID: "pid rank" of each rank.
-ranks() {
-    local p
-    for p in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-        { tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" || true; } | sed -n "s/^OMPI_COMM_WORLD_RANK=/$p /p"
-    done
-}
-# trial_of PID: the trial whose program the worker PID runs ("" when none).
-trial_of() {
+# children_with PID VAR: "pid value" of each child of PID whose environment has VAR.
+children_with() {
     local c
     for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-        { tr '\0' '\n' 2>/dev/null <"/proc/$c/environ" || true; } | sed -n 's|^ATTNSWEEP_TRIAL_DIR=.*/0*\([0-9][0-9]*\)$|\1|p'
+        { tr '\0' '\n' 2>/dev/null <"/proc/$c/environ" || true; } | sed -n "s|^$2=|$c |p"
     done
 }
 # signal SIG PID: the signal to PID if it is still this campaign's (its command line names
@@ -83,14 +76,14 @@ for ((round = 1; round <= rounds; round++)); do
         [[ $rc == 0 ]] && break
         continue
     fi
-    mapfile -t rk < <(ranks "$job")
+    mapfile -t rk < <(children_with "$job" OMPI_COMM_WORLD_RANK)  # "pid rank" of each rank
     all=("$job")
     for r in "${rk[@]}"; do all+=("${r% *}"); done
     what=$((RANDOM % 3)) victim= trial= name=
     if ((what == 2)); then  # a worker, if one runs a program now (else the coordinator)
         for r in "${rk[@]}"; do
             [[ ${r#* } != 0 ]] || continue
-            trial=$(trial_of "${r% *}")
+            trial=$(children_with "${r% *}" ATTNSWEEP_TRIAL_DIR | sed -n 's|.*/0*\([0-9][0-9]*\)$|\1|p')
             [[ -n $trial ]] && { victim=${r% *}; name="worker rank ${r#* } (pid $victim, trial $trial)"; break; }
         done
         [[ -n $victim ]] || what=0
