@@ -56,6 +56,21 @@ judge() {
     fi
 }
 
+# campaign WHAT N DIR COMMAND...: COMMAND FILE on each of N mutants made in DIR, judged;
+# the counts in ok, refused and died, the start in t0.
+campaign() {
+    local what=$1 n=$2 dir=$3 f
+    shift 3
+    mutants "$n" "$dir"
+    ok=0 refused=0 died=0 t0=$SECONDS
+    for f in "$dir"/*.h5; do
+        [[ -e $f ]] || continue
+        rc=0
+        ASAN_OPTIONS=$asan_noleaks timeout 120 "$@" "$f" >"$tmp/out" 2>"$tmp/err" || rc=$?
+        judge "$what" "$f"
+    done
+}
+
 # ---------------------------------------------------------------------------
 echo "== the base file reads  [$((SECONDS - start)) s]"
 run report "$base"
@@ -63,25 +78,11 @@ expect_rc 0 "report on the unchanged base file"
 pass "report on $base: exit 0"
 
 echo "== attnsweep report on $n_report mutants (seed $seed)  [$((SECONDS - start)) s]"
-mutants "$n_report" "$tmp/r"
-ok=0 refused=0 died=0 t0=$SECONDS
-for f in "$tmp"/r/*.h5; do
-    [[ -e $f ]] || continue
-    rc=0
-    ASAN_OPTIONS=$asan_noleaks timeout 60 "$bin" report "$f" >"$tmp/out" 2>"$tmp/err" || rc=$?
-    judge report "$f"
-done
+campaign report "$n_report" "$tmp/r" "$bin" report
 pass "report on $n_report mutants: $ok read, $refused refused with one line ($died of them killed the reading child), none died; $((SECONDS - t0)) s"
 
 echo "== scripts/analyze.py on $n_analyze mutants  [$((SECONDS - start)) s]"
-mutants "$n_analyze" "$tmp/a"
-ok=0 refused=0 died=0 t0=$SECONDS
-for f in "$tmp"/a/*.h5; do
-    [[ -e $f ]] || continue
-    rc=0
-    timeout 120 "$py" "$here/../scripts/analyze.py" "$f" -o "$tmp/plots" >"$tmp/out" 2>"$tmp/err" || rc=$?
-    judge analyze.py "$f"
-done
-pass "analyze.py on $n_analyze mutants: $ok drawn, $refused refused with one line, none died; $((SECONDS - t0)) s"
+campaign analyze.py "$n_analyze" "$tmp/a" "$py" "$here/../scripts/analyze.py" -o "$tmp/plots"
+pass "analyze.py on $n_analyze mutants: $ok drawn, $refused refused with one line ($died of them killed the reading child), none died; $((SECONDS - t0)) s"
 
 echo "test_report_fuzz: all $checks checks passed in $((SECONDS - start)) s"
