@@ -2,14 +2,18 @@
 // (summary_read, here without its guarding child: summary_read_here) and `attnsweep score`
 // (h5store_read_trial) call them, run in the suite
 // under AddressSanitizer. The corpus is tests/fuzz/results/: base.h5, a real sweep's file
-// (4 trials of `attnsweep run`: mha and grassmann, ok and failed; results format 5), and
+// (4 trials of `attnsweep run`: mha and grassmann, ok and failed; results format 5, given
+// format 6's root attributes in place with h5py: format_version, schema, metric, goal,
+// objectives, until_stopped), and
 // files that crashed, hung or exhausted memory before the checks of store/h5read.c, kept
 // as regressions: a /summary, curves or invariants column moved past its row's end
 // (*-member-offset.h5), damaged global heap objects (heap-*.h5: two crashed HDF5, one made
 // it loop), and a curves table of 2^27 unallocated rows (empty-curve-rows.h5: 7 GB). The
 // heap-* and summary-member-offset.h5 are mutants of the format-4 base with their
 // format_version set to 5 (their damage is met before any column of format 5 is looked
-// for); the other three are the same damage made again on this base.h5. Each
+// for); the other three are the same damage made again on this base.h5; those four were
+// given format 6's root attributes as base.h5 was (each still reports the damage it was
+// kept for). Each
 // file of the corpus and N_MUTANTS mutants of base.h5 (1-4 bytes changed: flipped, set to
 // 0x00 or 0xff, a run of 0xff over a count; three in four land on a non-zero byte, where the
 // structure is) are read in a child process with a time limit and an address-space limit:
