@@ -10,10 +10,14 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 export ASAN_OPTIONS=$asan_noleaks  # every run is under mpirun: see sanitizer_env.sh
 rounds=${2:-20} seed=${3:-1}
+# Trials enough for every round to find the sweep unfinished: a round kills 0.8-2.4 s in,
+# by when 2 workers have done up to 7 trials of 0.4 s; with 60 an unloaded machine ended
+# the sweep by round 15.
+trials=$((rounds * 8))
 
 echo "== $rounds rounds of kill -9, seed $seed  [$((SECONDS - start)) s]"
 rc=0
-bash "$here/../scripts/redteam/kill_campaign.sh" "$bin" "$rounds" "$seed" "$tmp/campaign" | tee "$tmp/out" || rc=$?
+bash "$here/../scripts/redteam/kill_campaign.sh" "$bin" "$rounds" "$seed" "$tmp/campaign" "$trials" | tee "$tmp/out" || rc=$?
 [[ $rc == 0 ]] || fail "the campaign's checks (above)"
 n=$(grep -c "killed -9 the [cwm]" "$tmp/out" || true)
 ((n >= rounds * 3 / 4)) || fail "at least $((rounds * 3 / 4)) of $rounds rounds killed something: $n did"
