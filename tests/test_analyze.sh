@@ -357,8 +357,8 @@ for _ in $(seq 100); do [[ -e locked ]] && break; sleep 0.1; done
 rc=0
 "$py" "$script" running.h5 -o running_out >/dev/null 2>"$tmp/err" || rc=$?
 [[ $rc == 0 ]] || fail "analyze.py on a file a writer holds: exit code $rc: $(cat "$tmp/err")"
-line=$(grep -o 'pandas.DataFrame(h5py.File(f, "r", locking=False)\["summary"\]\[:\]).*' "$here/../README.md" | head -n 1)
-[[ -n $line ]] || fail "no pandas line in the README"
+line=$(grep -o 'pandas.DataFrame(h5py.File(f, "r", locking=False)\["summary"\]\[:\]).*' "$here/../docs/results-file.md" | head -n 1)
+[[ -n $line ]] || fail "no pandas line in docs/results-file.md"
 "$py" - running.h5 "$line" "$here/../scripts" <<'PY' || fail "the README's pandas line"
 import sys, h5py, pandas
 sys.path.insert(0, sys.argv[3])

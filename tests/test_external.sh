@@ -191,7 +191,7 @@ pass "$(ls "$here"/wandb/*.yaml | wc -l) W&B sweep files validate"
 
 # ---------------------------------------------------------------------------
 echo "== 6. the README's program runs and is scored  [$((SECONDS - start)) s]"
-awk '/^A complete program in/{f=1} f&&/^```python/{g=1;next} g&&/^```/{exit} g' "$here/../README.md" >"$tmp/readme.py"
+awk '/^A complete program in/{f=1} f&&/^```python/{g=1;next} g&&/^```/{exit} g' "$here/../docs/trainer.md" >"$tmp/readme.py"
 [[ -s $tmp/readme.py ]] || fail "the README's program is found"
 cat >"$tmp/readme.yaml" <<YAML
 program: $tmp/readme.py
