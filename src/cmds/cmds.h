@@ -10,6 +10,15 @@ int cmd_slurm(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 
+// A verb of the command line: its name, its function, and its line in `attnsweep --help`
+// (also its manual page's NAME line).
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+    int sweep_file;  // 1: it reads a sweep file, and its page lists the trial parameters as YAML keys
+} Verb;
+
 #include "trial/trial.h"
 
 // Before the work: make sure PATH can be written (exit 2 naming the verb otherwise: a
