@@ -50,10 +50,12 @@ normalisation of the head singular values by their sum, the best so far and the 
 dominance test. Like the report, it selects and ranks by validation metrics only (the test
 metrics are measured once per trial and only printed beside them). A list of the files
 written goes to stdout, then the notes. A missing file, a file that is not HDF5 or not an
-attnsweep results file of format_version 5 ends with one line on stderr and exit code 2.
+attnsweep results file with its schema (format 6 on) ends with one line on stderr and exit
+code 2.
 
 Needs only Debian's python3-h5py, -numpy, -matplotlib (Agg), -pandas and -yaml, and
-scripts/attnsweep_results.py (the reader of the README's pandas recipe).
+python/attnsweep/results.py, which reads the file through the schema it carries (the
+columns, the statuses, the sweep's metric and goal: `attnsweep schema`).
 """
 import argparse
 import json
@@ -66,8 +68,8 @@ import textwrap
 import h5py
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import attnsweep_results  # noqa: E402  (beside this script)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
+from attnsweep import results as attnsweep_results  # noqa: E402  (python/attnsweep/ in the repository)
 
 # matplotlib (Agg) and pandas are imported by import_plotting() once the input has been
 # checked, so that a bad file is reported at once.
@@ -85,21 +87,22 @@ def import_plotting():
     import pandas
 
 PROG = "analyze.py"
-FORMAT_VERSION = 5
 DPI = 120
 
-# /summary (README "Results file") is trial, status, the parameters, then the results from
-# FIRST_RESULT on (a program's own metric among them): every sweep's file, the engine's or
-# a program's, has the REQUIRED columns.
-FIRST_RESULT = "val_accuracy"
-REQUIRED = ("trial", "status", FIRST_RESULT, "test_accuracy", "rank_deviation", "correlation", "reward")
+# The file's schema names the statuses (ST.ok, ST.pruned, ST.failed, set by open_results)
+# and which /summary columns are parameters (attnsweep_results.Results.parameters).
+ST = None
 ENGINE_REPEAT = "seed"  # the engine's seed column is sweep seed * 1000 + repeat: not swept
 ALL_TRIALS = "all trials"  # the one group of a sweep without attention variants
 NOT_SET = "(not set)"  # a program's parameter a condition left out (NaN, or "" for a text)
 REGULARISERS = ("lambda_orth", "lambda_nuclear", "lambda_stability", "lambda_l2")
 VARIANT_ORDER = ("mha", "tucker", "linear", "grassmann")
 VARIANT_COLOURS = {"mha": "C0", "tucker": "C1", "linear": "C2", "grassmann": "C3"}
-STATUS_MARKERS = {"ok": "o", "pruned": "v", "failed": "X"}
+
+
+def status_marker(status):
+    return {ST.ok: "o", ST.pruned: "v", ST.failed: "X"}.get(status, "o")
+
 ROLE_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:purple")
 
 # Axis labels with units for the engine's parameters that have one.
@@ -175,7 +178,8 @@ def clean(x):
 
 
 def open_results(path):
-    """Open and check the file; returns (h5py.File, summary DataFrame)."""
+    """Open and check the file; returns (Results, summary DataFrame)."""
+    global ST
     if not os.path.exists(path):
         raise BadInput(f"{path}: no such file")
     if os.path.isdir(path):
@@ -185,44 +189,38 @@ def open_results(path):
     if not h5py.is_hdf5(path):
         raise BadInput(f"{path}: not an HDF5 file (expected an attnsweep results file)")
     try:
-        f = attnsweep_results.open_file(path)  # without the lock: a running sweep reads too
-    except OSError as e:
-        raise BadInput(f"{path}: cannot open it: {str(e).splitlines()[0]}") from None
-    if "format_version" not in f.attrs:
-        raise BadInput(f"{path}: not an attnsweep results file (no format_version attribute)")
-    fv = f.attrs["format_version"]
-    try:
-        fv = int(np.asarray(fv).reshape(-1)[0])
-    except (TypeError, ValueError, IndexError):
-        raise BadInput(f"{path}: format_version {fv!r} is not an integer") from None
-    if fv != FORMAT_VERSION:
-        writer = text(f.attrs.get("version", "an unknown attnsweep"))
-        raise BadInput(f"{path}: format_version {fv}; this script reads format_version "
-                       f"{FORMAT_VERSION} (written by {writer})")
+        rs = attnsweep_results.Results(path)  # without the lock: a running sweep reads too
+    except attnsweep_results.BadResults as e:
+        raise BadInput(str(e)) from None
+    f = rs.file
     if "summary" not in f:
         if "family" in f.attrs:
             raise BadInput(f"{path}: the scores of a checkpoint ({text(f.attrs['family'])}) "
                            f"have no /summary; analyze a sweep's or a trial's results file")
         raise BadInput(f"{path}: no /summary table")
-    table = f["summary"][:]
-    missing = [c for c in REQUIRED
-               if table.dtype.names is None or c not in table.dtype.names]
+    names = f["summary"].dtype.names or ()
+    missing = [c for c in rs.schema.lead + list(rs.schema.metrics) if c not in names]
     if missing:
-        raise BadInput(f"{path}: /summary lacks {', '.join(missing)} (not the attnsweep layout)")
+        raise BadInput(f"{path}: /summary lacks {', '.join(missing)} (not the layout its schema describes)")
     if "trials" not in f:
         raise BadInput(f"{path}: no /trials group")
+    ST = attnsweep_results.Statuses(rs.schema)
     import_plotting()
-    return f, attnsweep_results.summary_frame(table)
+    return rs, rs.summary
 
 
-trial_group = attnsweep_results.trial
+def trial_group(f, trial_id):
+    """The /trials/NNNNNN group of the open file, or None."""
+    name = f"{int(trial_id):06d}"
+    return f["trials"][name] if name in f["trials"] else None
+
 
 
 class Goal:
     """The sweep's metric and its YAML goal, with what to call it on an axis."""
 
-    def __init__(self, f):
-        self.name, self.maximize = attnsweep_results.goal_of(text(f.attrs.get("yaml", "")))
+    def __init__(self, rs):
+        self.name, self.maximize = rs.metric, rs.maximize
         self.word = "higher" if self.maximize else "lower"
         self.label = f"{self.name} ({self.word} is better)"
 
@@ -237,17 +235,15 @@ class Goal:
 
 
 class Parameters:
-    """The sweep's parameters: their /summary columns (those between status and the
-    results), the YAML mapping and name of each, and what to call each on an axis. A
+    """The sweep's parameters: their /summary columns (the schema's parameter columns),
+    the YAML mapping and name of each, and what to call each on an axis. A
     parameter whose name is a result column's has the column config_NAME (steps: the
     summary's own steps column is the steps taken)."""
 
-    def __init__(self, f, df):
-        space = attnsweep_results.space_of(text(f.attrs.get("yaml", "")))
+    def __init__(self, rs):
+        space = attnsweep_results.space_of(rs.yaml)
         self.program = attnsweep_results.is_program(space)
-        cols = list(df.columns)
-        self.columns = [c for c in cols[cols.index("status") + 1:cols.index(FIRST_RESULT)]
-                        if self.program or c != ENGINE_REPEAT]
+        self.columns = [c for c in rs.parameters if self.program or c != ENGINE_REPEAT]
         listed = space.get("parameters")
         listed = {str(k): v for k, v in listed.items() if isinstance(v, dict)} if isinstance(listed, dict) else {}
         self.names = {c: c for c in self.columns}
@@ -410,11 +406,11 @@ def suptitle(fig, text, fontsize=12):
 
 
 def status_legend_handles(statuses):
-    if "pruned" not in statuses:
+    if ST.pruned not in statuses:
         return []  # every point ran to the budget: nothing to tell apart
-    names = {"ok": "ok (ran to the budget)", "pruned": "pruned by ASHA"}
-    return [Line2D([], [], color="0.3", linestyle="none", marker=STATUS_MARKERS.get(s, "o"),
-                   label=names[s]) for s in ("ok", "pruned") if s in statuses]
+    names = {ST.ok: "ok (ran to the budget)", ST.pruned: "pruned by ASHA"}
+    return [Line2D([], [], color="0.3", linestyle="none", marker=status_marker(s),
+                   label=names[s]) for s in (ST.ok, ST.pruned) if s in statuses]
 
 
 def group_legend_handles(df):
@@ -428,7 +424,7 @@ def metric_label(goal):
 def plot_history(df, goal, title, outdir, written, notes):
     """The metric of each finished and pruned trial against its trial number, and the best
     so far among the finished ones (Optuna's optimisation history)."""
-    sub = df[df["status"].isin(("ok", "pruned"))]
+    sub = df[df["status"].isin((ST.ok, ST.pruned))]
     y = sub[goal.name].to_numpy(dtype=float)
     keep = np.isfinite(y)
     sub, y = sub[keep], y[keep]
@@ -438,7 +434,7 @@ def plot_history(df, goal, title, outdir, written, notes):
     trials = sub["trial"].to_numpy()
     best, best_trial, cur, cur_t = [], [], None, None
     for t, v, st in zip(trials, y, sub["status"]):
-        if st == "ok" and (cur is None or goal.better(v, cur)):
+        if st == ST.ok and (cur is None or goal.better(v, cur)):
             cur, cur_t = v, int(t)
         best.append(cur if cur is not None else float("nan"))
         best_trial.append(cur_t)
@@ -448,11 +444,11 @@ def plot_history(df, goal, title, outdir, written, notes):
     fig, axes = new_figure(1, 1, 7.5, 4.2)
     ax = axes[0, 0]
     for v in groups_of(sub):
-        for status in ("ok", "pruned"):
+        for status in (ST.ok, ST.pruned):
             m = ((group_of(sub) == v) & (sub["status"] == status)).to_numpy()
             if m.any():
-                ax.scatter(trials[m], y[m], s=22, alpha=0.7 if status == "ok" else 0.35, color=group_colour(v),
-                           marker=STATUS_MARKERS[status], linewidth=0)
+                ax.scatter(trials[m], y[m], s=22, alpha=0.7 if status == ST.ok else 0.35, color=group_colour(v),
+                           marker=status_marker(status), linewidth=0)
     ax.plot(trials, best, color="k", lw=1.4, drawstyle="steps-post", zorder=3)
     handles = group_legend_handles(sub) + status_legend_handles(set(sub["status"]))
     handles.append(Line2D([], [], color="k", lw=1.4, label="best so far (finished trials)"))
@@ -461,7 +457,7 @@ def plot_history(df, goal, title, outdir, written, notes):
     ax.set_ylabel(metric_label(goal))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(alpha=0.3)
-    n_failed = int((df["status"] == "failed").sum())
+    n_failed = int((df["status"] == ST.failed).sum())
     extra = f"; {n_failed} failed trial{'s' if n_failed != 1 else ''} not shown" if n_failed else ""
     last = f", best {best[-1]:.4g} (trial {best_trial[-1]})" if len(best) and best_trial[-1] is not None else ""
     suptitle(fig, f"{title}: optimisation history of {goal.name}, {len(sub)} trials{last}{extra}")
@@ -499,7 +495,7 @@ def axis_values(df, p, spec):
 def plot_parallel(parameters, df, goal, title, outdir, written, notes):
     """One line per finished trial across an axis per swept parameter, each on its own
     scale, and a last axis for the metric; coloured by the metric, the best drawn on top."""
-    sub = df[df["status"] == "ok"]
+    sub = df[df["status"] == ST.ok]
     sub = sub[np.isfinite(sub[goal.name].to_numpy(dtype=float))]
     params = parameters.swept(sub)
     if not params or len(sub) < 2:
@@ -552,7 +548,7 @@ def plot_parallel(parameters, df, goal, title, outdir, written, notes):
 def plot_slices(parameters, df, goal, title, outdir, written, notes):
     """The metric against each swept parameter that varies between the trials that have it,
     on the parameter's own scale (log for a log distribution)."""
-    have = df[np.isfinite(df[goal.name].astype(float)) & df["status"].isin(("ok", "pruned"))]
+    have = df[np.isfinite(df[goal.name].astype(float)) & df["status"].isin((ST.ok, ST.pruned))]
     params = parameters.swept(have)
     only_failed = [p for p in parameters.swept(df) if p not in params]
     if only_failed:
@@ -596,12 +592,12 @@ def plot_slices(parameters, df, goal, title, outdir, written, notes):
                 ax.set_xscale("log")
             elif whole_numbers(xs):
                 ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        for status in ("ok", "pruned"):
+        for status in (ST.ok, ST.pruned):
             for v in groups_of(have):
                 m = ((have["status"] == status) & (group_of(have) == v)).to_numpy()
                 if m.any():
                     ax.scatter(xs[m], have[goal.name].to_numpy()[m], s=26, alpha=0.8,
-                               color=group_colour(v), marker=STATUS_MARKERS[status],
+                               color=group_colour(v), marker=status_marker(status),
                                edgecolor="k", linewidth=0.3)
         spec = parameters.spec(p)
         dist = spec.get("distribution", "values" if "values" in spec else "")
@@ -705,7 +701,7 @@ def plot_learning_curves(f, parameters, df, goal, title, outdir, written, notes,
     colour_of, handles, colourbar = parameter_colours(parameters, df, colour_by)
     record = {"kind": "learning_curves", "x": "step", "y": [k for k, _ in rows], "colour_by": colour_by,
               "series": series}
-    styles = {"ok": "-", "pruned": "--", "failed": ":"}
+    styles = {ST.ok: "-", ST.pruned: "--", ST.failed: ":"}
     losses = {"kept": [], "failed": []}
     failed_max = {}  # column -> largest training loss of a failed trial
     charlm = "task" in df.columns and (df["task"] == "charlm").all()
@@ -715,7 +711,7 @@ def plot_learning_curves(f, parameters, df, goal, title, outdir, written, notes,
         for (_, row), s in zip(df.iterrows(), series):
             if s["variant"] != v or len(s["step"]) == 0:
                 continue
-            failed = row["status"] == "failed"
+            failed = row["status"] == ST.failed
             style = dict(color=colour_of(row) or group_colour(v), alpha=0.5 if failed else 0.8, lw=1.2,
                          linestyle=styles.get(row["status"], "-"),
                          marker=("x" if failed else ".") if len(s["step"]) <= 25 else None)
@@ -729,7 +725,7 @@ def plot_learning_curves(f, parameters, df, goal, title, outdir, written, notes,
                 if len(fin):
                     failed_max[j] = max(failed_max.get(j, -np.inf), fin.max())
         counts = sub["status"].value_counts()
-        parts = [f"{int(counts[k])} {k}" for k in ("ok", "pruned", "failed") if k in counts]
+        parts = [f"{int(counts[k])} {k}" for k in (ST.ok, ST.pruned, ST.failed) if k in counts]
         axes[0, j].set_title(f"{v}: {len(sub)} trial{'s' if len(sub) != 1 else ''} "
                              f"({', '.join(parts)})", color=group_colour(v))
         for i, (_, label) in enumerate(rows):
@@ -763,9 +759,9 @@ def plot_learning_curves(f, parameters, df, goal, title, outdir, written, notes,
             if j == len(groups) - 1:
                 sec.set_ylabel("validation bits per byte")
     styles_shown = sorted({s["status"] for s in series if len(s["step"])},
-                          key=("ok", "pruned", "failed").index)
+                          key=(ST.ok, ST.pruned, ST.failed).index)
     if len(styles_shown) > 1:
-        names = {"ok": "ran to the budget", "pruned": "pruned by ASHA", "failed": "failed (until it diverged)"}
+        names = {ST.ok: "ran to the budget", ST.pruned: "pruned by ASHA", ST.failed: "failed (until it diverged)"}
         handles = handles + [Line2D([], [], color="0.3", linestyle=styles[k], label=names[k]) for k in styles_shown]
     if handles:
         axes[0, len(groups) - 1].legend(handles=handles, fontsize=7, loc="best")
@@ -790,12 +786,6 @@ def pareto_front(x, y):
     return sorted(idx, key=lambda i: (x[i], -y[i]))
 
 
-def sweep_objectives(f):
-    """A motpe sweep's objectives from its stored YAML: [(name, maximise)], else []."""
-    objectives = attnsweep_results.space_of(text(f.attrs.get("yaml", ""))).get("objectives")
-    if not isinstance(objectives, list) or len(objectives) < 2:
-        return []
-    return [(o["name"], o.get("goal", "maximize") != "minimize") for o in objectives]
 
 
 def hypervolume(points, ref):
@@ -826,15 +816,14 @@ def labelling(fig, jobs, record_of):
     return run
 
 
-def plot_objectives(f, df, title, outdir, written):
+def plot_objectives(objectives, df, title, outdir, written):
     """A motpe sweep: the first objective against each other one, the trials that no
     other dominates on all of them highlighted, and the front's hypervolume (against the
     worst of each objective over the finished trials, as attnsweep report)."""
-    objectives = sweep_objectives(f)
     names = [n for n, _ in objectives]
     if not objectives or not all(n in df.columns for n in names):
         return None
-    sub = df[df["status"] == "ok"]
+    sub = df[df["status"] == ST.ok]
     gain = np.column_stack([sub[n].to_numpy(dtype=float) * (1 if up else -1) for n, up in objectives])
     keep = np.all(np.isfinite(gain), axis=1)
     sub, gain = sub[keep], gain[keep]
@@ -876,7 +865,7 @@ def plot_pareto(df, goal, title, outdir, written, notes):
     """The sweep's metric against Correlation and against RankDeviation for the finished
     trials (status ok, as attnsweep report), the non-dominated ones joined and labelled;
     not drawn when no finished trial has the metric and a score."""
-    ok = df[df["status"] == "ok"]
+    ok = df[df["status"] == ST.ok]
     scores = ok[list(PRETTY)].to_numpy(dtype=float)
     if not (np.isfinite(scores).any(axis=1) & np.isfinite(ok[goal.name].to_numpy(dtype=float))).any():
         why = ("no finished trial was scored (Correlation and RankDeviation are NaN)" if not np.isfinite(scores).any()
@@ -993,7 +982,7 @@ def plot_invariants(f, parameters, df, title, outdir, written, notes, colour_by)
     traces_of = {v: read_traces(f, df[group_of(df) == v]) for v in groups_of(df)}
     if not any(traces_of.values()):
         why = ("a program's trials have none: only attnsweep's engine traces its layers over training"
-               if parameters.program else "every trial failed" if (df["status"] == "failed").all() else "")
+               if parameters.program else "every trial failed" if (df["status"] == ST.failed).all() else "")
         notes.append("invariants_*.png not written: no trial has an invariant trace" + (f" ({why})" if why else ""))
         return {}
     regs, colours, norm = regulariser_colouring(df, colour_by)
@@ -1030,7 +1019,7 @@ def plot_invariants(f, parameters, df, title, outdir, written, notes, colour_by)
                       "colour_value": dict(zip(regs, combo)), "step": step,
                       "head_sv_normalised": nsv, "correlation": corr}
             record["series"].append(series)
-            ls_main = "--" if row["status"] == "pruned" else "-"
+            ls_main = "--" if row["status"] == ST.pruned else "-"
             mk = "." if len(step) <= 25 else None
             for layer in range(corr.shape[1]):
                 ax_sv, ax_c = axes[layer, 0], axes[layer, 1]
@@ -1077,7 +1066,7 @@ def plot_invariants(f, parameters, df, title, outdir, written, notes, colour_by)
         else:
             sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
             colourbar = (sm, parameters.label(regs[0]))
-        if any(s["status"] == "pruned" for s in record["series"]):
+        if any(s["status"] == ST.pruned for s in record["series"]):
             handles.append(Line2D([], [], color="0.3", linestyle="--", label="pruned by ASHA"))
         if handles:
             axes[0, 1].legend(handles=handles, fontsize=8, loc="best")
@@ -1102,7 +1091,7 @@ def plot_cp_roles(f, df, goal, title, outdir, written, notes, top):
     scored = []
     for _, row in df.iterrows():
         g = trial_group(f, row["trial"])
-        if row["status"] != "ok" or g is None or "scores" not in g or not math.isfinite(float(row[goal.name])):
+        if row["status"] != ST.ok or g is None or "scores" not in g or not math.isfinite(float(row[goal.name])):
             continue  # finished trials, as the report's leaderboard
         if any("cp_roles" in g["scores"][k].attrs for k in g["scores"]):
             scored.append(row)
@@ -1308,11 +1297,12 @@ def main(argv=None):
         die("--top must be 0 (every trial) or positive")
 
     try:
-        f, df = open_results(args.results)
-        goal = Goal(f)
+        rs, df = open_results(args.results)
+        f = rs.file
+        goal = Goal(rs)
         if goal.name not in df.columns:
             raise BadInput(f"{args.results}: the sweep's metric {goal.name} is not a /summary column")
-        parameters = Parameters(f, df)
+        parameters = Parameters(rs)
         colour_by = colour_parameter(parameters, df, args.colour_by)
     except BadInput as e:
         die(str(e))
@@ -1346,7 +1336,7 @@ def main(argv=None):
             figures["learning_curves.png"] = plot_learning_curves(f, parameters, df, goal, title, outdir, written,
                                                                   notes, colour_by)
             figures["pareto.png"] = plot_pareto(df, goal, title, outdir, written, notes)
-            figures["objectives.png"] = plot_objectives(f, df, title, outdir, written)
+            figures["objectives.png"] = plot_objectives(rs.objectives, df, title, outdir, written)
             figures.update(plot_invariants(f, parameters, df, title, outdir, written, notes, colour_by))
             figures.update(plot_cp_roles(f, df, goal, title, outdir, written, notes, args.top))
             figures.update(plot_probes(f, df, title, outdir, written))
@@ -1355,7 +1345,7 @@ def main(argv=None):
 
     counts = df["status"].value_counts()
     data = {"source": os.path.abspath(args.results), "sweep": sweep,
-            "format_version": FORMAT_VERSION, "trials": len(df),
+            "format_version": rs.schema.format_version, "trials": len(df),
             "metric": goal.name, "goal": "maximize" if goal.maximize else "minimize",
             "status": {k: int(v) for k, v in counts.items()},
             "figures": {name: figures[name] for name in written}, "notes": notes}
@@ -1363,10 +1353,10 @@ def main(argv=None):
         json.dump(clean(data), out, allow_nan=False)
         out.write("\n")
 
-    status = ", ".join(f"{int(counts.get(s, 0))} {s}" for s in ("ok", "pruned", "failed"))
+    status = ", ".join(f"{int(counts.get(s, 0))} {s}" for s in (ST.ok, ST.pruned, ST.failed))
     print(f"{PROG}: {args.results}: sweep {sweep}, {len(df)} trial{'s' if len(df) != 1 else ''} "
           f"({status})")
-    ok = df[df["status"] == "ok"]
+    ok = df[df["status"] == ST.ok]
     values = ok[goal.name].to_numpy(dtype=float)
     if np.isfinite(values).any():
         i = goal.best_first(values)[0]

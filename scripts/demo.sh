@@ -8,10 +8,12 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+source scripts/cmake_build.sh
 
 bash scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"$(nproc)" >/dev/null
+echo "== build (one line a target)"
+cmake_build build -j"$(nproc)"
 
 # One BLAS thread per rank; three ranks may outnumber the cores (the coordinator mostly
 # waits), and Open MPI needs to be told that root is intended.

@@ -8,13 +8,15 @@
 #include "invariants/grid.h"
 
 static const Verb verbs[] = {
-    {"run", cmd_run, "run a sweep from a YAML search space (under mpirun or Slurm)", 1},
+    {"run", cmd_run, "run a sweep from a YAML search space (--workers N, or under mpirun or Slurm)", 1},
     {"validate", cmd_validate, "check a search space and show its first configurations", 1},
     {"train", cmd_train, "train one configuration and report its metrics", 0},
     {"score", cmd_score, "score a trial's or a checkpoint's attention tensors (under mpirun)", 0},
     {"report", cmd_report, "summarise a sweep's results file: leaderboard, variants, ablations", 0},
     {"probe", cmd_probe, "probe a trained trial: CKA, input noise, attention maps, a transformed twin", 0},
+    {"rerun", cmd_rerun, "run one trial of a results file again (--trial N or --best) with its seed", 0},
     {"slurm", cmd_slurm, "write (and submit) a Slurm batch script for a sweep", 0},
+    {"schema", cmd_schema, "print the results file's vocabulary: columns, units, statuses, format", 0},
 };
 enum { N_VERBS = sizeof verbs / sizeof verbs[0] };
 static const char synopsis[] = "attnsweep <command> [options]";

@@ -7,8 +7,8 @@ Usage: check_trial_h5.py FILE.h5 RUN.json --task T --attention A --heads H --d-m
                                                one interpreter start for many files)
 
 Reads the file the way a user would (h5py, pandas) and checks the layout of the
-README "Results file" section (format_version 5; a file of another version is one
-failed check naming both versions): one /summary row that agrees with the JSON
+README "Results file" section, as the schema the file carries names it (python/attnsweep:
+a file without one is one failed check): one /summary row that agrees with the JSON
 (validation and test metrics), the trial group with its curve and its final
 attention tensors, the root "yaml" attribute. Prints one line per failed check
 (expected vs got) and exits 1 if any failed; prints nothing and exits 0 otherwise.
@@ -16,17 +16,16 @@ attention tensors, the root "yaml" attribute. Prints one line per failed check
 import argparse
 import json
 import math
+import os
 import shlex
 import sys
 
-import h5py
 import numpy as np
 import pandas
 
-FORMAT_VERSION = 5
-# The /summary metrics and their keys in --json (trial/metrics.h); bits per byte for charlm only.
-VAL = ("val_accuracy", "val_loss", "val_bits_per_byte")
-TEST = ("test_accuracy", "test_loss", "test_bits_per_byte")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from attnsweep.results import Results  # noqa: E402
+
 failures = []
 
 
@@ -64,11 +63,12 @@ def main(argv):
     with open(a.json) as fj:
         run = json.load(fj)
 
-    with h5py.File(a.h5, "r") as f:
-        where = a.h5
-        version = int(f.attrs.get("format_version", -1))
-        if not check(version == FORMAT_VERSION, f"{where}: results format", FORMAT_VERSION, version):
-            return
+    with Results(a.h5) as rs:
+        f, where = rs.file, a.h5
+        # The /summary metrics with a test twin, and their keys in --json (trial/metrics.h);
+        # bits per byte for charlm only.
+        VAL = tuple(m for m in rs.schema.metrics if m.startswith("val_") and "test_" + m[4:] in rs.schema.metrics)
+        TEST = tuple("test_" + m[4:] for m in VAL)
         # Root attributes: the configuration as YAML.
         yaml = text(f.attrs.get("yaml", ""))
         for line in (f"attention: {a.attention}", f"task: {a.task}", f"heads: {a.heads}"):
@@ -132,7 +132,7 @@ def main(argv):
         # Curves: a table with every column, step increasing, ending at the steps taken.
         curves = t["curves"]
         columns = list(curves.dtype.names or ())
-        want_columns = ["step", "lr", "train_loss", "val_loss", "val_accuracy", "penalty", "seconds"]
+        want_columns = rs.schema.curve_columns
         check(columns == want_columns, f"{where}: curves columns", want_columns, columns)
         step = curves["step"] if "step" in columns else np.zeros(0)
         check(len(step) >= 1, f"{where}: curves step length", ">= 1", len(step))

@@ -3,7 +3,7 @@
 #     source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 # and gets: bin (the attnsweep binary, absolute; ctest passes it as $1), here (tests/),
 # py (Debian's python with h5py; its checks compare numbers with close() of
-# tests/numcheck.py, on PYTHONPATH), tmp (a scratch directory, the working directory,
+# tests/numcheck.py and python/attnsweep (the results reader), on PYTHONPATH), tmp (a scratch directory, the working directory,
 # removed at exit), checks and start (for the last line), the Open MPI environment for
 # root and oversubscription, and the helpers below (pycheck: numpy checks on stdin).
 bin=${1:?usage: bash tests/$(basename "$0") /path/to/attnsweep}
@@ -11,7 +11,7 @@ bin=${1:?usage: bash tests/$(basename "$0") /path/to/attnsweep}
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 py=/usr/bin/python3
-export PYTHONPATH=$here${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONPATH=$here:$(dirname "$here")/python${PYTHONPATH:+:$PYTHONPATH}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 \
     OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
 leaks=0  # a script sets leaks=1 around the runs that leak-check each code path once
@@ -59,6 +59,9 @@ program_grid_yaml() {
         printf '  %s\n' "$@"
     } >"$tmp/$name.yaml"
 }
+
+# results_format: the results format this attnsweep writes (attnsweep schema).
+results_format() { "$bin" schema --json | "$py" -c 'import json, sys; print(json.load(sys.stdin)["format_version"])'; }
 
 fail() {
     echo "FAIL: $*" >&2

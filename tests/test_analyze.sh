@@ -22,8 +22,8 @@
 #      validation split), an HDF5 file without format_version, one without /summary: one
 #      line on stderr, exit 2, nothing written;
 #   6. a file a writer holds open (HDF5's lock, as a running sweep's coordinator does) is
-#      read; the README's one line of pandas gives str columns in trial order, the same
-#      DataFrame as scripts/attnsweep_results.py;
+#      read; the one line of pandas in docs/results-file.md gives str columns in trial order, the same
+#      DataFrame as python/attnsweep/results.py;
 #   7. a sweep of a researcher's program without attention and without scores (its own
 #      metric, objective, minimised by W&B's default; integer, text and log parameters, one
 #      named steps; failed trials): exit 0, the figures that apply (history, parallel
@@ -273,7 +273,7 @@ for name, fig in cp.items():
         assert l["roles"] == roles, (l["roles"], roles)
         assert l["drawn"] == (l["cp_fit"] >= 0.1) and l["marked"] == (0.1 <= l["cp_fit"] < 0.5), l
 print(f"CP roles of trials {best} (best by reward)")
-assert data["trials"] == len(df) and data["format_version"] == 5
+assert data["trials"] == len(df) and data["format_version"] == json.loads(f.attrs["schema"])["format_version"]
 PY
 pass "plots.json: history, parallel coordinates, curves, slices, Pareto fronts and labels, invariants and CP roles equal the file"
 
@@ -293,6 +293,7 @@ shutil.copy(sys.argv[1], "loss.h5")
 with h5py.File("loss.h5", "a") as f:
     f.attrs["yaml"] = f.attrs["yaml"].replace("metric: {name: reward, goal: maximize}",
                                               "metric: {name: val_loss, goal: minimize}")
+    f.attrs["metric"], f.attrs["goal"] = "val_loss", "minimize"  # what readers rank by
 PY
 rc=0
 "$py" "$script" loss.h5 -o loss_out >stdout3 2>"$tmp/err" || rc=$?
@@ -324,8 +325,9 @@ with h5py.File("v2.h5", "a") as f:
     f.attrs["format_version"] = 2
 with h5py.File("plain.h5", "w") as f:
     f["x"] = [1, 2, 3]
-with h5py.File("nosummary.h5", "w") as f:
-    f.attrs["format_version"] = 5
+with h5py.File("nosummary.h5", "w") as f, h5py.File(sys.argv[1], "r") as res:
+    f.attrs["format_version"] = res.attrs["format_version"]
+    f.attrs["schema"] = res.attrs["schema"]
     f.attrs["family"] = "BERT"
 PY
 bad() {  # bad FILE EXPECTED-MESSAGE-PART
@@ -339,12 +341,12 @@ bad() {  # bad FILE EXPECTED-MESSAGE-PART
 }
 bad missing.h5 "no such file"
 bad text.h5 "not an HDF5 file"
-bad v2.h5 "format_version 2; this script reads format_version 5"
+bad v2.h5 "format_version 2 but its schema says"
 bad plain.h5 "no format_version attribute"
 bad nosummary.h5 "have no /summary"
 pass "missing, not HDF5, format_version 2, no format_version, no /summary: exit 2 with one line"
 
-echo "== 6. a file held open by a writer; the README's line of pandas"
+echo "== 6. a file held open by a writer; the line of pandas in docs/results-file.md"
 cp res.h5 running.h5
 "$py" -c '
 import sys, time, h5py
@@ -359,19 +361,18 @@ rc=0
 [[ $rc == 0 ]] || fail "analyze.py on a file a writer holds: exit code $rc: $(cat "$tmp/err")"
 line=$(grep -o 'pandas.DataFrame(h5py.File(f, "r", locking=False)\["summary"\]\[:\]).*' "$here/../docs/results-file.md" | head -n 1)
 [[ -n $line ]] || fail "no pandas line in docs/results-file.md"
-"$py" - running.h5 "$line" "$here/../scripts" <<'PY' || fail "the README's pandas line"
+"$py" - running.h5 "$line" <<'PY' || fail "the pandas line of docs/results-file.md"
 import sys, h5py, pandas
-sys.path.insert(0, sys.argv[3])
-import attnsweep_results
+from attnsweep import results as attnsweep_results
 f = sys.argv[1]
 df = eval(sys.argv[2].rstrip("`"))
 assert df.trial.tolist() == sorted(df.trial.tolist()), "not in trial order"
 assert (df.status == "ok").sum() > 0 and all(isinstance(v, str) for v in df.status), df.status.tolist()
 assert all(isinstance(v, str) for v in df.attention)
-assert df.equals(attnsweep_results.summary(f)), "the README's line and attnsweep_results.summary differ"
+assert df.equals(attnsweep_results.summary(f)), "the line of docs/results-file.md and attnsweep_results.summary differ"
 print(f"{len(df)} rows in trial order, status and attention as str: {(df.status == 'ok').sum()} ok")
 PY
-pass "analyze.py reads a file a writer holds (HDF5 lock); the README's pandas line: str columns in trial order"
+pass "analyze.py reads a file a writer holds (HDF5 lock); the pandas line of docs/results-file.md: str columns in trial order"
 
 echo "== 7. a program's sweep without attention and without scores"
 # Its own metric, objective (no goal: W&B's minimize), and train_loss in every line; it
@@ -402,7 +403,8 @@ valid_pngs trainer_out stdout7
 import json, sys
 import numpy as np
 sys.path.insert(0, sys.argv[4])
-import analyze, attnsweep_results
+import analyze
+from attnsweep import results as attnsweep_results
 from numcheck import close
 df = attnsweep_results.summary(sys.argv[1])
 data = json.load(open(sys.argv[2]))
@@ -430,8 +432,8 @@ lc = figs["learning_curves.png"]
 assert lc["y"] == ["train_loss"] and lc["colour_by"] == "lr", (lc["y"], lc["colour_by"])
 assert sorted(s["trial"] for s in lc["series"]) == df.trial.tolist()
 # integer parameters keep integer ticks; steps is labelled as the parameter
-f, _ = analyze.open_results(sys.argv[1])
-params = analyze.Parameters(f, df)
+rs, _ = analyze.open_results(sys.argv[1])
+params = analyze.Parameters(rs)
 assert params.names["config_steps"] == "steps" and params.label("config_steps") == "steps (parameter)"
 for p in ("width", "config_steps"):
     _, ticks, _ = analyze.axis_values(df, p, params.spec(p))

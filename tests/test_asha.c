@@ -5,6 +5,7 @@
 // 4, metrics on a coarse grid so that ties are common, unknown metrics as −inf, ±inf, a
 // resume's replayed reports mixed in) go through both, and every decision must agree.
 // Then the documented NaN order: a NaN mean (a +inf and a −inf repeat) is the lowest.
+// modules: space
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,6 +9,7 @@
 //  * worst_diff ends NaN (Inf) wherever in the loop the NaN (Inf) was.
 // The planted failures print their FAIL line into a captured stderr, are checked there
 // and then forgotten (check_forget), so they do not fail this program.
+// modules: none
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
 #include <unistd.h>

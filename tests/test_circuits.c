@@ -2,6 +2,7 @@
 // against the slices built entry by entry from their definitions, and the scores of the
 // function-level tensor (factored unfolding SVDs, head correlation, Tucker and CP on the
 // materialised tensor) against numpy building T from the raw weights itself.
+// modules: invariants
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>

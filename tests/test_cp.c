@@ -15,6 +15,7 @@
 //  * matrix_condition of known matrices;
 //  * timing of one ALS sweep at BERT size [12, 64, 768, 3], R = 8, against one GEMM pass
 //    over X in the same run.
+// modules: invariants
 #define _POSIX_C_SOURCE 200809L
 // gsl_randist.h declares the CBLAS interface itself (gsl_cblas.h, same names and enum
 // values) and cannot sit beside OpenBLAS's <cblas.h>; OpenBLAS still provides the symbols.

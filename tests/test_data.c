@@ -4,6 +4,7 @@
 // Python's gzip/re (hard-coded below, or computed at run time through popen); the
 // finer properties (epoch permutations, the three splits and that they are disjoint,
 // malformed files) are checked on small files this test writes into a temporary directory.
+// modules: data
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdint.h>

@@ -5,6 +5,7 @@
 // validation metrics, and both functions, and the parent evolution picks through them,
 // follow validation for every metric a sweep may optimise. (tests/test_sweep.sh replays
 // a real ASHA sweep's decisions from the validation column of its curves.)
+// modules: sweep
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -180,7 +180,7 @@ pass "stopped at step $saved, resumed there from ATTNSWEEP_RESUME_DIR, finished 
 
 # ---------------------------------------------------------------------------
 echo "== 5. W&B's sweep files validate  [$((SECONDS - start)) s]"
-touch "$tmp/train.py"  # their program, which validate checks is there
+touch "$tmp/train.py" "$tmp/train-nested-cli.py"  # their programs, which validate checks are there
 for y in "$here"/wandb/*.yaml; do
     run validate "$y"
     [[ $rc == 0 ]] || fail "$(basename "$y") validates (got $rc: $(head -1 "$tmp/err"))"

@@ -18,6 +18,7 @@
 // and 2; not a symmetry of the model). Then two heads of the same function, one a
 // disguise of the other, are reported as perfectly correlated. The parameter tensor's
 // metrics, for comparison, move (printed).
+// modules: invariants model
 #define _POSIX_C_SOURCE 200809L
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>

@@ -6,6 +6,7 @@
 //   - backward adds into its outputs and never reads its scratch before writing it;
 //   - causal mode: changing token t' changes no output before t';
 //   - a timing print at realistic sizes against the layer's own three dense maps.
+// modules: model
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,6 +2,7 @@
 // documented (format 5: the val_* and test_* columns, the whole network's weights, the reward's terms beyond chance), and a damaged or foreign file, or one
 // of another format version, gives one line of error, never a crash;
 // the config JSON round-trips exactly and names the closest parameter on a typo.
+// modules: store
 #define _POSIX_C_SOURCE 200809L  // mkstemp, popen, fork, pipe
 #include <hdf5.h>
 #include <math.h>
@@ -180,7 +181,8 @@ static const char *python_check =
     "assert df.lr[1] == 0.0031234567891234\n"
     "assert f.attrs['version'].startswith('attnsweep '), f.attrs['version']\n"
     "assert f.attrs['sweep'] == 'unit' and f.attrs['yaml'] == 'name: unit\\nseed: 42\\n'\n"
-    "assert f.attrs['seed'] == 42 and f.attrs['format_version'] == 5\n"
+    "assert f.attrs['seed'] == 42 and f.attrs['format_version'] == json.loads(f.attrs['schema'])['format_version']\n"
+    "assert f.attrs['metric'] == 'reward' and f.attrs['goal'] == 'maximize' and f.attrs['objectives'] == '[]'\n"
     "assert f.attrs['start_time'] == 1.7e9 and f.attrs['end_time'] == 1.7e9 + 60\n"
     "w = f['trials/000000/weights/layer1']\n"
     "assert w.shape == (4, 16, 64, 3) and w.dtype == numpy.float32, (w.shape, w.dtype)\n"
@@ -197,7 +199,7 @@ static const char *python_check =
     "                           'seconds', 'start_time', 'status'], sorted(t.attrs)\n"
     "assert t.attrs['group_size'] == 2\n"
     "c = pandas.DataFrame(t['curves'][:])\n"
-    "assert list(c.columns) == ['step', 'lr', 'train_loss', 'val_loss', 'val_accuracy', 'penalty', 'seconds']\n"
+    "assert list(c.columns) == [k['name'] for k in json.loads(f.attrs['schema'])['tables']['curves']['columns']]\n"
     "assert c.step.tolist() == [10, 20, 30] and c.lr.dtype == numpy.float64\n"
     "assert t['curves']['step'].tolist() == [10, 20, 30]\n"
     "assert f['trials/000002/curves'].shape == (0,)\n"
@@ -396,11 +398,13 @@ static void test_results_file_round_trip_and_errors(void) {
     hid_t file = H5Fcreate(other, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     H5Fclose(file);
     check_read_fails(other, 0, "not an attnsweep results file");
-    const int versions[] = {2, 4, H5STORE_FORMAT_VERSION + 1};
-    const char *says[] = {"results format 2, this attnsweep reads 5",
-                          "results format 4, this attnsweep reads 5: its rewards charge the invariant terms as measured",
-                          "results format 6, this attnsweep reads 5"};
-    for (int k = 0; k < 3; k++) {
+    const int versions[] = {2, 4, 5, SCHEMA_FORMAT_VERSION + 1};
+    const char *why[] = {"", ": its rewards charge the invariant terms as measured",
+                         ": `attnsweep run SWEEP.yaml --resume` rebuilds it", ""};
+    for (int k = 0; k < 4; k++) {
+        char said[160];
+        snprintf(said, sizeof said, "results format %d, this attnsweep reads %d%s", versions[k], SCHEMA_FORMAT_VERSION,
+                 why[k]);
         file = H5Fcreate(other, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
         hid_t space = H5Screate(H5S_SCALAR);
         hid_t attr = H5Acreate2(file, "format_version", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT);
@@ -408,7 +412,7 @@ static void test_results_file_round_trip_and_errors(void) {
         H5Aclose(attr);
         H5Sclose(space);
         H5Fclose(file);
-        check_read_fails(other, 0, says[k]);
+        check_read_fails(other, 0, said);
     }
 
     // Every path above, the failing ones included, closed the files and objects it opened.

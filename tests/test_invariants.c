@@ -17,6 +17,7 @@
 //  * the HOSVD keeps as many vectors as σ's numerical rank asks, orthonormal, also where
 //    the threshold falls on a rounding-level tie, and its values-only run gives the
 //    same σ.
+// modules: invariants trial
 #define _POSIX_C_SOURCE 200809L
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>

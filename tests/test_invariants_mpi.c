@@ -11,6 +11,7 @@
 // gets two TSQR leaves (tucker.c): on 2 ranks sibling triangles are folded across ranks,
 // on 4 two ranks hold no leaf, every leaf spans two chunks, and the eight SVD tasks
 // (values and vectors of each mode) land on different ranks.
+// modules: invariants
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>

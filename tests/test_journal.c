@@ -2,6 +2,7 @@
 // truncation and random damage; the journal replays exactly its intact records whatever
 // byte a kill cut it at, cuts a torn tail away before appending, refuses foreign files;
 // and a results file rebuilt from a journal (trials in any id order) reads in h5py.
+// modules: store
 #define _GNU_SOURCE  // memmem; mkdtemp, popen, fork, pipe, truncate
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,7 @@
 // Finite-difference gradient checks of every layer of the transformer and of the
 // attention cores (softmax and linear, causal and not) and the Tucker generator.
 // Objective: L = Σ out ⊙ R for a fixed random R, so dout = R.
+// modules: model
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

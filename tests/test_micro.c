@@ -9,6 +9,7 @@
 // batch of the character LM has 600 rows, more than a slice of the per-token sublayers
 // (SLICE_ROWS, 512, in model.c), its thirds fewer: the sliced pass against the unsliced.
 // Then train_model_rows: the micro-batch sizes a step is cut into, with 1 and 2 threads.
+// modules: model
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,6 +3,7 @@
 // regularisers switched on. Objective: mean loss + Σ λ·penalty. Every parameter
 // tensor gets a directional check over all its entries and an elementwise check on
 // a sample of entries.
+// modules: model
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,6 +5,7 @@
 // moves the loss; the clean pass is probe_eval at σ = 0; the parameters come back as they
 // were. Grassmann has no heads: no table. Then probe_spearman against hand-computed ranks
 // (ties at their mean rank, as scipy.stats.spearmanr), NaN where undefined.
+// modules: trial
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -18,6 +18,7 @@
 //  * zero and NaN weights give defined results;
 //  * the stability history returns s(W_{t−window});
 //  * timing of one layer's penalties at the demo size.
+// modules: model
 #define _POSIX_C_SOURCE 200809L
 // gsl_randist.h declares the CBLAS interface itself (gsl_cblas.h, same names and enum
 // values) and cannot sit beside OpenBLAS's <cblas.h>; OpenBLAS still provides the symbols.
@@ -798,10 +799,13 @@ static void bench_layer(int kind, int H, int dk, int D, gsl_rng *rng) {
     printf("  %s heads=%d d_k=%d d_model=%d (G=%d): head Gram %.1f us; orth %.1f us, stability %.1f us "
            "(Gram, penalty, gradient); materialised rows + dgesvd %.1f us (%.1fx the Gram)\n",
            kind_names[kind], H, dk, D, G, 1e6 * t_gram, 1e6 * t_orth, 1e6 * t_stab, 1e6 * t_svd, t_svd / t_gram);
-    // the budget is for optimised builds; sanitizer timings (scripts/test.sh sets
-    // ATTNSWEEP_SANITIZED) are printed only
-    if (kind != GRASSMANN && !getenv("ATTNSWEEP_SANITIZED"))
-        CHECK(t_orth < 1e-3, "one layer's orth penalty takes %.3g ms per step (budget 1 ms)", 1e3 * t_orth);
+    // Against the reference in the same run (the machine's speed and load cancel; an
+    // absolute budget failed on a loaded 2-core machine): the penalty with its gradient
+    // costs less than materialising the rows and their SVD alone (measured 3x less).
+    // Sanitizer timings (scripts/test.sh sets ATTNSWEEP_SANITIZED) are printed only.
+    if (!getenv("ATTNSWEEP_SANITIZED"))
+        CHECK(t_orth < t_svd, "one layer's orth penalty takes %.3g ms per step, the direct SVD %.3g ms", 1e3 * t_orth,
+              1e3 * t_svd);
     free(dout);
     free(rows);
     layer_free(&L);

@@ -15,6 +15,7 @@
 // the child must end normally, every read either succeeding or failing with one line
 // naming the file. Mutants that fail are written to the temporary directory for triage.
 // Usage: test_results_fuzz [N_MUTANTS [SEED]]   (from the repository root, as ctest runs it)
+// modules: store
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>

@@ -5,6 +5,7 @@
 // [d_model, width] (GPT-2's transposed, the MLP's output.dense and mlp.c_proj left
 // alone); files without output projections give out = NULL; heads come from the
 // argument or config.json; every malformed file gives its one-line message.
+// modules: invariants
 #define _POSIX_C_SOURCE 200809L
 #include "invariants/safetensors.h"
 

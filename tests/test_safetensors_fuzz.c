@@ -10,6 +10,7 @@
 // size, so under ASan (as scripts/test.sh runs it) any read past the end is caught. A
 // sample also goes through the file reader, which must agree with the in-memory reader
 // message for message.
+// modules: invariants
 #define _POSIX_C_SOURCE 200809L
 #include "invariants/safetensors.h"
 

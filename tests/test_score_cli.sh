@@ -547,7 +547,7 @@ bad_input "truncated safetensors" "lie outside the data buffer of 758 bytes (tru
 bad_input "HDF5 file that is not a results file" "other.h5: not an attnsweep results file" \
     "$tmp/other.h5" -o "$tmp/bad.h5"
 bad_input "results format 2 (before the validation split)" \
-    "attnsweep: score: $tmp/v2.h5: results format 2, this attnsweep reads 5" "$tmp/v2.h5" -o "$tmp/bad.h5"
+    "attnsweep: score: $tmp/v2.h5: results format 2, this attnsweep reads $(results_format)" "$tmp/v2.h5" -o "$tmp/bad.h5"
 bad_input "no such --trial" "attnsweep: score: $tmp/mha.h5: no trial 3" "$tmp/mha.h5" --trial 3 -o "$tmp/bad.h5"
 bad_input "--trial not an integer" "--trial must be an integer in [0, 2147483647], got '1.5'" \
     "$tmp/mha.h5" --trial 1.5 -o "$tmp/bad.h5"

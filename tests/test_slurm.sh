@@ -121,7 +121,8 @@ bad_input "bad --launcher" "--launcher must be mpirun or srun, got 'ssh'" quick.
 run slurm quick.yaml --nodes 2 --ntasks-per-node 8 --time 1-12:00:00 --partition debug --group-size 5 \
   --max-requeues 5 --script -
 [[ $rc == 0 ]] || fail "--script -: exit code $rc: $(cat "$tmp/err")"
-script=$tmp/out
+script=$tmp/quick-stdout.sbatch  # kept: later runs write $tmp/out
+cp "$tmp/out" "$script"
 # shellcheck disable=SC2016  # the lines are literal shell text
 for line in '#SBATCH --job-name=quick' '#SBATCH --nodes=2' '#SBATCH --ntasks-per-node=8' \
   '#SBATCH --time=1-12:00:00' '#SBATCH --partition=debug' "#SBATCH --chdir=$tmp" \
@@ -129,7 +130,8 @@ for line in '#SBATCH --job-name=quick' '#SBATCH --nodes=2' '#SBATCH --ntasks-per
   '#SBATCH --signal=B:USR1@120' "ATTNSWEEP=$bin" 'SWEEP=quick.yaml' 'OUT=results/quick.h5' \
   'GROUP_SIZE=5' 'MAX_REQUEUES=5' 'export OPENBLAS_NUM_THREADS=1' 'export OMPI_MCA_mpi_yield_when_idle=1' \
   "trap 'forward USR1' USR1" "trap 'forward TERM' TERM" \
-  'LAUNCHER=mpirun' '"${launch[@]}" "$ATTNSWEEP" run "$SWEEP" --resume -o "$OUT" --group-size "$GROUP_SIZE" &' \
+  'LAUNCHER=mpirun' 'GPUS_PER_GROUP=' \
+  'run_args=(run "$SWEEP" --resume -o "$OUT" --group-size "$GROUP_SIZE")' '"${launch[@]}" "$ATTNSWEEP" "${run_args[@]}" &' \
   'if scontrol requeue "$SLURM_JOB_ID"; then exit 0; fi'; do
   grep -qF -- "$line" "$script" || fail "the script lacks the line: $line"
 done
@@ -152,18 +154,45 @@ grep -qE '^#SBATCH --(gres|cpus-per-task)' "$tmp/out" && fail "GPUs or CPUs aske
 bash -n "$tmp/out" || fail "bash -n: the script with the site's options does not parse"
 pass "--account, --mem, --sbatch-line (twice), --setup (twice), --launcher srun: in the script as given"
 
-# A program's sweep with resources {gpus: 2, cpus: 4}, 5 ranks in groups of 2: a node
-# holds ceil(5 / 2) = 3 group leaders, so 6 GPUs per node, and 4 CPUs per task.
+# A program's sweep with resources {gpus: 2, cpus: 4}, 5 ranks in groups of 2 on one
+# node: the coordinator takes a rank, the other 4 make 2 groups, so 4 GPUs (not
+# ceil(5 / 2) x 2 = 6), and 4 CPUs per task.
 printf 'print("x")\n' >"$tmp/train.py"
 printf '%s\n' 'name: prog' 'program: train.py' 'method: random' 'trials: 2' \
   'metric: {name: val_loss, goal: minimize}' 'resources: {gpus: 2, cpus: 4}' \
   'parameters:' '  lr: {values: [0.1, 0.2]}' >"$tmp/prog.yaml"
 run slurm prog.yaml --ntasks-per-node 5 --group-size 2 --script -
 [[ $rc == 0 ]] || fail "a program's sweep: exit code $rc: $(cat "$tmp/err")"
-for line in '#SBATCH --gres=gpu:6' '#SBATCH --cpus-per-task=4' 'LAUNCHER=mpirun'; do
+for line in '#SBATCH --gres=gpu:4' '#SBATCH --cpus-per-task=4' 'LAUNCHER=mpirun' 'GPUS_PER_GROUP='; do
   grep -qxF -- "$line" "$tmp/out" || fail "a program's sweep with resources: the script lacks the line: $line"
 done
-pass "resources {gpus: 2, cpus: 4}, 5 ranks in groups of 2: --gres=gpu:6 and --cpus-per-task=4"
+pass "resources {gpus: 2, cpus: 4}, 5 ranks in groups of 2: --gres=gpu:4 and --cpus-per-task=4"
+
+# gres NODES M G [--gpus-per-group K]: the --gres count of prog.yaml's script.
+gres() {
+  local nodes=$1 m=$2 g=$3
+  shift 3
+  run slurm prog.yaml --nodes "$nodes" --ntasks-per-node "$m" --group-size "$g" --script - "$@"
+  [[ $rc == 0 ]] || fail "slurm --nodes $nodes --ntasks-per-node $m --group-size $g $*: exit code $rc: $(cat "$tmp/err")"
+  sed -n 's/^#SBATCH --gres=gpu://p' "$tmp/out"
+}
+# Issue 29: 5 ranks a node, 1 GPU a group of 1: the coordinator's node runs 4 groups.
+[[ $(gres 1 5 1 --gpus-per-group 1) == 4 ]] || fail "1 node x 5 ranks, K 1: --gres=gpu:$(gres 1 5 1 --gpus-per-group 1), expected 4"
+# Two nodes: node 1 holds 5 groups (ranks 5..9), node 0 four: one count, the most.
+[[ $(gres 2 5 1 --gpus-per-group 1) == 5 ]] || fail "2 nodes x 5 ranks, K 1: expected --gres=gpu:5"
+# Groups of 2 over 3 nodes of 5 ranks: leaders 1 and 3 take slots 0-1 on node 0, 5, 7
+# and 9 (local ranks 0, 2, 4) slots 0-2 on node 1, 11 and 13 slots 0-1 on node 2: the
+# most, 3 slots x K 2.
+[[ $(gres 3 5 2) == 6 ]] || fail "3 nodes x 5 ranks in groups of 2, K 2: expected --gres=gpu:6, got $(gres 3 5 2)"
+[[ $(gres 1 4 1 --gpus-per-group 3) == 9 ]] || fail "1 node x 4 ranks, --gpus-per-group 3: expected --gres=gpu:9"
+cp "$tmp/out" "$tmp/gpus.sbatch"
+for line in 'GPUS_PER_GROUP=3' "--gpus-per-group 3 -o results/prog.h5"; do
+  grep -qF -- "$line" "$tmp/gpus.sbatch" || fail "--gpus-per-group 3 over the YAML's 2: the script lacks the line: $line"
+done
+[[ -z $(gres 1 4 1 --gpus-per-group 0) ]] || fail "--gpus-per-group 0: a --gres line"
+pass "--gres per node from groups, not ranks: 1x5 ranks K 1 -> 4, 2x5 -> 5, 3x5 in groups of 2 -> 6; --gpus-per-group 3 -> 9 and GPUS_PER_GROUP=3, 0 -> none"
+bad_input "--gpus-per-group on an engine sweep" "--gpus-per-group applies to a sweep of a program" \
+  quick.yaml --gpus-per-group 1
 
 body() { sed -n '/^# ---- body/,$p' "$1"; }
 [[ -n $(body "$root/scripts/slurm/attnsweep.sbatch") ]] || fail "the template has no '# ---- body' line"
@@ -266,6 +295,16 @@ grep -qF "after the failure" "$tmp/out" && fail "--setup false: the commands aft
 pass "script logic: a failing --setup (with a comment) ends the job with exit 1, before the later commands and the launcher"
 unset FAKE_LOG FAKE_MODE
 
+# GPUS_PER_GROUP set: the launcher's attnsweep run gets --gpus-per-group.
+export FAKE_LOG=$tmp/fake.log FAKE_MODE=0
+rm -f "$FAKE_LOG"
+PATH=$tmp/fakebin:$PATH SLURM_JOB_ID=42 bash "$tmp/gpus.sbatch" >"$tmp/out" 2>"$tmp/err" ||
+  fail "the --gpus-per-group script with a launcher that succeeds failed"
+grep -qx "mpirun .*/attnsweep run prog.yaml --resume -o results/prog.h5 --group-size 1 --gpus-per-group 3" "$FAKE_LOG" ||
+  fail "GPUS_PER_GROUP=3: the launcher did not get --gpus-per-group 3: $(cat "$FAKE_LOG")"
+pass "script logic: GPUS_PER_GROUP=3 runs attnsweep run ... --gpus-per-group 3"
+unset FAKE_LOG FAKE_MODE
+
 run slurm quick.yaml --ntasks-per-node 2
 [[ $rc == 0 && -s $tmp/results/quick.sbatch ]] || fail "default --script: no results/quick.sbatch (exit $rc)"
 grep -qF "results/quick.sbatch" "$tmp/out" || fail "default --script: stdout does not name the file: $(cat "$tmp/out")"
@@ -324,29 +363,8 @@ print(n)
 EOF
 }
 
-# check_h5 OUT N [partial]: every trial 0..N-1 exactly once in /summary and /trials (with
-# "partial": 1 <= trials < N, each at most once).
-check_h5() {
-  "$py" - "$@" <<'EOF' || fail "results file $1: see above"
-import sys
-import h5py
-path, n = sys.argv[1], int(sys.argv[2])
-partial = len(sys.argv) > 3
-with h5py.File(path, "r") as f:
-    ids = [int(t) for t in f["summary"]["trial"][:]]
-    groups = sorted(f["trials"].keys()) if "trials" in f else []
-if len(set(ids)) != len(ids):
-    sys.exit(f"FAIL: {path}: trials recorded twice in /summary: {sorted(ids)}")
-if len(groups) != len(ids):
-    sys.exit(f"FAIL: {path}: {len(ids)} rows in /summary but {len(groups)} groups in /trials")
-if partial:
-    if not 1 <= len(ids) < n or not set(ids) <= set(range(n)):
-        sys.exit(f"FAIL: {path}: expected some but not all of trials 0..{n - 1}, got {sorted(ids)}")
-elif sorted(ids) != list(range(n)):
-    sys.exit(f"FAIL: {path}: expected trials 0..{n - 1} once each, got {sorted(ids)}")
-print(len(ids))
-EOF
-}
+# check_h5 OUT N [partial]: trials 0..N-1 once each in OUT (tests/check_sweep_h5.py).
+check_h5() { "$py" "$here/check_sweep_h5.py" "$@" || fail "results file $1: see above"; }
 
 # ---------------------------------------------------------------------------
 echo "== 3. a sweep submitted with attnsweep slurm --submit runs to completion"

@@ -6,6 +6,7 @@
 // spread, q multiples, inclusive integer ends) and every W&B distribution passes a
 // Kolmogorov–Smirnov test against its law; evolution mutates one parameter;
 // repeats share a configuration and differ in seed; ASHA rungs.
+// modules: space
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <gsl/gsl_cdf.h>

@@ -8,6 +8,7 @@
 // result with space_parse. Every outcome must be either a valid spec, whose first
 // trials sample and pass config_check, or exactly one error line
 // "fuzz.yaml:LINE:COL: message" with the spec left empty. A crash fails the run.
+// modules: space
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <math.h>

@@ -55,7 +55,7 @@ YAML
 # reads it.
 check_file() {
     "$py" - "$1" "$2" "${3:-random}" <<'PY' || fail "results file $1"
-import sys, h5py, pandas
+import json, sys, h5py, pandas
 from numcheck import close
 path, n, method = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 f = h5py.File(path, "r")
@@ -72,7 +72,7 @@ assert grassmann.correlation_z.isna().all() and grassmann.eff_rank_z.isna().all(
 heads = ok[ok.attention != b"grassmann"]
 assert close(heads.correlation_excess, heads.correlation - heads.correlation_chance, atol=1e-12)
 assert heads.correlation_z.notna().all() and heads.eff_rank_z.notna().all()
-assert f.attrs["format_version"] == 5
+assert f.attrs["format_version"] == json.loads(f.attrs["schema"])["format_version"]
 measured = df[df.status != b"failed"]  # the test split, measured once a trial finished
 assert ((measured.test_accuracy >= 0) & (measured.test_accuracy <= 1) & (measured.test_loss > 0)).all()
 assert df[df.status == b"failed"].test_loss.isna().all()
@@ -133,7 +133,7 @@ grep -qF "val_accuracy (higher is better), correlation (lower is better), n_para
 import json, re, sys
 fig = json.load(open(sys.argv[1]))["figures"]["objectives.png"]
 report = re.search(r"hypervolume ([0-9.e+-]+)$", open(sys.argv[2]).read(), re.M).group(1)
-# the report's (C, tpe_hypervolume) and the plot's (Python) hypervolume in 3 objectives, to its 4 digits
+# the report's (C, pareto_hypervolume) and the plot's (Python) hypervolume in 3 objectives, to its 4 digits
 assert float(f"{fig['hypervolume']:.4g}") == float(report), (fig["hypervolume"], report)
 assert [o["name"] for o in fig["objectives"]] == ["val_accuracy", "correlation", "n_params"], fig["objectives"]
 assert 1 <= len(fig["front_trials"]) <= 8, fig["front_trials"]

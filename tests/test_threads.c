@@ -5,6 +5,7 @@
 // 1 and with 2 threads (kernel_threads_set), then one whole training step of each
 // attention variant, and a step over micro-batches that 2 threads run on two lanes; and
 // OpenBLAS runs on one thread while the threads are the model's.
+// modules: model
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>

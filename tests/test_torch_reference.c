@@ -5,6 +5,7 @@
 // (max |ours − torch| / max |torch| per tensor).
 // The reference tensors come from scripts/torch_reference.py (committed, so torch is
 // not needed to run this test).
+// modules: model
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>

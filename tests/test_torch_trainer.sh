@@ -9,7 +9,7 @@
 #      val_accuracy − β·RankDeviation − γ·Correlation, each beyond chance;
 #   2. SIGUSR1 to mpirun stops a longer trial (the trainer saves resume.pt on SIGTERM);
 #      --resume reruns it with ATTNSWEEP_RESUME_DIR and it goes on from the step it saved
-#      to the end.
+#      to the end, its stored curve every evaluation from the first.
 # Usage: bash tests/test_torch_trainer.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
 
@@ -97,9 +97,11 @@ bad = []
 if a["status"] != "ok" or f["summary"][0]["steps"] != 400: bad.append(f"{a['status']} {a['reason']}")
 if not said or int(said.group(1)) <= 0: bad.append("the trainer did not say it resumed")
 elif steps[0] <= int(said.group(1)) or steps[-1] != 400: bad.append(f"steps {steps} after resuming at {said.group(1)}")
+curve = list(f["trials/000000/curves"]["step"])
+if curve != list(range(5, 401, 5)): bad.append(f"the stored curve: expected every evaluation 5..400, got {curve}")
 if bad: print("\n".join(bad))
 sys.exit(1 if bad else 0)
 PY
-pass "stopped, resumed from resume.pt in ATTNSWEEP_RESUME_DIR, finished at step 400"
+pass "stopped, resumed from resume.pt in ATTNSWEEP_RESUME_DIR, finished at step 400 with its whole curve"
 
 echo "test_torch_trainer: $checks checks passed in $((SECONDS - start)) s"

@@ -5,12 +5,14 @@
 // with the constant liar, rebuild their state from reported trials (a resume), and
 // MOTPE's front covers more hypervolume than random's; the hypervolume itself against
 // known values.
+// modules: space
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "common/pareto.h"
 #include "common/util.h"
 #include "space/space.h"
 #include "space/tpe.h"
@@ -217,14 +219,14 @@ static void test_constant_liar(void) {
 
 static void test_hypervolume(void) {
     const double two[] = {1, 2, 2, 1}, ref2[] = {0, 0};
-    CHECK_CLOSE(tpe_hypervolume(two, 2, 2, ref2), 3.0, 1e-12, 0.0, "2-d hypervolume of (1,2), (2,1)");
+    CHECK_CLOSE(pareto_hypervolume(two, 2, 2, ref2), 3.0, 1e-12, 0.0, "2-d hypervolume of (1,2), (2,1)");
     const double dominated[] = {1, 2, 2, 1, 0.5, 0.5, -1, 5}, ref[] = {0, 0};
-    CHECK_CLOSE(tpe_hypervolume(dominated, 4, 2, ref), 3.0, 1e-12, 0.0, "dominated and outside points add nothing");
+    CHECK_CLOSE(pareto_hypervolume(dominated, 4, 2, ref), 3.0, 1e-12, 0.0, "dominated and outside points add nothing");
     // three boxes from the origin: inclusion–exclusion
     const double p3[] = {3, 1, 1, 1, 3, 1, 1, 1, 3}, r3[] = {0, 0, 0};
-    CHECK_CLOSE(tpe_hypervolume(p3, 3, 3, r3), 3 * 3.0 - 3 * 1.0 + 1.0, 1e-12, 0.0, "3-d hypervolume of three boxes");
+    CHECK_CLOSE(pareto_hypervolume(p3, 3, 3, r3), 3 * 3.0 - 3 * 1.0 + 1.0, 1e-12, 0.0, "3-d hypervolume of three boxes");
     const double p4[] = {2, 1, 1, 1, 1, 2, 1, 1}, r4[] = {0, 0, 0, 0};
-    CHECK_CLOSE(tpe_hypervolume(p4, 2, 4, r4), 2 + 2 - 1, 1e-12, 0.0, "4-d hypervolume of two boxes");
+    CHECK_CLOSE(pareto_hypervolume(p4, 2, 4, r4), 2 + 2 - 1, 1e-12, 0.0, "4-d hypervolume of two boxes");
     // random points (ties on a coarse grid included) against inclusion–exclusion over
     // every subset: the measure of a union of boxes [0, p], Σ_S (−1)^(|S|+1) Π_c min_S p_c
     unsigned long long state = 12345;
@@ -246,7 +248,7 @@ static void test_hypervolume(void) {
             }
             want += (__builtin_popcount(set) % 2 ? 1 : -1) * box;
         }
-        CHECK_CLOSE(tpe_hypervolume(pts, n, d, zero), want, 1e-12, 0.0, "hypervolume of random points");
+        CHECK_CLOSE(pareto_hypervolume(pts, n, d, zero), want, 1e-12, 0.0, "hypervolume of random points");
     }
     // a front of 600 points in 4 objectives (on the unit sphere's positive part): the
     // report's case that took 29 s before the sweep in two dimensions; its time is printed
@@ -261,7 +263,7 @@ static void test_hypervolume(void) {
         }
         for (int c = 0; c < 4; c++) front[i * 4 + c] /= sqrt(norm);
     }
-    const double t0 = now_seconds(), hv = tpe_hypervolume(front, FRONT, 4, ref0);
+    const double t0 = now_seconds(), hv = pareto_hypervolume(front, FRONT, 4, ref0);
     CHECK(hv > 0.0 && hv < 1.0, "hypervolume of a 4-d front of 600 points: %g", hv);
     printf("  hypervolume of a front of %d points in 4 objectives: %.6f in %.3f s\n", FRONT, hv, now_seconds() - t0);
     free(front);
@@ -295,7 +297,7 @@ static double front_hypervolume(const char *method, int seed) {
     const double ref[2] = {-3, -2};
     sampler_free(sm);
     space_free(&s);
-    return tpe_hypervolume(pts, 60, 2, ref);
+    return pareto_hypervolume(pts, 60, 2, ref);
 }
 
 static void test_motpe(void) {

@@ -16,6 +16,7 @@
 //   3. Paired against Welch: two arms that share seeds with a large per-seed offset (the
 //      noise a seed brings to both); the paired test finds the difference Welch's cannot,
 //      the report says which test each row used, and a NaN in an arm is skipped with a note.
+// modules: cmds
 #define _POSIX_C_SOURCE 200809L  // fdopen, mkstemp
 #include <fcntl.h>
 #include <gsl/gsl_rng.h>

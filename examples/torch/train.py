@@ -22,23 +22,25 @@ PyTorch's default initialisation (embeddings N(0, 0.02)). Data come from Debian'
 dataset-fashion-mnist with the engine's splits: training = the first 55 000 train-images,
 validation = the last 5 000 (every metric line), test = t10k (the last line only).
 
-The protocol (README "Bring your own trainer"): the seed is $ATTNSWEEP_SEED; one JSON
-line per evaluation is appended to $ATTNSWEEP_METRICS; the attention weights go to
-$ATTNSWEEP_TRIAL_DIR/model.safetensors under Hugging Face's BERT names
-(encoder.layer.N.attention.self.{query,key,value}.weight and attention.output.dense.weight;
-Grassmann: encoder.layer.N.grassmann.w_red.weight and w_plu.weight) with config.json
-beside it, rewritten at every evaluation so that a trial ASHA stops is scored at its
-last one; $ATTNSWEEP_TRIAL_DIR/resume.pt holds what a stopped trial needs to go on, and
-with $ATTNSWEEP_RESUME_DIR the training continues from there. SIGTERM saves it and ends
-the program (exit code 143). Without attnsweep the lines go to stdout and the files to
---out (default: the current directory). CUDA is used when there is a device.
+The protocol (README "Bring your own trainer") is spoken through attnsweep's Python helper,
+python/attnsweep/trial.py (attnsweep puts it on the program's PYTHONPATH; run by hand, the
+trainer finds it in the source tree): the seed is trial.seed() ($ATTNSWEEP_SEED);
+trial.report(step, ...) appends one JSON line per evaluation to $ATTNSWEEP_METRICS;
+trial.save_attention() writes the attention weights to $ATTNSWEEP_TRIAL_DIR/model.safetensors
+under Hugging Face's BERT names (encoder.layer.N.attention.self.{query,key,value}.weight and
+attention.output.dense.weight; Grassmann: encoder.layer.N.grassmann.w_red.weight and
+w_plu.weight; the model names its tensors itself, as tucker's are generated) with
+config.json beside it, rewritten at every evaluation so that a trial ASHA stops is scored
+at its last one; $ATTNSWEEP_TRIAL_DIR/resume.pt holds what a stopped trial needs to go on,
+and with $ATTNSWEEP_RESUME_DIR (trial.resume_dir()) the training continues from there.
+SIGTERM (trial.should_stop()) saves it and ends the program (exit code 143). Without
+attnsweep the lines go to stdout and the files to --out (default: the current directory).
+CUDA is used when there is a device.
 """
 import argparse
 import gzip
-import json
 import math
 import os
-import signal
 import struct
 import sys
 import time
@@ -47,6 +49,12 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+try:
+    from attnsweep import trial
+except ImportError:  # run by hand from the source tree: the helper is in python/
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+    from attnsweep import trial
 
 DATA = "/usr/share/datasets/fashion-mnist"
 MEAN, SD = 0.2860, 0.3530   # of all 60 000 train-images (the engine's normalisation)
@@ -265,38 +273,17 @@ def evaluate(model, x, y, batches, size):
 
 # ---------------------------------------------------------------- files
 
-def write_safetensors(path, tensors, metadata):
-    """The safetensors format by hand (8-byte header length, JSON header, raw bytes), written
-    through path.partial and renamed, so a reader never sees half a file."""
-    header, blobs, offset = {"__metadata__": metadata}, [], 0
-    for name, t in tensors.items():
-        data = t.detach().to("cpu", torch.float32).contiguous().numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path + ".partial", "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-    os.replace(path + ".partial", path)
-
-
 def save_weights(out, model, a):
-    write_safetensors(os.path.join(out, "model.safetensors"), model.attention_tensors(),
-                      {"format": "pt", "attention": a.attention})
+    """model.safetensors (written whole, then renamed) and config.json beside it."""
     cfg = {"model_type": "attnsweep-vit", "attention": a.attention, "hidden_size": a.d_model,
-           "num_attention_heads": a.heads, "num_hidden_layers": a.layers}
-    with open(os.path.join(out, "config.json.partial"), "w") as f:
-        json.dump(cfg, f)
-    os.replace(os.path.join(out, "config.json.partial"), os.path.join(out, "config.json"))
+           "num_hidden_layers": a.layers}
+    trial.save_attention(model.attention_tensors(), os.path.join(out, "model.safetensors"), heads=a.heads, config=cfg)
 
 
 def main():
     a = parse_args()
-    out = a.out or os.environ.get("ATTNSWEEP_TRIAL_DIR", ".")
-    seed = a.seed if a.seed is not None else int(os.environ.get("ATTNSWEEP_SEED", "1"))
-    metrics_path = os.environ.get("ATTNSWEEP_METRICS")
-    metrics = open(metrics_path, "a") if metrics_path else sys.stdout
+    out = a.out or trial.trial_dir()
+    seed = a.seed if a.seed is not None else trial.seed()
     device = "cuda" if torch.cuda.is_available() else "cpu"
     torch.manual_seed(seed)
     (xtr, ytr), (xva, yva), (xte, yte) = load_data(a.data_dir, device)
@@ -309,7 +296,7 @@ def main():
     eval_every = a.eval_every or max(total // 10, 1)
     state = {"step": 0, "perm": torch.randperm(len(ytr), generator=gen), "cursor": 0, "loss_sum": 0.0, "loss_n": 0}
 
-    resume = os.environ.get("ATTNSWEEP_RESUME_DIR")
+    resume = trial.resume_dir()
     if resume and os.path.exists(os.path.join(resume, "resume.pt")):
         saved = torch.load(os.path.join(resume, "resume.pt"), map_location=device)
         model.load_state_dict(saved["model"])
@@ -323,14 +310,13 @@ def main():
                    os.path.join(out, "resume.pt.partial"))
         os.replace(os.path.join(out, "resume.pt.partial"), os.path.join(out, "resume.pt"))
 
-    stop = []
-    signal.signal(signal.SIGTERM, lambda sig, frame: stop.append(sig))
+    trial.should_stop()  # from now on SIGTERM only asks to stop
     n_params = sum(p.numel() for p in model.parameters())
     t0 = time.time()
     while state["step"] < total:
-        if stop:  # ASHA, the time limit or the sweep's stop: keep what resuming needs
+        if trial.should_stop():  # ASHA, the time limit or the sweep's stop: keep what resuming needs
             save_resume()
-            sys.exit(128 + signal.SIGTERM)
+            sys.exit(143)
         idx, have = [], 0
         while have < a.batch:  # an epoch boundary may fall inside a batch
             if state["cursor"] == len(ytr):
@@ -356,7 +342,7 @@ def main():
         step = state["step"]
         if step % eval_every == 0 or step == total:
             val_loss, val_acc = evaluate(model, xva, yva, a.eval_batches, a.batch)
-            line = {"step": step, "lr": lr, "train_loss": state["loss_sum"] / state["loss_n"], "val_loss": val_loss,
+            line = {"lr": lr, "train_loss": state["loss_sum"] / state["loss_n"], "val_loss": val_loss,
                     "val_accuracy": val_acc, "seconds": time.time() - t0}
             state["loss_sum"], state["loss_n"] = 0.0, 0
             save_weights(out, model, a)
@@ -365,8 +351,7 @@ def main():
                 line["n_params"] = n_params
             else:
                 save_resume()
-            metrics.write(json.dumps(line) + "\n")
-            metrics.flush()
+            trial.report(step, **line)
     print(f"{a.attention}: {total} steps in {time.time() - t0:.1f} s on {device}", file=sys.stderr)
 
 

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/pareto.h"
 #include "common/util.h"
 #include "space/space.h"
 #include "space/tpe.h"
@@ -176,7 +177,7 @@ int main(int argc, char **argv) {
             pts[2 * id] = (r.val_accuracy - acc_lo) / (acc_hi - acc_lo);
             pts[2 * id + 1] = (corr_hi - r.correlation) / (corr_hi - corr_lo);
             const double ref[2] = {0.0, 0.0};
-            value[id] = mo ? tpe_hypervolume(pts, id + 1, 2, ref) : r.val_accuracy;
+            value[id] = mo ? pareto_hypervolume(pts, id + 1, 2, ref) : r.val_accuracy;
         }
         printf("{\"method\": \"%s\", \"objective\": \"%s\", \"seed\": %d, \"propose_ms\": %.4f, "
                "\"propose_last_ms\": %.4f, \"values\": [",

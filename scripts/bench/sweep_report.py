@@ -21,20 +21,21 @@ import re
 import statistics
 import sys
 
-import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from attnsweep.results import BadResults, Results  # noqa: E402  (python/attnsweep/ in the repository)
+
 TAG = {"READY": 1, "TRIAL": 2, "DONE": 3, "EVAL": 4, "DECISION": 5, "STOP": 6, "RESULT": 7}
-FORMAT_VERSION = 4  # of the results files (README "Results file")
 
 
 def open_results(path):
-    """The results file, or exit with one line when it is of another format version."""
-    f = h5py.File(path, "r")
-    version = int(f.attrs.get("format_version", -1))
-    if version != FORMAT_VERSION:
-        sys.exit(f"sweep_report.py: {path}: results format {version}, this script reads {FORMAT_VERSION}")
-    return f
+    """The results file's h5py.File, or exit with one line when it is no results file this
+    attnsweep reads (attnsweep.results)."""
+    try:
+        return Results(path).file
+    except BadResults as e:
+        sys.exit(f"sweep_report.py: {e}")
 
 
 class Run:

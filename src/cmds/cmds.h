@@ -9,6 +9,12 @@ int cmd_run(int argc, char **argv);
 int cmd_slurm(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_schema(int argc, char **argv);
+int cmd_rerun(int argc, char **argv);
+
+// The executable running now (/proc/self/exe; "attnsweep" when unknown), so that a job or
+// the ranks that a verb starts run the same build; free() it (run.c).
+char *self_exe(void);
 
 // A verb of the command line: its name, its function, and its line in `attnsweep --help`
 // (also its manual page's NAME line).
@@ -29,5 +35,10 @@ void check_output(const char *verb, const char *path);
 // renamed (common/outfile.h), so an interrupted run leaves no half file and a planted link
 // is never followed. sweep: the file's "sweep" attribute.
 void write_trial_file(const char *path, const TrialResult *r, const char *sweep);
+// The same with the root "yaml" attribute given rather than the configuration's lines and
+// what it is ranked by (attnsweep rerun: the sweep's YAML and metric, so that the file
+// can itself be rerun; metric NULL: reward, maximised).
+void write_trial_file_yaml(const char *path, const TrialResult *r, const char *sweep, const char *yaml,
+                           const char *metric, int maximize);
 
 #endif

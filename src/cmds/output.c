@@ -48,12 +48,18 @@ static char *config_yaml(const TrialConfig *c) {
     return s;
 }
 
-void write_trial_file(const char *path, const TrialResult *r, const char *sweep) {
-    char *yaml = config_yaml(&r->config);
-    StoreMeta meta = {.sweep = sweep, .yaml = yaml, .seed = r->config.seed, .start_time = r->start_time};
+void write_trial_file_yaml(const char *path, const TrialResult *r, const char *sweep, const char *yaml,
+                           const char *metric, int maximize) {
+    StoreMeta meta = {.sweep = sweep, .yaml = yaml, .seed = r->config.seed, .start_time = r->start_time,
+                      .metric = metric, .maximize = maximize};
     H5Store *s = h5store_create(path, &meta);  // a temporary file, renamed over path when closed
     h5store_write_trial(s, r);
     h5store_close(s, r->end_time);
+}
+
+void write_trial_file(const char *path, const TrialResult *r, const char *sweep) {
+    char *yaml = config_yaml(&r->config);
+    write_trial_file_yaml(path, r, sweep, yaml, NULL, 1);
     free(yaml);
 }
 

@@ -31,8 +31,9 @@ static const char *const format_names[] = {"table", "csv", "json", "html", NULL}
 
 static void print_header(FILE *f, const SweepSummary *s, const char *path, const ReportOptions *o) {
     char *sweep = text_escaped(s->sweep);  // the file's bytes, never a terminal's control sequence
-    fprintf(f, "attnsweep report: %s: sweep %s, %d trial%s, metric %s (%s is better)\n", path, sweep, s->n_trials,
-            s->n_trials == 1 ? "" : "s", o->metric, o->maximize ? "higher" : "lower");
+    fprintf(f, "attnsweep report: %s: sweep %s, %d trial%s%s, metric %s (%s is better)\n", path, sweep, s->n_trials,
+            s->n_trials == 1 ? "" : "s", s->until_stopped ? " (it runs until stopped)" : "", o->metric,
+            o->maximize ? "higher" : "lower");
     free(sweep);
     if (s->being_written)
         fprintf(f, "The sweep is still running (another process is writing the file): this covers the trials "

@@ -43,6 +43,7 @@ typedef struct {
     int overcommit, submit, launcher;  // launcher: an index of launchers
     ArgList sbatch_lines, setup;       // verbatim #SBATCH options; the setup function's lines
     int gpus, cpus;                    // the sweep's resources per worker group (0: none given)
+    int gpus_per_group;                // --gpus-per-group (-1: the YAML's resources.gpus)
 } SlurmOptions;
 
 // One run of decimal digits at *s: its value (or -1), advancing *s.
@@ -100,15 +101,17 @@ static int parse_time(const char *text, long *seconds) {
 }
 
 // The sweep's name (its `name:`, or the file's stem) and its resources per worker group
-// (o->gpus, o->cpus), after loading and validating the whole search space here, so that
-// a mistake shows now and not when the job starts. Job and file names keep letters,
+// (o->gpus: --gpus-per-group over the YAML's; o->cpus), after loading and validating the
+// whole search space here, so that a mistake shows now and not when the job starts. Job and file names keep letters,
 // digits, '_', '-' and '.'; anything else becomes '_'.
 static char *sweep_name(SlurmOptions *o) {
     SweepSpec spec;
     char err[1024];
     if (space_load(&spec, o->sweep, err, sizeof err) != 0) die(EXIT_BADINPUT, "slurm: %s", err);
+    if (o->gpus_per_group >= 0 && !space_is_program(&spec))
+        die(EXIT_BADINPUT, "slurm: --gpus-per-group applies to a sweep of a program (the built-in engine trains on CPUs)");
     char *name = xstrdup(spec.name && spec.name[0] ? spec.name : "sweep");
-    o->gpus = spec.program.gpus;
+    o->gpus = o->gpus_per_group >= 0 ? o->gpus_per_group : spec.program.gpus;
     o->cpus = spec.program.cpus;
     space_free(&spec);
     for (char *c = name; *c; c++)
@@ -230,13 +233,21 @@ static int on_path(const char *prog) {
     return found;
 }
 
-// The executable running now, so the job runs the same build.
-static char *self_path(void) {
-    char buf[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0) return xstrdup("attnsweep");
-    buf[n] = 0;
-    return xstrdup(buf);
+// GPUs per node for the worker groups: a group's devices are its slot on its node times K
+// onwards (sweep.c device_slot: its leader's node-local rank, less one on the coordinator's
+// node, divided by G), so a node needs K x (its highest slot + 1). Ranks fill the nodes in
+// order, M to a node. #SBATCH --gres is one count for every node: the most any node needs
+// (the coordinator's node needs K fewer when M - 1 is a multiple of G, and then keeps
+// those idle; a heterogeneous job could fit it, at the price of a job in components).
+static long gpus_per_node(const SlurmOptions *o) {
+    const long ranks = (long)o->nodes * o->ntasks_per_node;
+    long slots = 0;
+    for (long leader = 1; leader < ranks; leader += o->group_size) {
+        const long node = leader / o->ntasks_per_node, local = leader % o->ntasks_per_node;
+        const long slot = (local - (node == 0)) / o->group_size;
+        if (slot + 1 > slots) slots = slot + 1;
+    }
+    return slots * o->gpus;
 }
 
 static char *script_text(const SlurmOptions *o, const char *name, const char *log) {
@@ -247,7 +258,7 @@ static char *script_text(const SlurmOptions *o, const char *name, const char *lo
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd)) die(EXIT_RUNTIME, "slurm: cannot read the current directory: %s", strerror(errno));
     check_sbatch_text("the current directory", cwd);
-    char *exe = self_path();
+    char *exe = self_exe();
     fprintf(f,
             "#!/bin/bash\n"
             "# Slurm batch job for sweep %s: it runs the sweep under mpirun, requeues itself\n"
@@ -264,6 +275,7 @@ static char *script_text(const SlurmOptions *o, const char *name, const char *lo
     if (o->mem) fprintf(f, " --mem %s", o->mem);
     if (o->overcommit) fputs(" --overcommit", f);
     if (o->launcher) fprintf(f, " --launcher %s", launchers[o->launcher]);
+    if (o->gpus_per_group >= 0) fprintf(f, " --gpus-per-group %d", o->gpus_per_group);
     for (int i = 0; i < o->sbatch_lines.n; i++) {
         fputs(" --sbatch-line ", f);
         put_shell_word(f, o->sbatch_lines.item[i]);
@@ -288,10 +300,7 @@ static char *script_text(const SlurmOptions *o, const char *name, const char *lo
     if (o->partition) fprintf(f, "#SBATCH --partition=%s\n", o->partition);
     if (o->account) fprintf(f, "#SBATCH --account=%s\n", o->account);
     if (o->mem) fprintf(f, "#SBATCH --mem=%s\n", o->mem);
-    // A node holds at most ceil(M / G) group leaders (the coordinator's node one fewer
-    // rank), and a group's devices are its slot on the node times K onwards (sweep.c).
-    if (o->gpus)
-        fprintf(f, "#SBATCH --gres=gpu:%d\n", (o->ntasks_per_node + o->group_size - 1) / o->group_size * o->gpus);
+    if (o->gpus) fprintf(f, "#SBATCH --gres=gpu:%ld\n", gpus_per_node(o));
     if (o->cpus) fprintf(f, "#SBATCH --cpus-per-task=%d\n", o->cpus);
     fprintf(f, "#SBATCH --chdir=%s\n", cwd);
     fprintf(f, "#SBATCH --output=%s\n", log);
@@ -306,8 +315,12 @@ static char *script_text(const SlurmOptions *o, const char *name, const char *lo
     put_shell_word(f, o->sweep);
     fputs("\nOUT=", f);
     put_shell_word(f, o->output);
-    fprintf(f, "\nGROUP_SIZE=%d\nMAX_REQUEUES=%d\nLAUNCHER=%s\nsetup() {\n", o->group_size, o->max_requeues,
-            launchers[o->launcher]);
+    fprintf(f, "\nGROUP_SIZE=%d\n", o->group_size);
+    if (o->gpus_per_group >= 0)
+        fprintf(f, "GPUS_PER_GROUP=%d\n", o->gpus_per_group);
+    else
+        fputs("GPUS_PER_GROUP=\n", f);
+    fprintf(f, "MAX_REQUEUES=%d\nLAUNCHER=%s\nsetup() {\n", o->max_requeues, launchers[o->launcher]);
     // Each command in braces of its own (a comment in it ends at the newline): the first to
     // fail returns its status.
     for (int i = 0; i < o->setup.n; i++) fprintf(f, "  { %s\n  } || return $?\n", o->setup.item[i]);
@@ -368,13 +381,16 @@ static long submit(const char *path) {
 }
 
 int cmd_slurm(int argc, char **argv) {
-    SlurmOptions o = {.nodes = 1, .ntasks_per_node = 4, .group_size = 1, .max_requeues = 20};
+    SlurmOptions o = {.nodes = 1, .ntasks_per_node = 4, .group_size = 1, .max_requeues = 20, .gpus_per_group = -1};
     const Option options[] = {
         OPT_INT("--nodes", &o.nodes, 1, MAX_COUNT, "N", "nodes (1)"),
         OPT_INT("--ntasks-per-node", &o.ntasks_per_node, 1, MAX_COUNT, "M",
                 "MPI ranks per node (4); N x M ranks: one coordinator,\n"
                 "the rest train in groups of G (N x M - 1 a multiple of G)"),
         OPT_INT("--group-size", &o.group_size, 1, SWEEP_MAX_GROUP_SIZE, "G", "ranks per worker group (1)"),
+        OPT_INT("--gpus-per-group", &o.gpus_per_group, 0, 1024, "K",
+                "a program's sweep: GPUs per worker group (CUDA_VISIBLE_DEVICES),\n"
+                "over the YAML's resources.gpus; passed on to attnsweep run"),
         OPT_STRING("--time", NULL, &o.time, "T",
                    "time limit: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or\n"
                    "D-HH:MM:SS, at least 5 minutes (default: the partition's)"),
@@ -407,8 +423,9 @@ int cmd_slurm(int argc, char **argv) {
              "(mpirun takes the rank count from Slurm), passes SIGUSR1/SIGTERM on to it, and\n"
              "requeues itself when a time limit or preemption stopped the sweep (exit code 3),\n"
              "so the job continues where it stopped. Slurm signals the job %d s before --time.\n"
-             "A program's sweep with resources {gpus: K, cpus: C} asks for --gres=gpu:K x the\n"
-             "groups a node holds (ceil(M / G)) and --cpus-per-task=C.\n"
+             "A program's sweep with resources {gpus: K, cpus: C} (or --gpus-per-group K) asks\n"
+             "for --gres=gpu:K x the groups a node holds (ceil((M - 1) / G) on one node, where\n"
+             "the coordinator takes a rank; the most of any node on several) and --cpus-per-task=C.\n"
              "The template with every line explained: scripts/slurm/attnsweep.sbatch.\n\n",
              SIGNAL_LEAD_SECONDS);
     const Command cmd = {"slurm", "attnsweep slurm SWEEP.yaml [options]",

@@ -12,6 +12,7 @@
 #include "common/util.h"
 #include "space/asha.h"
 #include "space/space.h"
+#include "trial/interpreter.h"
 
 enum { FIRST_TRIALS = 5 };
 
@@ -86,8 +87,10 @@ int cmd_validate(int argc, char **argv) {
     snprintf(about, sizeof about,
              "Check a sweep file (YAML syntax, keys, types and ranges of every value, every\n"
              "combination of the swept values, conditions, the scheduler, the task's data files)\n"
-             "and print the size of its space and its first %d trials. Errors are one line\n"
-             "FILE:LINE:COL: message, exit code 2.\n",
+             "and print the size of its space and its first %d trials; for a program's sweep, the\n"
+             "interpreter ${interpreter} finds (W&B's: python on PATH), with a warning when it cannot\n"
+             "import the program's first imports. Errors are one line FILE:LINE:COL: message, exit\n"
+             "code 2.\n",
              FIRST_TRIALS);
     const Command cmd = {"validate", "attnsweep validate SWEEP.yaml [--json]",
                          about,
@@ -112,6 +115,7 @@ int cmd_validate(int argc, char **argv) {
         cJSON_AddStringToObject(o, "goal", s.maximize ? "maximize" : "minimize");
         cJSON_AddNumberToObject(o, "seed", s.seed);
         cJSON_AddNumberToObject(o, "trials", s.trials);
+        cJSON_AddBoolToObject(o, "until_stopped", s.until_stopped);
         cJSON_AddNumberToObject(o, "repeats", s.repeats);
         cJSON_AddNumberToObject(o, "grid_points", s.grid_points);
         if (size < 0)
@@ -127,6 +131,11 @@ int cmd_validate(int argc, char **argv) {
             cJSON_AddItemToObject(o, "command", cJSON_CreateStringArray((const char *const *)s.program.command,
                                                                         s.program.n_command));
             cJSON_AddBoolToObject(o, "scores_checkpoint", s.program.needs_checkpoint);
+            char found[4096], warning[2048];
+            if (interpreter_check(&s.program, found, sizeof found, warning, sizeof warning)) {
+                cJSON_AddStringToObject(o, "interpreter", found);
+                if (warning[0]) cJSON_AddStringToObject(o, "interpreter_warning", warning);
+            }
         }
         cJSON *notes = cJSON_AddArrayToObject(o, "notes");
         for (int k = 0; k < s.n_notes; k++) cJSON_AddItemToArray(notes, cJSON_CreateString(s.notes[k]));
@@ -162,8 +171,8 @@ int cmd_validate(int argc, char **argv) {
         else
             printf("  space      %ld configuration%s\n", size, plural((double)size));
         int configs = s.trials / s.repeats;
-        printf("  trials     %d (%d configuration%s x %d repeat%s", s.trials, configs, plural(configs), s.repeats,
-               plural(s.repeats));
+        printf("  trials     %s%d (%d configuration%s x %d repeat%s", s.until_stopped ? "until stopped, at most " : "",
+               s.trials, configs, plural(configs), s.repeats, plural(s.repeats));
         if (s.grid_points > 1)
             printf("; %d sample%s x %d combinations of the grid axes", configs / s.grid_points,
                    plural(configs / s.grid_points), s.grid_points);
@@ -180,6 +189,11 @@ int cmd_validate(int argc, char **argv) {
             if (s.time_limit > 0) printf("time limit %g s, ", s.time_limit);
             printf("SIGKILL %g s after SIGTERM, at most %.0f MiB of each output\n", s.program.grace,
                    s.program.max_output / 1048576.0);
+            char found[4096], warning[2048];
+            if (interpreter_check(&s.program, found, sizeof found, warning, sizeof warning)) {
+                printf("  interpreter %s\n", found);
+                if (warning[0]) printf("  warning    %s\n", warning);
+            }
         } else {
             if (s.base.steps)
                 snprintf(budget, sizeof budget, "%d steps", s.base.steps);

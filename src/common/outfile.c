@@ -27,7 +27,10 @@ void outfile_discard_all(void) {
 
 static void remember(const char *tmp) {
     static int registered;
-    if (!registered) registered = atexit(outfile_discard_all) == 0;
+    if (!registered) {
+        registered = atexit(outfile_discard_all) == 0;
+        util_at_die_now(outfile_discard_all);  // _exit skips atexit
+    }
     for (int i = 0; i < MAX_LIVE; i++)
         if (!live[i]) {
             live[i] = xstrdup(tmp);

@@ -1,7 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "common/util.h"
 
-#include "common/outfile.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -92,12 +91,16 @@ void die(int code, const char *fmt, ...) {
     exit(code);
 }
 
+static void (*at_die_now)(void);
+
+void util_at_die_now(void (*fn)(void)) { at_die_now = fn; }
+
 void die_now(int code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vprint(fmt, ap);
     va_end(ap);
-    outfile_discard_all();
+    if (at_die_now) at_die_now();
     fflush(NULL);
     _exit(code);
 }

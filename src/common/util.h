@@ -15,6 +15,9 @@ _Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf,
 // failure (HDF5 crashes closing a file whose write failed); temporary output files are
 // still removed (common/outfile.h).
 _Noreturn void die_now(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// What die_now runs before _exit, which skips atexit (common/outfile.c registers the
+// removal of its temporary files here, so util.c does not call outfile.c): one function.
+void util_at_die_now(void (*fn)(void));
 // Print "attnsweep: <message>" to stderr and go on.
 void warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -1,8 +1,15 @@
 #include "model/attn_heads.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
+#include "common/util.h"
 #include "model/threads.h"
+
+float *tile_alloc(size_t n, void **block) {
+    *block = xmalloc(n * sizeof(float) + 64);
+    return (float *)(((uintptr_t)*block + 63) & ~(uintptr_t)63);
+}
 
 // One pass: the forward when dqkv is NULL, else the backward.
 typedef struct {

@@ -4,6 +4,8 @@
 #ifndef ATTN_HEADS_H
 #define ATTN_HEADS_H
 
+#include <stddef.h>
+
 // A core's work on one head of one sequence: out rows (T, hs wide, stride C), its T
 // saved floats, q, k, v rows of qkv and dq, dk, dv rows of dqkv (stride 3C); the scratch
 // that alloc makes for sequences of T tokens and heads hs wide, and release frees.
@@ -14,6 +16,10 @@ typedef struct {
     void (*backward)(void *work, float *dqkv, const float *dout, const float *out, const float *saved,
                      const float *qkv, int C, int causal);
 } AttnCore;
+
+// A core's scratch: n floats, 64-byte aligned (attn_tiles.h's tiles), inside a block from
+// xmalloc that *block keeps (to free).
+float *tile_alloc(size_t n, void **block);
 
 // core->forward, then core->backward, on every head of every sequence.
 void attn_heads_forward(const AttnCore *core, float *out, float *saved, const float *qkv, int B, int T, int C,

@@ -13,10 +13,8 @@
 #define ATTN_TILES_H
 
 #include <stddef.h>
-#include <stdint.h>
 #include <string.h>
 
-#include "common/util.h"
 #include "model/targets.h"
 
 #define TILE_VL 16
@@ -27,12 +25,6 @@ typedef float TileVecU __attribute__((vector_size(TILE_VL * sizeof(float)), alig
 
 // n rounded up to a whole number of vectors.
 static inline int tile_round(int n) { return (n + TILE_VL - 1) / TILE_VL * TILE_VL; }
-
-// n floats, 64-byte aligned, inside a block from xmalloc that *block keeps (to free).
-static inline float *tile_alloc(size_t n, void **block) {
-    *block = xmalloc(n * sizeof(float) + 64);
-    return (float *)(((uintptr_t)*block + 63) & ~(uintptr_t)63);
-}
 
 // C[r][·] (+)= Σ_p A[r·ar + p·ak] · B[p][·] for r < R rows and W vectors of columns, the
 // R × W accumulators held in registers (R, W compile-time constants after inlining).

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/pareto.h"
 #include "common/util.h"
 #include "data/dataset.h"
 #include "report/stats.h"
 #include "report/verdict.h"
-#include "space/tpe.h"
 #include "trial/metrics.h"
 
 // Every table of trials has the metrics marked shown (trial/metrics.h): the test accuracy
@@ -498,26 +498,12 @@ static int has_nan(const TrialResult *x, const ParetoObjectives *o) {
     return 0;
 }
 
-static int dominates(const TrialResult *a, const TrialResult *b, const ParetoObjectives *o) {
-    int better = 0;
-    for (int j = 0; j < o->k; j++) {
-        if (gain(a, o, j) < gain(b, o, j)) return 0;
-        better |= gain(a, o, j) > gain(b, o, j);
-    }
-    return better;
-}
-
 int pareto_front(const TrialResult *const *t, int n, const ParetoObjectives *o, int *front) {
-    int m = 0;
-    for (int i = 0; i < n; i++) {
-        if (has_nan(t[i], o)) continue;
-        int dominated = 0;
-        for (int j = 0; j < n && !dominated; j++) dominated = j != i && !has_nan(t[j], o) && dominates(t[j], t[i], o);
-        if (dominated) continue;
-        int k = m++;  // insert by the first objective, best first; equal ones keep index order
-        for (; k > 0 && gain(t[front[k - 1]], o, 0) < gain(t[i], o, 0); k--) front[k] = front[k - 1];
-        front[k] = i;
-    }
+    double *pts = xmalloc((size_t)(n ? n : 1) * o->k * sizeof(double));
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < o->k; j++) pts[(size_t)i * o->k + j] = gain(t[i], o, j);
+    const int m = pareto_front_of(pts, n, o->k, front);
+    free(pts);
     return m;
 }
 
@@ -539,7 +525,7 @@ static double front_hypervolume(const Analysis *a, const ParetoObjectives *o, co
             if (!has_nan(a->ok[i], o)) ref[j] = fmin(ref[j], gain(a->ok[i], o, j));
         for (int i = 0; i < n; i++) pts[(size_t)i * o->k + j] = gain(a->ok[front[i]], o, j);
     }
-    const double hv = n ? tpe_hypervolume(pts, n, o->k, ref) : 0.0;
+    const double hv = n ? pareto_hypervolume(pts, n, o->k, ref) : 0.0;
     free(pts);
     return hv;
 }
@@ -551,7 +537,7 @@ static Table *pareto(const Analysis *a) {
     const int n = pareto_front(a->ok, a->n_ok, &o, front);
     char title[256], goals[512];
     objectives_text(&o, goals, sizeof goals);
-    double ref[SPACE_MAX_OBJECTIVES], hv = 0.0;
+    double ref[METRIC_MAX_OBJECTIVES], hv = 0.0;
     if (a->s->n_objectives) {
         hv = front_hypervolume(a, &o, front, n, ref);
         snprintf(title, sizeof title, "Pareto front of the sweep's objectives: %d of %d finished trials, hypervolume %.4g",
@@ -573,7 +559,7 @@ static Table *pareto(const Analysis *a) {
     table_column(t, "trial", "trial", COL_INT, NULL);
     param_columns(t, a, 1, NULL);
     shown_columns(t, a, COL_REAL);
-    const Metric *more[SPACE_MAX_OBJECTIVES];  // objectives in no column yet
+    const Metric *more[METRIC_MAX_OBJECTIVES];  // objectives in no column yet
     int n_more = 0;
     for (int j = 0; j < o.k; j++) {
         int have = o.metric[j]->shown;

@@ -57,8 +57,8 @@ int report_metric_known(const char *name, char *allowed, size_t len);
 // correlation and rank_deviation (lower are better); a motpe sweep's is its objectives.
 typedef struct {
     int k;
-    const Metric *metric[SPACE_MAX_OBJECTIVES];
-    int maximize[SPACE_MAX_OBJECTIVES];
+    const Metric *metric[METRIC_MAX_OBJECTIVES];
+    int maximize[METRIC_MAX_OBJECTIVES];
 } ParetoObjectives;
 
 // The objectives of a sweep's front: its objectives when it has some, else the default.

@@ -317,7 +317,7 @@ Sampler *sampler_create(const SweepSpec *s) {
     case METHOD_MOTPE:
         sm->m = s->method == METHOD_MOTPE ? s->n_objectives : 1;
         for (int k = 0; k < sm->m; k++) {
-            sm->objective[k] = s->method == METHOD_MOTPE ? metric_find(s->objective[k]) : space_metric(s);
+            sm->objective[k] = s->method == METHOD_MOTPE ? space_objective_metric(s, k) : space_metric(s);
             sm->maximize[k] = s->method == METHOD_MOTPE ? s->objective_maximize[k] : s->maximize;
             if (!sm->objective[k]) die(EXIT_RUNTIME, "internal error: no metric %s", s->objective[k]);
         }
@@ -407,7 +407,7 @@ static long sample_of(Sampler *sm, const TrialResult *r) {
 
 void sampler_report(Sampler *sm, const TrialResult *r) {
     const SweepSpec *s = sm->s;
-    if (!sampler_adaptive(s)) return;
+    if (!space_adaptive(s)) return;
     const long i = sample_of(sm, r);
     const int trials = s->repeats * sm->P;  // of the sample
     if (sm->reported[i] == trials) return;  // reported twice
@@ -435,11 +435,8 @@ void sampler_report(Sampler *sm, const TrialResult *r) {
 }
 
 void sampler_retry(Sampler *sm, const TrialResult *r) {
-    if (!sampler_adaptive(sm->s)) return;
+    if (!space_adaptive(sm->s)) return;
     const long i = sample_of(sm, r);
     if (sm->tpe) tpe_pending(sm->tpe, i, sm->genes[i]);  // running again: the constant liar counts it
 }
 
-int sampler_adaptive(const SweepSpec *s) {
-    return s->method == METHOD_EVOLUTION || s->method == METHOD_TPE || s->method == METHOD_MOTPE;
-}

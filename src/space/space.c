@@ -17,10 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <cjson/cJSON.h>
 #include <yaml.h>
 
+#include "common/config_json.h"
 #include "common/util.h"
 #include "space/space_impl.h"
+#include "trial/interpreter.h"
 #include "trial/metrics.h"
 
 enum {
@@ -357,12 +360,99 @@ static int join_scalars(Loader *L, const ParamSpec *p, yaml_node_t *n, const cha
     return 0;
 }
 
+// How a scalar reads: an integer, another number, or a text (any quoted scalar).
+typedef enum { SCALAR_INT, SCALAR_REAL, SCALAR_TEXT } ScalarKind;
+static ScalarKind scalar_kind(const yaml_node_t *n) {
+    const char *t = text_of(n);
+    if (!t || !t[0] || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return SCALAR_TEXT;
+    if (strspn(t + (t[0] == '-' || t[0] == '+'), "0123456789") == strlen(t) - (t[0] == '-' || t[0] == '+') &&
+        strlen(t) > (size_t)(t[0] == '-' || t[0] == '+'))
+        return SCALAR_INT;
+    char *end;
+    errno = 0;
+    const double v = strtod(t, &end);
+    return *end == 0 && errno == 0 && isfinite(v) && !strpbrk(t, "xXnNiIpP") ? SCALAR_REAL : SCALAR_TEXT;
+}
+
+// A plain scalar W&B's YAML reader (PyYAML, YAML 1.1) makes a boolean ("true") or None
+// ("null"), or NULL.
+static const char *yaml11_word(const yaml_node_t *n) {
+    static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", NULL};
+    static const char *const no[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", NULL};
+    static const char *const none[] = {"null", "Null", "NULL", "~", "", NULL};
+    if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return NULL;
+    const char *t = text_of(n);
+    return find_name(t, yes, name_count(yes)) >= 0 ? "true"
+           : find_name(t, no, name_count(no)) >= 0 ? "false"
+           : find_name(t, none, name_count(none)) >= 0 ? "null" : NULL;
+}
+
+// Whether a value reaches the program as W&B's Python object rather than a number or a
+// text: a boolean, None, a list or a mapping.
+static int structured(const yaml_node_t *n) { return n->type != YAML_SCALAR_NODE || yaml11_word(n); }
+
+static void put_text(Bytes *b, const char *t) { memcpy(bytes_extend(b, strlen(t)), t, strlen(t)); }
+
+// n as JSON (json.dumps' spacing, reals as Python writes them) at the end of b.
+static void put_json(Loader *L, yaml_node_t *n, Bytes *b) {
+    if (n->type == YAML_SEQUENCE_NODE || n->type == YAML_MAPPING_NODE) {
+        const int seq = n->type == YAML_SEQUENCE_NODE;
+        put_text(b, seq ? "[" : "{");
+        if (seq)
+            for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+                if (it > n->data.sequence.items.start) put_text(b, ", ");
+                put_json(L, node_at(L, *it), b);
+            }
+        else
+            for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top; pr++) {
+                if (pr > n->data.mapping.pairs.start) put_text(b, ", ");
+                put_json(L, node_at(L, pr->key), b);
+                put_text(b, ": ");
+                put_json(L, node_at(L, pr->value), b);
+            }
+        put_text(b, seq ? "]" : "}");
+        return;
+    }
+    const char *word = yaml11_word(n);
+    const ScalarKind kind = scalar_kind(n);
+    char num[64];
+    if (word) {
+        put_text(b, word);
+    } else if (kind == SCALAR_INT) {
+        snprintf(num, sizeof num, "%lld", strtoll(text_of(n), NULL, 10));
+        put_text(b, num);
+    } else if (kind == SCALAR_REAL) {
+        program_real_text(strtod(text_of(n), NULL), num, sizeof num);
+        put_text(b, num);
+    } else {
+        cJSON *str = json_must(cJSON_CreateString(text_of(n) ? text_of(n) : ""));
+        char *t = cJSON_PrintUnformatted(str);
+        if (!t) die(EXIT_RUNTIME, "out of memory printing JSON");
+        put_text(b, t);
+        cJSON_free(t);
+        cJSON_Delete(str);
+    }
+}
+
+// The value of a parameter whose values are W&B's Python objects, as JSON text.
+static int json_text(Loader *L, const ParamSpec *p, yaml_node_t *n, char *buf, size_t len) {
+    Bytes b = {0};
+    put_json(L, n, &b);
+    const size_t used = b.len;
+    if (used < len) memcpy(buf, b.data, used), buf[used] = 0;
+    bytes_free(&b);
+    if (used >= len) return fail(L, mark_of(n), "%s: value too long (%zu characters as JSON)", p->name, used);
+    return 0;
+}
+
 // The text config_set takes for p: a scalar, or for the offset schedule (grassmann_offsets)
 // also a list of scalars, joined with commas ([1, 2, 4]: one group for every layer), or a
 // list of such lists joined with ';' ([[1, 2], [4, 8]]: one group a layer).
 static int value_text(Loader *L, const ParamSpec *p, yaml_node_t *n, char *buf, size_t len) {
     char b[64];
     const char *t = text_of(n);
+    if (p->program && L->s->program.form[p - L->s->program_params] & PROGRAM_FORM_JSON)
+        return json_text(L, p, n, buf, len);
     if (t) {
         if (strlen(t) >= len) return fail(L, mark_of(n), "%s: value too long (%zu characters)", p->name, strlen(t));
         memcpy(buf, t, strlen(t) + 1);
@@ -820,6 +910,11 @@ const Metric *space_metric(const SweepSpec *s) {
     return m ? m : &s->program_metric;
 }
 
+const Metric *space_objective_metric(const SweepSpec *s, int k) {
+    const Metric *m = metric_find(s->objective[k]);
+    return m ? m : &s->program_metric;
+}
+
 // The value of key in mapping map, or NULL.
 static yaml_node_t *map_get(Loader *L, yaml_node_t *map, const char *key) {
     if (map->type != YAML_MAPPING_NODE) return NULL;
@@ -828,20 +923,6 @@ static yaml_node_t *map_get(Loader *L, yaml_node_t *map, const char *key) {
         if (k && !strcmp(k, key)) return node_at(L, pr->value);
     }
     return NULL;
-}
-
-// How a scalar reads: an integer, another number, or a text (any quoted scalar).
-typedef enum { SCALAR_INT, SCALAR_REAL, SCALAR_TEXT } ScalarKind;
-static ScalarKind scalar_kind(const yaml_node_t *n) {
-    const char *t = text_of(n);
-    if (!t || !t[0] || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return SCALAR_TEXT;
-    if (strspn(t + (t[0] == '-' || t[0] == '+'), "0123456789") == strlen(t) - (t[0] == '-' || t[0] == '+') &&
-        strlen(t) > (size_t)(t[0] == '-' || t[0] == '+'))
-        return SCALAR_INT;
-    char *end;
-    errno = 0;
-    const double v = strtod(t, &end);
-    return *end == 0 && errno == 0 && isfinite(v) && !strpbrk(t, "xXnNiIpP") ? SCALAR_REAL : SCALAR_TEXT;
 }
 
 // The type of a program parameter: integers when every listed value, or both bounds (and
@@ -881,18 +962,23 @@ static int program_name_ok(const char *t) {
            strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == strlen(t);
 }
 
-// The spec of program parameter `key` (the next slot), declared in the base configuration.
-static const ParamSpec *program_param(Loader *L, yaml_node_t *key, yaml_node_t *spec) {
+// The spec of program parameter `name` (written at key; PARENT.KEY when nested) in the
+// next slot, declared in the base configuration, with its form (PROGRAM_FORM_*).
+static const ParamSpec *program_param(Loader *L, yaml_node_t *key, const char *name, int nested, yaml_node_t *spec) {
     SweepSpec *s = L->s;
     char b[64];
-    const char *name = text_of(key);
-    if (!program_name_ok(name)) {
+    if (!program_name_ok(name) || (nested && strchr(text_of(key), '.'))) {
         fail(L, mark_of(key),
-             "parameter name %s: a program's parameters have 1 to %d letters, digits, '_', '-' or '.', the first "
-             "a letter or '_'",
+             "parameter name %s: a program's parameters have 1 to %d letters, digits, '_', '-' or '.' (a nested "
+             "one's full name PARENT.NAME, its own part without '.'), the first a letter or '_'",
              describe(key, b, sizeof b), PROGRAM_NAME - 1);
         return NULL;
     }
+    for (int k = 0; k < s->n_program_params; k++)
+        if (!strcmp(s->program_params[k].name, name)) {
+            fail(L, mark_of(key), "parameter %s is given twice (a nested parameter's full name is PARENT.NAME)", name);
+            return NULL;
+        }
     if (s->n_program_params == MAX_PROGRAM_PARAMS) {
         fail(L, mark_of(key), "more than %d parameters (a program's sweep has at most %d)", MAX_PROGRAM_PARAMS,
              MAX_PROGRAM_PARAMS);
@@ -902,7 +988,14 @@ static const ParamSpec *program_param(Loader *L, yaml_node_t *key, yaml_node_t *
     char column[PROGRAM_NAME + 8];
     metric_param_column(name, column, sizeof column);  // trial, status, steps, ... are results
     ParamSpec *p = &s->program_params[k];
-    config_program_param(p, xstrdup(name), strcmp(column, name) ? xstrdup(column) : NULL, program_type(L, spec), k);
+    yaml_node_t *values = map_get(L, spec, "values"), *value = map_get(L, spec, "value");
+    int json = value && structured(value);
+    for (yaml_node_item_t *it = values && values->type == YAML_SEQUENCE_NODE ? values->data.sequence.items.start : NULL;
+         it && it < values->data.sequence.items.top; it++)
+        json |= structured(node_at(L, *it));
+    s->program.form[k] = (unsigned char)((json ? PROGRAM_FORM_JSON : 0) | (nested ? PROGRAM_FORM_NESTED : 0));
+    config_program_param(p, xstrdup(name), strcmp(column, name) ? xstrdup(column) : NULL,
+                         json ? PT_TEXT : program_type(L, spec), k);
     config_program_declare(&s->base, p);
     return p;
 }
@@ -1006,13 +1099,28 @@ static int read_param_spec(Loader *L, const ParamSpec *p, yaml_node_t *key, yaml
     return fail(L, mark_of(key), "parameter %s needs value, values, or min and max", p->name);
 }
 
-static int read_param(Loader *L, yaml_node_t *key, yaml_node_t *spec) {
-    char b[64], what[96];
+static int read_parameters(Loader *L, yaml_node_t *map, const char *parent);
+
+// Parameter key: spec (under parent's parameters when parent is not NULL).
+static int read_param(Loader *L, yaml_node_t *key, yaml_node_t *spec, const char *parent) {
+    char b[64], what[96], full[2 * PROGRAM_NAME + 2];
     const char *name = text_of(key);
     const int program = space_is_program(L->s);
+    if (parent) snprintf(full, sizeof full, "%s.%s", parent, name), name = full;
+    yaml_node_t *nested = map_get(L, spec, "parameters");
+    if (nested && !program)
+        return fail(L, mark_of(key), "parameter %s has parameters (W&B's nested parameters), which a sweep of a "
+                                     "program takes; the built-in engine's parameters are its own", name);
+    if (nested) {  // W&B's nested parameters: PARENT.NAME each, reaching the program as PARENT's mapping
+        for (yaml_node_pair_t *pr = spec->data.mapping.pairs.start; pr < spec->data.mapping.pairs.top; pr++)
+            if (node_at(L, pr->value) != nested)
+                return fail(L, mark_of(node_at(L, pr->key)), "parameter %s has parameters (nested), so %s does not "
+                            "apply", name, describe(node_at(L, pr->key), b, sizeof b));
+        return read_parameters(L, nested, name);
+    }
     const char *meant = program || config_find(name) ? NULL : SYNONYM(param_synonyms, name);
     if (meant) return fail(L, mark_of(key), "unknown parameter '%s' (did you mean '%s'?)", name, meant);
-    const ParamSpec *p = program ? program_param(L, key, spec) : find_param(L, key, "");
+    const ParamSpec *p = program ? program_param(L, key, name, parent != NULL, spec) : find_param(L, key, "");
     if (!p) return -1;
     if (p == seed_param())
         return fail(L, mark_of(key), "seed is not swept: set the sweep's seed at the top level (and repeats: N for "
@@ -1028,11 +1136,11 @@ static int read_param(Loader *L, yaml_node_t *key, yaml_node_t *spec) {
     return read_param_spec(L, p, key, v, k_at) || read_grid_axis(L, p, v, k_at) ? -1 : 0;
 }
 
-static int read_parameters(Loader *L, yaml_node_t *map) {
+static int read_parameters(Loader *L, yaml_node_t *map, const char *parent) {
     char b[64];
     if (map->type != YAML_MAPPING_NODE)
-        return fail(L, mark_of(map), "parameters must be a mapping of parameter names, got %s",
-                    describe(map, b, sizeof b));
+        return fail(L, mark_of(map), "parameters%s%s must be a mapping of parameter names, got %s", parent ? " of " : "",
+                    parent ? parent : "", describe(map, b, sizeof b));
     yaml_node_pair_t *first = map->data.mapping.pairs.start;
     if (first == map->data.mapping.pairs.top)
         return fail(L, mark_of(map), "parameters is empty (give at least one parameter)");
@@ -1045,7 +1153,7 @@ static int read_parameters(Loader *L, yaml_node_t *map) {
                 Mark m = mark_of(node_at(L, e->key));
                 return fail(L, mark_of(kn), "duplicate key '%s' (first at %d:%d)", name, m.line, m.col);
             }
-        if (read_param(L, kn, node_at(L, pr->value))) return -1;
+        if (read_param(L, kn, node_at(L, pr->value), parent)) return -1;
     }
     return 0;
 }
@@ -1076,38 +1184,48 @@ static int read_goal_metric(Loader *L, yaml_node_t *map, const char *what, Metri
     return 0;
 }
 
-// A program's sweep: its metric is one of the table's that decide, or any other name the
-// program reports, but a test metric or a result column attnsweep fills itself; its goal
-// is minimize unless given (W&B's default).
-static int read_program_metric(Loader *L, yaml_node_t *map) {
-    SweepSpec *s = L->s;
+// A program's sweep: a {name, goal} mapping (what: "metric" or "objective") naming one of
+// the table's metrics of use `most` or lower, or any other name the program reports, but a
+// test metric or a result column attnsweep fills itself; the goal of one of the program's
+// own (*own set) is minimize unless given (W&B's default).
+static int read_program_goal(Loader *L, yaml_node_t *map, const char *what, MetricUse most, char *name, int *maximize,
+                             int *own) {
     yaml_node_t *v[METRIC_N];
     Mark k_at[METRIC_N];
     char b[64];
-    if (read_section(L, map, "metric", metric_keys, METRIC_N, v, k_at)) return -1;
-    if (!v[METRIC_NAME]) return fail(L, mark_of(map), "metric needs name (a metric the program reports)");
+    *own = 0;
+    if (read_section(L, map, what, metric_keys, METRIC_N, v, k_at)) return -1;
+    if (!v[METRIC_NAME]) return fail(L, mark_of(map), "%s needs name (a metric the program reports)", what);
     const char *t = text_of(v[METRIC_NAME]);
     const Metric *m = t ? metric_find(t) : NULL;
-    if (m && m->use == METRIC_DECIDES) return read_goal_metric(L, map, "metric", METRIC_DECIDES, s->metric, &s->maximize);
+    if (m && m->use <= most) return read_goal_metric(L, map, what, most, name, maximize);
     const Mark at = mark_of(v[METRIC_NAME]);
     if (!t || !t[0] || strlen(t) >= PROGRAM_KEY || strpbrk(t, "\t\n\r\"\\"))
-        return fail(L, at, "metric name must be 1 to %d characters without quotes, backslashes or line breaks, got %s",
-                    PROGRAM_KEY - 1, describe(v[METRIC_NAME], b, sizeof b));
+        return fail(L, at, "%s name must be 1 to %d characters without quotes, backslashes or line breaks, got %s",
+                    what, PROGRAM_KEY - 1, describe(v[METRIC_NAME], b, sizeof b));
     if (!strncmp(t, "test_", 5))
-        return fail(L, at, "metric '%s' is a test metric, and test metrics never drive decisions (the program's "
-                           "metric must be measured on validation data)", t);
+        return fail(L, at, "%s '%s' is a test metric, and test metrics never drive decisions (the program's "
+                           "metric must be measured on validation data)", what, t);
     if (metric_column_taken(t))
-        return fail(L, at, "metric '%s' is a result attnsweep records itself, not one a sweep optimises (a program's "
-                           "own metric needs another name)", t);
-    if (v[METRIC_TARGET]) note(L, "metric target: a Weights & Biases key attnsweep does not use (ignored)");
-    snprintf(s->metric, sizeof s->metric, "%s", t);
-    snprintf(s->program.metric, sizeof s->program.metric, "%s", t);
-    s->maximize = 0;
+        return fail(L, at, "%s '%s' is a result attnsweep records itself, not one a sweep optimises (a program's "
+                           "own metric needs another name)", what, t);
+    if (v[METRIC_TARGET]) note(L, "%s target: a Weights & Biases key attnsweep does not use (ignored)", what);
+    snprintf(name, 32, "%s", t);
+    *maximize = 0;
+    *own = 1;
     int goal;
     if (v[METRIC_GOAL]) {
         if (read_choice(L, v[METRIC_GOAL], "goal", goal_names, &goal)) return -1;
-        s->maximize = goal == 0;
+        *maximize = goal == 0;
     }
+    return 0;
+}
+
+static int read_program_metric(Loader *L, yaml_node_t *map) {
+    SweepSpec *s = L->s;
+    int own;
+    if (read_program_goal(L, map, "metric", METRIC_DECIDES, s->metric, &s->maximize, &own)) return -1;
+    if (own) snprintf(s->program.metric, sizeof s->program.metric, "%s", s->metric);
     return 0;
 }
 
@@ -1135,7 +1253,17 @@ static int read_objectives(Loader *L, yaml_node_t *list) {
                     SPACE_MAX_OBJECTIVES, describe(list, b, sizeof b));
     for (int k = 0; k < n; k++) {
         yaml_node_t *o = node_at(L, list->data.sequence.items.start[k]);
-        if (read_goal_metric(L, o, "objective", METRIC_RANKS, s->objective[k], &s->objective_maximize[k])) return -1;
+        int own = 0;
+        if (space_is_program(s) ? read_program_goal(L, o, "objective", METRIC_RANKS, s->objective[k],
+                                                    &s->objective_maximize[k], &own)
+                                : read_goal_metric(L, o, "objective", METRIC_RANKS, s->objective[k],
+                                                   &s->objective_maximize[k]))
+            return -1;
+        if (own && s->program.metric[0] && strcmp(s->program.metric, s->objective[k]))
+            return fail(L, mark_of(o), "objectives name %s and %s, both the program's own: a trial records one "
+                        "metric of the program's own (the others may be val_loss, val_accuracy, n_params, ...)",
+                        s->program.metric, s->objective[k]);
+        if (own) snprintf(s->program.metric, sizeof s->program.metric, "%s", s->objective[k]);
         for (int q = 0; q < k; q++)
             if (!strcmp(s->objective[q], s->objective[k]))
                 return fail(L, mark_of(o), "objectives lists %s twice", s->objective[k]);
@@ -1301,10 +1429,14 @@ static int read_early_terminate(Loader *L, yaml_node_t *map) {
         snprintf(from, sizeof from, "min_iter: %d", s->min_steps);
     else
         snprintf(from, sizeof from, "max_iter: %d, s: %d", s->max_steps, brackets);
+    // W&B's iteration is a value of the metric in the run's history (sweeps'
+    // hyperband_stopping.py: run.metric_history(metric)[band - 1]): a program's lines that
+    // hold the metric are counted, whatever their step.
+    s->program.count_reports = space_is_program(s);
     note(L, "early_terminate {type: hyperband, %s, eta: %d} runs as scheduler {name: asha, min_steps: %d, eta: %d%s}, "
             "counting %s",
          from, s->eta, s->min_steps, s->eta, v[ET_MAX_ITER] ? ", max_steps: max_iter" : "",
-         space_is_program(s) ? "the steps of the program's metric lines" : "optimizer steps");
+         space_is_program(s) ? "the program's lines that report the metric (W&B's iterations)" : "optimizer steps");
     return 0;
 }
 
@@ -1468,6 +1600,15 @@ static int name_ok(const char *t) {
     return strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == strlen(t);
 }
 
+// A name as W&B takes it (any text, "my sweep #2"): its file name, each other byte and a
+// leading '.' made '_' ("my_sweep__2").
+static char *safe_name(const char *t) {
+    char *out = xstrdup(t);
+    for (char *c = out; *c; c++)
+        if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-' && (*c != '.' || c == out)) *c = '_';
+    return out;
+}
+
 // The file's stem ("sweeps/demo.yaml" -> "demo"), other characters made '_'.
 static void default_name(SweepSpec *s) {
     const char *base = strrchr(s->path, '/');
@@ -1490,11 +1631,11 @@ static int read_top(Loader *L, yaml_node_t *root) {
         return fail(L, L->root, "missing parameters (a mapping of parameter names to value, values, or min and max)");
     if (v[TOP_NAME]) {
         const char *t = text_of(v[TOP_NAME]);
-        if (!t || !name_ok(t))
-            return fail(L, mark_of(v[TOP_NAME]),
-                        "name must be 1-64 letters, digits, '_', '-' or '.' (it names results/NAME.h5), got %s",
-                        describe(v[TOP_NAME], b, sizeof b));
-        s->name = xstrdup(t);
+        if (!t || !t[0] || strlen(t) > 64 || strpbrk(t, "\n\r\t"))
+            return fail(L, mark_of(v[TOP_NAME]), "name must be a text of 1-64 characters on one line (it names "
+                        "results/NAME.h5), got %s", describe(v[TOP_NAME], b, sizeof b));
+        s->name = name_ok(t) ? xstrdup(t) : safe_name(t);
+        if (!name_ok(t)) note(L, "name '%s' names its files %s (results/%s.h5)", t, s->name, s->name);
     } else {
         default_name(s);
     }
@@ -1542,7 +1683,7 @@ static int read_top(Loader *L, yaml_node_t *root) {
         (v[TOP_EARLY_TERMINATE] && read_early_terminate(L, v[TOP_EARLY_TERMINATE])) ||
         (v[TOP_REWARD] && read_reward(L, v[TOP_REWARD])) || (v[TOP_RESOURCES] && read_resources(L, v[TOP_RESOURCES])))
         return -1;
-    return read_parameters(L, v[TOP_PARAMETERS]);
+    return read_parameters(L, v[TOP_PARAMETERS], NULL);
 }
 
 // ---- conditions
@@ -1788,7 +1929,7 @@ static int grid_axes(Loader *L, long *points) {
             if (s->params[j].grid)
                 rc = fail(L, mark_of(L->when[j]), "%s is a grid axis, so its when can refer only to other grid axes, "
                                                   "but %s is sampled", s->params[j].param->name, s->params[src].param->name);
-            else if (sampler_adaptive(s))
+            else if (space_adaptive(s))
                 rc = fail(L, mark_of(L->when[j]),
                           "with method %s the sampled %s cannot depend on the grid axis %s (make %s a grid axis too, or "
                           "use method random or sobol)",
@@ -1801,6 +1942,21 @@ static int grid_axes(Loader *L, long *points) {
         rc = fail(L, L->top_at[TOP_PARAMETERS], "the grid axes have more than %d combinations", MAX_TRIALS);
     free(axis);
     return rc;
+}
+
+// W&B's grid order (sweeps' grid_search.py: itertools.product over the parameters sorted
+// by name, the last fastest) for a grid that run_cap cuts short, where no condition
+// orders the parameters; 1 when they were sorted.
+static int wandb_grid_order(Loader *L) {
+    SweepSpec *s = L->s;
+    for (int j = 0; j < s->n_params; j++)
+        if (s->params[j].n_when || L->when[j]) return 0;
+    for (int j = 1; j < s->n_params; j++)
+        for (int i = j; i > 0 && strcmp(s->params[i - 1].param->name, s->params[i].param->name) > 0; i--) {
+            const SpaceParam t = s->params[i];
+            s->params[i] = s->params[i - 1], s->params[i - 1] = t;
+        }
+    return 1;
 }
 
 // Every conditional parameter applies in some combination; the grid's size and trials.
@@ -1822,14 +1978,18 @@ static int check_size(Loader *L) {
     if (s->method != METHOD_GRID) {
         char as[64] = "";
         if (s->method_alias) snprintf(as, sizeof as, "%s (runs as %s)", s->method_alias, method_names[s->method]);
-        if (!L->top[TOP_TRIALS])
-            return fail(L, L->top_at[TOP_METHOD], "method %s needs trials%s (how many trials to run)",
-                        as[0] ? as : method_names[s->method], space_is_program(s) ? " or W&B's run_cap" : "");
-        if (s->trials % s->repeats)
+        if (L->top[TOP_TRIALS] && s->trials % s->repeats)
             return fail(L, mark_of(L->top[TOP_TRIALS]), "trials (%d) must be a multiple of repeats (%d)", s->trials,
                         s->repeats);
         long points;
         if (grid_axes(L, &points)) return -1;
+        if (!L->top[TOP_TRIALS]) {  // W&B's sampled sweep without run_cap: until it is stopped
+            s->until_stopped = 1;
+            s->trials = (int)(MAX_TRIALS / points / s->repeats * s->repeats);
+            note(L, "no %s: method %s runs until stopped (SIGTERM or SIGUSR1 to mpirun, Slurm's time limit, "
+                    "budget.max_failures), at most %ld trials", space_is_program(s) ? "run_cap or trials" : "trials",
+                 as[0] ? as : method_names[s->method], (long)s->trials * points);
+        }
         if (points > MAX_TRIALS / s->trials)
             return fail(L, mark_of(L->top[TOP_TRIALS]),
                         "trials times the grid axes' combinations, %d x %ld, is more than %d trials", s->trials, points,
@@ -1844,7 +2004,18 @@ static int check_size(Loader *L) {
             return fail(L, L->top_at[TOP_PARAMETERS], "the grid's size times repeats, %ld x %d, is more than %d trials",
                         size, s->repeats, MAX_TRIALS);
         long want = size * s->repeats;
-        if (L->top[TOP_TRIALS] && s->trials != want)
+        if (L->top[TOP_RUN_CAP] && s->trials < want) {  // W&B's grid stops at run_cap
+            if (s->trials % s->repeats)
+                return fail(L, mark_of(L->top[TOP_RUN_CAP]), "run_cap (%d) must be a multiple of repeats (%d)",
+                            s->trials, s->repeats);
+            const int sorted = wandb_grid_order(L);
+            note(L, "run_cap: %d of the grid's %ld trials run, the first in %s", s->trials, want,
+                 sorted ? "W&B's order (the parameters by name, the last fastest)"
+                        : "the file's order (the last parameter fastest; conditions keep W&B's by-name order out)");
+            want = s->trials;
+        } else if (L->top[TOP_RUN_CAP] && s->trials > want) {
+            note(L, "run_cap: %d is more than the grid's %ld trials: the grid ends first, as W&B's", s->trials, want);
+        } else if (L->top[TOP_TRIALS] && s->trials != want)
             return fail(L, mark_of(L->top[TOP_TRIALS]),
                         "trials (%d) must equal the grid's size times repeats, %ld x %d = %ld (or be left out)",
                         s->trials, size, s->repeats, want);
@@ -1910,17 +2081,8 @@ static int check_scheduler(Loader *L) {
 
 // Where PATH's directories hold an executable file named word (or word itself, with a '/').
 static int executable(const char *word) {
-    if (strchr(word, '/')) return access(word, X_OK) == 0;
-    const char *path = getenv("PATH");
-    char *dirs = xstrdup(path ? path : "/usr/bin:/bin"), *save = NULL;
-    int found = 0;
-    for (char *d = strtok_r(dirs, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-        char full[4096];
-        snprintf(full, sizeof full, "%s/%s", d, word);
-        found = access(full, X_OK) == 0;
-    }
-    free(dirs);
-    return found;
+    char full[4096];
+    return program_on_path(word, full, sizeof full);
 }
 
 // A program's sweep: the program and the command's executable exist here (paths from
@@ -1958,15 +2120,22 @@ static int check_program(Loader *L) {
             return fail(L, L->metric_at, "metric %s is also the name of a parameter: they would share a /summary column",
                         ps->metric);
     }
-    if (!L->top[TOP_METRIC] && !L->top[TOP_REWARD] && s->method != METHOD_MOTPE) {  // W&B's metric is optional
+    if (!L->top[TOP_METRIC] && !L->top[TOP_REWARD] && s->method == METHOD_MOTPE) {  // the first objective
+        snprintf(s->metric, sizeof s->metric, "%s", s->objective[0]);
+        s->maximize = s->objective_maximize[0];
+    } else if (!L->top[TOP_METRIC] && !L->top[TOP_REWARD]) {  // W&B's metric is optional
         snprintf(s->metric, sizeof s->metric, "val_loss");
         s->maximize = 0;
         note(L, "no metric and no reward section: the program's val_loss ranks the trials (minimize), no scores");
     }
-    metric_program(&s->program_metric, s->metric, s->maximize);
+    int own = -1;  // motpe's objective that is the program's own
+    for (int k = 0; s->method == METHOD_MOTPE && k < s->n_objectives; k++)
+        if (!strcmp(s->objective[k], ps->metric)) own = k;
+    if (own >= 0) metric_program(&s->program_metric, s->objective[own], s->objective_maximize[own]);
+    else metric_program(&s->program_metric, s->metric, s->maximize);
     int scores = !strcmp(s->metric, "reward") || L->top[TOP_REWARD] != NULL;
     for (int k = 0; s->method == METHOD_MOTPE && k < s->n_objectives; k++)
-        scores |= metric_find(s->objective[k])->use == METRIC_RANKS || !strcmp(s->objective[k], "reward");
+        scores |= space_objective_metric(s, k)->use == METRIC_RANKS || !strcmp(s->objective[k], "reward");
     ps->needs_checkpoint = scores;
     return 0;
 }
@@ -2184,4 +2353,8 @@ void space_free(SweepSpec *s) {
     free(s->name);
     free(s->text);
     memset(s, 0, sizeof *s);
+}
+
+int space_adaptive(const SweepSpec *s) {
+    return s->method == METHOD_EVOLUTION || s->method == METHOD_TPE || s->method == METHOD_MOTPE;
 }

@@ -49,8 +49,10 @@
 // W&B's project, entity and description are accepted and ignored (validate lists them),
 // metric target and early_terminate strict likewise; method bayes runs as tpe.
 //
-// Keys, [defaults]; method and parameters are required, trials too unless method is grid:
-//   name [file stem]         letters, digits, _ - . (it names results/NAME.h5)
+// Keys, [defaults]; method and parameters are required; a sampled method without trials
+// (W&B's without run_cap) runs until stopped (until_stopped):
+//   name [file stem]         1-64 characters; it names results/NAME.h5 with each but
+//                            letters, digits, _ - . made '_' (W&B's names have spaces)
 //   metric                   name: reward | val_accuracy | val_loss | val_bits_per_byte
 //                            [reward] (trial/metrics.h: decisions read validation only;
 //                            accuracy, loss, bits_per_byte and every test_* name are
@@ -129,7 +131,7 @@ typedef struct {
     int history;          // the bad group: its most recent `history` observations, 0 all [500]
 } TpeOptions;
 
-enum { SPACE_MAX_OBJECTIVES = 4 };
+enum { SPACE_MAX_OBJECTIVES = METRIC_MAX_OBJECTIVES };
 
 // W&B's distributions with W&B's meaning (space/distribution.c). Finite supports (the
 // gene an index): value, values, categorical, int_uniform, q_uniform. The others are
@@ -191,6 +193,8 @@ typedef struct {
     int trials;              // trials to run (grid: the grid's size × repeats; a sampled sweep
                              // with grid axes: the YAML's trials × grid_points)
     int grid_points;         // combinations of the grid axes (1 without; method grid: 1)
+    int until_stopped;       // a sampled sweep without trials (W&B's without run_cap): it runs
+                             // until stopped, trials being the most it can number
     int repeats;
     int seed;
     TrialConfig base;        // defaults, then the task, budget and every fixed value
@@ -224,6 +228,8 @@ typedef struct {
 
 // The sweep's metric: one of the metric table's, or the program's own.
 const Metric *space_metric(const SweepSpec *s);
+// motpe's objective k: one of the metric table's, or the program's own (at most one).
+const Metric *space_objective_metric(const SweepSpec *s, int k);
 // Whether the sweep runs a program (trial/external.h) rather than the built-in engine.
 int space_is_program(const SweepSpec *s);
 
@@ -271,8 +277,8 @@ void sampler_report(Sampler *sm, const TrialResult *r);
 // being reported: sampler_config gives it the configuration it failed with, and its
 // result is reported when it comes.
 void sampler_retry(Sampler *sm, const TrialResult *r);
-// Whether a sampler's configurations depend on the results reported (so a resumed sweep
-// cannot check them against what the YAML gives).
-int sampler_adaptive(const SweepSpec *s);
+// Whether the method's configurations depend on the results reported (so a resumed sweep
+// cannot check them against what the YAML gives): evolution, tpe, motpe.
+int space_adaptive(const SweepSpec *s);
 
 #endif

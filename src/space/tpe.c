@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/pareto.h"
 #include "common/util.h"
 #include "space/space_impl.h"
 
@@ -141,108 +142,6 @@ void tpe_observe(Tpe *t, long i, const double *gene, const double *values, int c
 
 // ---------------------------------------------------------------- ranking
 
-// a dominates b (all objectives at least as good, one better).
-static int dominates(const double *a, const double *b, int m) {
-    int better = 0;
-    for (int k = 0; k < m; k++) {
-        if (a[k] < b[k]) return 0;
-        better |= a[k] > b[k];
-    }
-    return better;
-}
-
-// A point and its last coordinate, for sorting rows of any length.
-typedef struct {
-    double key;
-    int row;
-} Keyed;
-
-static int by_key_descending(const void *x, const void *y) {
-    const Keyed *a = x, *b = y;
-    return (a->key < b->key) - (a->key > b->key);
-}
-
-// The n rows of pts (d each) in place, sorted by their last coordinate, descending
-// (O(n log n); keyed is n scratch entries, rows n·d).
-static void sort_rows(double *pts, int n, int d, Keyed *keyed, double *rows) {
-    for (int i = 0; i < n; i++) keyed[i] = (Keyed){pts[(size_t)i * d + d - 1], i};
-    qsort(keyed, (size_t)n, sizeof *keyed, by_key_descending);
-    for (int i = 0; i < n; i++) memcpy(rows + (size_t)i * d, pts + (size_t)keyed[i].row * d, (size_t)d * sizeof(double));
-    memcpy(pts, rows, (size_t)n * d * sizeof(double));
-}
-
-// The hypervolume of n points of three objectives sorted by the third, descending: each
-// slice's area is that of the (x, y) staircase of the points above it, which grows by one
-// point a slice (kept sorted by y in xy, 2n doubles), so d = 3 costs O(n²).
-static double hv3_sorted(const double *pts, int n, const double *ref, double *xy) {
-    double volume = 0.0;
-    for (int i = 0; i < n; i++) {
-        int at = i;  // insert point i, y descending
-        while (at > 0 && xy[2 * (at - 1) + 1] < pts[i * 3 + 1]) {
-            xy[2 * at] = xy[2 * (at - 1)], xy[2 * at + 1] = xy[2 * (at - 1) + 1];
-            at--;
-        }
-        xy[2 * at] = pts[i * 3], xy[2 * at + 1] = pts[i * 3 + 1];
-        const double top = pts[i * 3 + 2], next = i + 1 < n ? pts[(i + 1) * 3 + 2] : ref[2];
-        if (top <= next) continue;
-        double area = 0.0, widest = ref[0];
-        for (int j = 0; j <= i; j++) {
-            widest = xy[2 * j] > widest ? xy[2 * j] : widest;
-            const double below = j < i ? xy[2 * (j + 1) + 1] : ref[1];
-            area += (xy[2 * j + 1] - below) * (widest - ref[0]);
-        }
-        volume += (top - next) * area;
-    }
-    return volume;
-}
-
-// Hypervolume by slicing along the last objective: the points sorted by it descending,
-// each slice between consecutive values is the (d−1)-dimensional hypervolume of the
-// points above it; in two dimensions that is the largest first coordinate among them, kept
-// as the sweep goes down, and three go by hv3_sorted (so d ≥ 3 objectives cost O(n^(d−1)),
-// not O(n^d)).
-static double hv_rec(double *pts, int n, int d, const double *ref, double *scratch, Keyed *keyed) {
-    if (n == 0) return 0.0;
-    if (d == 1) {
-        double best = ref[0];
-        for (int i = 0; i < n; i++) best = pts[i] > best ? pts[i] : best;
-        return best - ref[0];
-    }
-    double *rows = scratch, *sub = scratch + (size_t)n * d, *rest = sub + (size_t)n * (d - 1);
-    sort_rows(pts, n, d, keyed, rows);
-    if (d == 3) return hv3_sorted(pts, n, ref, sub);
-    double volume = 0.0, widest = ref[0];
-    for (int i = 0; i < n; i++) {
-        const double top = pts[i * d + d - 1], next = i + 1 < n ? pts[(i + 1) * d + d - 1] : ref[d - 1];
-        if (d == 2) widest = pts[i * d] > widest ? pts[i * d] : widest;
-        if (top <= next) continue;
-        if (d == 2) {
-            volume += (top - next) * (widest - ref[0]);
-            continue;
-        }
-        for (int k = 0; k <= i; k++) memcpy(sub + (size_t)k * (d - 1), pts + (size_t)k * d, (size_t)(d - 1) * sizeof(double));
-        volume += (top - next) * hv_rec(sub, i + 1, d - 1, ref, rest, keyed);
-    }
-    return volume;
-}
-
-double tpe_hypervolume(const double *points, int n, int d, const double *ref) {
-    double *pts = xmalloc((size_t)(n ? n : 1) * d * sizeof(double));
-    int k = 0;
-    for (int i = 0; i < n; i++) {  // only the points that dominate the reference
-        int above = 1;
-        for (int c = 0; c < d; c++) above &= points[i * d + c] > ref[c];
-        if (above) memcpy(pts + (size_t)k++ * d, points + (size_t)i * d, (size_t)d * sizeof(double));
-    }
-    // per level of the recursion: the sorted rows (n·d) and the slice (n·(d−1))
-    double *scratch = xmalloc(((size_t)(k ? k : 1) * 2 * d * (size_t)d + 1) * sizeof(double));
-    Keyed *keyed = xmalloc((size_t)(k ? k : 1) * sizeof *keyed);
-    const double v = hv_rec(pts, k, d, ref, scratch, keyed);
-    free(keyed);
-    free(scratch);
-    free(pts);
-    return v;
-}
 
 // One objective's ranking, a total order: completed before pruned, then by value, then the
 // earlier. (Several objectives: by non-domination rank, split_multi below.)
@@ -284,7 +183,7 @@ static void split_multi(const Tpe *t, long *done, int n_done, int n_good, Split 
             if (assigned[a]) continue;
             int dom = 0;
             for (int b = 0; b < n_done && !dom; b++)
-                dom = !assigned[b] && b != a && dominates(t->obs[done[b]].value, t->obs[done[a]].value, m);
+                dom = !assigned[b] && b != a && pareto_dominates(t->obs[done[b]].value, t->obs[done[a]].value, m);
             if (!dom) front[nf++] = a;
         }
         for (int k = 0; k < nf; k++) rank[front[k]] = r, assigned[front[k]] = 1;
@@ -317,7 +216,7 @@ static void split_multi(const Tpe *t, long *done, int n_done, int n_good, Split 
             for (int a = 0; a < n_done; a++) {
                 if (rank[a] != r || chosen[a]) continue;
                 memcpy(pts + (size_t)n_pts * m, t->obs[done[a]].value, (size_t)m * sizeof(double));
-                const double hv = tpe_hypervolume(pts, n_pts + 1, m, ref);
+                const double hv = pareto_hypervolume(pts, n_pts + 1, m, ref);
                 if (hv > best_hv) best_hv = hv, best = a;
             }
             memcpy(pts + (size_t)n_pts++ * m, t->obs[done[best]].value, (size_t)m * sizeof(double));
@@ -338,14 +237,14 @@ static void split_multi(const Tpe *t, long *done, int n_done, int n_good, Split 
         ref[k] -= 0.1 * fabs(ref[k]) + 1e-12;
     }
     for (int a = 0; a < sp->n_good; a++) memcpy(pts + (size_t)a * m, t->obs[sp->good[a]].value, (size_t)m * sizeof(double));
-    const double all = tpe_hypervolume(pts, sp->n_good, m, ref);
+    const double all = pareto_hypervolume(pts, sp->n_good, m, ref);
     sp->good_weight = xmalloc((size_t)(sp->n_good + 1) * sizeof(double));
     double wmax = 0.0;
     for (int a = 0; a < sp->n_good; a++) {
         double *others = xmalloc((size_t)(sp->n_good + 1) * m * sizeof(double));
         for (int b = 0, k = 0; b < sp->n_good; b++)
             if (b != a) memcpy(others + (size_t)k++ * m, pts + (size_t)b * m, (size_t)m * sizeof(double));
-        sp->good_weight[a] = all - tpe_hypervolume(others, sp->n_good - 1, m, ref);
+        sp->good_weight[a] = all - pareto_hypervolume(others, sp->n_good - 1, m, ref);
         wmax = fmax(wmax, sp->good_weight[a]);
         free(others);
     }

@@ -56,9 +56,5 @@ void tpe_pending(Tpe *t, long i, const double *gene);
 // used), complete = 0 for a trial the scheduler pruned.
 void tpe_observe(Tpe *t, long i, const double *gene, const double *values, int complete);
 
-// Hypervolume of the points (n × d, row-major; larger is better) dominating ref: the
-// measure of the union of the boxes [ref, p]. Exact (slicing), O(n^(d−1)) for d ≥ 3
-// (a front of 600 points in 4 objectives: 0.06 s, tests/test_tpe.c).
-double tpe_hypervolume(const double *points, int n, int d, const double *ref);
 
 #endif

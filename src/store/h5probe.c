@@ -10,6 +10,7 @@
 
 #include "common/config_json.h"
 #include "common/util.h"
+#include "trial/metrics.h"
 
 typedef struct {
     const char *path;  // the file being written (PATH.partial)
@@ -84,13 +85,8 @@ static void write_trained(const Out *o, hid_t g, const TrialResult *r) {
     attr_text(o, g, "config", config);
     cJSON_free(config);
     attr_text(o, g, "status", trial_status_names[r->status]);
-    const struct {
-        const char *name;
-        double v;
-    } m[] = {{"val_accuracy", r->val_accuracy}, {"val_loss", r->val_loss},     {"test_accuracy", r->test_accuracy},
-             {"test_loss", r->test_loss},       {"rank_deviation", r->rank_deviation}, {"correlation", r->correlation},
-             {"correlation_chance", r->correlation_chance}, {"reward", r->reward}, {"seconds", r->seconds}};
-    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) attr_f64(o, g, m[i].name, m[i].v);
+    for (int i = 0; i < n_metrics; i++) attr_f64(o, g, metrics[i].name, metric_value(r, &metrics[i]));
+    attr_f64(o, g, "seconds", r->seconds);
     attr_int(o, g, "steps", r->steps);
     const hsize_t dims[4] = {(hsize_t)r->dims[0], (hsize_t)r->dims[1], (hsize_t)r->dims[2], (hsize_t)r->dims[3]};
     const hsize_t out_dims[2] = {(hsize_t)r->out_dims[0], (hsize_t)r->out_dims[1]};

@@ -13,7 +13,7 @@
 
 #include "common/bytes.h"
 #include "common/util.h"
-#include "store/h5store.h"
+#include "store/schema.h"
 
 enum { DEFLATE_RATIO = 1032, FILTER_SLACK = 1 << 16, GCOL_MIN = 4096 };
 
@@ -249,8 +249,13 @@ int h5read_check_format(const H5Reader *rd, hid_t file) {
         return h5read_fail(rd,
                            "results format 4, this attnsweep reads %d: its rewards charge the invariant terms as "
                            "measured, not beyond chance: read it with the attnsweep that wrote it",
-                           H5STORE_FORMAT_VERSION);
-    if (version != H5STORE_FORMAT_VERSION)
-        return h5read_fail(rd, "results format %d, this attnsweep reads %d", version, H5STORE_FORMAT_VERSION);
+                           SCHEMA_FORMAT_VERSION);
+    if (version == 5)  // the sweep's metric only in its YAML
+        return h5read_fail(rd,
+                           "results format 5, this attnsweep reads %d: `attnsweep run SWEEP.yaml --resume` rebuilds "
+                           "it from its journal, %s.journal",
+                           SCHEMA_FORMAT_VERSION, rd->path);
+    if (version != SCHEMA_FORMAT_VERSION)
+        return h5read_fail(rd, "results format %d, this attnsweep reads %d", version, SCHEMA_FORMAT_VERSION);
     return 0;
 }

@@ -20,12 +20,13 @@
 #include "common/util.h"
 #include "store/h5read.h"
 #include "store/journal.h"
+#include "store/schema.h"
 #include "store/summary.h"
 #include "trial/metrics.h"
 #include "trial/reward.h"
 
 enum {
-    STATUS_LEN = SUMMARY_STATUS_LEN,  // /summary column widths, bytes (null-padded)
+    STATUS_LEN = STATUS_COLUMN_LEN,  // /summary column widths, bytes (null-padded)
     CHOICE_LEN = 32,
     LIST_LEN = CONFIG_TEXT - 1,   // the offset schedule as config_format writes it (shorter than CONFIG_TEXT)
     SUMMARY_CHUNK = 64,           // rows per chunk of the extendible /summary
@@ -65,18 +66,6 @@ static const struct {
                  {"command", RUN_FIELD(command)},      {"stderr_tail", RUN_FIELD(stderr_tail)},
                  {"checkpoint", RUN_FIELD(checkpoint)}};
 
-// The curve columns besides "step" (int32): float64 columns of the curves table.
-static const struct {
-    const char *name;
-    size_t offset;  // into CurvePoint
-} curve_reals[] = {
-    {"lr", offsetof(CurvePoint, lr)},
-    {"train_loss", offsetof(CurvePoint, train_loss)},
-    {"val_loss", offsetof(CurvePoint, val_loss)},
-    {"val_accuracy", offsetof(CurvePoint, val_accuracy)},
-    {"penalty", offsetof(CurvePoint, penalty)},
-    {"seconds", offsetof(CurvePoint, seconds)},
-};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 // A curves row as CurvePoint lays it out. The file keeps this layout (4 bytes of padding
@@ -86,9 +75,10 @@ static const struct {
 static hid_t curve_type(void) {
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(CurvePoint));
     if (t < 0) return t;
-    H5Tinsert(t, "step", offsetof(CurvePoint, step), H5T_NATIVE_INT);
-    for (size_t c = 0; c < COUNT(curve_reals); c++)
-        H5Tinsert(t, curve_reals[c].name, curve_reals[c].offset, H5T_NATIVE_DOUBLE);
+    for (int c = 0; c < n_schema_curve_columns; c++) {
+        const SchemaColumn *col = &schema_curve_columns[c];
+        H5Tinsert(t, col->name, col->offset, col->type == COLUMN_INT32 ? H5T_NATIVE_INT : H5T_NATIVE_DOUBLE);
+    }
     return t;
 }
 
@@ -187,10 +177,14 @@ static void write_attr_string(const H5Store *s, hid_t loc, const char *name, con
     write_attr(s, loc, name, s->text, &value);
 }
 
-// The root attributes that say what the file holds: format_version, reward_terms, version.
+// The root attributes that say what the file holds: format_version, schema, reward_terms,
+// version.
 static void write_format(const H5Store *s) {
-    const int format = H5STORE_FORMAT_VERSION;
+    const int format = SCHEMA_FORMAT_VERSION;
     write_attr(s, s->file, "format_version", H5T_NATIVE_INT, &format);
+    char *schema = schema_json_text();
+    write_attr_string(s, s->file, "schema", schema);
+    cJSON_free(schema);
     write_attr_string(s, s->file, "reward_terms", "beyond chance");
     write_attr_string(s, s->file, "version", "attnsweep " ATTNSWEEP_VERSION);
 }
@@ -233,7 +227,6 @@ static void column(Row *w, const char *name, hid_t type, const void *value) {
 }
 
 static void column_int32(Row *w, const char *name, int32_t v) { column(w, name, H5T_NATIVE_INT32, &v); }
-static void column_int64(Row *w, const char *name, int64_t v) { column(w, name, H5T_NATIVE_INT64, &v); }
 static void column_f64(Row *w, const char *name, double v) { column(w, name, H5T_NATIVE_DOUBLE, &v); }
 
 static void column_string(Row *w, const char *name, size_t len, const char *v) {
@@ -244,6 +237,20 @@ static void column_string(Row *w, const char *name, size_t len, const char *v) {
     hid_t t = string_type(w->s, len);
     column(w, name, t, padded);
     H5Tclose(t);
+}
+
+// The trial's facts (trial/metrics.h TrialColumn) of r.
+static void trial_columns(Row *w, const TrialColumn *cols, int n, const TrialResult *r) {
+    for (int i = 0; i < n; i++) {
+        const void *at = (const char *)r + cols[i].offset;
+        const int64_t wide = cols[i].type == COLUMN_INT64 ? *(const long *)at : 0;
+        switch (cols[i].type) {
+        case COLUMN_INT32: column(w, cols[i].name, H5T_NATIVE_INT32, at); break;
+        case COLUMN_INT64: column(w, cols[i].name, H5T_NATIVE_INT64, &wide); break;
+        case COLUMN_FLOAT64: column(w, cols[i].name, H5T_NATIVE_DOUBLE, at); break;
+        case COLUMN_TEXT: column_string(w, cols[i].name, STATUS_LEN, trial_status_names[*(const TrialStatus *)at]); break;
+        }
+    }
 }
 
 // A program's parameters: a float64 column for each number (NaN where the trial lacks
@@ -263,12 +270,11 @@ static void program_columns(Row *w, const TrialConfig *columns, const TrialConfi
     }
 }
 
-// trial, status, every non-text parameter in table order (a program's parameters instead
-// for its sweep), then the metrics (trial/metrics.h, in its order), a program's own
-// metric, steps, n_params, seconds, group_size.
+// The lead columns (trial, status), every non-text parameter in table order (a program's
+// parameters instead for its sweep), then the metrics (trial/metrics.h, in its order), a
+// program's own metric, the trail columns (steps, n_params, seconds, group_size): schema.h.
 static void summary_columns(Row *w, const TrialResult *r) {
-    column_int32(w, "trial", r->id);
-    column_string(w, "status", STATUS_LEN, trial_status_names[r->status]);
+    trial_columns(w, trial_lead_columns, n_trial_lead_columns, r);
     if (w->s->program) program_columns(w, &w->s->columns, &r->config);
     for (int i = 0; !w->s->program && i < config_nparams; i++) {
         const ParamSpec *p = &config_params[i];
@@ -287,10 +293,7 @@ static void summary_columns(Row *w, const TrialResult *r) {
     }
     for (int i = 0; i < n_metrics; i++) column_f64(w, metrics[i].name, metric_value(r, &metrics[i]));
     if (w->s->program_metric[0]) column_f64(w, w->s->program_metric, r->program_metric);
-    column_int32(w, "steps", r->steps);
-    column_int64(w, "n_params", r->n_params);
-    column_f64(w, "seconds", r->seconds);
-    column_int32(w, "group_size", r->group_size);
+    trial_columns(w, trial_trail_columns, n_trial_trail_columns, r);
 }
 
 static void create_summary(H5Store *s) {
@@ -311,6 +314,26 @@ static void create_summary(H5Store *s) {
                       "summary");
     H5Pclose(dcpl);
     H5Sclose(space);
+}
+
+// What the sweep is ranked by: root attributes metric, goal and objectives (JSON); and
+// until_stopped.
+static void write_ranking(const H5Store *s, const StoreMeta *meta) {
+    write_attr_string(s, s->file, "metric", meta->metric ? meta->metric : "reward");
+    write_attr_string(s, s->file, "goal", !meta->metric || meta->maximize ? "maximize" : "minimize");
+    cJSON *objectives = cJSON_CreateArray();
+    for (int k = 0; k < meta->n_objectives; k++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", meta->objective[k]);
+        cJSON_AddStringToObject(o, "goal", meta->objective_maximize[k] ? "maximize" : "minimize");
+        cJSON_AddItemToArray(objectives, o);
+    }
+    char *text = cJSON_PrintUnformatted(objectives);
+    cJSON_Delete(objectives);
+    if (!text) die(EXIT_RUNTIME, "%s: out of memory", s->path);
+    write_attr_string(s, s->file, "objectives", text);
+    cJSON_free(text);
+    write_attr(s, s->file, "until_stopped", H5T_NATIVE_INT, &meta->until_stopped);
 }
 
 // H5Fcreate of a temporary file, exclusively (no file or link that was there is opened).
@@ -357,6 +380,7 @@ H5Store *h5store_create(const char *path, const StoreMeta *meta) {
     write_attr_string(s, s->file, "yaml", meta->yaml);
     write_attr(s, s->file, "seed", H5T_NATIVE_INT, &meta->seed);
     write_attr(s, s->file, "start_time", H5T_NATIVE_DOUBLE, &meta->start_time);
+    write_ranking(s, meta);
     create_summary(s);
     H5Gclose(must(s, H5Gcreate2(s->file, "trials", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "trials"));
     must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file");
@@ -777,9 +801,9 @@ static int read_curves(const H5Reader *rd, hid_t g, TrialResult *out) {
     hid_t d = h5read_open_dataset(rd, g, "curves", 1, &n);
     if (d < 0) return -1;
     hid_t filetype = H5Dget_type(d);
-    int rc = filetype < 0 ? h5read_fail(rd, "curves is unreadable") : h5read_table_column(rd, filetype, "curves", "step", 0);
-    for (size_t c = 0; rc == 0 && c < COUNT(curve_reals); c++)
-        rc = h5read_table_column(rd, filetype, "curves", curve_reals[c].name, 0);
+    int rc = filetype < 0 ? h5read_fail(rd, "curves is unreadable") : 0;
+    for (int c = 0; rc == 0 && c < n_schema_curve_columns; c++)
+        rc = h5read_table_column(rd, filetype, "curves", schema_curve_columns[c].name, 0);
     if (filetype >= 0) H5Tclose(filetype);
     if (rc == 0 && n > INT_MAX) rc = h5read_fail(rd, "curves has %llu rows", (unsigned long long)n);
     if (rc == 0) rc = h5read_check_storage(rd, d, "curves", n);

@@ -1,13 +1,13 @@
 // h5store.h: the results file (HDF5), the one format every tool reads.
 //
-//   /                    attributes: format_version, reward_terms ("beyond chance":
-//                        trial/reward.h), version, sweep, yaml, seed, start_time, end_time
-//   /summary             compound table, one row per trial (see README "Results file")
+// Its vocabulary (the format version, the tables' columns, the statuses, the root
+// attributes) is store/schema.h's.
+//   /                    attributes (schema.h schema_root_attributes)
+//   /summary             compound table, one row per trial (schema.h)
 //   /trials/NNNNNN/      attributes (config and reward_spec as JSON, status, reason, rank,
 //                        host, times; a program's trial: trial_dir, stdout, stderr,
 //                        metrics, command, stderr_tail, checkpoint)
-//        curves          compound table, one row per evaluation: step, lr, train_loss,
-//                        val_loss, val_accuracy, penalty, seconds
+//        curves          compound table, one row per evaluation (schema_curve_columns)
 //        weights/layerK  final attention tensor [groups, d_group, d_model, roles], float32
 //        params          the whole parameter arena [n_params], float32 (layout
 //                        attribute "name:count,...")
@@ -26,20 +26,9 @@
 
 #include "store/h5read.h"
 #include "store/journal.h"
+#include "store/schema.h"
 #include "trial/trial.h"
 
-// The layout version in the root attribute format_version; readers refuse others.
-// Format 3: the validation and test metrics (val_*, test_*) and the curves' val_ columns;
-// the output side of each layer (weights_out/), the function-level scores and their chance.
-// Format 4: the whole network's view of each softmax-family layer (common/circuits.h):
-// weights/ [heads, d_k, d_model + 1, 3] with the normalisation folded in and the biases
-// as the last column, weights_out/ [d_model + 1, width] centred, and function-level scores
-// whose QK forms are weighted by what each head writes.
-// Format 5: the reward charges its invariant terms beyond chance (trial/reward.h
-// RewardTerms; root attribute reward_terms): /summary's correlation_z, eff_rank_z,
-// rank_deviation_excess and correlation_excess columns, the trace's nulls (invariants'
-// chance), each layer score's mixing flag.
-enum { H5STORE_FORMAT_VERSION = 5 };
 
 typedef struct H5Store H5Store;
 
@@ -53,6 +42,14 @@ typedef struct {
     // own metric (NULL: none). NULL: the built-in engine's sweep.
     const TrialConfig *program;
     const char *program_metric;
+    // What the sweep is ranked by (root attributes metric and goal; NULL: reward,
+    // maximised) and motpe's objectives (n_objectives 0 for one metric).
+    const char *metric;
+    int maximize;
+    int n_objectives;
+    const char *const *objective;
+    const int *objective_maximize;
+    int until_stopped;  // a sampled sweep without a number of trials (root attribute until_stopped)
 } StoreMeta;
 
 // Create the file and write the root attributes: into a new temporary file beside PATH

@@ -14,23 +14,23 @@
 #include <hdf5.h>
 #include <stddef.h>
 
-#include "space/space.h"
 #include "store/h5read.h"
 #include "trial/metrics.h"
 #include "trial/trial.h"
 
-enum { SUMMARY_STATUS_LEN = 16 };  // bytes of the /summary status column (null-padded)
-
 typedef struct {
     char *sweep;          // root attribute "sweep"
     char *yaml;           // root attribute "yaml": the search space (or the trained configuration)
-    char metric[32];      // the sweep's metric: yaml `metric: {name: ...}`, else reward
-    int maximize;         // its goal: yaml `goal`, else the metric's own (trial/metrics.h)
-    Metric program_metric;  // a program's sweep whose metric is its own (its name in metric;
-                            // read from its /summary column); name NULL otherwise
-    int n_objectives;     // motpe's `objectives:` (2..SPACE_MAX_OBJECTIVES), else 0
-    const Metric *objective[SPACE_MAX_OBJECTIVES];
-    int objective_maximize[SPACE_MAX_OBJECTIVES];
+    char metric[32];      // the sweep's metric: root attribute metric (schema.h)
+    int maximize;         // its goal: root attribute goal
+    Metric program_metric;  // a program's sweep whose metric (or motpe objective) is its own
+                            // (its name in metric or program_objective; read from its /summary
+                            // column); name NULL otherwise
+    char program_objective[32];
+    int n_objectives;     // motpe's objectives (2..METRIC_MAX_OBJECTIVES): root attribute objectives; else 0
+    const Metric *objective[METRIC_MAX_OBJECTIVES];
+    int objective_maximize[METRIC_MAX_OBJECTIVES];
+    int until_stopped;    // a sampled sweep without trials (W&B's without run_cap): root attribute until_stopped
     int being_written;    // another process held the file open for writing
     int n_trials;
     TrialResult *trials;  // sorted by id; its /summary row and h5store_read_trial_details are set

@@ -80,12 +80,15 @@ static void asha_replay_trial(Coordinator *co, const TrialResult *r) {
     const Asha *a = &co->asha;
     if (metric_is_program(co->sc->goal.metric)) return;
     const long total = space_is_program(co->spec) ? LONG_MAX : r->config.steps;
-    for (int i = 0, next = 0; i < r->n_curve; i++) {
+    const int counted = co->spec->program.count_reports;  // rungs count the evaluations (worker.c)
+    for (int i = 0, next = 0, reports = 0; i < r->n_curve; i++) {
         const CurvePoint *pt = &r->curve[i];
-        if (!asha_at_rung(a->steps, a->n_rungs, next, pt->step, total)) continue;
-        const int pruned_here = r->status == TRIAL_PRUNED && i == r->n_curve - 1;
         const EvalPoint e = trial_eval_point(r, pt, &co->spec->reward);
-        asha_replay(&co->asha, r->id, next++, sweep_eval_metric(&co->sc->goal, &e), !pruned_here);
+        const double metric = sweep_eval_metric(&co->sc->goal, &e);
+        if (counted && !isfinite(metric)) continue;
+        if (!asha_at_rung(a->steps, a->n_rungs, next, counted ? ++reports : pt->step, total)) continue;
+        const int pruned_here = r->status == TRIAL_PRUNED && i == r->n_curve - 1;
+        asha_replay(&co->asha, r->id, next++, metric, !pruned_here);
     }
 }
 
@@ -138,13 +141,15 @@ static void progress(Coordinator *co, int final) {
     const int total = co->spec->trials, run_now = co->n_done - co->n_resumed;
     double elapsed = now - co->t0, per_hour = elapsed > 0 ? 3600.0 * run_now / elapsed : 0.0;
     double eta = run_now > 0 ? (total - co->n_done) * elapsed / run_now : 0.0;
-    fprintf(stderr, "sweep %s: %d/%d done (%d ok, %d pruned, %d failed), %d running", co->spec->name, co->n_done,
-            total, co->n_ok, co->n_pruned, co->n_failed, co->n_running);
+    char of[32] = "";  // W&B's sweep without run_cap has no end to count to
+    if (!co->spec->until_stopped) snprintf(of, sizeof of, "/%d", total);
+    fprintf(stderr, "sweep %s: %d%s done%s (%d ok, %d pruned, %d failed), %d running", co->spec->name, co->n_done, of,
+            co->spec->until_stopped ? ", until stopped" : "", co->n_ok, co->n_pruned, co->n_failed, co->n_running);
     if (co->best_id >= 0)
         fprintf(stderr, " | best %s %.4f (trial %d)", co->spec->metric, co->sc->goal.maximize ? co->best : -co->best,
                 co->best_id);
     fprintf(stderr, " | %.0f trials/h", per_hour);
-    if (!final && run_now > 0) fprintf(stderr, " | ETA %.0f min", eta / 60.0);
+    if (!final && run_now > 0 && !co->spec->until_stopped) fprintf(stderr, " | ETA %.0f min", eta / 60.0);
     fprintf(stderr, "\n");
 }
 
@@ -283,7 +288,7 @@ static int resumed(void *ctx, const JournalRecord *rec, char *err, size_t errlen
         what = "an id beyond the search space's trials";
     } else if (!same_reward(&r->reward_spec, &spec->reward)) {
         what = "a different reward section";
-    } else if (!sampler_adaptive(spec)) {
+    } else if (!space_adaptive(spec)) {
         TrialConfig want;
         sampler_config(c->co->sampler, r->id, &want);
         char *a = config_to_json_text(&r->config), *b = config_to_json_text(&want);
@@ -345,9 +350,14 @@ static void open_results(Coordinator *co, const char *output) {
     co->journal = journal_open(journal, err, sizeof err);
     if (!co->journal) die(EXIT_BADINPUT, "run: %s", err);
     const SweepSpec *spec = co->spec;
+    const char *objective[SPACE_MAX_OBJECTIVES];
+    for (int k = 0; k < spec->n_objectives; k++) objective[k] = spec->objective[k];
     StoreMeta meta = {.sweep = spec->name, .yaml = spec->text, .seed = spec->seed, .start_time = unix_seconds(),
                       .program = space_is_program(spec) ? &spec->base : NULL,
-                      .program_metric = spec->program.metric[0] ? spec->program.metric : NULL};
+                      .program_metric = spec->program.metric[0] ? spec->program.metric : NULL,
+                      .metric = spec->metric, .maximize = spec->maximize,
+                      .n_objectives = spec->n_objectives > 1 ? spec->n_objectives : 0, .objective = objective,
+                      .objective_maximize = spec->objective_maximize, .until_stopped = spec->until_stopped};
     Resumed check = {co, journal};
     outfile_remove_stale(output);  // only this run writes them now
     outfile_remove_stale(journal);
@@ -466,7 +476,10 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
                 spec->name, spec->max_failures, why, co.n_done, spec->trials, counts, spec->max_failures);
         free(why);
         rc = 1;
-    } else if (!complete)
+    } else if (!complete && spec->until_stopped)
+        fprintf(stderr, "sweep %s: stopped with %d trials recorded (%s; it runs until stopped); continue with "
+                "--resume\n", spec->name, co.n_done, counts);
+    else if (!complete)
         fprintf(stderr, "sweep %s: stopped with %d of %d trials recorded (%s); continue with --resume\n", spec->name,
                 co.n_done, spec->trials, counts);
     else if (co.n_ok == 0) {

@@ -131,8 +131,9 @@ int sweep_run(const RunOptions *o) {
     int rc = 0;
     if (sc.world_rank == 0) {
         if (!o->quiet)
-            fprintf(stderr, "sweep %s: %d trials (%s) on %d worker group(s) of %d rank(s); results in %s\n", spec.name,
-                    spec.trials, o->spec_path, sc.n_groups, sc.group_size, out);
+            fprintf(stderr, "sweep %s: %s%d trials (%s) on %d worker group(s) of %d rank(s); results in %s\n", spec.name,
+                    spec.until_stopped ? "until stopped, at most " : "", spec.trials, o->spec_path, sc.n_groups,
+                    sc.group_size, out);
         rc = sweep_coordinate(&spec, &sc, out, o);
         free(program.trials_dir);  // the rest is spec's
         space_free(&spec);

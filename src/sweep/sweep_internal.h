@@ -35,7 +35,7 @@ typedef struct {
 static inline int group_leader(const SweepComms *sc, int k) { return 1 + k * sc->group_size; }
 
 // The sweep's own metric at an evaluation, for ASHA, turned by the goal so that larger
-// is better (the reward from the invariants traced there: trial/runner.h EvalPoint);
+// is better (the reward from the invariants traced there: trial/metrics.h EvalPoint);
 // -HUGE_VAL where it is not known, which ranks last.
 double sweep_eval_metric(const SweepGoal *g, const EvalPoint *e);
 // A finished trial's metric, turned by the goal so that larger is better; NaN for a

@@ -1,6 +1,7 @@
 // worker.c: a worker group's loop. The group's leader asks the coordinator for trials;
 // every rank of the group trains the trial together (data parallel) and scores it on
 // the group's BLACS grid; the leader reports rungs and sends the result.
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,14 +20,19 @@ typedef struct {
     const SweepComms *sc;
     const TrialAssign *trial;
     int next_rung;  // index of the next rung to report
+    int reports;    // evaluations that held the metric (W&B's hyperband iterations)
 } WorkerTrial;
 
 // ASHA: at the first evaluation at or past each rung the leader asks the coordinator;
-// the answer goes to the whole group. Nonzero = stop (pruned).
+// the answer goes to the whole group. Nonzero = stop (pruned). A rung is a step, or with
+// count_reports (a W&B hyperband) a number of evaluations that held the metric.
 static int at_eval(void *ctx, const EvalPoint *e, long total_steps) {
     WorkerTrial *w = ctx;
     const TrialAssign *t = w->trial;
-    if (!asha_at_rung(t->rungs, t->n_rungs, w->next_rung, e->step, total_steps)) return 0;
+    const int counted = w->sc->program->count_reports;
+    if (counted && !isfinite(sweep_eval_metric(&w->sc->goal, e))) return 0;
+    const int at = counted ? ++w->reports : e->step;
+    if (!asha_at_rung(t->rungs, t->n_rungs, w->next_rung, at, total_steps)) return 0;
     int go_on = 1;
     if (w->sc->group_rank == 0) {
         RungReport rep = {.id = t->id, .step = e->step, .rung = w->next_rung,

@@ -35,6 +35,7 @@
 #include "common/config_json.h"
 #include "common/util.h"
 #include "invariants/safetensors.h"
+#include "trial/curvefile.h"
 
 extern char **environ;
 
@@ -97,6 +98,8 @@ void program_spec_pack(Bytes *b, const ProgramSpec *p) {
     bytes_put_i32(b, p->cpus);
     bytes_put_text(b, p->accuracy, strlen(p->accuracy));
     bytes_put_text(b, p->metric, strlen(p->metric));
+    for (int k = 0; k < MAX_PROGRAM_PARAMS; k++) bytes_put_u8(b, p->form[k]);
+    bytes_put_u8(b, (unsigned)p->count_reports);
 }
 
 int program_spec_unpack(ProgramSpec *p, const unsigned char *data, size_t len) {
@@ -119,6 +122,8 @@ int program_spec_unpack(ProgramSpec *p, const unsigned char *data, size_t len) {
     p->cpus = br_i32(&rd);
     get_key(&rd, p->accuracy);
     get_key(&rd, p->metric);
+    for (int k = 0; k < MAX_PROGRAM_PARAMS; k++) p->form[k] = (unsigned char)br_u8(&rd);
+    p->count_reports = (int)br_u8(&rd);
     if (!rd.failed && rd.left) br_fail(&rd, "%zu bytes after the end", rd.left);
     if (rd.failed || !p->trials_dir) {
         program_spec_free(p);
@@ -128,39 +133,247 @@ int program_spec_unpack(ProgramSpec *p, const unsigned char *data, size_t len) {
 }
 
 // ---------------------------------------------------------------- the command
+// W&B's agent (wandb/wandb_agent.py, _command_run; wandb/sdk/launch/sweeps/utils.py,
+// create_sweep_command and create_sweep_command_args) is the reference: a macro is a
+// whole word; ${envvar:NAME} (NAME of A-Z, 0-9, _) is replaced anywhere in a word, by
+// the variable's value or, unset, by NAME itself; ${interpreter} is "python"; a value is
+// written as Python's str() writes it (True, None, [1, 2], {'lr': 0.1}), and the JSON
+// macros as json.dumps does ({"a": 1, "b": [1, 2]}).
 
-static const char *const macros[] = {"${env}", "${interpreter}", "${program}", "${args}", "${args_no_hyphens}",
-                                     "${args_json}", "${args_json_file}", NULL};
+typedef enum { M_ENV, M_INTERPRETER, M_PROGRAM, M_ARGS, M_ARGS_NO_HYPHENS, M_ARGS_NO_BOOLEAN_FLAGS, M_ARGS_NO_EQUALS,
+               M_ARGS_APPEND_HYDRA, M_ARGS_OVERRIDE_HYDRA, M_ARGS_JSON, M_ARGS_JSON_FILE, M_N } Macro;
+static const char *const macros[M_N] = {"${env}", "${interpreter}", "${program}", "${args}", "${args_no_hyphens}",
+                                        "${args_no_boolean_flags}", "${args_no_equals}", "${args_append_hydra}",
+                                        "${args_override_hydra}", "${args_json}", "${args_json_file}"};
 #define ENVVAR "${envvar:"
+#define ENVVAR_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
 
-int program_macro_known(const char *word, char *err, size_t errlen) {
-    const char *open = strstr(word, "${");
-    if (!open) return 1;
-    for (int k = 0; macros[k]; k++)
-        if (!strcmp(word, macros[k])) return 1;
-    const size_t n = strlen(word);
-    if (!strncmp(word, ENVVAR, strlen(ENVVAR)) && word[n - 1] == '}' && n > strlen(ENVVAR) + 1 &&
-        !strchr(word + strlen(ENVVAR), '$'))
-        return 1;
-    if (open != word || word[n - 1] != '}' || strchr(open + 2, '$'))
-        snprintf(err, errlen, "'%s': a macro is a word of its own (W&B's rule), e.g. - ${args}", word);
-    else
-        snprintf(err, errlen, "unknown macro %s (allowed: ${env}, ${interpreter}, ${program}, ${args}, "
-                              "${args_no_hyphens}, ${args_json}, ${args_json_file}, ${envvar:NAME})", word);
-    return 0;
+static void put_raw(Bytes *b, const void *p, size_t n) { memcpy(bytes_extend(b, n), p, n); }
+
+static int macro_of(const char *word) {
+    for (int k = 0; k < M_N; k++)
+        if (!strcmp(word, macros[k])) return k;
+    return -1;
 }
 
-char *program_args_json(const TrialConfig *c) {
-    cJSON *o = json_must(cJSON_CreateObject());
+// The length of the ${envvar:NAME} at t (0: none there).
+static size_t envvar_at(const char *t) {
+    if (strncmp(t, ENVVAR, strlen(ENVVAR))) return 0;
+    const size_t n = strspn(t + strlen(ENVVAR), ENVVAR_CHARS);
+    return t[strlen(ENVVAR) + n] == '}' ? strlen(ENVVAR) + n + 1 : 0;
+}
+
+int program_macro_known(const char *word, char *err, size_t errlen) {
+    if (macro_of(word) >= 0) return 1;
+    for (const char *t = strstr(word, "${"); t; t = strstr(t + 1, "${")) {
+        if (envvar_at(t)) continue;
+        if (!strncmp(t, ENVVAR, strlen(ENVVAR)))
+            snprintf(err, errlen, "'%s': ${envvar:NAME} takes a NAME of A-Z, 0-9 and '_' (W&B's rule)", word);
+        else if (t != word || word[strlen(word) - 1] != '}' || strchr(t + 2, '$'))
+            snprintf(err, errlen, "'%s': a macro other than ${envvar:NAME} is a word of its own (W&B's rule), e.g. - "
+                                  "${args}", word);
+        else
+            snprintf(err, errlen, "unknown macro %s (allowed: ${env}, ${interpreter}, ${program}, ${args}, "
+                                  "${args_no_hyphens}, ${args_no_boolean_flags}, ${args_no_equals}, "
+                                  "${args_append_hydra}, ${args_override_hydra}, ${args_json}, ${args_json_file}, "
+                                  "${envvar:NAME})", word);
+        return 0;
+    }
+    return 1;
+}
+
+// word with each ${envvar:NAME} replaced as W&B does.
+static char *expand_envvars(const char *word) {
+    Bytes b = {0};
+    for (const char *t = word; *t;) {
+        const size_t n = envvar_at(t);
+        if (!n) {
+            put_raw(&b, t++, 1);
+            continue;
+        }
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(n - strlen(ENVVAR) - 1), t + strlen(ENVVAR));
+        const char *value = getenv(name);
+        put_raw(&b, value ? value : name, strlen(value ? value : name));
+        t += n;
+    }
+    put_raw(&b, "", 1);
+    return (char *)b.data;
+}
+
+void program_real_text(double v, char *out, size_t len) {
+    int digits = 1;
+    char e[64];
+    while (digits < 17 && (snprintf(e, sizeof e, "%.*e", digits - 1, v), strtod(e, NULL) != v)) digits++;
+    snprintf(e, sizeof e, "%.*e", digits - 1, v);
+    const int exp10 = atoi(strchr(e, 'e') + 1);
+    if (!isfinite(v)) snprintf(out, len, "%s", isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity");
+    else if (exp10 >= -4 && exp10 < 16) snprintf(out, len, "%.*f", digits - 1 - exp10 > 0 ? digits - 1 - exp10 : 1, v);
+    else snprintf(out, len, "%s", e);
+}
+
+// The JSON text of a set parameter's value (its own text when its values are JSON).
+static void value_json(const ProgramSpec *spec, int slot, const ProgramValue *v, Bytes *b) {
+    char num[64];
+    if (v->type == PT_TEXT && spec->form[slot] & PROGRAM_FORM_JSON) {
+        put_raw(b, v->text, strlen(v->text));
+    } else if (v->type == PT_TEXT) {
+        cJSON *str = json_must(cJSON_CreateString(v->text));
+        char *t = cJSON_PrintUnformatted(str);
+        if (!t) die(EXIT_RUNTIME, "out of memory printing JSON");
+        put_raw(b, t, strlen(t));
+        cJSON_free(t);
+        cJSON_Delete(str);
+    } else {
+        if (v->type == PT_INT) snprintf(num, sizeof num, "%.0f", v->number);
+        else program_real_text(v->number, num, sizeof num);
+        put_raw(b, num, strlen(num));
+    }
+}
+
+// One argument as W&B's agent gets it: a name and its value's JSON (json.dumps' spacing).
+typedef struct {
+    char name[PROGRAM_NAME];
+    Bytes json;
+} Arg;
+
+// The nested parameters (PROGRAM_FORM_NESTED, names "a.b.c") whose first part is
+// slots[0]'s, as the JSON object of that part, keys in the order of their full names
+// (W&B's HyperParameterSet.to_config); each slot used is marked in done.
+static void nested_json(const ProgramSpec *spec, const TrialConfig *c, const char *prefix, unsigned char *done,
+                        Bytes *b) {
+    const size_t plen = strlen(prefix);
+    int order[MAX_PROGRAM_PARAMS], n = 0;
+    for (int k = 0; k < c->n_program; k++)
+        if (!done[k] && spec->form[k] & PROGRAM_FORM_NESTED && !strncmp(c->program[k].name, prefix, plen) &&
+            c->program[k].name[plen] == '.') {
+            int at = n++;
+            while (at > 0 && strcmp(c->program[order[at - 1]].name, c->program[k].name) > 0) order[at] = order[at - 1], at--;
+            order[at] = k;
+        }
+    put_raw(b, "{", 1);
+    int first = 1;
+    for (int i = 0; i < n; i++) {
+        const int k = order[i];
+        if (done[k]) continue;
+        const char *rest = c->program[k].name + plen + 1, *dot = strchr(rest, '.');
+        const size_t keylen = dot ? (size_t)(dot - rest) : strlen(rest);
+        char key[PROGRAM_NAME], sub[PROGRAM_NAME];
+        snprintf(key, sizeof key, "%.*s", (int)keylen, rest);
+        if (!dot && !c->program[k].set) {
+            done[k] = 1;
+            continue;
+        }
+        Bytes inner = {0};
+        if (dot) {
+            snprintf(sub, sizeof sub, "%.*s", (int)(plen + 1 + keylen), c->program[k].name);
+            nested_json(spec, c, sub, done, &inner);
+            if (inner.len == 2) {  // "{}": none of its parameters is set
+                bytes_free(&inner);
+                continue;
+            }
+        } else {
+            value_json(spec, k, &c->program[k], &inner);
+            done[k] = 1;
+        }
+        char head[PROGRAM_NAME + 8];
+        snprintf(head, sizeof head, "%s\"%s\": ", first ? "" : ", ", key);
+        put_raw(b, head, strlen(head));
+        put_raw(b, inner.data, inner.len);
+        bytes_free(&inner);
+        first = 0;
+    }
+    put_raw(b, "}", 1);
+}
+
+// The arguments of configuration c in the sweep's order, a nested group at its first
+// parameter's place; *n of them (free with args_free).
+static Arg *args_of(const ProgramSpec *spec, const TrialConfig *c, int *n) {
+    Arg *a = xcalloc(MAX_PROGRAM_PARAMS, sizeof *a);
+    unsigned char done[MAX_PROGRAM_PARAMS] = {0};
+    *n = 0;
     for (int k = 0; k < c->n_program; k++) {
         const ProgramValue *v = &c->program[k];
-        if (!v->set) continue;
-        cJSON_AddItemToObject(o, v->name,
-                              json_must(v->type == PT_TEXT ? cJSON_CreateString(v->text) : cJSON_CreateNumber(v->number)));
+        if (done[k]) continue;
+        Arg *x = &a[*n];
+        if (spec->form[k] & PROGRAM_FORM_NESTED) {
+            snprintf(x->name, sizeof x->name, "%.*s", (int)strcspn(v->name, "."), v->name);
+            nested_json(spec, c, x->name, done, &x->json);
+            if (x->json.len == 2) {
+                bytes_free(&x->json);
+                continue;
+            }
+        } else {
+            done[k] = 1;
+            if (!v->set) continue;
+            snprintf(x->name, sizeof x->name, "%s", v->name);
+            value_json(spec, k, v, &x->json);
+        }
+        put_raw(&x->json, "", 1);
+        (*n)++;
     }
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    if (!text) die(EXIT_RUNTIME, "out of memory printing JSON");
+    return a;
+}
+
+static void args_free(Arg *a, int n) {
+    for (int k = 0; k < n; k++) bytes_free(&a[k].json);
+    free(a);
+}
+
+// JSON text as Python's str() writes the value: a string bare at the top, quoted '...'
+// inside; true, false, null as True, False, None; numbers and the rest as they are.
+static char *python_text(const char *json) {
+    Bytes b = {0};
+    if (json[0] == '"') {  // a string: itself
+        cJSON *s = cJSON_Parse(json);
+        const char *t = cJSON_GetStringValue(s);
+        put_raw(&b, t ? t : "", strlen(t ? t : ""));
+        cJSON_Delete(s);
+    }
+    for (const char *t = json; json[0] != '"' && *t;) {
+        if (*t == '"') {  // a string inside: repr's quotes ('...', or "..." when it holds a ' and no ")
+            const char *end = t + 1;
+            while (*end && *end != '"') end += *end == '\\' && end[1] ? 2 : 1;
+            const int single = !memchr(t + 1, '\'', (size_t)(end - t - 1)) || memchr(t + 1, '\\', (size_t)(end - t - 1));
+            put_raw(&b, single ? "'" : "\"", 1);
+            for (const char *q = t + 1; q < end; q++) {
+                if (*q == '\\' && q[1] == '"') q++;
+                else if (single && *q == '\'') put_raw(&b, "\\", 1);
+                put_raw(&b, q, 1);
+            }
+            put_raw(&b, single ? "'" : "\"", 1);
+            t = *end ? end + 1 : end;
+        } else if (!strncmp(t, "true", 4) || !strncmp(t, "false", 5) || !strncmp(t, "null", 4)) {
+            const char *py = t[0] == 't' ? "True" : t[0] == 'f' ? "False" : "None";
+            put_raw(&b, py, strlen(py));
+            t += t[0] == 'f' ? 5 : 4;
+        } else {
+            put_raw(&b, t++, 1);
+        }
+    }
+    put_raw(&b, "", 1);
+    return (char *)b.data;
+}
+
+// The parameters as one JSON object, json.dumps' spacing.
+static char *args_json(const Arg *a, int n) {
+    Bytes b = {0};
+    put_raw(&b, "{", 1);
+    for (int k = 0; k < n; k++) {
+        char head[PROGRAM_NAME + 8];
+        snprintf(head, sizeof head, "%s\"%s\": ", k ? ", " : "", a[k].name);
+        put_raw(&b, head, strlen(head));
+        put_raw(&b, a[k].json.data, a[k].json.len - 1);
+    }
+    put_raw(&b, "}", 2);
+    return (char *)b.data;
+}
+
+char *program_args_json(const ProgramSpec *spec, const TrialConfig *c) {
+    int n;
+    Arg *a = args_of(spec, c, &n);
+    char *text = args_json(a, n);
+    args_free(a, n);
     return text;
 }
 
@@ -175,18 +388,30 @@ static void add_word(Words *w, char *s) {  // takes s
     w->v[w->n] = NULL;
 }
 
-static void add_args(Words *w, const TrialConfig *c, int hyphens) {
-    for (int k = 0; k < c->n_program; k++) {
-        const ProgramValue *v = &c->program[k];
-        if (!v->set) continue;
-        char value[PROGRAM_TEXT + 32];
-        config_program_format(v, value, sizeof value);
-        char *word = xmalloc(strlen(v->name) + strlen(value) + 4);
-        sprintf(word, "%s%s=%s", hyphens ? "--" : "", v->name, value);
-        add_word(w, word);
-    }
+static char *word_of(const char *prefix, const char *name, const char *value) {  // prefix name [= value]
+    char *s = xmalloc(strlen(prefix) + strlen(name) + (value ? strlen(value) + 1 : 0) + 1);
+    sprintf(s, "%s%s%s%s", prefix, name, value ? "=" : "", value ? value : "");
+    return s;
 }
 
+// The words one of the ${args...} macros gives for the arguments.
+static void add_args(Words *w, const Arg *a, int n, Macro m) {
+    for (int k = 0; k < n; k++) {
+        const char *json = (const char *)a[k].json.data, *name = a[k].name;
+        char *value = python_text(json);
+        switch (m) {
+        case M_ARGS_NO_HYPHENS: add_word(w, word_of("", name, value)); break;
+        case M_ARGS_APPEND_HYDRA: add_word(w, word_of("+", name, value)); break;
+        case M_ARGS_OVERRIDE_HYDRA: add_word(w, word_of("++", name, value)); break;
+        case M_ARGS_NO_EQUALS: add_word(w, word_of("--", name, NULL)), add_word(w, xstrdup(value)); break;
+        case M_ARGS_NO_BOOLEAN_FLAGS:  // true: a bare flag; false: left out
+            if (strcmp(json, "false")) add_word(w, word_of("--", name, strcmp(json, "true") ? value : NULL));
+            break;
+        default: add_word(w, word_of("--", name, value)); break;  // M_ARGS
+        }
+        free(value);
+    }
+}
 void program_argv_free(char **argv) {
     for (int k = 0; argv && argv[k]; k++) free(argv[k]);
     free(argv);
@@ -196,28 +421,26 @@ int program_command(const ProgramSpec *spec, const TrialConfig *c, const char *a
                     int *argc, char *err, size_t errlen) {
     Words w = {0};
     add_word(&w, NULL), w.n = 0;  // an empty, NULL-terminated list
+    int n_args;
+    Arg *args = args_of(spec, c, &n_args);
     for (int k = 0; k < spec->n_command; k++) {
         const char *word = spec->command[k];
         if (!program_macro_known(word, err, errlen)) {
+            args_free(args, n_args);
             program_argv_free(w.v);
             return -1;
         }
-        if (!strcmp(word, "${env}")) add_word(&w, xstrdup("/usr/bin/env"));
-        else if (!strcmp(word, "${interpreter}")) add_word(&w, xstrdup("python3"));
-        else if (!strcmp(word, "${program}")) add_word(&w, xstrdup(spec->program ? spec->program : ""));
-        else if (!strcmp(word, "${args}")) add_args(&w, c, 1);
-        else if (!strcmp(word, "${args_no_hyphens}")) add_args(&w, c, 0);
-        else if (!strcmp(word, "${args_json}")) add_word(&w, program_args_json(c));
-        else if (!strcmp(word, "${args_json_file}")) add_word(&w, xstrdup(args_json_path));
-        else if (!strncmp(word, ENVVAR, strlen(ENVVAR))) {
-            char name[256];
-            snprintf(name, sizeof name, "%.*s", (int)(strlen(word) - strlen(ENVVAR) - 1), word + strlen(ENVVAR));
-            const char *value = getenv(name);
-            add_word(&w, xstrdup(value ? value : ""));
-        } else {
-            add_word(&w, xstrdup(word));
+        switch (macro_of(word)) {
+        case M_ENV: add_word(&w, xstrdup("/usr/bin/env")); break;
+        case M_INTERPRETER: add_word(&w, xstrdup(PROGRAM_INTERPRETER)); break;
+        case M_PROGRAM: add_word(&w, xstrdup(spec->program ? spec->program : "")); break;
+        case M_ARGS_JSON: add_word(&w, args_json(args, n_args)); break;
+        case M_ARGS_JSON_FILE: add_word(&w, xstrdup(args_json_path)); break;
+        case -1: add_word(&w, expand_envvars(word)); break;
+        default: add_args(&w, args, n_args, (Macro)macro_of(word)); break;
         }
     }
+    args_free(args, n_args);
     if (w.n == 0 || !w.v[0][0]) {
         snprintf(err, errlen, "the command expands to %s", w.n ? "an empty first word" : "nothing");
         program_argv_free(w.v);
@@ -286,7 +509,7 @@ static char *path_join(const char *dir, const char *name) {
 }
 
 // The files attnsweep writes into a trial's directory; anything else is the program's.
-static const char *const own_files[] = {"stdout", "stderr", "metrics.jsonl", "args.json"};
+static const char *const own_files[] = {"stdout", "stderr", "metrics.jsonl", "args.json", "curve.jsonl"};
 
 static int holds_program_files(const char *dir) {
     DIR *d = opendir(dir);
@@ -345,10 +568,7 @@ typedef struct {
     int stopping;         // the program is being stopped: ASHA is not asked again
 } PollHeader;
 
-typedef struct {
-    CurvePoint pt;
-    double metric;        // the sweep's program metric at this evaluation (NaN: none)
-} Eval;
+typedef CurveRecord Eval;  // an evaluation: its curve point and the sweep's program metric
 
 typedef enum { END_NONE, END_PRUNED, END_STOPPED, END_TIME, END_OUTPUT, END_BAD_LINE } EndCause;
 
@@ -361,6 +581,7 @@ typedef struct {
     pid_t pid;                 // the program; its process group has the same id
     int status, exited;        // waitpid's status of the program, once it exited
     int out_fd, err_fd, metrics_fd;
+    int curve_fd;              // TRIAL_DIR/curve.jsonl (trial/curvefile.h): the curve as read
     char *dir, *metrics_path, *stdout_path, *stderr_path, *checkpoint;
     off_t metrics_read;        // bytes of the metrics file consumed
     char *partial;             // a line read in part
@@ -377,6 +598,11 @@ typedef struct {
     int metric_seen;           // a line held the sweep's own metric (spec->metric)
     int n_keys;                // the number keys the lines held (step aside), the first MAX_KEYS_SEEN
     char keys[MAX_KEYS_SEEN][PROGRAM_KEY];
+    // every rank's: the curve of the earlier attempts, from NNNNNN.resume/curve.jsonl, at the
+    // start of r->curve until this attempt's first evaluation settles which of them stay
+    Eval *earlier;
+    int n_earlier;
+    double seconds_before;     // the earlier attempts' seconds up to their last evaluation
 } Run;
 
 // A file of the trial that could not be made or written: the reason in run->why.
@@ -479,7 +705,7 @@ static int read_line(Run *run, const char *line, size_t len) {
             if (!known) snprintf(run->keys[run->n_keys++], PROGRAM_KEY, "%s", x->string);
         }
         Eval e = {.pt = {.step = (int)step->valuedouble, .val_accuracy = v[0], .val_loss = v[1], .train_loss = v[2],
-                         .lr = v[3], .seconds = now_seconds() - run->t0},
+                         .lr = v[3], .seconds = run->seconds_before + now_seconds() - run->t0},
                   .metric = v[7]};
         pending_add(run, &e);
         if (!isnan(v[4])) run->test_accuracy = v[4];
@@ -526,15 +752,40 @@ static int read_metrics(Run *run, int final) {
     return 0;
 }
 
+// Where the Python helper (the package attnsweep, python/attnsweep/trial.py) is: beside an
+// installed binary, PREFIX/ATTNSWEEP_PYTHON_RELDIR for PREFIX/bin/attnsweep, else the
+// source tree it was built from (ATTNSWEEP_PYTHON_SOURCE); NULL when neither holds it.
+static char *helper_dir(void) {
+    char exe[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;  // the binary's directory
+    char *installed = xmalloc(strlen(exe) + sizeof "/../" ATTNSWEEP_PYTHON_RELDIR);
+    sprintf(installed, "%s/../%s", exe, ATTNSWEEP_PYTHON_RELDIR);
+    const char *const dirs[] = {installed, ATTNSWEEP_PYTHON_SOURCE};
+    char *found = NULL;
+    for (size_t k = 0; k < 2 && !found; k++) {
+        char *module = path_join(dirs[k], "attnsweep/trial.py");
+        if (access(module, R_OK) == 0) found = realpath(dirs[k], NULL);
+        free(module);
+    }
+    free(installed);
+    return found;
+}
+
 // The program's environment: attnsweep's own without the MPI job's variables (and the
-// ones set here), then the protocol's and the resources'.
+// ones set here), then the protocol's, the Python helper's directory first on PYTHONPATH,
+// and the resources'.
 static char **child_environment(const Run *run, const char *resume, const char *devices, char *err, size_t errlen) {
     static const char *const dropped[] = {"OMPI_", "PMIX_", "PMI_", "ATTNSWEEP_"};
     const ProgramSpec *ps = run->spec;
+    char *helper = helper_dir();
+    const char *pythonpath = getenv("PYTHONPATH");
     Words w = {0};
     add_word(&w, NULL), w.n = 0;
     for (char **e = environ; *e; e++) {
-        int drop = 0;
+        int drop = helper && !strncmp(*e, "PYTHONPATH=", 11);
         for (size_t k = 0; k < sizeof dropped / sizeof dropped[0]; k++) drop |= !strncmp(*e, dropped[k], strlen(dropped[k]));
         drop |= devices && !strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21);
         drop |= ps->cpus && (!strncmp(*e, "OMP_NUM_THREADS=", 16) || !strncmp(*e, "OPENBLAS_NUM_THREADS=", 21) ||
@@ -547,6 +798,12 @@ static char **child_environment(const Run *run, const char *resume, const char *
     snprintf(text, sizeof text, "ATTNSWEEP_TRIAL_DIR=%s", run->dir), add_word(&w, xstrdup(text));
     snprintf(text, sizeof text, "ATTNSWEEP_METRICS=%s", run->metrics_path), add_word(&w, xstrdup(text));
     if (resume) snprintf(text, sizeof text, "ATTNSWEEP_RESUME_DIR=%s", resume), add_word(&w, xstrdup(text));
+    if (helper) {
+        char *word = xmalloc(strlen(helper) + (pythonpath ? strlen(pythonpath) : 0) + sizeof "PYTHONPATH=:");
+        sprintf(word, "PYTHONPATH=%s%s%s", helper, pythonpath && pythonpath[0] ? ":" : "", pythonpath ? pythonpath : "");
+        add_word(&w, word);
+        free(helper);
+    }
     if (devices) snprintf(text, sizeof text, "CUDA_VISIBLE_DEVICES=%s", devices), add_word(&w, xstrdup(text));
     static const char *const threads[] = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"};
     for (size_t k = 0; ps->cpus && k < 3; k++)
@@ -732,18 +989,38 @@ static int open_output(const char *path) {
     return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
 
-// The leader starts the program: 0, or -1 with the reason in run->why.
+// This attempt's curve record: e's n evaluations appended to TRIAL_DIR/curve.jsonl, or in
+// place of what it held (rewrite; the leader). A record that cannot be written is given up
+// with a warning: only a continued attempt would miss it.
+static void record(Run *run, const Eval *e, int n, int rewrite) {
+    const int fd = run->curve_fd;
+    if (fd < 0 || ((!rewrite || (ftruncate(fd, 0) == 0 && lseek(fd, 0, SEEK_SET) == 0)) && curve_file_write(fd, e, n) == 0))
+        return;
+    warnf("trial %d: cannot write %s/curve.jsonl: %s (a continued attempt would start without this curve)",
+          run->r->id, run->dir, strerror(errno));
+    close(run->curve_fd);
+    run->curve_fd = -1;
+}
+
+// The leader starts the program: 0, or -1 with the reason in run->why. A continued attempt
+// (resume) first reads the curve of the attempts before it, as far as their record reads.
 static int start(Run *run) {
     char *resume = NULL;
     if (trial_dir(run, &resume) != 0) return -1;
+    if (resume) {
+        char *path = path_join(resume, "curve.jsonl"), why[600];
+        curve_file_read(path, MAX_METRIC_LINES, &run->earlier, &run->n_earlier, why, sizeof why);
+        if (why[0]) warnf("trial %d: %s", run->r->id, why);
+        free(path);
+    }
     char *args_path = path_join(run->dir, "args.json");
-    char *args = program_args_json(&run->r->config);
+    char *args = program_args_json(run->spec, &run->r->config);
     const int args_fd = open_output(args_path);
     FILE *f = args_fd >= 0 ? fdopen(args_fd, "w") : NULL;
     if (!f && args_fd >= 0) close(args_fd);
     int rc = f && fputs(args, f) >= 0 && fputc('\n', f) >= 0 ? 0 : -1;
     if (f && fclose(f) != 0) rc = -1;
-    cJSON_free(args);
+    free(args);
     char **argv = NULL, **envp = NULL;
     int argc = 0;
     char devices[4096] = "", err[200];
@@ -768,10 +1045,14 @@ static int start(Run *run) {
         const int m = open_output(run->metrics_path);
         if (m >= 0) close(m);
         run->metrics_fd = open(run->metrics_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (run->out_fd < 0 || run->err_fd < 0 || run->metrics_fd < 0) {
+        char *curve_path = path_join(run->dir, "curve.jsonl");
+        run->curve_fd = open_output(curve_path);
+        free(curve_path);
+        if (run->out_fd < 0 || run->err_fd < 0 || run->metrics_fd < 0 || run->curve_fd < 0) {
             file_failure(run, "open the files of", run->dir);
             rc = -1;
         }
+        record(run, run->earlier, run->n_earlier, 0);
     }
     if (rc == 0) envp = child_environment(run, resume, run->spec->gpus > 0 ? devices : NULL, err, sizeof err);
     run->t0 = now_seconds();
@@ -805,6 +1086,42 @@ static void append_curve(TrialResult *r, int *cap, const CurvePoint *pt) {
     r->curve[r->n_curve++] = *pt;
 }
 
+// Every rank, before the program's first poll: the curve of the earlier attempts (the
+// leader's, shared) begins this trial's curve; their last program metric stands until this
+// attempt reports one, and this attempt's seconds go on from their last evaluation's.
+static void continue_curve(Run *run) {
+    const TrialHooks *h = run->hooks;
+    group_bcast(h, &run->n_earlier, sizeof run->n_earlier);
+    if (!run->n_earlier) return;
+    if (!run->leader) run->earlier = xmalloc((size_t)run->n_earlier * sizeof *run->earlier);
+    group_bcast(h, run->earlier, run->n_earlier * (int)sizeof *run->earlier);
+    TrialResult *r = run->r;
+    r->curve = xrealloc(r->curve, (size_t)(r->n_curve + run->n_earlier) * sizeof *r->curve);
+    for (int k = 0; k < run->n_earlier; k++) {
+        const Eval *e = &run->earlier[k];
+        r->curve[r->n_curve++] = e->pt;
+        if (e->pt.seconds > run->seconds_before) run->seconds_before = e->pt.seconds;  // NaN: not
+        run->metric_seen |= !isnan(e->metric);
+    }
+    r->program_metric = run->earlier[run->n_earlier - 1].metric;
+}
+
+// Every rank, at this attempt's first evaluation, at step `step`: the earlier attempts'
+// evaluations at that step or later are replaced by this attempt's (it went back to a
+// checkpoint taken before them, or started afresh), so the curve holds each step once and in
+// order. The leader rewrites the record without them.
+static void supersede(Run *run, int step) {
+    TrialResult *r = run->r;
+    int kept = 0;
+    for (int k = 0; k < run->n_earlier; k++)
+        if (run->earlier[k].pt.step < step) run->earlier[kept++] = run->earlier[k];
+    for (int k = 0; k < kept; k++) r->curve[k] = run->earlier[k].pt;
+    const int dropped = run->n_earlier - kept;
+    r->n_curve = kept;  // the curve held the earlier evaluations alone
+    run->n_earlier = 0;
+    if (run->leader && dropped) record(run, run->earlier, kept, 1);
+}
+
 // The program runs; every rank of the group follows it until it is gone.
 static void follow(Run *run, int started) {
     const TrialHooks *h = run->hooks;
@@ -821,7 +1138,9 @@ static void follow(Run *run, int started) {
         group_bcast(h, ev, head.n_points * (int)sizeof *ev);
         int prune = 0;
         for (int k = 0; k < head.n_points; k++) {
+            if (run->n_earlier) supersede(run, ev[k].pt.step);
             append_curve(run->r, &curve_cap, &ev[k].pt);
+            if (run->leader) record(run, &ev[k], 1, 0);
             run->r->program_metric = ev[k].metric;
             if (prune || head.stopping || !h->on_eval) continue;
             EvalPoint e = trial_eval_point(run->r, &ev[k].pt, h->reward);  // no invariants traced: no reward
@@ -900,7 +1219,7 @@ static void verdict(Run *run) {
                  signal_text(WTERMSIG(run->status)));
     else if (WEXITSTATUS(run->status) != 0)
         snprintf(r->reason, sizeof r->reason, "the program exited with code %d", WEXITSTATUS(run->status));
-    else if (run->lines == 0)
+    else if (r->n_curve == 0)  // in this attempt or an earlier one
         snprintf(r->reason, sizeof r->reason, "the program wrote no metrics to ATTNSWEEP_METRICS");
     else if (run->spec->metric[0] && !run->metric_seen)
         never_reported(run);
@@ -1012,11 +1331,11 @@ static void finish(Run *run) {
 }
 
 static void close_run(Run *run) {
-    const int fds[] = {run->out_fd, run->err_fd, run->metrics_fd};
-    for (size_t k = 0; k < 3; k++)
+    const int fds[] = {run->out_fd, run->err_fd, run->metrics_fd, run->curve_fd};
+    for (size_t k = 0; k < sizeof fds / sizeof fds[0]; k++)
         if (fds[k] > 0) close(fds[k]);
     free(run->dir), free(run->metrics_path), free(run->stdout_path), free(run->stderr_path), free(run->checkpoint);
-    free(run->partial), free(run->pending);
+    free(run->partial), free(run->pending), free(run->earlier);
 }
 
 typedef struct {
@@ -1029,10 +1348,11 @@ static void external_run(TrialRunner *self, const TrialConfig *c, const TrialHoo
     int rank = 0;
     if (hooks->group) MPI_Comm_rank(*hooks->group, &rank);
     Run run = {.spec = x->spec, .hooks = hooks, .r = r, .leader = rank == 0, .out_fd = -1, .err_fd = -1,
-               .metrics_fd = -1, .test_accuracy = NAN, .test_loss = NAN};
+               .metrics_fd = -1, .curve_fd = -1, .test_accuracy = NAN, .test_loss = NAN};
     r->program_metric = NAN;
     int started = 0;
     if (run.leader) started = start(&run) == 0;
+    continue_curve(&run);
     follow(&run, started);
     if (run.leader) kill_descendants();
     finish(&run);

@@ -51,7 +51,20 @@ typedef struct {
     char accuracy[PROGRAM_KEY];  // the key read as val_accuracy [val_accuracy] (reward.accuracy)
     char metric[PROGRAM_KEY];    // the sweep's metric when it is a name of the program's own, else ""
     int gpus, cpus;         // per worker group; 0: not given (resources)
+    unsigned char form[MAX_PROGRAM_PARAMS];  // per parameter slot: PROGRAM_FORM_* bits
+    int count_reports;      // ASHA's rungs count the lines holding the metric (W&B's hyperband
+                            // iterations), not the lines' steps
 } ProgramSpec;
+
+// How a parameter reaches the program (W&B's meaning). JSON: its values are JSON texts
+// (a boolean, null, a list or a mapping among them in the file). NESTED: it is one of a
+// parameter's `parameters`, named PARENT.NAME, and reaches the program inside PARENT's
+// mapping.
+enum { PROGRAM_FORM_JSON = 1, PROGRAM_FORM_NESTED = 2 };
+
+// W&B's ${interpreter} (wandb/wandb_agent.py): the word python, found on the PATH the
+// program runs with.
+#define PROGRAM_INTERPRETER "python"
 
 // The default command, W&B's.
 #define PROGRAM_DEFAULT_COMMAND "${env} ${interpreter} ${program} ${args}"
@@ -63,17 +76,26 @@ void program_spec_pack(Bytes *b, const ProgramSpec *p);
 int program_spec_unpack(ProgramSpec *p, const unsigned char *data, size_t len);
 
 // The command of configuration c as argv words (NULL-terminated, *argc of them; free
-// with program_argv_free). Macros, each a whole word: ${env} (/usr/bin/env),
-// ${interpreter} (python3), ${program}, ${args} (--name=value for each parameter c has),
-// ${args_no_hyphens} (name=value), ${args_json} (one word: the parameters as a JSON
+// with program_argv_free), as W&B's agent builds it. Macros, each a whole word: ${env}
+// (/usr/bin/env), ${interpreter} (PROGRAM_INTERPRETER), ${program}, ${args}
+// (--name=value for each parameter c has), ${args_no_hyphens} (name=value),
+// ${args_no_boolean_flags} (as ${args}, but a true boolean --name and a false one left
+// out), ${args_no_equals} (--name value: two words), ${args_append_hydra} (+name=value),
+// ${args_override_hydra} (++name=value), ${args_json} (one word: the parameters as a JSON
 // object), ${args_json_file} (the path args_json_path, where the caller writes that
-// object), ${envvar:NAME} (the value of environment variable NAME); any other ${...} is
-// an error. Returns 0, or -1 with the reason in err.
+// object); ${envvar:NAME} anywhere in a word is the value of environment variable NAME (or
+// NAME when it is unset, as W&B's). A value is written as Python's str() writes it
+// (True, None, [1, 2], {'lr': 0.1}); nested parameters as their parent's mapping. Any other
+// ${...} is an error. Returns 0, or -1 with the reason in err.
 int program_command(const ProgramSpec *spec, const TrialConfig *c, const char *args_json_path, char ***argv,
                     int *argc, char *err, size_t errlen);
 void program_argv_free(char **argv);
-// The parameters c has, as the JSON object ${args_json} gives (free with cJSON_free).
-char *program_args_json(const TrialConfig *c);
+// The parameters c has, as the JSON object ${args_json} gives (json.dumps' spacing; free).
+char *program_args_json(const ProgramSpec *spec, const TrialConfig *c);
+// A real as Python's repr writes it (W&B writes values so): the fewest digits that read
+// back, positional with at least one decimal for exponents -4..15 (0.1, 1.0, 1e-05), else
+// d.ddde±XX (1e+16); NaN and infinities as JSON's readers take them.
+void program_real_text(double v, char *out, size_t len);
 // Whether word (a macro or a plain word) is a macro program_command knows; 0 with a
 // message in err otherwise.
 int program_macro_known(const char *word, char *err, size_t errlen);

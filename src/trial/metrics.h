@@ -13,6 +13,21 @@
 
 #include "trial/trial.h"
 
+// What a scheduler reads at one evaluation: the curve point's validation metrics and,
+// where the invariants were traced at its step, the cheap pass's RankDeviation and
+// Correlation (score.h: what the unfoldings' singular values give, the same numbers the
+// full scores have) and the reward made of them with the validation accuracy; NaN where
+// not traced. So every metric a sweep may optimise is known at every evaluation. A
+// program's trial (trial/external.h) has the values of its metric line, and the sweep's
+// metric there when it is a name of the program's own (metrics.h metric_program).
+typedef struct {
+    int step;
+    double val_accuracy, val_loss, val_bits_per_byte;
+    RewardTerms terms;      // the reward's terms from the invariants traced there (NaN: none traced)
+    double reward;
+    double program_metric;  // NaN unless a program reported the sweep's own metric
+} EvalPoint;
+
 typedef enum {
     METRIC_DECIDES,  // a sweep may optimise it and the report rank by it: reward, val_*
     METRIC_RANKS,    // the report may rank by it, no sweep optimises it: scores of the final tensors
@@ -29,6 +44,7 @@ typedef struct {
     int charlm_only;    // bits per byte: NaN for the other tasks, and left out of --json
     int shown;          // a column of every table of trials in attnsweep report
     int integer;        // the field is a long, not a double (n_params)
+    size_t at_eval;     // METRIC_DECIDES: the offset of its value in EvalPoint
 } Metric;
 
 // In /summary column order: the validation metrics, the test metrics, the scores (as
@@ -58,10 +74,26 @@ const Metric *metric_test_twin(const Metric *m);
 // optimise; METRIC_RANKS: those the report ranks by and objectives name, the costs
 // included), in table order, NULL-terminated in
 // names[METRIC_NAMES]; returns how many.
-enum { METRIC_NAMES = 24 };  // more than there are metrics
+enum { METRIC_NAMES = 24 };
+enum { METRIC_MAX_OBJECTIVES = 4 };  // motpe's objectives: at most this many metrics  // more than there are metrics
 int metric_names(MetricUse most, const char *names[METRIC_NAMES]);
 // The same joined as "val_accuracy, val_loss, ..." into out.
 void metric_names_text(MetricUse most, char *out, size_t len);
+
+// A /summary column that holds one of a trial's facts rather than a metric or a
+// parameter: its id and status before the parameters, the budget it ran and what it
+// cost after the metrics (store/schema.h composes the file's tables from these).
+typedef enum { COLUMN_INT32, COLUMN_INT64, COLUMN_FLOAT64, COLUMN_TEXT } ColumnType;
+typedef struct {
+    const char *name;
+    ColumnType type;    // COLUMN_TEXT: the status, by its name (trial_status_names)
+    const char *unit;   // "s", or "" for counts
+    size_t offset;      // of the field in TrialResult
+    const char *about;  // one line, for `attnsweep schema`
+} TrialColumn;
+enum { STATUS_COLUMN_LEN = 16 };  // bytes of the /summary status column (null-padded)
+extern const TrialColumn trial_lead_columns[], trial_trail_columns[];  // trial, status | steps, n_params, seconds, group_size
+extern const int n_trial_lead_columns, n_trial_trail_columns;
 
 // A program's own metric (the metric of a sweep of the researcher's program that is none
 // of the table's): named `name` (kept by the caller), read from TrialResult.program_metric,
@@ -69,7 +101,7 @@ void metric_names_text(MetricUse most, char *out, size_t len);
 void metric_program(Metric *m, const char *name, int maximize);
 int metric_is_program(const Metric *m);
 // Whether a /summary column of a trial's results (not of its parameters) has this name:
-// trial, status, steps, n_params, seconds, or a metric of the table.
+// a trial column above, or a metric of the table.
 int metric_column_taken(const char *name);
 // The /summary column of a program parameter: its name, or config_NAME when a result
 // column has that name (as the trial parameter steps is config_steps).

@@ -54,17 +54,7 @@ EvalPoint trial_eval_point(const TrialResult *r, const CurvePoint *pt, const Rew
 }
 
 double eval_point_value(const EvalPoint *e, const Metric *m) {
-    if (metric_is_program(m)) return e->program_metric;
-    static const struct {
-        const char *name;
-        size_t at;
-    } known[] = {{"val_accuracy", offsetof(EvalPoint, val_accuracy)},
-                 {"val_loss", offsetof(EvalPoint, val_loss)},
-                 {"val_bits_per_byte", offsetof(EvalPoint, val_bits_per_byte)},
-                 {"reward", offsetof(EvalPoint, reward)}};
-    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
-        if (!strcmp(m->name, known[k].name)) return *(const double *)((const char *)e + known[k].at);
-    return NAN;
+    return m->use == METRIC_DECIDES ? *(const double *)((const char *)e + m->at_eval) : NAN;
 }
 
 int trial_run(TrialRunner *runner, const TrialConfig *c, const TrialHooks *hooks, TrialResult *out) {

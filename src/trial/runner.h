@@ -20,20 +20,6 @@
 #include "trial/trial.h"
 
 
-// What a scheduler reads at one evaluation: the curve point's validation metrics and,
-// where the invariants were traced at its step, the cheap pass's RankDeviation and
-// Correlation (score.h: what the unfoldings' singular values give, the same numbers the
-// full scores have) and the reward made of them with the validation accuracy; NaN where
-// not traced. So every metric a sweep may optimise is known at every evaluation. A
-// program's trial (trial/external.h) has the values of its metric line, and the sweep's
-// metric there when it is a name of the program's own (metrics.h metric_program).
-typedef struct {
-    int step;
-    double val_accuracy, val_loss, val_bits_per_byte;
-    RewardTerms terms;      // the reward's terms from the invariants traced there (NaN: none traced)
-    double reward;
-    double program_metric;  // NaN unless a program reported the sweep's own metric
-} EvalPoint;
 
 // The evaluation at curve point pt of r (its trace and dims as far as the run has gone,
 // live or from the journal), the reward under spec.

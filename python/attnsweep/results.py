@@ -1,0 +1,218 @@
+"""attnsweep.results: read an attnsweep results file through the vocabulary it carries.
+
+Every results file holds its own schema (root attribute ``schema``: the JSON that
+``attnsweep schema --json`` prints, from src/store/schema.c): the format version, the
+trial statuses, the /summary columns with their units and goals, the per-trial tables and
+the root attributes. This module takes every name from there, so no Python file restates
+a column list, a status name or a format version::
+
+    import sys; sys.path.insert(0, "python")     # from the repository's root
+    from attnsweep.results import Results
+    with Results("results/NAME.h5") as r:
+        df = r.summary                # /summary as a DataFrame: str columns, by trial id
+        r.metric, r.maximize          # what the sweep is ranked by (root attributes)
+        r.parameters                  # the /summary columns that are parameters
+        df[df.status.isin(r.measured)]  # the trials whose metrics were measured (ok, pruned)
+
+The file is opened read-only without HDF5's file locking, so a sweep that is still
+running can be read (up to its last flush, as ``attnsweep report`` reads it). A file
+that is not an attnsweep results file of a format with a schema raises BadResults with
+one line.
+"""
+import json
+
+import h5py
+import numpy as np
+import yaml
+
+
+class BadResults(Exception):
+    """The file is no results file this reader can read: one line, naming the file."""
+
+
+def text(v):
+    """An attribute's or a column's value as str."""
+    return v.decode() if isinstance(v, (bytes, np.bytes_)) else str(v)
+
+
+def open_file(path):
+    """The HDF5 file, read-only and without the lock a running sweep's writer holds."""
+    return h5py.File(path, "r", locking=False)
+
+
+class Schema:
+    """The vocabulary of one results file (schema.h), from its JSON."""
+
+    def __init__(self, data):
+        self.data = data
+        self.format_version = int(data["format_version"])
+        self.statuses = [s["name"] for s in data["statuses"]]
+        self.measured = tuple(s["name"] for s in data["statuses"] if s["measured"])
+        self.metrics = {m["name"]: m for m in data["metrics"]}
+        self.costs = {m["name"]: m for m in data["costs"]}
+        summary = data["tables"]["summary"]
+        self.lead = [c["name"] for c in summary["lead"]]
+        self.trail = [c["name"] for c in summary["trail"]]
+        self.engine_parameters = [c["name"] for c in summary["parameters"]]
+        self.curve_columns = [c["name"] for c in data["tables"]["curves"]["columns"]]
+        self.trace_columns = [c["name"] for c in data["tables"]["invariants"]["columns"]]
+        self.root_attributes = [a["name"] for a in data["root_attributes"]]
+
+    def status(self, name):
+        """A status name, checked against the schema (a KeyError names a status that
+        this attnsweep does not have, rather than matching no trial in silence)."""
+        if name not in self.statuses:
+            raise KeyError(f"no status {name!r} in the results schema (it has {', '.join(self.statuses)})")
+        return name
+
+    def result_columns(self):
+        """The /summary columns that are results, not parameters: the lead and trail
+        columns and every metric."""
+        return set(self.lead) | set(self.trail) | set(self.metrics) | set(self.costs)
+
+    def goal_of(self, name):
+        """Whether the metric of that name is maximised by default (None: not the schema's)."""
+        m = self.metrics.get(name) or self.costs.get(name)
+        return None if m is None else m["goal"] == "maximize"
+
+
+class Statuses:
+    """The schema's status names as attributes (statuses.ok is "ok"): a status that this
+    attnsweep does not have is an AttributeError, never a silent match of no trial."""
+
+    def __init__(self, schema):
+        for name in schema.statuses:
+            setattr(self, name, name)
+        self.measured = schema.measured
+
+
+def read_schema(f, path):
+    """The Schema a file carries, or BadResults with one line."""
+    if "format_version" not in f.attrs:
+        raise BadResults(f"{path}: not an attnsweep results file (no format_version attribute)")
+    if "schema" not in f.attrs:
+        try:
+            version = int(np.asarray(f.attrs["format_version"]).reshape(-1)[0])
+        except (TypeError, ValueError, IndexError):
+            version = text(f.attrs["format_version"])
+        writer = text(f.attrs.get("version", "an unknown attnsweep"))
+        raise BadResults(f"{path}: results format {version} (written by {writer}) carries no schema; "
+                         f"`attnsweep run SWEEP.yaml --resume` rebuilds it from its journal")
+    try:
+        schema = Schema(json.loads(text(f.attrs["schema"])))
+    except (ValueError, KeyError, TypeError) as e:
+        raise BadResults(f"{path}: its schema attribute is damaged ({type(e).__name__})") from None
+    try:
+        version = int(np.asarray(f.attrs["format_version"]).reshape(-1)[0])
+    except (TypeError, ValueError, IndexError):
+        raise BadResults(f"{path}: format_version {f.attrs['format_version']!r} is not an integer") from None
+    if version != schema.format_version:
+        raise BadResults(f"{path}: format_version {version} but its schema says {schema.format_version}")
+    return schema
+
+
+def summary_frame(table):
+    """/summary's rows (a numpy structured array) as a DataFrame: the fixed-length string
+    columns (status, attention, task, ...) as str, the rows in trial order."""
+    import pandas
+    df = pandas.DataFrame(table)
+    df = df.apply(lambda c: c.str.decode("utf-8") if c.dtype == object else c)
+    return df.sort_values("trial", kind="stable", ignore_index=True)
+
+
+class Results:
+    """An open results file: its schema, what it is ranked by (metric None for a model's
+    scores file, which has no /summary), /summary, its trials."""
+
+    def __init__(self, path):
+        self.path = path
+        try:
+            self.file = open_file(path)
+        except OSError as e:
+            raise BadResults(f"{path}: cannot open it: {str(e).splitlines()[0]}") from None
+        try:
+            self.schema = read_schema(self.file, path)
+            attrs = self.file.attrs
+            self.metric, self.maximize, self.objectives = None, False, []
+            if "summary" in self.file:  # a sweep's or a trial's file; a model's scores file has none
+                self.metric = text(attrs["metric"])
+                self.maximize = text(attrs["goal"]) == "maximize"
+                self.objectives = [(o["name"], o["goal"] == "maximize")
+                                   for o in json.loads(text(attrs["objectives"]))]
+            self.sweep = text(attrs.get("sweep", ""))
+            self.yaml = text(attrs.get("yaml", ""))
+        except BadResults:
+            self.file.close()
+            raise
+        except (KeyError, ValueError, TypeError) as e:
+            self.file.close()
+            raise BadResults(f"{path}: a root attribute is missing or damaged ({e})") from None
+        self._summary = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        self.file.close()
+
+    @property
+    def measured(self):
+        """The statuses whose metrics were measured (ok, pruned)."""
+        return self.schema.measured
+
+    @property
+    def program_metric(self):
+        """The sweep's metric when it is the program's own (no metric of the schema), else None."""
+        return None if self.metric in self.schema.metrics or self.metric in self.schema.costs else self.metric
+
+    @property
+    def summary(self):
+        """/summary as a DataFrame (summary_frame), read once."""
+        if self._summary is None:
+            if "summary" not in self.file:
+                raise BadResults(f"{self.path}: no /summary table")
+            self._summary = summary_frame(self.file["summary"][:])
+        return self._summary
+
+    @property
+    def parameters(self):
+        """The /summary columns that are parameters, in file order: every column that is
+        not a result (Schema.result_columns) nor the program's own metric."""
+        results = self.schema.result_columns() | {self.program_metric}
+        names = self.file["summary"].dtype.names or ()
+        return [c for c in names if c not in results]
+
+    def trial(self, trial_id):
+        """The /trials/NNNNNN group, or None."""
+        name = f"{int(trial_id):06d}"
+        trials = self.file.get("trials")
+        return trials[name] if trials is not None and name in trials else None
+
+
+def space_of(yaml_text):
+    """The sweep's YAML as a dict ({} when it is none)."""
+    try:
+        space = yaml.safe_load(yaml_text)
+    except yaml.YAMLError:
+        return {}
+    return space if isinstance(space, dict) else {}
+
+
+def is_program(space):
+    """Whether the sweep runs the researcher's program (README "Bring your own trainer")."""
+    return "program" in space or "command" in space
+
+
+def summary(path):
+    """The /summary table of the results file at path (see summary_frame)."""
+    with Results(path) as r:
+        return r.summary
+
+
+def sweep_goal(path):
+    """The sweep's metric and whether it is maximised (root attributes metric and goal)."""
+    with Results(path) as r:
+        return r.metric, r.maximize
