@@ -60,18 +60,11 @@ static int parse_choice(const char *verb, const Option *o, const char *text) {
     die(EXIT_BADINPUT, "%s: %s must be %s, got '%s'", verb, o->name, allowed, text);
 }
 
-// A YAML name as an option: "lambda_orth" → "--lambda-orth".
-static void param_flag(const char *name, char *out, size_t len) {
-    snprintf(out, len, "--%s", name);
-    for (char *s = out; *s; s++)
-        if (*s == '_') *s = '-';
-}
-
 static void unknown(const Command *cmd, const char *name) {
     const char *hint = params_of(cmd) && !strncmp(name, "--", 2) ? config_closest(name + 2) : NULL;
     if (hint) {
         char flag[64];
-        param_flag(hint, flag, sizeof flag);
+        args_param_flag(hint, flag, sizeof flag);
         die(EXIT_BADINPUT, "%s: unknown option '%s' (did you mean %s?)", cmd->verb, name, flag);
     }
     die(EXIT_BADINPUT, "%s: unknown option '%s' (see attnsweep %s --help)", cmd->verb, name, cmd->verb);
@@ -150,20 +143,6 @@ static void usage_line(FILE *f, const char *left, const char *help) {
         h += len;
         if (*h == '\n' && *++h) fprintf(f, "  %-*s", USAGE_COLUMN, "");
     }
-}
-
-void args_param_help(const ParamSpec *p, char *flag, size_t flag_len, char *help, size_t help_len) {
-    TrialConfig def;
-    config_defaults(&def);
-    char val[64];
-    param_flag(p->name, flag, flag_len);
-    config_format(&def, p, val, sizeof val);
-    snprintf(help, help_len, "%s [%s]", p->help, val[0] ? val : "\"\"");
-}
-
-void args_option_names(const Option *o, char *out, size_t len) {
-    snprintf(out, len, "%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "", o->name, o->arg ? " " : "",
-             o->arg ? o->arg : "");
 }
 
 void args_usage(const Command *cmd, FILE *f) {

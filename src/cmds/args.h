@@ -77,6 +77,8 @@ typedef struct {
 // the verb's manual page instead of parsing and exits 0.
 int args_parse(const Command *cmd, int argc, char **argv, const char **pos);
 void args_usage(const Command *cmd, FILE *f);
+// A YAML name as an option: "lambda_orth" → "--lambda-orth" (args_names.c, as the two below).
+void args_param_flag(const char *name, char *out, size_t len);
 // An option's names as the option list shows them: "-o, --output FILE".
 void args_option_names(const Option *o, char *out, size_t len);
 // Trial parameter p as an option: its flag ("--lambda-orth") and its help with its
