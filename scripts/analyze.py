@@ -51,7 +51,8 @@ dominance test. Like the report, it selects and ranks by validation metrics only
 metrics are measured once per trial and only printed beside them). A list of the files
 written goes to stdout, then the notes. A missing file, a file that is not HDF5 or not an
 attnsweep results file with its schema (format 6 on) ends with one line on stderr and exit
-code 2.
+code 2, and so does a damaged one (FILE: damaged results file (...)): the script runs in a
+forked child, so an error h5py raises anywhere, or libhdf5 crashing, is that one line.
 
 Needs only Debian's python3-h5py, -numpy, -matplotlib (Agg), -pandas and -yaml, and
 python/attnsweep/results.py, which reads the file through the schema it carries (the
@@ -1375,9 +1376,45 @@ def main(argv=None):
     return 0
 
 
+def guarded(argv):
+    """main in a forked child: a damaged results file can make h5py raise anywhere a figure
+    reads it, or libhdf5 itself abort (a double free) or crash. Either is one line, FILE:
+    damaged results file (...), exit 2, never a traceback or a core dump of the script."""
+    ap = argparse.ArgumentParser(add_help=False)  # only RESULTS.h5, for the line; main parses
+    ap.add_argument("results", nargs="?")
+    for option in ("-o", "--outdir", "--top", "--colour-by"):
+        ap.add_argument(option)
+    path = ap.parse_known_args(argv)[0].results
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            code = main(argv)
+        except SystemExit as e:  # die's, argparse's
+            if isinstance(e.code, str):
+                sys.stderr.write(e.code + "\n")
+            code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+        except BrokenPipeError:  # stdout closed early (| head): the files are written
+            sys.stderr.close()
+            code = 0
+        except Exception as e:  # noqa: BLE001  (any: the file is untrusted input)
+            why = " ".join(f"{type(e).__name__}: {e}".split())[:200]
+            sys.stderr.write(f"{PROG}: {path}: damaged results file ({why})\n")
+            code = 2
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        die(f"{path}: damaged results file (the HDF5 library crashed reading it: signal {os.WTERMSIG(status)})")
+    return os.WEXITSTATUS(status)
+
+
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except BrokenPipeError:  # stdout closed early (| head): the files are written
-        sys.stderr.close()
-        sys.exit(0)
+    sys.exit(guarded(sys.argv[1:]))

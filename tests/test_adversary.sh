@@ -58,6 +58,39 @@ got=$(statuses "$tmp/hang.h5" | tr '\n' '|')
 pid=$(cat "$tmp/hang.trials/000002/escaped.pid")
 [[ ! -e /proc/$pid ]] || fail "the setsid() grandchild $pid is alive after the sweep"
 pass "a FIFO checkpoint fails its trial at once; a FIFO put for its stderr is not read (no hang, no tail); a child left in the group and a setsid() grandchild are killed; n_params 1e300 refused ($((SECONDS - t0)) s)"
+# Where cgroup v2 is writable (root, or delegated) the trial had a cgroup of its own, removed
+# after it; elsewhere the worker as subreaper alone held it (checked above either way).
+v2=$(awk '$0 ~ / - cgroup2 / {print $5; exit}' /proc/self/mountinfo)
+own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+joined=$(cat "$tmp/hang.trials/000002/cgroup")
+if [[ -n $v2 && -w $v2${own%/}/cgroup.procs ]]; then
+    [[ $joined == "${own%/}/attnsweep-"*-2 ]] || fail "cgroup v2 is writable here ($v2): the setsid() grandchild was in '$joined', not its trial's cgroup"
+    [[ ! -e $v2$joined ]] || fail "the trial's cgroup $v2$joined is left after the sweep"
+    pass "cgroup v2 writable at $v2: the trial's processes in $joined, removed after it"
+else
+    pass "cgroup v2 not writable here: the subreaper alone (the grandchild was in '$joined')"
+fi
+
+# ---------------------------------------------------------------------------
+echo "== bounded reads: a FIFO, a 2 GB sparse file, /dev/zero as config.json; a FIFO shard; 2 GB of metrics  [$((SECONDS - start)) s]"
+sweep reads "budget: {time_limit: 10, grace: 1}" "" \
+    "kind: {values: [fifo_config, sparse_config, zero_config, fifo_shard, sparse_metrics, ok]}"
+t0=$SECONDS
+mpi 2 run "$tmp/reads.yaml" -o "$tmp/reads.h5"
+[[ $rc == 0 ]] || fail "a sweep whose programs leave unreadable files exits 0 (got $rc)"
+got=$(statuses "$tmp/reads.h5")
+heads="number of heads unknown: $tmp/reads.trials/00000[0-2]/config.json is not a regular file of at most 16777216 bytes"
+for t in 1 2 3; do
+    [[ $(sed -n ${t}p <<<"$got") == "failed:checkpoint $tmp/reads.trials/00000$((t - 1))/model.safetensors: "$heads* ]] ||
+        fail "trial $((t - 1)): config.json a FIFO, a 2 GB sparse file, a link to /dev/zero: not read, got $(sed -n ${t}p <<<"$got")"
+done
+[[ $(sed -n 4p <<<"$got") == "failed:checkpoint $tmp/reads.trials/000003/model-00001-of-00001.safetensors: not a regular file" ]] ||
+    fail "a FIFO shard fails its trial at once: got $(sed -n 4p <<<"$got")"
+[[ $(sed -n 5p <<<"$got") == "failed:metrics line 2 is longer than 1048576 bytes" ]] ||
+    fail "a 2 GB sparse metrics file: read no further than its 1 MiB line, got $(sed -n 5p <<<"$got")"
+[[ $(sed -n 6p <<<"$got") == ok:* ]] || fail "the trial beside them: ok, got $(sed -n 6p <<<"$got")"
+((SECONDS - t0 < 10)) || fail "no read waited: the sweep took $((SECONDS - t0)) s"
+pass "config.json as a FIFO, a 2 GB sparse file or a link to /dev/zero, a FIFO shard, 2 GB of metrics: each trial failed at once with its reason ($((SECONDS - t0)) s)"
 
 # ---------------------------------------------------------------------------
 echo "== a program replaces its trial directory by a link to another directory  [$((SECONDS - start)) s]"

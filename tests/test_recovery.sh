@@ -49,10 +49,12 @@ parameters:
 $params
 YAML
 }
-# kill_job PID YAML: kill -9 mpirun and every rank of this sweep (matched by the YAML's
-# absolute path, so no other checkout's test is touched).
+# kill_job PID YAML: kill -9 every rank of this sweep (matched by the binary and the YAML's
+# absolute path, so no other checkout's test is touched), then mpirun: ranks first, as the
+# kernel kills a worker out of memory (a rank outliving its mpirun gets SIGTERM from the
+# kernel and marks its trial stopped: sweep_internal.c).
 kill_job() {
-    pkill -9 -f "attnsweep run $2" || true
+    pkill -9 -f "^$bin run $2" || true
     kill -9 "$1" 2>/dev/null || true
     wait "$1" 2>/dev/null || true
 }

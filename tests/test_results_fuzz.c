@@ -1,14 +1,19 @@
 // test_results_fuzz: a mutation fuzz run of the results-file readers, as `attnsweep report`
-// (summary_read) and `attnsweep score` (h5store_read_trial) call them, run in the suite
+// (summary_read, here without its guarding child: summary_read_here) and `attnsweep score`
+// (h5store_read_trial) call them, run in the suite
 // under AddressSanitizer. The corpus is tests/fuzz/results/: base.h5, a real sweep's file
-// (4 trials of `attnsweep run`: mha and grassmann, ok and failed; results format 5), and
+// (4 trials of `attnsweep run`: mha and grassmann, ok and failed; results format 5, given
+// format 6's root attributes in place with h5py: format_version, schema, metric, goal,
+// objectives, until_stopped), and
 // files that crashed, hung or exhausted memory before the checks of store/h5read.c, kept
 // as regressions: a /summary, curves or invariants column moved past its row's end
 // (*-member-offset.h5), damaged global heap objects (heap-*.h5: two crashed HDF5, one made
 // it loop), and a curves table of 2^27 unallocated rows (empty-curve-rows.h5: 7 GB). The
 // heap-* and summary-member-offset.h5 are mutants of the format-4 base with their
 // format_version set to 5 (their damage is met before any column of format 5 is looked
-// for); the other three are the same damage made again on this base.h5. Each
+// for); the other three are the same damage made again on this base.h5; those four were
+// given format 6's root attributes as base.h5 was (each still reports the damage it was
+// kept for). Each
 // file of the corpus and N_MUTANTS mutants of base.h5 (1-4 bytes changed: flipped, set to
 // 0x00 or 0xff, a run of 0xff over a count; three in four land on a non-zero byte, where the
 // structure is) are read in a child process with a time limit and an address-space limit:
@@ -31,6 +36,7 @@
 #include "check.h"
 #include "splitmix.h"
 #include "common/util.h"
+#include "store/h5read.h"
 #include "store/h5store.h"
 #include "store/summary.h"
 
@@ -65,7 +71,7 @@ static int read_all(const char *path) {
     char err[1024];
     int bad = 0;
     SweepSummary s;
-    if (summary_read(path, &s, err, sizeof err) == 0)
+    if (summary_read_here(path, &s, err, sizeof err) == 0)
         summary_free(&s);
     else if (!good_message(err, path))
         bad = 1, fprintf(stderr, "summary_read: '%s'\n", err);
@@ -120,7 +126,30 @@ static void mutate(unsigned char *b, size_t n, char *what, size_t len) {
     }
 }
 
+// Readers for h5read_survives, by what ctx names: a clean read, a failed one, a crash.
+static int survival_reader(const void *ctx, char *err, size_t errlen) {
+    const char *how = ctx;
+    if (!strcmp(how, "fail")) return snprintf(err, errlen, "f.h5: no /summary table"), -1;
+    if (!strcmp(how, "crash")) raise(SIGSEGV);  // as libhdf5 does in H5HG_read on a damaged heap
+    return 0;
+}
+
+// test_survives_a_dying_reader: the report's guard (store/h5read.h h5read_survives) answers
+// a read that crashed with one line naming the file, passes a failed read's own message
+// on, and lets a good read through; the caller lives on.
+static void test_survives_a_dying_reader(void) {
+    char err[512] = "";
+    const H5Reader rd = {.path = "f.h5", .err = err, .errlen = sizeof err};
+    CHECK(h5read_survives(&rd, survival_reader, "ok") == 0, "a good read: 0, got '%s'", err);
+    CHECK(h5read_survives(&rd, survival_reader, "fail") == -1 && !strcmp(err, "f.h5: no /summary table"),
+          "a failed read: -1 with its own message, got '%s'", err);
+    static const char died[] = "f.h5: damaged (the HDF5 library failed reading it: ";  // signal 11; ASan's abort
+    CHECK(h5read_survives(&rd, survival_reader, "crash") == -1 && !strncmp(err, died, sizeof died - 1),
+          "a read that crashed: -1, '%s...', got '%s'", died, err);
+}
+
 int main(int argc, char **argv) {
+    test_survives_a_dying_reader();
     const long n_mutants = argc > 1 ? atol(argv[1]) : 300;
     if (argc > 2) rng_state = strtoull(argv[2], NULL, 0);
     char dir[] = "/tmp/test_results_fuzz_XXXXXX";

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 enum { SHAPE_KEPT = 8 };                 // dims kept per tensor (for messages and 2-D reads)
 #define MAX_CONFIG_BYTES (16u << 20)     // config.json larger than this is not a config
@@ -81,6 +83,26 @@ static Quoted quote_n(const char *name, size_t len) {
 static Quoted quote(const char *name) { return quote_n(name, strlen(name)); }
 
 // ---- where the bytes come from: a file (fseeko + fread) or a buffer in memory
+
+// PATH for reading if it is a regular file (its size in *size), else NULL with errno set
+// (EINVAL: not a regular file). The open itself never blocks (O_NONBLOCK): a trial program
+// may leave a FIFO at a checkpoint's, config's or shard's name, whose plain open would
+// hang the worker past the trial's time limit.
+static FILE *open_regular(const char *path, uint64_t *size) {
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    int e = fstat(fd, &st) != 0 ? errno : S_ISREG(st.st_mode) ? 0 : EINVAL;
+    FILE *f = e ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        e = e ? e : errno;
+        close(fd);
+        errno = e;
+        return NULL;
+    }
+    *size = (uint64_t)st.st_size;
+    return f;
+}
 
 typedef struct {
     FILE *f;
@@ -714,16 +736,17 @@ static int config_int(const cJSON *cfg, const char *key, const cJSON **found) {
 
 static int heads_from_config(const Ctx *c, const char *path, int *heads) {
     if (!path) return fail(c, "number of heads unknown; pass --heads N");
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail(c, "number of heads unknown: cannot open %s (%s); pass --heads N", path, strerror(errno));
-    struct stat st;
+    uint64_t size = 0;
+    FILE *f = open_regular(path, &size);
+    if (!f && errno != EINVAL)
+        return fail(c, "number of heads unknown: cannot open %s (%s); pass --heads N", path, strerror(errno));
     char *text = NULL;
     int rc = -1;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)MAX_CONFIG_BYTES) {
+    if (!f || size > MAX_CONFIG_BYTES) {
         rc = fail(c, "number of heads unknown: %s is not a regular file of at most %u bytes; pass --heads N", path,
                   MAX_CONFIG_BYTES);
     } else {
-        size_t n = (size_t)st.st_size;
+        size_t n = (size_t)size;
         text = xmalloc(n + 1);
         if (n && fread(text, 1, n, f) != n) {
             rc = fail(c, "number of heads unknown: cannot read %s; pass --heads N", path);
@@ -752,7 +775,7 @@ static int heads_from_config(const Ctx *c, const char *path, int *heads) {
         }
     }
     free(text);
-    fclose(f);
+    if (f) fclose(f);
     return rc;
 }
 
@@ -1125,14 +1148,10 @@ static char *beside(const char *path, const char *name) {
 
 // A regular file opened for reading as a Source; -1 with the reason in c.
 static int open_source(const Ctx *c, const char *path, Source *s) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail(c, "%s", strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return fail(c, "not a regular file");
-    }
-    *s = (Source){f, NULL, (uint64_t)st.st_size};
+    uint64_t size = 0;
+    FILE *f = open_regular(path, &size);
+    if (!f) return fail(c, "%s", errno == EINVAL ? "not a regular file" : strerror(errno));
+    *s = (Source){f, NULL, size};
     return 0;
 }
 
@@ -1142,7 +1161,7 @@ static int cmp_name(const void *a, const void *b) { return strcmp(*(const char *
 // SHARD, ...}}, the shards beside it): every shard's header, read into a part of h, and
 // their tensors together in h. The shards are opened into *srcs (*n_src of them).
 static int read_sharded(const Ctx *c, const char *index, Source **srcs, int *n_src, Header *h) {
-    Source is;
+    Source is = {0};
     if (open_source(c, index, &is)) return -1;
     int rc = -1;
     char *text = NULL, **shards = NULL;

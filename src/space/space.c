@@ -1225,7 +1225,12 @@ static int read_program_metric(Loader *L, yaml_node_t *map) {
     SweepSpec *s = L->s;
     int own;
     if (read_program_goal(L, map, "metric", METRIC_DECIDES, s->metric, &s->maximize, &own)) return -1;
-    if (own) snprintf(s->program.metric, sizeof s->program.metric, "%s", s->metric);
+    if (own) {
+        snprintf(s->program.metric, sizeof s->program.metric, "%s", s->metric);
+        note(L, "metric %s is the program's own, not a name attnsweep measures: it cannot be checked before the "
+                "program runs (a trial whose lines never hold it fails, naming the keys they held)",
+             s->metric);
+    }
     return 0;
 }
 

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/bytes.h"
@@ -258,4 +260,50 @@ int h5read_check_format(const H5Reader *rd, hid_t file) {
     if (version != SCHEMA_FORMAT_VERSION)
         return h5read_fail(rd, "results format %d, this attnsweep reads %d", version, SCHEMA_FORMAT_VERSION);
     return 0;
+}
+
+// The child answers on a pipe: 'K' (read), or 'E' and its one-line message (failed). No
+// answer, or an exit other than 0 (a sanitizer's report exits 1), is a death.
+int h5read_survives(const H5Reader *rd, int (*reader)(const void *ctx, char *err, size_t errlen), const void *ctx) {
+    int answer[2];
+    fflush(NULL);  // nothing buffered is written twice
+    if (pipe2(answer, O_CLOEXEC) != 0) return 0;  // no child: the caller reads unguarded
+    const pid_t pid = fork();
+    if (pid < 0) {
+        close(answer[0]), close(answer[1]);
+        return 0;
+    }
+    if (pid == 0) {
+        close(answer[0]);
+        const int quiet = open("/dev/null", O_WRONLY | O_CLOEXEC);  // a library's dying words are not the report's
+        if (quiet >= 0) dup2(quiet, 2);
+        char msg[1025] = "K";
+        if (reader(ctx, msg + 1, sizeof msg - 1) != 0) msg[0] = 'E';
+        const size_t n = msg[0] == 'K' ? 1 : 1 + strlen(msg + 1);
+        _exit(write(answer[1], msg, n) == (ssize_t)n ? 0 : 3);
+    }
+    close(answer[1]);
+    char msg[1026];
+    size_t got = 0;
+    for (ssize_t n; got < sizeof msg - 1 && ((n = read(answer[0], msg + got, sizeof msg - 1 - got)) > 0 ||
+                                             (n < 0 && errno == EINTR));)
+        got += n > 0 ? (size_t)n : 0;
+    close(answer[0]);
+    msg[got] = 0;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && got >= 1) {
+        if (msg[0] == 'K') return 0;
+        if (msg[0] == 'E') {
+            snprintf(rd->err, rd->errlen, "%s", msg + 1);
+            return -1;
+        }
+    }
+    char how[64];
+    if (WIFSIGNALED(status))
+        snprintf(how, sizeof how, "signal %d, %s", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else
+        snprintf(how, sizeof how, "exit code %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return h5read_fail(rd, "damaged (the HDF5 library failed reading it: %s)", how);
 }

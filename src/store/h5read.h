@@ -41,5 +41,12 @@ int h5read_table_array(const H5Reader *rd, hid_t filetype, const char *what, con
 int h5read_check_heaps(const H5Reader *rd);
 // The root attribute format_version is the one this attnsweep writes.
 int h5read_check_format(const H5Reader *rd, hid_t file);
+// reader(ctx, err, errlen) first in a child process, whose death cannot take the caller down:
+// libhdf5 1.10 decodes a damaged file's objects trusting their sizes and offsets (SIGSEGV
+// in H5HG_read, heap overflows under H5Aexists), which no check before it can rule out.
+// 0 when the child's read succeeded (the caller then reads the file itself, the same code
+// on the same heap, so the same way); -1 with the child's own message in rd's err when it
+// failed, or "PATH: damaged (the HDF5 library failed reading it: ...)" when it died.
+int h5read_survives(const H5Reader *rd, int (*reader)(const void *ctx, char *err, size_t errlen), const void *ctx);
 
 #endif

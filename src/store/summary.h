@@ -37,8 +37,13 @@ typedef struct {
 } SweepSummary;
 
 // Read the file. Returns 0, or -1 with one line "PATH: what is wrong" in err (missing
-// file, not HDF5, damaged, not an attnsweep results file, another format version).
+// file, not HDF5, damaged, not an attnsweep results file, another format version). The
+// file is read first in a child process (h5read_survives): a damaged file that makes
+// libhdf5 itself crash is "PATH: damaged (the HDF5 library failed reading it: ...)".
 int summary_read(const char *path, SweepSummary *out, char *err, size_t errlen);
+// The same read in this process, unguarded: for tests/test_results_fuzz.c, whose own child
+// must see a sanitizer's report of the checks rather than the guard's line.
+int summary_read_here(const char *path, SweepSummary *out, char *err, size_t errlen);
 void summary_free(SweepSummary *s);
 // The metric of that name: one of the table's, or the sweep's program metric; NULL if neither.
 const Metric *summary_metric(const SweepSummary *s, const char *name);

@@ -29,15 +29,15 @@ static int add_trial_columns(SumColumn *cols, int n, const TrialColumn *tc, int 
     return n;
 }
 
-// Every column read, into cols[MAX_COLUMNS] (a program's own metric too, unless NULL):
-// the trial's facts and the metrics (schema.h); returns how many.
+// Every column read, into cols[MAX_COLUMNS], in the file's order (schema.h): the lead
+// columns, the metrics, a program's own metric (unless NULL), the trail columns; returns
+// how many.
 static int summary_columns(SumColumn *cols, const char *program_metric) {
     int n = add_trial_columns(cols, 0, trial_lead_columns, n_trial_lead_columns);
-    n = add_trial_columns(cols, n, trial_trail_columns, n_trial_trail_columns);
     for (int i = 0; i < n_metrics && n < MAX_COLUMNS; i++)
         cols[n++] = (SumColumn){metrics[i].name, SUM_DOUBLE, metrics[i].offset};
     if (program_metric) cols[n++] = (SumColumn){program_metric, SUM_DOUBLE, offsetof(TrialResult, program_metric)};
-    return n;
+    return add_trial_columns(cols, n, trial_trail_columns, n_trial_trail_columns);
 }
 
 // Bytes of a column in memory (and in TrialResult).

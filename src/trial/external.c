@@ -36,6 +36,7 @@
 #include "common/util.h"
 #include "invariants/safetensors.h"
 #include "trial/curvefile.h"
+#include "trial/trialdir.h"
 
 extern char **environ;
 
@@ -582,6 +583,8 @@ typedef struct {
     int status, exited;        // waitpid's status of the program, once it exited
     int out_fd, err_fd, metrics_fd;
     int curve_fd;              // TRIAL_DIR/curve.jsonl (trial/curvefile.h): the curve as read
+    char *cgroup;              // the trial's cgroup (a directory), or NULL: the subreaper alone
+    int cgroup_procs;          // its cgroup.procs, open for the program to join (-1: none)
     char *dir, *metrics_path, *stdout_path, *stderr_path, *checkpoint;
     off_t metrics_read;        // bytes of the metrics file consumed
     char *partial;             // a line read in part
@@ -825,6 +828,10 @@ static int spawn(Run *run, char **argv, char **envp) {
     const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid == 0) {  // the child: only async-signal-safe calls until exec
+        if (run->cgroup_procs >= 0) {  // first, so that nothing it starts is outside
+            const ssize_t joined = write(run->cgroup_procs, "0", 1);
+            (void)joined;  // not joined: the subreaper still holds it
+        }
         setpgid(0, 0);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) _exit(127);
@@ -900,6 +907,98 @@ static void kill_descendants(void) {
     }
 }
 
+// ---------------------------------------------------------------- containment
+// A trial's processes are held twice: the worker is their subreaper (orphans come back to
+// it, setsid() ones included: kill_descendants), and where cgroup v2 is writable (root, or
+// a delegated subtree) the program joins a cgroup of the trial's own before its exec,
+// attnsweep-WORKERPID-TRIAL beside the worker's, killed whole at the end and removed (a
+// dead worker's, by the next trial on that machine). Where it is not writable, the
+// subreaper alone, silently.
+
+// The directory of this process's cgroup in the cgroup v2 hierarchy; 0, or -1 without one.
+static int own_cgroup(char *out, size_t len) {
+    char mount[2048] = "", line[4096];
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    while (f && !mount[0] && fgets(line, sizeof line, f))
+        if (strstr(line, " - cgroup2 ") && sscanf(line, "%*s %*s %*s %*s %2047s", mount) != 1) mount[0] = 0;
+    if (f) fclose(f);
+    int found = 0;
+    f = mount[0] ? fopen("/proc/self/cgroup", "r") : NULL;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "0::/", 4)) continue;
+        line[strcspn(line, "\n")] = 0;
+        const int n = snprintf(out, len, "%s%s", mount, line[4] ? line + 3 : "");
+        found = n > 0 && (size_t)n < len;
+    }
+    if (f) fclose(f);
+    return found ? 0 : -1;
+}
+
+// Every process of the cgroup at dir SIGKILLed: cgroup.kill, or pid by pid from cgroup.procs
+// before Linux 5.14.
+static void cgroup_kill(const char *dir) {
+    char *path = path_join(dir, "cgroup.kill");
+    const int fd = open(path, O_WRONLY | O_CLOEXEC);
+    free(path);
+    if (fd < 0 || write(fd, "1", 1) != 1) {
+        path = path_join(dir, "cgroup.procs");
+        FILE *f = fopen(path, "r");
+        for (long pid; f && fscanf(f, "%ld", &pid) == 1;) kill((pid_t)pid, SIGKILL);
+        if (f) fclose(f);
+        free(path);
+    }
+    if (fd >= 0) close(fd);
+}
+
+// The cgroups of workers that died while their trial ran (kill -9, out of memory): what is
+// left in them is killed (no longer anyone's descendant) and they are removed; one whose
+// processes are still dying is left to the next trial's look.
+static void cgroup_sweep_dead(const char *base) {
+    DIR *d = opendir(base);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        long pid;
+        int id, end = 0;
+        if (sscanf(e->d_name, "attnsweep-%ld-%d%n", &pid, &id, &end) != 2 || e->d_name[end] ||
+            kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char *dir = path_join(base, e->d_name);
+        cgroup_kill(dir);
+        rmdir(dir);
+        free(dir);
+    }
+    if (d) closedir(d);
+}
+
+static void cgroup_make(Run *run) {
+    char base[4096];
+    if (own_cgroup(base, sizeof base) != 0) return;
+    cgroup_sweep_dead(base);
+    char *dir = xmalloc(strlen(base) + 64), *procs = NULL;
+    sprintf(dir, "%s/attnsweep-%ld-%d", base, (long)getpid(), run->r->id);
+    const int fd = mkdir(dir, 0755) == 0 || errno == EEXIST ? open(procs = path_join(dir, "cgroup.procs"),
+                                                                  O_WRONLY | O_CLOEXEC)
+                                                            : -1;
+    free(procs);
+    if (fd < 0) {
+        rmdir(dir);
+        free(dir);
+        return;
+    }
+    run->cgroup = dir, run->cgroup_procs = fd;
+}
+
+// What the program left once it is gone: its cgroup killed whole, every descendant of the
+// worker killed and reaped, the cgroup removed.
+static void kill_survivors(Run *run) {
+    if (run->cgroup) cgroup_kill(run->cgroup);
+    kill_descendants();
+    // A killed process leaves its cgroup once reaped; one still leaving is waited for.
+    for (int k = 0; run->cgroup && k < 100 && rmdir(run->cgroup) != 0 && errno == EBUSY; k++) {
+        nanosleep(&(struct timespec){0, 10 * 1000000L}, NULL);
+        kill_descendants();
+    }
+}
+
 // SIGTERM to the program's group (once), SIGKILL when the grace is over.
 static void terminate(Run *run, EndCause cause) {
     if (run->cause == END_NONE) run->cause = cause;
@@ -964,6 +1063,13 @@ static int trial_dir(Run *run, char **resume) {
         return -1;
     }
     run->dir = path_join(top, name);
+    // The stop marks of its earlier hand-outs (trial/trialdir.h) are the sweep's: they are
+    // set aside beside the directory and outlive it, or at the next resume every earlier
+    // stop of a trial run again counted as a death (scripts/redteam/kill_campaign.sh found
+    // trials failed after one kill of their worker).
+    char marks[4096], kept[4096];
+    const int keep = trial_dir_stopped(marks, sizeof marks, run->dir) == 0 &&
+                     snprintf(kept, sizeof kept, "%s.stopped", run->dir) < (int)sizeof kept && rename(marks, kept) == 0;
     char *old = xmalloc(strlen(run->dir) + sizeof ".resume");
     sprintf(old, "%s.resume", run->dir);
     *resume = NULL;
@@ -974,7 +1080,10 @@ static int trial_dir(Run *run, char **resume) {
     if (!*resume) free(old);
     remove_tree(run->dir);
     free(top);
-    if (mkdir(run->dir, 0777) != 0) {
+    const int made = mkdir(run->dir, 0777) == 0, e = errno;
+    if (keep) rename(kept, marks);
+    if (!made) {
+        errno = e;
         file_failure(run, "make", run->dir);
         return -1;
     }
@@ -1013,6 +1122,7 @@ static int start(Run *run) {
         if (why[0]) warnf("trial %d: %s", run->r->id, why);
         free(path);
     }
+    cgroup_make(run);
     char *args_path = path_join(run->dir, "args.json");
     char *args = program_args_json(run->spec, &run->r->config);
     const int args_fd = open_output(args_path);
@@ -1241,18 +1351,10 @@ static char *checkpoint_path(const Run *run) {
 }
 
 // Layers of the checkpoint as r's final weights (every rank reads it); 0, or -1 with the
-// reason in why.
+// reason in why. The reader takes regular files only, opened without blocking, with each
+// header and config.json bounded: a FIFO, a device or a sparse giant the program left fails
+// the trial at once.
 static int read_checkpoint(TrialResult *r, const char *path, TensorView view, char *why, size_t len) {
-    // Only a regular file: a FIFO would block the worker past the time limit. The open
-    // itself does not block (O_NONBLOCK).
-    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    const int regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    if (fd >= 0) close(fd);
-    if (!regular) {
-        snprintf(why, len, "checkpoint %s: %s", path, fd < 0 ? strerror(errno) : "not a regular file");
-        return -1;
-    }
     AttentionLayers a;
     char err[1024];
     if (safetensors_attention(path, 0, &a, err, sizeof err) != 0) {
@@ -1331,10 +1433,11 @@ static void finish(Run *run) {
 }
 
 static void close_run(Run *run) {
-    const int fds[] = {run->out_fd, run->err_fd, run->metrics_fd, run->curve_fd};
+    const int fds[] = {run->out_fd, run->err_fd, run->metrics_fd, run->curve_fd, run->cgroup_procs};
     for (size_t k = 0; k < sizeof fds / sizeof fds[0]; k++)
         if (fds[k] > 0) close(fds[k]);
-    free(run->dir), free(run->metrics_path), free(run->stdout_path), free(run->stderr_path), free(run->checkpoint);
+    free(run->cgroup), free(run->dir), free(run->metrics_path), free(run->stdout_path), free(run->stderr_path),
+        free(run->checkpoint);
     free(run->partial), free(run->pending), free(run->earlier);
 }
 
@@ -1348,13 +1451,13 @@ static void external_run(TrialRunner *self, const TrialConfig *c, const TrialHoo
     int rank = 0;
     if (hooks->group) MPI_Comm_rank(*hooks->group, &rank);
     Run run = {.spec = x->spec, .hooks = hooks, .r = r, .leader = rank == 0, .out_fd = -1, .err_fd = -1,
-               .metrics_fd = -1, .curve_fd = -1, .test_accuracy = NAN, .test_loss = NAN};
+               .metrics_fd = -1, .curve_fd = -1, .cgroup_procs = -1, .test_accuracy = NAN, .test_loss = NAN};
     r->program_metric = NAN;
     int started = 0;
     if (run.leader) started = start(&run) == 0;
     continue_curve(&run);
     follow(&run, started);
-    if (run.leader) kill_descendants();
+    if (run.leader) kill_survivors(&run);
     finish(&run);
     close_run(&run);
     (void)c;

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L  // lstat, openat, unlinkat
 #include "trial/trialdir.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -77,6 +78,14 @@ void trial_dir_finish(const char *dir) {
     if (fd >= 0) {
         unlinkat(fd, "checkpoint.bin", 0);
         unlinkat(fd, "stopped", 0);
+        // and what a worker killed while writing its checkpoint (after a stop) left of it
+        const int scan = dup(fd);
+        DIR *d = scan >= 0 ? fdopendir(scan) : NULL;
+        for (struct dirent *e; d && (e = readdir(d));)
+            if (!strncmp(e->d_name, "checkpoint.bin.partial-", sizeof "checkpoint.bin.partial-" - 1))
+                unlinkat(fd, e->d_name, 0);
+        if (d) closedir(d);
+        else if (scan >= 0) close(scan);
         close(fd);
         if (unlinkat(up, name, AT_REMOVEDIR) == 0) {  // else the program's files are in it
             char *top = strrchr(parent, '/');  // the trials' directory, if now empty

@@ -9,10 +9,17 @@ one attack of a trial program on the runner. Every kind also writes val_loss lin
   spew        SIGTERM ignored, stdout written without end (max_output_mb is small)
   fifo        a FIFO as TRIAL_DIR/model.safetensors (a read of it blocks)
   linger      exits 0 leaving a child in its process group (sleeping)
-  setsid      a grandchild in a session of its own (its pid in TRIAL_DIR/escaped.pid)
+  setsid      a grandchild in a session of its own (its pid in TRIAL_DIR/escaped.pid, its
+              cgroup v2 path in TRIAL_DIR/cgroup)
   big_params  a line with n_params 1e300 (no long holds it)
   swap_dir    replaces its own trial directory by a symbolic link to --victim
   fifo_stderr replaces its stderr file by a FIFO, then fails (the runner reads its tail)
+  fifo_config, sparse_config, zero_config
+              a GPT-2 checkpoint whose config.json (where the reader finds its number of
+              heads) is a FIFO, a sparse file of 2 GB, a symbolic link to /dev/zero
+  fifo_shard  a sharded checkpoint's index naming a shard that is a FIFO
+  sparse_metrics
+              its metrics file made a sparse file of 2 GB after one line
 """
 import argparse
 import json
@@ -29,6 +36,15 @@ p.add_argument("--victim", default="")
 p.add_argument("--x", default="")  # a parameter that only makes trials differ
 a = p.parse_args()
 trial_dir, metrics_path = os.environ["ATTNSWEEP_TRIAL_DIR"], os.environ["ATTNSWEEP_METRICS"]
+
+
+def gpt2_checkpoint(name="model.safetensors"):
+    """A small GPT-2 checkpoint in the trial directory; its tensors."""
+    import numpy as np
+    import make_safetensors as ms
+    ts = ms.gpt2(np.random.default_rng(1), layers=1, d=8, heads=2)[0]
+    ms.write(os.path.join(trial_dir, name), ms.safetensors_bytes(ts))
+    return ts
 
 
 def lines(n=3):
@@ -66,6 +82,8 @@ elif k == "linger":
 elif k == "setsid":
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
     open(os.path.join(trial_dir, "escaped.pid"), "w").write(str(child.pid))
+    cgroup = [line[3:] for line in open(f"/proc/{child.pid}/cgroup").read().splitlines() if line.startswith("0::")]
+    open(os.path.join(trial_dir, "cgroup"), "w").write(cgroup[0] if cgroup else "")
     lines()
 elif k == "big_params":
     with open(metrics_path, "a") as f:
@@ -81,5 +99,28 @@ elif k == "fifo_stderr":
     os.mkfifo(path)
     lines(1)
     sys.exit(1)
+elif k in ("fifo_config", "sparse_config", "zero_config"):
+    gpt2_checkpoint()
+    config = os.path.join(trial_dir, "config.json")
+    if k == "fifo_config":
+        os.mkfifo(config)
+    elif k == "sparse_config":
+        with open(config, "wb") as f:
+            f.truncate(2 << 30)
+    else:
+        os.symlink("/dev/zero", config)
+    lines()
+elif k == "fifo_shard":
+    import make_safetensors as ms
+    shard = "model-00001-of-00001.safetensors"
+    ms.write_json(os.path.join(trial_dir, "model.safetensors.index.json"),
+                  {"weight_map": {"h.0.attn.c_attn.weight": shard}})
+    ms.write_json(os.path.join(trial_dir, "config.json"), {"n_head": 2})
+    os.mkfifo(os.path.join(trial_dir, shard))
+    lines()
+elif k == "sparse_metrics":
+    lines(1)
+    with open(metrics_path, "r+b") as f:
+        f.truncate(2 << 30)
 else:
     sys.exit(f"unknown kind {k}")
