@@ -12,6 +12,7 @@ packages=(
   python3-torch
   python3-optuna python3-sklearn
   dataset-fashion-mnist fortunes
+  man-db groff-base
 )
 # Extra packages a caller asks for.
 packages+=("$@")

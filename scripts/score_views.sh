@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The README's table of the two tensors a layer can be scored on: each attention variant
-# trained on Fashion-MNIST at the default budget (attnsweep train: one epoch, 430 steps of
-# 128, seed 1, d_model 64, 4 heads, 2 layers), then scored with attnsweep score on its
-# function-level tensor and on its parameter tensor; Correlation beside its chance level
+# The table of docs/results/score-views.md, the two tensors a layer can be scored on:
+# each attention variant trained on Fashion-MNIST at the default budget (attnsweep train:
+# one epoch, 430 steps of 128, seed 1, d_model 64, 4 heads, 2 layers), then scored with
+# attnsweep score on its function-level tensor and on its parameter tensor; Correlation
+# beside its chance level
 # and its z (the layers' on their rotation nulls), RankDeviation (heads mode, ideal = full
 # rank), means over the 2 layers, and the penalty the default reward charges (β = γ = 0.1
 # on the terms beyond chance; none for Grassmann's head terms).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The variant × task table of the README: every attention variant trained on every
+# The variant × task table of docs/results/variants.md: every attention variant trained on every
 # task with the budgets below, one run each (seed 1), printed as a Markdown table.
 # Recall is not here: sweeps/recall_mqar.yaml measures it at matched size and budget.
 # Usage: scripts/variant_table.sh [extra attnsweep train options]

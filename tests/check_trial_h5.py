@@ -7,7 +7,7 @@ Usage: check_trial_h5.py FILE.h5 RUN.json --task T --attention A --heads H --d-m
                                                one interpreter start for many files)
 
 Reads the file the way a user would (h5py, pandas) and checks the layout of the
-README "Results file" section, as the schema the file carries names it (python/attnsweep:
+docs/results-file.md, as the schema the file carries names it (python/attnsweep:
 a file without one is one failed check): one /summary row that agrees with the JSON
 (validation and test metrics), the trial group with its curve and its final
 attention tensors, the root "yaml" attribute. Prints one line per failed check

@@ -22,7 +22,7 @@
 #      validation split), an HDF5 file without format_version, one without /summary: one
 #      line on stderr, exit 2, nothing written;
 #   6. a file a writer holds open (HDF5's lock, as a running sweep's coordinator does) is
-#      read; the README's one line of pandas gives str columns in trial order, the same
+#      read; the one line of pandas in docs/results-file.md gives str columns in trial order, the same
 #      DataFrame as python/attnsweep/results.py;
 #   7. a sweep of a researcher's program without attention and without scores (its own
 #      metric, objective, minimised by W&B's default; integer, text and log parameters, one
@@ -346,7 +346,7 @@ bad plain.h5 "no format_version attribute"
 bad nosummary.h5 "have no /summary"
 pass "missing, not HDF5, format_version 2, no format_version, no /summary: exit 2 with one line"
 
-echo "== 6. a file held open by a writer; the README's line of pandas"
+echo "== 6. a file held open by a writer; the line of pandas in docs/results-file.md"
 cp res.h5 running.h5
 "$py" -c '
 import sys, time, h5py
@@ -359,9 +359,9 @@ for _ in $(seq 100); do [[ -e locked ]] && break; sleep 0.1; done
 rc=0
 "$py" "$script" running.h5 -o running_out >/dev/null 2>"$tmp/err" || rc=$?
 [[ $rc == 0 ]] || fail "analyze.py on a file a writer holds: exit code $rc: $(cat "$tmp/err")"
-line=$(grep -o 'pandas.DataFrame(h5py.File(f, "r", locking=False)\["summary"\]\[:\]).*' "$here/../README.md" | head -n 1)
-[[ -n $line ]] || fail "no pandas line in the README"
-"$py" - running.h5 "$line" <<'PY' || fail "the README's pandas line"
+line=$(grep -o 'pandas.DataFrame(h5py.File(f, "r", locking=False)\["summary"\]\[:\]).*' "$here/../docs/results-file.md" | head -n 1)
+[[ -n $line ]] || fail "no pandas line in docs/results-file.md"
+"$py" - running.h5 "$line" <<'PY' || fail "the pandas line of docs/results-file.md"
 import sys, h5py, pandas
 from attnsweep import results as attnsweep_results
 f = sys.argv[1]
@@ -369,10 +369,10 @@ df = eval(sys.argv[2].rstrip("`"))
 assert df.trial.tolist() == sorted(df.trial.tolist()), "not in trial order"
 assert (df.status == "ok").sum() > 0 and all(isinstance(v, str) for v in df.status), df.status.tolist()
 assert all(isinstance(v, str) for v in df.attention)
-assert df.equals(attnsweep_results.summary(f)), "the README's line and attnsweep_results.summary differ"
+assert df.equals(attnsweep_results.summary(f)), "the line of docs/results-file.md and attnsweep_results.summary differ"
 print(f"{len(df)} rows in trial order, status and attention as str: {(df.status == 'ok').sum()} ok")
 PY
-pass "analyze.py reads a file a writer holds (HDF5 lock); the README's pandas line: str columns in trial order"
+pass "analyze.py reads a file a writer holds (HDF5 lock); the pandas line of docs/results-file.md: str columns in trial order"
 
 echo "== 7. a program's sweep without attention and without scores"
 # Its own metric, objective (no goal: W&B's minimize), and train_loss in every line; it

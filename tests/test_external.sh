@@ -16,7 +16,7 @@
 #   4. SIGUSR1 to mpirun stops a sweep and its program (which saves its state on
 #      SIGTERM); --resume reruns the trial with ATTNSWEEP_RESUME_DIR, and it continues;
 #   5. the W&B sweep files of tests/wandb/ (from W&B's documentation) validate;
-#   6. the README's 21-line program runs as a sweep and is scored.
+#   6. the 21-line program of docs/trainer.md runs as a sweep and is scored.
 # Usage: bash tests/test_external.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
 
@@ -190,9 +190,9 @@ grep -q "bayes" "$tmp/out" || fail "validate says what bayes runs as"
 pass "$(ls "$here"/wandb/*.yaml | wc -l) W&B sweep files validate"
 
 # ---------------------------------------------------------------------------
-echo "== 6. the README's program runs and is scored  [$((SECONDS - start)) s]"
-awk '/^A complete program in/{f=1} f&&/^```python/{g=1;next} g&&/^```/{exit} g' "$here/../README.md" >"$tmp/readme.py"
-[[ -s $tmp/readme.py ]] || fail "the README's program is found"
+echo "== 6. the program of docs/trainer.md runs and is scored  [$((SECONDS - start)) s]"
+awk '/^A complete program in/{f=1} f&&/^```python/{g=1;next} g&&/^```/{exit} g' "$here/../docs/trainer.md" >"$tmp/readme.py"
+[[ -s $tmp/readme.py ]] || fail "the program of docs/trainer.md is found"
 cat >"$tmp/readme.yaml" <<YAML
 program: $tmp/readme.py
 command: [$py, "\${program}"]
@@ -202,15 +202,15 @@ parameters:
   lr: {values: [0.1, 0.2]}
 YAML
 mpi 2 run "$tmp/readme.yaml" -o "$tmp/readme.h5"
-[[ $rc == 0 ]] || fail "the README's program's sweep exits 0 (got $rc)"
-"$py" - "$tmp/readme.h5" <<'PY' || fail "the README's program's results"
+[[ $rc == 0 ]] || fail "the sweep of the program of docs/trainer.md exits 0 (got $rc)"
+"$py" - "$tmp/readme.h5" <<'PY' || fail "the results of the program of docs/trainer.md"
 import sys, h5py, numpy as np
 s = h5py.File(sys.argv[1], "r")["summary"][:]
 ok = list(s["status"]) == [b"ok", b"ok"] and list(s["steps"]) == [1000, 1000] and np.isfinite(s["reward"]).all()
 if not ok: print(s)
 sys.exit(0 if ok else 1)
 PY
-pass "the README's program: 2 trials ok, scored"
+pass "the program of docs/trainer.md: 2 trials ok, scored"
 
 # ---------------------------------------------------------------------------
 echo "== 7. a link planted at NAME.trials is refused, its target untouched  [$((SECONDS - start)) s]"

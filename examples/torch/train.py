@@ -4,7 +4,7 @@ attnsweep's trial protocol: a researcher's program to start from.
 
     python3 examples/torch/train.py --attention=tucker --core_rank=2 --steps=600
 
-The model is the built-in engine's (README "The model"): a pre-LayerNorm ViT on 7x7
+The model is the built-in engine's (docs/model.md): a pre-LayerNorm ViT on 7x7
 patches (16 tokens and [CLS], learned positions), d_model 64, 4 heads, 2 blocks, MLP 4x,
 GELU (tanh form), with one of four attention sublayers:
 
@@ -22,7 +22,7 @@ PyTorch's default initialisation (embeddings N(0, 0.02)). Data come from Debian'
 dataset-fashion-mnist with the engine's splits: training = the first 55 000 train-images,
 validation = the last 5 000 (every metric line), test = t10k (the last line only).
 
-The protocol (README "Bring your own trainer") is spoken through attnsweep's Python helper,
+The protocol (docs/trainer.md) is spoken through attnsweep's Python helper,
 python/attnsweep/trial.py (attnsweep puts it on the program's PYTHONPATH; run by hand, the
 trainer finds it in the source tree): the seed is trial.seed() ($ATTNSWEEP_SEED);
 trial.report(step, ...) appends one JSON line per evaluation to $ATTNSWEEP_METRICS;

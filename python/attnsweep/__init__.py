@@ -1,7 +1,7 @@
 """attnsweep's Python package, shipped with the project (no PyPI needed).
 
     attnsweep.trial    what a trial program needs to speak attnsweep's trial protocol
-                       (README "The trial protocol"): report() a metric line,
+                       (docs/trainer.md, "The trial protocol"): report() a metric line,
                        save_attention() of a PyTorch model, should_stop() on SIGTERM.
                        Standard library only at import time.
     attnsweep.results  reading a results file through the schema it carries

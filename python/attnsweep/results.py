@@ -202,7 +202,7 @@ def space_of(yaml_text):
 
 
 def is_program(space):
-    """Whether the sweep runs the researcher's program (README "Bring your own trainer")."""
+    """Whether the sweep runs the researcher's program (docs/trainer.md)."""
     return "program" in space or "command" in space
 
 

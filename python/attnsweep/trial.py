@@ -1,4 +1,4 @@
-"""What a trial program needs to speak attnsweep's trial protocol (README "The trial protocol").
+"""What a trial program needs to speak attnsweep's trial protocol (docs/trainer.md, "The trial protocol").
 
     from attnsweep.trial import report, save_attention, should_stop
 
@@ -347,7 +347,7 @@ def save_attention(model, path=None, heads=None, config=None):
     proj, with ln_1 or norm1 beside a module named attn folded as pre-LN), biases included.
     heads: from num_heads, num_attention_heads, n_heads or n_head of the module or
     model.config, unless given. Or model is a dict of tensors
-    already under names the scorer reads (README "attnsweep score"), written as they are
+    already under names the scorer reads (docs/score.md), written as they are
     (heads then needed unless they are Grassmann's). A model without attention, layers of
     different heads, NaN or infinite weights: ValueError, and nothing is written."""
     if path is None:

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmds/man.h"
 #include "common/config.h"
 #include "common/util.h"
 
@@ -59,24 +60,21 @@ static int parse_choice(const char *verb, const Option *o, const char *text) {
     die(EXIT_BADINPUT, "%s: %s must be %s, got '%s'", verb, o->name, allowed, text);
 }
 
-// A YAML name as an option: "lambda_orth" → "--lambda-orth".
-static void param_flag(const char *name, char *out, size_t len) {
-    snprintf(out, len, "--%s", name);
-    for (char *s = out; *s; s++)
-        if (*s == '_') *s = '-';
-}
-
 static void unknown(const Command *cmd, const char *name) {
     const char *hint = params_of(cmd) && !strncmp(name, "--", 2) ? config_closest(name + 2) : NULL;
     if (hint) {
         char flag[64];
-        param_flag(hint, flag, sizeof flag);
+        args_param_flag(hint, flag, sizeof flag);
         die(EXIT_BADINPUT, "%s: unknown option '%s' (did you mean %s?)", cmd->verb, name, flag);
     }
     die(EXIT_BADINPUT, "%s: unknown option '%s' (see attnsweep %s --help)", cmd->verb, name, cmd->verb);
 }
 
 int args_parse(const Command *cmd, int argc, char **argv, const char **pos) {
+    if (man_requested()) {  // attnsweep help --man VERB: the verb's page, made from this table
+        man_command(cmd, stdout);
+        exit(0);
+    }
     int n = 0;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
@@ -147,31 +145,19 @@ static void usage_line(FILE *f, const char *left, const char *help) {
     }
 }
 
-// Every trial parameter with its help and default.
-static void usage_params(FILE *f) {
-    TrialConfig def;
-    config_defaults(&def);
-    for (int i = 0; i < config_nparams; i++) {
-        const ParamSpec *p = &config_params[i];
-        char flag[64], val[64], help[512];
-        param_flag(p->name, flag, sizeof flag);
-        config_format(&def, p, val, sizeof val);
-        snprintf(help, sizeof help, "%s [%s]", p->help, val[0] ? val : "\"\"");
-        usage_line(f, flag, help);
-    }
-}
-
 void args_usage(const Command *cmd, FILE *f) {
     fprintf(f, "usage: %s\n\n%s", cmd->usage, cmd->about);
     for (const Option *o = cmd->options; o->name || o->value; o++) {
+        char left[64], help[512];
         if (o->type == OPT_PARAMS) {
             fprintf(f, "%s", o->help);
-            usage_params(f);
+            for (int i = 0; i < config_nparams; i++) {
+                args_param_help(&config_params[i], left, sizeof left, help, sizeof help);
+                usage_line(f, left, help);
+            }
             continue;
         }
-        char left[64];
-        snprintf(left, sizeof left, "%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "", o->name,
-                 o->arg ? " " : "", o->arg ? o->arg : "");
+        args_option_names(o, left, sizeof left);
         usage_line(f, left, o->help);
     }
     if (cmd->footer) fprintf(f, "%s", cmd->footer);

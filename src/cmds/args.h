@@ -10,6 +10,8 @@
 
 #include <stdio.h>
 
+#include "common/config.h"
+
 typedef enum {
     OPT_FLAG,    // sets *(int *)value to set_to
     OPT_INT,     // *(int *)value: an integer in [lo, hi]
@@ -71,9 +73,17 @@ typedef struct {
 
 // Parse argv[1..] (argv[0] is the verb) by cmd: sets the variable of every option given
 // and puts the positional arguments in pos[0..positional.max); returns how many. --help
-// or -h prints the usage to stdout and exits 0.
+// or -h prints the usage to stdout and exits 0; after man_request (cmds/man.h) it prints
+// the verb's manual page instead of parsing and exits 0.
 int args_parse(const Command *cmd, int argc, char **argv, const char **pos);
 void args_usage(const Command *cmd, FILE *f);
+// A YAML name as an option: "lambda_orth" → "--lambda-orth" (args_names.c, as the two below).
+void args_param_flag(const char *name, char *out, size_t len);
+// An option's names as the option list shows them: "-o, --output FILE".
+void args_option_names(const Option *o, char *out, size_t len);
+// Trial parameter p as an option: its flag ("--lambda-orth") and its help with its
+// default in brackets.
+void args_param_help(const ParamSpec *p, char *flag, size_t flag_len, char *help, size_t help_len);
 // text as a number in [lo, hi] (an option's value read in parts); errors name opt.
 double args_number(const char *verb, const char *opt, const char *text, double lo, double hi);
 

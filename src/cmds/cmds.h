@@ -16,6 +16,15 @@ int cmd_rerun(int argc, char **argv);
 // the ranks that a verb starts run the same build; free() it (run.c).
 char *self_exe(void);
 
+// A verb of the command line: its name, its function, and its line in `attnsweep --help`
+// (also its manual page's NAME line).
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+    int sweep_file;  // 1: it reads a sweep file, and its page lists the trial parameters as YAML keys
+} Verb;
+
 #include "trial/trial.h"
 
 // Before the work: make sure PATH can be written (exit 2 naming the verb otherwise: a

@@ -30,7 +30,7 @@ char *self_exe(void) {
 
 // The mpirun that --workers started; the stop signals become SIGUSR1 to it, which it
 // relays to every rank (SIGINT or SIGTERM to mpirun itself would make it kill the ranks
-// and exit 1: README "Signals").
+// and exit 1: docs/run.md, "Signals").
 static volatile sig_atomic_t launcher_pid;
 
 static void forward_stop(int sig) {

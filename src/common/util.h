@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-// Exit codes (see README): 0 success, 1 run-time failure, 2 bad input.
+// Exit codes (see docs/cli.md): 0 success, 1 run-time failure, 2 bad input.
 enum { EXIT_RUNTIME = 1, EXIT_BADINPUT = 2 };
 
 // Print "attnsweep: <message>" on one line to stderr and exit with `code`.

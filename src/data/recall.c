@@ -24,7 +24,7 @@
 #include "common/util.h"
 
 // An epoch: 384 000 generated sequences, 3000 steps at the default batch of 128 (the budget in
-// which the default mha learns 8 pairs; README "Tasks and data").
+// which the default mha learns 8 pairs; docs/tasks.md).
 enum { N_HELD_OUT = 2000, N_TRAIN = 384000, MAX_VOCAB = 65536 };
 // Seeds of the validation and the test generator: distinct, and above INT_MAX, so no
 // --seed value (an int in [0, 2^31 - 1]) is either of them. The validation set is the

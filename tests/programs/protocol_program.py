@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A tiny training program for tests/test_external.sh: it speaks attnsweep's trial protocol
-(README "Bring your own trainer") and, by --kind, breaks it in each of the ways the runner
+(docs/trainer.md, "The trial protocol") and, by --kind, breaks it in each of the ways the runner
 must catch. --x sets its val_loss (x − 0.3)² + 1/step and val_accuracy 1 − that.
 
   ok          three metric lines; records its environment in TRIAL_DIR/env.json

@@ -1,0 +1,27 @@
+# man_pages.cmake: the manual pages, OUT/attnsweep.1 and OUT/attnsweep-VERB.1 for every
+# command `attnsweep --help` lists, each printed by `attnsweep help --man [VERB]` from the
+# tables that parse the options (src/cmds/man.c). A page left from a removed verb goes.
+#   cmake -DBIN=build/attnsweep -DOUT=build/man/man1 -P cmake/man_pages.cmake
+execute_process(COMMAND ${BIN} --help OUTPUT_VARIABLE help RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${BIN} --help failed (${rc})")
+endif()
+string(REGEX MATCHALL "\n  [a-z]+ " lines "${help}")
+if(NOT lines)
+  message(FATAL_ERROR "${BIN} --help lists no commands")
+endif()
+file(REMOVE_RECURSE ${OUT})
+file(MAKE_DIRECTORY ${OUT})
+set(pages attnsweep)
+foreach(line IN LISTS lines)
+  string(STRIP "${line}" verb)
+  list(APPEND pages attnsweep-${verb})
+endforeach()
+foreach(page IN LISTS pages)
+  string(REGEX REPLACE "^attnsweep-?" "" verb ${page})
+  execute_process(COMMAND ${BIN} help --man ${verb} OUTPUT_FILE ${OUT}/${page}.1 RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    file(REMOVE_RECURSE ${OUT})
+    message(FATAL_ERROR "${BIN} help --man ${verb} failed (${rc})")
+  endif()
+endforeach()
