@@ -70,7 +70,7 @@ for path in sys.argv[2:]:
         elif block is not None:
             block.append(line)
 PY
-whole=0 fragments=0
+whole=0 fragments=0 shipped=0
 for y in "$tmp"/yaml/*.yaml; do
     from=$(cat "$y.from")
     if [[ $y == *-fragment.yaml ]]; then
@@ -82,11 +82,18 @@ for y in "$tmp"/yaml/*.yaml; do
         rc=0
         (cd "$root" && "$bin" validate "$tmp/yaml/sweep.yaml") >"$tmp/out" 2>"$tmp/err" || rc=$?
         [[ $rc == 0 ]] || fail "$from: attnsweep validate: exit $rc: $(cat "$tmp/err")"
+        # a block of sweep NAME in a page that names sweeps/NAME.yaml is that file, byte for byte
+        name=$(sed -n 's/^name: \([A-Za-z0-9_.-]*\).*/\1/p' "$y" | head -n 1)
+        if [[ -n $name && -e $root/sweeps/$name.yaml ]] && grep -qF "sweeps/$name.yaml" "${from%:*}"; then
+            cmp -s "$y" "$root/sweeps/$name.yaml" || fail "$from: the block of sweep $name differs from sweeps/$name.yaml"
+            shipped=$((shipped + 1))
+        fi
         whole=$((whole + 1))
     fi
 done
 [[ $whole -ge 2 ]] || fail "expected at least the README's two sweep files, got $whole whole yaml blocks"
-pass "yaml blocks: $whole sweep files validate, $fragments fragments parse"
+[[ $shipped -ge 2 ]] || fail "expected the README's two first sweeps to be sweeps/first.yaml and sweeps/first_torch.yaml, $shipped are"
+pass "yaml blocks: $whole sweep files validate ($shipped of them the sweeps/ file their page names), $fragments fragments parse"
 
 # ---- (3) the manual pages, installed
 prefix=$tmp/prefix
