@@ -22,6 +22,7 @@
 #include "store/journal.h"
 #include "store/schema.h"
 #include "store/summary.h"
+#include "store/trial_layout.h"
 #include "trial/metrics.h"
 #include "trial/reward.h"
 
@@ -30,65 +31,9 @@ enum {
     CHOICE_LEN = 32,
     LIST_LEN = CONFIG_TEXT - 1,   // the offset schedule as config_format writes it (shorter than CONFIG_TEXT)
     SUMMARY_CHUNK = 64,           // rows per chunk of the extendible /summary
-    MAX_WEIGHT_FLOATS = 1 << 30,  // refuse to allocate more for one layer of a damaged file
     PAGE_BYTES = 16 << 10,        // file space page (4, 8, 16, 64 KiB measured: 16 best)
     PAGE_BUFFER_BYTES = 1 << 20,  // HDF5's page buffer (1 and 4 MiB: the same)
 };
-
-// The numeric and text attributes of /trials/NNNNNN, one list for writer and reader.
-// The trial's metrics are in its /summary row only.
-typedef enum { NUM_INT, NUM_DOUBLE } NumKind;
-static const struct {
-    const char *name;
-    NumKind kind;
-    size_t offset;  // into TrialResult
-    int since;      // 1: absent from files written before it was recorded (read as 0)
-} trial_numbers[] = {
-    {"rank", NUM_INT, offsetof(TrialResult, rank), 0},
-    {"group_size", NUM_INT, offsetof(TrialResult, group_size), 1},
-    {"start_time", NUM_DOUBLE, offsetof(TrialResult, start_time), 0},
-    {"end_time", NUM_DOUBLE, offsetof(TrialResult, end_time), 0},
-    {"seconds", NUM_DOUBLE, offsetof(TrialResult, seconds), 0},
-};
-#define TEXT_FIELD(f) #f, offsetof(TrialResult, f), sizeof(((TrialResult *)0)->f)
-static const struct {
-    const char *name;
-    size_t offset, size;  // of the char array in TrialResult
-} trial_texts[] = {{TEXT_FIELD(reason)}, {TEXT_FIELD(host)}};  // and status, by its name
-
-// The attributes of a program's trial (trial.h ProgramRun), present when it has them.
-#define RUN_FIELD(f) offsetof(TrialResult, run.f)
-static const struct {
-    const char *name;
-    size_t offset;  // of the char * in TrialResult
-} run_texts[] = {{"trial_dir", RUN_FIELD(dir)},       {"stdout", RUN_FIELD(stdout_path)},
-                 {"stderr", RUN_FIELD(stderr_path)},   {"metrics", RUN_FIELD(metrics_path)},
-                 {"command", RUN_FIELD(command)},      {"stderr_tail", RUN_FIELD(stderr_tail)},
-                 {"checkpoint", RUN_FIELD(checkpoint)}};
-
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
-// A curves row as CurvePoint lays it out. The file keeps this layout (4 bytes of padding
-// after step): a packed file type made HDF5 convert every write through a 1 MiB buffer it
-// allocates and clears each time (5 ms per trial). The reader converts a file's row into
-// it by column name.
-static hid_t curve_type(void) {
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(CurvePoint));
-    if (t < 0) return t;
-    for (int c = 0; c < n_schema_curve_columns; c++) {
-        const SchemaColumn *col = &schema_curve_columns[c];
-        H5Tinsert(t, col->name, col->offset, col->type == COLUMN_INT32 ? H5T_NATIVE_INT : H5T_NATIVE_DOUBLE);
-    }
-    return t;
-}
-
-static hid_t native_type(NumKind k) {
-    switch (k) {
-    case NUM_INT: return H5T_NATIVE_INT;
-    case NUM_DOUBLE: return H5T_NATIVE_DOUBLE;
-    }
-    return H5I_INVALID_HID;
-}
 
 // ---------------------------------------------------------------- writing
 
@@ -153,7 +98,7 @@ static hid_t string_type(const H5Store *s, size_t len) {
 static void open_types(H5Store *s) {
     s->scalar = must(s, H5Screate(H5S_SCALAR), "scalar dataspace");
     s->text = string_type(s, 0);
-    s->curve = must(s, curve_type(), "curves type");
+    s->curve = must(s, h5trial_curve_type(), "curves type");
 }
 
 static void close_types(H5Store *s) {
@@ -505,70 +450,15 @@ static void write_layer_scores(const H5Store *s, hid_t parent, const LayerScore 
     H5Gclose(g);
 }
 
-// invariants: the trace recorded at every evaluation, a table with one row per
-// evaluation: step, correlation [L], eff_rank [L, 4], head_sv [L, G], chance [L, 4] (the
-// rotation nulls: trial/reward.h reward_terms). The row layout (step padded to 8 bytes,
-// then the arrays) is the same in memory and in the file.
-typedef struct {
-    size_t correlation, eff_rank, head_sv, chance, size;  // byte offsets in a row, and its size
-} TraceRow;
-
-static TraceRow trace_row(int L, int G) {
-    TraceRow r = {.correlation = 8};
-    r.eff_rank = r.correlation + (size_t)L * sizeof(double);
-    r.head_sv = r.eff_rank + (size_t)L * 4 * sizeof(double);
-    r.chance = r.head_sv + (size_t)L * G * sizeof(double);
-    r.size = r.chance + (size_t)L * 4 * sizeof(double);
-    return r;
-}
-
-static hid_t trace_type(int L, int G) {
-    const TraceRow r = trace_row(L, G);
-    hsize_t d1[1] = {(hsize_t)L}, d4[2] = {(hsize_t)L, 4}, dg[2] = {(hsize_t)L, (hsize_t)G};
-    hid_t t = H5Tcreate(H5T_COMPOUND, r.size);
-    hid_t corr = H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, d1), eff = H5Tarray_create2(H5T_NATIVE_DOUBLE, 2, d4),
-          sv = H5Tarray_create2(H5T_NATIVE_DOUBLE, 2, dg);
-    int ok = t >= 0 && corr >= 0 && eff >= 0 && sv >= 0 && H5Tinsert(t, "step", 0, H5T_NATIVE_INT) >= 0 &&
-             H5Tinsert(t, "correlation", r.correlation, corr) >= 0 && H5Tinsert(t, "eff_rank", r.eff_rank, eff) >= 0 &&
-             H5Tinsert(t, "head_sv", r.head_sv, sv) >= 0 && H5Tinsert(t, "chance", r.chance, eff) >= 0;
-    H5Tclose(corr);
-    H5Tclose(eff);
-    H5Tclose(sv);
-    if (!ok && t >= 0) H5Tclose(t);
-    return ok ? t : H5I_INVALID_HID;
-}
-
-// Between the trace's arrays and rows (to_rows: into rows, else out of them).
-static void trace_rows(InvariantTrace *t, unsigned char *rows, int to_rows) {
-    const TraceRow r = trace_row(t->layers, t->groups);
-    const size_t L = (size_t)t->layers, G = (size_t)t->groups;
-    for (size_t i = 0; i < (size_t)t->n; i++) {
-        unsigned char *row = rows + i * r.size;
-        struct {
-            void *field, *array;
-            size_t bytes;
-        } parts[5] = {{row, t->step + i, sizeof(int)},
-                      {row + r.correlation, t->correlation + i * L, L * sizeof(double)},
-                      {row + r.eff_rank, t->eff_rank + i * L * 4, L * 4 * sizeof(double)},
-                      {row + r.head_sv, t->head_sv + i * L * G, L * G * sizeof(double)},
-                      {row + r.chance, t->chance + i * L * 4, L * 4 * sizeof(double)}};
-        for (int k = 0; k < 5; k++)
-            memcpy(to_rows ? parts[k].field : parts[k].array, to_rows ? parts[k].array : parts[k].field,
-                   parts[k].bytes);
-    }
-}
-
 static void write_trace(const H5Store *s, hid_t trial, const InvariantTrace *t) {
-    hid_t type = must(s, trace_type(t->layers, t->groups), "invariants type");
-    unsigned char *rows = xcalloc((size_t)t->n, trace_row(t->layers, t->groups).size);
-    trace_rows((InvariantTrace *)t, rows, 1);
+    hid_t type = must(s, h5trial_trace_type(t->layers, t->groups), "invariants type");
+    unsigned char *rows = xcalloc((size_t)t->n, h5trial_trace_row(t->layers, t->groups).size);
+    h5trial_trace_rows((InvariantTrace *)t, rows, 1);
     hsize_t n = (hsize_t)t->n;
     H5Dclose(write_dataset(s, trial, "invariants", type, 1, &n, rows));
     free(rows);
     H5Tclose(type);
 }
-
-static void trial_group_name(char *name, size_t len, int id) { snprintf(name, len, "trials/%06d", id); }
 
 // Where trial id is kept track of (the table grown to hold it).
 static Stored *stored_at(H5Store *s, int id) {
@@ -586,7 +476,7 @@ static Stored *stored_at(H5Store *s, int id) {
 // (--retry-failed) replaces its failed attempt: the group anew, the row in its place.
 static void write_trial(H5Store *s, const TrialResult *r) {
     char name[32];
-    trial_group_name(name, sizeof name, r->id);
+    h5trial_group_name(name, sizeof name, r->id);
     Stored *at = stored_at(s, r->id);
     if (at->in_file && !at->failed) die(EXIT_RUNTIME, "%s: trial %d is already in the file", s->path, r->id);
     if (at->in_file) must(s, H5Ldelete(s->file, name, H5P_DEFAULT), name);
@@ -601,14 +491,14 @@ static void write_trial(H5Store *s, const TrialResult *r) {
     write_attr_string(s, g, "reward_spec", reward);
     cJSON_free(reward);
     write_attr_string(s, g, "status", trial_status_names[r->status]);
-    for (size_t i = 0; i < COUNT(trial_texts); i++)
-        write_attr_string(s, g, trial_texts[i].name, (const char *)r + trial_texts[i].offset);
-    for (size_t i = 0; i < COUNT(trial_numbers); i++)
-        write_attr(s, g, trial_numbers[i].name, native_type(trial_numbers[i].kind),
-                   (const char *)r + trial_numbers[i].offset);
-    for (size_t i = 0; r->run.dir && i < COUNT(run_texts); i++) {
-        const char *text = *(char *const *)((const char *)r + run_texts[i].offset);
-        write_attr_string(s, g, run_texts[i].name, text ? text : "");
+    for (int i = 0; i < n_h5trial_texts; i++)
+        write_attr_string(s, g, h5trial_texts[i].name, (const char *)r + h5trial_texts[i].offset);
+    for (int i = 0; i < n_h5trial_numbers; i++)
+        write_attr(s, g, h5trial_numbers[i].name, h5trial_native_type(h5trial_numbers[i].kind),
+                   (const char *)r + h5trial_numbers[i].offset);
+    for (int i = 0; r->run.dir && i < n_h5trial_run_texts; i++) {
+        const char *text = *(char *const *)((const char *)r + h5trial_run_texts[i].offset);
+        write_attr_string(s, g, h5trial_run_texts[i].name, text ? text : "");
     }
     write_curves(s, g, r);
     write_weights(s, g, r);
@@ -747,272 +637,4 @@ void h5store_close(H5Store *s, double end_time) {
         die(EXIT_RUNTIME, "%s: cannot rename %s to it: %s", s->path, s->tmp, strerror(errno));
     free(s->path);
     free(s);
-}
-
-// ---------------------------------------------------------------- reading
-//
-// Every check returns -1 with "PATH: [WHERE: ]what is wrong" in err; nothing read
-// from the file is trusted (types, shapes, counts are checked before use).
-
-static int read_reward_spec(const H5Reader *rd, hid_t g, TrialResult *out) {
-    char *text;
-    if (h5read_attr_string(rd, g, "reward_spec", &text) != 0) return -1;
-    const int rc = reward_spec_from_json(&out->reward_spec, text);
-    free(text);
-    return rc != 0 ? h5read_fail(rd, "attribute 'reward_spec' is not a reward specification") : 0;
-}
-
-static int read_trial_attrs(const H5Reader *rd, hid_t g, TrialResult *out) {
-    char *text;
-    if (h5read_attr_string(rd, g, "config", &text) != 0) return -1;
-    cJSON *json = cJSON_Parse(text);
-    free(text);
-    if (!json) return h5read_fail(rd, "attribute 'config' is not JSON");
-    char msg[256];
-    int rc = config_from_json(&out->config, json, msg, sizeof msg);
-    cJSON_Delete(json);
-    if (rc != 0) return h5read_fail(rd, "config: %s", msg);
-
-    if (read_reward_spec(rd, g, out) != 0) return -1;
-    if (h5read_attr_string(rd, g, "status", &text) != 0) return -1;
-    rc = trial_status_find(text);
-    free(text);
-    if (rc < 0) return h5read_fail(rd, "attribute 'status' is not a trial status");
-    out->status = rc;
-    for (size_t i = 0; i < COUNT(trial_texts); i++) {
-        if (h5read_attr_string(rd, g, trial_texts[i].name, &text) != 0) return -1;
-        snprintf((char *)out + trial_texts[i].offset, trial_texts[i].size, "%s", text);
-        free(text);
-    }
-    for (size_t i = 0; i < COUNT(trial_numbers); i++) {
-        if (trial_numbers[i].since && H5Aexists(g, trial_numbers[i].name) <= 0) continue;
-        if (h5read_attr_number(rd, g, trial_numbers[i].name, native_type(trial_numbers[i].kind),
-                             (char *)out + trial_numbers[i].offset) != 0)
-            return -1;
-    }
-    out->program_metric = NAN;
-    for (size_t i = 0; H5Aexists(g, "trial_dir") > 0 && i < COUNT(run_texts); i++)  // a program's trial
-        if (h5read_attr_string(rd, g, run_texts[i].name, (char **)((char *)out + run_texts[i].offset)) != 0) return -1;
-    return 0;
-}
-
-static int read_curves(const H5Reader *rd, hid_t g, TrialResult *out) {
-    hsize_t n;
-    hid_t d = h5read_open_dataset(rd, g, "curves", 1, &n);
-    if (d < 0) return -1;
-    hid_t filetype = H5Dget_type(d);
-    int rc = filetype < 0 ? h5read_fail(rd, "curves is unreadable") : 0;
-    for (int c = 0; rc == 0 && c < n_schema_curve_columns; c++)
-        rc = h5read_table_column(rd, filetype, "curves", schema_curve_columns[c].name, 0);
-    if (filetype >= 0) H5Tclose(filetype);
-    if (rc == 0 && n > INT_MAX) rc = h5read_fail(rd, "curves has %llu rows", (unsigned long long)n);
-    if (rc == 0) rc = h5read_check_storage(rd, d, "curves", n);
-    if (rc == 0) {
-        out->n_curve = (int)n;
-        out->curve = xcalloc(n ? n : 1, sizeof *out->curve);
-        hid_t mem = curve_type();
-        if (mem < 0 || H5Dread(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, out->curve) < 0)
-            rc = h5read_fail(rd, "curves is unreadable");
-        if (mem >= 0) H5Tclose(mem);
-    }
-    H5Dclose(d);
-    return rc;
-}
-
-// The shape of GROUP/layer0, a float array of rank `rank`, into d and dims; *count gets its
-// number of elements, which the file must be able to hold.
-static int layer_shape(const H5Reader *rd, hid_t g, const char *group, int rank, hsize_t *d, int *dims, size_t *count) {
-    char name[48];
-    snprintf(name, sizeof name, "%s/layer0", group);
-    hid_t ds = h5read_open_dataset(rd, g, name, rank, d);
-    if (ds < 0) return -1;
-    int rc = 0;
-    *count = 1;
-    for (int k = 0; k < rank && rc == 0; k++) {
-        if (d[k] == 0 || d[k] > MAX_WEIGHT_FLOATS || *count * d[k] > MAX_WEIGHT_FLOATS)
-            rc = h5read_fail(rd, "%s has the implausible shape of %llu in dimension %d", name, (unsigned long long)d[k],
-                             k);
-        *count *= d[k];
-        dims[k] = (int)d[k];
-    }
-    if (rc == 0) rc = h5read_check_storage(rd, ds, name, (hsize_t)*count);  // before allocating
-    H5Dclose(ds);
-    return rc;
-}
-
-// GROUP/layer0..layer{n−1}, float arrays of rank `rank`, all of the shape of the first,
-// which goes to dims; arrays gets n allocated arrays (the caller frees them).
-static int read_layers(const H5Reader *rd, hid_t g, const char *group, int n, int rank, int *dims, float **arrays) {
-    hsize_t d[4];
-    size_t count = 1;
-    for (int l = 0; l < n; l++) {
-        char name[48];
-        snprintf(name, sizeof name, "%s/layer%d", group, l);
-        if (l == 0 && layer_shape(rd, g, group, rank, d, dims, &count) != 0) return -1;
-        arrays[l] = xmalloc(count * sizeof(float));
-        if (h5read_dataset(rd, g, name, H5T_NATIVE_FLOAT, rank, d, arrays[l]) != 0) return -1;
-    }
-    return 0;
-}
-
-// weights/layer0..layerN-1 (N = the number of links in weights/) and weights_out/ of
-// the same layers.
-static int read_weights(const H5Reader *rd, hid_t g, TrialResult *out) {
-    H5G_info_t info;
-    if (H5Gget_info_by_name(g, "weights", &info, H5P_DEFAULT) < 0) return h5read_fail(rd, "missing group weights");
-    if (info.nlinks > INT_MAX) return h5read_fail(rd, "weights has %llu entries", (unsigned long long)info.nlinks);
-    out->n_layers = (int)info.nlinks;
-    out->weights = xcalloc(info.nlinks ? info.nlinks : 1, sizeof *out->weights);
-    out->weights_out = xcalloc(info.nlinks ? info.nlinks : 1, sizeof *out->weights_out);
-    return read_layers(rd, g, "weights", out->n_layers, 4, out->dims, out->weights) ||
-                   read_layers(rd, g, "weights_out", out->n_layers, 2, out->out_dims, out->weights_out)
-               ? -1
-               : 0;
-}
-
-// params and its layout (absent in files written before they were stored).
-static int read_params(const H5Reader *rd, hid_t g, TrialResult *out) {
-    if (H5Lexists(g, "params", H5P_DEFAULT) <= 0) return 0;
-    const hsize_t n = (hsize_t)out->n_params;
-    if (out->n_params < 1 || n > MAX_WEIGHT_FLOATS) return h5read_fail(rd, "params for a model of %ld parameters", out->n_params);
-    hid_t d = H5Dopen2(g, "params", H5P_DEFAULT);
-    int rc = d < 0 ? h5read_fail(rd, "params is unreadable") : h5read_attr_string(rd, d, "layout", &out->param_layout);
-    if (d >= 0) H5Dclose(d);
-    out->params = xmalloc(n * sizeof(float));
-    return rc || h5read_dataset(rd, g, "params", H5T_NATIVE_FLOAT, 1, &n, out->params) ? -1 : 0;
-}
-
-// invariants (absent when training ran without a grid).
-static int read_trace(const H5Reader *rd, hid_t g, TrialResult *out) {
-    if (H5Lexists(g, "invariants", H5P_DEFAULT) <= 0) return 0;
-    InvariantTrace *t = &out->trace;
-    hsize_t n, corr[1], eff[2], sv[2], chance[2];
-    hid_t d = h5read_open_dataset(rd, g, "invariants", 1, &n);
-    if (d < 0) return -1;
-    hid_t filetype = H5Dget_type(d);
-    int rc = filetype < 0 ? h5read_fail(rd, "invariants is unreadable")
-                          : h5read_table_column(rd, filetype, "invariants", "step", 0) ||
-                                    h5read_table_array(rd, filetype, "invariants", "correlation", 1, corr) ||
-                                    h5read_table_array(rd, filetype, "invariants", "eff_rank", 2, eff) ||
-                                    h5read_table_array(rd, filetype, "invariants", "head_sv", 2, sv) ||
-                                    h5read_table_array(rd, filetype, "invariants", "chance", 2, chance)
-                                ? -1
-                                : 0;
-    if (filetype >= 0) H5Tclose(filetype);
-    if (rc == 0 && (n > INT_MAX || corr[0] < 1 || corr[0] > 65536 || eff[0] != corr[0] || eff[1] != 4 ||
-                    chance[0] != corr[0] || chance[1] != 4 ||
-                    sv[0] != corr[0] || sv[1] < 1 || sv[1] > 65536 || n * corr[0] * sv[1] > MAX_WEIGHT_FLOATS))
-        rc = h5read_fail(rd, "invariants has implausible shapes");
-    if (rc == 0) rc = h5read_check_storage(rd, d, "invariants", n);
-    if (rc == 0) {
-        t->n = t->cap = (int)n, t->layers = (int)corr[0], t->groups = (int)sv[1];
-        const size_t nl = n * corr[0];
-        t->step = xmalloc((n ? n : 1) * sizeof(int));
-        t->correlation = xmalloc((nl ? nl : 1) * sizeof(double));
-        t->eff_rank = xmalloc((nl ? nl : 1) * 4 * sizeof(double));
-        t->head_sv = xmalloc((nl ? nl : 1) * sv[1] * sizeof(double));
-        t->chance = xmalloc((nl ? nl : 1) * 4 * sizeof(double));
-        unsigned char *rows = xcalloc(n ? n : 1, trace_row(t->layers, t->groups).size);
-        hid_t mem = trace_type(t->layers, t->groups);
-        if (mem < 0 || H5Dread(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0)
-            rc = h5read_fail(rd, "invariants is unreadable");
-        else
-            trace_rows(t, rows, 0);
-        if (mem >= 0) H5Tclose(mem);
-        free(rows);
-    }
-    H5Dclose(d);
-    return rc;
-}
-
-int h5store_read_trial_details(const H5Reader *rd, hid_t g, TrialResult *out) {
-    TrialResult x = {0};  // every attribute (status and the metrics again: /summary's are kept)
-    int rc = read_trial_attrs(rd, g, &x) || read_curves(rd, g, out) || read_trace(rd, g, out);
-    H5G_info_t info;
-    if (rc == 0 && H5Gget_info_by_name(g, "weights", &info, H5P_DEFAULT) < 0) rc = h5read_fail(rd, "missing group weights");
-    hsize_t d[4];
-    size_t count;
-    if (rc == 0 && info.nlinks == 0 && out->trace.n > 0)
-        rc = h5read_fail(rd, "invariants without weights: their shapes are unknown");
-    else if (rc == 0 && info.nlinks > 0)
-        rc = layer_shape(rd, g, "weights", 4, d, out->dims, &count) ||
-             layer_shape(rd, g, "weights_out", 2, d, out->out_dims, &count);
-    if (rc == 0) {
-        out->config = x.config, out->reward_spec = x.reward_spec;
-        memcpy(out->reason, x.reason, sizeof out->reason);
-        memcpy(out->host, x.host, sizeof out->host);
-        out->rank = x.rank, out->group_size = x.group_size;
-        out->start_time = x.start_time, out->end_time = x.end_time;
-        out->run = x.run;
-        x.run = (ProgramRun){0};
-    }
-    trial_result_free(&x);
-    return rc;
-}
-
-// The metrics of trial id from its /summary row.
-static int read_summary_row(const H5Reader *rd, hid_t file, int id, TrialResult *out) {
-    TrialResult *rows;
-    int n;
-    if (summary_rows(rd, file, NULL, &rows, &n) != 0) return -1;
-    int i = 0;
-    while (i < n && rows[i].id != id) i++;
-    if (i < n) {
-        const TrialResult *r = &rows[i];
-        metric_copy(out, r);
-        out->steps = r->steps, out->n_params = r->n_params;
-    }
-    free(rows);
-    return i < n ? 0 : h5read_fail(rd, "/summary has no row for trial %d", id);
-}
-
-static int read_trial_file(H5Reader *rd, hid_t file, int id, TrialResult *out) {
-    if (h5read_check_format(rd, file) != 0) return -1;
-    char name[32];
-    trial_group_name(name, sizeof name, id);
-    if (id < 0 || H5Lexists(file, "trials", H5P_DEFAULT) <= 0 || H5Lexists(file, name, H5P_DEFAULT) <= 0)
-        return h5read_fail(rd, "no trial %d", id);
-    if (read_summary_row(rd, file, id, out) != 0) return -1;
-    hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
-    rd->where = name;
-    if (g < 0) return h5read_fail(rd, "not a group");
-    out->id = id;
-    int rc = read_trial_attrs(rd, g, out) || read_curves(rd, g, out) || read_weights(rd, g, out) ||
-                     read_params(rd, g, out) || read_trace(rd, g, out)
-                 ? -1
-                 : 0;
-    H5Gclose(g);
-    rd->where = NULL;
-    return rc;
-}
-
-// Whether another process is writing the file: HDF5 locks a file open for writing,
-// so the file opens only with locking switched off.
-static int locked_by_writer(const char *path) {
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    hid_t file = fapl >= 0 && H5Pset_file_locking(fapl, 0, 1) >= 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl)
-                                                                   : H5I_INVALID_HID;
-    if (fapl >= 0) H5Pclose(fapl);
-    if (file < 0) return 0;
-    H5Fclose(file);
-    return 1;
-}
-
-int h5store_read_trial(const char *path, int id, TrialResult *out, char *err, size_t errlen) {
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    memset(out, 0, sizeof *out);
-    H5Reader rd = {.path = path, .err = err, .errlen = errlen};
-    FILE *f = fopen(path, "rb");
-    if (!f) return h5read_fail(&rd, "%s", strerror(errno));
-    fclose(f);
-    if (H5Fis_hdf5(path) <= 0) return h5read_fail(&rd, "not an HDF5 file");
-    if (h5read_check_heaps(&rd) != 0) return -1;
-    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (file < 0 && locked_by_writer(path))
-        return h5read_fail(&rd, "another process is writing this file (a running sweep?); read it when that ends");
-    if (file < 0) return h5read_fail(&rd, "cannot open: damaged or truncated HDF5 file");
-    int rc = read_trial_file(&rd, file, id, out);
-    H5Fclose(file);
-    if (rc != 0) trial_result_free(out);
-    return rc;
 }
