@@ -130,6 +130,12 @@ void *xrealloc_at(void *p, size_t n, const char *file, int line) {
     return q;
 }
 
+void words_add(Words *w, char *s) {
+    if (w->n + 2 > w->cap) w->v = xrealloc(w->v, (size_t)(w->cap = 2 * w->cap + 8) * sizeof *w->v);
+    w->v[w->n++] = s;
+    w->v[w->n] = NULL;
+}
+
 char *xstrdup(const char *s) {
     size_t n = strlen(s) + 1;
     char *d = xmalloc(n);

@@ -42,6 +42,14 @@ void *xrealloc_at(void *p, size_t n, const char *file, int line);
 #define xmalloc(n) xmalloc_at((n), __FILE__, __LINE__)
 #define xcalloc(c, s) xcalloc_at((c), (s), __FILE__, __LINE__)
 #define xrealloc(p, n) xrealloc_at((p), (n), __FILE__, __LINE__)
+
+// A growing list of strings, NULL-terminated in v (an argv or an environ).
+typedef struct {
+    char **v;
+    int n, cap;
+} Words;
+// Append s (the list takes it).
+void words_add(Words *w, char *s);
 char *xstrdup(const char *s);
 
 // Keep freed memory in the process (glibc mallopt): blocks up to 64 MB come from the
