@@ -9,7 +9,10 @@
 #      val_accuracy − β·RankDeviation − γ·Correlation, each beyond chance;
 #   2. SIGUSR1 to mpirun stops a longer trial (the trainer saves resume.pt on SIGTERM);
 #      --resume reruns it with ATTNSWEEP_RESUME_DIR and it goes on from the step it saved
-#      to the end, its stored curve every evaluation from the first.
+#      to the end, its stored curve every evaluation from the first;
+#   3. the README's own-trainer sweep (sweeps/first_torch.yaml: W&B's keys, run_cap, the
+#      trainer's default model) as written, only shortened (2 runs of 6 steps), from the
+#      repository's root as the README runs it: 2 trials ok, and its report.
 # Usage: bash tests/test_torch_trainer.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
 
@@ -103,5 +106,21 @@ if bad: print("\n".join(bad))
 sys.exit(1 if bad else 0)
 PY
 pass "stopped, resumed from resume.pt in ATTNSWEEP_RESUME_DIR, finished at step 400 with its whole curve"
+
+echo "== 3. the README's first sweep of your own trainer, shortened  [$((SECONDS - start)) s]"
+sed -e 's/^run_cap: 4 /run_cap: 2 /' -e 's/steps: {value: 200}/steps: {value: 6}/' \
+    -e 's/eval_every: {value: 100}/eval_every: {value: 3}/' -e 's/eval_batches: {value: 10}/eval_batches: {value: 2}/' \
+    "$here/../sweeps/first_torch.yaml" >"$tmp/first_torch.yaml"
+[[ $(diff "$here/../sweeps/first_torch.yaml" "$tmp/first_torch.yaml" | grep -c '^>') == 4 ]] ||
+    fail "sweeps/first_torch.yaml no longer has the run_cap and step lines this test shortens"
+rc=0
+(cd "$here/.." && mpirun -np 3 "$bin" run "$tmp/first_torch.yaml" -o "$tmp/first_torch.h5" --quiet) \
+    >"$tmp/out" 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "the README's own-trainer sweep: exit code $rc"
+grep -q "finished 2 trials in .* (2 ok, 0 pruned, 0 failed)" "$tmp/err" ||
+    fail "the README's own-trainer sweep: not 2 trials ok: $(tail -3 "$tmp/err")"
+run report "$tmp/first_torch.h5"
+[[ $rc == 0 ]] && grep -q "Leaderboard" "$tmp/out" || fail "report of the README's own-trainer sweep: exit code $rc"
+pass "sweeps/first_torch.yaml, the README's example, runs as written (2 runs of 6 steps): 2 ok, reported"
 
 echo "test_torch_trainer: $checks checks passed in $((SECONDS - start)) s"
