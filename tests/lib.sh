@@ -42,6 +42,24 @@ tiny_recall_params='  d_model: {value: 16}
   eval_batches: {value: 2}
   recall_pairs: {value: 4}'
 
+# random_recall_yaml NAME TRIALS STEPS SEED: $tmp/NAME.yaml, a random sweep of TRIALS
+# trials of the smallest recall model (mha or linear, a log-uniform lr), STEPS steps each
+# with one evaluation at the end.
+random_recall_yaml() {
+    cat >"$tmp/$1.yaml" <<EOF
+name: $1
+method: random
+task: recall
+seed: $4
+trials: $2
+budget: {steps: $3, eval_every: $3}
+parameters:
+  attention: {values: [mha, linear]}
+  lr: {distribution: log_uniform_values, min: 0.001, max: 0.01}
+$tiny_recall_params
+EOF
+}
+
 # program_grid_yaml NAME PROGRAM LINE... -- PARAMETER-LINE...: $tmp/NAME.yaml, a grid sweep
 # of the trial program PROGRAM run by Debian's python, with the top-level LINEs and then
 # `parameters:` with each PARAMETER-LINE under it.

@@ -18,27 +18,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 unset OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_rmaps_base_oversubscribe \
   OMPI_MCA_mpi_yield_when_idle
 
-# sweep_yaml NAME TRIALS STEPS: a random sweep of the smallest recall model.
-sweep_yaml() {
-  cat >"$tmp/$1.yaml" <<EOF
-name: $1
-method: random
-task: recall
-seed: 11
-trials: $2
-budget: {steps: $3, eval_every: $3}
-parameters:
-  attention: {values: [mha, linear]}
-  lr: {distribution: log_uniform_values, min: 0.001, max: 0.01}
-$tiny_recall_params
-EOF
-}
 # Trials of a few tenths of a second, so that a signal finds the sweep half done (the
 # sanitizer build runs about 20 times slower: fewer steps there).
 steps=300
 [[ -n ${ATTNSWEEP_SANITIZED:-} ]] && steps=20
-sweep_yaml quick 4 20
-sweep_yaml long 12 "$steps"
+random_recall_yaml quick 4 20 11
+random_recall_yaml long 12 "$steps" 11
 
 # no_mpi_notices WHAT: stderr holds none of Open MPI's boilerplate.
 no_mpi_notices() {

@@ -55,31 +55,13 @@ fail() {
 # ---------------------------------------------------------------------------
 echo "== 1. attnsweep slurm: bad input, and the script it writes"
 
-# A tiny sweep on the recall task: TRIALS trials of STEPS steps. trials.yaml NAME TRIALS STEPS
-sweep_yaml() {
-  cat >"$tmp/$1.yaml" <<EOF
-name: $1
-method: random
-task: recall
-seed: 5
-trials: $2
-budget: {steps: $3, eval_every: $3}
-parameters:
-  attention: {values: [mha, linear]}
-  lr: {distribution: log_uniform_values, min: 0.001, max: 0.01}
-  d_model: {value: 16}
-  heads: {value: 2}
-  layers: {value: 1}
-  batch: {value: 16}
-EOF
-}
 # Trials of about half a second each, so that a signal finds a sweep half done (the
 # sanitizer build runs about 20 times slower: fewer steps there).
 steps=400
 [[ -n ${ATTNSWEEP_SANITIZED:-} ]] && steps=30
-sweep_yaml quick 4 10
-sweep_yaml preempt 10 "$steps"
-sweep_yaml cancel 10 "$steps"
+random_recall_yaml quick 4 10 5
+random_recall_yaml preempt 10 "$steps" 5
+random_recall_yaml cancel 10 "$steps" 5
 
 # bad_input WHAT PHRASE ARGS...: `attnsweep slurm --script bad.sbatch ARGS...` is bad input
 # (tests/lib.sh) and writes no script.
