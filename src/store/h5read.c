@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -306,4 +307,12 @@ int h5read_survives(const H5Reader *rd, int (*reader)(const void *ctx, char *err
     else
         snprintf(how, sizeof how, "exit code %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     return h5read_fail(rd, "damaged (the HDF5 library failed reading it: %s)", how);
+}
+
+int h5read_locked_by_writer(const char *path) {
+    const int fd = open(path, O_RDONLY);
+    if (fd < 0) return 0;
+    const int locked = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd);  // and with it our lock, if we got it
+    return locked;
 }

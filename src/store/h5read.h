@@ -49,4 +49,8 @@ int h5read_check_format(const H5Reader *rd, hid_t file);
 // failed, or "PATH: damaged (the HDF5 library failed reading it: ...)" when it died.
 int h5read_survives(const H5Reader *rd, int (*reader)(const void *ctx, char *err, size_t errlen), const void *ctx);
 
+// Whether another process has the file open for writing: HDF5 1.10 holds flock(LOCK_EX)
+// on a file it writes (unless HDF5_USE_FILE_LOCKING=FALSE), so a shared lock is refused.
+int h5read_locked_by_writer(const char *path);
+
 #endif

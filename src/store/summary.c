@@ -1,7 +1,6 @@
 // summary.c: reading a results file for the report (see summary.h), by the conventions of
 // h5store.c: nothing read from the file is trusted (types, shapes and counts are checked
 // before use), every problem is one line "PATH: what is wrong".
-#define _DEFAULT_SOURCE  // flock
 #include "store/summary.h"
 
 #include <cjson/cJSON.h>
@@ -12,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -156,15 +154,6 @@ static hid_t open_file(const char *path) {
     return file;
 }
 
-// Whether another process has the file open for writing: HDF5 1.10 holds flock(LOCK_EX)
-// on a file it writes (unless HDF5_USE_FILE_LOCKING=FALSE), so a shared lock is refused.
-static int locked_by_writer(const char *path) {
-    const int fd = open(path, O_RDONLY);
-    if (fd < 0) return 0;
-    const int locked = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-    close(fd);  // and with it our lock, if we got it
-    return locked;
-}
 
 const Metric *summary_metric(const SweepSummary *s, const char *name) { return ranked_metric(s, name); }
 
@@ -190,7 +179,7 @@ int summary_read_here(const char *path, SweepSummary *out, char *err, size_t err
     if (h5read_check_heaps(&rd) != 0) return -1;
     // A read that catches the writer of a running sweep between two flushes fails or finds
     // the file inconsistent; it is tried again.
-    int writing = locked_by_writer(path);
+    int writing = h5read_locked_by_writer(path);
     for (int attempt = 0;; attempt++) {
         hid_t file = open_file(path);
         const int rc = file >= 0 ? read_file(&rd, file, out, !writing)
@@ -201,7 +190,7 @@ int summary_read_here(const char *path, SweepSummary *out, char *err, size_t err
             return 0;
         }
         summary_free(out);
-        writing = writing || locked_by_writer(path);
+        writing = writing || h5read_locked_by_writer(path);
         if (!writing || attempt == RETRIES) return -1;
         nanosleep(&(struct timespec){.tv_nsec = RETRY_MS * 1000000L}, NULL);
     }

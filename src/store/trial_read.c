@@ -254,17 +254,6 @@ static int read_trial_file(H5Reader *rd, hid_t file, int id, TrialResult *out) {
     return rc;
 }
 
-// Whether another process is writing the file: HDF5 locks a file open for writing,
-// so the file opens only with locking switched off.
-static int locked_by_writer(const char *path) {
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    hid_t file = fapl >= 0 && H5Pset_file_locking(fapl, 0, 1) >= 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl)
-                                                                   : H5I_INVALID_HID;
-    if (fapl >= 0) H5Pclose(fapl);
-    if (file < 0) return 0;
-    H5Fclose(file);
-    return 1;
-}
 
 int h5store_read_trial(const char *path, int id, TrialResult *out, char *err, size_t errlen) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -276,7 +265,7 @@ int h5store_read_trial(const char *path, int id, TrialResult *out, char *err, si
     if (H5Fis_hdf5(path) <= 0) return h5read_fail(&rd, "not an HDF5 file");
     if (h5read_check_heaps(&rd) != 0) return -1;
     hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (file < 0 && locked_by_writer(path))
+    if (file < 0 && h5read_locked_by_writer(path))
         return h5read_fail(&rd, "another process is writing this file (a running sweep?); read it when that ends");
     if (file < 0) return h5read_fail(&rd, "cannot open: damaged or truncated HDF5 file");
     int rc = read_trial_file(&rd, file, id, out);
