@@ -830,37 +830,126 @@ static void test_foreign_files(void) {
 
 // One writer: while a process holds the journal, another gets NULL and one line naming
 // the holder's host, pid and start, and the file is not touched.
-static void test_lock(void) {
-    char path[128];
-    path_in(path, sizeof path, "locked.journal");
+// A child process that opens PATH with `open` and holds it until end_holder: the tests of
+// a second process's view run in between.
+typedef struct {
+    pid_t pid;
     int to_child[2], from_child[2];
+} Holder;
+
+static Holder start_holder(const char *path, Journal *(*open)(const char *path)) {
+    Holder h = {.pid = -1};
     char byte = 0;
-    CHECK(pipe(to_child) == 0 && pipe(from_child) == 0, "pipe");
+    CHECK(pipe(h.to_child) == 0 && pipe(h.from_child) == 0, "pipe");
     fflush(NULL);
-    const pid_t pid = fork();
-    if (pid == 0) {
-        Journal *j = open_begun(path);
-        if (write(from_child[1], &byte, 1) != 1 || read(to_child[0], &byte, 1) != 1) _exit(1);
+    h.pid = fork();
+    if (h.pid == 0) {
+        Journal *j = open(path);
+        if (!j || write(h.from_child[1], &byte, 1) != 1 || read(h.to_child[0], &byte, 1) != 1) _exit(1);
         journal_close(j);
         _exit(0);
     }
-    CHECK(pid > 0 && read(from_child[0], &byte, 1) == 1, "the holder did not start");
+    CHECK(h.pid > 0 && read(h.from_child[0], &byte, 1) == 1, "the holder did not start");
+    return h;
+}
+
+static void end_holder(Holder *h) {
+    char byte = 0;
+    CHECK(write(h->to_child[1], &byte, 1) == 1, "cannot signal the holder");
+    int status = -1;
+    waitpid(h->pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the holder failed (status %d)", status);
+    for (int k = 0; k < 2; k++) close(h->to_child[k]), close(h->from_child[k]);
+}
+
+static void test_lock(void) {
+    char path[128];
+    path_in(path, sizeof path, "locked.journal");
+    Holder holder = start_holder(path, open_begun);
     const long before = file_size(path);
     char err[1024] = "", host[64] = "", want[128];
     gethostname(host, sizeof host - 1);
-    snprintf(want, sizeof want, "is being run by attnsweep on %s, pid %ld, since ", host, (long)pid);
+    snprintf(want, sizeof want, "is being run by attnsweep on %s, pid %ld, since ", host, (long)holder.pid);
     Journal *j = journal_open(path, err, sizeof err);
     CHECK(!j && strstr(err, path) && strstr(err, want) && !strchr(err, '\n'),
           "a second writer: got %s, '%s' (want '%s')", j ? "the journal" : "NULL", err, want);
     CHECK(file_size(path) == before, "the refused writer changed the journal");
-    CHECK(write(to_child[1], &byte, 1) == 1, "cannot signal the holder");
-    int status = -1;
-    waitpid(pid, &status, 0);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the holder failed");
+    end_holder(&holder);
     j = journal_open(path, err, sizeof err);
     CHECK(j != NULL, "after the holder ended, the journal opens: '%s'", err);
     if (j) journal_close(j);
-    for (int k = 0; k < 2; k++) close(to_child[k]), close(from_child[k]);
+}
+
+// Jobs sharing a sweep (journal_open_shared): a child job starts it (open_shared_begun);
+// while it holds the sweep, a single job is refused (told to add --shared), and a second
+// shared job opens it, reads the child's records in its tail (the hand-out carrying the
+// job, the lease its fields), cannot take the writer lock until the child has gone, and
+// cuts a torn record at the end (a job killed while appending) at its next look.
+typedef struct {
+    int n;
+    JournalRecord rec[8];
+} Tail;
+
+static void collect_tail(void *ctx, JournalRecord *rec) {
+    Tail *t = ctx;
+    if (t->n < 8) t->rec[t->n++] = *rec, t->rec[t->n - 1].config = NULL;
+}
+
+// A shared job that has started the sweep: it keeps the results file, has renewed its
+// lease and handed out trial 3 to rank 1.
+static Journal *open_shared_begun(const char *path) {
+    char err[512];
+    Journal *j = journal_open_shared(path, err, sizeof err);
+    if (!j) return NULL;
+    journal_lock(j);
+    journal_begin(j);
+    if (!journal_take_writer(j)) return NULL;
+    journal_lease(j, 60, 0xABCu);
+    journal_handout(j, 3, 1, "{}");
+    journal_unlock(j);
+    return j;
+}
+
+static void test_shared(void) {
+    char path[128];
+    path_in(path, sizeof path, "shared.journal");
+    Holder holder = start_holder(path, open_shared_begun);
+    char err[1024] = "";
+    Journal *single = journal_open(path, err, sizeof err);
+    CHECK(!single && strstr(err, "add --shared to join it") && !strchr(err, '\n'),
+          "a single job on a shared sweep: got %s, '%s'", single ? "the journal" : "NULL", err);
+    Journal *j = journal_open_shared(path, err, sizeof err);
+    CHECK(j != NULL, "a second shared job: '%s'", err);
+    if (j) {
+        journal_lock(j);
+        Tail t = {0};
+        const long n = journal_tail(j, collect_tail, &t, err, sizeof err);
+        CHECK(n == 3 && t.n == 3 && !err[0], "the tail: %ld records, '%s'", n, err);
+        if (t.n == 3) {
+            const long job = t.rec[0].offset;
+            CHECK(t.rec[0].kind == JOURNAL_START && t.rec[0].pid == holder.pid, "the tail's first record: the holder's start");
+            CHECK(t.rec[1].kind == JOURNAL_LEASE && t.rec[1].job == job && t.rec[1].seconds == 60 &&
+                      t.rec[1].yaml_crc == 0xABCu && fabs(t.rec[1].time - unix_seconds()) < 60,
+                  "the lease: job %ld seconds %g crc %x", t.rec[1].job, t.rec[1].seconds, t.rec[1].yaml_crc);
+            CHECK(t.rec[2].kind == JOURNAL_HANDOUT && t.rec[2].id == 3 && t.rec[2].rank == 1 && t.rec[2].job == job,
+                  "the hand-out: trial %d rank %d job %ld (want job %ld)", t.rec[2].id, t.rec[2].rank, t.rec[2].job, job);
+        }
+        CHECK(journal_take_writer(j) == 0, "the writer lock taken while the holder has it");
+        journal_unlock(j);
+    }
+    end_holder(&holder);
+    if (!j) return;
+    const long intact = file_size(path);
+    FILE *f = fopen(path, "ab");
+    CHECK(f && fwrite("JRN6 torn", 1, 9, f) == 9 && fclose(f) == 0, "cannot tear the journal's end");
+    journal_lock(j);
+    Tail t = {0};
+    const long n = journal_tail(j, collect_tail, &t, err, sizeof err);
+    CHECK(n == 0 && strstr(err, "damaged") && file_size(path) == intact,
+          "a torn end: %ld records, '%s', size %ld (want %ld)", n, err, file_size(path), intact);
+    CHECK(journal_take_writer(j) == 1, "the writer lock after its holder ended");
+    journal_unlock(j);
+    journal_close(j);
 }
 
 // ---------------------------------------------------------------- resume
@@ -1079,8 +1168,8 @@ static void test_retried(void) {
 
 static void remove_dir(void) {
     const char *names[] = {"fifty.journal", "torn.journal", "foreign.journal", "results.h5", "results.h5.journal",
-                           "flips.journal", "v2.journal", "locked.journal", "none.journal", "retried.h5",
-                           "retried.h5.journal"};
+                           "flips.journal", "v2.journal", "v3.journal", "v4.journal", "v5.journal", "forged.journal",
+                           "locked.journal", "shared.journal", "none.journal", "retried.h5", "retried.h5.journal"};
     char path[128];
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         path_in(path, sizeof path, names[k]);
@@ -1105,6 +1194,7 @@ int main(void) {
     test_flip_every_byte();
     test_foreign_files();
     test_lock();
+    test_shared();
     const double t2 = now_seconds();
     test_rebuild();
     test_retried();

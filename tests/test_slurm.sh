@@ -10,7 +10,9 @@
 #      (what Slurm's --signal does before the time limit): the job stops cleanly, leaves
 #      a readable results file and journal, requeues itself and completes on restart;
 #   3. a sweep cancelled with plain `scancel`: no requeue, finished trials kept, and
-#      submitting the same script again completes it.
+#      submitting the same script again completes it;
+#   4. a job array (attnsweep slurm --array 2): both jobs run the sweep with --shared,
+#      and it completes with each trial once.
 # Every results file is read with /usr/bin/python3 h5py: each trial exactly once.
 #
 # Usage: bash tests/test_slurm.sh /path/to/attnsweep   (from the repository root; ctest
@@ -62,6 +64,7 @@ steps=400
 random_recall_yaml quick 4 10 5
 random_recall_yaml preempt 10 "$steps" 5
 random_recall_yaml cancel 10 "$steps" 5
+random_recall_yaml array 10 "$steps" 5
 
 # bad_input WHAT PHRASE ARGS...: `attnsweep slurm --script bad.sbatch ARGS...` is bad input
 # (tests/lib.sh) and writes no script.
@@ -458,6 +461,31 @@ wait_done "$id" 120
   fail "resubmitted job $id ended $state, exit code $(job_field "$id" ExitCode)"
 check_h5 results/cancel.h5 10 >/dev/null
 pass "the same script submitted again (job $id) resumed and completed: 10 trials once each, in $((SECONDS - t0)) s"
+
+# ---------------------------------------------------------------------------
+echo "== 6. a job array (attnsweep slurm --array 2): its jobs share the sweep"
+t0=$SECONDS
+run slurm array.yaml --ntasks-per-node 3 --overcommit --array 2 --submit
+[[ $rc == 0 ]] || fail "attnsweep slurm --array 2 --submit: exit code $rc: $(cat "$tmp/err")"
+id=$(cat "$tmp/out")
+[[ $id =~ ^[0-9]+$ ]] || fail "--submit printed '$id', not a job id"
+grep -qx '#SBATCH --array=0-1' results/array.sbatch || fail "the script has no '#SBATCH --array=0-1'"
+grep -qx 'SHARED=1' results/array.sbatch || fail "the script does not set SHARED=1"
+t=$((SECONDS + 180))
+until [[ -z $(squeue -h -j "$id" 2>/dev/null) ]]; do
+  ((SECONDS < t)) || fail "job array $id still queued or running after 180 s: $(squeue -j "$id")"
+  sleep 0.5
+done
+logs=(results/array.slurm-*.log)
+[[ ${#logs[@]} == 2 ]] || fail "job array $id: ${#logs[@]} logs, expected one per task: ${logs[*]}"
+for log in "${logs[@]}"; do
+  for phrase in "launching: mpirun .* --shared" "sharing the sweep as job" "sweep complete"; do
+    grep -q -- "$phrase" "$log" || fail "$log lacks '$phrase': $(cat "$log")"
+  done
+done
+check_h5 results/array.h5 10 >/dev/null
+[[ $(journal_count results/array.h5) == 10 ]] || fail "the array's journal does not hold the 10 trials once each"
+pass "job array $id: both tasks ran the sweep with --shared and completed it: 10 trials once each, in $((SECONDS - t0)) s"
 
 slurm_ctl stop 2>"$tmp/err" || fail "stop-local-slurm failed"
 for p in slurmctld slurmd munged; do

@@ -41,7 +41,7 @@ static void forward_stop(int sig) {
 // mpirun's command line for the ranks: this executable's `run` with o's settings.
 typedef struct {
     char *argv[24];
-    char np[16], group[16], gpus[16];  // the numbers argv points to
+    char np[16], group[16], gpus[16], lease[32];  // the numbers argv points to
     char *exe;                         // self_exe(), freed by the caller
 } LaunchLine;
 
@@ -57,6 +57,7 @@ static void launch_line(LaunchLine *l, const RunOptions *o, int workers) {
     snprintf(l->np, sizeof l->np, "%d", workers + 1);
     snprintf(l->group, sizeof l->group, "%d", o->group_size);
     snprintf(l->gpus, sizeof l->gpus, "%d", o->gpus_per_group);
+    snprintf(l->lease, sizeof l->lease, "%.17g", o->lease);
     l->exe = self_exe();
     l->argv[n++] = l->np;
     l->argv[n++] = l->exe;
@@ -65,10 +66,11 @@ static void launch_line(LaunchLine *l, const RunOptions *o, int workers) {
     if (o->output) l->argv[n++] = "--output", l->argv[n++] = (char *)o->output;
     if (o->resume) l->argv[n++] = "--resume";
     if (o->retry_failed) l->argv[n++] = "--retry-failed";
+    if (o->shared) l->argv[n++] = "--shared", l->argv[n++] = "--lease", l->argv[n++] = l->lease;
     l->argv[n++] = "--group-size", l->argv[n++] = l->group;
     if (o->gpus_per_group >= 0) l->argv[n++] = "--gpus-per-group", l->argv[n++] = l->gpus;
     if (o->quiet) l->argv[n++] = "--quiet";
-    l->argv[n] = NULL;  // at most 6 + 14 of the 24
+    l->argv[n] = NULL;  // at most 6 + 17 of the 24
 }
 
 // In the child, between fork and exec (async-signal-safe calls only): mpirun in a process
@@ -150,7 +152,7 @@ static int run_local(const RunOptions *o, int workers) {
 }
 
 int cmd_run(int argc, char **argv) {
-    RunOptions o = {.group_size = 1, .gpus_per_group = -1};
+    RunOptions o = {.group_size = 1, .gpus_per_group = -1, .lease = 60};
     int workers = 0;
     const Option options[] = {
         OPT_INT("--workers", &workers, 1, MAX_LOCAL_WORKERS, "N",
@@ -160,6 +162,10 @@ int cmd_run(int argc, char **argv) {
         OPT_FLAG("--resume", NULL, &o.resume, 1, "continue from the journal; a sweep not started yet simply starts"),
         OPT_FLAG("--retry-failed", NULL, &o.retry_failed, 1,
                  "with --resume: run the failed trials again (the journal keeps\nevery attempt, the results file the latest)"),
+        OPT_FLAG("--shared", NULL, &o.shared, 1,
+                 "share the sweep with other jobs running it (a Slurm array, or\na job added later): start it, or join it"),
+        OPT_NUMBER("--lease", &o.lease, 1, 86400, "SECONDS",
+                   "with --shared: a job's trials go back to the others this long\nafter it was last seen alive (default 60)"),
         OPT_INT("--group-size", &o.group_size, 1, SWEEP_MAX_GROUP_SIZE, "G", "ranks per worker group"),
         OPT_INT("--gpus-per-group", &o.gpus_per_group, 0, 1024, "K",
                 "a program's sweep: GPUs per worker group (CUDA_VISIBLE_DEVICES),\nover the YAML's resources.gpus"),
@@ -169,19 +175,25 @@ int cmd_run(int argc, char **argv) {
     const Command cmd = {"run",
                          "attnsweep run SWEEP.yaml --workers N [options]\n"
                          "       mpirun -np N attnsweep run SWEEP.yaml [-o results/NAME.h5] [--resume [--retry-failed]]\n"
-                         "                  [--group-size G] [--gpus-per-group K] [--quiet]",
+                         "                  [--shared [--lease SECONDS]] [--group-size G] [--gpus-per-group K] [--quiet]",
                          "Rank 0 coordinates; the other N-1 ranks form worker groups of G (default 1) that\n"
                          "train trials as they become free (G > 1: data-parallel within a group).\n",
                          options,
                          "SIGTERM, SIGINT or SIGUSR1 to the ranks (SIGUSR1 to mpirun) stop the sweep within\n"
                          "seconds (exit code 3); --resume continues it. With --workers, SIGINT (Ctrl-C),\n"
                          "SIGTERM or SIGUSR1 to attnsweep does the same. Under your own mpirun, pass\n"
-                         "mpirun --quiet to keep Open MPI's notices off a failure's exit.\n",
+                         "mpirun --quiet to keep Open MPI's notices off a failure's exit.\n"
+                         "With --shared, any number of jobs run one sweep together, each started the same\n"
+                         "way (a Slurm job array, or another mpirun added later); the journal is where they\n"
+                         "meet. A job that dies loses only its running trials, which the others run again\n"
+                         "once its lease has run out. Not with a single job's run of the same sweep.\n",
                          {1, "one sweep file only",
                           "which sweep? (attnsweep run SWEEP.yaml)"}};
     args_parse(&cmd, argc, argv, &o.spec_path);
     if (o.retry_failed && !o.resume)
         die(EXIT_BADINPUT, "run: --retry-failed runs a sweep's failed trials again: pass it with --resume");
+    if (o.retry_failed && o.shared)
+        die(EXIT_BADINPUT, "run: --retry-failed is for one job alone: run it without --shared while no other job runs the sweep");
     if (workers) return run_local(&o, workers);
     grid_mpi_start();
     return sweep_run(&o);

@@ -40,6 +40,7 @@ static const char *const launchers[] = {"mpirun", "srun", NULL};
 typedef struct {
     const char *sweep, *output, *script, *time, *partition, *account, *mem;
     int nodes, ntasks_per_node, group_size, max_requeues;
+    int array;                         // --array N: N jobs sharing the sweep (0: one job)
     int overcommit, submit, launcher;  // launcher: an index of launchers
     ArgList sbatch_lines, setup;       // verbatim #SBATCH options; the setup function's lines
     int gpus, cpus;                    // the sweep's resources per worker group (0: none given)
@@ -276,6 +277,7 @@ static char *script_text(const SlurmOptions *o, const char *name, const char *lo
     if (o->overcommit) fputs(" --overcommit", f);
     if (o->launcher) fprintf(f, " --launcher %s", launchers[o->launcher]);
     if (o->gpus_per_group >= 0) fprintf(f, " --gpus-per-group %d", o->gpus_per_group);
+    if (o->array) fprintf(f, " --array %d", o->array);
     for (int i = 0; i < o->sbatch_lines.n; i++) {
         fputs(" --sbatch-line ", f);
         put_shell_word(f, o->sbatch_lines.item[i]);
@@ -307,6 +309,7 @@ static char *script_text(const SlurmOptions *o, const char *name, const char *lo
     fputs("#SBATCH --open-mode=append\n", f);
     fputs("#SBATCH --requeue\n", f);
     fprintf(f, "#SBATCH --signal=B:USR1@%d\n", SIGNAL_LEAD_SECONDS);
+    if (o->array) fprintf(f, "#SBATCH --array=0-%d\n", o->array - 1);
     for (int i = 0; i < o->sbatch_lines.n; i++) fprintf(f, "#SBATCH %s\n", o->sbatch_lines.item[i]);
     fputs("\n# ---- settings (relative paths: from the --chdir directory)\n", f);
     fputs("ATTNSWEEP=", f);
@@ -320,7 +323,8 @@ static char *script_text(const SlurmOptions *o, const char *name, const char *lo
         fprintf(f, "GPUS_PER_GROUP=%d\n", o->gpus_per_group);
     else
         fputs("GPUS_PER_GROUP=\n", f);
-    fprintf(f, "MAX_REQUEUES=%d\nLAUNCHER=%s\nsetup() {\n", o->max_requeues, launchers[o->launcher]);
+    fprintf(f, "MAX_REQUEUES=%d\nLAUNCHER=%s\nSHARED=%s\nsetup() {\n", o->max_requeues, launchers[o->launcher],
+            o->array ? "1" : "");
     // Each command in braces of its own (a comment in it ends at the newline): the first to
     // fail returns its status.
     for (int i = 0; i < o->setup.n; i++) fprintf(f, "  { %s\n  } || return $?\n", o->setup.item[i]);
@@ -408,6 +412,10 @@ int cmd_slurm(int argc, char **argv) {
                  "allow more ranks than cores (test machines; the script\n"
                  "asks for --ntasks N x M instead of --ntasks-per-node)"),
         OPT_INT("--max-requeues", &o.max_requeues, 0, MAX_COUNT, "K", "stop requeueing after K restarts (20)"),
+        OPT_INT("--array", &o.array, 1, MAX_COUNT, "N",
+                "a job array of N jobs sharing the sweep (attnsweep run\n"
+                "--shared): each starts when Slurm has room, and one that\n"
+                "dies loses only its running trials"),
         OPT_STRING("--output", "-o", &o.output, "FILE",
                    "results file (results/NAME.h5, NAME: the sweep's name);\n"
                    "the job log is FILE without .h5 + .slurm-JOBID.log"),

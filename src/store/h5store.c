@@ -534,7 +534,7 @@ static void rebuild_record(void *arg, JournalRecord *rec) {
             warnf("%s: trial %d appears twice; keeping its first record that did not fail", rb->journal, r->id);
     } else if (rb->seen && rb->seen(rb->ctx, rec, rb->err, rb->errlen) != 0) {
         rb->refused = 1;
-    } else if (rec->kind == JOURNAL_TRIAL) {
+    } else if (rec->kind == JOURNAL_TRIAL && rb->s) {
         write_trial(rb->s, r);
     }
     if (rec->kind == JOURNAL_TRIAL) trial_result_free(r);
@@ -565,20 +565,31 @@ static void abandon(H5Store *s) {
     free(s);
 }
 
-H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, Journal *journal, RebuildSeen seen, void *ctx,
-                         char *err, size_t errlen) {
-    H5Store *s = h5store_create(path, meta);
+// The journal's standing records to seen and, when s is not NULL, its trials into s: 0,
+// or -1 with one line in err.
+static int replay_into(H5Store *s, Journal *journal, RebuildSeen seen, void *ctx, char *err, size_t errlen) {
     Rebuild rb = {.s = s, .journal = journal_path(journal), .seen = seen, .ctx = ctx, .err = err, .errlen = errlen};
     char damage[1024];  // the replay's own message: a failure, or damage to warn about
     const long n = journal_replay(journal, rebuild_record, &rb, damage, sizeof damage);
-    if (n < 0 || rb.refused) {
-        if (n < 0) snprintf(err, errlen, "%s", damage);
+    if (n < 0) snprintf(err, errlen, "%s", damage);
+    if (n < 0 || rb.refused) return -1;
+    if (damage[0]) warnf("%s", damage);
+    return 0;
+}
+
+H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, Journal *journal, RebuildSeen seen, void *ctx,
+                         char *err, size_t errlen) {
+    H5Store *s = h5store_create(path, meta);
+    if (replay_into(s, journal, seen, ctx, err, errlen) != 0) {
         abandon(s);
         return NULL;
     }
-    if (damage[0]) warnf("%s", damage);
     h5store_publish(s);
     return s;
+}
+
+int h5store_replay(Journal *journal, RebuildSeen seen, void *ctx, char *err, size_t errlen) {
+    return replay_into(NULL, journal, seen, ctx, err, errlen);
 }
 
 void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, const LayerScore *scores,

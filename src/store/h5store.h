@@ -84,6 +84,9 @@ void h5store_write_trial(H5Store *s, const TrialResult *r);
 typedef int (*RebuildSeen)(void *ctx, const JournalRecord *rec, char *err, size_t errlen);
 H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, Journal *journal, RebuildSeen seen, void *ctx,
                          char *err, size_t errlen);
+// The same replay to seen alone, no file written (a job sharing a sweep whose results
+// file another job keeps): 0, or -1 with one line in err.
+int h5store_replay(Journal *journal, RebuildSeen seen, void *ctx, char *err, size_t errlen);
 // Rename the temporary file h5store_create writes to over PATH now, keeping it open for
 // appending (h5store_close otherwise renames it when it closes).
 void h5store_publish(H5Store *s);

@@ -34,6 +34,11 @@ struct Journal {
     int fd;
     long end;          // where the next record goes: the end of the last intact one after a replay
     int fix_magic;     // the magic line is damaged: journal_begin writes it again
+    int shared;        // journal_open_shared: other jobs append too, each append under the append lock
+    int locked;        // shared: the depth of journal_lock calls (the lock is held while > 0)
+    int writer;        // shared: this process holds the writer lock (journal_take_writer)
+    long job;          // shared: the offset of this job's start record (journal_begin), else -1
+    long seen;         // shared: every record before this offset has been read or written here
 };
 
 const char *journal_path(const Journal *j) { return j->path; }
@@ -154,7 +159,7 @@ static int next_frame(Scan *s, off_t off, Frame *f) {
     return found;
 }
 
-// A start, handout or release body into rec; 0, or -1 with the reason in err.
+// A start, handout, release or lease body into rec; 0, or -1 with the reason in err.
 static int decode_small(JournalRecord *rec, const Bytes *body, char *err, size_t errlen) {
     ByteReader rd = byte_reader(body->data, body->len, "journal record", err, errlen);
     size_t n = 0;
@@ -172,8 +177,15 @@ static int decode_small(JournalRecord *rec, const Bytes *body, char *err, size_t
         rec->time = br_f64(&rd);
         text = br_text(&rd, SIZE_MAX, &n, "configuration");
         if (text) rec->config = strndup(text, n);
+        rec->job = rd.left ? br_i64(&rd) : -1;  // a shared sweep's job, after the configuration
         break;
     case JOURNAL_RELEASE: rec->id = br_i32(&rd); break;
+    case JOURNAL_LEASE:
+        rec->job = br_i64(&rd);
+        rec->time = br_f64(&rd);
+        rec->seconds = br_f64(&rd);
+        rec->yaml_crc = (unsigned)br_u32(&rd);
+        break;
     default: br_fail(&rd, "unknown record kind %d", (int)rec->kind);
     }
     if (!rd.failed && rd.left) br_fail(&rd, "%zu bytes after its end", rd.left);
@@ -258,12 +270,11 @@ static int check_magic(Scan *s, const char *path, int *bad_magic, char *err, siz
     return -1;
 }
 
-// Every intact record after the magic line, in file order, to visit (its body in
-// s->body); the stretches between them noted in d, the end of the last in *end. 0, or -1
-// on an I/O error (errno).
+// Every intact record from off (the magic line's end, or where a tail read begins), in
+// file order, to visit (its body in s->body); the stretches between them noted in d, the
+// end of the last in *end. 0, or -1 on an I/O error (errno).
 typedef void (*FrameVisit)(void *ctx, const Frame *f, const Bytes *body);
-static int each_frame(Scan *s, FrameVisit visit, void *ctx, Damage *d, long *end) {
-    off_t off = (off_t)JOURNAL_MAGIC_LEN;
+static int each_frame(Scan *s, off_t off, FrameVisit visit, void *ctx, Damage *d, long *end) {
     *end = (long)off;
     for (;;) {
         Frame f;
@@ -321,7 +332,7 @@ static long *superseded_records(Scan *s, size_t *n) {
     Attempts all = {0};
     Damage ignored = {0};
     long end;
-    each_frame(s, add_attempt, &all, &ignored, &end);  // an I/O error: the replay's own pass says it
+    each_frame(s, (off_t)JOURNAL_MAGIC_LEN, add_attempt, &all, &ignored, &end);  // an I/O error: the replay's own pass says it
     if (all.n) qsort(all.a, all.n, sizeof *all.a, by_id_then_place);
     long *out = xmalloc((all.n ? all.n : 1) * sizeof *out);
     *n = 0;
@@ -390,7 +401,7 @@ static long replay_fd(int fd, const char *path, int trials, JournalVisit fn, voi
     Replay rp = {.trials = trials, .fn = fn, .ctx = ctx};
     long *superseded = trials ? superseded_records(&s, &rp.n_superseded) : NULL;
     rp.superseded = superseded;
-    const int rc = each_frame(&s, replay_record, &rp, &rp.d, end), e = errno;
+    const int rc = each_frame(&s, (off_t)JOURNAL_MAGIC_LEN, replay_record, &rp, &rp.d, end), e = errno;
     free(superseded);
     bytes_free(&s.body);
     if (rc != 0) {
@@ -423,10 +434,22 @@ long journal_replay_path(const char *path, JournalVisit fn, void *ctx, char *err
 
 // ---------------------------------------------------------------- the lock
 
-static int lock_fd(int fd) {
-    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
-    return fcntl(fd, F_SETLK, &fl);
+// The journal's fcntl locks, by byte range. A single job holds every byte for its run.
+// Jobs sharing a sweep each hold SWEEP_BYTE for reading for their run (so a single job and
+// shared ones exclude each other, and shared ones do not), take APPEND_BYTE for writing
+// around each read of the tail and the appends that follow it (journal_lock), and the one
+// that keeps the results file holds WRITER_BYTE (journal_take_writer). A lock is the
+// process's until it closes the file: nothing else in it may open the journal.
+enum { SWEEP_BYTE = 0, APPEND_BYTE = 1, WRITER_BYTE = 2 };
+
+static int lock_range(int fd, short type, int cmd, off_t start, off_t len) {
+    struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = start, .l_len = len};
+    int rc;
+    while ((rc = fcntl(fd, cmd, &fl)) != 0 && errno == EINTR && cmd == F_SETLKW) continue;
+    return rc;
 }
+
+static int lock_fd(int fd) { return lock_range(fd, F_WRLCK, F_SETLK, 0, 0); }
 
 static void last_start(void *ctx, JournalRecord *rec) {
     if (rec->kind == JOURNAL_START) *(JournalRecord *)ctx = *rec;
@@ -441,7 +464,7 @@ static void holder_line(int fd, const char *path, char *err, size_t errlen) {
     struct flock fl = {0};
     for (int attempt = 0; attempt < HOLDER_TRIES; attempt++) {
         fl = (struct flock){.l_type = F_WRLCK, .l_whence = SEEK_SET};
-        if (fcntl(fd, F_GETLK, &fl) != 0) fl.l_pid = 0;
+        if (fcntl(fd, F_GETLK, &fl) != 0) fl.l_pid = 0, fl.l_type = F_WRLCK;
         start = (JournalRecord){0};
         long end;
         int bad;
@@ -452,6 +475,7 @@ static void holder_line(int fd, const char *path, char *err, size_t errlen) {
         nanosleep(&(struct timespec){.tv_nsec = 100000000L}, NULL);
     }
     const char *advice = "wait for it to end, or stop it first (SIGUSR1 to its mpirun)";
+    if (fl.l_type == F_RDLCK) advice = "it is shared (run --shared): add --shared to join it";
     if (start.kind != JOURNAL_START) {
         snprintf(err, errlen, "%s: this sweep is being run by another process (pid %ld): %s", path, (long)fl.l_pid, advice);
         return;
@@ -486,7 +510,7 @@ static int create_journal(const char *path) {
     return rc;
 }
 
-Journal *journal_open(const char *path, char *err, size_t errlen) {
+static Journal *open_journal(const char *path, int shared, char *err, size_t errlen) {
     int fd = -1, created = 0;
     for (int attempt = 0; fd < 0 && attempt < 3; attempt++) {
         fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
@@ -500,7 +524,11 @@ Journal *journal_open(const char *path, char *err, size_t errlen) {
         }
     }
     if (fd < 0) die(EXIT_RUNTIME, "%s: cannot open the journal (it keeps disappearing)", path);
-    if (!created && lock_fd(fd) != 0) {
+    // A shared job's read lock on SWEEP_BYTE (the rest of a new file's write lock let go).
+    const int locked = shared ? lock_range(fd, F_RDLCK, F_SETLK, SWEEP_BYTE, 1) == 0 &&
+                                    (!created || lock_range(fd, F_UNLCK, F_SETLK, SWEEP_BYTE + 1, 0) == 0)
+                              : created || lock_fd(fd) == 0;
+    if (!locked) {
         if (errno != EACCES && errno != EAGAIN) die(EXIT_RUNTIME, "%s: cannot lock the journal: %s", path, strerror(errno));
         holder_line(fd, path, err, errlen);
         close(fd);
@@ -509,9 +537,65 @@ Journal *journal_open(const char *path, char *err, size_t errlen) {
     Journal *j = xcalloc(1, sizeof *j);
     j->path = xstrdup(path);
     j->fd = fd;
+    j->shared = shared;
+    j->job = -1;
+    j->seen = (long)JOURNAL_MAGIC_LEN;
     struct stat st;
     j->end = fstat(fd, &st) == 0 ? (long)st.st_size : 0;
     return j;
+}
+
+Journal *journal_open(const char *path, char *err, size_t errlen) { return open_journal(path, 0, err, errlen); }
+
+Journal *journal_open_shared(const char *path, char *err, size_t errlen) { return open_journal(path, 1, err, errlen); }
+
+int journal_shared(const Journal *j) { return j->shared; }
+
+long journal_job(const Journal *j) { return j->job; }
+
+void journal_lock(Journal *j) {
+    if (!j->shared || j->locked++ > 0) return;
+    if (lock_range(j->fd, F_WRLCK, F_SETLKW, APPEND_BYTE, 1) != 0)
+        die(EXIT_RUNTIME, "%s: cannot lock the journal: %s", j->path, strerror(errno));
+}
+
+void journal_unlock(Journal *j) {
+    if (!j->shared || --j->locked > 0) return;
+    if (lock_range(j->fd, F_UNLCK, F_SETLK, APPEND_BYTE, 1) != 0)
+        die(EXIT_RUNTIME, "%s: cannot unlock the journal: %s", j->path, strerror(errno));
+}
+
+int journal_take_writer(Journal *j) {
+    if (!j->shared || j->writer) return 1;
+    j->writer = lock_range(j->fd, F_WRLCK, F_SETLK, WRITER_BYTE, 1) == 0;
+    return j->writer;
+}
+
+long journal_tail(Journal *j, JournalVisit fn, void *ctx, char *err, size_t errlen) {
+    err[0] = 0;
+    if (!j->locked) die(EXIT_RUNTIME, "%s: its tail read without the journal's lock", j->path);
+    struct stat st;
+    if (fstat(j->fd, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", j->path, strerror(errno));
+        return -1;
+    }
+    if (st.st_size <= j->seen) return 0;
+    Scan s = {.fd = j->fd, .size = st.st_size};
+    Replay rp = {.trials = 1, .fn = fn, .ctx = ctx};
+    long end;
+    const int rc = each_frame(&s, (off_t)j->seen, replay_record, &rp, &rp.d, &end), e = errno;
+    bytes_free(&s.body);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s: %s", j->path, strerror(e));
+        return -1;
+    }
+    damage_line(&rp.d, j->path, 0, err, errlen);
+    // Under the lock no append is under way: bytes past the last intact record are what a
+    // job killed while appending left.
+    if (st.st_size > end && (ftruncate(j->fd, (off_t)end) != 0 || fsync(j->fd) != 0))
+        die(EXIT_RUNTIME, "%s: cannot cut off the damaged end: %s", j->path, strerror(errno));
+    j->end = j->seen = end;
+    return rp.count;
 }
 
 // ---------------------------------------------------------------- writing
@@ -519,6 +603,7 @@ Journal *journal_open(const char *path, char *err, size_t errlen) {
 // One record at the end, its body escaped (escape_body), synced if asked. A failed write is
 // cut away again (the journal stays as it was) and ends the program with the reason.
 static void append_record(Journal *j, JournalKind kind, const unsigned char *body, size_t len, int sync, int id) {
+    if (j->shared && !j->locked) die(EXIT_RUNTIME, "%s: a record appended without the journal's lock", j->path);
     Bytes b = {0};
     bytes_extend(&b, RECORD_HEADER);
     escape_body(&b, body, len);
@@ -538,6 +623,7 @@ static void append_record(Journal *j, JournalKind kind, const unsigned char *bod
         die(EXIT_RUNTIME, "%s: cannot write: %s", j->path, strerror(e));
     }
     j->end += (long)(RECORD_HEADER + n);
+    if (j->shared) j->seen = j->end;
     bytes_free(&b);
 }
 
@@ -555,6 +641,7 @@ void journal_begin(Journal *j) {
     bytes_put_i64(&b, (long)getpid());
     bytes_put_f64(&b, unix_seconds());
     bytes_put_text(&b, host, strlen(host));
+    if (j->shared) j->job = j->end;
     append_record(j, JOURNAL_START, b.data, b.len, 1, -1);
     bytes_free(&b);
 }
@@ -577,6 +664,7 @@ double journal_handout(Journal *j, int id, int rank, const char *config_json) {
     bytes_put_i32(&b, rank);
     bytes_put_f64(&b, now);
     bytes_put_text(&b, config_json, strlen(config_json));
+    if (j->shared) bytes_put_i64(&b, j->job);
     append_record(j, JOURNAL_HANDOUT, b.data, b.len, 0, id);
     bytes_free(&b);
     return now;
@@ -586,6 +674,16 @@ void journal_release(Journal *j, int id) {
     unsigned char body[4];
     store_le(body, (uint32_t)id, 4);
     append_record(j, JOURNAL_RELEASE, body, sizeof body, 0, id);
+}
+
+void journal_lease(Journal *j, double seconds, unsigned yaml_crc) {
+    Bytes b = {0};
+    bytes_put_i64(&b, j->job);
+    bytes_put_f64(&b, unix_seconds());
+    bytes_put_f64(&b, seconds);
+    bytes_put_u32(&b, yaml_crc);
+    append_record(j, JOURNAL_LEASE, b.data, b.len, 0, -1);
+    bytes_free(&b);
 }
 
 void journal_close(Journal *j) {

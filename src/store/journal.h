@@ -10,6 +10,11 @@
 // One writer per sweep: journal_open takes an exclusive POSIX fcntl lock on the whole
 // journal (NFS and Lustre honour these), held until journal_close; a second run is told
 // who holds it. Every other file of the sweep is written only under this lock.
+// Or several jobs share one sweep (journal_open_shared): each appends under a short lock
+// (journal_lock) after reading what the others appended since its last look
+// (journal_tail), and one at a time keeps the results file (journal_take_writer). The
+// journal is then the only place the jobs meet: which trials are done, which are held
+// (handed out by a job whose lease has not run out), and which are free again.
 //
 // Journal file, version 6: the magic line "attnsweep-journal 6\n", then records
 //   u32 magic 0x364E524A ("JRN6"), u32 kind, u32 body length n, u32 crc32 of the body,
@@ -23,6 +28,11 @@
 //   3 handout  i32 trial id, i32 world rank of the group's leader, f64 Unix time,
 //              text configuration (config_to_json)
 //   4 release  i32 trial id: given back unfinished on a stop (no worker died)
+//   5 lease    i64 job, f64 Unix time, f64 seconds, u32 crc32 of the sweep's YAML: a job
+//              sharing the sweep is alive, and its hand-outs are its own until time +
+//              seconds (0 seconds: it ended)
+// A job sharing the sweep (run --shared, journal_open_shared) is named by the offset of
+// its start record; its hand-outs carry it (i64 job after the configuration).
 // A trial is recorded once, but for a failed trial run again (attnsweep run --resume
 // --retry-failed): each attempt is a record, and the trial is the latest. The record that
 // stands for a trial is its first that did not fail, else its last; journal_replay marks
@@ -49,7 +59,7 @@
 
 typedef struct Journal Journal;
 
-typedef enum { JOURNAL_TRIAL = 1, JOURNAL_START, JOURNAL_HANDOUT, JOURNAL_RELEASE } JournalKind;
+typedef enum { JOURNAL_TRIAL = 1, JOURNAL_START, JOURNAL_HANDOUT, JOURNAL_RELEASE, JOURNAL_LEASE } JournalKind;
 
 // One intact record, as journal_replay gives it.
 typedef struct {
@@ -59,7 +69,10 @@ typedef struct {
     int superseded;      // trial: another record of the same trial stands for it (see above)
     int id;              // handout, release: the trial
     int rank;            // handout: the world rank of the group's leader
-    double time;         // start, handout: Unix time
+    long job;            // handout, lease: the job sharing the sweep (-1: a single job's hand-out)
+    double time;         // start, handout, lease: Unix time
+    double seconds;      // lease: how long after time the job's hand-outs stay its own
+    unsigned yaml_crc;   // lease: crc32 of the job's sweep YAML
     long pid;            // start
     char host[64];       // start
     const char *config;  // handout: the configuration handed out, JSON (valid during the call)
@@ -98,6 +111,32 @@ double journal_handout(Journal *j, int id, int rank, const char *config_json);
 void journal_release(Journal *j, int id);
 // Close the file, which releases the lock.
 void journal_close(Journal *j);
+
+// ---- a sweep shared by several jobs (attnsweep run --shared)
+// Open PATH as journal_open does, for a job that shares the sweep with others: NULL with
+// the holder's line in err while a single job runs it (and a single job's journal_open
+// is refused while shared ones run it, told to add --shared).
+Journal *journal_open_shared(const char *path, char *err, size_t errlen);
+int journal_shared(const Journal *j);
+// The append lock, waited for; nested calls count. Every append of a shared journal, and
+// every journal_tail, must be under it (the program ends with a line otherwise). For a
+// single job's journal both do nothing.
+void journal_lock(Journal *j);
+void journal_unlock(Journal *j);
+// Under the lock: the records the other jobs appended since this process last read or
+// appended (trials decoded; none superseded), in file order, as journal_replay gives
+// them; bytes after the last intact record (a job killed while appending) are cut away.
+// The count, or -1 with one line in err; err holds a warning line when it skipped damage.
+long journal_tail(Journal *j, JournalVisit fn, void *ctx, char *err, size_t errlen);
+// Become the job that keeps the results file, unless another one is: 1 when this one is
+// (held until journal_close), 0 otherwise. A single job's journal: always 1.
+int journal_take_writer(Journal *j);
+// This job (after journal_begin): the offset of its start record, which its hand-outs
+// and leases carry; -1 for a single job.
+long journal_job(const Journal *j);
+// This job is alive, and its hand-outs are its own for `seconds` from now (0: it ended).
+// Under the lock, without fsync.
+void journal_lease(Journal *j, double seconds, unsigned yaml_crc);
 
 // Read a journal without locking it (tests, tools): journal_replay of PATH. A missing file
 // is 0 records.

@@ -1,6 +1,18 @@
 // coordinator.c: rank 0. Hands out trials to worker groups as they ask, decides ASHA
 // rungs, journals and stores every finished trial, prints progress, and stops cleanly
 // on SIGTERM/SIGUSR1, or when the first trials of a run all fail the same way.
+//
+// A sweep shared by several jobs (run --shared: store/journal.h) has one coordinator per
+// job. Each reads what the others appended to the journal before it hands out a trial or
+// records one, under the journal's append lock, so that a trial is handed out by one job
+// at a time and recorded once: done, held (handed out by a job whose lease has not run
+// out), or free. A job renews its lease every LEASE_RENEWALS-th of the lease; one whose
+// lease ran out (it died) has its running trials taken by the next job that looks, each
+// counting a death as a single job's resume counts it (sweep/recovery.h). The other jobs'
+// trials reach this one's sampler and ASHA's rungs as they are read; ASHA decides on the
+// rung values this job knows: its own trials' reports and the others' finished curves.
+// One job at a time keeps the results file (journal_take_writer): it writes the others'
+// trials as it reads them, and the last job to end leaves it whole.
 #define _POSIX_C_SOURCE 200809L
 #include <gsl/gsl_rng.h>
 #include <limits.h>
@@ -11,6 +23,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <zlib.h>
 
 #include "common/config_json.h"
 #include "common/outfile.h"
@@ -25,6 +38,9 @@
 #include "trial/trialdir.h"
 
 enum { PROGRESS_SECONDS = 5, MAX_WAIT_SECONDS = 60 };
+// Shared: how often a job reads the journal while nothing else makes it (its waiting
+// groups may get a trial a dead job held), and renews its lease (this many times a lease).
+enum { SYNC_SECONDS = 1, LEASE_RENEWALS = 4 };
 // Polling back-off while nothing arrives: sleeps from POLL_MIN_NS doubling to
 // POLL_MAX_NS. Each idle poll (MPI_Iprobe, which yields under mpi_yield_when_idle, then
 // nanosleep) costs about 15-30 us of CPU here. The cap: 1 ms cost 1.5-2 % of a core all
@@ -67,6 +83,20 @@ typedef struct {
     H5Store *store;
     const char *output;     // the results file: its trials' directories are beside it
     Recovery recovery;      // the journal's hand-outs: trials whose worker died
+    StoreMeta meta;         // the results file's root attributes
+    const char *objective[SPACE_MAX_OBJECTIVES];  // meta's objectives
+    // A shared sweep: each job seen in the journal, its lease (lease_live), its YAML's
+    // crc32; this job's, and when it last read the journal and renewed its lease.
+    struct {
+        long job;
+        double written_until;   // Unix time, on the clock of the job that wrote it
+        double seconds;         // its lease (0: it ended)
+        double observed_until;  // now_seconds() when this job saw it renewed, + seconds
+        unsigned yaml_crc;
+    } *leases;
+    int n_leases;
+    unsigned yaml_crc;
+    double last_sync, last_renew;
     double t0, last_progress;
     double handling;        // seconds spent answering messages (journal and HDF5 writes included)
 } Coordinator;
@@ -119,7 +149,14 @@ static void watch_failures(Coordinator *co, const TrialResult *r) {
     begin_stop(co);
 }
 
+// This job's own record, told to the recovery as another job's is (a shared sweep's
+// search for free trials reads it there).
+static void own_record(Coordinator *co, const JournalRecord *rec) {
+    if (journal_shared(co->journal)) recovery_visit(&co->recovery, rec);
+}
+
 static void record(Coordinator *co, const TrialResult *r, int from_journal) {
+    if (!from_journal) own_record(co, &(JournalRecord){.kind = JOURNAL_TRIAL, .trial = *r});
     co->done[r->id] = 1;
     co->n_done++;
     if (r->status == TRIAL_PRUNED) co->n_pruned++;
@@ -153,16 +190,83 @@ static void progress(Coordinator *co, int final) {
     fprintf(stderr, "\n");
 }
 
+static void store_trial(Coordinator *co, const TrialResult *r) {
+    if (co->store) h5store_write_trial(co->store, r);  // a shared sweep's other jobs: the writer writes it
+}
+
+// Trial id, dead with its worker max_deaths times, recorded failed with that reason: 1
+// when it was.
+static int fail_dead(Coordinator *co, int id) {
+    TrialResult r;
+    if (co->recovery.deaths[id] < co->spec->max_deaths ||
+        recovery_failed_trial(&co->recovery, id, &co->spec->reward, &r) != 0)
+        return 0;
+    warnf("sweep %s: trial %d failed: %s", co->spec->name, id, r.reason);
+    journal_append(co->journal, &r);
+    record(co, &r, 0);
+    store_trial(co, &r);
+    char dir[PROTOCOL_PATH_MAX];
+    trial_dir_path(dir, sizeof dir, co->output, id);
+    trial_dir_finish(dir);
+    trial_result_free(&r);
+    return 1;
+}
+
+// Whether a job's hand-outs are still its own: this job's are; another's until its lease
+// has run out, which takes its end as written being past, and either a lease more past
+// (its clock may be behind this one's by up to a lease) or no renewal seen by this job
+// for a lease (so this job's own clock measures it); a job that ended (0 seconds), a
+// single job's hand-outs (-1) and a job with no lease are over.
+static int lease_live(const Coordinator *co, long job) {
+    if (job == journal_job(co->journal)) return 1;
+    for (int i = 0; i < co->n_leases; i++) {
+        if (co->leases[i].job != job) continue;
+        const double unix_now = unix_seconds(), end = co->leases[i].written_until;
+        const int over = unix_now >= end + co->leases[i].seconds ||
+                         (unix_now >= end && now_seconds() >= co->leases[i].observed_until);
+        return co->leases[i].seconds > 0 && !over;
+    }
+    return 0;
+}
+
+// The position in order of the next trial to hand out, or -1 when none is free. A single
+// job: the next not done (the ones before co->next are done or run here). A shared sweep:
+// the first neither done nor held by a live job; a trial whose job's lease ran out is
+// free again, its run a death (one dead max_deaths times is recorded failed instead).
+// *held: another job holds a trial not done (a group waits for it rather than leave).
+static int next_free(Coordinator *co, int *held) {
+    const int n = co->spec->trials;
+    *held = 0;
+    while (co->next < n && co->done[co->order[co->next]]) co->next++;
+    if (!journal_shared(co->journal)) return co->next < n ? co->next : -1;
+    Recovery *rc = &co->recovery;
+    for (int i = co->next; i < n; i++) {
+        const int id = co->order[i];
+        if (co->done[id]) continue;
+        if (rc->running[id] && lease_live(co, rc->job[id])) {
+            *held |= rc->job[id] != journal_job(co->journal);
+            continue;
+        }
+        if (rc->running[id]) {
+            recovery_end_run(rc, id);
+            if (fail_dead(co, id)) continue;
+        }
+        return i;
+    }
+    return -1;
+}
+
 // The next trial for a free group: 1 with *t filled, 0 when none is left, -1 when
-// evolution must wait for results first.
+// evolution must wait for results first, or another job holds the trials left.
 static int next_trial(Coordinator *co, TrialAssign *t) {
-    while (co->next < co->spec->trials && co->done[co->order[co->next]]) co->next++;
-    if (co->next >= co->spec->trials) return 0;
+    int held;
+    const int at = next_free(co, &held);
+    if (at < 0) return held ? -1 : 0;
     memset(t, 0, sizeof *t);
-    const int id = co->order[co->next];
+    const int id = co->order[at];
     if (sampler_config(co->sampler, id, &t->config) != 0) return -1;
     t->id = id;
-    co->next++;
+    if (!journal_shared(co->journal)) co->next++;
     t->n_rungs = co->asha.n_rungs;
     memcpy(t->rungs, co->asha.steps, sizeof t->rungs);
     t->time_limit = co->spec->time_limit;
@@ -176,6 +280,63 @@ static int next_trial(Coordinator *co, TrialAssign *t) {
 
 static int group_of_leader(const SweepComms *sc, int rank) { return (rank - 1) / sc->group_size; }
 
+// ---- a sweep shared with other jobs
+
+static void note_lease(Coordinator *co, const JournalRecord *rec) {
+    int i = 0;
+    while (i < co->n_leases && co->leases[i].job != rec->job) i++;
+    if (i == co->n_leases) co->leases = xrealloc(co->leases, (size_t)++co->n_leases * sizeof *co->leases);
+    co->leases[i].job = rec->job;
+    co->leases[i].written_until = rec->time + rec->seconds;
+    co->leases[i].seconds = rec->seconds;
+    co->leases[i].observed_until = now_seconds() + rec->seconds;
+    co->leases[i].yaml_crc = rec->yaml_crc;
+}
+
+// A record another job appended: its trials are recorded here as the journal's are on a
+// resume (the first record of a trial stands: a job whose lease ran out may have finished
+// it too, and this job's own result came first then), its hand-outs and leases noted.
+static void on_other(void *ctx, JournalRecord *rec) {
+    Coordinator *co = ctx;
+    if (rec->kind == JOURNAL_LEASE) note_lease(co, rec);
+    if (rec->kind != JOURNAL_TRIAL) {
+        recovery_visit(&co->recovery, rec);
+        return;
+    }
+    TrialResult *r = &rec->trial;
+    if (r->id >= 0 && r->id < co->spec->trials && !co->done[r->id]) {
+        recovery_visit(&co->recovery, rec);
+        record(co, r, 1);
+        store_trial(co, r);
+    }
+    trial_result_free(r);
+}
+
+// The results file, kept by this job from now on: written afresh from the journal (the
+// last writer may have died halfway through a trial).
+static void become_writer(Coordinator *co) {
+    char err[8192];
+    outfile_remove_stale(co->output);  // a writer's, and only the writer writes them
+    co->store = h5store_rebuild(co->output, &co->meta, co->journal, NULL, NULL, err, sizeof err);
+    if (!co->store) die(EXIT_RUNTIME, "run: %s", err);
+}
+
+// Under the journal's lock: what the other jobs did since this one last looked, the
+// results file taken over when its writer has gone, and the lease renewed when due.
+static void shared_sync(Coordinator *co) {
+    if (!journal_shared(co->journal)) return;
+    char err[1024];
+    if (journal_tail(co->journal, on_other, co, err, sizeof err) < 0) die(EXIT_RUNTIME, "run: %s", err);
+    if (err[0]) warnf("%s", err);
+    if (!co->store && journal_take_writer(co->journal)) become_writer(co);
+    const double now = unix_seconds();
+    if (now - co->last_renew >= co->options->lease / LEASE_RENEWALS) {
+        journal_lease(co->journal, co->options->lease, co->yaml_crc);
+        co->last_renew = now;
+    }
+    co->last_sync = now_seconds();
+}
+
 // Group k is free: send it the next trial, or tell it to leave when none is left;
 // returns 0, or −1 (nothing sent) while the sampler cannot yet sample (evolution waits
 // for results). The trial goes out without waiting for its delivery (MPI_Isend): a
@@ -185,11 +346,19 @@ static int group_of_leader(const SweepComms *sc, int rank) { return (rank - 1) /
 static int hand_out(Coordinator *co, int k) {
     const int leader = group_leader(co->sc, k);
     MPI_Wait(&co->sending[k], MPI_STATUS_IGNORE);
+    journal_lock(co->journal);
+    shared_sync(co);
     const int got = co->stopping ? 0 : next_trial(co, &co->sent[k]);
-    if (got < 0) return -1;
+    if (got < 0) {
+        journal_unlock(co->journal);
+        return -1;
+    }
     if (got > 0) {
         char *config = config_to_json_text(&co->sent[k].config);
-        co->sent[k].handout_time = journal_handout(co->journal, co->sent[k].id, leader, config);
+        const double at = journal_handout(co->journal, co->sent[k].id, leader, config);
+        co->sent[k].handout_time = at;
+        own_record(co, &(JournalRecord){.kind = JOURNAL_HANDOUT, .id = co->sent[k].id, .rank = leader, .time = at,
+                                        .config = config, .job = journal_job(co->journal)});
         cJSON_free(config);
         MPI_Isend(&co->sent[k], sizeof co->sent[k], MPI_BYTE, leader, TAG_TRIAL, MPI_COMM_WORLD, &co->sending[k]);
         co->busy[k] = co->sent[k].id;
@@ -198,6 +367,7 @@ static int hand_out(Coordinator *co, int k) {
         MPI_Send(NULL, 0, MPI_BYTE, leader, TAG_DONE, MPI_COMM_WORLD);
         co->finished_groups++;
     }
+    journal_unlock(co->journal);
     return 0;
 }
 
@@ -206,12 +376,15 @@ static int hand_out(Coordinator *co, int k) {
 static void on_ready(Coordinator *co, int leader, int *waiting) {
     MPI_Recv(NULL, 0, MPI_BYTE, leader, TAG_READY, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     const int k = group_of_leader(co->sc, leader);
+    journal_lock(co->journal);
     if (co->busy[k] >= 0) {  // its trial was abandoned on a stop: it will run again on --resume
         journal_release(co->journal, co->busy[k]);
+        own_record(co, &(JournalRecord){.kind = JOURNAL_RELEASE, .id = co->busy[k]});
         co->busy[k] = -1;
         co->n_running--;
     }
     if (hand_out(co, k) < 0) waiting[k] = 1;  // evolution: ask the sampler again after a result
+    journal_unlock(co->journal);
 }
 
 // A trial at a rung: ASHA decides whether it goes on. Once the sweep is stopping it goes
@@ -226,7 +399,9 @@ static void on_eval(Coordinator *co, int leader) {
 
 // A finished trial, which is also its group's request for the next one: journal (fsync)
 // first, so the trial is safe; then the group gets its next trial, and only then is the
-// trial written to the results file (flushed), while the group already trains.
+// trial written to the results file (flushed), while the group already trains. In a
+// shared sweep, a trial another job recorded first (this job's lease had run out) is
+// dropped: each trial is recorded once.
 static void on_result(Coordinator *co, int leader, const MPI_Status *st, int *waiting) {
     int n;
     MPI_Get_count(st, MPI_BYTE, &n);
@@ -244,18 +419,28 @@ static void on_result(Coordinator *co, int leader, const MPI_Status *st, int *wa
         char reason[sizeof r.reason];
         snprintf(reason, sizeof reason, "the coordinator could not take its result: %.200s", err);
         recovery_failed_result(&r, co->busy[k], &co->sent[k].config, &co->spec->reward, leader, unix_seconds(), reason);
+    }
+    journal_lock(co->journal);
+    shared_sync(co);
+    const int taken = co->done[r.id];
+    if (taken)
+        warnf("sweep %s: trial %d was recorded by another job first (this job's lease had run out): this result "
+              "is left out", co->spec->name, r.id);
+    else if (err[0]) {
         warnf("sweep %s: trial %d failed: %s", co->spec->name, r.id, r.reason);
         journal_append(co->journal, &r);
-    } else {
+    } else
         journal_append_packed(co->journal, r.id, buf, (size_t)n);
-    }
     co->busy[k] = -1;
     co->n_running--;
     free(buf);
-    trial_dir_finish(co->sent[k].trial_dir);  // its checkpoint is no longer needed
-    record(co, &r, 0);  // before the hand-out: evolution samples from the results so far
+    if (!taken) {
+        trial_dir_finish(co->sent[k].trial_dir);  // its checkpoint is no longer needed
+        record(co, &r, 0);  // before the hand-out: evolution samples from the results so far
+    }
     if (hand_out(co, k) < 0) waiting[k] = 1;
-    h5store_write_trial(co->store, &r);
+    journal_unlock(co->journal);
+    if (!taken) store_trial(co, &r);
     trial_result_free(&r);
 }
 
@@ -281,6 +466,7 @@ static int resumed(void *ctx, const JournalRecord *rec, char *err, size_t errlen
     const Resumed *c = ctx;
     const SweepSpec *spec = c->co->spec;
     recovery_visit(&c->co->recovery, rec);
+    if (rec->kind == JOURNAL_LEASE) note_lease(c->co, rec);
     if (rec->kind != JOURNAL_TRIAL) return 0;
     const TrialResult *r = &rec->trial;
     const char *what = NULL;
@@ -312,23 +498,21 @@ static int resumed(void *ctx, const JournalRecord *rec, char *err, size_t errlen
     return 0;
 }
 
-// Trials that died with their worker max_deaths times: recorded failed with that reason.
+// A single job's resume: trials that died with their worker max_deaths times are recorded
+// failed with that reason. (A shared sweep's jobs find them as they take them: next_free.)
 static void fail_poisoned(Coordinator *co) {
     recovery_finish(&co->recovery);
-    for (int id = 0; id < co->spec->trials; id++) {
-        TrialResult r;
-        if (co->done[id] || co->recovery.deaths[id] < co->spec->max_deaths ||
-            recovery_failed_trial(&co->recovery, id, &co->spec->reward, &r) != 0)
-            continue;
-        warnf("sweep %s: trial %d failed: %s", co->spec->name, id, r.reason);
-        journal_append(co->journal, &r);
-        record(co, &r, 0);
-        h5store_write_trial(co->store, &r);
-        char dir[PROTOCOL_PATH_MAX];
-        trial_dir_path(dir, sizeof dir, co->output, id);
-        trial_dir_finish(dir);
-        trial_result_free(&r);
-    }
+    for (int id = 0; id < co->spec->trials; id++)
+        if (!co->done[id]) fail_dead(co, id);
+}
+
+// A job joining a shared sweep runs the same YAML as the live ones, or the jobs would
+// hand out different trials under the same ids.
+static void check_same_sweep(const Coordinator *co, const char *journal) {
+    for (int i = 0; i < co->n_leases; i++)
+        if (lease_live(co, co->leases[i].job) && co->leases[i].yaml_crc != co->yaml_crc)
+            die(EXIT_BADINPUT, "run: %s: a job running this sweep now runs it from a different YAML; join it with "
+                "the same sweep file (the results file keeps it, attribute 'yaml')", journal);
 }
 
 // Results file and journal: fresh, or rebuilt from the journal on --resume (the
@@ -343,34 +527,51 @@ static void open_results(Coordinator *co, const char *output) {
     if (trial_dir_path(dir, sizeof dir, output, co->spec->trials) != 0)
         die(EXIT_BADINPUT, "run: the results file's path is too long: %s", output);
     struct stat st;
-    const int have_journal = lstat(journal, &st) == 0;
-    if (!co->options->resume && (have_journal || lstat(output, &st) == 0))
+    const int have_journal = lstat(journal, &st) == 0, shared = co->options->shared;
+    if (!co->options->resume && !shared && (have_journal || lstat(output, &st) == 0))
         die(EXIT_BADINPUT, "run: %s already holds a sweep; pass --resume to continue it, or -o for a new file",
             have_journal ? journal : output);
-    co->journal = journal_open(journal, err, sizeof err);
+    co->journal = shared ? journal_open_shared(journal, err, sizeof err) : journal_open(journal, err, sizeof err);
     if (!co->journal) die(EXIT_BADINPUT, "run: %s", err);
     const SweepSpec *spec = co->spec;
-    const char *objective[SPACE_MAX_OBJECTIVES];
-    for (int k = 0; k < spec->n_objectives; k++) objective[k] = spec->objective[k];
-    StoreMeta meta = {.sweep = spec->name, .yaml = spec->text, .seed = spec->seed, .start_time = unix_seconds(),
-                      .program = space_is_program(spec) ? &spec->base : NULL,
-                      .program_metric = spec->program.metric[0] ? spec->program.metric : NULL,
-                      .metric = spec->metric, .maximize = spec->maximize,
-                      .n_objectives = spec->n_objectives > 1 ? spec->n_objectives : 0, .objective = objective,
-                      .objective_maximize = spec->objective_maximize, .until_stopped = spec->until_stopped};
+    for (int k = 0; k < spec->n_objectives; k++) co->objective[k] = spec->objective[k];
+    co->meta = (StoreMeta){.sweep = spec->name, .yaml = spec->text, .seed = spec->seed, .start_time = unix_seconds(),
+                           .program = space_is_program(spec) ? &spec->base : NULL,
+                           .program_metric = spec->program.metric[0] ? spec->program.metric : NULL,
+                           .metric = spec->metric, .maximize = spec->maximize,
+                           .n_objectives = spec->n_objectives > 1 ? spec->n_objectives : 0,
+                           .objective = co->objective, .objective_maximize = spec->objective_maximize,
+                           .until_stopped = spec->until_stopped};
+    co->yaml_crc = (unsigned)crc32(0L, (const Bytef *)spec->text, (uInt)strlen(spec->text));
     Resumed check = {co, journal};
-    outfile_remove_stale(output);  // only this run writes them now
-    outfile_remove_stale(journal);
-    co->store = h5store_rebuild(output, &meta, co->journal, resumed, &check, err, sizeof err);
-    if (!co->store) die(EXIT_BADINPUT, "run: %s", err);
-    if (co->n_resumed + co->n_retried > 0) {
+    if (!shared) outfile_remove_stale(journal);  // only this run writes them now (shared: another job may be creating it)
+    journal_lock(co->journal);
+    if (journal_take_writer(co->journal)) {
+        outfile_remove_stale(output);
+        co->store = h5store_rebuild(output, &co->meta, co->journal, resumed, &check, err, sizeof err);
+        if (!co->store) die(EXIT_BADINPUT, "run: %s", err);
+    } else if (h5store_replay(co->journal, resumed, &check, err, sizeof err) != 0) {
+        die(EXIT_BADINPUT, "run: %s", err);
+    }
+    if (shared) check_same_sweep(co, journal);
+    if (co->n_resumed + co->n_retried > 0 && !shared) {
         char retried[64] = "";
         if (co->n_retried) snprintf(retried, sizeof retried, "; %d failed ones run again", co->n_retried);
         fprintf(stderr, "sweep %s: resuming with %d of %d trials recorded in %s%s\n", co->spec->name, co->n_resumed,
                 co->spec->trials, journal, retried);
     }
     journal_begin(co->journal);
-    fail_poisoned(co);
+    if (shared) {
+        fprintf(stderr, "sweep %s: sharing the sweep as job %ld of %s (%d of %d trials recorded%s)\n", spec->name,
+                journal_job(co->journal), journal, co->n_resumed, spec->trials,
+                co->store ? "; this job keeps the results file" : "");
+        journal_lease(co->journal, co->options->lease, co->yaml_crc);
+        co->last_renew = unix_seconds();
+        co->last_sync = now_seconds();
+    } else {
+        fail_poisoned(co);
+    }
+    journal_unlock(co->journal);
 }
 
 // The order trials are handed out in: by id, except under ASHA, where a grid in id
@@ -391,6 +592,27 @@ static int *trial_order(const SweepSpec *spec) {
         gsl_rng_free(rng);
     }
     return order;
+}
+
+// A shared sweep's job between its polls: every SYNC_SECONDS it reads what the others did
+// (renewing its lease when due), and its waiting groups get the trials that came free.
+static void shared_tick(Coordinator *co, int *waiting) {
+    if (now_seconds() - co->last_sync < SYNC_SECONDS) return;
+    journal_lock(co->journal);
+    shared_sync(co);
+    for (int k = 0; k < co->sc->n_groups; k++)
+        if (waiting[k] && hand_out(co, k) == 0) waiting[k] = 0;
+    journal_unlock(co->journal);
+}
+
+// A shared sweep's job ends: a last look (a job that ends while another keeps the results
+// file leaves its trials to that one's next look, which comes later, as this look holds
+// the lock; with no writer left, this job takes the file and writes them), and its lease
+// given up. The lock is held to journal_close, which lets it and the writer's go at once.
+static void leave_shared(Coordinator *co) {
+    journal_lock(co->journal);
+    shared_sync(co);
+    journal_lease(co->journal, 0, co->yaml_crc);
 }
 
 // CPU seconds this process has used.
@@ -426,9 +648,13 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
         // A program has its grace to end after SIGTERM before it is killed.
         if (co.stopping && now_seconds() - co.stop_time > MAX_WAIT_SECONDS + spec->program.grace)
             die(EXIT_RUNTIME, "coordinator: workers did not stop within %.0f s", MAX_WAIT_SECONDS + spec->program.grace);
-        // Groups that evolution kept waiting get their trial as soon as one can be sampled.
-        for (int k = 0; k < sc->n_groups; k++)
-            if (waiting[k] && hand_out(&co, k) == 0) waiting[k] = 0;
+        // Groups that evolution kept waiting get their trial as soon as one can be sampled
+        // (a shared sweep's, too, when a trial another job held comes free).
+        if (journal_shared(co.journal))
+            shared_tick(&co, waiting);
+        else
+            for (int k = 0; k < sc->n_groups; k++)
+                if (waiting[k] && hand_out(&co, k) == 0) waiting[k] = 0;
         int flag;
         MPI_Status st;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
@@ -451,8 +677,9 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
         if (!o->quiet) progress(&co, 0);
     }
     MPI_Waitall(sc->n_groups, co.sending, MPI_STATUSES_IGNORE);
-    h5store_close(co.store, unix_seconds());
-    journal_close(co.journal);
+    if (journal_shared(co.journal)) leave_shared(&co);
+    if (co.store) h5store_close(co.store, unix_seconds());
+    journal_close(co.journal);  // with the locks: a shared job's last look and its file's close are one step
     progress(&co, 1);
     const int ran = co.n_done - co.n_resumed;
     if (ran > 0) {
@@ -466,6 +693,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     const int complete = co.n_done == spec->trials;
     char counts[128];
     snprintf(counts, sizeof counts, "%d ok, %d pruned, %d failed", co.n_ok, co.n_pruned, co.n_failed);
+    if (o->shared) snprintf(counts + strlen(counts), sizeof counts - strlen(counts), "; %d by this job", ran);
     int rc = complete ? 0 : 3;
     if (co.failure_stop[0]) {
         char *why = text_escaped(co.failure_stop);
@@ -497,6 +725,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     free(co.busy);
     free(co.done);
     free(co.order);
+    free(co.leases);
     sampler_free(co.sampler);
     return rc;
 }

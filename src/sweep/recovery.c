@@ -18,6 +18,7 @@ void recovery_init(Recovery *rc, int trials, const char *output) {
     rc->running = xcalloc((size_t)trials, 1);
     rc->config = xcalloc((size_t)trials, sizeof *rc->config);
     rc->rank = xcalloc((size_t)trials, sizeof *rc->rank);
+    rc->job = xcalloc((size_t)trials, sizeof *rc->job);
     rc->time = xcalloc((size_t)trials, sizeof *rc->time);
 }
 
@@ -27,13 +28,14 @@ void recovery_free(Recovery *rc) {
     free(rc->running);
     free(rc->config);
     free(rc->rank);
+    free(rc->job);
     free(rc->time);
     free(rc->output);
     memset(rc, 0, sizeof *rc);
 }
 
 // The run of trial id's last hand-out ended with its job: a death, unless a stop marked it.
-static void ended(Recovery *rc, int id) {
+void recovery_end_run(Recovery *rc, int id) {
     char dir[4096];
     const int stopped = trial_dir_path(dir, sizeof dir, rc->output, id) == 0 && trial_dir_was_stopped(dir, rc->time[id]);
     rc->deaths[id] += !stopped;
@@ -42,23 +44,25 @@ static void ended(Recovery *rc, int id) {
 
 void recovery_visit(Recovery *rc, const JournalRecord *rec) {
     const int id = rec->kind == JOURNAL_TRIAL ? rec->trial.id : rec->id;
-    if (id < 0 || id >= rc->trials || rec->kind == JOURNAL_START) return;  // beyond the sweep: refused elsewhere
+    if (id < 0 || id >= rc->trials) return;  // beyond the sweep: refused elsewhere
+    if (rec->kind != JOURNAL_TRIAL && rec->kind != JOURNAL_HANDOUT && rec->kind != JOURNAL_RELEASE) return;
     if (rec->kind != JOURNAL_HANDOUT) {
         rc->running[id] = 0;  // finished, or given back on a stop
         if (rec->kind == JOURNAL_TRIAL) rc->deaths[id] = 0;  // a failed trial run again counts its deaths afresh
         return;
     }
-    if (rc->running[id]) ended(rc, id);  // handed out again: the last run ended with its job
+    if (rc->running[id]) recovery_end_run(rc, id);  // handed out again: the last run ended with its job
     rc->running[id] = 1;
     free(rc->config[id]);
     rc->config[id] = xstrdup(rec->config);
     rc->rank[id] = rec->rank;
+    rc->job[id] = rec->job;
     rc->time[id] = rec->time;
 }
 
 void recovery_finish(Recovery *rc) {
     for (int i = 0; i < rc->trials; i++)
-        if (rc->running[i]) ended(rc, i);
+        if (rc->running[i]) recovery_end_run(rc, i);
 }
 
 static const char *times(int n, char *buf, size_t len) {

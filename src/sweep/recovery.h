@@ -20,6 +20,7 @@ typedef struct {
     char *running;     // [trials]: handed out and not yet concluded, in the records so far
     char **config;     // [trials]: the configuration of the last hand-out (JSON), or NULL
     int *rank;         // [trials]: the group leader it went to
+    long *job;         // [trials]: the job sharing the sweep it went to (-1: a single job)
     double *time;      // [trials]: when
     char *output;      // the results file, whose trials' directories hold the stop marks
 } Recovery;
@@ -30,6 +31,9 @@ void recovery_free(Recovery *rc);
 void recovery_visit(Recovery *rc, const JournalRecord *rec);
 // After the last record: a hand-out still running is a death, unless a stop marked it.
 void recovery_finish(Recovery *rc);
+// The same for one trial still running whose job's lease ran out (a shared sweep, which
+// keeps the hand-outs of live jobs running): a death, unless a stop marked it.
+void recovery_end_run(Recovery *rc, int id);
 // Trial id as recorded failed after `deaths` deaths: its configuration as handed out, the
 // sweep's reward specification, metrics NaN, the reason. Returns 0, or -1 when the
 // hand-out's configuration does not decode (the trial is then simply handed out again).

@@ -13,6 +13,8 @@ typedef struct {
     int group_size;         // ranks per worker group (>= 1)
     int quiet;              // no progress lines
     int gpus_per_group;     // a program's GPUs per worker group, over resources.gpus (-1: the YAML's)
+    int shared;             // share the sweep with other jobs (starting it or joining it), through the journal
+    double lease;           // shared: seconds a job's hand-outs stay its own after its last sign of life
 } RunOptions;
 
 // Collective over MPI_COMM_WORLD (MPI initialised, at least 1 + group_size ranks).
