@@ -39,6 +39,8 @@ struct Journal {
     int writer;        // shared: this process holds the writer lock (journal_take_writer)
     long job;          // shared: the offset of this job's start record (journal_begin), else -1
     long seen;         // shared: every record before this offset has been read or written here
+    int group;         // journal_group_begin: trial records wait for journal_group_end's fsync
+    int unsynced;      // a record of the group is not yet synced
 };
 
 const char *journal_path(const Journal *j) { return j->path; }
@@ -615,6 +617,7 @@ static void append_record(Journal *j, JournalKind kind, const unsigned char *bod
     store_le(rec + 8, n, 4);
     store_le(rec + 12, crc32(0L, rec + RECORD_HEADER, (uInt)n), 4);
     store_le(rec + 16, crc32(0L, rec, 16), 4);
+    if (sync && j->group) j->unsynced = 1, sync = 0;
     if (pwrite_full(j->fd, rec, RECORD_HEADER + n, (off_t)j->end) != 0 || (sync && fsync(j->fd) != 0)) {
         const int e = errno;
         if (ftruncate(j->fd, (off_t)j->end) == 0) fsync(j->fd);
@@ -684,6 +687,16 @@ void journal_lease(Journal *j, double seconds, unsigned yaml_crc) {
     bytes_put_u32(&b, yaml_crc);
     append_record(j, JOURNAL_LEASE, b.data, b.len, 0, -1);
     bytes_free(&b);
+}
+
+void journal_group_begin(Journal *j) { j->group = 1; }
+
+void journal_group_end(Journal *j) {
+    j->group = 0;
+    if (!j->unsynced) return;
+    j->unsynced = 0;
+    if (fsync(j->fd) != 0) die(EXIT_RUNTIME, "%s: cannot record the trials that just finished: %s (they run again on "
+                               "--resume)", j->path, strerror(errno));
 }
 
 void journal_close(Journal *j) {

@@ -103,6 +103,15 @@ void journal_append(Journal *j, const TrialResult *r);
 // The same for a trial already in byte form (trial_pack's output, as a worker sends it:
 // the coordinator journals the bytes it received once they unpack).
 void journal_append_packed(Journal *j, int id, const unsigned char *payload, size_t n);
+// Group commit: between journal_group_begin and journal_group_end, a trial record's
+// fsync waits for journal_group_end, which makes every record of the group durable with
+// one fsync (the trials that finished together). Whatever the caller does because a trial
+// is recorded (removing its checkpoint, writing it to the results file) waits for
+// journal_group_end too, so that a crash before it loses no trial: nothing has acted on
+// a record not yet synced, and a resume runs its trial again. journal_group_end ends the
+// program (code 1) when fsync fails.
+void journal_group_begin(Journal *j);
+void journal_group_end(Journal *j);
 // A trial handed out to the group led by world rank `rank`, with its configuration as
 // JSON; and one given back unfinished. Written without fsync (a kill keeps what was
 // written; the next trial's fsync makes them durable). journal_handout returns the time it

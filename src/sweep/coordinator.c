@@ -83,6 +83,10 @@ typedef struct {
     H5Store *store;
     const char *output;     // the results file: its trials' directories are beside it
     Recovery recovery;      // the journal's hand-outs: trials whose worker died
+    // Trials journaled in the current group commit (journal_group_begin): once it is
+    // synced (commit), their checkpoints go and they are written to the results file.
+    TrialResult *pending;
+    int n_pending, cap_pending;
     StoreMeta meta;         // the results file's root attributes
     const char *objective[SPACE_MAX_OBJECTIVES];  // meta's objectives
     // A shared sweep: each job seen in the journal, its lease (lease_live), its YAML's
@@ -194,6 +198,30 @@ static void store_trial(Coordinator *co, const TrialResult *r) {
     if (co->store) h5store_write_trial(co->store, r);  // a shared sweep's other jobs: the writer writes it
 }
 
+// A trial this job journaled: taken over (its arrays too) until commit.
+static void defer(Coordinator *co, TrialResult *r) {
+    if (co->n_pending == co->cap_pending) {
+        co->cap_pending = co->cap_pending ? 2 * co->cap_pending : 8;
+        co->pending = xrealloc(co->pending, (size_t)co->cap_pending * sizeof *co->pending);
+    }
+    co->pending[co->n_pending++] = *r;
+}
+
+// The group commit: one fsync for the trials journaled since journal_group_begin, then
+// what waits for it (their checkpoints removed, the results file written).
+static void commit(Coordinator *co) {
+    journal_group_end(co->journal);
+    for (int i = 0; i < co->n_pending; i++) {
+        TrialResult *r = &co->pending[i];
+        char dir[PROTOCOL_PATH_MAX];
+        trial_dir_path(dir, sizeof dir, co->output, r->id);
+        trial_dir_finish(dir);  // its checkpoint is no longer needed
+        store_trial(co, r);
+        trial_result_free(r);
+    }
+    co->n_pending = 0;
+}
+
 // Trial id, dead with its worker max_deaths times, recorded failed with that reason: 1
 // when it was.
 static int fail_dead(Coordinator *co, int id) {
@@ -204,11 +232,7 @@ static int fail_dead(Coordinator *co, int id) {
     warnf("sweep %s: trial %d failed: %s", co->spec->name, id, r.reason);
     journal_append(co->journal, &r);
     record(co, &r, 0);
-    store_trial(co, &r);
-    char dir[PROTOCOL_PATH_MAX];
-    trial_dir_path(dir, sizeof dir, co->output, id);
-    trial_dir_finish(dir);
-    trial_result_free(&r);
+    defer(co, &r);
     return 1;
 }
 
@@ -397,11 +421,12 @@ static void on_eval(Coordinator *co, int leader) {
     MPI_Send(&go_on, 1, MPI_INT, leader, TAG_DECISION, MPI_COMM_WORLD);
 }
 
-// A finished trial, which is also its group's request for the next one: journal (fsync)
-// first, so the trial is safe; then the group gets its next trial, and only then is the
-// trial written to the results file (flushed), while the group already trains. In a
-// shared sweep, a trial another job recorded first (this job's lease had run out) is
-// dropped: each trial is recorded once.
+// A finished trial, which is also its group's request for the next one: journaled, then
+// the group gets its next trial; its record's fsync (one for the trials that finished
+// together) comes before anything acts on it: its checkpoint removed and the results file
+// written (commit), while the group already trains. In a shared sweep, a trial another
+// job recorded first (this job's lease had run out) is dropped: each trial is recorded
+// once.
 static void on_result(Coordinator *co, int leader, const MPI_Status *st, int *waiting) {
     int n;
     MPI_Get_count(st, MPI_BYTE, &n);
@@ -434,14 +459,13 @@ static void on_result(Coordinator *co, int leader, const MPI_Status *st, int *wa
     co->busy[k] = -1;
     co->n_running--;
     free(buf);
-    if (!taken) {
-        trial_dir_finish(co->sent[k].trial_dir);  // its checkpoint is no longer needed
-        record(co, &r, 0);  // before the hand-out: evolution samples from the results so far
-    }
+    if (!taken) record(co, &r, 0);  // before the hand-out: evolution samples from the results so far
     if (hand_out(co, k) < 0) waiting[k] = 1;
     journal_unlock(co->journal);
-    if (!taken) store_trial(co, &r);
-    trial_result_free(&r);
+    if (taken)
+        trial_result_free(&r);
+    else
+        defer(co, &r);
 }
 
 // On --resume, each trial the journal holds must be the one this search space gives its
@@ -655,6 +679,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
         else
             for (int k = 0; k < sc->n_groups; k++)
                 if (waiting[k] && hand_out(&co, k) == 0) waiting[k] = 0;
+        commit(&co);  // a trial dead max_deaths times, recorded failed as the trial left
         int flag;
         MPI_Status st;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
@@ -667,12 +692,18 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
         }
         idle_ns = POLL_MIN_NS;
         const double th = now_seconds();
-        switch (st.MPI_TAG) {
-        case TAG_READY: on_ready(&co, st.MPI_SOURCE, waiting); break;
-        case TAG_EVAL: on_eval(&co, st.MPI_SOURCE); break;
-        case TAG_RESULT: on_result(&co, st.MPI_SOURCE, &st, waiting); break;
-        default: die(EXIT_RUNTIME, "coordinator: unexpected message %d from rank %d", st.MPI_TAG, st.MPI_SOURCE);
+        // Every message waiting now (each group has at most one), then one group commit.
+        journal_group_begin(co.journal);
+        for (int handled = 0; flag && handled < sc->n_groups; handled++) {
+            switch (st.MPI_TAG) {
+            case TAG_READY: on_ready(&co, st.MPI_SOURCE, waiting); break;
+            case TAG_EVAL: on_eval(&co, st.MPI_SOURCE); break;
+            case TAG_RESULT: on_result(&co, st.MPI_SOURCE, &st, waiting); break;
+            default: die(EXIT_RUNTIME, "coordinator: unexpected message %d from rank %d", st.MPI_TAG, st.MPI_SOURCE);
+            }
+            MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
         }
+        commit(&co);
         co.handling += now_seconds() - th;
         if (!o->quiet) progress(&co, 0);
     }
@@ -726,6 +757,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     free(co.done);
     free(co.order);
     free(co.leases);
+    free(co.pending);
     sampler_free(co.sampler);
     return rc;
 }
