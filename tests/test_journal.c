@@ -1089,6 +1089,102 @@ static void test_rebuild(void) {
     trial_result_free(&late);
 }
 
+// ---------------------------------------------------------------- a results file kept on resume
+
+// h5py: the file's /summary holds these trials, once each. argv: path, ids.
+static const char *python_ids =
+    "import sys, h5py\n"
+    "s = h5py.File(sys.argv[1], 'r')['summary'][:]\n"
+    "want = sorted(int(x) for x in sys.argv[2].split(','))\n"
+    "assert sorted(s['trial'].tolist()) == want, (s['trial'].tolist(), want)\n";
+
+static void offset_of_trial_2(void *ctx, JournalRecord *rec) {
+    if (rec->kind != JOURNAL_TRIAL) return;
+    if (rec->trial.id == 2) *(long *)ctx = rec->offset;
+    trial_result_free(&rec->trial);
+}
+
+static long inode_of(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_ino : -1;
+}
+
+// A run of the coordinator on kept.h5 in miniature: open the journal, resume (keep or
+// write anew), append the trials `ids` (journaled, then written), and close, marking the
+// file unless `killed`. 0, or -1 with h5store_rebuild's line in err.
+static int kept_run(const int *ids, int n, int killed, char *err, size_t errlen) {
+    char path[128], jpath[128];
+    path_in(path, sizeof path, "kept.h5");
+    path_in(jpath, sizeof jpath, "kept.h5.journal");
+    Journal *j = journal_open(jpath, err, errlen);
+    if (!j) die(EXIT_RUNTIME, "%s", err);
+    H5Store *s = h5store_rebuild(path, &meta, j, NULL, NULL, err, errlen);
+    if (!s) {
+        journal_close(j);
+        return -1;
+    }
+    journal_begin(j);
+    for (int i = 0; i < n; i++) {
+        TrialResult t = make_trial(ids[i], ids[i] % 3);
+        journal_append(j, &t);
+        h5store_write_trial(s, &t);
+        trial_result_free(&t);
+    }
+    if (!killed) h5store_mark_journal(s, journal_length(j));
+    h5store_close(s, 1.7e9);
+    journal_close(j);
+    return 0;
+}
+
+// A file a run closed is kept by the next resume (the same inode, the trials before its
+// mark not written again); one a kill left, or a damaged one, is written anew from the
+// journal (a new inode); a kept file holding a trial its journal lost is refused with one
+// line, and written anew by the resume after.
+static void test_kept(void) {
+    char path[128], jpath[128], err[1024];
+    path_in(path, sizeof path, "kept.h5");
+    path_in(jpath, sizeof jpath, "kept.h5.journal");
+    CHECK(kept_run((int[]){1, 2, 3}, 3, 0, err, sizeof err) == 0, "a first run: '%s'", err);
+    long ino = inode_of(path);
+    CHECK(kept_run((int[]){4}, 1, 1, err, sizeof err) == 0 && inode_of(path) == ino,
+          "a resume after a clean close did not keep the file: '%s'", err);
+    char args[256];
+    snprintf(args, sizeof args, "%s 1,2,3,4", path);
+    check_python(python_ids, args, "h5py");
+    // That run was killed (no mark): the next resume writes the file anew, and takes trial 5.
+    CHECK(kept_run((int[]){5}, 1, 0, err, sizeof err) == 0 && inode_of(path) != ino,
+          "a resume after a kill kept the file: '%s'", err);
+    ino = inode_of(path);
+    CHECK(kept_run((int[]){6}, 1, 0, err, sizeof err) == 0 && inode_of(path) == ino, "a second clean resume: '%s'", err);
+    snprintf(args, sizeof args, "%s 1,2,3,4,5,6", path);
+    check_python(python_ids, args, "h5py");
+    CHECK(no_temporary("kept.h5"), "a temporary file of kept.h5 is left");
+
+    // The journal loses trial 2 (a damaged record): the kept file holds a trial it does not.
+    long at = -1;
+    journal_replay_path(jpath, offset_of_trial_2, &at, err, sizeof err);
+    CHECK(at > 0, "trial 2's record not found");
+    Bytes whole = read_whole(jpath);
+    whole.data[at + 30] ^= 0x40;
+    write_bytes(jpath, whole.data, whole.len);
+    bytes_free(&whole);
+    CHECK(kept_run(NULL, 0, 0, err, sizeof err) == -1 && strstr(err, "holds 1 trials its journal does not") &&
+              strstr(err, "move the results file aside") && !strchr(err, '\n'),
+          "a kept file with a trial its journal lost: '%s'", err);
+    CHECK(kept_run(NULL, 0, 0, err, sizeof err) == 0 && inode_of(path) != ino,
+          "after the refusal, the next resume writes the file anew: '%s'", err);
+    snprintf(args, sizeof args, "%s 1,3,4,5,6", path);
+    check_python(python_ids, args, "h5py");
+
+    // A marked file cut short: written anew, no crash.
+    ino = inode_of(path);
+    if (truncate(path, file_size(path) / 2) != 0) die(EXIT_RUNTIME, "truncate: %s", strerror(errno));
+    CHECK(kept_run((int[]){7}, 1, 0, err, sizeof err) == 0 && inode_of(path) != ino,
+          "a damaged marked file: '%s'", err);
+    snprintf(args, sizeof args, "%s 1,3,4,5,6,7", path);
+    check_python(python_ids, args, "h5py");
+}
+
 // The records of a journal, in order: whether each trial record is superseded.
 typedef struct {
     int superseded[16], n;
@@ -1169,7 +1265,8 @@ static void test_retried(void) {
 static void remove_dir(void) {
     const char *names[] = {"fifty.journal", "torn.journal", "foreign.journal", "results.h5", "results.h5.journal",
                            "flips.journal", "v2.journal", "v3.journal", "v4.journal", "v5.journal", "forged.journal",
-                           "locked.journal", "shared.journal", "none.journal", "retried.h5", "retried.h5.journal"};
+                           "locked.journal", "shared.journal", "none.journal", "retried.h5", "retried.h5.journal",
+                           "kept.h5", "kept.h5.journal"};
     char path[128];
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         path_in(path, sizeof path, names[k]);
@@ -1197,6 +1294,7 @@ int main(void) {
     test_shared();
     const double t2 = now_seconds();
     test_rebuild();
+    test_kept();
     test_retried();
     printf("test_journal: packing %.2f s, journal %.2f s, rebuild %.2f s\n", t1 - t0, t2 - t1, now_seconds() - t2);
     remove_dir();

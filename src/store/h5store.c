@@ -4,6 +4,7 @@
 // /summary strings are fixed-width, null-padded ASCII (h5py: bytes columns), so
 // pandas.DataFrame(h5py.File(f)["summary"][:]) works. Root attribute
 // format_version lets a later attnsweep refuse a layout it does not know.
+#define _POSIX_C_SOURCE 200809L  // lstat
 #include "store/h5store.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/config_json.h"
 #include "common/outfile.h"
@@ -240,7 +242,8 @@ static void summary_columns(Row *w, const TrialResult *r) {
     trial_columns(w, trial_trail_columns, n_trial_trail_columns, r);
 }
 
-static void create_summary(H5Store *s) {
+// /summary's row type (s->row_type, s->row_size) for this sweep's columns.
+static void make_row_type(H5Store *s) {
     TrialResult blank = {0};
     config_defaults(&blank.config);
     Row w = {.s = s, .type = H5I_INVALID_HID};
@@ -249,6 +252,10 @@ static void create_summary(H5Store *s) {
     w = (Row){.s = s, .type = must(s, H5Tcreate(H5T_COMPOUND, s->row_size), "summary type")};
     summary_columns(&w, &blank);
     s->row_type = w.type;
+}
+
+static void create_summary(H5Store *s) {
+    make_row_type(s);
 
     hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = SUMMARY_CHUNK;
     hid_t space = must(s, H5Screate_simple(1, &zero, &unlimited), "summary");
@@ -290,12 +297,18 @@ static long create_exclusive(const char *tmp, void *ctx) {
     return H5Fcreate(tmp, H5F_ACC_EXCL, p->fcpl, p->fapl);
 }
 
-H5Store *h5store_create(const char *path, const StoreMeta *meta) {
+// A store for PATH of meta's sweep, no file open yet.
+static H5Store *new_store(const char *path, const StoreMeta *meta) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);  // our one-line messages replace HDF5's stack dumps
     H5Store *s = xcalloc(1, sizeof *s);
     s->path = xstrdup(path);
     if (meta->program) s->program = 1, s->columns = *meta->program;
     if (meta->program_metric) snprintf(s->program_metric, sizeof s->program_metric, "%s", meta->program_metric);
+    return s;
+}
+
+// How a results file is opened for writing.
+static hid_t file_access(const H5Store *s) {
     // A trial's objects leave HDF5's metadata cache when closed: H5Fflush after every
     // trial scans the whole cache (HDF5 1.10), which otherwise keeps the metadata of
     // every trial written (flushing cost 0.9 ms per trial over 400 short trials, 0.03 ms
@@ -306,6 +319,12 @@ H5Store *h5store_create(const char *path, const StoreMeta *meta) {
     // old-style group's one local name heap, which each append rewrote whole (the flush
     // grew with the trials: scripts/bench/h5_append_bench.c). h5py and h5dump read it.
     must(s, H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST), "file access");
+    return fapl;
+}
+
+H5Store *h5store_create(const char *path, const StoreMeta *meta) {
+    H5Store *s = new_store(path, meta);
+    hid_t fapl = file_access(s);
     // File space in pages. Not through HDF5's page buffer (H5Pset_page_buffer_size): it
     // saved 0.16 ms a trial (0.60 -> 0.44 ms for 1 layer), but in HDF5 1.10.8 it reads past
     // its buffer (heap-buffer-overflow in H5PB_read under AddressSanitizer) when a retried
@@ -515,8 +534,12 @@ void h5store_write_trial(H5Store *s, const TrialResult *r) {
     must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file");
 }
 
+// ---------------------------------------------------------------- resume
+
 typedef struct {
-    H5Store *s;
+    H5Store *s;          // NULL: replay to seen alone
+    long kept_end;       // a kept file (reopen): its trials are the journal's before this offset; else -1
+    hsize_t kept;        // the trials found in the kept file
     const char *journal;
     RebuildSeen seen;
     void *ctx;
@@ -524,6 +547,24 @@ typedef struct {
     size_t errlen;
     int refused;
 } Rebuild;
+
+static const char KEPT_ADVICE[] =
+    " (a damaged journal?): move the results file aside and run --resume again, which writes it anew from the journal";
+
+// A standing trial record into the file: written, unless a kept file has it already.
+static void rebuild_trial(Rebuild *rb, const JournalRecord *rec) {
+    const TrialResult *r = &rec->trial;
+    const Stored *at = r->id >= 0 && r->id < rb->s->n_stored ? &rb->s->stored[r->id] : NULL;
+    if (at && at->in_file && rec->offset < rb->kept_end) {
+        rb->kept++;
+    } else if (at && at->in_file && !at->failed) {  // the kept file and its journal do not match
+        snprintf(rb->err, rb->errlen, "%s: trial %d is in the results file and again after it in its journal%s",
+                 rb->s->path, r->id, KEPT_ADVICE);
+        rb->refused = 1;
+    } else {
+        write_trial(rb->s, r);
+    }
+}
 
 static void rebuild_record(void *arg, JournalRecord *rec) {
     Rebuild *rb = arg;
@@ -535,9 +576,124 @@ static void rebuild_record(void *arg, JournalRecord *rec) {
     } else if (rb->seen && rb->seen(rb->ctx, rec, rb->err, rb->errlen) != 0) {
         rb->refused = 1;
     } else if (rec->kind == JOURNAL_TRIAL && rb->s) {
-        write_trial(rb->s, r);
+        rebuild_trial(rb, rec);
     }
     if (rec->kind == JOURNAL_TRIAL) trial_result_free(r);
+}
+
+// What a resume reads of a results file to keep it: /summary's trial ids and statuses.
+typedef struct {
+    int32_t trial;
+    char status[STATUS_LEN];
+} RowKey;
+
+typedef struct {
+    const H5Store *s;  // its row type: the columns the file must have
+    const StoreMeta *meta;
+    long journal_end;
+    RowKey *keys;      // [n]: read when asked
+    hsize_t n;
+} Kept;
+
+// Whether the open file is one a run of this sweep closed (h5store_mark_journal): this
+// format and schema, this sweep's YAML, /summary of this sweep's columns, journal_end
+// set; its keys read when `keys`. 0, or -1 (rd's err says why).
+static int read_kept(const H5Reader *rd, hid_t file, Kept *k, int keys) {
+    char *text = NULL, *schema = schema_json_text();
+    int ok = h5read_check_format(rd, file) == 0 && h5read_attr_string(rd, file, "yaml", &text) == 0 &&
+             !strcmp(text, k->meta->yaml);
+    free(text);
+    text = NULL;
+    ok = ok && h5read_attr_string(rd, file, "schema", &text) == 0 && !strcmp(text, schema);
+    free(text);
+    cJSON_free(schema);
+    ok = ok && h5read_attr_number(rd, file, "journal_end", H5T_NATIVE_LONG, &k->journal_end) == 0;
+    hid_t d = ok ? h5read_open_dataset(rd, file, "summary", 1, &k->n) : H5I_INVALID_HID;
+    if (d < 0) return -1;
+    hid_t type = H5Dget_type(d);
+    ok = type >= 0 && H5Tequal(type, k->s->row_type) > 0;
+    if (type >= 0) H5Tclose(type);
+    if (ok && keys) {
+        hid_t status = H5Tcopy(H5T_C_S1), key = H5Tcreate(H5T_COMPOUND, sizeof(RowKey));
+        H5Tset_size(status, STATUS_LEN);
+        H5Tset_strpad(status, H5T_STR_NULLPAD);
+        H5Tinsert(key, "trial", HOFFSET(RowKey, trial), H5T_NATIVE_INT32);
+        H5Tinsert(key, "status", HOFFSET(RowKey, status), status);
+        k->keys = xcalloc(k->n ? k->n : 1, sizeof *k->keys);
+        ok = H5Dread(d, key, H5S_ALL, H5S_ALL, H5P_DEFAULT, k->keys) >= 0;
+        H5Tclose(key);
+        H5Tclose(status);
+    }
+    H5Dclose(d);
+    return ok ? 0 : h5read_fail(rd, "not a results file of this sweep");
+}
+
+// The same read-only, for h5read_survives: a damaged file may crash libhdf5.
+static int read_kept_apart(const void *ctx, char *err, size_t errlen) {
+    Kept k = *(const Kept *)ctx;
+    H5Reader rd = {.path = k.s->path, .err = err, .errlen = errlen};
+    if (h5read_check_heaps(&rd) != 0) return -1;
+    hid_t f = H5Fopen(k.s->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return h5read_fail(&rd, "cannot open it");
+    const int rc = read_kept(&rd, f, &k, 0);
+    H5Fclose(f);
+    return rc;
+}
+
+// A results file a run of this sweep closed, kept by the resume instead of written anew:
+// open for appending, where each trial is read back from /summary, and journal_end,
+// end_time and start_time taken away before anything else is written (so a kill from
+// here on leaves a file the next resume writes anew), start_time this run's. NULL, with
+// PATH untouched, when it is anything else, or is not a plain file (a link is never
+// written through: the file HDF5 opened must be the one lstat saw), or its journal is
+// shorter than journal_end says.
+static H5Store *reopen(const char *path, const StoreMeta *meta, const Journal *journal, long *kept_end) {
+    struct stat st, js, opened;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || stat(journal_path(journal), &js) != 0) return NULL;
+    H5Store *s = new_store(path, meta);
+    make_row_type(s);
+    Kept k = {.s = s, .meta = meta};
+    char err[512];
+    H5Reader rd = {.path = path, .err = err, .errlen = sizeof err};
+    int ok = h5read_survives(&rd, read_kept_apart, &k) == 0;
+    if (ok) {
+        hid_t fapl = file_access(s);
+        s->file = H5Fopen(path, H5F_ACC_RDWR, fapl);
+        H5Pclose(fapl);
+    }
+    void *handle = NULL;
+    ok = ok && s->file >= 0 && H5Fget_vfd_handle(s->file, H5P_DEFAULT, &handle) >= 0 && handle &&
+         fstat(*(int *)handle, &opened) == 0 && opened.st_dev == st.st_dev && opened.st_ino == st.st_ino &&
+         read_kept(&rd, s->file, &k, 1) == 0 && k.journal_end <= (long)js.st_size;
+    for (hsize_t i = 0; ok && i < k.n; i++) {
+        ok = k.keys[i].trial >= 0 && (k.keys[i].trial >= s->n_stored || !s->stored[k.keys[i].trial].in_file);
+        if (ok)
+            *stored_at(s, k.keys[i].trial) = (Stored){.in_file = 1, .row = i,
+                                                      .failed = !strncmp(k.keys[i].status, "failed", STATUS_LEN)};
+    }
+    free(k.keys);
+    if (!ok) {
+        if (s->file > 0) H5Fclose(s->file);
+        H5Tclose(s->row_type);
+        free(s->stored);
+        free(s->path);
+        free(s);
+        return NULL;
+    }
+    s->summary = must(s, H5Dopen2(s->file, "summary", H5P_DEFAULT), "summary");
+    s->n_rows = k.n;
+    open_types(s);
+    static const char *const unset[] = {"journal_end", "end_time", "start_time"};
+    for (size_t i = 0; i < sizeof unset / sizeof *unset; i++)
+        if (must(s, H5Aexists(s->file, unset[i]), unset[i]) > 0) must(s, H5Adelete(s->file, unset[i]), unset[i]);
+    write_attr(s, s->file, "start_time", H5T_NATIVE_DOUBLE, &meta->start_time);
+    must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file");
+    *kept_end = k.journal_end;
+    return s;
+}
+
+void h5store_mark_journal(H5Store *s, long journal_end) {
+    write_attr(s, s->file, "journal_end", H5T_NATIVE_LONG, &journal_end);
 }
 
 static void close_file(H5Store *s) {
@@ -565,31 +721,49 @@ static void abandon(H5Store *s) {
     free(s);
 }
 
-// The journal's standing records to seen and, when s is not NULL, its trials into s: 0,
-// or -1 with one line in err.
-static int replay_into(H5Store *s, Journal *journal, RebuildSeen seen, void *ctx, char *err, size_t errlen) {
-    Rebuild rb = {.s = s, .journal = journal_path(journal), .seen = seen, .ctx = ctx, .err = err, .errlen = errlen};
+// The journal's standing records to rb's seen and, when rb->s is set, its trials into
+// the file: 0, or -1 with one line in rb's err.
+static int replay_into(Rebuild *rb, Journal *journal) {
     char damage[1024];  // the replay's own message: a failure, or damage to warn about
-    const long n = journal_replay(journal, rebuild_record, &rb, damage, sizeof damage);
-    if (n < 0) snprintf(err, errlen, "%s", damage);
-    if (n < 0 || rb.refused) return -1;
+    const long n = journal_replay(journal, rebuild_record, rb, damage, sizeof damage);
+    if (n < 0) snprintf(rb->err, rb->errlen, "%s", damage);
+    if (n < 0 || rb->refused) return -1;
     if (damage[0]) warnf("%s", damage);
     return 0;
 }
 
 H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, Journal *journal, RebuildSeen seen, void *ctx,
                          char *err, size_t errlen) {
-    H5Store *s = h5store_create(path, meta);
-    if (replay_into(s, journal, seen, ctx, err, errlen) != 0) {
-        abandon(s);
-        return NULL;
+    Rebuild rb = {.kept_end = -1, .journal = journal_path(journal), .seen = seen, .ctx = ctx, .err = err,
+                  .errlen = errlen};
+    rb.s = reopen(path, meta, journal, &rb.kept_end);
+    if (!rb.s) {
+        rb.s = h5store_create(path, meta);
+        if (replay_into(&rb, journal) != 0) {
+            abandon(rb.s);
+            return NULL;
+        }
+        h5store_publish(rb.s);
+        return rb.s;
     }
-    h5store_publish(s);
-    return s;
+    const hsize_t rows = rb.s->n_rows;
+    int rc = replay_into(&rb, journal);
+    if (rc == 0 && rb.kept != rows) {
+        snprintf(err, errlen, "%s: the results file holds %llu trials its journal does not%s", path,
+                 (unsigned long long)(rows - rb.kept), KEPT_ADVICE);
+        rc = -1;
+    }
+    if (rc == 0) return rb.s;
+    close_file(rb.s);  // without journal_end: the next resume writes it anew from the journal
+    free(rb.s->path);
+    free(rb.s);
+    return NULL;
 }
 
 int h5store_replay(Journal *journal, RebuildSeen seen, void *ctx, char *err, size_t errlen) {
-    return replay_into(NULL, journal, seen, ctx, err, errlen);
+    Rebuild rb = {.kept_end = -1, .journal = journal_path(journal), .seen = seen, .ctx = ctx, .err = err,
+                  .errlen = errlen};
+    return replay_into(&rb, journal);
 }
 
 void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, const LayerScore *scores,

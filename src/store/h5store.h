@@ -66,7 +66,12 @@ void h5store_write_trial(H5Store *s, const TrialResult *r);
 
 // Resume (`attnsweep run --resume`). The journal is the truth: the coordinator appends
 // every finished trial to it (with fsync) before writing the trial here, so a kill at any
-// moment may leave this file cut short but never the journal short of a trial. This
+// moment may leave this file cut short but never the journal short of a trial. A file a
+// run closed after h5store_mark_journal (a sweep stopped by a signal, or complete), of
+// this format and this YAML, is kept: opened for appending (its mark taken away first),
+// the journal's trials before the mark checked to be the file's and the ones after it
+// written (a file holding a trial its journal does not is refused with one line that
+// says to move it aside). Any other file (one a kill left) is written anew: this
 // replays the locked journal once into a fresh temporary file with meta's root attributes
 // and the intact trial record that stands for each trial (journal.h: a failed attempt
 // retried later is left out for its retry; a trial recorded twice otherwise keeps its
@@ -90,6 +95,9 @@ int h5store_replay(Journal *journal, RebuildSeen seen, void *ctx, char *err, siz
 // Rename the temporary file h5store_create writes to over PATH now, keeping it open for
 // appending (h5store_close otherwise renames it when it closes).
 void h5store_publish(H5Store *s);
+// Mark the file as holding every trial its journal records before journal_end (the
+// journal's length), before h5store_close: a resume then keeps it (h5store_rebuild).
+void h5store_mark_journal(H5Store *s, long journal_end);
 // Write end_time and close.
 void h5store_close(H5Store *s, double end_time);
 

@@ -45,6 +45,8 @@ struct Journal {
 
 const char *journal_path(const Journal *j) { return j->path; }
 
+long journal_length(const Journal *j) { return j->end; }
+
 // Read n bytes at off unless the file ends first: the count read, or -1 on an I/O error.
 static ssize_t pread_full(int fd, void *buf, size_t n, off_t off) {
     size_t got = 0;

@@ -86,6 +86,8 @@ typedef void (*JournalVisit)(void *ctx, JournalRecord *rec);
 // cannot be opened or created (a read-only file system, a full disk, no permission).
 Journal *journal_open(const char *path, char *err, size_t errlen);
 const char *journal_path(const Journal *j);
+// Where the next record goes: after a replay, the end of the last intact record.
+long journal_length(const Journal *j);
 // Calls fn for every intact record in file order (after a first look through the file
 // that finds the superseded ones). Returns the number of intact records,
 // or -1 with one line in err when the file is not a journal ("PATH: not an attnsweep

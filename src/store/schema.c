@@ -46,6 +46,8 @@ const SchemaAttribute schema_root_attributes[] = {
     {"seed", "int32", "the sweep's seed"},
     {"start_time", "float64", "Unix time the sweep started"},
     {"end_time", "float64", "Unix time it ended (absent while it runs)"},
+    {"journal_end", "int64", "the journal's length when a run closed the file, every trial recorded before it in the "
+                             "file (absent while a run writes it): a resume keeps such a file"},
 };
 const int n_schema_root_attributes = COUNT(schema_root_attributes);
 

@@ -709,7 +709,10 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     }
     MPI_Waitall(sc->n_groups, co.sending, MPI_STATUSES_IGNORE);
     if (journal_shared(co.journal)) leave_shared(&co);
-    if (co.store) h5store_close(co.store, unix_seconds());
+    if (co.store) {
+        h5store_mark_journal(co.store, journal_length(co.journal));  // it holds every trial journaled: a resume keeps it
+        h5store_close(co.store, unix_seconds());
+    }
     journal_close(co.journal);  // with the locks: a shared job's last look and its file's close are one step
     progress(&co, 1);
     const int ran = co.n_done - co.n_resumed;
