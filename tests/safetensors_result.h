@@ -4,7 +4,7 @@
 #ifndef ATTN_TEST_SAFETENSORS_RESULT_H
 #define ATTN_TEST_SAFETENSORS_RESULT_H
 
-#include "invariants/safetensors.h"
+#include "io/safetensors.h"
 
 #include <math.h>
 #include <stddef.h>

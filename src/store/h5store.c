@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/config_json.h"
 #include "common/outfile.h"
 #include "common/util.h"
+#include "params/config_json.h"
 #include "store/h5read.h"
 #include "store/journal.h"
 #include "store/schema.h"

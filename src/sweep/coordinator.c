@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "common/config_json.h"
 #include "common/outfile.h"
 #include "common/util.h"
+#include "params/config_json.h"
 #include "space/asha.h"
 #include "space/space.h"
 #include "store/h5store.h"

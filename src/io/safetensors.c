@@ -3,9 +3,9 @@
 // output projections as [d_model, width], with the tensors of what each layer reads through.
 // See safetensors.h for the names, the layout and what is checked.
 #define _POSIX_C_SOURCE 200809L
-#include "invariants/safetensors.h"
+#include "io/safetensors.h"
 
-#include "common/circuits.h"
+#include "circuits/circuits.h"
 #include "common/util.h"
 
 #include <cjson/cJSON.h>
@@ -867,7 +867,7 @@ static float *layer_floats(const Ctx *c, const Layer *l, size_t n) {
     return p;
 }
 
-// ---- what the layer reads through and its biases (common/circuits.h LayerForm)
+// ---- what the layer reads through and its biases (circuits/circuits.h LayerForm)
 //
 // Optional tensors beside a layer's weights, by family (PREFIX as above); an absent one
 // counts as none (gain 1, bias 0):
