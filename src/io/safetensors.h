@@ -68,6 +68,10 @@
 // Every failure returns -1 with one line "FILE: what is wrong" in err (no newline;
 // names from the file are quoted with control and non-ASCII bytes escaped) and leaves
 // *out empty; nothing leaks. Running out of memory for W or O is reported the same way.
+//
+// Two files: safetensors_file.c reads the container (the header's checks above, sharded
+// checkpoints, one tensor as float32; safetensors_file.h), safetensors.c the name
+// families, the shapes, the number of heads and the layout of W and O.
 #ifndef ATTN_SAFETENSORS_H
 #define ATTN_SAFETENSORS_H
 
