@@ -4,7 +4,7 @@
 #ifndef ATTN_TEST_SAFETENSORS_RESULT_H
 #define ATTN_TEST_SAFETENSORS_RESULT_H
 
-#include "invariants/safetensors.h"
+#include "io/safetensors.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -20,14 +20,16 @@ static inline int all_finite(const float *v, size_t n) {
 }
 
 // NULL when l is a consistent result with finite values; else what is wrong with it.
+// Grassmann's layers are [r, 1, d_model, 1] with outputs [d_model, r(r-1)/2].
 static inline const char *attention_layers_problem(const AttentionLayers *l) {
-    if (l->n_layers <= 0 || l->dims[0] <= 0 || l->dims[1] <= 0 || l->dims[2] <= 0 || l->dims[3] != 3 ||
+    const int grassmann = l->dims[3] == 1 && l->dims[1] == 1;
+    if (l->n_layers <= 0 || l->dims[0] <= 0 || l->dims[1] <= 0 || l->dims[2] <= 0 || (l->dims[3] != 3 && !grassmann) ||
         l->kv_heads <= 0 || l->dims[0] % l->kv_heads || !l->family || !l->weights || !l->names)
         return "inconsistent layers, dims, kv heads or family";
-    if (l->out ? l->out_dims[0] != l->dims[2] || l->out_dims[1] != l->dims[0] * l->dims[1]
-               : l->out_dims[0] || l->out_dims[1])
+    const int width = grassmann ? l->dims[0] * (l->dims[0] - 1) / 2 : l->dims[0] * l->dims[1];
+    if (l->out ? l->out_dims[0] != l->dims[2] || l->out_dims[1] != width : l->out_dims[0] || l->out_dims[1])
         return "output projection dims that are not [d_model, heads*d_k] (or [0, 0] without them)";
-    size_t per = (size_t)l->dims[0] * (size_t)l->dims[1] * (size_t)l->dims[2] * 3;
+    size_t per = (size_t)l->dims[0] * (size_t)l->dims[1] * (size_t)l->dims[2] * (size_t)l->dims[3];
     size_t out_per = (size_t)l->out_dims[0] * (size_t)l->out_dims[1];
     for (int i = 0; i < l->n_layers; i++) {
         if (!l->weights[i] || !l->names[i] || (l->out && !l->out[i])) return "a layer without weights or name";

@@ -1,21 +1,21 @@
-// test_circuits: the function-level factors and Gram matrices of common/circuits.h
+// test_circuits: the function-level factors and Gram matrices of circuits/circuits.h
 // against the slices built entry by entry from their definitions, and the scores of the
 // function-level tensor (factored unfolding SVDs, head correlation, Tucker and CP on the
 // materialised tensor) against numpy building T from the raw weights itself.
-// modules: invariants
+// modules: circuits invariants
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
-#include "mpi_leaks.h"
-#include "common/circuits.h"
+#include "circuits/circuits.h"
 #include "common/util.h"
 #include "invariants/cp.h"
 #include "invariants/score.h"
 #include "invariants/tensor4.h"
 #include "invariants/tucker.h"
+#include "mpi_leaks.h"
 #include "python_ref.h"
 
 

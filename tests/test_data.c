@@ -18,8 +18,8 @@
 #include <zlib.h>
 
 #include "check.h"
-#include "common/config.h"
 #include "data/dataset.h"
+#include "params/config.h"
 
 static char tmpdir[64];
 

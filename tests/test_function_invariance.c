@@ -3,7 +3,7 @@
 // allows is applied twice:
 //   1. to the float model: its forward output (the logits) stays the same, which shows
 //      the change is a symmetry of the model;
-//   2. to the layer's factors in double (common/circuits.h): every metric of the
+//   2. to the layer's factors in double (circuits/circuits.h): every metric of the
 //      function-level tensor stays the same to 1e-9.
 // The symmetries (what each variant allows):
 //   mha      per head h: W_Q ↦ A_h W_Q, W_K ↦ A_h⁻ᵀ W_K (A_h invertible; biases alike),
@@ -29,11 +29,11 @@
 #include <string.h>
 
 #include "check.h"
-#include "mpi_leaks.h"
-#include "common/circuits.h"
+#include "circuits/circuits.h"
 #include "common/util.h"
 #include "invariants/score.h"
 #include "model/model.h"
+#include "mpi_leaks.h"
 
 // ---- small dense linear algebra (row-major n × n)
 
@@ -405,7 +405,7 @@ static void check_softmax_variant(int attention, const BlacsGrid *g) {
 }
 
 // Two heads, head 1 a disguise of head 0 (A, M drawn at random): one QK form, so one
-// function writing 2·C (common/circuits.h circuits_same_qk): a head and a dead one, no pair
+// function writing 2·C (circuits/circuits.h circuits_same_qk): a head and a dead one, no pair
 // to correlate, one head's rank. Head 1's QK moved by 1e-3 (two functions again, nearly
 // alike): perfectly correlated but for that.
 static void check_disguised_heads(const BlacsGrid *g) {

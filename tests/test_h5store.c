@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "python_ref.h"
-#include "common/config_json.h"
 #include "common/util.h"
+#include "params/config_json.h"
+#include "python_ref.h"
 #include "store/h5store.h"
 #include "trial/metrics.h"
 

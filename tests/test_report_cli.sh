@@ -100,7 +100,7 @@ SHOWN = [m for m, d in rs.schema.metrics.items() if d["shown"]]  # a column of e
 params = rs.parameters
 swept = [c for c in params if df[c].nunique() > 1 and c != "attention"]
 variants = ["mha", "tucker", "linear", "grassmann"]
-def relevant(row, p):  # config_relevant (src/common/config.c)
+def relevant(row, p):  # config_relevant (src/params/config.c)
     return {"core_rank": row.attention == "tucker", "grassmann_rank": row.attention == "grassmann",
             "grassmann_block": row.attention == "grassmann", "grassmann_offsets": row.attention == "grassmann",
             "seq_len": row.task == "charlm",

@@ -5,9 +5,9 @@
 // [d_model, width] (GPT-2's transposed, the MLP's output.dense and mlp.c_proj left
 // alone); files without output projections give out = NULL; heads come from the
 // argument or config.json; every malformed file gives its one-line message.
-// modules: invariants
+// modules: io
 #define _POSIX_C_SOURCE 200809L
-#include "invariants/safetensors.h"
+#include "io/safetensors.h"
 
 #include "check.h"
 

@@ -10,9 +10,9 @@
 // size, so under ASan (as scripts/test.sh runs it) any read past the end is caught. A
 // sample also goes through the file reader, which must agree with the in-memory reader
 // message for message.
-// modules: invariants
+// modules: io
 #define _POSIX_C_SOURCE 200809L
-#include "invariants/safetensors.h"
+#include "io/safetensors.h"
 
 #include "check.h"
 #include "splitmix.h"

@@ -47,7 +47,7 @@ bad = []
 def want(ok, what, expected, got):
     if not ok:
         bad.append(f"{what}: expected {expected}, got {got}")
-def function_tensor(W, O):  # the definitions of src/common/circuits.h, from the stored weights
+def function_tensor(W, O):  # the definitions of src/circuits/circuits.h, from the stored weights
     W, O = W.astype(np.float64), O.astype(np.float64)
     if variant == "mha":  # the whole network's view (d_model + 1 columns), QK weighted by what each head writes
         H, dk, D = W.shape[:3]

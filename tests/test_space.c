@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "common/config_json.h"
+#include "params/config_json.h"
 #include "space/asha.h"
 #include "space/space.h"
 

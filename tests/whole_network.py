@@ -13,7 +13,7 @@ model is written as an F64 safetensors checkpoint and scored by `attnsweep score
 and every metric of every layer must agree with the untransformed model's to 1e-6
 (relative) for a symmetry, and at least one must move by more than 1e-3 for a real change.
 
-The groups (common/circuits.h):
+The groups (circuits/circuits.h):
   pre-LN LayerNorm (GPT-2, engine)  ln_1's gain and bias folded into c_attn (a scalar, and per
       feature), reading weights centred (a row's mean added to W diag(γ)), writing weights
       centred (c_proj's output shifted along 1), the key bias (softmax cancels it), the value

@@ -250,7 +250,7 @@ def _find_layers(model, heads):
     return layers
 
 
-# The families written (src/invariants/safetensors.h): timm's ViT for pre-LN LayerNorm layers
+# The families written (src/io/safetensors.h): timm's ViT for pre-LN LayerNorm layers
 # (norm1 folded, writes centred), BERT's for post-LN, nn.MultiheadAttention's for layers
 # with nothing around them, LLaMA's for RMSNorm gains and grouped-query attention.
 def _family(layers):

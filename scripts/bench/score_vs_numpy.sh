@@ -67,7 +67,7 @@ prefix = sys.argv[1]
 H, dk, D = 12, 64, 768
 qkv = np.fromfile(prefix + ".qkv.f32", dtype=np.float32).reshape(H, dk, D, 3)
 out = np.fromfile(prefix + ".out.f32", dtype=np.float32).reshape(D, H, dk)
-def tensor():  # B_h = W_Q^hT W_K^h / sqrt(d_k) weighted by |C_h|/s, C_h = W_O^h W_V^h, as src/common/circuits.h
+def tensor():  # B_h = W_Q^hT W_K^h / sqrt(d_k) weighted by |C_h|/s, C_h = W_O^h W_V^h, as src/circuits/circuits.h
     q, k, v = (qkv[..., i].astype(np.float64) for i in range(3))
     o = out.astype(np.float64)
     B = np.einsum("hki,hkj->hij", q, k) / np.sqrt(dk)

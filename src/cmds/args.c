@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "cmds/man.h"
-#include "common/config.h"
 #include "common/util.h"
+#include "params/config.h"
 
 enum { USAGE_COLUMN = 22 };  // width of the option column in --help
 

@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "common/config.h"
+#include "params/config.h"
 
 typedef enum {
     OPT_FLAG,    // sets *(int *)value to set_to
@@ -19,7 +19,7 @@ typedef enum {
     OPT_STRING,  // *(const char **)value: the argument as it is
     OPT_LIST,    // *(ArgList *)value: the argument appended, the option repeatable
     OPT_CHOICE,  // *(int *)value: the index of the argument in choices
-    OPT_PARAMS,  // every trial parameter (common/config.h) as --name VALUE into *(TrialConfig *)value
+    OPT_PARAMS,  // every trial parameter (params/config.h) as --name VALUE into *(TrialConfig *)value
 } OptType;
 
 // The values of a repeatable option, in the order given.

@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "cmds/args.h"
-#include "common/config.h"
+#include "params/config.h"
 
 void args_param_flag(const char *name, char *out, size_t len) {
     snprintf(out, len, "--%s", name);

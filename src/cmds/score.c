@@ -12,11 +12,11 @@
 
 #include "cmds/args.h"
 #include "cmds/cmds.h"
-#include "common/config_json.h"
 #include "common/util.h"
 #include "invariants/grid.h"
-#include "invariants/safetensors.h"
 #include "invariants/score.h"
+#include "io/safetensors.h"
+#include "params/config_json.h"
 #include "store/h5store.h"
 #include "trial/reward.h"
 

@@ -12,11 +12,11 @@
 
 #include "cmds/args.h"
 #include "cmds/cmds.h"
-#include "common/config.h"
-#include "common/config_json.h"
 #include "common/util.h"
 #include "data/dataset.h"
 #include "invariants/grid.h"
+#include "params/config.h"
+#include "params/config_json.h"
 #include "store/h5store.h"
 #include "trial/metrics.h"
 #include "trial/reward.h"

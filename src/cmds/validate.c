@@ -8,8 +8,8 @@
 
 #include "cmds/args.h"
 #include "cmds/cmds.h"
-#include "common/config_json.h"
 #include "common/util.h"
+#include "params/config_json.h"
 #include "space/asha.h"
 #include "space/space.h"
 #include "trial/interpreter.h"

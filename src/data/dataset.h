@@ -23,7 +23,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "common/bytes.h"
-#include "common/config.h"
+#include "params/config.h"
 
 enum { IMG_SIDE = 28, IMG_PIXELS = 784, PATCH_PIXELS = 49 };  // a patch: 7 × 7 pixels
 

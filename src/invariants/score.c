@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "circuits/circuits.h"
 #include "common/util.h"
-#include "common/circuits.h"
 #include "invariants/chance.h"
 #include "invariants/cp.h"
 #include "invariants/tensor4.h"

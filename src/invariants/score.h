@@ -2,7 +2,7 @@
 //
 // What is scored is a four-mode tensor of the layer, one of two views (TensorView):
 //   function (default): what the layer computes, invariant under the reparameterisations
-//       that leave the layer's function unchanged (common/circuits.h):
+//       that leave the layer's function unchanged (circuits/circuits.h):
 //       mha, tucker, linear, checkpoints   T[h, i, j, ρ], dims [heads, D, D, 2]:
 //           ρ = 0 the QK form B_h = W_Q^hᵀW_K^h/√d_k weighted by ‖C_h‖/s
 //           (circuits_weight_by_writes), ρ = 1 the OV map C_h = W_O^hW_V^h; the weights
@@ -25,7 +25,7 @@
 
 #include <stddef.h>
 
-#include "common/circuits.h"
+#include "circuits/circuits.h"
 #include "invariants/grid.h"
 
 typedef enum { TENSOR_FUNCTION = 0, TENSOR_PARAMETERS = 1 } TensorView;

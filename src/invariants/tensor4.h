@@ -1,6 +1,6 @@
 // tensor4.h: a four-mode tensor as the decompositions read it, private to the
 // invariants module: dense (every entry in memory, double, row-major [d0][d1][d2][d3],
-// last mode fastest) or the circuits of a softmax-family layer (common/circuits.h),
+// last mode fastest) or the circuits of a softmax-family layer (circuits/circuits.h),
 // T[h, i, j, ρ] = (L_hρᵀ R_hρ)[i, j] of dims [heads, d_model, d_model, 2], whose
 // entries are formed only where a decomposition needs them whole (circuits_materialize).
 //
@@ -30,7 +30,7 @@
 
 #include <stddef.h>
 
-#include "common/circuits.h"
+#include "circuits/circuits.h"
 #include "invariants/grid.h"
 
 typedef struct {

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "common/arena.h"
-#include "common/config.h"
+#include "params/config.h"
 
 #define ADAM_BETA1 0.9
 #define ADAM_BETA2 0.999

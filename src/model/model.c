@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/circuits.h"
+#include "circuits/circuits.h"
 #include "common/util.h"
 #include "model/attention.h"
 #include "model/layers.h"

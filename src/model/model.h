@@ -11,10 +11,10 @@
 #define ATTN_MODEL_H
 
 #include "common/arena.h"
-#include "common/config.h"
 #include "data/dataset.h"
 #include "model/attn_grassmann.h"
 #include "model/regularisers.h"
+#include "params/config.h"
 
 typedef struct {
     float *ln1_w, *ln1_b;        // (C)
@@ -147,12 +147,12 @@ double model_flops_per_step(const Model *m, int rows);
 //   grassmann: [r, 1, d_model, 1], the reduction W_red: its r rows play the part of heads.
 void model_export_attention(Model *m, int l, float *W);
 // Layer l's output side into O (out_dims[0]·out_dims[1] floats, row-major), what the
-// function-level view (common/circuits.h) reads besides the tensor above:
+// function-level view (circuits/circuits.h) reads besides the tensor above:
 //   mha, linear, tucker: W_O (d_model, heads·d_k), row i = output feature i, column
 //       h·d_k + k reads feature k of head h;
 //   grassmann: W_plu (d_model, r(r−1)/2), the projection of the Plücker coordinates.
 void model_export_output(const Model *m, int l, float *O);
-// Layer l's weights as scoring reads them (common/circuits.h, the whole network's view):
+// Layer l's weights as scoring reads them (circuits/circuits.h, the whole network's view):
 // mha, linear, tucker: the two above with LN1 folded in, the reading weights centred,
 // the query bias (and linear attention's key bias) as a last column, W_O centred, into
 // W [heads, d_k, d_model + 1, 3] and O [d_model + 1, heads·d_k] (scored_dims,

@@ -3,7 +3,7 @@
 // Two act on what the layer computes, two on its parameters:
 //
 //  * lambda_orth and lambda_stability act on the layer's function-level heads
-//    (common/circuits.h): softmax head h (mha, tucker, linear) is the pair (B_h, C_h) of
+//    (circuits/circuits.h): softmax head h (mha, tucker, linear) is the pair (B_h, C_h) of
 //    its QK form and OV map, Grassmann output feature o its antisymmetric form K_o. Both
 //    are functions of the heads' Gram matrix K (G, G) alone, so they do not move under
 //    reparameterisations that leave every head's function unchanged (per head
@@ -24,7 +24,7 @@
 #ifndef ATTN_REGULARISERS_H
 #define ATTN_REGULARISERS_H
 
-#include "common/circuits.h"
+#include "circuits/circuits.h"
 
 // lambda_orth: ‖Ĉ − I‖²_F, Ĉ_gh = K_gh / √(K_gg K_hh) the Gram of the heads scaled to
 // unit norm: 0 when the heads compute in orthogonal directions, G(G−1) when all compute

@@ -7,9 +7,9 @@
 #include <gsl/gsl_rng.h>
 #include <mpi.h>
 
-#include "common/config.h"
 #include "data/dataset.h"
 #include "model/model.h"
+#include "params/config.h"
 
 // One evaluation point of the learning curve.
 typedef struct {

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/config_json.h"
 #include "common/util.h"
+#include "params/config_json.h"
 #include "report/importance.h"
 #include "space/asha.h"
 #include "trial/runner.h"

@@ -20,8 +20,8 @@
 #include <cjson/cJSON.h>
 #include <yaml.h>
 
-#include "common/config_json.h"
 #include "common/util.h"
+#include "params/config_json.h"
 #include "space/space_impl.h"
 #include "trial/interpreter.h"
 #include "trial/metrics.h"

@@ -22,7 +22,7 @@
 //     d_model: {value: 64}
 //     core_rank: {values: [1, 2], when: {attention: tucker}}
 //
-// Every parameter name is one of the trial parameters (common/config.h), with the
+// Every parameter name is one of the trial parameters (params/config.h), with the
 // same types and ranges as on the command line, unless the sweep runs a program.
 //
 // A sweep of the researcher's own program (W&B's keys; the protocol: trial/external.h):
@@ -39,7 +39,7 @@
 //     batch_size: {values: [16, 32, 64]}           # integers
 //     optimizer: {values: ["adam", "sgd"]}         # texts
 // Its parameters have any names (letters, digits, _ - ., at most 31 characters, at
-// most 32 of them): program parameters (common/config.h), integers when every value or
+// most 32 of them): program parameters (params/config.h), integers when every value or
 // both bounds are integers (int_uniform; q_uniform with an integer q), reals for other
 // numbers and ranges, texts otherwise (a quoted scalar is a text); values, ranges,
 // conditions, repeats, every method and ASHA work on them as on the built-in ones. The
@@ -111,7 +111,7 @@
 
 #include <stddef.h>
 
-#include "common/config.h"
+#include "params/config.h"
 #include "trial/external.h"
 #include "trial/metrics.h"
 #include "trial/reward.h"

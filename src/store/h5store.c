@@ -17,9 +17,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "common/config_json.h"
 #include "common/outfile.h"
 #include "common/util.h"
+#include "params/config_json.h"
 #include "store/h5read.h"
 #include "store/journal.h"
 #include "store/schema.h"

@@ -3,9 +3,9 @@
 
 #include <stdlib.h>
 
-#include "common/config.h"
 #include "common/util.h"
 #include "model/train.h"
+#include "params/config.h"
 #include "trial/trial.h"
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))

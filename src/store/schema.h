@@ -3,7 +3,7 @@
 // (python/attnsweep/results.py reads the copy each file carries in its root attribute
 // `schema`) take the format version, the tables' columns, their units and the status
 // names from here; the metrics come from the metric table (trial/metrics.h) and the
-// parameters from the parameter table (common/config.h), which this composes.
+// parameters from the parameter table (params/config.h), which this composes.
 //
 //   /                    root attributes (schema_root_attributes)
 //   /summary             one row per trial: trial_lead_columns, the parameters, the
@@ -21,7 +21,7 @@
 // The layout version in the root attribute format_version; readers refuse others.
 // Format 3: the validation and test metrics (val_*, test_*) and the curves' val_ columns;
 // the output side of each layer (weights_out/), the function-level scores and their chance.
-// Format 4: the whole network's view of each softmax-family layer (common/circuits.h):
+// Format 4: the whole network's view of each softmax-family layer (circuits/circuits.h):
 // weights/ [heads, d_k, d_model + 1, 3] with the normalisation folded in and the biases
 // as the last column, weights_out/ [d_model + 1, width] centred, and function-level scores
 // whose QK forms are weighted by what each head writes.

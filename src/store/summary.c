@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/config_json.h"
 #include "common/util.h"
+#include "params/config_json.h"
 #include "store/h5read.h"
 #include "store/h5store.h"
 #include "store/schema.h"

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/config_json.h"
 #include "common/util.h"
+#include "params/config_json.h"
 #include "store/h5read.h"
 #include "store/h5store.h"
 #include "store/schema.h"

@@ -25,9 +25,9 @@
 #include <time.h>
 #include <zlib.h>
 
-#include "common/config_json.h"
 #include "common/outfile.h"
 #include "common/util.h"
+#include "params/config_json.h"
 #include "space/asha.h"
 #include "space/space.h"
 #include "store/h5store.h"

@@ -14,7 +14,7 @@
 #ifndef ATTN_PROTOCOL_H
 #define ATTN_PROTOCOL_H
 
-#include "common/config.h"
+#include "params/config.h"
 #include "space/asha.h"
 #include "trial/reward.h"
 

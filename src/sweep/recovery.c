@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/config_json.h"
 #include "common/util.h"
+#include "params/config_json.h"
 #include "trial/trialdir.h"
 
 void recovery_init(Recovery *rc, int trials, const char *output) {

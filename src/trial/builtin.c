@@ -21,7 +21,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "common/config_json.h"
 #include "common/outfile.h"
 #include "common/util.h"
 #include "data/dataset.h"
@@ -29,6 +28,7 @@
 #include "model/model.h"
 #include "model/threads.h"
 #include "model/train.h"
+#include "params/config_json.h"
 #include "trial/metrics.h"
 #include "trial/pack.h"
 #include "trial/runner.h"

@@ -10,7 +10,7 @@
 // stop requests are combined, the leader broadcasts the new evaluations, and every rank
 // asks on_eval about each (ASHA), so a stop is the same everywhere. A stop sends
 // SIGTERM to the program's group, SIGKILL `grace` seconds later. At the end every rank
-// reads the checkpoint (invariants/safetensors.h, as `attnsweep score` does) for
+// reads the checkpoint (io/safetensors.h, as `attnsweep score` does) for
 // trial_run to score.
 #define _GNU_SOURCE  // execvpe, pipe2, close_range
 #include "trial/external.h"
@@ -33,9 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/config_json.h"
 #include "common/util.h"
-#include "invariants/safetensors.h"
+#include "io/safetensors.h"
+#include "params/config_json.h"
 #include "trial/curvefile.h"
 #include "trial/trialdir.h"
 

@@ -35,7 +35,7 @@
 #include <stddef.h>
 
 #include "common/bytes.h"
-#include "common/config.h"
+#include "params/config.h"
 #include "trial/runner.h"
 
 enum { PROGRAM_KEY = 32 };  // longest metric key + 1

@@ -50,8 +50,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/config_json.h"
 #include "common/util.h"
+#include "params/config_json.h"
 
 _Static_assert(sizeof(int) == 4 && sizeof(float) == 4 && sizeof(double) == 8, "the byte format assumes these sizes");
 

@@ -17,7 +17,7 @@
 //     output removed (its d_model × d_k block of W_O zeroed), one head at a time and every
 //     head of a layer at once; beside it each head's redundancy as the invariants see it
 //     (max over g ≠ h of |cos| between rows g and h of the layer's function-level head
-//     Gram, common/circuits.h, from the trial's stored weights weighted by what each head
+//     Gram, circuits/circuits.h, from the trial's stored weights weighted by what each head
 //     writes, as the scorer reads them) and Spearman's ρ between
 //     redundancy and Δloss over the heads (expected negative when redundant heads cost
 //     little to remove);

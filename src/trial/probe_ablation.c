@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/circuits.h"
+#include "circuits/circuits.h"
 #include "common/util.h"
 #include "trial/probe.h"
 

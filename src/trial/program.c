@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/config_json.h"
 #include "common/util.h"
+#include "params/config_json.h"
 #include "trial/external.h"
 
 // ---------------------------------------------------------------- the spec

@@ -4,8 +4,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "common/config.h"
 #include "model/train.h"
+#include "params/config.h"
 #include "trial/reward.h"
 
 // How a trial ended. The names are what the results file, the journal and --json hold.

@@ -5,7 +5,7 @@
 // input. Each input is read with two head counts: 1 (always divides, so the data path
 // runs) and 4 (the seed files' count, which also exercises grouped-query attention and
 // the divisibility checks).
-#include "invariants/safetensors.h"
+#include "io/safetensors.h"
 #include "safetensors_result.h"
 
 #include <stdint.h>

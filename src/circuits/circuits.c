@@ -1,5 +1,5 @@
 // circuits.c: factors and Gram matrices of the function-level view (see circuits.h).
-#include "common/circuits.h"
+#include "circuits/circuits.h"
 
 #include <cblas.h>
 #include <float.h>

@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L  // strtok_r
-#include "common/config.h"
+#include "params/config.h"
 
 #include <errno.h>
 #include <float.h>

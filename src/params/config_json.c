@@ -1,4 +1,4 @@
-#include "common/config_json.h"
+#include "params/config_json.h"
 
 #include <math.h>
 #include <stdio.h>

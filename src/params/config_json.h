@@ -12,7 +12,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
-#include "common/config.h"
+#include "params/config.h"
 
 // Every parameter of c; the caller frees the object with cJSON_Delete.
 cJSON *config_to_json(const TrialConfig *c);

@@ -1,6 +1,6 @@
 // safetensors.h: the attention weights of a pretrained checkpoint (.safetensors) as the
 // four-mode tensors the invariants score (score.h), one per layer, and each layer's
-// output projection (W_O of the OV maps, common/circuits.h):
+// output projection (W_O of the OV maps, circuits/circuits.h):
 //
 //     W[h, d_k, d_model(+1), 3]   float32, row-major, last mode fastest; roles Q, K, V
 //     W[h, k, m, ρ] = weight of role ρ from input feature m to output h·d_k + k
@@ -33,7 +33,7 @@
 // PREFIX.mlp.c_proj.weight (GPT-2) are not output projections.
 //
 // Besides, for every family but Grassmann, what the whole network makes of each layer
-// (common/circuits.h LayerForm): the normalisation it reads through (GPT-2, nanoGPT,
+// (circuits/circuits.h LayerForm): the normalisation it reads through (GPT-2, nanoGPT,
 // timm ViT: the pre-LN LayerNorm; LLaMA: the RMSNorm gain), its Q, K, V biases, and
 // whether every reader of its output subtracts the mean; safetensors.c lists the tensors
 // read for each family. attention_layers_whole_network turns the weights into the view
@@ -68,13 +68,17 @@
 // Every failure returns -1 with one line "FILE: what is wrong" in err (no newline;
 // names from the file are quoted with control and non-ASCII bytes escaped) and leaves
 // *out empty; nothing leaks. Running out of memory for W or O is reported the same way.
+//
+// Two files: safetensors_file.c reads the container (the header's checks above, sharded
+// checkpoints, one tensor as float32; safetensors_file.h), safetensors.c the name
+// families, the shapes, the number of heads and the layout of W and O.
 #ifndef ATTN_SAFETENSORS_H
 #define ATTN_SAFETENSORS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/circuits.h"
+#include "circuits/circuits.h"
 
 // Largest header accepted, in bytes (the limit of the reference implementation).
 #define SAFETENSORS_MAX_HEADER 100000000ull
