@@ -468,7 +468,7 @@ static Journal *open_begun(const char *path) {
     Collected c = {0};
     journal_replay(j, collect, &c, err, sizeof err);
     collected_free(&c);
-    journal_begin(j);
+    journal_begin(j, 0);
     return j;
 }
 
@@ -777,7 +777,7 @@ static void open_journal(const char *path) {
     Journal *j = journal_open(path, err, sizeof err);
     if (journal_replay(j, collect, &c, err, sizeof err) < 0) die(EXIT_RUNTIME, "%s", err);
     collected_free(&c);
-    journal_begin(j);
+    journal_begin(j, 0);
     journal_close(j);
 }
 
@@ -902,7 +902,7 @@ static Journal *open_shared_begun(const char *path) {
     Journal *j = journal_open_shared(path, err, sizeof err);
     if (!j) return NULL;
     journal_lock(j);
-    journal_begin(j);
+    journal_begin(j, 0);
     if (!journal_take_writer(j)) return NULL;
     journal_lease(j, 60, 0xABCu);
     journal_handout(j, 3, 1, "{}");
@@ -995,7 +995,7 @@ static H5Store *rebuild(const char *journal_path, RebuildSeen seen, void *ctx, c
     Journal *j = journal_open(journal_path, err, errlen);
     if (!j) die(EXIT_RUNTIME, "%s", err);
     H5Store *s = h5store_rebuild(results, &meta, j, seen, ctx, err, errlen);
-    if (s) journal_begin(j);
+    if (s) journal_begin(j, 0);
     journal_close(j);
     return s;
 }
@@ -1045,7 +1045,7 @@ static void test_rebuild(void) {
     j = journal_open(journal, err, sizeof err);
     Collected c = {0};
     journal_replay(j, collect, &c, err, sizeof err);
-    journal_begin(j);
+    journal_begin(j, 0);
     journal_append(j, &late);
     journal_close(j);
     h5store_write_trial(s, &late);
@@ -1123,7 +1123,7 @@ static int kept_run(const int *ids, int n, int killed, char *err, size_t errlen)
         journal_close(j);
         return -1;
     }
-    journal_begin(j);
+    journal_begin(j, 0);
     for (int i = 0; i < n; i++) {
         TrialResult t = make_trial(ids[i], ids[i] % 3);
         journal_append(j, &t);

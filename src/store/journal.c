@@ -174,6 +174,7 @@ static int decode_small(JournalRecord *rec, const Bytes *body, char *err, size_t
         rec->time = br_f64(&rd);
         text = br_text(&rd, sizeof rec->host, &n, "host");
         if (text) memcpy(rec->host, text, n), rec->host[n] = 0;
+        rec->yaml_crc = rd.left ? br_u32(&rd) : 0;  // its sweep's YAML, after the host
         break;
     case JOURNAL_HANDOUT:
         rec->id = br_i32(&rd);
@@ -632,7 +633,7 @@ static void append_record(Journal *j, JournalKind kind, const unsigned char *bod
     bytes_free(&b);
 }
 
-void journal_begin(Journal *j) {
+void journal_begin(Journal *j, unsigned yaml_crc) {
     struct stat st;
     if (fstat(j->fd, &st) != 0) die(EXIT_RUNTIME, "%s: %s", j->path, strerror(errno));
     if (st.st_size > j->end && (ftruncate(j->fd, (off_t)j->end) != 0 || fsync(j->fd) != 0))
@@ -646,6 +647,7 @@ void journal_begin(Journal *j) {
     bytes_put_i64(&b, (long)getpid());
     bytes_put_f64(&b, unix_seconds());
     bytes_put_text(&b, host, strlen(host));
+    bytes_put_u32(&b, yaml_crc);
     if (j->shared) j->job = j->end;
     append_record(j, JOURNAL_START, b.data, b.len, 1, -1);
     bytes_free(&b);

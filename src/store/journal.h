@@ -24,7 +24,8 @@
 //   record when a reader looks for the next one past damage
 // little-endian (common/bytes.h), crc32 as zlib's. Bodies by kind:
 //   1 trial    trial_pack bytes of a finished trial
-//   2 start    i64 pid, f64 Unix time, text host: a run took the lock
+//   2 start    i64 pid, f64 Unix time, text host, u32 crc32 of its sweep's YAML (absent
+//              in older journals: 0): a run took the lock
 //   3 handout  i32 trial id, i32 world rank of the group's leader, f64 Unix time,
 //              text configuration (config_to_json)
 //   4 release  i32 trial id: given back unfinished on a stop (no worker died)
@@ -72,7 +73,7 @@ typedef struct {
     long job;            // handout, lease: the job sharing the sweep (-1: a single job's hand-out)
     double time;         // start, handout, lease: Unix time
     double seconds;      // lease: how long after time the job's hand-outs stay its own
-    unsigned yaml_crc;   // lease: crc32 of the job's sweep YAML
+    unsigned yaml_crc;   // start, lease: crc32 of the run's sweep YAML (0: not recorded)
     long pid;            // start
     char host[64];       // start
     const char *config;  // handout: the configuration handed out, JSON (valid during the call)
@@ -97,8 +98,8 @@ long journal_length(const Journal *j);
 long journal_replay(Journal *j, JournalVisit fn, void *ctx, char *err, size_t errlen);
 // Before the first append of a run, after a replay: cut away damage at the end of the
 // file, write the magic line over a damaged one, and record the start (pid, host,
-// time) that journal_open names to a second run.
-void journal_begin(Journal *j);
+// time) that journal_open names to a second run, with the crc32 of the run's YAML.
+void journal_begin(Journal *j, unsigned yaml_crc);
 // Append one trial record and fsync: when this returns, the trial survives a crash. A
 // failed write (a full disk) leaves the journal as it was and ends the program (code 1).
 void journal_append(Journal *j, const TrialResult *r);
