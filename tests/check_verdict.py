@@ -22,6 +22,7 @@ the same numbers); the fit's numbers to 1e-7 relative (GSL's SVD against LAPACK'
 """
 import json
 import math
+import os
 import sys
 import warnings
 
@@ -29,7 +30,9 @@ import numpy as np
 from scipy import stats
 
 import numcheck
-from attnsweep.results import Results
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from attnsweep.results import Results  # noqa: E402  (test_verdict.c runs this without lib.sh's PYTHONPATH)
 
 RESAMPLES, SEED, LEVEL, TOP_K, MIN_CONFIGS, MIN_FIT = 1000, 27, 0.95, 3, 5, 8
 VARIANTS = ["mha", "tucker", "linear", "grassmann"]
