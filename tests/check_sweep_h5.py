@@ -2,15 +2,17 @@
 each, in /summary and in /trials (with "partial": 1 <= trials < N, each at most once).
 Prints how many it holds; exits 1 with the reason otherwise. For tests/test_slurm.sh and
 tests/test_local.sh (stopped and resumed sweeps)."""
+import os
 import sys
 
-import h5py
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from attnsweep.results import Results  # noqa: E402
 
 path, n = sys.argv[1], int(sys.argv[2])
 partial = len(sys.argv) > 3
-with h5py.File(path, "r") as f:
-    ids = [int(t) for t in f["summary"]["trial"][:]]
-    groups = sorted(f["trials"].keys()) if "trials" in f else []
+with Results(path) as rs:
+    ids = [int(t) for t in rs.summary["trial"]]
+    groups = rs.trial_ids()
 if len(set(ids)) != len(ids):
     sys.exit(f"FAIL: {path}: trials recorded twice in /summary: {sorted(ids)}")
 if len(groups) != len(ids):

@@ -6,7 +6,7 @@ Usage: check_trial_h5.py FILE.h5 RUN.json --task T --attention A --heads H --d-m
        check_trial_h5.py --list CHECKS.txt    (one line of the arguments above per file;
                                                one interpreter start for many files)
 
-Reads the file the way a user would (h5py, pandas) and checks the layout of the
+Reads the file through python/attnsweep/results.py (h5py, pandas) and checks the layout of the
 docs/results-file.md, as the schema the file carries names it (python/attnsweep:
 a file without one is one failed check): one /summary row that agrees with the JSON
 (validation and test metrics), the trial group with its curve and its final
@@ -21,7 +21,6 @@ import shlex
 import sys
 
 import numpy as np
-import pandas
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from attnsweep.results import Results  # noqa: E402
@@ -33,10 +32,6 @@ def check(ok, what, expected, got):
     if not ok:
         failures.append(f"{what}: expected {expected}, got {got}")
     return ok
-
-
-def text(v):
-    return v.decode() if isinstance(v, bytes) else str(v)
 
 
 def same_number(a, b):
@@ -64,21 +59,20 @@ def main(argv):
         run = json.load(fj)
 
     with Results(a.h5) as rs:
-        f, where = rs.file, a.h5
+        where = a.h5
         # The /summary metrics with a test twin, and their keys in --json (trial/metrics.h);
         # bits per byte for charlm only.
         VAL = tuple(m for m in rs.schema.metrics if m.startswith("val_") and "test_" + m[4:] in rs.schema.metrics)
         TEST = tuple("test_" + m[4:] for m in VAL)
         # Root attributes: the configuration as YAML.
-        yaml = text(f.attrs.get("yaml", ""))
+        yaml = rs.yaml
         for line in (f"attention: {a.attention}", f"task: {a.task}", f"heads: {a.heads}"):
             check(line in yaml.splitlines(), f"{where}: root attribute yaml has the line '{line}'",
                   "present", repr(yaml[:200]))
 
         # /summary: one row that agrees with the JSON.
-        summary = f["summary"][:]
-        check(summary.shape == (1,), f"{where}: /summary shape", (1,), summary.shape)
-        df = pandas.DataFrame(summary)
+        df = rs.summary
+        check(len(df) == 1, f"{where}: /summary rows", 1, len(df))
         columns_ok = True
         for col in ("trial", "status", "attention", "steps", "seconds") + VAL + TEST:
             columns_ok &= check(col in df.columns, f"{where}: /summary has column '{col}'", "present",
@@ -86,11 +80,9 @@ def main(argv):
         if not columns_ok or len(df) != 1:
             return
         row = df.iloc[0]
-        check(text(row["attention"]) == a.attention, f"{where}: /summary attention", a.attention,
-              text(row["attention"]))
-        check(text(row["status"]) == a.status, f"{where}: /summary status", a.status, text(row["status"]))
-        check(text(row["status"]) == run["status"], f"{where}: /summary status vs JSON", run["status"],
-              text(row["status"]))
+        check(row["attention"] == a.attention, f"{where}: /summary attention", a.attention, row["attention"])
+        check(row["status"] == a.status, f"{where}: /summary status", a.status, row["status"])
+        check(row["status"] == run["status"], f"{where}: /summary status vs JSON", run["status"], row["status"])
         for col in VAL + TEST:
             if a.task == "charlm" or not col.endswith("bits_per_byte"):
                 check(same_number(float(row[col]), run[col]), f"{where}: /summary {col} vs JSON", run[col],
@@ -116,21 +108,21 @@ def main(argv):
                   int(row["steps"]))
 
         # The trial group.
-        t = f["trials/000000"]
-        check(text(t.attrs.get("status", "")) == a.status, f"{where}: /trials/000000 status attribute",
-              a.status, text(t.attrs.get("status", "")))
-        reason = text(t.attrs.get("reason", ""))
+        attrs = rs.trial_attrs(0)
+        check(attrs.get("status") == a.status, f"{where}: /trials/000000 status attribute", a.status,
+              attrs.get("status"))
+        reason = attrs.get("reason", "")
         check(reason == run["reason"], f"{where}: /trials/000000 reason vs JSON", repr(run["reason"]),
               repr(reason))
         if a.status == "failed":
             check("non-finite" in reason, f"{where}: reason of the failed trial mentions 'non-finite'",
                   "'...non-finite...'", repr(reason))
-        config = json.loads(text(t.attrs["config"]))
+        config = attrs["config"]
         check(config.get("attention") == a.attention, f"{where}: config attribute attention", a.attention,
               config.get("attention"))
 
         # Curves: a table with every column, step increasing, ending at the steps taken.
-        curves = t["curves"]
+        curves = rs.trial(0)["curves"]  # the dataset itself: its columns in their on-disk order are checked
         columns = list(curves.dtype.names or ())
         want_columns = rs.schema.curve_columns
         check(columns == want_columns, f"{where}: curves columns", want_columns, columns)
@@ -153,18 +145,17 @@ def main(argv):
             shape = (a.grassmann_rank, 1, a.d_model, 1)
         else:  # the whole network's view: the biases as a last column (format 4)
             shape = (a.heads, a.d_model // a.heads, a.d_model + 1, 3)
-        names = sorted(t["weights"].keys())
+        weights = rs.weights(0)
+        names = [name for name, _ in weights]
         want = [f"layer{k}" for k in range(a.layers)]
         check(names == want, f"{where}: weights/ datasets", want, names)
-        for k in range(a.layers):
-            w = t[f"weights/layer{k}"]
+        for k, (_, w) in enumerate(weights):
             check(w.shape == shape, f"{where}: weights/layer{k} shape [{a.attention}]", shape, w.shape)
             check(w.dtype == np.float32, f"{where}: weights/layer{k} dtype", "float32", w.dtype)
             if a.status == "ok":
-                v = w[...]
-                check(bool(np.all(np.isfinite(v))) and float(np.abs(v).max()) > 0,
+                check(bool(np.all(np.isfinite(w))) and float(np.abs(w).max()) > 0,
                       f"{where}: weights/layer{k} finite and not all zero", "finite, nonzero",
-                      f"max |w| = {np.abs(v).max()}")
+                      f"max |w| = {np.abs(w).max()}")
 
 
 def check_file(argv):

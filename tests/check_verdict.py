@@ -1,5 +1,5 @@
 """check_verdict: the verdict of `attnsweep report` (src/report/verdict.h) recomputed from a
-results file with h5py, numpy and scipy, independently of the C code, and compared with the
+results file (read through python/attnsweep/results.py) with numpy and scipy, independently of the C code, and compared with the
 report's JSON:
 
     /usr/bin/python3 tests/check_verdict.py RESULTS.h5 REPORT.json [EARLY_STEP]
@@ -22,15 +22,17 @@ the same numbers); the fit's numbers to 1e-7 relative (GSL's SVD against LAPACK'
 """
 import json
 import math
+import os
 import sys
 import warnings
 
-import h5py
 import numpy as np
-import pandas
 from scipy import stats
 
 import numcheck
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from attnsweep.results import Results  # noqa: E402  (test_verdict.c runs this without lib.sh's PYTHONPATH)
 
 RESAMPLES, SEED, LEVEL, TOP_K, MIN_CONFIGS, MIN_FIT = 1000, 27, 0.95, 3, 5, 8
 VARIANTS = ["mha", "tucker", "linear", "grassmann"]
@@ -40,7 +42,7 @@ warnings.simplefilter("ignore")  # scipy's kendalltau on constant input: NaN, as
 path, jpath = sys.argv[1:3]
 early_step = int(sys.argv[3]) if len(sys.argv) > 3 else None
 rep = json.load(open(jpath))
-f = h5py.File(path, "r", locking=False)
+rs = Results(path)
 bad = []
 
 
@@ -57,8 +59,7 @@ def same(got, exp, rel):  # None (JSON null) exactly where the recomputation has
 
 # ---------------------------------------------------------------- the trials
 
-summary = pandas.DataFrame(f["summary"][:])
-summary["status"] = summary.status.str.decode("ascii")
+summary = rs.summary
 metric = rep["metric"] if rep["metric"] in ("val_accuracy", "val_loss", "val_bits_per_byte") else "val_accuracy"
 sign = 1.0 if metric == "val_accuracy" else -1.0  # val_loss and bits per byte: lower is better
 twin = "test_" + metric[4:]
@@ -86,20 +87,20 @@ def correlation(corr, chance):  # beyond chance: less the null's mean; 0 without
 
 
 trials = []
-for _, row in summary.sort_values("trial").iterrows():
-    g = f["trials/%06d" % row.trial]
-    config = json.loads(g.attrs["config"])
-    spec = json.loads(g.attrs["reward_spec"])
-    curve = g["curves"][:]
-    evals = {int(c["step"]): {"metric": c[metric] if metric != "val_bits_per_byte" else c["val_loss"] / math.log(2),
-                              "val_accuracy": c["val_accuracy"]} for c in curve}
-    if "invariants" in g:
-        shape = g["weights/layer0"].shape
-        for r in g["invariants"][:]:
-            e = evals.get(int(r["step"]))
+for _, row in summary.iterrows():
+    attrs = rs.trial_attrs(row.trial)
+    config, spec = attrs["config"], attrs["reward_spec"]
+    c = rs.curves(row.trial)
+    values = c[metric] if metric != "val_bits_per_byte" else c["val_loss"] / math.log(2)
+    evals = {int(step): {"metric": v, "val_accuracy": acc} for step, v, acc in zip(c["step"], values, c["val_accuracy"])}
+    inv = rs.invariants(row.trial)
+    if inv is not None:
+        shape = rs.weights(row.trial)[0][1].shape
+        for step, eff, chance, corr in zip(inv["step"], inv["eff_rank"], inv["chance"], inv["correlation"]):
+            e = evals.get(int(step))
             if e is not None:
-                e["rank_deviation"] = rank_deviation(r["eff_rank"], r["chance"], shape, spec)
-                e["correlation"] = correlation(r["correlation"], r["chance"])
+                e["rank_deviation"] = rank_deviation(eff, chance, shape, spec)
+                e["correlation"] = correlation(corr, chance)
                 e["reward"] = e["val_accuracy"] - spec["beta"] * e["rank_deviation"] - spec["gamma"] * e["correlation"]
     key = json.dumps({k: v for k, v in config.items() if k != "seed"}, sort_keys=True)
     trials.append({"id": int(row.trial), "status": row.status, "key": key, "seed": config["seed"],

@@ -9,6 +9,7 @@
 bin=${1:?usage: bash tests/$(basename "$0") /path/to/attnsweep}
 [[ -x $bin ]] || { echo "FAIL: $bin is not an executable" >&2; exit 1; }
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+export ATTNSWEEP_BIN=$bin  # the binary scripts/analyze.py runs for the report's numbers
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 py=/usr/bin/python3
 export PYTHONPATH=$here:$(dirname "$here")/python${PYTHONPATH:+:$PYTHONPATH}

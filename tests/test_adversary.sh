@@ -19,11 +19,11 @@ sweep() {
 # statuses FILE: "status:reason" of every trial, by id, one a line.
 statuses() {
     "$py" - "$1" <<'PY'
-import sys, h5py
-f = h5py.File(sys.argv[1], "r")
-for r in sorted(f["summary"][:], key=lambda r: r["trial"]):
-    a = f[f"trials/{r['trial']:06d}"].attrs
-    print(f"{r['status'].decode()}:{a['reason'].decode() if isinstance(a['reason'], bytes) else a['reason']}")
+import sys
+from attnsweep.results import Results
+rs = Results(sys.argv[1])
+for t, status in zip(rs.summary.trial, rs.summary.status):
+    print(f"{status}:{rs.trial_attrs(t)['reason']}")
 PY
 }
 

@@ -66,9 +66,10 @@ rc=0
 mpirun -np 3 "$bin" run sweep.yaml -o res.h5 --quiet 2>"$tmp/err" || rc=$?
 [[ $rc == 0 ]] || fail "the sweep: exit code $rc"
 counts=$("$py" -c '
-import sys, h5py, collections
-s = h5py.File(sys.argv[1], "r")["summary"]["status"]
-c = collections.Counter(x.decode() for x in s)
+import sys, collections
+from attnsweep.results import Results
+s = Results(sys.argv[1]).summary.status
+c = collections.Counter(s)
 print(len(s), c["ok"], c["pruned"], c["failed"])' res.h5)
 read -r n ok pruned failed <<<"$counts"
 [[ $n == 30 ]] || fail "the sweep recorded $n trials, expected 30"
@@ -114,20 +115,17 @@ valid_pngs out stdout
 pass "analyze.py in $((SECONDS - t0)) s: every PNG exists, has the signature, decodes, is not blank, is named on stdout"
 
 echo "== 3. the plotted numbers equal /summary and the trial groups"
-"$py" - res.h5 out/plots.json "$here/../scripts" <<'PY' || fail "plotted numbers"
+"$py" - res.h5 out/plots.json <<'PY' || fail "plotted numbers"
 import json, math, sys
-import h5py, numpy as np, pandas
+import numpy as np
 from numcheck import close
+from attnsweep.results import Results
 
-f = h5py.File(sys.argv[1], "r")
+rs = Results(sys.argv[1])
 data = json.load(open(sys.argv[2]))
 figs = data["figures"]
-df = pandas.DataFrame(f["summary"][:])
-for c in ("status", "attention"):
-    df[c] = df[c].str.decode("ascii")
-df = df.set_index("trial").sort_index()
-trials = {int(k): g for k, g in f["trials"].items()}
-assert sorted(trials) == df.index.tolist()
+df = rs.summary.set_index("trial")
+assert rs.trial_ids() == df.index.tolist()
 
 def arr(x):  # a JSON list (None for NaN) as float64
     return np.array([np.nan if v is None else v for v in x], dtype=float) if not (
@@ -139,9 +137,10 @@ def same(a, b, what):  # exactly equal, NaN where NaN
     assert np.array_equal(a, b, equal_nan=True), f"{what}: {a} != {b}"
 
 # The summary row and the trial group's attributes agree (read independently).
-for t, g in trials.items():
-    same(g.attrs["seconds"], df.at[t, "seconds"], f"trial {t} seconds: group attribute vs /summary")
-    assert g.attrs["status"] == df.at[t, "status"], t
+for t in df.index:
+    a = rs.trial_attrs(t)
+    same(a["seconds"], df.at[t, "seconds"], f"trial {t} seconds: group attribute vs /summary")
+    assert a["status"] == df.at[t, "status"], t
 
 # history.png: the metric (reward, maximised) of every finished and pruned trial by id, and
 # the best so far over the finished ones.
@@ -170,11 +169,11 @@ lc = figs["learning_curves.png"]
 assert lc["colour_by"] == "lambda_orth", lc["colour_by"]
 assert sorted(s["trial"] for s in lc["series"]) == df.index.tolist(), "learning curves: trials"
 for s in lc["series"]:
-    t, c = s["trial"], trials[s["trial"]]["curves"]
+    t, c = s["trial"], rs.curves(s["trial"])
     assert s["variant"] == df.at[t, "attention"] and s["status"] == df.at[t, "status"], t
     same(s["colour_value"], df.at[t, "lambda_orth"], f"trial {t} colour")
     for k in ("step", "val_accuracy", "val_loss", "train_loss"):
-        same(arr(s[k]), c[k][:], f"learning curves trial {t} {k}")
+        same(arr(s[k]), c[k], f"learning curves trial {t} {k}")
 n_drawn = sum(1 for s in lc["series"] if s["step"])
 print(f"learning curves: {len(lc['series'])} trials, {n_drawn} with a curve")
 
@@ -196,12 +195,11 @@ for p in sl["panels"]:
     want_scale = {"attention": "categorical", "lambda_orth": "linear", "lr": "linear"}[name]
     assert p["scale"] == want_scale, (name, p["scale"])
 print(f"reward against {params}: {len(have)} trials each")
-sys.path.insert(0, sys.argv[3])
-import analyze  # the scale rule: the distribution's, or a values list spanning 10x
-assert analyze.log_scale({"distribution": "log_uniform_values"}, [0.001, 0.0012])
-assert analyze.log_scale({"distribution": "q_log_normal"}, [8, 16])
-assert not analyze.log_scale({"distribution": "uniform"}, [0.001, 1])
-assert analyze.log_scale({"values": [0.001, 0.1]}, [0.001, 0.1]) and not analyze.log_scale({}, [0, 0.1])
+from attnsweep.analysis.common import log_scale  # the scale rule: the distribution's, or a values list spanning 10x
+assert log_scale({"distribution": "log_uniform_values"}, [0.001, 0.0012])
+assert log_scale({"distribution": "q_log_normal"}, [8, 16])
+assert not log_scale({"distribution": "uniform"}, [0.001, 1])
+assert log_scale({"values": [0.001, 0.1]}, [0.001, 0.1]) and not log_scale({}, [0, 0.1])
 
 # pareto.png: the metric (reward) against Correlation and RankDeviation, finished trials only,
 # the front recomputed here; trial-id labels that do not overlap, each front trial labelled
@@ -234,15 +232,15 @@ for p in pa["panels"]:
 for v in ("mha", "tucker", "linear", "grassmann"):
     fig = figs[f"invariants_{v}.png"]
     assert fig["colour_by"] == ["lambda_orth"], fig["colour_by"]
-    want = [t for t in df.index[df.attention == v] if "invariants" in trials[t]]
+    want = [t for t in df.index[df.attention == v] if rs.invariants(t) is not None]
     assert sorted(s["trial"] for s in fig["series"]) == want, f"invariants {v}: trials"
     for s in fig["series"]:
         t = s["trial"]
-        inv = trials[t]["invariants"]
-        same(s["step"], inv["step"][:], f"invariants trial {t} step")
-        same(s["step"], trials[t]["curves"]["step"][:], f"invariants trial {t} step vs curves")
-        same(arr(s["correlation"]), inv["correlation"][:], f"invariants trial {t} correlation")
-        sv = inv["head_sv"][:]
+        inv = rs.invariants(t)
+        same(s["step"], inv["step"], f"invariants trial {t} step")
+        same(s["step"], rs.curves(t)["step"], f"invariants trial {t} step vs curves")
+        same(arr(s["correlation"]), inv["correlation"], f"invariants trial {t} correlation")
+        sv = inv["head_sv"]
         nsv = arr(s["head_sv_normalised"])
         assert nsv.shape == sv.shape, (nsv.shape, sv.shape)
         assert close(nsv, sv / sv.sum(axis=-1, keepdims=True), rtol=1e-12), t
@@ -253,7 +251,7 @@ for v in ("mha", "tucker", "linear", "grassmann"):
 # cp_roles_trialNNNNNN.png: the best 4 finished trials by the metric (reward) that have a layer
 # of CP fit 0.1 or more, the stored role vectors; a layer below 0.1 is not drawn, one below
 # 0.5 is marked.
-fits = {t: [trials[t]["scores"][k].attrs["cp_fit"] for k in trials[t]["scores"]] for t in ok.index}
+fits = {t: [a["cp_fit"] for _, a in rs.scores(t)] for t in ok.index}
 best = [t for t in sorted(ok.index, key=lambda t: (-ok.at[t, "reward"], t)) if max(fits[t]) >= 0.1][:4]
 cp = {k: v for k, v in figs.items() if k.startswith("cp_roles_")}
 assert sorted(cp) == sorted(f"cp_roles_trial{t:06d}.png" for t in best), (sorted(cp), best)
@@ -262,18 +260,18 @@ for name, fig in cp.items():
     assert name == f"cp_roles_trial{t:06d}.png" and fig["variant"] == df.at[t, "attention"]
     same(fig["reward"], df.at[t, "reward"], f"{name}: reward")
     assert fig["metric"] == "reward"
-    scores = trials[t]["scores"]
-    assert [l["layer"] for l in fig["layers"]] == sorted(scores, key=lambda k: int(k[5:])), name
+    scores = dict(rs.scores(t))
+    assert [l["layer"] for l in fig["layers"]] == [k for k, _ in rs.scores(t)], name
     for l in fig["layers"]:
         s = scores[l["layer"]]
-        same(arr(l["weights"]), s.attrs["cp_roles"], f"{name} {l['layer']} cp_roles")
-        assert l["cp_rank"] == s.attrs["cp_rank"] == s.attrs["cp_roles"].shape[0], name
-        same(l["cp_fit"], s.attrs["cp_fit"], f"{name} cp_fit")
-        roles = s.attrs["roles"].split(",")
+        same(arr(l["weights"]), s["cp_roles"], f"{name} {l['layer']} cp_roles")
+        assert l["cp_rank"] == s["cp_rank"] == s["cp_roles"].shape[0], name
+        same(l["cp_fit"], s["cp_fit"], f"{name} cp_fit")
+        roles = s["roles"].split(",")
         assert l["roles"] == roles, (l["roles"], roles)
         assert l["drawn"] == (l["cp_fit"] >= 0.1) and l["marked"] == (0.1 <= l["cp_fit"] < 0.5), l
 print(f"CP roles of trials {best} (best by reward)")
-assert data["trials"] == len(df) and data["format_version"] == json.loads(f.attrs["schema"])["format_version"]
+assert data["trials"] == len(df) and data["format_version"] == rs.schema.format_version
 PY
 pass "plots.json: history, parallel coordinates, curves, slices, Pareto fronts and labels, invariants and CP roles equal the file"
 
@@ -288,7 +286,7 @@ n_cp=$(find "sweep two_plots" -name 'cp_roles_trial*.png' | wc -l)
 grep -qF "sweep two_plots" stdout2 || fail "stdout does not name the output directory"
 pass "default OUTDIR 'sweep two_plots/' beside the file; --top 1 writes one CP role chart"
 "$py" - res.h5 <<'PY' || fail "making the val_loss sweep's file"
-import shutil, sys, h5py
+import shutil, sys, h5py  # raw on purpose: it rewrites the file's root attributes
 shutil.copy(sys.argv[1], "loss.h5")
 with h5py.File("loss.h5", "a") as f:
     f.attrs["yaml"] = f.attrs["yaml"].replace("metric: {name: reward, goal: maximize}",
@@ -299,9 +297,9 @@ rc=0
 "$py" "$script" loss.h5 -o loss_out >stdout3 2>"$tmp/err" || rc=$?
 [[ $rc == 0 ]] || fail "analyze.py on a val_loss sweep: exit code $rc"
 "$py" - loss.h5 loss_out/plots.json stdout3 <<'PY' || fail "the val_loss sweep's figures"
-import json, sys, h5py, numpy as np, pandas
-df = pandas.DataFrame(h5py.File(sys.argv[1], "r")["summary"][:])
-df["status"] = df.status.str.decode("ascii")
+import json, sys
+from attnsweep.results import Results
+df = Results(sys.argv[1]).summary
 data = json.load(open(sys.argv[2]))
 figs = data["figures"]
 assert data["metric"] == "val_loss" and data["goal"] == "minimize"
@@ -319,7 +317,7 @@ pass "a val_loss sweep: every figure and the best trial follow val_loss (lower i
 echo "== 5. bad input: one line on stderr, exit code 2, nothing written"
 printf 'not an HDF5 file\n' >text.h5
 "$py" - res.h5 <<'PY' || fail "making the bad files"
-import shutil, sys, h5py
+import shutil, sys, h5py  # raw on purpose: it makes files the reader must refuse
 shutil.copy(sys.argv[1], "v2.h5")
 with h5py.File("v2.h5", "a") as f:
     f.attrs["format_version"] = 2
@@ -349,7 +347,7 @@ pass "missing, not HDF5, format_version 2, no format_version, no /summary: exit 
 echo "== 6. a file held open by a writer; the line of pandas in docs/results-file.md"
 cp res.h5 running.h5
 "$py" -c '
-import sys, time, h5py
+import sys, time, h5py  # raw on purpose: a writer holding the HDF5 lock
 f = h5py.File("running.h5", "a")  # the lock a running sweep holds
 open("locked", "w").close()
 time.sleep(60)' &
@@ -399,12 +397,11 @@ rc=0
 [[ $rc == 0 ]] || fail "analyze.py on a program's sweep without attention: exit code $rc"
 [[ ! -s $tmp/err ]] || fail "analyze.py wrote to stderr on a program's sweep"
 valid_pngs trainer_out stdout7
-"$py" - trainer.h5 trainer_out/plots.json stdout7 "$here/../scripts" <<'PY' || fail "the program's sweep's figures"
+"$py" - trainer.h5 trainer_out/plots.json stdout7 <<'PY' || fail "the program's sweep's figures"
 import json, sys
 import numpy as np
-sys.path.insert(0, sys.argv[4])
-import analyze
 from attnsweep import results as attnsweep_results
+from attnsweep.analysis import common, plots  # analyze.py's parts
 from numcheck import close
 df = attnsweep_results.summary(sys.argv[1])
 data = json.load(open(sys.argv[2]))
@@ -432,11 +429,11 @@ lc = figs["learning_curves.png"]
 assert lc["y"] == ["train_loss"] and lc["colour_by"] == "lr", (lc["y"], lc["colour_by"])
 assert sorted(s["trial"] for s in lc["series"]) == df.trial.tolist()
 # integer parameters keep integer ticks; steps is labelled as the parameter
-rs, _ = analyze.open_results(sys.argv[1])
-params = analyze.Parameters(rs)
+rs, _ = common.open_results(sys.argv[1])
+params = common.Parameters(rs)
 assert params.names["config_steps"] == "steps" and params.label("config_steps") == "steps (parameter)"
 for p in ("width", "config_steps"):
-    _, ticks, _ = analyze.axis_values(df, p, params.spec(p))
+    _, ticks, _ = plots.axis_values(df, p, params.spec(p))
     assert [t for _, t in ticks] == [str(int(v)) for v in sorted(df[p].unique())], (p, ticks)
 best = [l for l in open(sys.argv[3]) if l.startswith("best ")][0]
 assert best.startswith("best objective (lower is better) ") and "lr 0.001, width 8, steps 3, opt adam" in best, best

@@ -39,9 +39,10 @@ program_yaml fails "metric: {name: val_loss, goal: minimize}" \
 mpi 3 run "$tmp/fails.yaml" -o "$tmp/fails.h5"
 [[ $rc == 0 ]] || fail "a sweep with failing trials exits 0 (got $rc)"
 "$py" - "$tmp/fails.h5" <<'PY' || fail "the failures' results"
-import json, os, sys, h5py
-f = h5py.File(sys.argv[1], "r")
-rows = {r["trial"]: r for r in f["summary"][:]}
+import json, os, sys
+from attnsweep.results import Results
+rs = Results(sys.argv[1])
+rows = rs.summary.set_index("trial")
 want = {  # kind (grid order) -> (status, words of the reason)
     "ok": ("ok", ""), "crash": ("failed", "exited with code 3"), "signal": ("failed", "killed by signal 11"),
     "garbage": ("failed", "metrics line 1"), "nometrics": ("failed", "no metrics"),
@@ -49,13 +50,12 @@ want = {  # kind (grid order) -> (status, words of the reason)
     "ignore_term": ("failed", "time limit of 2 s exceeded at step 1")}
 bad = []
 for tid, (kind, (status, words)) in enumerate(want.items()):
-    g = f[f"trials/{tid:06d}"]
-    a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in g.attrs.items()}
-    cfg = json.loads(a["config"])["program"]
+    a = rs.trial_attrs(tid)
+    cfg = a["config"]["program"]
     if cfg["kind"] != kind: bad.append(f"trial {tid}: kind {cfg['kind']}, expected {kind}")
     if a["status"] != status or words not in a["reason"]:
         bad.append(f"{kind}: {a['status']} '{a['reason']}', expected {status} with '{words}'")
-    if rows[tid]["status"].decode() != status: bad.append(f"{kind}: /summary status {rows[tid]['status']}")
+    if rows.at[tid, "status"] != status: bad.append(f"{kind}: /summary status {rows.at[tid, 'status']}")
     d = a["trial_dir"]
     if d != os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])), "fails.trials", f"{tid:06d}"):
         bad.append(f"{kind}: trial_dir {d}")
@@ -70,8 +70,8 @@ for tid, (kind, (status, words)) in enumerate(want.items()):
         expect = {"ATTNSWEEP_TRIAL": str(tid), "ATTNSWEEP_SEED": "5000", "ATTNSWEEP_TRIAL_DIR": d,
                   "ATTNSWEEP_METRICS": os.path.join(d, "metrics.jsonl"), "cwd": os.getcwd()}
         if env != expect: bad.append(f"ok: environment {env}, expected {expect}")
-        if rows[tid]["steps"] != 3 or abs(rows[tid]["val_loss"] - (0.04 + 1 / 3)) > 1e-12:
-            bad.append(f"ok: steps {rows[tid]['steps']} val_loss {rows[tid]['val_loss']} (the last line's)")
+        if rows.at[tid, "steps"] != 3 or abs(rows.at[tid, "val_loss"] - (0.04 + 1 / 3)) > 1e-12:
+            bad.append(f"ok: steps {rows.at[tid, 'steps']} val_loss {rows.at[tid, 'val_loss']} (the last line's)")
     if kind == "ignore_term":
         pid = int(open(os.path.join(d, "grandchild.pid")).read())
         try:
@@ -92,13 +92,14 @@ program_yaml scored "metric: {name: reward, goal: maximize}" \
 mpi 3 run "$tmp/scored.yaml" -o "$tmp/scored.h5"
 [[ $rc == 0 ]] || fail "the scored sweep exits 0 (got $rc)"
 "$py" - "$tmp/scored.h5" "$bin" <<'PY' || fail "the scored program's results"
-import json, subprocess, sys, h5py
+import json, subprocess, sys
 from numcheck import close
-f = h5py.File(sys.argv[1], "r")
+from attnsweep.results import Results
+rs = Results(sys.argv[1])
 bad = []
-for r in f["summary"][:]:
-    a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f[f"trials/{r['trial']:06d}"].attrs.items()}
-    kind = json.loads(a["config"])["program"]["kind"]
+for _, r in rs.summary.iterrows():
+    a = rs.trial_attrs(r["trial"])
+    kind = a["config"]["program"]["kind"]
     if kind == "ok":  # no checkpoint where the sweep scores one
         if a["status"] != "failed" or "checkpoint" not in a["reason"]: bad.append(f"ok: {a['status']} {a['reason']}")
         continue
@@ -128,13 +129,14 @@ grep -q "runs as scheduler {name: asha" "$tmp/out" || fail "validate prints the 
 mpi 2 run "$tmp/hyper.yaml" -o "$tmp/hyper.h5"
 [[ $rc == 0 ]] || fail "the hyperband sweep exits 0 (got $rc)"
 "$py" - "$tmp/hyper.h5" <<'PY' || fail "the pruned programs"
-import sys, h5py
-f = h5py.File(sys.argv[1], "r")
+import sys
+from attnsweep.results import Results
+rs = Results(sys.argv[1])
 pruned, bad = 0, []
-for r in f["summary"][:]:
-    a = f[f"trials/{r['trial']:06d}"].attrs
-    lines = sum(1 for _ in open(a["metrics"].decode() if isinstance(a["metrics"], bytes) else a["metrics"]))
-    status = r["status"].decode()
+for _, r in rs.summary.iterrows():
+    a = rs.trial_attrs(r["trial"])
+    lines = sum(1 for _ in open(a["metrics"]))
+    status = r["status"]
     if status == "pruned":
         pruned += 1
         if lines >= 8 or "stopped by the scheduler" not in str(a["reason"]): bad.append(f"pruned trial {r['trial']}: {lines} lines")
@@ -165,12 +167,13 @@ saved=$("$py" -c "import json,sys; print(json.load(open(sys.argv[1]))['step'])" 
 mpi 2 run "$tmp/resumed.yaml" -o "$tmp/resumed.h5" --resume
 [[ $rc == 0 ]] || fail "--resume completes the sweep (got $rc)"
 "$py" - "$tmp/resumed.h5" "$saved" <<'PY' || fail "the resumed trial"
-import json, sys, h5py
-f = h5py.File(sys.argv[1], "r")
+import json, sys
+from attnsweep.results import Results
+rs = Results(sys.argv[1])
 saved, bad = int(sys.argv[2]), []
-a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["trials/000000"].attrs.items()}
+a, steps = rs.trial_attrs(0), rs.summary.steps[0]
 lines = [json.loads(l) for l in open(a["metrics"])]
-if a["status"] != "ok" or f["summary"][0]["steps"] != 24: bad.append(f"{a['status']} at step {f['summary'][0]['steps']}")
+if a["status"] != "ok" or steps != 24: bad.append(f"{a['status']} at step {steps}")
 if [l["step"] for l in lines] != list(range(saved + 1, 25)) or {l["resumed_from"] for l in lines} != {saved}:
     bad.append(f"the second attempt's lines {[(l['step'], l['resumed_from']) for l in lines]}, saved at {saved}")
 if bad: print("\n".join(bad))
@@ -204,9 +207,10 @@ YAML
 mpi 2 run "$tmp/readme.yaml" -o "$tmp/readme.h5"
 [[ $rc == 0 ]] || fail "the sweep of the program of docs/trainer.md exits 0 (got $rc)"
 "$py" - "$tmp/readme.h5" <<'PY' || fail "the results of the program of docs/trainer.md"
-import sys, h5py, numpy as np
-s = h5py.File(sys.argv[1], "r")["summary"][:]
-ok = list(s["status"]) == [b"ok", b"ok"] and list(s["steps"]) == [1000, 1000] and np.isfinite(s["reward"]).all()
+import sys, numpy as np
+from attnsweep.results import Results
+s = Results(sys.argv[1]).summary
+ok = list(s["status"]) == ["ok", "ok"] and list(s["steps"]) == [1000, 1000] and np.isfinite(s["reward"]).all()
 if not ok: print(s)
 sys.exit(0 if ok else 1)
 PY
@@ -221,10 +225,11 @@ mpi 2 run "$tmp/link.yaml" -o "$tmp/link.h5"
 [[ $rc == 1 ]] || fail "a sweep whose only trial failed exits 1 (got $rc)"
 [[ $(ls -A "$tmp/elsewhere") == keep ]] || fail "the link's target was written to: $(ls -A "$tmp/elsewhere")"
 "$py" - "$tmp/link.h5" <<'PY' || fail "the refused trial's record"
-import sys, h5py
-a = h5py.File(sys.argv[1], "r")["trials/000000"].attrs
-reason = a["reason"].decode() if isinstance(a["reason"], bytes) else a["reason"]
-ok = a["status"] in ("failed", b"failed") and "is a symbolic link" in reason
+import sys
+from attnsweep.results import Results
+a = Results(sys.argv[1]).trial_attrs(0)
+reason = a["reason"]
+ok = a["status"] == "failed" and "is a symbolic link" in reason
 if not ok: print(a["status"], reason)
 sys.exit(0 if ok else 1)
 PY
@@ -235,12 +240,13 @@ program_yaml typo "metric: {name: val_acuracy, goal: maximize}" "budget: {time_l
 mpi 2 run "$tmp/typo.yaml" -o "$tmp/typo.h5"
 [[ $rc == 1 ]] || fail "a sweep whose only trial never reported its metric exits 1 (got $rc)"
 "$py" - "$tmp/typo.h5" <<'PY' || fail "the trial that never reported the metric"
-import sys, h5py
-a = h5py.File(sys.argv[1], "r")["trials/000000"].attrs
-reason = a["reason"].decode() if isinstance(a["reason"], bytes) else a["reason"]
+import sys
+from attnsweep.results import Results
+a = Results(sys.argv[1]).trial_attrs(0)
+reason = a["reason"]
 want = ('the program never reported the sweep\'s metric "val_acuracy" (its lines held val_loss, val_accuracy'
         '; did you mean "val_accuracy"?)')
-ok = a["status"] in ("failed", b"failed") and reason == want
+ok = a["status"] == "failed" and reason == want
 if not ok: print(a["status"], repr(reason), "want", repr(want))
 sys.exit(0 if ok else 1)
 PY

@@ -40,22 +40,23 @@ YAML
 # one with the reason above and its whole stderr tail, an ok one with no reason.
 check_file() {
     pycheck "the results file $(basename "$1")" "$@" <<'PY'
-import sys, h5py
+import sys
 from journal import trial_ids
+from attnsweep.results import Results
 path, journal, want = sys.argv[1], sys.argv[2], sys.argv[3:]
 reason = "the program exited with code 1; stderr: ModuleNotFoundError: No module named 'torch'"
-f, bad = h5py.File(path, "r"), []
-text = lambda v: v.decode() if isinstance(v, bytes) else v
-rows = [int(t) for t in f["summary"]["trial"]]
+rs, bad = Results(path), []
+summary = rs.summary
+rows = summary.trial.tolist()
 if len(rows) != len(set(rows)): bad.append(f"/summary rows {rows}: a trial twice")
 if set(rows) != set(trial_ids(journal)): bad.append(f"/summary {sorted(rows)}, the journal {sorted(set(trial_ids(journal)))}")
 for tid, status in enumerate(want):
     if status == "-":
         if tid in rows: bad.append(f"trial {tid} recorded, expected not")
         continue
-    a = {k: text(v) for k, v in f[f"trials/{tid:06d}"].attrs.items()} if tid in rows else {}
-    row = f["summary"][rows.index(tid)] if tid in rows else None
-    if not a or a["status"] != status or text(row["status"]) != status:
+    a = rs.trial_attrs(tid) if tid in rows else {}
+    row = summary.iloc[rows.index(tid)] if tid in rows else None
+    if not a or a["status"] != status or row["status"] != status:
         bad.append(f"trial {tid}: {a.get('status')}, expected {status}")
     elif status == "failed" and (a["reason"] != reason or not a["stderr_tail"].endswith("No module named 'torch'")
                                  or not a["stderr_tail"].startswith("loading the data")):

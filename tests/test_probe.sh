@@ -45,24 +45,21 @@ grep -q "^Spearman rho(redundancy, dloss) over the heads: layer 0 .* pooled (8 h
     fail "probe: no rank correlation on stdout"
 check "probe of the fashion_mnist trial against numpy" "$tmp/t.h5" <<'EOF'
 import gzip, json, sys
-import h5py
 import numpy as np
 from numcheck import close
+from attnsweep.results import Results
 bad = []
 def want(ok, what, expected, got):
     if not ok:
         bad.append(f"{what}: expected {expected}, got {got}")
 
-f = h5py.File(sys.argv[1], "r")
-t = f["trials/000000"]
-cfg = json.loads(t.attrs["config"])
-row = f["summary"][0]
-params = t["params"][()].astype(np.float64)
-layout = [(e.split(":")[0], int(e.split(":")[1])) for e in t["params"].attrs["layout"].split(",")]
-want(sum(n for _, n in layout) == len(params) == row["n_params"], "params size", row["n_params"], len(params))
-tensors, at = [], 0
-for name, n in layout:
-    tensors.append((name, params[at:at + n])); at += n
+rs = Results(sys.argv[1])
+t = rs.trial(0)  # its probe, scores and weights groups, read below as stored
+cfg = rs.trial_attrs(0)["config"]
+row = rs.summary.iloc[0]
+tensors = [(name, v.astype(np.float64)) for name, v in rs.params(0)]
+n_params = sum(len(v) for _, v in tensors)
+want(n_params == row["n_params"], "params size", row["n_params"], n_params)
 it = iter(tensors)
 def take(name):
     got, v = next(it)
@@ -240,10 +237,10 @@ expect_rc 0 "report of the probed file"
 "$py" "$here/../scripts/analyze.py" "$tmp/t.h5" -o "$tmp/plots" >"$tmp/out" 2>"$tmp/err" || fail "analyze.py of the probed file"
 check "analyze.py plots the probes as stored" "$tmp/t.h5" "$tmp/plots" <<'EOF'
 import json, os, sys
-import h5py
 import numpy as np
 from numcheck import close
-p = h5py.File(sys.argv[1], "r")["trials/000000/probe"]
+from attnsweep.results import Results
+p = Results(sys.argv[1]).probe(0)
 figs = json.load(open(os.path.join(sys.argv[2], "plots.json")))["figures"]
 bad = [f"{n}: not written" for n in ("probe_trial000000.png", "probe_attention_trial000000.png")
        if n not in figs or not os.path.getsize(os.path.join(sys.argv[2], n))]
@@ -259,8 +256,8 @@ run probe "$tmp/t.h5" --transform none --maps 2 --sigma 0,2 --cka-examples 50 --
 expect_rc 0 "second probe"
 check "a second probe replaces the first" "$tmp/t.h5" <<'EOF'
 import sys
-import h5py
-p = h5py.File(sys.argv[1], "r")["trials/000000/probe"]
+from attnsweep.results import Results
+p = Results(sys.argv[1]).probe(0)
 bad = []
 if "transform" in p: bad.append("transform: expected gone after --transform none")
 if p["attention"].shape[0] != 2: bad.append(f"attention: expected 2 maps, got {p['attention'].shape[0]}")
@@ -279,11 +276,11 @@ leaks=0
 expect_rc 0 "probe charlm"
 check "probe of the charlm trial" "$tmp/lm.h5" <<'EOF'
 import sys
-import h5py
 import numpy as np
 from numcheck import close
-f = h5py.File(sys.argv[1], "r")
-row, p = f["summary"][0], f["trials/000000/probe"]
+from attnsweep.results import Results
+rs = Results(sys.argv[1])
+row, p = rs.summary.iloc[0], rs.probe(0)
 bad = []
 nz = p["noise"][()]
 if not (nz["val_accuracy"][0] == row["val_accuracy"] and nz["val_loss"][0] == row["val_loss"]):
@@ -313,10 +310,10 @@ expect_rc 0 "probe grassmann"
 grep -q "^per-head ablation: none (grassmann mixing has no heads)" "$tmp/out" || fail "probe grassmann: no word on ablation"
 check "probe of a grassmann trial: layers' CKA and noise, no heads' outputs or maps" "$tmp/gm.h5" <<'EOF'
 import sys
-import h5py
 from numcheck import close
-f = h5py.File(sys.argv[1], "r")
-row, p = f["summary"][0], f["trials/000000/probe"]
+from attnsweep.results import Results
+rs = Results(sys.argv[1])
+row, p = rs.summary.iloc[0], rs.probe(0)
 bad = [f"{k}: expected absent" for k in ("cka_heads", "attention", "transform", "ablation") if k in p]
 if p["cka_layers"].shape != (3, 3) or not close(p["cka_layers"][()].diagonal(), 1.0, atol=1e-9):
     bad.append(f"cka_layers: expected 3 x 3 with a unit diagonal, got {p['cka_layers'][()]}")
@@ -327,7 +324,7 @@ EOF
 echo "== 3. bad input  [$((SECONDS - start)) s]"
 "$py" - "$tmp/t.h5" "$tmp/old.h5" <<'EOF'
 import shutil, sys
-import h5py
+import h5py  # raw on purpose: it removes the groups probe needs
 shutil.copy(sys.argv[1], sys.argv[2])
 with h5py.File(sys.argv[2], "a") as f:
     del f["trials/000000/params"]

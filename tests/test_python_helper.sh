@@ -65,12 +65,13 @@ helper_yaml reported "kind: {value: report}"
 mpi 2 run "$tmp/reported.yaml" -o "$tmp/reported.h5"
 [[ $rc == 0 ]] || fail "the helper's program's sweep exits 0 (got $rc)"
 pycheck "report()'s lines as the runner read them" "$tmp/reported.h5" "$python_dir" "$here" <<'PY'
-import json, os, sys, h5py, numpy as np
+import json, os, sys, numpy as np
 bad = []
 from numcheck import close
-f = h5py.File(sys.argv[1], "r")
-a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["trials/000000"].attrs.items()}
-row, curve = f["summary"][0], f["trials/000000/curves"][:]
+from attnsweep.results import Results
+rs = Results(sys.argv[1])
+a = rs.trial_attrs(0)
+row, curve = rs.summary.iloc[0], rs.curves(0)
 if a["status"] != "ok": bad.append(f"status: expected ok, got {a['status']} {a['reason']}")
 if list(curve["step"]) != [1, 2, 3]: bad.append(f"curve steps: expected [1, 2, 3], got {list(curve['step'])}")
 if not close(curve["val_loss"], [1, 1 / 2, 1 / 3]): bad.append(f"val_loss: got {curve['val_loss']}")
@@ -317,9 +318,10 @@ mpi 2 run "$tmp/resumed.yaml" -o "$tmp/resumed.h5" --resume
 cp "$metrics" "$tmp/attempt3.jsonl"
 check_curve() {  # check_curve RESULTS WHAT
     pycheck "$2" "$1" "$tmp" <<'PY'
-import json, sys, h5py
+import json, sys
+from attnsweep.results import Results
 bad = []
-f, tmp = h5py.File(sys.argv[1], "r"), sys.argv[2]
+rs, tmp = Results(sys.argv[1]), sys.argv[2]
 attempts = [[json.loads(l) for l in open(f"{tmp}/attempt{k}.jsonl")] for k in (1, 2, 3)]
 want = {}  # step -> the attempt whose copy stands: a later attempt's first step replaces the rest
 for lines in attempts:
@@ -327,9 +329,9 @@ for lines in attempts:
     want.update({l["step"]: l["train_loss"] for l in lines})
 again = sum(1 for k in (1, 2) if attempts[k][0]["step"] <= attempts[k - 1][-1]["step"])
 if again != 2: bad.append(f"both restarts should report steps again (the checkpoint lags 2 steps): {again} did")
-curve = f["trials/000000/curves"][:]
-row = f["summary"][0]
-if row["status"] != b"ok" or row["steps"] != 24: bad.append(f"the trial: {row['status']} at step {row['steps']}")
+curve = rs.curves(0)
+row = rs.summary.iloc[0]
+if row["status"] != "ok" or row["steps"] != 24: bad.append(f"the trial: {row['status']} at step {row['steps']}")
 if list(curve["step"]) != list(range(1, 25)): bad.append(f"curve steps: expected 1..24 once each, got {list(curve['step'])}")
 got = dict(zip(curve["step"].tolist(), curve["train_loss"].tolist()))
 if got != want: bad.append(f"the attempt of each step: expected {want}, got {got}")

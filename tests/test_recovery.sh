@@ -95,7 +95,7 @@ at=$(sed -n 's/^sweep: trial 0 continues from its checkpoint after step \([0-9]*
 [[ -n $at && $at -gt 0 ]] || fail "the resumed trial did not continue from its checkpoint"
 [[ ! -e cut.trials ]] || fail "the checkpoint is left after the trial was recorded: $(find cut.trials)"
 "$py" - whole.h5 cut.h5 <<'PY' || fail "the resumed trial differs from the uninterrupted one"
-import sys, h5py, numpy
+import sys, h5py, numpy  # raw on purpose: the two files compared value by value, every group
 a, b = (h5py.File(p, "r") for p in sys.argv[1:])
 timing = {"seconds", "started", "host"}  # when and where, not what
 ra, rb = a["summary"][0], b["summary"][0]
@@ -143,9 +143,9 @@ rc=0
 wait "$pid" || rc=$?
 [[ $rc == 0 ]] || fail "the first run: exit code $rc after the second was refused: $(cat "$tmp/first.err")"
 "$py" - <<'PY' || fail "the first run's results"
-import h5py
 from journal import trial_ids
-ids = sorted(h5py.File("lock.h5", "r")["summary"]["trial"])
+from attnsweep.results import Results
+ids = Results("lock.h5").summary.trial.tolist()
 assert ids == list(range(6)), ids
 assert sorted(trial_ids("lock.h5.journal")) == list(range(6)), trial_ids("lock.h5.journal")
 PY
@@ -162,12 +162,11 @@ done
 mpi 2 run "$tmp/poison.yaml" -o poison.h5 --resume --quiet
 [[ $rc == 0 ]] || fail "--resume after two deaths: exit code $rc"
 "$py" - <<'PY' || fail "the poison trial's record"
-import h5py
-f = h5py.File("poison.h5", "r")
-s = {int(r["trial"]): r for r in f["summary"][:]}
-assert sorted(s) == [0, 1], sorted(s)
-assert s[0]["status"] == b"failed" and s[1]["status"] == b"ok", (s[0]["status"], s[1]["status"])
-reason = f["trials/000000"].attrs["reason"]
+from attnsweep.results import Results
+f = Results("poison.h5")
+s = dict(zip(f.summary.trial, f.summary.status))
+assert s == {0: "failed", 1: "ok"}, s
+reason = f.trial_attrs(0)["reason"]
 assert "its worker died twice while running it: out of memory?" in reason, reason
 PY
 pass "trial 0, running at both kills, recorded failed ('its worker died twice while running it: out of memory?'); trial 1 ran"
@@ -190,10 +189,10 @@ done
 mpi 2 run "$tmp/stopped.yaml" -o stopped.h5 --resume --quiet
 [[ $rc == 0 ]] || fail "--resume after two stops: exit code $rc"
 "$py" - <<'PY' || fail "the stopped trial's record"
-import h5py
-f = h5py.File("stopped.h5", "r")
-s = {int(r["trial"]): r["status"] for r in f["summary"][:]}
-assert s == {0: b"ok", 1: b"ok"}, s
+from attnsweep.results import Results
+f = Results("stopped.h5")
+s = dict(zip(f.summary.trial, f.summary.status))
+assert s == {0: "ok", 1: "ok"}, s
 PY
 [[ ! -e stopped.trials/000000 ]] || fail "trial 0's directory outlived its record: $(ls stopped.trials/000000)"
 pass "trial 0, running at two kills of the coordinator (stops, marked by its worker), finished ok; its directory cleared"
@@ -238,7 +237,7 @@ if mount -t tmpfs -o size=200k tmpfs disk 2>/dev/null; then  # the sweep needs a
     mount -o remount,size=64m disk
     mpi 2 run "$tmp/full.yaml" -o disk/full.h5 --resume --quiet
     [[ $rc == 0 ]] || fail "--resume with room again: exit code $rc"
-    "$py" -c 'import h5py; ids = sorted(h5py.File("disk/full.h5")["summary"]["trial"]); assert ids == list(range(10)), ids' ||
+    "$py" -c 'from attnsweep.results import Results; ids = Results("disk/full.h5").summary.trial.tolist(); assert ids == list(range(10)), ids' ||
         fail "--resume with room again: not every trial once"
     pass "ENOSPC: '$line', exit 1, no temporary file, the file reads ($kept trials); --resume with room: 10 trials once"
     # A read-only file system: one line with the reason, exit 1, nothing changed.
@@ -281,7 +280,7 @@ for sig in INT TERM; do
 done
 mpi 3 run "$tmp/stop.yaml" -o stop.h5 --resume --quiet
 [[ $rc == 0 ]] || fail "--resume after the stops: exit code $rc"
-"$py" -c 'import h5py; ids = sorted(h5py.File("stop.h5")["summary"]["trial"]); assert ids == list(range(5)), ids' ||
+"$py" -c 'from attnsweep.results import Results; ids = Results("stop.h5").summary.trial.tolist(); assert ids == list(range(5)), ids' ||
     fail "--resume after the stops: not every trial once"
 pass "SIGINT, then SIGTERM, to the ranks: exit 3 each time; --resume completed the 5 trials once"
 
@@ -291,11 +290,11 @@ echo "resources: {mem: 600M}" >>"$tmp/mem.yaml"
 mpi 2 run "$tmp/mem.yaml" -o mem.h5 --quiet
 [[ $rc == 0 ]] || fail "a sweep with resources.mem: exit code $rc"
 "$py" - <<'PY' || fail "resources.mem"
-import h5py
-f = h5py.File("mem.h5", "r")
-s = {int(r["trial"]): r["status"] for r in f["summary"][:]}
-assert s == {0: b"ok", 1: b"failed"}, s
-reason = f["trials/000001"].attrs["reason"]
+from attnsweep.results import Results
+f = Results("mem.h5")
+s = dict(zip(f.summary.trial, f.summary.status))
+assert s == {0: "ok", 1: "failed"}, s
+reason = f.trial_attrs(1)["reason"]
 assert "needs an estimated" in reason and "more than resources.mem 600 MB" in reason, reason
 PY
 pass "resources.mem 600M: d_model 16 ran, d_model 2048 recorded failed before it started ('needs an estimated ... MB')"

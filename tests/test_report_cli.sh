@@ -93,8 +93,8 @@ def close(a, b, rel=1e-12):  # no value (None or NaN) exactly where the recomput
     return numcheck.close(a, b, rtol=rel, atol=rel)
 
 rs = Results(path)
-f, df = rs.file, rs.summary
-reasons = {int(k): f["trials"][k].attrs["reason"] for k in f["trials"]}
+df = rs.summary
+reasons = {t: rs.trial_attrs(t)["reason"] for t in rs.trial_ids()}
 rep = json.load(open(jpath))
 SHOWN = [m for m, d in rs.schema.metrics.items() if d["shown"]]  # a column of every table (test: shown only)
 params = rs.parameters
@@ -500,7 +500,7 @@ dd if=/dev/urandom of=scrambled.h5 bs=1 seek=96 count=4000 conv=notrunc status=n
 report scrambled.h5
 expect_error "a scrambled file" "scrambled.h5: "
 "$py" - <<'PY'
-import h5py, numpy, shutil
+import h5py, numpy, shutil  # raw on purpose: it damages files for the report to refuse or escape
 shutil.copy("abl.h5", "v2.h5")  # before the validation split
 with h5py.File("v2.h5", "a") as f:
     f.attrs["format_version"] = numpy.int32(2)
@@ -529,7 +529,7 @@ expect_error "a /summary without reward" "nocol.h5: /summary has no column 'rewa
 # goal) and the space's reader refuses it at once (libyaml alone took 122 s on it): the
 # report is made without the space (no log axes for the importance).
 "$py" - <<'PY'
-import h5py, shutil
+import h5py, shutil  # raw on purpose: it damages files for the report to refuse or escape
 shutil.copy("abl.h5", "escapes.h5")
 with h5py.File("escapes.h5", "a") as f:
     f.attrs["sweep"] = "abl\x1b]0;owned\x07\x1b[31m\u00e9"

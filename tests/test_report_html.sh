@@ -94,7 +94,8 @@ expect_quiet_stderr "report --format html"
 run report "$tmp/engine.h5" --format json
 expect_rc 0 "report --format json"
 pycheck "the page's data" "$tmp/engine.html" "$tmp/out" "$tmp/engine.h5" <<'PY'
-import json, re, sys, h5py
+import json, re, sys
+from attnsweep.results import Results
 page = open(sys.argv[1]).read()
 bad = []
 if re.search(r'<(script|link|img|iframe)[^>]*\b(src|href)=', page, re.I): bad.append("the page loads something")
@@ -102,17 +103,17 @@ m = re.search(r'<script type="application/json" id="data">(.*?)</script>', page,
 data = json.loads(m.group(1))
 rep = json.loads(open(sys.argv[2]).read())
 if data["report"] != rep: bad.append("the page's report differs from --format json")
-f = h5py.File(sys.argv[3], "r")
-rows = {int(r["trial"]): r for r in f["summary"][:]}
+rs = Results(sys.argv[3])
+rows = {int(r["trial"]): r for _, r in rs.summary.iterrows()}
 trials = data["page"]["trials"]
 if sorted(t["trial"] for t in trials) != sorted(rows): bad.append("the page's trials are not the file's")
 for t in trials:
     r = rows[t["trial"]]
-    if t["status"] != r["status"].decode(): bad.append(f"trial {t['trial']}: status")
+    if t["status"] != r["status"]: bad.append(f"trial {t['trial']}: status")
     v = float(r["reward"])
     if (t["value"] is None) != (v != v) or (t["value"] is not None and abs(t["value"] - v) > 1e-12):
         bad.append(f"trial {t['trial']}: value {t['value']} against /summary's reward {v}")
-    n = len(f[f"trials/{t['trial']:06d}/curves"])
+    n = len(rs.curves(t["trial"])["step"])
     if len(t["curve"]["step"]) != n: bad.append(f"trial {t['trial']}: {len(t['curve']['step'])} curve points, the file {n}")
 names = {p["name"] for p in data["page"]["params"]}
 if names != {"attention", "lambda_orth", "lr", "weight_decay"}: bad.append(f"parameters {names}")
@@ -152,7 +153,8 @@ mpi 3 run "$tmp/imp.yaml" -o "$tmp/imp.h5" --quiet
 run report "$tmp/imp.h5" --json
 expect_rc 0 "report --json of the program sweep"
 pycheck "importance against Optuna" "$tmp/out" "$tmp/imp.h5" <<'PY'
-import json, sys, warnings, h5py, optuna
+import json, sys, warnings, optuna
+from attnsweep.results import Results
 from optuna.distributions import CategoricalDistribution, FloatDistribution
 from optuna.importance import FanovaImportanceEvaluator, get_param_importances
 warnings.filterwarnings("ignore")
@@ -161,9 +163,9 @@ ours = {r["parameter"]: r["importance"] for r in json.load(open(sys.argv[1]))["i
 dists = {"x": FloatDistribution(0, 1), "y": FloatDistribution(0, 1), "z": FloatDistribution(0.001, 1, log=True),
          "opt": CategoricalDistribution(["adam", "sgd", "rmsprop"])}
 study = optuna.create_study(direction="minimize")
-for r in h5py.File(sys.argv[2], "r")["summary"][:]:
-    if r["status"] == b"ok":
-        p = {k: float(r[k]) for k in "xyz"} | {"opt": r["opt"].decode()}
+for _, r in Results(sys.argv[2]).summary.iterrows():
+    if r["status"] == "ok":
+        p = {k: float(r[k]) for k in "xyz"} | {"opt": r["opt"]}
         study.add_trial(optuna.trial.create_trial(params=p, distributions=dists, value=float(r["val_loss"])))
 runs = [get_param_importances(study, evaluator=FanovaImportanceEvaluator(seed=s)) for s in range(3)]
 theirs = runs[0]

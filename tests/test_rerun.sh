@@ -38,19 +38,20 @@ cp tiny.h5 before.h5
 same_metrics() {
   pycheck "trial $3 rerun: the metrics of $2 against $1" "$@" <<'EOF'
 import sys
-import h5py
 import numpy as np
+from attnsweep.results import Results
 a, b, tid = sys.argv[1], sys.argv[2], int(sys.argv[3])
 cols = ["val_loss", "val_accuracy", "test_loss", "test_accuracy", "reward", "rank_deviation", "correlation", "steps"]
-with h5py.File(a, "r") as f, h5py.File(b, "r") as g:
-    old = [r for r in f["summary"][:] if r["trial"] == tid][0]
-    rows = g["summary"][:]
+with Results(a) as f, Results(b) as g:
+    before = f.summary
+    old = before[before.trial == tid].iloc[0]
+    rows = g.summary
     if len(rows) != 1:
         print(f"{b}: expected one trial, got {len(rows)}")
         sys.exit(1)
-    new = rows[0]
+    new = rows.iloc[0]
     bad = 0
-    names = set(old.dtype.names) & set(new.dtype.names)
+    names = set(old.index) & set(new.index)
     for c in ["val_loss"] + [c for c in cols + ["seed"] if c in names and c != "val_loss"]:
         if not np.array_equal(old[c], new[c], equal_nan=True):
             print(f"{c}: expected {old[c]!r}, got {new[c]!r}")
@@ -104,9 +105,9 @@ pass "a program's trial 3 rerun: the same val_loss from the same seed; its files
 
 echo "== 2. --best: the lowest val_loss of the ok trials"
 best=$("$py" - <<'EOF'
-import h5py
-rows = [r for r in h5py.File("tiny.h5", "r")["summary"][:] if r["status"] == b"ok"]
-print(int(min(rows, key=lambda r: r["val_loss"])["trial"]))
+from attnsweep.results import Results
+s = Results("tiny.h5").summary
+print(int(s[s.status == "ok"].sort_values(["val_loss", "trial"]).trial.iloc[0]))
 EOF
 )
 run rerun tiny.h5 --best -o best.h5 --quiet
@@ -116,7 +117,7 @@ same_metrics tiny.h5 best.h5 "$best"
 pass "rerun --best ran trial $best, the lowest val_loss of the ok trials, to the same numbers"
 
 echo "== 3. bad input: one line, exit 2"
-failed=$("$py" -c 'import h5py; print(*[int(r["trial"]) for r in h5py.File("tiny.h5", "r")["summary"][:] if r["status"] == b"failed"][:1])')
+failed=$("$py" -c 'from attnsweep.results import Results; s = Results("tiny.h5").summary; print(*s[s.status == "failed"].trial.tolist()[:1])')
 [[ -n $failed ]] || fail "the sweep has no failed trial (lr 10 did not diverge)"
 expect_bad_input "neither --trial nor --best" "give either --trial N or --best" "$tmp/tiny.rerun-0.h5" rerun tiny.h5
 expect_bad_input "both --trial and --best" "give either --trial N or --best" "$tmp/tiny.rerun-0.h5" \

@@ -94,12 +94,14 @@ for path in sys.argv[2:]:
         st = Statuses(r.schema)
         assert set(r.summary.status) <= set(r.schema.statuses) and st.ok == "ok", (path, set(r.summary.status))
         assert r.measured == tuple(s["name"] for s in schema["statuses"] if s["measured"])
+        assert r.trial_ids() == sorted(r.summary.trial), path
         for tid in r.summary.trial:
-            g = r.trial(tid)
-            assert list(g["curves"].dtype.names) == [c["name"] for c in schema["tables"]["curves"]["columns"]], path
+            g = r.trial(tid)  # raw on purpose: the on-disk columns, against the schema and the reader's
+            curves = [c["name"] for c in schema["tables"]["curves"]["columns"]]
+            assert list(g["curves"].dtype.names) == curves == list(r.curves(tid)), path
             if "invariants" in g:
                 names = [c["name"] for c in schema["tables"]["invariants"]["columns"]]
-                assert list(g["invariants"].dtype.names) == names, path
+                assert list(g["invariants"].dtype.names) == names == list(r.invariants(tid)), path
 print("3 files: the schema attribute, the ranking attributes, /summary, curves and invariants as the schema says")
 PY
 pass "a trial's, a program sweep's and a motpe sweep's files follow the schema; the Python reader agrees"

@@ -39,7 +39,7 @@ expect_rc 0 "train grassmann -o"
 for variant in mha grassmann; do
     pycheck "trial file of $variant" "$tmp/$variant.h5" "$variant" <<'EOF'
 import sys
-import h5py
+import h5py  # raw on purpose: the layout attnsweep score writes (its groups, datasets, attributes)
 import numpy as np
 from numcheck import close
 path, variant = sys.argv[1], sys.argv[2]
@@ -224,7 +224,7 @@ done
 
 pycheck "scores on 1, 2 and 4 ranks" "$tmp" <<'EOF'
 import json, sys
-import h5py
+import h5py  # raw on purpose: the layout attnsweep score writes (its groups, datasets, attributes)
 import numpy as np
 from numcheck import close
 tmp = sys.argv[1]
@@ -337,9 +337,10 @@ reward_case grassmann 0.3 0.7 src_dim,roles roles=1 -- --modes=src_dim,roles --i
 reward_case mha 0.1 0.1 heads,model_dim model_dim=4 -- --tensor parameters --modes heads,model_dim --ideal-ranks model_dim=4
 pycheck "reward options" "$tmp/cases" <<'EOF'
 import json, sys
-import h5py
+import h5py  # raw on purpose: the layout attnsweep score writes (its groups, datasets, attributes)
 import numpy as np
 from numcheck import close
+from attnsweep.results import Results
 bad = []
 for line in open(sys.argv[1]):
     what, trial, case, beta, gamma, modes, ideal = line.rstrip("\n").split("\t")
@@ -349,8 +350,7 @@ for line in open(sys.argv[1]):
              ["heads", "head_dim", "model_dim", "roles"])
     modes = [names.index(m) for m in modes.split(",")]
     ideal = {names.index(k): float(v) for k, v in (p.split("=") for p in ideal.split(",") if p)}
-    with h5py.File(trial, "r") as f:
-        acc = float(f["summary"][0]["val_accuracy"])
+    acc = float(Results(trial).summary.val_accuracy[0])
     with h5py.File(case + ".h5", "r") as f:
         dims = list(f["trials/000000/scores/layer0"].attrs["dims"])
         spec = json.loads(f["trials/000000"].attrs["reward_spec"])
@@ -422,7 +422,7 @@ expect_rc 0 "score bert_f16 --heads 4 --json"
 pycheck "bert_f16 scores file" "$tmp/out" "$tmp/st/bert_f16/model.scores.h5" "$tmp/bert_table.h5" 2 \
     "bert.encoder.layer.{k}" <<'EOF'
 import json, sys
-import h5py
+import h5py  # raw on purpose: the layout attnsweep score writes (its groups, datasets, attributes)
 import numpy as np
 from numcheck import close
 out, h5, h5_table, L, pattern = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
@@ -469,7 +469,7 @@ run score "$tmp/st/llama/model.safetensors" --json -o "$tmp/llama.h5" --no-cp
 expect_rc 0 "score llama"
 pycheck "llama scores file" "$tmp/out" "$tmp/llama.h5" 12 "model.layers.{k}" <<'EOF'
 import json, sys
-import h5py
+import h5py  # raw on purpose: the layout attnsweep score writes (its groups, datasets, attributes)
 out, h5, L, pattern = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 d = json.load(open(out))
 bad = []
@@ -492,7 +492,7 @@ mpi 2 score "$model" --heads 4 --json -o "$tmp/bert2.h5"
 expect_rc 0 "score bert_f16 on 2 ranks"
 "$py" - "$tmp/out" "$tmp/st/bert_f16/model.scores.h5" >"$tmp/check" 2>&1 <<'EOF' || fail "bert_f16 on 2 ranks: $(cat "$tmp/check")"
 import json, sys
-import h5py
+import h5py  # raw on purpose: the layout attnsweep score writes (its groups, datasets, attributes)
 from numcheck import close
 d = json.load(open(sys.argv[1]))
 with h5py.File(sys.argv[2]) as f:
@@ -508,7 +508,7 @@ for m in bert_f16 bert_no_out; do
     expect_rc 0 "score $m --tensor parameters"
     "$py" - "$tmp/out" "$tmp/$m.params.h5" >"$tmp/check" 2>&1 <<'EOF' || fail "$m --tensor parameters: $(cat "$tmp/check")"
 import json, sys
-import h5py
+import h5py  # raw on purpose: the layout attnsweep score writes (its groups, datasets, attributes)
 d = json.load(open(sys.argv[1]))
 assert d["tensor"] == "parameters", d["tensor"]
 with h5py.File(sys.argv[2]) as f:
@@ -576,7 +576,7 @@ bad_input "function view of a checkpoint without output projections" \
     "has no output projections, which the function-level tensor needs; score its parameter tensor with --tensor parameters" \
     "$tmp/st/bert_no_out/model.safetensors" --heads 4 -o "$tmp/bad.h5"
 "$py" - "$tmp" <<'PY'
-import shutil, struct, sys, h5py, numpy
+import shutil, struct, sys, h5py, numpy  # raw on purpose: it damages a file for score to refuse
 tmp = sys.argv[1]
 shutil.copy(f"{tmp}/mha.h5", f"{tmp}/nan.h5")  # as a diverged trial's weights are
 with h5py.File(f"{tmp}/nan.h5", "a") as f:

@@ -55,28 +55,29 @@ YAML
 # reads it.
 check_file() {
     "$py" - "$1" "$2" "${3:-random}" <<'PY' || fail "results file $1"
-import json, sys, h5py, pandas
+import sys
 from numcheck import close
+from attnsweep.results import Results
 path, n, method = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-f = h5py.File(path, "r")
-df = pandas.DataFrame(f["summary"][:])
-ids = sorted(df.trial.tolist())
+rs = Results(path)
+df = rs.summary
+ids = df.trial.tolist()
 assert ids == list(range(n)), f"trials {ids}, expected 0..{n-1} once each"
-assert sorted(f["trials"].keys()) == [f"{i:06d}" for i in range(n)], list(f["trials"].keys())
-ok = df[df.status == b"ok"]
+assert rs.trial_ids() == list(range(n)), rs.trial_ids()
+ok = df[df.status == "ok"]
 want = ok.val_accuracy - 0.2 * ok.rank_deviation_excess - 0.3 * ok.correlation_excess
 assert close(ok.reward, want, atol=1e-12), (ok.reward - want).abs().max()
-grassmann = ok[ok.attention == b"grassmann"]  # no heads: no head terms, no z
+grassmann = ok[ok.attention == "grassmann"]  # no heads: no head terms, no z
 assert (grassmann.rank_deviation_excess == 0).all() and (grassmann.correlation_excess == 0).all()
 assert grassmann.correlation_z.isna().all() and grassmann.eff_rank_z.isna().all()
-heads = ok[ok.attention != b"grassmann"]
+heads = ok[ok.attention != "grassmann"]
 assert close(heads.correlation_excess, heads.correlation - heads.correlation_chance, atol=1e-12)
 assert heads.correlation_z.notna().all() and heads.eff_rank_z.notna().all()
-assert f.attrs["format_version"] == json.loads(f.attrs["schema"])["format_version"]
-measured = df[df.status != b"failed"]  # the test split, measured once a trial finished
+assert rs.attributes["format_version"] == rs.schema.format_version
+measured = df[df.status != "failed"]  # the test split, measured once a trial finished
 assert ((measured.test_accuracy >= 0) & (measured.test_accuracy <= 1) & (measured.test_loss > 0)).all()
-assert df[df.status == b"failed"].test_loss.isna().all()
-assert f"method: {method}" in f.attrs["yaml"] and f.attrs["sweep"] in f.attrs["yaml"], f.attrs["sweep"]
+assert df[df.status == "failed"].test_loss.isna().all()
+assert f"method: {method}" in rs.yaml and rs.sweep in rs.yaml, rs.sweep
 PY
 }
 
@@ -96,8 +97,9 @@ check_file e2e-g2.h5 10
 pass "5 ranks in 2 groups of 2 (data parallel): 10 trials, each once"
 # The same sweep on 2 and 3 ranks gives the same trials (configurations and results).
 "$py" - e2e-2.h5 e2e-3.h5 <<'PY' || fail "the same sweep on 2 and 3 ranks differs"
-import sys, h5py, pandas
-a, b = (pandas.DataFrame(h5py.File(p)["summary"][:]).set_index("trial").sort_index() for p in sys.argv[1:])
+import sys
+from attnsweep.results import Results
+a, b = (Results(p).summary.set_index("trial") for p in sys.argv[1:])
 cols = ["attention", "lambda_orth", "lr", "seed", "val_accuracy", "val_loss", "test_accuracy", "test_loss", "reward"]
 assert a[cols].equals(b[cols]), (a[cols].compare(b[cols]))
 PY
@@ -129,12 +131,45 @@ grep -qE "Pareto front of the sweep's objectives: [1-8] of 8 finished trials, hy
 grep -qF "val_accuracy (higher is better), correlation (lower is better), n_params (lower is better)" "$tmp/motpe.txt" ||
   fail "the motpe report's objectives"
 "$py" "$here/../scripts/analyze.py" motpe.h5 -o "$tmp/motpe_plots" >/dev/null || fail "analyze.py on the motpe sweep"
-"$py" - "$tmp/motpe_plots/plots.json" "$tmp/motpe.txt" <<'PY' || fail "objectives.png and its hypervolume"
+"$bin" report motpe.h5 --format json >"$tmp/motpe.json" || fail "the JSON report of the motpe sweep"
+"$py" - "$tmp/motpe_plots/plots.json" "$tmp/motpe.txt" "$tmp/motpe.json" motpe.h5 <<'PY' || fail "objectives.png and its hypervolume"
 import json, re, sys
+import numpy as np
+from numcheck import close
+from attnsweep.results import Results
 fig = json.load(open(sys.argv[1]))["figures"]["objectives.png"]
 report = re.search(r"hypervolume ([0-9.e+-]+)$", open(sys.argv[2]).read(), re.M).group(1)
-# the report's (C, pareto_hypervolume) and the plot's (Python) hypervolume in 3 objectives, to its 4 digits
+js = json.load(open(sys.argv[3]))
+# objectives.png shows the JSON report's front and hypervolume (pareto_hypervolume), which the
+# text report's title prints to 4 digits
 assert float(f"{fig['hypervolume']:.4g}") == float(report), (fig["hypervolume"], report)
+assert fig["hypervolume"] == js["pareto_hypervolume"]["value"], (fig["hypervolume"], js["pareto_hypervolume"])
+assert fig["front_trials"] == [r["trial"] for r in js["pareto"]], (fig["front_trials"], js["pareto"])
+assert fig["reference"] == [js["pareto_hypervolume"]["reference"][o["name"]] for o in fig["objectives"]]
+# and the report's numbers recomputed here from /summary: the finished trials' gains (each
+# objective signed by its goal), the front no other dominates, the reference (the worst of
+# each objective) and the volume above it, by slicing along the first objective
+df = Results(sys.argv[4]).summary
+ok = df[df.status == "ok"]
+up = [o["goal"] == "maximize" for o in fig["objectives"]]
+gain = np.column_stack([ok[o["name"]].to_numpy(float) * (1 if u else -1) for o, u in zip(fig["objectives"], up)])
+trials = ok.trial.to_numpy()[np.isfinite(gain).all(axis=1)]
+gain = gain[np.isfinite(gain).all(axis=1)]
+front = [i for i in range(len(gain)) if not (np.all(gain >= gain[i], axis=1) & np.any(gain > gain[i], axis=1)).any()]
+assert sorted(fig["front_trials"]) == sorted(trials[front].tolist()), (fig["front_trials"], trials[front])
+ref = gain.min(axis=0)
+assert close(fig["reference"], [r if u else -r for r, u in zip(ref, up)], rtol=1e-12), (fig["reference"], ref)
+def volume(pts, ref):
+    pts = pts[np.all(pts > ref, axis=1)]
+    if not len(pts):
+        return 0.0
+    if pts.shape[1] == 1:
+        return float(pts[:, 0].max() - ref[0])
+    xs, v = np.sort(np.unique(pts[:, 0]))[::-1], 0.0
+    for i, x in enumerate(xs):
+        v += (x - (xs[i + 1] if i + 1 < len(xs) else ref[0])) * volume(pts[pts[:, 0] >= x][:, 1:], ref[1:])
+    return v
+assert close(fig["hypervolume"], volume(gain[front], ref), rtol=1e-12), (fig["hypervolume"], volume(gain[front], ref))
 assert [o["name"] for o in fig["objectives"]] == ["val_accuracy", "correlation", "n_params"], fig["objectives"]
 assert 1 <= len(fig["front_trials"]) <= 8, fig["front_trials"]
 PY
@@ -150,12 +185,13 @@ last=$(grep '^sweep nan: ' "$tmp/err" | tail -n 1)  # attnsweep's last line; mpi
 [[ $last == "sweep nan: no trial finished ok (0 ok, 0 pruned, 4 failed; first failure: trial "*": diverged: "*"); results in nan.h5" ]] ||
     fail "the last line of a sweep with no trial ok: '$last'"
 "$py" - nan.h5 <<'PY' || fail "failed trials"
-import sys, h5py, pandas
-f = h5py.File(sys.argv[1])
-df = pandas.DataFrame(f["summary"][:])
-assert len(df) == 4 and (df.status == b"failed").all(), df.status.tolist()
-for t in f["trials"].values():
-    assert "non-finite" in t.attrs["reason"], t.attrs["reason"]
+import sys
+from attnsweep.results import Results
+rs = Results(sys.argv[1])
+df = rs.summary
+assert len(df) == 4 and (df.status == "failed").all(), df.status.tolist()
+for t in rs.trial_ids():
+    assert "non-finite" in rs.trial_attrs(t)["reason"], rs.trial_attrs(t)["reason"]
 PY
 pass "4 diverging trials recorded failed with their reason; exit 1: $last"
 
@@ -216,9 +252,10 @@ mpirun -np 3 "$bin" run killed.yaml -o killed.h5 --resume --quiet 2>"$tmp/err" |
 check_file killed.h5 40
 # Every trial a snapshot of the journal held is in the final file, none twice.
 "$py" - killed.h5 journal.* <<'PY' || fail "a trial recorded before a kill differs in the final file"
-import sys, h5py, pandas
+import sys
 from journal import trial_ids as ids_in
-final = pandas.DataFrame(h5py.File(sys.argv[1])["summary"][:]).set_index("trial")
+from attnsweep.results import Results
+final = Results(sys.argv[1]).summary.set_index("trial")
 seen = set()
 for p in sys.argv[2:]:
     ids = ids_in(p)
@@ -261,7 +298,7 @@ mpirun -np 2 "$bin" run asha.yaml -o asha.h5 --quiet 2>"$tmp/err" || rc=$?
 check_file asha.h5 16
 "$py" - asha.h5 "$tmp/err" <<'PY' || fail "ASHA's decisions are not those of the validation column"
 import re, sys, h5py
-f = h5py.File(sys.argv[1], "r")
+f = h5py.File(sys.argv[1], "r")  # raw on purpose: /summary's on-disk row order (attnsweep.results sorts by trial)
 rows = f["summary"][:]  # in the order the trials finished: one worker ran them one by one
 rungs, eta, budget = [10, 20], 2, 40
 seen = [[] for _ in rungs]

@@ -43,19 +43,20 @@ last=$(tail -n 1 "$tmp/err")
 [[ $last == "sweep group: finished 4 trials in "*" s (4 ok, 0 pruned, 0 failed); results in g2.h5" ]] ||
     fail "the sweep's last line: '$last'"
 "$py" - g1.h5 g2.h5 <<'PY' || fail "G = 1 and G = 2 differ"
-import sys, h5py
+import sys
 from numcheck import close
-a, b = (h5py.File(p, "r") for p in sys.argv[1:])
-assert sorted(a["trials"]) == sorted(b["trials"]) and len(a["trials"]) == 4
+from attnsweep.results import Results
+a, b = (Results(p) for p in sys.argv[1:])
+assert a.trial_ids() == b.trial_ids() and len(a.trial_ids()) == 4
 worst = 0.0
-for t in a["trials"]:
-    ca, cb = a["trials"][t]["curves"][:], b["trials"][t]["curves"][:]
-    assert (ca["step"] == cb["step"]).all() and len(ca) == 4, (ca["step"], cb["step"])
+for t in a.trial_ids():
+    ca, cb = a.curves(t), b.curves(t)
+    assert (ca["step"] == cb["step"]).all() and len(ca["step"]) == 4, (ca["step"], cb["step"])
     for k in ("train_loss", "val_loss"):
         assert close(cb[k], ca[k], atol=1e-4), (t, k, ca[k], cb[k])
         worst = max(worst, abs(ca[k] - cb[k]).max())
-    assert a["trials"][t].attrs["group_size"] == 1 and b["trials"][t].attrs["group_size"] == 2
-assert list(a["summary"]["group_size"]) == [1] * 4 and list(b["summary"]["group_size"]) == [2] * 4
+    assert a.trial_attrs(t)["group_size"] == 1 and b.trial_attrs(t)["group_size"] == 2
+assert list(a.summary.group_size) == [1] * 4 and list(b.summary.group_size) == [2] * 4
 print(f"largest difference in loss over the curves: {worst:.2e}")
 PY
 pass "G = 1 and G = 2: the same curves (train and validation loss within 1e-4), group_size recorded 1 and 2"
@@ -84,7 +85,7 @@ for f in asha asha_trial asha_reward; do
     expect_rc 0 "ASHA sweep $f on one worker"
 done
 "$py" - asha.h5 asha_trial.h5 asha_reward.h5 <<'PY' || fail "ASHA's decisions per configuration"
-import sys, h5py
+import sys, h5py  # raw on purpose: /summary's on-disk row order (attnsweep.results sorts by trial)
 import numpy as np
 from numcheck import close
 def accuracy(f, trial):

@@ -47,13 +47,14 @@ torch_yaml variants "" "attention: {values: [mha, tucker, linear, grassmann]}" "
 mpi 3 run "$tmp/variants.yaml" -o "$tmp/variants.h5"
 [[ $rc == 0 ]] || fail "the sweep of the trainer exits 0 (got $rc)"
 "$py" - "$tmp/variants.h5" "$bin" <<'PY' || fail "the trainer's results"
-import json, subprocess, sys, h5py
+import json, subprocess, sys
 from numcheck import close
-f = h5py.File(sys.argv[1], "r")
+from attnsweep.results import Results
+rs = Results(sys.argv[1])
 bad, seen = [], []
-for r in f["summary"][:]:
-    a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f[f"trials/{r['trial']:06d}"].attrs.items()}
-    variant = r["attention"].decode()
+for _, r in rs.summary.iterrows():
+    a = rs.trial_attrs(r["trial"])
+    variant = r["attention"]
     seen.append(variant)
     if a["status"] != "ok": bad.append(f"{variant}: {a['status']} {a['reason']} {a['stderr_tail']}"); continue
     lines = [json.loads(l) for l in open(a["metrics"])]
@@ -91,16 +92,17 @@ wait "$job" || rc=$?
 mpi 2 run "$tmp/stopped.yaml" -o "$tmp/stopped.h5" --resume
 [[ $rc == 0 ]] || fail "--resume completes the sweep (got $rc)"
 "$py" - "$tmp/stopped.h5" <<'PY' || fail "the resumed trainer"
-import json, re, sys, h5py
-f = h5py.File(sys.argv[1], "r")
-a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["trials/000000"].attrs.items()}
+import json, re, sys
+from attnsweep.results import Results
+rs = Results(sys.argv[1])
+a = rs.trial_attrs(0)
 steps = [json.loads(l)["step"] for l in open(a["metrics"])]
 said = re.search(r"resumed from step (\d+)", open(a["stderr"]).read())
 bad = []
-if a["status"] != "ok" or f["summary"][0]["steps"] != 400: bad.append(f"{a['status']} {a['reason']}")
+if a["status"] != "ok" or rs.summary.steps[0] != 400: bad.append(f"{a['status']} {a['reason']}")
 if not said or int(said.group(1)) <= 0: bad.append("the trainer did not say it resumed")
 elif steps[0] <= int(said.group(1)) or steps[-1] != 400: bad.append(f"steps {steps} after resuming at {said.group(1)}")
-curve = list(f["trials/000000/curves"]["step"])
+curve = rs.curves(0)["step"].tolist()
 if curve != list(range(5, 401, 5)): bad.append(f"the stored curve: expected every evaluation 5..400, got {curve}")
 if bad: print("\n".join(bad))
 sys.exit(1 if bad else 0)

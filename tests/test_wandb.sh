@@ -39,12 +39,12 @@ cp "$here/programs/wandb_program.py" "$tmp/train-nested-cli.py"
 # expression of the trial's args.json (args, a dict in its order) and HOME.
 argv_check() {
     "$py" - "$1" "$2" <<'PY'
-import json, os, sys, h5py
-f = h5py.File(sys.argv[1], "r")
+import json, os, sys
+from attnsweep.results import Results
+rs = Results(sys.argv[1])
 HOME, bad, n = os.environ["HOME"], [], 0
-for name, g in f["trials"].items():
-    d = g.attrs["trial_dir"]
-    d = d.decode() if isinstance(d, bytes) else d
+for name in rs.trial_ids():
+    d = rs.trial_attrs(name)["trial_dir"]
     args = json.load(open(os.path.join(d, "args.json")))
     got = json.load(open(os.path.join(d, "argv.json")))
     want = eval(sys.argv[2])
@@ -99,12 +99,12 @@ expect_rc 0 "the nested sweep"
 argv_check "$tmp/nested.h5" '[f"--{k}={v}" for k, v in args.items()]' >"$tmp/check" ||
     fail "the nested sweep's argv: $(cat "$tmp/check")"
 pycheck "the nested grid's points" "$tmp/nested.h5" <<'PY'
-import json, os, sys, h5py
-f = h5py.File(sys.argv[1], "r")
+import json, os, sys
+from attnsweep.results import Results
+rs = Results(sys.argv[1])
 seen = set()
-for g in f["trials"].values():
-    d = g.attrs["trial_dir"]
-    a = json.load(open(os.path.join(d.decode() if isinstance(d, bytes) else d, "args.json")))
+for t in rs.trial_ids():
+    a = json.load(open(os.path.join(rs.trial_attrs(t)["trial_dir"], "args.json")))
     seen.add((a["batch_size"], a["optimizer"]["lr"], a["optimizer"]["nadam"]["beta"]))
 want = {(b, lr, beta) for b in (32, 64) for lr in (0.001, 0.0001) for beta in (0.9, 0.95)}
 if seen != want: print(f"points: expected {sorted(want)}, got {sorted(seen)}"); sys.exit(1)
@@ -118,15 +118,15 @@ expect_rc 0 "the grid with run_cap"
 argv_check "$tmp/cap.h5" '[f"--{k}={v}" for k, v in args.items()]' >"$tmp/check" ||
     fail "the capped grid's argv: $(cat "$tmp/check")"
 pycheck "the capped grid's order" "$tmp/cap.h5" <<'PY'
-import itertools, json, os, sys, h5py
-f = h5py.File(sys.argv[1], "r")
+import itertools, json, os, sys
+from attnsweep.results import Results
+rs = Results(sys.argv[1])
 space = {"x": [0.1, 0.3, 0.5], "shuffle": [False, True], "batch_size": [16, 32]}
 names = sorted(space)  # W&B: the parameters by name, the last fastest
 want = [dict(zip(names, p)) for p in itertools.product(*(space[n] for n in names))][:5]
 got = []
-for tid in range(len(f["trials"])):
-    d = f[f"trials/{tid:06d}"].attrs["trial_dir"]
-    got.append(json.load(open(os.path.join(d.decode() if isinstance(d, bytes) else d, "args.json"))))
+for tid in rs.trial_ids():
+    got.append(json.load(open(os.path.join(rs.trial_attrs(tid)["trial_dir"], "args.json"))))
 if got != want: print(f"trials in id order:\n  got  {got}\n  want {want}"); sys.exit(1)
 PY
 pass "run_cap 5 of a 12-point grid: the first 5 in W&B's order, --shuffle=False/True"
@@ -136,14 +136,13 @@ echo "== 4. hyperband counts the lines that report the metric  [$((SECONDS - sta
 mpi 2 run "$wandb/hyperband_reports.yaml" -o "$tmp/hyper.h5"
 expect_rc 0 "the hyperband sweep"
 pycheck "where hyperband decided" "$tmp/hyper.h5" <<'PY'
-import sys, h5py
-f = h5py.File(sys.argv[1], "r")
+import sys
+from attnsweep.results import Results
+rs = Results(sys.argv[1])
 bad, pruned = [], 0
-for r in f["summary"][:]:
-    a = f[f"trials/{r['trial']:06d}"].attrs
-    m = a["metrics"]
-    lines = sum(1 for _ in open(m.decode() if isinstance(m, bytes) else m))
-    status = r["status"].decode()
+for _, r in rs.summary.iterrows():
+    lines = sum(1 for _ in open(rs.trial_attrs(r["trial"])["metrics"]))
+    status = r["status"]
     if status == "pruned":
         pruned += 1
         if lines not in (2, 4): bad.append(f"trial {r['trial']} pruned after {lines} lines (rungs: lines 2 and 4)")
@@ -179,16 +178,16 @@ argv_check "$tmp/results/flags_and_lists__v2_.h5" \
     '[f"--data={HOME}/data"] + [f"--{k}" if v is True else f"--{k}={v}" for k, v in args.items() if v is not False]' \
     >"$tmp/check" || fail "the until-stopped sweep's argv: $(cat "$tmp/check")"
 pycheck "the forms the values took" "$tmp/results/flags_and_lists__v2_.h5" <<'PY'
-import json, os, sys, h5py
-f = h5py.File(sys.argv[1], "r")
+import json, os, sys
+from attnsweep.results import Results
+rs = Results(sys.argv[1])
 kinds, bad = set(), []
-for g in f["trials"].values():
-    d = g.attrs["trial_dir"]
-    d = d.decode() if isinstance(d, bytes) else d
+for t in rs.trial_ids():
+    d = rs.trial_attrs(t)["trial_dir"]
     a, argv = json.load(open(os.path.join(d, "args.json"))), json.load(open(os.path.join(d, "argv.json")))
     kinds |= {type(v).__name__ for v in a.values()}
     if a["optimizer"]["momentum"] != 0.9 or not 1e-5 <= a["optimizer"]["lr"] <= 0.1: bad.append(f"optimizer {a['optimizer']}")
-if len(f["trials"]) < 4: bad.append(f"{len(f['trials'])} trials recorded, expected at least 4")
+if len(rs.trial_ids()) < 4: bad.append(f"{len(rs.trial_ids())} trials recorded, expected at least 4")
 if kinds != {"float", "bool", "list", "dict", "int"}: bad.append(f"value types {kinds}")
 print("\n".join(bad))
 sys.exit(1 if bad else 0)
@@ -213,13 +212,14 @@ YAML
 mpi 2 run "$tmp/motpe.yaml" -o "$tmp/motpe.h5"
 expect_rc 0 "motpe over the program's objective"
 pycheck "motpe's trials" "$tmp/motpe.h5" <<'PY'
-import json, sys, h5py
-f = h5py.File(sys.argv[1], "r")
-s, bad = f["summary"][:], []
-for r in s:
-    x = json.loads(f[f"trials/{r['trial']:06d}"].attrs["config"])["program"]["x"]
+import sys
+from attnsweep.results import Results
+rs = Results(sys.argv[1])
+s, bad = rs.summary, []
+for _, r in s.iterrows():
+    x = rs.trial_attrs(r["trial"])["config"]["program"]["x"]
     want = (x - 0.3) ** 2 + 1.0 / 2  # the program's last line
-    if r["status"] != b"ok" or abs(r["objective"] - want) > 1e-12:
+    if r["status"] != "ok" or abs(r["objective"] - want) > 1e-12:
         bad.append(f"trial {r['trial']}: {r['status']} objective {r['objective']}, expected ok {want}")
 if len(s) != 6: bad.append(f"{len(s)} trials")
 print("\n".join(bad))

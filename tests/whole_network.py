@@ -35,8 +35,10 @@ import os
 import subprocess
 import sys
 
-import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from attnsweep.results import Results  # noqa: E402
 
 D, H, DK, T, V, L = 16, 4, 4, 6, 11, 2
 TOL_SAME, TOL_MOVED = 1e-6, 1e-3
@@ -379,18 +381,9 @@ CHANGES = {"pre_ln": [query_bias, temperature, noise], "bert": [query_bias, temp
 
 def engine_model(path):
     """An `attnsweep train` model (charlm, mha or tucker) as a pre_ln model of this file's shapes."""
-    with h5py.File(path, "r") as f:
-        g = f["trials/000000"]
-        flat_params = g["params"][()].astype(np.float64)
-        layout = g["params"].attrs["layout"]
-        layout = layout.decode() if isinstance(layout, bytes) else str(layout)
-        cfg = json.loads(g.attrs["config"])
-    names, at = [], 0
-    for item in layout.split(","):
-        name, count = item.rsplit(":", 1)
-        names.append((name, flat_params[at:at + int(count)]))
-        at += int(count)
-    assert at == len(flat_params), "layout does not cover the parameters"
+    with Results(path) as rs:
+        names = [(name, v.astype(np.float64)) for name, v in rs.params(0)]
+        cfg = rs.trial_attrs(0)["config"]
     first = lambda key: next(v for k, v in names if k == key)
     per_block = lambda key: [v for k, v in names if k == key]
     c, heads = cfg["d_model"], cfg["heads"]

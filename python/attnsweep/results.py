@@ -35,6 +35,11 @@ def text(v):
     return v.decode() if isinstance(v, (bytes, np.bytes_)) else str(v)
 
 
+def decoded(v):
+    """An attribute's value with its text as str (numbers and arrays as they are)."""
+    return text(v) if isinstance(v, (bytes, np.bytes_, str)) else v
+
+
 def open_file(path):
     """The HDF5 file, read-only and without the lock a running sweep's writer holds."""
     return h5py.File(path, "r", locking=False)
@@ -185,11 +190,87 @@ class Results:
         names = self.file["summary"].dtype.names or ()
         return [c for c in names if c not in results]
 
+    @property
+    def attributes(self):
+        """The root attributes as a dict: texts as str (start_time, end_time, seed, ...)."""
+        return {k: decoded(v) for k, v in self.file.attrs.items()}
+
     def trial(self, trial_id):
         """The /trials/NNNNNN group, or None."""
         name = f"{int(trial_id):06d}"
         trials = self.file.get("trials")
         return trials[name] if trials is not None and name in trials else None
+
+    def trial_ids(self):
+        """The ids of the trials under /trials, in order."""
+        return sorted(int(name) for name in self.file.get("trials", {}))
+
+    def probe(self, trial_id):
+        """A trial's probe group (written by `attnsweep probe`; docs/results-file.md), or None."""
+        g = self.trial(trial_id)
+        return g["probe"] if g is not None and "probe" in g else None
+
+    def trial_attrs(self, trial_id):
+        """A trial's attributes as a dict: texts as str, config and reward_spec parsed from
+        their JSON ({} for a trial that is not in the file)."""
+        g = self.trial(trial_id)
+        if g is None:
+            return {}
+        out = {k: decoded(v) for k, v in g.attrs.items()}
+        for k in ("config", "reward_spec"):
+            if k in out:
+                out[k] = json.loads(out[k])
+        return out
+
+    def _table(self, trial_id, name, columns):
+        g = self.trial(trial_id)
+        if g is None or name not in g:
+            return None
+        table = g[name][:]
+        return {c: table[c] for c in columns if c in (table.dtype.names or ())}
+
+    def curves(self, trial_id):
+        """A trial's curves table ({column: array}, the schema's curve columns that it has),
+        or None when it has none."""
+        return self._table(trial_id, "curves", self.schema.curve_columns)
+
+    def invariants(self, trial_id):
+        """A trial's invariant trace ({column: array}, the schema's trace columns: step [n],
+        correlation [n, L], eff_rank, head_sv, chance [n, L, ...]), or None."""
+        return self._table(trial_id, "invariants", self.schema.trace_columns)
+
+    def layers(self, trial_id, group):
+        """The layerK members of a trial's group (scores, weights, weights_out), by K:
+        [(name, member)], empty when the trial or the group is not there."""
+        g = self.trial(trial_id)
+        if g is None or group not in g:
+            return []
+        return sorted(g[group].items(), key=lambda item: int(item[0][len("layer"):]))
+
+    def scores(self, trial_id):
+        """A trial's scores: [(layerK, its attributes as a dict)] by K (attnsweep score)."""
+        return [(name, dict(s.attrs)) for name, s in self.layers(trial_id, "scores")]
+
+    def params(self, trial_id):
+        """A trial's whole trained model (its params and their layout): [(tensor name, float32
+        array)] in the arena's order (a block's names once per block), or None for a trial
+        without params (files written before them)."""
+        g = self.trial(trial_id)
+        if g is None or "params" not in g:
+            return None
+        flat, out, at = g["params"][()], [], 0
+        for item in text(g["params"].attrs["layout"]).split(","):
+            name, count = item.rsplit(":", 1)
+            out.append((name, flat[at:at + int(count)]))
+            at += int(count)
+        if at != len(flat):
+            raise BadResults(f"{self.path}: trial {trial_id}: its params layout covers {at} of {len(flat)} values")
+        return out
+
+    def weights(self, trial_id, group="weights"):
+        """A trial's final attention tensors: [(layerK, array)] by K (group weights_out: their
+        output sides)."""
+        return [(name, w[()]) for name, w in self.layers(trial_id, group)]
 
 
 def space_of(yaml_text):

@@ -30,10 +30,10 @@ TAG = {"READY": 1, "TRIAL": 2, "DONE": 3, "EVAL": 4, "DECISION": 5, "STOP": 6, "
 
 
 def open_results(path):
-    """The results file's h5py.File, or exit with one line when it is no results file this
-    attnsweep reads (attnsweep.results)."""
+    """The results file (attnsweep.results.Results), or exit with one line when it is no
+    results file this attnsweep reads."""
     try:
-        return Results(path).file
+        return Results(path)
     except BadResults as e:
         sys.exit(f"sweep_report.py: {e}")
 
@@ -70,19 +70,18 @@ class Run:
         self.read_trace(self.trace_dir)
 
     def read_results(self, path):
-        with open_results(path) as f:
-            self.file_start = float(f.attrs["start_time"])
-            self.file_end = float(f.attrs["end_time"]) if "end_time" in f.attrs else float("nan")
-            self.summary = f["summary"][:]
-            steps = {int(row["trial"]): int(row["steps"]) for row in self.summary}
+        with open_results(path) as rs:
+            root = rs.attributes
+            self.file_start = float(root["start_time"])
+            self.file_end = float(root.get("end_time", float("nan")))
+            self.summary = rs.summary
+            steps = dict(zip(self.summary["trial"].astype(int), self.summary["steps"].astype(int)))
             self.trials = []
-            for k in sorted(f["trials"]):
-                a = f["trials"][k].attrs
-                st = a["status"]
+            for k in rs.trial_ids():
+                a = rs.trial_attrs(k)
                 self.trials.append({
-                    "id": int(k), "rank": int(a["rank"]), "seconds": float(a["seconds"]),
-                    "steps": steps[int(k)], "status": st.decode() if isinstance(st, bytes) else str(st),
-                    "start": float(a["start_time"]), "end": float(a["end_time"]),
+                    "id": k, "rank": int(a["rank"]), "seconds": float(a["seconds"]), "steps": steps[k],
+                    "status": a["status"], "start": float(a["start_time"]), "end": float(a["end_time"]),
                 })
 
     def read_trace(self, tdir):
@@ -398,16 +397,7 @@ def report_perf(run, path):
 
 
 def summary_rows(run):
-    s = run.summary
-    names = s.dtype.names
-    out = []
-    for row in s:
-        d = {k: row[k] for k in names}
-        for k, v in d.items():
-            if isinstance(v, bytes):
-                d[k] = v.decode()
-        out.append(d)
-    return out
+    return run.summary.to_dict("records")
 
 
 def report_asha(work, full_name, asha_name, params):
@@ -448,9 +438,8 @@ def report_asha(work, full_name, asha_name, params):
           f" (coordinator walls)")
     # How well early evaluations predict the final ones, on the full run's curves.
     print("  how well the full run's early evaluations predict its final val_accuracy (Spearman over the 27):")
-    with open_results(os.path.join(work, full_name + ".h5")) as f:
-        curves = {int(k): (f["trials"][k]["curves"]["step"][:], f["trials"][k]["curves"]["val_accuracy"][:])
-                  for k in f["trials"]}
+    with open_results(os.path.join(work, full_name + ".h5")) as rs:
+        curves = {k: (c["step"], c["val_accuracy"]) for k in rs.trial_ids() for c in [rs.curves(k)]}
     final = np.array([curves[i][1][-1] for i in sorted(curves)])
     steps0 = curves[min(curves)][0]
     def ranks(x):
@@ -507,9 +496,9 @@ def asha_replay(order, acc, cost, reward, rungs, max_steps, eta, workers):
 def replay_asha(full, rows, params, best):
     """What ASHA would spend on this grid in grid order and in random orders, replayed on
     the full run's evaluation curves (same rule, eta 3, rungs from the asha run's YAML)."""
-    with open_results(os.path.join(os.path.dirname(full.trace_dir), full.name + ".h5")) as f:
-        curves = {int(k): dict(zip(f["trials"][k]["curves"]["step"][:].tolist(),
-                                   f["trials"][k]["curves"]["val_accuracy"][:].tolist())) for k in f["trials"]}
+    with open_results(os.path.join(os.path.dirname(full.trace_dir), full.name + ".h5")) as rs:
+        curves = {k: dict(zip(c["step"].tolist(), c["val_accuracy"].tolist())) for k in rs.trial_ids()
+                  for c in [rs.curves(k)]}
     max_steps = max(int(d["steps"]) for d in rows)
     rungs, r = [], max_steps // 9
     while r < max_steps:

@@ -13,10 +13,13 @@ avoided them).
 """
 import collections
 import csv
+import os
 import sys
 
-import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from attnsweep.results import BadResults, Results  # noqa: E402  (python/attnsweep/ in the repository)
 
 KEY = ("attention", "lambda_orth", "lr", "d_model", "layers")
 
@@ -24,13 +27,16 @@ KEY = ("attention", "lambda_orth", "lr", "d_model", "layers")
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: tabular_export.py RESULTS.h5 OUT.csv")
-    with h5py.File(sys.argv[1], "r") as f:
-        s = f["summary"][:]
+    try:
+        with Results(sys.argv[1]) as rs:
+            s, ok = rs.summary, rs.schema.status("ok")
+    except BadResults as e:
+        sys.exit(f"tabular_export.py: {e}")
     rows = collections.defaultdict(list)
-    for r in s:
-        if r["status"].decode() != "ok":
-            sys.exit(f"tabular_export.py: {sys.argv[1]}: trial {r['trial']} is {r['status'].decode()}, not ok")
-        key = (r["attention"].decode(), float(r["lambda_orth"]), float(r["lr"]), int(r["d_model"]), int(r["layers"]))
+    for _, r in s.iterrows():
+        if r["status"] != ok:
+            sys.exit(f"tabular_export.py: {sys.argv[1]}: trial {r['trial']} is {r['status']}, not ok")
+        key = (r["attention"], float(r["lambda_orth"]), float(r["lr"]), int(r["d_model"]), int(r["layers"]))
         rows[key].append((float(r["val_accuracy"]), float(r["correlation"])))
     with open(sys.argv[2], "w", newline="") as out:
         w = csv.writer(out)

@@ -14,10 +14,13 @@ per byte here) and the independent reproduction's.
 Usage: grassmann_paper_table.py RESULTS.h5 [MORE.h5 ...]
 """
 import math
+import os
 import sys
 
-import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from attnsweep.results import BadResults, Results  # noqa: E402  (python/attnsweep/ in the repository)
 
 # Wikitext-2 validation perplexity (Transformer, Grassmann): the paper, arXiv 2512.19428,
 # and alphaXiv/paper-implementations (attention_is_not_all_you_need), best validation.
@@ -29,27 +32,27 @@ ANCHORS = [("paper, 6 layers, L = 128", 248.4, 275.7), ("paper, 12 layers, L = 2
 PAPER_OFFSETS = "1,2,4,8,12,16"
 
 
-def text(v):
-    return v.decode() if isinstance(v, bytes) else str(v)
-
-
 def main(paths):
     s = []
     for path in paths:
-        with h5py.File(path, "r", locking=False) as f:
-            s.extend(f["summary"][:])
+        try:
+            with Results(path) as rs:
+                ok = rs.schema.status("ok")
+                s.extend(row for _, row in rs.summary.iterrows())
+        except BadResults as e:
+            sys.exit(f"grassmann_paper_table.py: {e}")
     arms = {}
     for row in s:
-        if text(row["status"]) != "ok":
+        if row["status"] != ok:
             continue
-        arm = text(row["attention"])
+        arm = row["attention"]
         if arm == "grassmann":
-            arm += " " + text(row["grassmann_block"])
-            if text(row["grassmann_offsets"]) != PAPER_OFFSETS:
-                arm += " offsets " + text(row["grassmann_offsets"])
+            arm += " " + row["grassmann_block"]
+            if row["grassmann_offsets"] != PAPER_OFFSETS:
+                arm += " offsets " + row["grassmann_offsets"]
         arms.setdefault(arm, {}).setdefault(float(row["lr"]), []).append(row)
     w = max(len(a) for a in arms) if arms else 3
-    n_failed = sum(text(r["status"]) != "ok" for r in s)
+    n_failed = sum(r["status"] != ok for r in s)
     print(f"{', '.join(paths)}: {len(s)} trials, {len(s) - n_failed} ok, {n_failed} not ok; "
           f"{sum(float(r['seconds']) for r in s) / 3600:.2f} h of training")
     print("\nlearning rate sweep: mean val_loss (nats/byte) over the seeds [n]")

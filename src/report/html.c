@@ -24,6 +24,13 @@ cJSON *report_json(const SweepSummary *s, const char *path, const ReportOptions 
     json_must(cJSON_AddNumberToObject(root, "trials", s->n_trials));
     json_must(cJSON_AddBoolToObject(root, "being_written", s->being_written));
     for (int i = 0; i < r->n; i++) table_add_json(r->tables[i], root);
+    if (r->volume.k) {  // {"value", "reference": {objective: its worst over the finished trials}}
+        cJSON *v = json_must(cJSON_AddObjectToObject(root, "pareto_hypervolume"));
+        json_must(cJSON_AddNumberToObject(v, "value", r->volume.hypervolume));
+        cJSON *ref = json_must(cJSON_AddObjectToObject(v, "reference"));
+        for (int j = 0; j < r->volume.k; j++)
+            json_must(cJSON_AddNumberToObject(ref, r->volume.name[j], r->volume.reference[j]));
+    }
     return root;
 }
 

@@ -530,7 +530,7 @@ static double front_hypervolume(const Analysis *a, const ParetoObjectives *o, co
     return hv;
 }
 
-static Table *pareto(const Analysis *a) {
+static Table *pareto(const Analysis *a, ParetoVolume *volume) {
     ParetoObjectives o = pareto_objectives(a->s);
     if (!a->s->n_objectives) o.metric[0] = summary_metric(a->s, a->o->metric), o.maximize[0] = a->o->maximize;  // --metric's
     int *front = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *front);
@@ -540,6 +540,9 @@ static Table *pareto(const Analysis *a) {
     double ref[METRIC_MAX_OBJECTIVES], hv = 0.0;
     if (a->s->n_objectives) {
         hv = front_hypervolume(a, &o, front, n, ref);
+        *volume = (ParetoVolume){.k = o.k, .hypervolume = hv};
+        for (int j = 0; j < o.k; j++)
+            volume->name[j] = o.metric[j]->name, volume->reference[j] = o.maximize[j] ? ref[j] : -ref[j];
         snprintf(title, sizeof title, "Pareto front of the sweep's objectives: %d of %d finished trials, hypervolume %.4g",
                  n, a->n_ok, hv);
     } else {
@@ -551,8 +554,8 @@ static Table *pareto(const Analysis *a) {
     if (a->s->n_objectives) {
         char at[256] = "";
         for (int j = 0; j < o.k; j++)
-            snprintf(at + strlen(at), sizeof at - strlen(at), "%s%s %.6g", j ? ", " : "", o.metric[j]->name,
-                     o.maximize[j] ? ref[j] : -ref[j]);
+            snprintf(at + strlen(at), sizeof at - strlen(at), "%s%s %.6g", j ? ", " : "", volume->name[j],
+                     volume->reference[j]);
         table_note(t, "hypervolume: of the region the front dominates, up to the worst of each objective over the "
                       "finished trials (%s)", at);
     }
@@ -1064,8 +1067,9 @@ void report_build(const SweepSummary *s, const ReportOptions *o, Report *out) {
     ablations_analyse(&a, &ab);
     Table *verdict_tau, *verdict_fit;
     verdict(&a, &verdict_tau, &verdict_fit);
+    out->volume = (ParetoVolume){0};
     Table *tables[] = {leaderboard(&a, o),    verdict_tau,           verdict_fit,
-                       by_variant(&a),        by_configuration(&a),  pareto(&a),
+                       by_variant(&a),        by_configuration(&a),  pareto(&a, &out->volume),
                        ablation(&a, &ab, 0), ablation(&a, &ab, 1), ablation(&a, &ab, 2), dose_response(&a),
                        by_status(&a),         by_reason(&a),         asha(&a)};
     _Static_assert(COUNT(regularisers) == 3, "one ablation table per regulariser");

@@ -38,9 +38,20 @@ typedef struct {
     int early_step;      // the evaluation step of the verdict's fit (report/verdict.h); 0: its default
 } ReportOptions;
 
+// The hypervolume that the front of a motpe sweep's objectives dominates (k 0: the sweep
+// has no objectives), which the pareto table's title prints and the JSON report carries
+// as "pareto_hypervolume" (scripts/analyze.py's objectives.png takes it from there).
+typedef struct {
+    int k;
+    const char *name[METRIC_MAX_OBJECTIVES];
+    double reference[METRIC_MAX_OBJECTIVES];  // the worst of each objective over the finished trials, in its units
+    double hypervolume;
+} ParetoVolume;
+
 typedef struct {
     int n;
     Table **tables;  // in the order printed
+    ParetoVolume volume;
 } Report;
 
 // The significance level of the ablation verdicts.
