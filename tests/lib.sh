@@ -79,6 +79,27 @@ program_grid_yaml() {
     } >"$tmp/$name.yaml"
 }
 
+# The e2e tier's shared results file (issue 28): tests/fixture_sweep.yaml, run once by
+# ctest's fixture_sweep (tests/fixture_sweep.sh) into the build tree, whose path CMakeLists.txt
+# gives the tests that read it (FIXTURES_REQUIRED e2e_sweep) in ATTN_FIXTURE_SWEEP.
+# run_fixture_sweep OUT: run it under mpirun -np 3 into OUT.
+run_fixture_sweep() {
+    mpi 3 run "$here/fixture_sweep.yaml" -o "$1" --quiet
+    [[ $rc == 0 ]] || fail "the fixture sweep tests/fixture_sweep.yaml: exit code $rc"
+}
+# fixture_sweep COPY: a copy of the fixture's file at COPY, the test's own to change and to
+# write beside. Under ctest a missing file fails the test; a script run by hand (no
+# ATTN_FIXTURE_SWEEP) runs the sweep itself.
+fixture_sweep() {
+    if [[ -z ${ATTN_FIXTURE_SWEEP:-} ]]; then
+        echo "   (ATTN_FIXTURE_SWEEP is not set: running tests/fixture_sweep.yaml here)"
+        run_fixture_sweep "$1"
+        return
+    fi
+    [[ -f $ATTN_FIXTURE_SWEEP ]] || fail "no fixture results file $ATTN_FIXTURE_SWEEP: ctest's fixture_sweep writes it before this test (it failed, or was left out with -FA/-FS)"
+    cp "$ATTN_FIXTURE_SWEEP" "$1"
+}
+
 # results_format: the results format this attnsweep writes (attnsweep schema).
 results_format() { "$bin" schema --json | "$py" -c 'import json, sys; print(json.load(sys.stdin)["format_version"])'; }
 

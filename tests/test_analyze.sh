@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Tests of scripts/analyze.py on a real results file:
-#   1. a tiny recall sweep under mpirun: grid of the four attention variants x three
-#      lambda_orth x 2 repeats, mha also at lr 10 with weight decay 10 (those diverge:
-#      failed trials), ASHA with a rung at 20 of 40 steps (pruned trials); 30 trials;
+#   1. the e2e tier's tiny recall sweep (tests/fixture_sweep.yaml, run once by ctest's
+#      fixture_sweep): grid of the four attention variants x three lambda_orth x 2 repeats,
+#      mha also at lr 10 with weight decay 10 (those diverge: failed trials), ASHA with a
+#      rung at 24 of 40 steps (pruned trials); 30 trials;
 #   2. analyze.py RESULTS -o DIR: exit 0, every file it writes named on stdout; every PNG
 #      exists, is non-empty, has the PNG signature, decodes with matplotlib.image.imread
 #      and is not blank; no PNG that plots.json does not describe;
@@ -38,33 +39,8 @@ script=$here/../scripts/analyze.py
 export MPLBACKEND=Agg ASAN_OPTIONS=$asan_noleaks  # mpirun runs: see sanitizer_env.sh
 
 echo "== 1. a tiny sweep with repeats, lambda_orth values, all four variants"
-cat >sweep.yaml <<'YAML'
-name: analyze_test
-method: grid
-repeats: 2
-metric: {name: reward, goal: maximize}
-task: recall
-seed: 3
-budget: {steps: 40, eval_every: 10}
-scheduler: {name: asha, min_steps: 20, eta: 2}
-parameters:
-  attention: {values: [mha, tucker, linear, grassmann]}
-  lambda_orth: {values: [0, 0.1, 1]}
-  lr: {values: [0.003, 10], when: {attention: mha}}
-  weight_decay: {value: 10, when: {lr: 10}}
-  d_model: {value: 16}
-  heads: {value: 4}
-  layers: {value: 2}
-  batch: {value: 16}
-  eval_batches: {value: 2}
-  recall_pairs: {value: 4}
-  grassmann_rank: {value: 4}
-  core_rank: {value: 2}
-YAML
 t0=$SECONDS
-rc=0
-mpirun -np 3 "$bin" run sweep.yaml -o res.h5 --quiet 2>"$tmp/err" || rc=$?
-[[ $rc == 0 ]] || fail "the sweep: exit code $rc"
+fixture_sweep res.h5  # tests/fixture_sweep.yaml
 counts=$("$py" -c '
 import sys, collections
 from attnsweep.results import Results

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Tests of `attnsweep report --format html` (src/report/html.c, src/report/js/) and of the
 # parameter importance (src/report/importance.c), on real sweeps under mpirun:
-#   1. an engine sweep of tiny recall models (three variants, λ_orth, ASHA rungs, diverging
-#      trials): the page is one file with nothing to load (no src=/href= to anything), its
+#   1. the e2e tier's engine sweep of tiny recall models (tests/fixture_sweep.yaml, run once
+#      by ctest's fixture_sweep: four variants, λ_orth, lr, an ASHA rung, diverging trials):
+#      the page is one file with nothing to load (no src=/href= to anything), its
 #      embedded report equals `report --format json` (one code path), and its trials are
 #      the file's (/summary read with h5py);
 #   2. the page in headless Chromium (Debian's chromium): no console message at all, every
@@ -70,23 +71,7 @@ PY
 
 # ---------------------------------------------------------------------------
 echo "== 1. an engine sweep: the page, its JSON and the file's trials  [$((SECONDS - start)) s]"
-cat >"$tmp/engine.yaml" <<YAML
-name: html_engine
-method: grid
-task: recall
-seed: 4
-scheduler: {name: asha, min_steps: 24, eta: 2}
-budget: {steps: 40, eval_every: 8}
-parameters:
-  attention: {values: [mha, tucker, linear]}
-  lambda_orth: {values: [0, 0.1]}
-  lr: {values: [0.003, 0.01, 10]}
-  weight_decay: {value: 10, when: {lr: 10}}
-$tiny_recall_params
-  core_rank: {value: 1}
-YAML
-mpi 3 run "$tmp/engine.yaml" -o "$tmp/engine.h5" --quiet
-[[ $rc == 0 ]] || fail "the engine sweep: exit $rc"
+fixture_sweep "$tmp/engine.h5"  # tests/fixture_sweep.yaml
 run report "$tmp/engine.h5" --format html -o "$tmp/engine.html"
 expect_rc 0 "report --format html"
 expect_quiet_stderr "report --format html"
