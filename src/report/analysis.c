@@ -16,20 +16,25 @@ double lambda_of(const TrialConfig *c, const char *name) {
 
 // ---------------------------------------------------------------- the sweep's structure
 
+// The key of c's configuration, exactly as long as it is (one is held per configuration):
+// the parameters that vary over the sweep's trials (the others are the same in every key)
+// and every λ, which the ablations' and the dose-response's look-ups change (find_config).
+// Two keys compare as the keys of every parameter would: they first differ in the same
+// parameter, each value ending in '\n'.
 static char *config_key(const Analysis *a, const TrialConfig *c) {
-    size_t cap = 1024, len = 0;
+    size_t cap = 256, len = 0;
     char *key = xmalloc(cap);
     key[0] = 0;
     for (int i = 0; i < a->n_params; i++) {
         const ParamSpec *p = a->params[i];
-        if (!strcmp(p->name, "seed")) continue;
+        if (!strcmp(p->name, "seed") || !(a->swept[i] || !strncmp(p->name, "lambda_", strlen("lambda_")))) continue;
         char value[CONFIG_TEXT + 64];
         config_format(c, p, value, sizeof value);
         const size_t need = strlen(p->name) + strlen(value) + 3;
         if (len + need > cap) key = xrealloc(key, cap = 2 * (len + need));
         len += (size_t)snprintf(key + len, cap - len, "%s=%s\n", p->name, value);
     }
-    return key;
+    return xrealloc(key, len + 1);
 }
 
 // For qsort and bsearch of Config and of the Keyed trials below: both begin with the key.

@@ -18,7 +18,7 @@
 // repeats; trials with the same seed are the same run (same seed, same numbers: a random
 // sweep may draw a configuration twice) and count once in the statistics.
 typedef struct {
-    char *key;                 // "name=value\n" for every parameter but the seed
+    char *key;                 // "name=value\n" for every parameter that varies and every λ, not the seed
     const TrialResult *first;  // its trial with the lowest id
     int seeds;                 // distinct seeds among its trials of any status
     int n;                     // its finished trials, one per seed (the lowest id), in ok[]
