@@ -744,6 +744,28 @@ static void test_read_back(void) {
                   "a torn trial before the last is refused: %s", rc ? err : "read");
         if (rc == 0) summary_free(&s);
     }
+    // More rows than one read of /summary takes (SUMMARY_ROWS_READ): every row of every
+    // read lands in its trial.
+    const int many = 2 * SUMMARY_ROWS_READ + 3;
+    H5Store *big = h5store_create(path, &(StoreMeta){.sweep = "many", .yaml = "name: many\n", .metric = "val_accuracy",
+                                                     .maximize = 1});
+    for (int id = 0; id < many; id++) {
+        TrialResult t = {.id = id, .status = id % 7 ? TRIAL_OK : TRIAL_FAILED, .val_accuracy = id / 8192.0, .steps = id};
+        config_defaults(&t.config);
+        h5store_write_trial(big, &t);
+    }
+    h5store_close(big, 0);
+    SweepSummary m;
+    CHECK(summary_read(path, &m, err, sizeof err) == 0 && m.n_trials == many, "%d trials: %s", many, err);
+    int wrong = 0;
+    for (int k = 0; k < m.n_trials; k++) {
+        const TrialResult *t = &m.trials[k];
+        wrong += t->id != k || t->val_accuracy != k / 8192.0 || t->steps != k ||
+                 t->status != (k % 7 ? TRIAL_OK : TRIAL_FAILED);
+    }
+    CHECK(wrong == 0, "%d of %d trials read from %d reads of /summary differ from what was written", wrong, many,
+          (many + SUMMARY_ROWS_READ - 1) / SUMMARY_ROWS_READ);
+    summary_free(&m);
     // A sweep that has not finished a trial yet: read, and every section empty.
     H5Store *st = h5store_create(path, &(StoreMeta){.sweep = "empty", .yaml = "metric: {name: val_loss}\n",
                                                     .metric = "val_loss"});

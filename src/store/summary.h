@@ -50,7 +50,9 @@ const Metric *summary_metric(const SweepSummary *s, const char *name);
 // The rows of /summary of an open results file, in file order: id, status and the
 // metrics of each trial (the rest of each TrialResult zero), and the column
 // program_metric (NULL: none) as TrialResult.program_metric. Returns 0 with *trials
-// (the caller frees it) and *n_trials, or -1 with the reason in rd's err.
+// (the caller frees it) and *n_trials, or -1 with the reason in rd's err. The table is
+// read SUMMARY_ROWS_READ rows at a time (hyperslabs: a buffer of about 250 KB at any size).
+enum { SUMMARY_ROWS_READ = 1024 };
 int summary_rows(const H5Reader *rd, hid_t file, const char *program_metric, TrialResult **trials, int *n_trials);
 
 #endif
