@@ -586,6 +586,21 @@ static void test_report_sections(void) {
     for (int i = 0; i < N_MADE_UP; i++)
         if (s.trials[i].config.lambda_l2 == 0.0005) set(&s.trials[i].config, "lambda_l2", "0.1");
 
+    // lambda_l2 0 in every trial: no arm has a plain-L2 control, though the one it would be
+    // differs from the arm's λ = 0 configuration only in lambda_l2, which no trial varies.
+    SweepSummary no_l2 = s;
+    no_l2.trials = xcalloc(N_MADE_UP, sizeof *no_l2.trials);
+    no_l2.n_trials = 0;
+    for (int i = 0; i < N_MADE_UP; i++)
+        if (s.trials[i].config.lambda_l2 == 0) no_l2.trials[no_l2.n_trials++] = s.trials[i];
+    report_build(&no_l2, &(ReportOptions){.metric = "reward", .maximize = 1, .top = 5}, &r);
+    ab = find_table(&r, "ablations.lambda_orth");
+    int against_l2 = 0;
+    for (int i = 0; i < ab->n_rows; i++) against_l2 += !strncmp(at(ab, i, "against")->text, "lambda_l2", 9);
+    CHECK(ab->n_rows > 0 && against_l2 == 0, "no lambda_l2 swept: %d rows, %d against plain L2", ab->n_rows, against_l2);
+    report_free(&r);
+    free(no_l2.trials);
+
     // A budget in epochs (steps 0): a finished trial ran its whole budget, and shows it for
     // the others of the same training set, epochs and batch. The grassmann trials (batch
     // 128) ran 300 steps, the others (batch 64) 100: the pruned one saved 300 − 25.
