@@ -586,6 +586,21 @@ static void test_report_sections(void) {
     for (int i = 0; i < N_MADE_UP; i++)
         if (s.trials[i].config.lambda_l2 == 0.0005) set(&s.trials[i].config, "lambda_l2", "0.1");
 
+    // lambda_l2 0 in every trial: no arm has a plain-L2 control, though the one it would be
+    // differs from the arm's λ = 0 configuration only in lambda_l2, which no trial varies.
+    SweepSummary no_l2 = s;
+    no_l2.trials = xcalloc(N_MADE_UP, sizeof *no_l2.trials);
+    no_l2.n_trials = 0;
+    for (int i = 0; i < N_MADE_UP; i++)
+        if (s.trials[i].config.lambda_l2 == 0) no_l2.trials[no_l2.n_trials++] = s.trials[i];
+    report_build(&no_l2, &(ReportOptions){.metric = "reward", .maximize = 1, .top = 5}, &r);
+    ab = find_table(&r, "ablations.lambda_orth");
+    int against_l2 = 0;
+    for (int i = 0; i < ab->n_rows; i++) against_l2 += !strncmp(at(ab, i, "against")->text, "lambda_l2", 9);
+    CHECK(ab->n_rows > 0 && against_l2 == 0, "no lambda_l2 swept: %d rows, %d against plain L2", ab->n_rows, against_l2);
+    report_free(&r);
+    free(no_l2.trials);
+
     // A budget in epochs (steps 0): a finished trial ran its whole budget, and shows it for
     // the others of the same training set, epochs and batch. The grassmann trials (batch
     // 128) ran 300 steps, the others (batch 64) 100: the pruned one saved 300 − 25.
@@ -744,6 +759,28 @@ static void test_read_back(void) {
                   "a torn trial before the last is refused: %s", rc ? err : "read");
         if (rc == 0) summary_free(&s);
     }
+    // More rows than one read of /summary takes (SUMMARY_ROWS_READ): every row of every
+    // read lands in its trial.
+    const int many = 2 * SUMMARY_ROWS_READ + 3;
+    H5Store *big = h5store_create(path, &(StoreMeta){.sweep = "many", .yaml = "name: many\n", .metric = "val_accuracy",
+                                                     .maximize = 1});
+    for (int id = 0; id < many; id++) {
+        TrialResult t = {.id = id, .status = id % 7 ? TRIAL_OK : TRIAL_FAILED, .val_accuracy = id / 8192.0, .steps = id};
+        config_defaults(&t.config);
+        h5store_write_trial(big, &t);
+    }
+    h5store_close(big, 0);
+    SweepSummary m;
+    CHECK(summary_read(path, &m, err, sizeof err) == 0 && m.n_trials == many, "%d trials: %s", many, err);
+    int wrong = 0;
+    for (int k = 0; k < m.n_trials; k++) {
+        const TrialResult *t = &m.trials[k];
+        wrong += t->id != k || t->val_accuracy != k / 8192.0 || t->steps != k ||
+                 t->status != (k % 7 ? TRIAL_OK : TRIAL_FAILED);
+    }
+    CHECK(wrong == 0, "%d of %d trials read from %d reads of /summary differ from what was written", wrong, many,
+          (many + SUMMARY_ROWS_READ - 1) / SUMMARY_ROWS_READ);
+    summary_free(&m);
     // A sweep that has not finished a trial yet: read, and every section empty.
     H5Store *st = h5store_create(path, &(StoreMeta){.sweep = "empty", .yaml = "metric: {name: val_loss}\n",
                                                     .metric = "val_loss"});

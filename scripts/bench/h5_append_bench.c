@@ -1,7 +1,7 @@
 // h5_append_bench: what the results file writes per trial as it grows (h5store_write_trial:
 // a /summary row and a /trials/NNNNNN group, then a flush), and how large it ends.
 //
-//   h5_append_bench FILE.h5 [TRIALS]       (default 4000)
+//   h5_append_bench FILE.h5 [TRIALS [varied]]       (default 4000)
 //
 // Each trial: the built-in engine's shape, 1 layer of (4, 8, 16, 3) weights and (16, 33)
 // output weights, a curve of 10 evaluations, no scores. The bytes are this process's
@@ -9,6 +9,12 @@
 // their mean over the trials in each tenth with the mean wall time of a write, then the
 // file's size. Build it against the
 // commit before a change of src/store/h5store.c for the "before" numbers.
+//
+// varied (scripts/bench/report_memory.sh: a large file for attnsweep report): each trial
+// its own configuration and numbers, as a random sweep's: seed, lr and lambda_orth drawn
+// per trial, two repeats of a configuration in three, metrics spread by trial, one
+// trial in ten pruned and one in twenty failed with a reason.
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +33,31 @@ static long long written_bytes(void) {  // wchar of /proc/self/io
     return v;
 }
 
+// Trial id of a random sweep (see the top): configuration id / 3 has the seeds 1000 and
+// 1001 when id % 3 < 2, else its own; the numbers are a fixed scramble of id.
+static void vary(TrialResult *r, int id) {
+    const int config = id / 3, repeat = id % 3;
+    const double u = fmod(config * 0.6180339887, 1.0), v = fmod(id * 0.7548776662, 1.0), w = fmod(id * 0.5698402910, 1.0);
+    r->config.seed = repeat < 2 ? 1000 + repeat : 2000 + id;
+    r->config.lr = 1e-4 * pow(100.0, u);
+    r->config.lambda_orth = (double)(config % 4) * 0.01;
+    r->val_accuracy = 0.3 + 0.6 * v, r->val_loss = 2.0 - 1.5 * v;
+    r->test_accuracy = r->val_accuracy - 0.01, r->test_loss = r->val_loss + 0.02;
+    r->rank_deviation = w, r->correlation = fmod(w + v, 1.0), r->reward = r->val_accuracy - 0.1 * w;
+    r->seconds = 1.0 + w;
+    if (id % 20 == 19) {
+        r->status = TRIAL_FAILED, r->steps = 40;
+        snprintf(r->reason, sizeof r->reason, "diverged: non-finite training loss at step %d", 40);
+    } else if (id % 10 == 9) {
+        r->status = TRIAL_PRUNED, r->steps = 50;
+        snprintf(r->reason, sizeof r->reason, "stopped by ASHA at step %d", 50);
+    }
+}
+
 int main(int argc, char **argv) {
-    if (argc != 2 && argc != 3) die(EXIT_BADINPUT, "usage: h5_append_bench FILE.h5 [TRIALS]");
-    const int trials = argc == 3 ? atoi(argv[2]) : 4000, tenth = trials / 10 > 0 ? trials / 10 : 1;
+    if (argc < 2 || argc > 4 || (argc == 4 && strcmp(argv[3], "varied")))
+        die(EXIT_BADINPUT, "usage: h5_append_bench FILE.h5 [TRIALS [varied]]");
+    const int trials = argc >= 3 ? atoi(argv[2]) : 4000, tenth = trials / 10 > 0 ? trials / 10 : 1, varied = argc == 4;
     const int dims[4] = {4, 8, 16, 3};
     StoreMeta meta = {.sweep = "bench", .yaml = "method: random\n", .seed = 1, .start_time = 1.7e9};
     H5Store *s = h5store_create(argv[1], &meta);
@@ -43,6 +71,7 @@ int main(int argc, char **argv) {
     for (int id = 0; id < trials; id++) {
         TrialResult r = {.id = id, .status = TRIAL_OK, .val_accuracy = 0.5, .val_loss = 1.0, .steps = 100, .seconds = 1.0};
         config_defaults(&r.config);
+        if (varied) vary(&r, id);
         r.n_curve = 10, r.curve = curve;
         r.n_layers = 1;
         memcpy(r.dims, dims, sizeof r.dims);

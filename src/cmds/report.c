@@ -122,12 +122,7 @@ static void write_report(const char *path, const char *metric, int known, const 
         }
         break;
     case FORMAT_JSON: print_json(f, &s, path, &o, &r); break;
-    case FORMAT_HTML: {
-        char *page = report_html(&s, path, &o, &r, have_space ? &space : NULL);
-        fputs(page, f);
-        free(page);
-        break;
-    }
+    case FORMAT_HTML: report_html(f, &s, path, &o, &r, have_space ? &space : NULL); break;
     }
     if (fclose(f) != 0) die(EXIT_RUNTIME, "report: out of memory");
     report_free(&r);

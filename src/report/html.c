@@ -134,16 +134,16 @@ static cJSON *page_trial(const TrialResult *t, const Metric *m, const ParamSpec 
     return o;
 }
 
-static cJSON *page_json(const SweepSummary *s, const ReportOptions *o, const SweepSpec *spec) {
+// The page's object but its trials: "trials" is its last member, an empty array (put_data
+// prints each trial into it); params[0..*n_params): the page's parameters, of cand (room
+// for cand->n).
+static cJSON *page_json(const SweepSummary *s, const SweepSpec *spec, const SweepParams *cand, const ParamSpec **params,
+                        int *n_params) {
     cJSON *page = json_must(cJSON_CreateObject());
     json_must(cJSON_AddStringToObject(page, "yaml", s->yaml ? s->yaml : ""));
     json_must(cJSON_AddBoolToObject(page, "program", s->n_trials && s->trials[0].config.n_program > 0));
     json_must(cJSON_AddBoolToObject(page, "space_loaded", spec != NULL));
-    SweepParams cand;
-    sweep_params(s, &cand);
-    const ParamSpec **params = xcalloc((size_t)cand.n + 1, sizeof *params);
-    int n_params;
-    cJSON_AddItemToObject(page, "params", parameters(s, spec, &cand, params, &n_params));
+    cJSON_AddItemToObject(page, "params", parameters(s, spec, cand, params, n_params));
     int rungs[64], n_rungs = spec && spec->asha ? asha_rungs(spec, rungs, 64) : 0;
     double r[64];
     for (int i = 0; i < n_rungs; i++) r[i] = rungs[i];
@@ -156,66 +156,82 @@ static cJSON *page_json(const SweepSummary *s, const ReportOptions *o, const Swe
         json_must(cJSON_AddBoolToObject(x, "maximize", po.maximize[j]));
         cJSON_AddItemToArray(objectives, x);
     }
-    const Metric *m = summary_metric(s, o->metric);
-    cJSON *trials = json_must(cJSON_AddArrayToObject(page, "trials"));
-    for (int i = 0; i < s->n_trials; i++) cJSON_AddItemToArray(trials, page_trial(&s->trials[i], m, params, n_params));
-    free(params);
-    sweep_params_free(&cand);
+    json_must(cJSON_AddArrayToObject(page, "trials"));
     return page;
 }
 
 // ---------------------------------------------------------------- the page
 
-typedef struct {
-    char *text;
-    size_t len, cap;
-} Buf;
-
-static void put(Buf *b, const char *text, size_t n) {
-    if (b->len + n + 1 > b->cap) b->text = xrealloc(b->text, b->cap = 2 * (b->len + n + 1));
-    memcpy(b->text + b->len, text, n);
-    b->text[b->len += n] = 0;
-}
-static void put_text(Buf *b, const char *text) { put(b, text, strlen(text)); }
-
 // text as HTML character data (the file's bytes are untrusted)
-static void put_escaped(Buf *b, const char *text) {
+static void put_escaped(FILE *f, const char *text) {
     for (const char *c = text; *c; c++) {
         const char *e = *c == '<' ? "&lt;" : *c == '>' ? "&gt;" : *c == '&' ? "&amp;" : *c == '"' ? "&quot;" : NULL;
         if (e)
-            put_text(b, e);
+            fputs(e, f);
         else
-            put(b, c, 1);
+            fputc(*c, f);
     }
 }
 
-char *report_html(const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r,
-                  const SweepSpec *spec) {
-    cJSON *data = json_must(cJSON_CreateObject());
-    cJSON_AddItemToObject(data, "report", report_json(s, path, o, r));
-    cJSON_AddItemToObject(data, "page", page_json(s, o, spec));
-    char *json = cJSON_PrintUnformatted(data);
-    cJSON_Delete(data);
-    if (!json) die(EXIT_RUNTIME, "out of memory printing the page's JSON");
-    Buf b = {0};
-    put_text(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>attnsweep: ");
-    put_escaped(&b, s->sweep ? s->sweep : "");
-    put_text(&b, "</title>\n<style>\n");
-    put_text(&b, report_page_css);
-    put_text(&b, "</style>\n</head>\n<body>\n<div id=\"app\"></div>\n<script type=\"application/json\" id=\"data\">");
-    // In a script element only "</" could end it early: every '<' of the JSON (in its
-    // strings only) is written as the escape \u003c, which JSON.parse reads back.
-    for (const char *c = json, *from = json;; c++) {
-        if (*c == '<' || !*c) {
-            put(&b, from, (size_t)(c - from));
-            if (!*c) break;
-            put_text(&b, "\\u003c");
+// JSON text inside the page's script element, where only "</" could end it early: every
+// '<' (in its strings only) is written as the escape \u003c, which JSON.parse reads back.
+static void put_json(FILE *f, const char *json, size_t len) {
+    for (const char *c = json, *from = json, *end = json + len;; c++) {
+        if (c == end || *c == '<') {
+            fwrite(from, 1, (size_t)(c - from), f);
+            if (c == end) break;
+            fputs("\\u003c", f);
             from = c + 1;
         }
     }
-    cJSON_free(json);
-    put_text(&b, "</script>\n<script>\n");
-    put_text(&b, report_page_js);
-    put_text(&b, "</script>\n</body>\n</html>\n");
-    return b.text;
+}
+
+// The page's data, {"report": ..., "page": {..., "trials": [...]}}, as cJSON would print
+// the whole object, one trial at a time: every trial's object is printed and freed before
+// the next is made, so what the page holds per trial is its text (about 1 KB a trial with
+// a curve of 10 evaluations) in the output, not a tree of every trial's values.
+static void put_data(FILE *f, const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r,
+                     const SweepSpec *spec) {
+    SweepParams cand;  // a program's parameters' specs live here: freed after the trials
+    sweep_params(s, &cand);
+    const ParamSpec **params = xcalloc((size_t)cand.n + 1, sizeof *params);
+    int n_params;
+    cJSON *data = json_must(cJSON_CreateObject());
+    cJSON_AddItemToObject(data, "report", report_json(s, path, o, r));
+    cJSON_AddItemToObject(data, "page", page_json(s, spec, &cand, params, &n_params));  // "trials" last, empty
+    char *head = cJSON_PrintUnformatted(data);
+    cJSON_Delete(data);
+    static const char tail[] = "]}}";  // the end of the empty "trials", of "page" and of the data
+    if (!head) die(EXIT_RUNTIME, "out of memory printing the page's JSON");
+    const size_t len = strlen(head);
+    if (len < strlen(tail) || strcmp(head + len - strlen(tail), tail))
+        die(EXIT_RUNTIME, "the page's JSON does not end with its (empty) list of trials");
+    put_json(f, head, len - strlen(tail));
+    cJSON_free(head);
+    const Metric *m = summary_metric(s, o->metric);
+    for (int i = 0; i < s->n_trials; i++) {
+        cJSON *t = page_trial(&s->trials[i], m, params, n_params);
+        char *text = cJSON_PrintUnformatted(t);
+        cJSON_Delete(t);
+        if (!text) die(EXIT_RUNTIME, "out of memory printing the page's JSON");
+        if (i) fputc(',', f);
+        put_json(f, text, strlen(text));
+        cJSON_free(text);
+    }
+    fputs(tail, f);
+    free(params);
+    sweep_params_free(&cand);
+}
+
+void report_html(FILE *f, const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r,
+                 const SweepSpec *spec) {
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>attnsweep: ", f);
+    put_escaped(f, s->sweep ? s->sweep : "");
+    fputs("</title>\n<style>\n", f);
+    fputs(report_page_css, f);
+    fputs("</style>\n</head>\n<body>\n<div id=\"app\"></div>\n<script type=\"application/json\" id=\"data\">", f);
+    put_data(f, s, path, o, r, spec);
+    fputs("</script>\n<script>\n", f);
+    fputs(report_page_js, f);
+    fputs("</script>\n</body>\n</html>\n", f);
 }

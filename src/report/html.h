@@ -10,6 +10,7 @@
 #define ATTN_HTML_H
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 
 #include "report/report.h"
 #include "space/space.h"
@@ -18,9 +19,10 @@
 // The JSON report of file `path`: sweep, metric, goal, trials, being_written and the tables of r.
 cJSON *report_json(const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r);
 
-// The page (the caller frees it). s as summary_read reads it; spec is
-// the sweep's space when its YAML loads here (the parameters' scales, ASHA's rungs), else NULL.
-char *report_html(const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r,
-                  const SweepSpec *spec);
+// The page, written to f one trial at a time (no tree of every trial's values is built).
+// s as summary_read reads it; spec is the sweep's space when its YAML loads here (the
+// parameters' scales, ASHA's rungs), else NULL.
+void report_html(FILE *f, const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r,
+                 const SweepSpec *spec);
 
 #endif

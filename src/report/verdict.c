@@ -42,9 +42,8 @@ typedef struct {
     int *member;     // indices into the input's trials, by configuration
     int *config;     // per member: its configuration within the group, 0.. in order
     int n_configs;
-    int *resample;   // the members of every resample, one resample after another
-    int *end;        // resample b is resample[b ? end[b − 1] : 0 .. end[b])
-    int longest;     // members in the largest resample
+    int *first;      // configuration c's members are first[c] .. first[c + 1]
+    int longest;     // members in the largest resample (Resampler)
     int n_steps;
     int *steps;      // the evaluation steps at which VERDICT_MIN_CONFIGS configurations have a trial
 } Group;
@@ -118,43 +117,64 @@ static void group_make(const Verdict *v, int k, Group *g) {
     free(all);
 }
 
-// VERDICT_RESAMPLES draws of the group's configurations with replacement (verdict.h), each
-// bringing all its members.
-static void group_resample(Group *g) {
-    int *first = xcalloc((size_t)g->n_configs + 1, sizeof *first);  // configuration c: members first[c] .. first[c + 1]
-    for (int m = 0; m < g->n; m++) first[g->config[m] + 1] = m + 1;
-    size_t cap = (size_t)VERDICT_RESAMPLES * g->n + 1, len = 0;
-    g->resample = xmalloc(cap * sizeof *g->resample);
-    g->end = xmalloc(VERDICT_RESAMPLES * sizeof *g->end);
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, VERDICT_SEED);
-    for (int b = 0; b < VERDICT_RESAMPLES; b++) {
-        for (int k = 0; k < g->n_configs; k++) {
-            const int c = (int)gsl_rng_uniform_int(rng, (unsigned long)g->n_configs);
-            if (len + (size_t)(first[c + 1] - first[c]) > cap) g->resample = xrealloc(g->resample, (cap *= 2) * sizeof *g->resample);
-            for (int m = first[c]; m < first[c + 1]; m++) g->resample[len++] = m;
-        }
-        g->end[b] = (int)len;
-        const int size = g->end[b] - (b ? g->end[b - 1] : 0);
-        if (size > g->longest) g->longest = size;
+// The VERDICT_RESAMPLES draws of the group's configurations with replacement (verdict.h),
+// each bringing all its members, one after another: each pass over them replays the RNG
+// from its seed and holds one resample, so the verdict holds O(n) per group rather than
+// the VERDICT_RESAMPLES × n members of every resample (4 KB a trial).
+typedef struct {
+    const Group *g;
+    gsl_rng *rng;
+    int *member;  // the current resample's members, room for g->longest (NULL: counted only)
+} Resampler;
+
+// From the first resample; with no room for members (g->longest still 0) it only counts them.
+static void resampler_start(Resampler *r, const Group *g) {
+    r->g = g;
+    r->rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r->rng, VERDICT_SEED);
+    r->member = g->longest ? xmalloc((size_t)g->longest * sizeof *r->member) : NULL;
+}
+
+// The next resample's members (valid until the next call) and their number in *m.
+static const int *resampler_next(Resampler *r, int *m) {
+    const Group *g = r->g;
+    *m = 0;
+    for (int k = 0; k < g->n_configs; k++) {
+        const int c = (int)gsl_rng_uniform_int(r->rng, (unsigned long)g->n_configs);
+        for (int x = g->first[c]; r->member && x < g->first[c + 1]; x++) r->member[(*m)++] = x;
+        if (!r->member) *m += g->first[c + 1] - g->first[c];
     }
-    gsl_rng_free(rng);
-    free(first);
+    return r->member;
+}
+
+static void resampler_end(Resampler *r) {
+    gsl_rng_free(r->rng);
+    free(r->member);
+}
+
+// The configurations' members (g->first) and the size of the largest resample (a first
+// pass over them, which sizes every buffer of the later ones).
+static void group_resample(Group *g) {
+    g->first = xcalloc((size_t)g->n_configs + 1, sizeof *g->first);
+    for (int m = 0; m < g->n; m++) g->first[g->config[m] + 1] = m + 1;
+    g->longest = 0;
+    Resampler r;
+    resampler_start(&r, g);  // counting only
+    int longest = 0;
+    for (int b = 0; b < VERDICT_RESAMPLES; b++) {
+        int size;
+        resampler_next(&r, &size);
+        if (size > longest) longest = size;
+    }
+    resampler_end(&r);
+    g->longest = longest;
 }
 
 static void group_free(Group *g) {
     free(g->member);
     free(g->config);
-    free(g->resample);
-    free(g->end);
+    free(g->first);
     free(g->steps);
-}
-
-// Resample b's members and their number.
-static const int *resample_of(const Group *g, int b, int *m) {
-    const int start = b ? g->end[b - 1] : 0;
-    *m = g->end[b] - start;
-    return g->resample + start;
 }
 
 // ---------------------------------------------------------------- estimates
@@ -308,11 +328,14 @@ static void tau_rows(const Verdict *v, const Group *g, Table *t) {
             for (int m = 0; m < g->n; m++)
                 if (isfinite(x[m]) && isfinite(y[m]) && g->config[m] != seen) configs++, seen = g->config[m];
             if (configs < VERDICT_MIN_CONFIGS) continue;
+            Resampler rs;
+            resampler_start(&rs, g);
             for (int b = 0; b < VERDICT_RESAMPLES; b++) {
                 int mb;
-                const int *idx = resample_of(g, b, &mb);
+                const int *idx = resampler_next(&rs, &mb);
                 r[b] = tau_over(x, y, idx, mb, bx, by, NULL);
             }
+            resampler_end(&rs);
             interval(r, &e);
             table_row(t);
             table_text(t, "%s", g->name);
@@ -531,9 +554,11 @@ static void fit_row(const Verdict *v, const Group *g, Table *t) {
         e[R_COUNT + 1].value = coef[1] > 0 ? -coef[3] / coef[1] : NAN;
         for (int j = 0; j < R_COUNT + 2; j++) r[j] = xmalloc(VERDICT_RESAMPLES * sizeof *r[j]);
         int *rb = xmalloc(((size_t)g->longest + 1) * sizeof *rb);
+        Resampler rs;
+        resampler_start(&rs, g);
         for (int b = 0; b < VERDICT_RESAMPLES; b++) {
             int mb, k = 0;
-            const int *idx = resample_of(g, b, &mb);
+            const int *idx = resampler_next(&rs, &mb);
             for (int i = 0; i < mb; i++) {
                 const int x = idx[i];
                 if (isfinite(y[x]) && isfinite(col[0][x]) && isfinite(col[1][x]) && isfinite(col[2][x])) rb[k++] = x;
@@ -543,6 +568,7 @@ static void fit_row(const Verdict *v, const Group *g, Table *t) {
             r[R_COUNT][b] = coef[1] > 0 ? -coef[2] / coef[1] : NAN;
             r[R_COUNT + 1][b] = coef[1] > 0 ? -coef[3] / coef[1] : NAN;
         }
+        resampler_end(&rs);
         for (int j = 0; j < R_COUNT + 2; j++) interval(r[j], &e[j]), free(r[j]);
         free(rb);
         if (!ratios || !(e[0].lo > 0)) e[R_COUNT] = e[R_COUNT + 1] = (Estimate){NAN, NAN, NAN};

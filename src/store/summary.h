@@ -33,7 +33,10 @@ typedef struct {
     int until_stopped;    // a sampled sweep without trials (W&B's without run_cap): root attribute until_stopped
     int being_written;    // another process held the file open for writing
     int n_trials;
-    TrialResult *trials;  // sorted by id; its /summary row and h5store_read_trial_details are set
+    TrialResult *trials;  // sorted by id; its /summary row and h5store_read_trial_details are set.
+                          // What the report holds per trial: 5,568 bytes of TrialResult (4,784 of
+                          // them its TrialConfig, 3,584 of those the room for 32 program
+                          // parameters) and 56 bytes per curve point (docs/report.md, Memory)
 } SweepSummary;
 
 // Read the file. Returns 0, or -1 with one line "PATH: what is wrong" in err (missing
@@ -50,7 +53,9 @@ const Metric *summary_metric(const SweepSummary *s, const char *name);
 // The rows of /summary of an open results file, in file order: id, status and the
 // metrics of each trial (the rest of each TrialResult zero), and the column
 // program_metric (NULL: none) as TrialResult.program_metric. Returns 0 with *trials
-// (the caller frees it) and *n_trials, or -1 with the reason in rd's err.
+// (the caller frees it) and *n_trials, or -1 with the reason in rd's err. The table is
+// read SUMMARY_ROWS_READ rows at a time (hyperslabs: a buffer of about 250 KB at any size).
+enum { SUMMARY_ROWS_READ = 1024 };
 int summary_rows(const H5Reader *rd, hid_t file, const char *program_metric, TrialResult **trials, int *n_trials);
 
 #endif

@@ -85,6 +85,43 @@ static int check_columns(const H5Reader *rd, hid_t filetype, const SumColumn *co
     return 0;
 }
 
+// The n rows of dataset d (file space `space`) into trials, SUMMARY_ROWS_READ at a time (a
+// hyperslab each: the buffer stays SUMMARY_ROWS_READ rows at any size of the table).
+static int read_rows(const H5Reader *rd, hid_t d, hid_t space, const SumColumn *cols, int n_cols, TrialResult *trials,
+                     hsize_t n) {
+    size_t row_size;
+    hid_t mem = summary_memtype(cols, n_cols, &row_size);
+    const hsize_t chunk = n < SUMMARY_ROWS_READ ? n : SUMMARY_ROWS_READ;
+    unsigned char *rows = xcalloc((size_t)chunk, row_size);
+    hid_t mem_space = H5Screate_simple(1, &chunk, NULL);
+    int rc = mem < 0 || mem_space < 0 ? h5read_fail(rd, "/summary is unreadable") : 0;
+    for (hsize_t start = 0; rc == 0 && start < n; start += chunk) {
+        hsize_t count = n - start < chunk ? n - start : chunk, at = 0;
+        if (H5Sselect_hyperslab(space, H5S_SELECT_SET, &start, NULL, &count, NULL) < 0 ||
+            H5Sselect_hyperslab(mem_space, H5S_SELECT_SET, &at, NULL, &count, NULL) < 0 ||
+            H5Dread(d, mem, mem_space, space, H5P_DEFAULT, rows) < 0) {
+            rc = h5read_fail(rd, "/summary is unreadable");
+            break;
+        }
+        for (hsize_t r = 0; rc == 0 && r < count; r++) {
+            const unsigned char *row = rows + r * row_size;
+            TrialResult *t = &trials[start + r];
+            size_t off = 0;
+            for (int i = 0; rc == 0 && i < n_cols; i++) {
+                if (cols[i].kind == SUM_STATUS)
+                    rc = read_status(rd, (const char *)row + off, (unsigned long long)(start + r), &t->status);
+                else
+                    memcpy((char *)t + cols[i].offset, row + off, column_size(cols[i].kind));
+                off += column_size(cols[i].kind);
+            }
+        }
+    }
+    if (mem_space >= 0) H5Sclose(mem_space);
+    free(rows);
+    if (mem >= 0) H5Tclose(mem);
+    return rc;
+}
+
 int summary_rows(const H5Reader *rd, hid_t file, const char *program_metric, TrialResult **trials, int *n_trials) {
     *trials = NULL, *n_trials = 0;
     if (H5Lexists(file, "summary", H5P_DEFAULT) <= 0)
@@ -102,29 +139,9 @@ int summary_rows(const H5Reader *rd, hid_t file, const char *program_metric, Tri
     if (rc == 0 && n > MAX_ROWS) rc = h5read_fail(rd, "/summary has an implausible %llu rows", (unsigned long long)n);
     if (rc == 0) rc = h5read_check_storage(rd, d, "/summary", n);
     if (rc == 0 && n > 0) {
-        size_t row_size;
-        hid_t mem = summary_memtype(cols, n_cols, &row_size);
-        unsigned char *rows = xcalloc((size_t)n, row_size);
-        if (H5Dread(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) {
-            rc = h5read_fail(rd, "/summary is unreadable");
-        } else {
-            *trials = xcalloc((size_t)n, sizeof **trials);
-            *n_trials = (int)n;
-        }
-        for (hsize_t r = 0; rc == 0 && r < n; r++) {
-            const unsigned char *row = rows + r * row_size;
-            TrialResult *t = &(*trials)[r];
-            size_t off = 0;
-            for (int i = 0; rc == 0 && i < n_cols; i++) {
-                if (cols[i].kind == SUM_STATUS)
-                    rc = read_status(rd, (const char *)row + off, (unsigned long long)r, &t->status);
-                else
-                    memcpy((char *)t + cols[i].offset, row + off, column_size(cols[i].kind));
-                off += column_size(cols[i].kind);
-            }
-        }
-        free(rows);
-        H5Tclose(mem);
+        *trials = xcalloc((size_t)n, sizeof **trials);
+        *n_trials = (int)n;
+        rc = read_rows(rd, d, space, cols, n_cols, *trials, n);
     }
     if (filetype >= 0) H5Tclose(filetype);
     if (space >= 0) H5Sclose(space);
