@@ -28,7 +28,7 @@ enum {
     MAX_SEED = 2147482,      // so trial seeds seed*1000 + repeat stay below 2^31
 };
 
-// ---- the keys of each section, in the order they are read
+// ---- the keys of each section, in the order they are read (TOP_*, SCHED_*: space_read.h)
 static const char *const top_keys[TOP_N] = {
     "name",   "method",    "program",   "command",         "metric", "objectives", "seed",       "repeats",
     "trials", "run_cap",   "task",      "budget",          "evolution", "tpe",     "scheduler",  "early_terminate",
