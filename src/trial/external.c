@@ -1,6 +1,7 @@
-// external.c: the researcher's program as a trial runner (external.h): its process (the
-// command comes from program.c), the metric lines it writes, its stop, its containment,
-// and the checkpoint scored.
+// external.c: the researcher's program as a trial runner (external.h): one trial driven
+// through the program, on every rank of its group, and the checkpoint scored. The command
+// comes from program.c, the trial's directory from external_dir.c, the metric lines from
+// external_lines.c, the process and its containment from external_child.c.
 //
 // One trial, on the group's leader: make the trial's directory (an earlier attempt's
 // goes to NNNNNN.resume), expand the command, fork and exec the program in a process
@@ -12,18 +13,15 @@
 // SIGTERM to the program's group, SIGKILL `grace` seconds later. At the end every rank
 // reads the checkpoint (io/safetensors.h, as `attnsweep score` does) for
 // trial_run to score.
-#define _GNU_SOURCE  // execvpe, pipe2, close_range
-#include "trial/external.h"
+#define _GNU_SOURCE
+#include "trial/external_impl.h"
 
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <ftw.h>
 #include <math.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,19 +35,10 @@
 #include "io/safetensors.h"
 #include "params/config_json.h"
 #include "trial/curvefile.h"
-#include "trial/trialdir.h"
-
-extern char **environ;
 
 enum {
     POLL_MS = 20,               // between two looks at the program
-    MAX_LINE = 1 << 20,         // longest metric line (bytes)
-    TAIL_LINES = 20,            // stderr lines kept with a trial
-    TAIL_BYTES = 4096,          //   at most so many bytes of them
     MAX_POINTS_PER_POLL = 4096, // evaluations broadcast at once (more wait for the next poll)
-    MAX_METRIC_LINES = 100000,  // metric lines a trial may write: past them it is stopped and failed
-    MAX_KEYS_SEEN = 16,         // the metric lines' keys a failure names
-                                // (1 M lines cost a 208 MB journal record and an equal HDF5 curve)
 };
 
 // ---------------------------------------------------------------- devices
@@ -77,89 +66,6 @@ int program_devices(int slot, int gpus, const char *visible, char *out, size_t o
     return rc;
 }
 
-// ---------------------------------------------------------------- files
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    return remove(path);
-}
-
-// rm -rf that never follows a symbolic link.
-static void remove_tree(const char *path) { nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
-
-// mkdir -p.
-static int make_dirs(const char *path) {
-    char *d = xstrdup(path);
-    int rc = 0;
-    for (char *c = d + 1; rc == 0; c++) {
-        const int end = *c == 0;
-        if (*c == '/' || end) {
-            *c = 0;
-            if (mkdir(d, 0777) != 0 && errno != EEXIST) rc = -1;
-            if (end) break;
-            *c = '/';
-        }
-    }
-    free(d);
-    return rc;
-}
-
-static char *path_join(const char *dir, const char *name) {
-    char *p = xmalloc(strlen(dir) + strlen(name) + 2);
-    sprintf(p, "%s/%s", dir, name);
-    return p;
-}
-
-// The files attnsweep writes into a trial's directory; anything else is the program's.
-static const char *const own_files[] = {"stdout", "stderr", "metrics.jsonl", "args.json", "curve.jsonl"};
-
-static int holds_program_files(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    int found = 0;
-    for (struct dirent *e; !found && (e = readdir(d));) {
-        found = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-        for (size_t k = 0; k < sizeof own_files / sizeof own_files[0]; k++)
-            if (!strcmp(e->d_name, own_files[k])) found = 0;
-    }
-    closedir(d);
-    return found;
-}
-
-// The last TAIL_LINES lines of the file (at most TAIL_BYTES bytes of them, cut at a line);
-// "" when it is no regular file of its own (the program may have put a FIFO or a link at
-// its name: a read must not block or leave the directory).
-static char *file_tail(const char *path) {
-    const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    FILE *f = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? fdopen(fd, "rb") : NULL;
-    if (!f) {
-        if (fd >= 0) close(fd);
-        return xstrdup("");
-    }
-    char buf[TAIL_BYTES + 1];
-    fseeko(f, 0, SEEK_END);
-    const off_t size = ftello(f);
-    const off_t from = size > TAIL_BYTES ? size - TAIL_BYTES : 0;
-    fseeko(f, from, SEEK_SET);
-    size_t n = fread(buf, 1, TAIL_BYTES, f);
-    fclose(f);
-    buf[n] = 0;
-    while (n > 0 && buf[n - 1] == '\n') buf[--n] = 0;
-    const char *start = buf;
-    if (from > 0) {  // a cut line is not a line
-        const char *nl = strchr(buf, '\n');
-        start = nl ? nl + 1 : buf + n;
-    }
-    int lines = 0;
-    const char *p = buf + n;
-    while (p > start && lines < TAIL_LINES) {
-        p--;
-        if (*p == '\n') lines++;
-    }
-    if (lines == TAIL_LINES) p++;
-    return xstrdup(p > start ? p : start);
-}
-
 // ---------------------------------------------------------------- one run
 
 // What the group shares at each poll: the new evaluations and whether the program ended.
@@ -169,448 +75,6 @@ typedef struct {
     int stopping;         // the program is being stopped: ASHA is not asked again
 } PollHeader;
 
-typedef CurveRecord Eval;  // an evaluation: its curve point and the sweep's program metric
-
-typedef enum { END_NONE, END_PRUNED, END_STOPPED, END_TIME, END_OUTPUT, END_BAD_LINE } EndCause;
-
-typedef struct {
-    const ProgramSpec *spec;
-    const TrialHooks *hooks;
-    TrialResult *r;
-    int leader;
-    // the leader's
-    pid_t pid;                 // the program; its process group has the same id
-    int status, exited;        // waitpid's status of the program, once it exited
-    int out_fd, err_fd, metrics_fd;
-    int curve_fd;              // TRIAL_DIR/curve.jsonl (trial/curvefile.h): the curve as read
-    char *cgroup;              // the trial's cgroup (a directory), or NULL: the subreaper alone
-    int cgroup_procs;          // its cgroup.procs, open for the program to join (-1: none)
-    char *dir, *metrics_path, *stdout_path, *stderr_path, *checkpoint;
-    off_t metrics_read;        // bytes of the metrics file consumed
-    char *partial;             // a line read in part
-    size_t partial_len;
-    long lines;                // metric lines read
-    double t0, kill_at;        // start; when SIGKILL follows the SIGTERM sent (0: none sent)
-    EndCause cause;
-    char why[256];             // the reason of a failure found while running
-    Eval *pending;             // evaluations read, not yet broadcast
-    int n_pending, cap_pending;
-    double test_accuracy, test_loss;
-    long n_params;
-    int no_space;              // its files could not be written for want of space: released, not failed
-    int metric_seen;           // a line held the sweep's own metric (spec->metric)
-    int n_keys;                // the number keys the lines held (step aside), the first MAX_KEYS_SEEN
-    char keys[MAX_KEYS_SEEN][PROGRAM_KEY];
-    // every rank's: the curve of the earlier attempts, from NNNNNN.resume/curve.jsonl, at the
-    // start of r->curve until this attempt's first evaluation settles which of them stay
-    Eval *earlier;
-    int n_earlier;
-    double seconds_before;     // the earlier attempts' seconds up to their last evaluation
-} Run;
-
-// A file of the trial that could not be made or written: the reason in run->why.
-static void file_failure(Run *run, const char *what, const char *path) {
-    run->no_space = errno == ENOSPC || errno == EDQUOT;
-    snprintf(run->why, sizeof run->why, "cannot %s %s: %s", what, path, strerror(errno));
-}
-
-static void pending_add(Run *run, const Eval *e) {
-    if (run->n_pending == run->cap_pending)
-        run->pending = xrealloc(run->pending, (size_t)(run->cap_pending = 2 * run->cap_pending + 16) * sizeof *e);
-    run->pending[run->n_pending++] = *e;
-}
-
-// NaN, Infinity and -Infinity outside strings (Python's json writes them) as null.
-static char *json_text_clean(const char *line, size_t len) {
-    char *out = xmalloc(2 * len + 1);
-    size_t o = 0;
-    int in_string = 0;
-    for (size_t i = 0; i < len; i++) {
-        const char c = line[i];
-        if (in_string) {
-            out[o++] = c;
-            if (c == '\\' && i + 1 < len) out[o++] = line[++i];
-            else if (c == '"') in_string = 0;
-            continue;
-        }
-        static const char *const words[] = {"-Infinity", "Infinity", "NaN"};
-        int replaced = 0;
-        for (size_t k = 0; k < 3 && !replaced; k++) {
-            const size_t n = strlen(words[k]);
-            if (len - i >= n && !memcmp(line + i, words[k], n)) {
-                memcpy(out + o, "null", 4), o += 4, i += n - 1, replaced = 1;
-            }
-        }
-        if (replaced) continue;
-        if (c == '"') in_string = 1;
-        out[o++] = c;
-    }
-    out[o] = 0;
-    return out;
-}
-
-// A metric's value in a line: a number, or NaN for null or absence; -1 for another type.
-static int line_number(const cJSON *o, const char *key, double *v) {
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
-    *v = NAN;
-    if (!x || cJSON_IsNull(x)) return 0;
-    if (!cJSON_IsNumber(x)) return -1;
-    *v = x->valuedouble;
-    return 0;
-}
-
-// One line of the metrics file: an evaluation, or nothing for a blank line; -1 with the
-// reason in run->why when it is not one.
-static int read_line(Run *run, const char *line, size_t len) {
-    size_t lead = 0;  // line[0..len) is not NUL-terminated
-    while (lead < len && (line[lead] == ' ' || line[lead] == '\t' || line[lead] == '\r')) lead++;
-    if (lead == len) return 0;
-    if (run->lines == MAX_METRIC_LINES) {
-        snprintf(run->why, sizeof run->why, "the program wrote more than %d metric lines (the rest are refused)",
-                 MAX_METRIC_LINES);
-        return -1;
-    }
-    const int shown = len - lead < 60 ? (int)(len - lead) : 60;  // what a message quotes
-    run->lines++;
-    char *text = json_text_clean(line, len);
-    cJSON *o = cJSON_Parse(text);
-    free(text);
-    int rc = -1;
-    const cJSON *step = o ? cJSON_GetObjectItemCaseSensitive(o, "step") : NULL;
-    const ProgramSpec *ps = run->spec;
-    const char *keys[] = {ps->accuracy, "val_loss", "train_loss", "lr", "test_accuracy", "test_loss", "n_params",
-                          ps->metric[0] ? ps->metric : NULL};
-    double v[8] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
-    const char *bad = NULL;
-    for (size_t k = 0; o && k < sizeof keys / sizeof keys[0] && !bad; k++)
-        if (keys[k] && line_number(o, keys[k], &v[k])) bad = keys[k];
-    const cJSON *ck = o ? cJSON_GetObjectItemCaseSensitive(o, "checkpoint") : NULL;
-    if (!cJSON_IsObject(o))
-        snprintf(run->why, sizeof run->why, "metrics line %ld is not a JSON object: '%.*s'", run->lines, shown, line + lead);
-    else if (!cJSON_IsNumber(step) || step->valuedouble < 0 || step->valuedouble > 2147483647.0 ||
-             step->valuedouble != floor(step->valuedouble))
-        snprintf(run->why, sizeof run->why, "metrics line %ld has no \"step\" (an integer >= 0): '%.*s'", run->lines,
-                 shown, line + lead);
-    else if (bad)
-        snprintf(run->why, sizeof run->why, "metrics line %ld: \"%s\" must be a number or null", run->lines, bad);
-    else if (!isnan(v[6]) && !(v[6] >= 0 && v[6] < 9.2e18))  // a long: 1e300 would convert to anything
-        snprintf(run->why, sizeof run->why, "metrics line %ld: \"n_params\" must be a count from 0 to 9.2e18, got %g",
-                 run->lines, v[6]);
-    else if (ck && (!cJSON_IsString(ck) || !ck->valuestring[0]))
-        snprintf(run->why, sizeof run->why, "metrics line %ld: \"checkpoint\" must be a path", run->lines);
-    else
-        rc = 0;
-    if (rc == 0) {
-        run->metric_seen |= !isnan(v[7]);
-        for (const cJSON *x = o->child; x && run->n_keys < MAX_KEYS_SEEN; x = x->next) {  // what a failure names
-            int known = !cJSON_IsNumber(x) || !strcmp(x->string, "step") || strlen(x->string) >= PROGRAM_KEY;
-            for (int k = 0; k < run->n_keys && !known; k++) known = !strcmp(run->keys[k], x->string);
-            if (!known) snprintf(run->keys[run->n_keys++], PROGRAM_KEY, "%s", x->string);
-        }
-        Eval e = {.pt = {.step = (int)step->valuedouble, .val_accuracy = v[0], .val_loss = v[1], .train_loss = v[2],
-                         .lr = v[3], .seconds = run->seconds_before + now_seconds() - run->t0},
-                  .metric = v[7]};
-        pending_add(run, &e);
-        if (!isnan(v[4])) run->test_accuracy = v[4];
-        if (!isnan(v[5])) run->test_loss = v[5];
-        if (!isnan(v[6])) run->n_params = (long)v[6];
-        if (ck) {
-            free(run->checkpoint);
-            run->checkpoint = xstrdup(ck->valuestring);
-        }
-    }
-    cJSON_Delete(o);
-    return rc;
-}
-
-// The complete lines the metrics file gained (and, once the program ended, its last line
-// without a line break); -1 on a malformed line.
-static int read_metrics(Run *run, int final) {
-    char buf[65536];
-    for (;;) {
-        const ssize_t n = pread(run->metrics_fd, buf, sizeof buf, run->metrics_read);
-        if (n <= 0) break;
-        run->metrics_read += n;
-        run->partial = xrealloc(run->partial, run->partial_len + (size_t)n + 1);
-        memcpy(run->partial + run->partial_len, buf, (size_t)n);
-        run->partial_len += (size_t)n;
-        size_t start = 0;
-        for (size_t i = 0; i < run->partial_len; i++) {
-            if (run->partial[i] != '\n') continue;
-            if (read_line(run, run->partial + start, i - start)) return -1;
-            start = i + 1;
-        }
-        memmove(run->partial, run->partial + start, run->partial_len - start);
-        run->partial_len -= start;
-        if (run->partial_len > MAX_LINE) {
-            snprintf(run->why, sizeof run->why, "metrics line %ld is longer than %d bytes", run->lines + 1, MAX_LINE);
-            return -1;
-        }
-    }
-    if (final && run->partial_len) {
-        const size_t len = run->partial_len;
-        run->partial_len = 0;
-        return read_line(run, run->partial, len);
-    }
-    return 0;
-}
-
-// Where the Python helper (the package attnsweep, python/attnsweep/trial.py) is: beside an
-// installed binary, PREFIX/ATTNSWEEP_PYTHON_RELDIR for PREFIX/bin/attnsweep, else the
-// source tree it was built from (ATTNSWEEP_PYTHON_SOURCE); NULL when neither holds it.
-static char *helper_dir(void) {
-    char exe[PATH_MAX];
-    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash) *slash = 0;  // the binary's directory
-    char *installed = xmalloc(strlen(exe) + sizeof "/../" ATTNSWEEP_PYTHON_RELDIR);
-    sprintf(installed, "%s/../%s", exe, ATTNSWEEP_PYTHON_RELDIR);
-    const char *const dirs[] = {installed, ATTNSWEEP_PYTHON_SOURCE};
-    char *found = NULL;
-    for (size_t k = 0; k < 2 && !found; k++) {
-        char *module = path_join(dirs[k], "attnsweep/trial.py");
-        if (access(module, R_OK) == 0) found = realpath(dirs[k], NULL);
-        free(module);
-    }
-    free(installed);
-    return found;
-}
-
-// The program's environment: attnsweep's own without the MPI job's variables (and the
-// ones set here), then the protocol's, the Python helper's directory first on PYTHONPATH,
-// and the resources'.
-static char **child_environment(const Run *run, const char *resume, const char *devices, char *err, size_t errlen) {
-    static const char *const dropped[] = {"OMPI_", "PMIX_", "PMI_", "ATTNSWEEP_"};
-    const ProgramSpec *ps = run->spec;
-    char *helper = helper_dir();
-    const char *pythonpath = getenv("PYTHONPATH");
-    Words w = {0};
-    words_add(&w, NULL), w.n = 0;
-    for (char **e = environ; *e; e++) {
-        int drop = helper && !strncmp(*e, "PYTHONPATH=", 11);
-        for (size_t k = 0; k < sizeof dropped / sizeof dropped[0]; k++) drop |= !strncmp(*e, dropped[k], strlen(dropped[k]));
-        drop |= devices && !strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21);
-        drop |= ps->cpus && (!strncmp(*e, "OMP_NUM_THREADS=", 16) || !strncmp(*e, "OPENBLAS_NUM_THREADS=", 21) ||
-                             !strncmp(*e, "MKL_NUM_THREADS=", 16));
-        if (!drop) words_add(&w, xstrdup(*e));
-    }
-    char text[8192];
-    snprintf(text, sizeof text, "ATTNSWEEP_TRIAL=%d", run->r->id), words_add(&w, xstrdup(text));
-    snprintf(text, sizeof text, "ATTNSWEEP_SEED=%d", run->r->config.seed), words_add(&w, xstrdup(text));
-    snprintf(text, sizeof text, "ATTNSWEEP_TRIAL_DIR=%s", run->dir), words_add(&w, xstrdup(text));
-    snprintf(text, sizeof text, "ATTNSWEEP_METRICS=%s", run->metrics_path), words_add(&w, xstrdup(text));
-    if (resume) snprintf(text, sizeof text, "ATTNSWEEP_RESUME_DIR=%s", resume), words_add(&w, xstrdup(text));
-    if (helper) {
-        char *word = xmalloc(strlen(helper) + (pythonpath ? strlen(pythonpath) : 0) + sizeof "PYTHONPATH=:");
-        sprintf(word, "PYTHONPATH=%s%s%s", helper, pythonpath && pythonpath[0] ? ":" : "", pythonpath ? pythonpath : "");
-        words_add(&w, word);
-        free(helper);
-    }
-    if (devices) snprintf(text, sizeof text, "CUDA_VISIBLE_DEVICES=%s", devices), words_add(&w, xstrdup(text));
-    static const char *const threads[] = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"};
-    for (size_t k = 0; ps->cpus && k < 3; k++)
-        snprintf(text, sizeof text, "%s=%d", threads[k], ps->cpus), words_add(&w, xstrdup(text));
-    (void)err, (void)errlen;
-    return w.v;
-}
-
-// Fork and exec argv in a process group of its own, stdout and stderr in run's files,
-// stdin from /dev/null; 0, or -1 with the reason (a program that cannot be run) in why.
-static int spawn(Run *run, char **argv, char **envp) {
-    int report[2];
-    const int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull < 0 || pipe2(report, O_CLOEXEC) != 0) {
-        snprintf(run->why, sizeof run->why, "cannot start the program: %s", strerror(errno));
-        if (devnull >= 0) close(devnull);
-        return -1;
-    }
-    const pid_t parent = getpid();
-    const pid_t pid = fork();
-    if (pid == 0) {  // the child: only async-signal-safe calls until exec
-        if (run->cgroup_procs >= 0) {  // first, so that nothing it starts is outside
-            const ssize_t joined = write(run->cgroup_procs, "0", 1);
-            (void)joined;  // not joined: the subreaper still holds it
-        }
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(127);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        const int sigs[] = {SIGTERM, SIGINT, SIGUSR1, SIGPIPE, SIGCHLD, SIGHUP};
-        for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; k++) signal(sigs[k], SIG_DFL);
-        if (dup2(devnull, 0) < 0 || dup2(run->out_fd, 1) < 0 || dup2(run->err_fd, 2) < 0 || dup2(report[1], 3) < 0 ||
-            fcntl(3, F_SETFD, FD_CLOEXEC) != 0)
-            _exit(127);
-        if (close_range(4, ~0U, 0) != 0)  // the MPI job's sockets and files are not the program's
-            for (int fd = 4; fd < 65536; fd++) close(fd);
-        execvpe(argv[0], argv, envp);
-        const int e = errno;
-        if (write(3, &e, sizeof e) < 0) _exit(126);
-        _exit(127);
-    }
-    close(devnull);
-    close(report[1]);
-    if (pid < 0) {
-        snprintf(run->why, sizeof run->why, "cannot start the program: fork: %s", strerror(errno));
-        close(report[0]);
-        return -1;
-    }
-    setpgid(pid, pid);  // also here, so the group exists before the first signal
-    int e = 0;
-    ssize_t n;
-    while ((n = read(report[0], &e, sizeof e)) < 0 && errno == EINTR) {
-    }
-    close(report[0]);
-    run->pid = pid;
-    if (n == (ssize_t)sizeof e) {  // exec failed: the child exits at once
-        waitpid(pid, NULL, 0);
-        run->pid = 0;
-        snprintf(run->why, sizeof run->why, "cannot run %s: %s", argv[0], strerror(e));
-        return -1;
-    }
-    return 0;
-}
-
-// Reap what has exited in the program's group; 1 once the program and every process of
-// its group are gone (the worker is their subreaper, so orphans come back to it). What is
-// left in the group once the program exited is killed: it cannot hold the trial open.
-static int group_gone(Run *run) {
-    int st;
-    pid_t p;
-    while ((p = waitpid(-run->pid, &st, WNOHANG)) > 0)
-        if (p == run->pid) run->status = st, run->exited = 1;
-    if (run->exited) kill(-run->pid, SIGKILL);
-    return run->exited && kill(-run->pid, 0) != 0 && errno == ESRCH;
-}
-
-// Every process the program left behind outside its group (a setsid() grandchild): the
-// worker is their subreaper, so they are its children once their parents are gone. Killed
-// and reaped until none is left (a killed one's own children come back in turn).
-static void kill_descendants(void) {
-    for (int round = 0; round < 1000; round++) {
-        int found = 0;
-        DIR *tasks = opendir("/proc/self/task");
-        for (struct dirent *t; tasks && (t = readdir(tasks));) {
-            if (t->d_name[0] == '.') continue;
-            char path[64];
-            snprintf(path, sizeof path, "/proc/self/task/%.20s/children", t->d_name);
-            FILE *f = fopen(path, "r");
-            for (long pid; f && fscanf(f, "%ld", &pid) == 1; found++) kill((pid_t)pid, SIGKILL);
-            if (f) fclose(f);
-        }
-        if (tasks) closedir(tasks);
-        if (!found) return;
-        while (waitpid(-1, NULL, 0) > 0) {
-        }
-    }
-}
-
-// ---------------------------------------------------------------- containment
-// A trial's processes are held twice: the worker is their subreaper (orphans come back to
-// it, setsid() ones included: kill_descendants), and where cgroup v2 is writable (root, or
-// a delegated subtree) the program joins a cgroup of the trial's own before its exec,
-// attnsweep-WORKERPID-TRIAL beside the worker's, killed whole at the end and removed (a
-// dead worker's, by the next trial on that machine). Where it is not writable, the
-// subreaper alone, silently.
-
-// The directory of this process's cgroup in the cgroup v2 hierarchy; 0, or -1 without one.
-static int own_cgroup(char *out, size_t len) {
-    char mount[2048] = "", line[4096];
-    FILE *f = fopen("/proc/self/mountinfo", "r");
-    while (f && !mount[0] && fgets(line, sizeof line, f))
-        if (strstr(line, " - cgroup2 ") && sscanf(line, "%*s %*s %*s %*s %2047s", mount) != 1) mount[0] = 0;
-    if (f) fclose(f);
-    int found = 0;
-    f = mount[0] ? fopen("/proc/self/cgroup", "r") : NULL;
-    while (f && !found && fgets(line, sizeof line, f)) {
-        if (strncmp(line, "0::/", 4)) continue;
-        line[strcspn(line, "\n")] = 0;
-        const int n = snprintf(out, len, "%s%s", mount, line[4] ? line + 3 : "");
-        found = n > 0 && (size_t)n < len;
-    }
-    if (f) fclose(f);
-    return found ? 0 : -1;
-}
-
-// Every process of the cgroup at dir SIGKILLed: cgroup.kill, or pid by pid from cgroup.procs
-// before Linux 5.14.
-static void cgroup_kill(const char *dir) {
-    char *path = path_join(dir, "cgroup.kill");
-    const int fd = open(path, O_WRONLY | O_CLOEXEC);
-    free(path);
-    if (fd < 0 || write(fd, "1", 1) != 1) {
-        path = path_join(dir, "cgroup.procs");
-        FILE *f = fopen(path, "r");
-        for (long pid; f && fscanf(f, "%ld", &pid) == 1;) kill((pid_t)pid, SIGKILL);
-        if (f) fclose(f);
-        free(path);
-    }
-    if (fd >= 0) close(fd);
-}
-
-// The cgroups of workers that died while their trial ran (kill -9, out of memory): what is
-// left in them is killed (no longer anyone's descendant) and they are removed; one whose
-// processes are still dying is left to the next trial's look.
-static void cgroup_sweep_dead(const char *base) {
-    DIR *d = opendir(base);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        long pid;
-        int id, end = 0;
-        if (sscanf(e->d_name, "attnsweep-%ld-%d%n", &pid, &id, &end) != 2 || e->d_name[end] ||
-            kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue;
-        char *dir = path_join(base, e->d_name);
-        cgroup_kill(dir);
-        rmdir(dir);
-        free(dir);
-    }
-    if (d) closedir(d);
-}
-
-static void cgroup_make(Run *run) {
-    char base[4096];
-    if (own_cgroup(base, sizeof base) != 0) return;
-    cgroup_sweep_dead(base);
-    char *dir = xmalloc(strlen(base) + 64), *procs = NULL;
-    sprintf(dir, "%s/attnsweep-%ld-%d", base, (long)getpid(), run->r->id);
-    const int fd = mkdir(dir, 0755) == 0 || errno == EEXIST ? open(procs = path_join(dir, "cgroup.procs"),
-                                                                  O_WRONLY | O_CLOEXEC)
-                                                            : -1;
-    free(procs);
-    if (fd < 0) {
-        rmdir(dir);
-        free(dir);
-        return;
-    }
-    run->cgroup = dir, run->cgroup_procs = fd;
-}
-
-// What the program left once it is gone: its cgroup killed whole, every descendant of the
-// worker killed and reaped, the cgroup removed.
-static void kill_survivors(Run *run) {
-    if (run->cgroup) cgroup_kill(run->cgroup);
-    kill_descendants();
-    // A killed process leaves its cgroup once reaped; one still leaving is waited for.
-    for (int k = 0; run->cgroup && k < 100 && rmdir(run->cgroup) != 0 && errno == EBUSY; k++) {
-        nanosleep(&(struct timespec){0, 10 * 1000000L}, NULL);
-        kill_descendants();
-    }
-}
-
-// SIGTERM to the program's group (once), SIGKILL when the grace is over.
-static void terminate(Run *run, EndCause cause) {
-    if (run->cause == END_NONE) run->cause = cause;
-    const double now = now_seconds();
-    if (run->kill_at == 0) {
-        kill(-run->pid, SIGTERM);
-        run->kill_at = now + run->spec->grace;
-    } else if (now >= run->kill_at) {
-        kill(-run->pid, SIGKILL);
-    }
-}
-
 static off_t fd_size(int fd) {
     struct stat st;
     return fstat(fd, &st) == 0 ? st.st_size : 0;
@@ -619,10 +83,10 @@ static off_t fd_size(int fd) {
 // One look at the program (the leader): its exit, its new metric lines, its output, its
 // time. Returns whether it is gone.
 static int poll_program(Run *run) {
-    const int gone = group_gone(run);
-    if (run->cause != END_BAD_LINE && read_metrics(run, gone) != 0) {
-        terminate(run, END_BAD_LINE);
-        return group_gone(run);
+    const int gone = external_group_gone(run);
+    if (run->cause != END_BAD_LINE && external_read_metrics(run, gone) != 0) {
+        external_terminate(run, END_BAD_LINE);
+        return external_group_gone(run);
     }
     const struct {
         int fd;
@@ -637,65 +101,9 @@ static int poll_program(Run *run) {
         }
     if (gone) return 1;
     const double limit = run->hooks->time_limit;
-    if (limit > 0 && now_seconds() - run->t0 > limit && run->cause == END_NONE) terminate(run, END_TIME);
-    if (run->cause != END_NONE) terminate(run, run->cause);  // SIGKILL once the grace is over
+    if (limit > 0 && now_seconds() - run->t0 > limit && run->cause == END_NONE) external_terminate(run, END_TIME);
+    if (run->cause != END_NONE) external_terminate(run, run->cause);  // SIGKILL once the grace is over
     return 0;
-}
-
-// The trial's directory, fresh; an earlier attempt's with files of the program's own
-// becomes NNNNNN.resume (*resume gets its path). 0, or -1 with the reason in run->why.
-static int trial_dir(Run *run, char **resume) {
-    char name[32];
-    snprintf(name, sizeof name, "%06d", run->r->id);
-    if (make_dirs(run->spec->trials_dir) != 0) {
-        file_failure(run, "make", run->spec->trials_dir);
-        return -1;
-    }
-    struct stat st;
-    if (lstat(run->spec->trials_dir, &st) == 0 && S_ISLNK(st.st_mode)) {
-        snprintf(run->why, sizeof run->why, "%s is a symbolic link: attnsweep never writes through one",
-                 run->spec->trials_dir);
-        return -1;
-    }
-    char *top = realpath(run->spec->trials_dir, NULL);
-    if (!top) {
-        snprintf(run->why, sizeof run->why, "%s: %s", run->spec->trials_dir, strerror(errno));
-        return -1;
-    }
-    run->dir = path_join(top, name);
-    // The stop marks of its earlier hand-outs (trial/trialdir.h) are the sweep's: they are
-    // set aside beside the directory and outlive it, or at the next resume every earlier
-    // stop of a trial run again counted as a death (scripts/redteam/kill_campaign.sh found
-    // trials failed after one kill of their worker).
-    char marks[4096], kept[4096];
-    const int keep = trial_dir_stopped(marks, sizeof marks, run->dir) == 0 &&
-                     snprintf(kept, sizeof kept, "%s.stopped", run->dir) < (int)sizeof kept && rename(marks, kept) == 0;
-    char *old = xmalloc(strlen(run->dir) + sizeof ".resume");
-    sprintf(old, "%s.resume", run->dir);
-    *resume = NULL;
-    if (holds_program_files(run->dir)) {
-        remove_tree(old);
-        if (rename(run->dir, old) == 0) *resume = old;
-    }
-    if (!*resume) free(old);
-    remove_tree(run->dir);
-    free(top);
-    const int made = mkdir(run->dir, 0777) == 0, e = errno;
-    if (keep) rename(kept, marks);
-    if (!made) {
-        errno = e;
-        file_failure(run, "make", run->dir);
-        return -1;
-    }
-    run->metrics_path = path_join(run->dir, "metrics.jsonl");
-    run->stdout_path = path_join(run->dir, "stdout");
-    run->stderr_path = path_join(run->dir, "stderr");
-    return 0;
-}
-
-// A file the runner writes in the trial's directory, never through a link planted at its name.
-static int open_output(const char *path) {
-    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
 
 // This attempt's curve record: e's n evaluations appended to TRIAL_DIR/curve.jsonl, or in
@@ -715,17 +123,17 @@ static void record(Run *run, const Eval *e, int n, int rewrite) {
 // (resume) first reads the curve of the attempts before it, as far as their record reads.
 static int start(Run *run) {
     char *resume = NULL;
-    if (trial_dir(run, &resume) != 0) return -1;
+    if (external_trial_dir(run, &resume) != 0) return -1;
     if (resume) {
-        char *path = path_join(resume, "curve.jsonl"), why[600];
+        char *path = external_path_join(resume, "curve.jsonl"), why[600];
         curve_file_read(path, MAX_METRIC_LINES, &run->earlier, &run->n_earlier, why, sizeof why);
         if (why[0]) warnf("trial %d: %s", run->r->id, why);
         free(path);
     }
-    cgroup_make(run);
-    char *args_path = path_join(run->dir, "args.json");
+    external_cgroup_make(run);
+    char *args_path = external_path_join(run->dir, "args.json");
     char *args = program_args_json(run->spec, &run->r->config);
-    const int args_fd = open_output(args_path);
+    const int args_fd = external_open_output(args_path);
     FILE *f = args_fd >= 0 ? fdopen(args_fd, "w") : NULL;
     if (!f && args_fd >= 0) close(args_fd);
     int rc = f && fputs(args, f) >= 0 && fputc('\n', f) >= 0 ? 0 : -1;
@@ -734,7 +142,7 @@ static int start(Run *run) {
     char **argv = NULL, **envp = NULL;
     int argc = 0;
     char devices[4096] = "", err[200];
-    if (rc != 0) file_failure(run, "write", args_path);
+    if (rc != 0) external_file_failure(run, "write", args_path);
     if (rc == 0 && program_command(run->spec, &run->r->config, args_path, &argv, &argc, err, sizeof err) != 0) {
         snprintf(run->why, sizeof run->why, "command: %s", err);
         rc = -1;
@@ -750,23 +158,23 @@ static int start(Run *run) {
         cJSON *words = json_must(cJSON_CreateStringArray((const char *const *)argv, argc));
         run->r->run.command = cJSON_PrintUnformatted(words);
         cJSON_Delete(words);
-        run->out_fd = open_output(run->stdout_path);
-        run->err_fd = open_output(run->stderr_path);
-        const int m = open_output(run->metrics_path);
+        run->out_fd = external_open_output(run->stdout_path);
+        run->err_fd = external_open_output(run->stderr_path);
+        const int m = external_open_output(run->metrics_path);
         if (m >= 0) close(m);
         run->metrics_fd = open(run->metrics_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        char *curve_path = path_join(run->dir, "curve.jsonl");
-        run->curve_fd = open_output(curve_path);
+        char *curve_path = external_path_join(run->dir, "curve.jsonl");
+        run->curve_fd = external_open_output(curve_path);
         free(curve_path);
         if (run->out_fd < 0 || run->err_fd < 0 || run->metrics_fd < 0 || run->curve_fd < 0) {
-            file_failure(run, "open the files of", run->dir);
+            external_file_failure(run, "open the files of", run->dir);
             rc = -1;
         }
         record(run, run->earlier, run->n_earlier, 0);
     }
-    if (rc == 0) envp = child_environment(run, resume, run->spec->gpus > 0 ? devices : NULL, err, sizeof err);
+    if (rc == 0) envp = external_environment(run, resume, run->spec->gpus > 0 ? devices : NULL, err, sizeof err);
     run->t0 = now_seconds();
-    if (rc == 0) rc = spawn(run, argv, envp);
+    if (rc == 0) rc = external_spawn(run, argv, envp);
     program_argv_free(argv);
     program_argv_free(envp);
     free(args_path);
@@ -864,7 +272,7 @@ static void follow(Run *run, int started) {
             free(ev);
         }
         if (head.ended) return;
-        if (run->leader && (prune || stop)) terminate(run, stop ? END_STOPPED : END_PRUNED);
+        if (run->leader && (prune || stop)) external_terminate(run, stop ? END_STOPPED : END_PRUNED);
         nanosleep(&(struct timespec){0, POLL_MS * 1000000L}, NULL);
     }
 }
@@ -943,7 +351,7 @@ static char *checkpoint_path(const Run *run) {
     if (run->checkpoint) return xstrdup(run->checkpoint);
     static const char *const names[] = {"model.safetensors", "model.safetensors.index.json"};
     for (size_t k = 0; k < 2; k++) {
-        char *p = path_join(run->dir, names[k]);
+        char *p = external_path_join(run->dir, names[k]);
         if (access(p, F_OK) == 0) return p;
         free(p);
     }
@@ -998,7 +406,7 @@ static void finish(Run *run) {
         r->run.stdout_path = xstrdup(run->stdout_path ? run->stdout_path : "");
         r->run.stderr_path = xstrdup(run->stderr_path ? run->stderr_path : "");
         r->run.metrics_path = xstrdup(run->metrics_path ? run->metrics_path : "");
-        r->run.stderr_tail = run->stderr_path ? file_tail(run->stderr_path) : xstrdup("");
+        r->run.stderr_tail = run->stderr_path ? external_file_tail(run->stderr_path) : xstrdup("");
         if (!r->run.command) r->run.command = xstrdup("[]");
         r->seconds = r->train_seconds = run->t0 > 0 ? now_seconds() - run->t0 : 0;
         r->test_accuracy = run->test_accuracy, r->test_loss = run->test_loss, r->n_params = run->n_params;
@@ -1057,7 +465,7 @@ static void external_run(TrialRunner *self, const TrialConfig *c, const TrialHoo
     if (run.leader) started = start(&run) == 0;
     continue_curve(&run);
     follow(&run, started);
-    if (run.leader) kill_survivors(&run);
+    if (run.leader) external_kill_survivors(&run);
     finish(&run);
     close_run(&run);
     (void)c;
