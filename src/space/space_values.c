@@ -12,8 +12,8 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 
-#include "common/config_json.h"
 #include "common/util.h"
+#include "params/config_json.h"
 #include "space/space_impl.h"
 
 const ParamSpec *space_param_named(const char *name) {
