@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "common/bytes.h"
 #include "common/util.h"
 #include "store/schema.h"
@@ -315,4 +317,45 @@ int h5read_locked_by_writer(const char *path) {
     const int locked = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
     close(fd);  // and with it our lock, if we got it
     return locked;
+}
+
+int h5read_kept(const H5Reader *rd, hid_t file, H5Kept *k, int rows) {
+    char *text = NULL, *schema = schema_json_text();
+    int ok = h5read_check_format(rd, file) == 0 && h5read_attr_string(rd, file, "yaml", &text) == 0 &&
+             !strcmp(text, k->yaml);
+    free(text);
+    text = NULL;
+    ok = ok && h5read_attr_string(rd, file, "schema", &text) == 0 && !strcmp(text, schema);
+    free(text);
+    cJSON_free(schema);
+    ok = ok && h5read_attr_number(rd, file, "journal_end", H5T_NATIVE_LONG, &k->journal_end) == 0;
+    hid_t d = ok ? h5read_open_dataset(rd, file, "summary", 1, &k->n) : H5I_INVALID_HID;
+    if (d < 0) return -1;
+    hid_t type = H5Dget_type(d);
+    ok = type >= 0 && H5Tequal(type, k->row_type) > 0;
+    if (type >= 0) H5Tclose(type);
+    if (ok && rows) {
+        hid_t status = H5Tcopy(H5T_C_S1), row = H5Tcreate(H5T_COMPOUND, sizeof(H5KeptRow));
+        H5Tset_size(status, STATUS_COLUMN_LEN);
+        H5Tset_strpad(status, H5T_STR_NULLPAD);
+        H5Tinsert(row, "trial", HOFFSET(H5KeptRow, trial), H5T_NATIVE_INT32);
+        H5Tinsert(row, "status", HOFFSET(H5KeptRow, status), status);
+        k->rows = xcalloc(k->n ? k->n : 1, sizeof *k->rows);
+        ok = H5Dread(d, row, H5S_ALL, H5S_ALL, H5P_DEFAULT, k->rows) >= 0;
+        H5Tclose(row);
+        H5Tclose(status);
+    }
+    H5Dclose(d);
+    return ok ? 0 : h5read_fail(rd, "not a results file of this sweep");
+}
+
+int h5read_kept_path(const void *ctx, char *err, size_t errlen) {
+    H5Kept k = *(const H5Kept *)ctx;
+    H5Reader rd = {.path = k.path, .err = err, .errlen = errlen};
+    if (h5read_check_heaps(&rd) != 0) return -1;
+    hid_t f = H5Fopen(k.path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return h5read_fail(&rd, "cannot open it");
+    const int rc = h5read_kept(&rd, f, &k, 0);
+    H5Fclose(f);
+    return rc;
 }

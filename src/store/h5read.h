@@ -1,5 +1,5 @@
 // h5read.h: checked reading of attnsweep's HDF5 files, shared by the trial reader
-// (h5store.c) and the sweep summary reader (summary.c). Every check returns -1 with
+// (trial_read.c), the sweep summary reader (summary.c) and the resume (h5store.c). Every check returns -1 with
 // "PATH: [WHERE: ]what is wrong" in the reader's err; nothing read from a file is
 // trusted (types, shapes and counts are checked before use).
 #ifndef ATTN_H5READ_H
@@ -7,6 +7,9 @@
 
 #include <hdf5.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "trial/metrics.h"
 
 typedef struct {
     const char *path;
@@ -52,5 +55,28 @@ int h5read_survives(const H5Reader *rd, int (*reader)(const void *ctx, char *err
 // Whether another process has the file open for writing: HDF5 1.10 holds flock(LOCK_EX)
 // on a file it writes (unless HDF5_USE_FILE_LOCKING=FALSE), so a shared lock is refused.
 int h5read_locked_by_writer(const char *path);
+
+// What a resume reads of a results file a run closed, to keep it (store/h5store.h):
+// each /summary row's trial and status.
+typedef struct {
+    int32_t trial;
+    char status[STATUS_COLUMN_LEN];
+} H5KeptRow;
+
+typedef struct {
+    const char *path;
+    const char *yaml;   // the sweep's YAML, which the file must hold
+    hid_t row_type;     // /summary's row type, which the file's must equal
+    long journal_end;   // out: the file's journal_end
+    H5KeptRow *rows;    // out, when asked: [n] (the caller frees)
+    hsize_t n;
+} H5Kept;
+
+// Whether the open file is one a run of this sweep closed: this format and schema, the
+// YAML, /summary of the row type, journal_end set; its rows read when `rows`. 0, or -1.
+int h5read_kept(const H5Reader *rd, hid_t file, H5Kept *k, int rows);
+// The same on k->path opened read-only, after a look at its heaps: for h5read_survives
+// (ctx: an H5Kept), as a damaged file may crash libhdf5.
+int h5read_kept_path(const void *ctx, char *err, size_t errlen);
 
 #endif

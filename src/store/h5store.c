@@ -581,65 +581,6 @@ static void rebuild_record(void *arg, JournalRecord *rec) {
     if (rec->kind == JOURNAL_TRIAL) trial_result_free(r);
 }
 
-// What a resume reads of a results file to keep it: /summary's trial ids and statuses.
-typedef struct {
-    int32_t trial;
-    char status[STATUS_LEN];
-} RowKey;
-
-typedef struct {
-    const H5Store *s;  // its row type: the columns the file must have
-    const StoreMeta *meta;
-    long journal_end;
-    RowKey *keys;      // [n]: read when asked
-    hsize_t n;
-} Kept;
-
-// Whether the open file is one a run of this sweep closed (h5store_mark_journal): this
-// format and schema, this sweep's YAML, /summary of this sweep's columns, journal_end
-// set; its keys read when `keys`. 0, or -1 (rd's err says why).
-static int read_kept(const H5Reader *rd, hid_t file, Kept *k, int keys) {
-    char *text = NULL, *schema = schema_json_text();
-    int ok = h5read_check_format(rd, file) == 0 && h5read_attr_string(rd, file, "yaml", &text) == 0 &&
-             !strcmp(text, k->meta->yaml);
-    free(text);
-    text = NULL;
-    ok = ok && h5read_attr_string(rd, file, "schema", &text) == 0 && !strcmp(text, schema);
-    free(text);
-    cJSON_free(schema);
-    ok = ok && h5read_attr_number(rd, file, "journal_end", H5T_NATIVE_LONG, &k->journal_end) == 0;
-    hid_t d = ok ? h5read_open_dataset(rd, file, "summary", 1, &k->n) : H5I_INVALID_HID;
-    if (d < 0) return -1;
-    hid_t type = H5Dget_type(d);
-    ok = type >= 0 && H5Tequal(type, k->s->row_type) > 0;
-    if (type >= 0) H5Tclose(type);
-    if (ok && keys) {
-        hid_t status = H5Tcopy(H5T_C_S1), key = H5Tcreate(H5T_COMPOUND, sizeof(RowKey));
-        H5Tset_size(status, STATUS_LEN);
-        H5Tset_strpad(status, H5T_STR_NULLPAD);
-        H5Tinsert(key, "trial", HOFFSET(RowKey, trial), H5T_NATIVE_INT32);
-        H5Tinsert(key, "status", HOFFSET(RowKey, status), status);
-        k->keys = xcalloc(k->n ? k->n : 1, sizeof *k->keys);
-        ok = H5Dread(d, key, H5S_ALL, H5S_ALL, H5P_DEFAULT, k->keys) >= 0;
-        H5Tclose(key);
-        H5Tclose(status);
-    }
-    H5Dclose(d);
-    return ok ? 0 : h5read_fail(rd, "not a results file of this sweep");
-}
-
-// The same read-only, for h5read_survives: a damaged file may crash libhdf5.
-static int read_kept_apart(const void *ctx, char *err, size_t errlen) {
-    Kept k = *(const Kept *)ctx;
-    H5Reader rd = {.path = k.s->path, .err = err, .errlen = errlen};
-    if (h5read_check_heaps(&rd) != 0) return -1;
-    hid_t f = H5Fopen(k.s->path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) return h5read_fail(&rd, "cannot open it");
-    const int rc = read_kept(&rd, f, &k, 0);
-    H5Fclose(f);
-    return rc;
-}
-
 // A results file a run of this sweep closed, kept by the resume instead of written anew:
 // open for appending, where each trial is read back from /summary, and journal_end,
 // end_time and start_time taken away before anything else is written (so a kill from
@@ -652,10 +593,10 @@ static H5Store *reopen(const char *path, const StoreMeta *meta, const Journal *j
     if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || stat(journal_path(journal), &js) != 0) return NULL;
     H5Store *s = new_store(path, meta);
     make_row_type(s);
-    Kept k = {.s = s, .meta = meta};
+    H5Kept k = {.path = path, .yaml = meta->yaml, .row_type = s->row_type};
     char err[512];
     H5Reader rd = {.path = path, .err = err, .errlen = sizeof err};
-    int ok = h5read_survives(&rd, read_kept_apart, &k) == 0;
+    int ok = h5read_survives(&rd, h5read_kept_path, &k) == 0;
     if (ok) {
         hid_t fapl = file_access(s);
         s->file = H5Fopen(path, H5F_ACC_RDWR, fapl);
@@ -664,14 +605,14 @@ static H5Store *reopen(const char *path, const StoreMeta *meta, const Journal *j
     void *handle = NULL;
     ok = ok && s->file >= 0 && H5Fget_vfd_handle(s->file, H5P_DEFAULT, &handle) >= 0 && handle &&
          fstat(*(int *)handle, &opened) == 0 && opened.st_dev == st.st_dev && opened.st_ino == st.st_ino &&
-         read_kept(&rd, s->file, &k, 1) == 0 && k.journal_end <= (long)js.st_size;
+         h5read_kept(&rd, s->file, &k, 1) == 0 && k.journal_end <= (long)js.st_size;
     for (hsize_t i = 0; ok && i < k.n; i++) {
-        ok = k.keys[i].trial >= 0 && (k.keys[i].trial >= s->n_stored || !s->stored[k.keys[i].trial].in_file);
+        ok = k.rows[i].trial >= 0 && (k.rows[i].trial >= s->n_stored || !s->stored[k.rows[i].trial].in_file);
         if (ok)
-            *stored_at(s, k.keys[i].trial) = (Stored){.in_file = 1, .row = i,
-                                                      .failed = !strncmp(k.keys[i].status, "failed", STATUS_LEN)};
+            *stored_at(s, k.rows[i].trial) = (Stored){.in_file = 1, .row = i,
+                                                      .failed = !strncmp(k.rows[i].status, "failed", STATUS_LEN)};
     }
-    free(k.keys);
+    free(k.rows);
     if (!ok) {
         if (s->file > 0) H5Fclose(s->file);
         H5Tclose(s->row_type);
