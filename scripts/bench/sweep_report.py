@@ -155,6 +155,23 @@ class Run:
                 t_eval = None
         return busy, waits, evals
 
+    def answers(self):
+        """The coordinator's answers (trace): READY or RESULT received -> TRIAL or DONE sent to
+        the same rank, in seconds."""
+        msgs = self.trace.get(0, {"msgs": []})["msgs"]
+        lat = []
+        for i, (kind, tag, peer, t) in enumerate(msgs):
+            if kind == "recv" and tag in (TAG["READY"], TAG["RESULT"]):
+                for kind2, tag2, peer2, t2 in msgs[i + 1:i + 3]:
+                    if kind2 == "send" and peer2 == peer and tag2 in (TAG["TRIAL"], TAG["DONE"]):
+                        lat.append(t2 - t)
+                        break
+        return lat
+
+    def waits(self):
+        """Every worker's waits for its next trial (worker_intervals), in seconds."""
+        return [w for r in self.workers for w in self.worker_intervals(r)[1]]
+
     def our_cpu(self):
         """CPU seconds of every rank (MPI_Init included) from the trace."""
         if not self.trace or any("fin_cpu" not in e for e in self.trace.values()):
@@ -349,20 +366,11 @@ def report_overhead(work, name, fsync_path, perf_path=None, perf_name=None):
         print(f"  coordinator, from the trace: MPI_Init {1e3 * c0['init_cpu']:.0f} ms CPU ({c0['init_cpu'] * 1e3 / n:.3f} ms per trial);"
               f" after MPI_Init {1e3 * loop:.0f} ms = {1e3 * loop / n:.3f} ms per trial"
               f" ({100 * loop / (c0['finalize'] - c0['init']):.0f} % of a core over {c0['finalize'] - c0['init']:.2f} s)")
-        msgs = c0["msgs"]
-        lat = []
-        for i, (kind, tag, peer, t) in enumerate(msgs):
-            if kind == "recv" and tag in (TAG["READY"], TAG["RESULT"]):
-                for kind2, tag2, peer2, t2 in msgs[i + 1:i + 3]:
-                    if kind2 == "send" and peer2 == peer and tag2 in (TAG["TRIAL"], TAG["DONE"]):
-                        lat.append(t2 - t)
-                        break
+        lat = run.answers()
         if lat:
             print(f"  answering a request (RESULT or READY received -> TRIAL sent; the journal's fsync included): median {1e6 * statistics.median(lat):.0f} us,"
                   f" max {1e6 * max(lat):.0f} us")
-    waits = []
-    for r in run.workers:
-        waits += run.worker_intervals(r)[1]
+    waits = run.waits()
     if waits:
         print(f"  a worker's wait for its next trial (RESULT or READY sent -> TRIAL received; queueing behind other workers and"
               f" 16 processes sharing 2 cores included): median {1e3 * statistics.median(waits):.2f} ms,"
@@ -682,6 +690,13 @@ def report_scale(work):
                                f" {run.mpi_startup or float('nan'):.2f} s); trial seconds: sum {secs:.1f}, mean {secs / n:.3f};"
                                f" coordinator {run.coord_cpu_ms:.3f} ms CPU and {run.coord_answer_ms:.3f} ms answering a trial")
             details.append("    " + load_line(run))
+            lat, waits = run.answers(), run.waits()
+            if lat and waits:
+                details.append(f"    the coordinator's answer (RESULT or READY received -> TRIAL sent): median"
+                               f" {1e3 * statistics.median(lat):.1f} ms, mean {1e3 * statistics.mean(lat):.1f} ms;"
+                               f" a worker's wait for its next trial (its RESULT sent -> TRIAL received, queueing"
+                               f" behind the others): median {1e3 * statistics.median(waits):.1f} ms, mean"
+                               f" {1e3 * statistics.mean(waits):.1f} ms, max {1e3 * max(waits):.0f} ms")
             if kind == "sleep":
                 u = secs / (W * run.coord_wall)
                 row(f"utilisation, {int(e[1])} ranks, 1-s trials", f"{100 * u:.1f} %", "≥ 95 %", u >= 0.95, load_of(run))
