@@ -674,7 +674,7 @@ def report_scale(work):
                 ms < 10 if n == 10000 else None, "CPU time")
         elif kind in ("sleep", "instant", "journal"):
             # The journal's results file is the one the resumes go on writing: its log alone.
-            run = Run(work, e[-1], None if kind == "journal" else "summary")
+            run = Run(work, e[-1], {"journal": None, "instant": "summary", "sleep": "trials"}[kind])
             W = len(run.workers)
             if kind == "journal":
                 n = int(e[1])
@@ -697,6 +697,12 @@ def report_scale(work):
                                f" a worker's wait for its next trial (its RESULT sent -> TRIAL received, queueing"
                                f" behind the others): median {1e3 * statistics.median(waits):.1f} ms, mean"
                                f" {1e3 * statistics.mean(waits):.1f} ms, max {1e3 * max(waits):.0f} ms")
+            if kind == "sleep" and run.trace:
+                _, tot = worker_accounting(run)
+                cap = W * run.coord_wall / 100
+                details.append(f"    where workers x wall went: the trials' own clocks {tot['seconds'] / cap:.1f} %, outside them"
+                               f" (the trial's directory and files, its result read and packed) {tot['outside'] / cap:.1f} %, between trials {tot['wait'] / cap:.1f} %,"
+                               f" before a worker's first trial {tot['head'] / cap:.1f} %, after its last result {tot['tail'] / cap:.1f} %")
             if kind == "sleep":
                 u = secs / (W * run.coord_wall)
                 row(f"utilisation, {int(e[1])} ranks, 1-s trials", f"{100 * u:.1f} %", "≥ 95 %", u >= 0.95, load_of(run))
