@@ -607,21 +607,21 @@ def report_asha_repeats(work, full_name, config_name, trial_name, params):
 
 RESUME_PERF_ROWS = [
     ("opening the results (open_results)", r"open_results$"),
-    ("  journal_open (lock, and a look for the holder)", r"journal_open$"),
-    ("  h5store_rebuild", r"h5store_rebuild$"),
-    ("    journal_replay: the records read, their CRCs, the calls below", r"journal_replay$"),
+    ("  h5store_rebuild: the journal replayed into a new results file", r"h5store_rebuild$"),
+    ("    the journal read: frames, CRCs, the calls below (replay_fd)", r"replay_fd$"),
     ("      first pass: the superseded records (superseded_records)", r"superseded_records$"),
     ("      a trial's bytes unpacked (trial_unpack)", r"trial_unpack$"),
     ("      the check against the space and the state rebuilt (resumed)", r"resumed$"),
     ("        the configuration the space gives the id (sampler_config)", r"sampler_config$"),
-    ("        both configurations as JSON (config_to_json_text)", r"config_to_json_text$"),
     ("        the sampler and ASHA told (record)", r"record$"),
     ("        the hand-outs counted (recovery_visit)", r"recovery_visit$"),
     ("      the trial written into the new file (write_trial)", r"write_trial$"),
+    ("        its attributes (write_attr)", r"write_attr$"),
+    ("        each closed object's metadata flushed (H5AC_flush_tagged_metadata)", r"H5AC_flush_tagged_metadata$"),
     ("    the new file flushed and renamed (h5store_publish)", r"h5store_publish$"),
-    ("  deaths of trials checked (fail_poisoned)", r"fail_poisoned$"),
+    ("configurations as JSON text (config_to_json_text: the check and write_trial)", r"config_to_json_text$"),
     ("MPI_Init (ompi_mpi_init)", r"ompi_mpi_init$"),
-    ("the results file closed at the end (h5store_close)", r"h5store_close$"),
+    ("the sweep after the resume (on_result)", r"on_result$"),
 ]
 
 
