@@ -10,8 +10,9 @@
 # run_sweep NAME NP YAML [ARGS...]
 #                      mpirun -np NP attnsweep run YAML -o $WORK/NAME.h5 ARGS, every output
 #                      line time-stamped on arrival ($WORK/NAME.log: "launch T", "T line",
-#                      "exit T RC"), the machine's CPU counters before and after
-#                      ($WORK/NAME.stat), and the trace in $WORK/trace.NAME/.
+#                      "exit T RC"), the machine's CPU counters before and after and its
+#                      load averages at the end ($WORK/NAME.stat), and the trace in
+#                      $WORK/trace.NAME/.
 #                      RUN_WRAPPER=PROGRAM (optional) goes before the binary on every rank;
 #                      RESULTS=FILE (optional) writes FILE instead, and keeps what FILE and
 #                      its journal hold (for --resume).
@@ -93,6 +94,7 @@ run_sweep() {
     set -e
     echo "exit $EPOCHREALTIME $rc" >> "$log"
     echo "after $(cpu_counters)" >> "$WORK/$name.stat"
+    echo "load $(cut -d' ' -f1-3 /proc/loadavg)" >> "$WORK/$name.stat"
     if [[ $rc -ne 0 ]]; then
         echo "mpirun -np $np attnsweep run $(basename "$yaml") exited with $rc$([[ $rc -eq 124 ]] && echo " (timed out after $SWEEP_TIMEOUT s)"); its output:" >&2
         cut -d' ' -f2- "$log" | tail -n 30 >&2

@@ -66,10 +66,14 @@ class Run:
             if m:
                 self.coord_cpu_ms, self.coord_answer_ms = float(m.group(1)), float(m.group(2))
         self.stat = {}
+        self.loadavg = None  # 1, 5 and 15 minutes at the end (older .stat files lack it)
         with open(os.path.join(work, name + ".stat")) as f:
             for raw in f:
-                k, busy, total = raw.split()
-                self.stat[k] = (float(busy), float(total))
+                k, *v = raw.split()
+                if k == "load":
+                    self.loadavg = tuple(float(x) for x in v)
+                else:
+                    self.stat[k] = (float(v[0]), float(v[1]))
         if results:
             self.read_results(os.path.join(work, name + ".h5"), results == "trials")
         self.trace_dir = os.path.join(work, "trace." + name)
@@ -654,7 +658,8 @@ def report_scale(work):
     def load_of(run):
         busy, total, _, other = machine_load(run)
         s = f"{100 * busy / total:.0f} % busy"
-        return s + (f", {other:.1f} cores not ranks" if other is not None else "")
+        s += f", {other:.1f} cores not ranks" if other is not None else ""
+        return s + (f", load {run.loadavg[0]:.0f}" if run.loadavg else "")
     details = []
     for e in entries:
         kind = e[0]
@@ -743,8 +748,8 @@ def report_scale(work):
     print("=== scale (issue 31): thresholds at 10,000 finished trials and 65 ranks")
     for r in [head] + rows:
         print("  " + "  ".join(c.ljust(w) if i != 1 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
-    print("  (machine during it: all cores' busy share over the run, and the CPU not of the sweep's ranks (mpirun, the trial"
-          " programs, other people's work) in cores on average)")
+    print("  (machine during it: all cores' busy share over the run, the CPU not of the sweep's ranks (mpirun, the trial"
+          " programs, other people's work) in cores on average, and the 1-minute load average at its end)")
     print()
     print("=== details")
     for d in details:
