@@ -23,9 +23,10 @@
 #   bash scripts/bench/scale.sh [--quick | --full] [--ranks N,N,...] [--rounds K]
 #                               [--resume SIZE,SIZE,...] [--resume-ranks N] [--decisions N,N,...]
 #
-#   --quick         (default) ranks 9,17; 3 rounds; resume at 2,000: about 3 minutes
-#   --full          ranks 9,17,33,65; 5 rounds; resume at 10,000 and 50,000: about 20
-#                   minutes on a quiet 2-core machine (most of it journaling 50,000 trials)
+#   --quick         (default) ranks 9,17; 3 rounds; resume at 2,000: a few minutes
+#   --full          ranks 9,17,33,65; 5 rounds; resume at 10,000 and 50,000: about 35
+#                   minutes on 2 cores under a load of 20-70 (most of it journaling 50,000
+#                   trials at 25-50 a second)
 #   --ranks LIST    the rank counts of parts 1 and 2 (the coordinator and N-1 workers)
 #   --rounds K      sleeping trials per worker (default 3 quick, 5 full)
 #   --resume LIST   journal sizes resumed, ascending
@@ -34,6 +35,8 @@
 # ATTNSWEEP_BIN=..., KEEP=1 (keep the work directory) and PERF=0 as for the other sweep
 # benchmarks (sweep_bench_lib.sh).
 set -euo pipefail
+# Journaling 40,000 trials on a loaded machine outlasts the library's 900 s a run.
+export SWEEP_TIMEOUT=${SWEEP_TIMEOUT:-14400}
 # shellcheck source=scripts/bench/sweep_bench_lib.sh
 source "$(dirname "$0")/sweep_bench_lib.sh"
 
