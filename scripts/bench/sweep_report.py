@@ -725,6 +725,12 @@ def report_scale(work):
                 "< 2 s" if n == 10000 else "", (shown < 2) if n == 10000 and shown is not None else None, load_of(run))
             f = lambda x: "n/a" if x is None else f"{x:.2f} s"
             per = "" if rebuild is None else f" ({1e3 * rebuild / n:.3f} ms a journaled trial)"
+            done = [int(m.group(1)) for _, l in run.lines for m in [re.search(r": (\d+)/\d+ done", l)] if m]
+            if done and run.coord_cpu_ms is not None:  # its CPU a trial is over the trials run after the resume
+                ran = done[-1] - n
+                cpu = run.coord_cpu_ms / 1e3 * ran
+                per += (f"; the coordinator's CPU in the whole run {cpu:.1f} s ({1e3 * cpu / n:.3f} ms a journaled trial,"
+                        f" the {ran} trials run after it included)")
             details.append(f"  {run.name}: the journal's {n:,} trials: the coordinator's first line -> 'resuming' line"
                            f" (the rebuild) {f(rebuild)}{per}; rank 0 past MPI_Init -> first trial handed out {f(resume)};"
                            f" mpirun's launch -> first trial {f(whole)}")
