@@ -53,14 +53,8 @@ machine_facts "after the fsync loop"
 # Where the coordinator's CPU goes: the same sweep again with rank 0 under perf
 # (PERF=0 skips it; perf's own cost inflates this run's numbers a little).
 PERF_TXT=
-if [[ ${PERF:-1} != 0 ]] && command -v perf >/dev/null && perf record -q -o "$WORK/perf.probe" true >/dev/null 2>&1; then
-    cat > "$WORK/perf_rank0.sh" <<WRAP
-#!/bin/bash
-if [ "\$OMPI_COMM_WORLD_RANK" = 0 ]; then exec perf record -q -F 999 --call-graph dwarf,16384 -o "$WORK/perf.data" "\$@"; else exec "\$@"; fi
-WRAP
-    chmod +x "$WORK/perf_rank0.sh"
-    if RUN_WRAPPER=$WORK/perf_rank0.sh run_sweep ovperf "$NP" "$WORK/overhead.yaml" &&
-        perf report -i "$WORK/perf.data" --children --sort symbol --stdio -g none > "$WORK/perf.txt" 2>/dev/null; then
+if [[ ${PERF:-1} != 0 ]] && wrap=$(perf_rank0 "$WORK/perf.data"); then
+    if RUN_WRAPPER=$wrap run_sweep ovperf "$NP" "$WORK/overhead.yaml" && perf_table "$WORK/perf.data" "$WORK/perf.txt"; then
         PERF_TXT=$WORK/perf.txt
     fi
     machine_facts "after the profiled run"

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # sweep_bench_lib.sh: shared by the sweep benchmarks (sweep_scaling.sh,
-# coordinator_overhead.sh, asha_vs_full.sh); sourced, not run.
+# coordinator_overhead.sh, asha_vs_full.sh, scale.sh); sourced, not run.
 #
 # bench_setup          the binary (ATTNSWEEP_BIN, else build/attnsweep, built Release if
 #                      missing), the MPI environment, a temp dir $WORK (removed at exit
@@ -10,9 +10,16 @@
 # run_sweep NAME NP YAML [ARGS...]
 #                      mpirun -np NP attnsweep run YAML -o $WORK/NAME.h5 ARGS, every output
 #                      line time-stamped on arrival ($WORK/NAME.log: "launch T", "T line",
-#                      "exit T RC"), the machine's CPU counters before and after
-#                      ($WORK/NAME.stat), and the trace in $WORK/trace.NAME/.
-#                      RUN_WRAPPER=PROGRAM (optional) goes before the binary on every rank.
+#                      "exit T RC"), the machine's CPU counters before and after and its
+#                      load averages at the end ($WORK/NAME.stat), and the trace in
+#                      $WORK/trace.NAME/.
+#                      RUN_WRAPPER=PROGRAM (optional) goes before the binary on every rank;
+#                      RESULTS=FILE (optional) writes FILE instead, and keeps what FILE and
+#                      its journal hold (for --resume).
+# perf_rank0 DATA      the path of a wrapper (for RUN_WRAPPER) that runs rank 0 under
+#                      perf record (call graphs) into DATA and the other ranks as they are;
+#                      fails when perf cannot record here.
+# perf_table DATA TXT  perf report of DATA, inclusive shares by symbol, into TXT
 # Python with h5py: /usr/bin/python3 (see ../shared/ENVIRONMENT.md).
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -73,23 +80,40 @@ cpu_counters() {
 run_sweep() {
     local name=$1 np=$2 yaml=$3
     shift 3
-    local log=$WORK/$name.log tdir=$WORK/trace.$name
+    local log=$WORK/$name.log tdir=$WORK/trace.$name out=${RESULTS:-$WORK/$name.h5}
     local pre=()
     mkdir -p "$tdir"
     [[ -n $TRACE_LIB ]] && pre=(-x "LD_PRELOAD=$TRACE_LIB" -x "SWEEP_TRACE_DIR=$tdir")
-    rm -f "$WORK/$name.h5" "$WORK/$name.h5.journal"
+    [[ -n ${RESULTS:-} ]] || rm -f "$out" "$out.journal"
     echo "before $(cpu_counters)" > "$WORK/$name.stat"
     echo "launch $EPOCHREALTIME" > "$log"
     set +e
-    timeout "$SWEEP_TIMEOUT" mpirun -np "$np" "${pre[@]}" ${RUN_WRAPPER:+"$RUN_WRAPPER"} "$BIN" run "$yaml" -o "$WORK/$name.h5" "$@" 2>&1 |
+    timeout "$SWEEP_TIMEOUT" mpirun -np "$np" "${pre[@]}" ${RUN_WRAPPER:+"$RUN_WRAPPER"} "$BIN" run "$yaml" -o "$out" "$@" 2>&1 |
         while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done >> "$log"
     local rc=${PIPESTATUS[0]}
     set -e
     echo "exit $EPOCHREALTIME $rc" >> "$log"
     echo "after $(cpu_counters)" >> "$WORK/$name.stat"
+    echo "load $(cut -d' ' -f1-3 /proc/loadavg)" >> "$WORK/$name.stat"
     if [[ $rc -ne 0 ]]; then
         echo "mpirun -np $np attnsweep run $(basename "$yaml") exited with $rc$([[ $rc -eq 124 ]] && echo " (timed out after $SWEEP_TIMEOUT s)"); its output:" >&2
         cut -d' ' -f2- "$log" | tail -n 30 >&2
         return 1
     fi
+}
+
+perf_rank0() {
+    local data=$1 wrap
+    wrap=$WORK/perf_rank0.$(basename "$data").sh
+    command -v perf >/dev/null && perf record -q -o "$WORK/perf.probe" true >/dev/null 2>&1 || return 1
+    cat > "$wrap" <<WRAP
+#!/bin/bash
+if [ "\$OMPI_COMM_WORLD_RANK" = 0 ]; then exec perf record -q -F 999 --call-graph dwarf,16384 -o "$data" "\$@"; else exec "\$@"; fi
+WRAP
+    chmod +x "$wrap"
+    echo "$wrap"
+}
+
+perf_table() {
+    perf report -i "$1" --children --sort symbol --stdio -g none > "$2" 2>/dev/null
 }

@@ -7,6 +7,7 @@ a run leaves in the work directory).
     sweep_report.py overhead WORK NAME FSYNC_FILE    coordinator cost per trial
     sweep_report.py asha     WORK FULL ASHA          best reward and steps of each
     sweep_report.py asha_repeats WORK FULL PERCONF PERTRIAL   the same with repeats
+    sweep_report.py scale    WORK                    scale.sh's table (WORK/scale.manifest)
 
 Times: Unix seconds. Wall time of a run is reported three ways: mpirun (launch to
 exit, measured by the script), MPI start-up (launch until every rank is past MPI_Init,
@@ -16,6 +17,7 @@ file's root start_time/end_time say nearly the same). Speed-up and
 utilisation use the coordinator's wall: the sweep itself, without Open MPI's start-up.
 """
 import glob
+import json
 import os
 import re
 import statistics
@@ -39,7 +41,10 @@ def open_results(path):
 
 
 class Run:
-    def __init__(self, work, name):
+    def __init__(self, work, name, results="trials"):
+        """results: "trials" reads WORK/NAME.h5's /summary and every trial's attributes,
+        "summary" its /summary alone (a big sweep), None nothing (scale.sh's resumed file,
+        which later runs went on writing)."""
         self.name = name
         self.lines = []  # (time, text)
         self.launch = self.exit = None
@@ -61,20 +66,27 @@ class Run:
             if m:
                 self.coord_cpu_ms, self.coord_answer_ms = float(m.group(1)), float(m.group(2))
         self.stat = {}
+        self.loadavg = None  # 1, 5 and 15 minutes at the end (older .stat files lack it)
         with open(os.path.join(work, name + ".stat")) as f:
             for raw in f:
-                k, busy, total = raw.split()
-                self.stat[k] = (float(busy), float(total))
-        self.read_results(os.path.join(work, name + ".h5"))
+                k, *v = raw.split()
+                if k == "load":
+                    self.loadavg = tuple(float(x) for x in v)
+                else:
+                    self.stat[k] = (float(v[0]), float(v[1]))
+        if results:
+            self.read_results(os.path.join(work, name + ".h5"), results == "trials")
         self.trace_dir = os.path.join(work, "trace." + name)
         self.read_trace(self.trace_dir)
 
-    def read_results(self, path):
+    def read_results(self, path, per_trial):
         with open_results(path) as rs:
             root = rs.attributes
             self.file_start = float(root["start_time"])
             self.file_end = float(root.get("end_time", float("nan")))
             self.summary = rs.summary
+            if not per_trial:
+                return
             steps = dict(zip(self.summary["trial"].astype(int), self.summary["steps"].astype(int)))
             self.trials = []
             for k in rs.trial_ids():
@@ -146,6 +158,23 @@ class Run:
                 t_eval = None
         return busy, waits, evals
 
+    def answers(self):
+        """The coordinator's answers (trace): READY or RESULT received -> TRIAL or DONE sent to
+        the same rank, in seconds."""
+        msgs = self.trace.get(0, {"msgs": []})["msgs"]
+        lat = []
+        for i, (kind, tag, peer, t) in enumerate(msgs):
+            if kind == "recv" and tag in (TAG["READY"], TAG["RESULT"]):
+                for kind2, tag2, peer2, t2 in msgs[i + 1:i + 3]:
+                    if kind2 == "send" and peer2 == peer and tag2 in (TAG["TRIAL"], TAG["DONE"]):
+                        lat.append(t2 - t)
+                        break
+        return lat
+
+    def waits(self):
+        """Every worker's waits for its next trial (worker_intervals), in seconds."""
+        return [w for r in self.workers for w in self.worker_intervals(r)[1]]
+
     def our_cpu(self):
         """CPU seconds of every rank (MPI_Init included) from the trace."""
         if not self.trace or any("fin_cpu" not in e for e in self.trace.values()):
@@ -157,14 +186,23 @@ def fmt_pct(x):
     return "n/a" if x is None else f"{100 * x:.1f} %"
 
 
-def load_line(run):
+def machine_load(run):
+    """The machine's CPU during the run (/proc/stat, all cores): busy and total
+    core-seconds, this sweep's ranks' CPU (None without a trace), and everything else in
+    cores on average (None without a trace): mpirun, trial programs, other people's work."""
     busy = run.stat["after"][0] - run.stat["before"][0]
     total = run.stat["after"][1] - run.stat["before"][1]
     ours = run.our_cpu()
+    other = None if ours is None else max(0.0, busy - ours) / (total / os.cpu_count())
+    return busy, total, ours, other
+
+
+def load_line(run):
+    busy, total, ours, other = machine_load(run)
     s = f"machine CPU during the run: {busy:.1f} of {total:.1f} core-seconds busy ({100 * busy / total:.0f} %)"
     if ours is not None:
-        other = max(0.0, busy - ours)
-        s += f"; this sweep's ranks {ours:.1f}, everything else (mpirun, other work) {other:.1f} core-s = {other / (total / os.cpu_count()):.2f} cores on average"
+        s += (f"; this sweep's ranks {ours:.1f}, everything else (mpirun, trial programs, other work)"
+              f" {busy - ours:.1f} core-s = {other:.2f} cores on average")
     return s
 
 
@@ -331,20 +369,11 @@ def report_overhead(work, name, fsync_path, perf_path=None, perf_name=None):
         print(f"  coordinator, from the trace: MPI_Init {1e3 * c0['init_cpu']:.0f} ms CPU ({c0['init_cpu'] * 1e3 / n:.3f} ms per trial);"
               f" after MPI_Init {1e3 * loop:.0f} ms = {1e3 * loop / n:.3f} ms per trial"
               f" ({100 * loop / (c0['finalize'] - c0['init']):.0f} % of a core over {c0['finalize'] - c0['init']:.2f} s)")
-        msgs = c0["msgs"]
-        lat = []
-        for i, (kind, tag, peer, t) in enumerate(msgs):
-            if kind == "recv" and tag in (TAG["READY"], TAG["RESULT"]):
-                for kind2, tag2, peer2, t2 in msgs[i + 1:i + 3]:
-                    if kind2 == "send" and peer2 == peer and tag2 in (TAG["TRIAL"], TAG["DONE"]):
-                        lat.append(t2 - t)
-                        break
+        lat = run.answers()
         if lat:
             print(f"  answering a request (RESULT or READY received -> TRIAL sent; the journal's fsync included): median {1e6 * statistics.median(lat):.0f} us,"
                   f" max {1e6 * max(lat):.0f} us")
-    waits = []
-    for r in run.workers:
-        waits += run.worker_intervals(r)[1]
+    waits = run.waits()
     if waits:
         print(f"  a worker's wait for its next trial (RESULT or READY sent -> TRIAL received; queueing behind other workers and"
               f" 16 processes sharing 2 cores included): median {1e3 * statistics.median(waits):.2f} ms,"
@@ -380,18 +409,23 @@ PERF_ROWS = [
 ]
 
 
-def report_perf(run, path):
+def perf_shares(path, table):
+    """Inclusive shares (%) of rank 0's perf samples for each (label, symbol pattern) of
+    table, from perf report --children --sort symbol."""
     rows = []
     with open(path) as f:
         for line in f:
             m = re.match(r"\s+([\d.]+)%\s+([\d.]+)%\s+\[[.k]\]\s+(.*?)\s{2,}", line)
             if m:
                 rows.append((float(m.group(1)), m.group(3).replace(" (inlined)", "")))
+    return [(label, max((p for p, sym in rows if re.match(pat, sym)), default=0.0)) for label, pat in table]
+
+
+def report_perf(run, path):
     cpu = run.coord_cpu_ms
     print(f"  where the coordinator's CPU goes (perf, inclusive, a second run of the same sweep: {cpu:.3f} ms CPU per trial"
           f" by its own report):")
-    for label, pat in PERF_ROWS:
-        share = max((p for p, sym in rows if re.match(pat, sym)), default=0.0)
+    for label, share in perf_shares(path, PERF_ROWS):
         print(f"    {label:<68} {share:5.1f} %  {cpu * share / 100:7.3f} ms per trial")
     print("    (shares of the rank-0 process's samples; inclusive, so the indented rows are parts of the row above)")
 
@@ -564,6 +598,158 @@ def report_asha_repeats(work, full_name, config_name, trial_name, params):
               if pruned_n else "    no configuration pruned whole")
 
 
+RESUME_PERF_ROWS = [
+    ("opening the results (open_results)", r"open_results$"),
+    ("  h5store_rebuild: the journal replayed into a new results file", r"h5store_rebuild$"),
+    ("    the journal read: frames, CRCs, the calls below (replay_fd)", r"replay_fd$"),
+    ("      first pass: the superseded records (superseded_records)", r"superseded_records$"),
+    ("      a trial's bytes unpacked (trial_unpack)", r"trial_unpack$"),
+    ("      the check against the space and the state rebuilt (resumed)", r"resumed$"),
+    ("        the configuration the space gives the id (sampler_config)", r"sampler_config$"),
+    ("        the sampler and ASHA told (record)", r"record$"),
+    ("        the hand-outs counted (recovery_visit)", r"recovery_visit$"),
+    ("      the trial written into the new file (write_trial)", r"write_trial$"),
+    ("        its attributes (write_attr)", r"write_attr$"),
+    ("        each closed object's metadata flushed (H5AC_flush_tagged_metadata)", r"H5AC_flush_tagged_metadata$"),
+    ("    the new file flushed and renamed (h5store_publish)", r"h5store_publish$"),
+    ("configurations as JSON text (config_to_json_text: the check and write_trial)", r"config_to_json_text$"),
+    ("MPI_Init (ompi_mpi_init)", r"ompi_mpi_init$"),
+    ("the sweep after the resume (on_result)", r"on_result$"),
+]
+
+
+def first_trial_sent(run):
+    """Unix time of rank 0's first TRIAL sent (trace), or None."""
+    return next((t for kind, tag, _, t in run.trace.get(0, {"msgs": []})["msgs"] if kind == "send" and tag == TAG["TRIAL"]),
+                None)
+
+
+def resume_times(run):
+    """(rebuild, resume, whole) in seconds: the coordinator's first line to its 'resuming with'
+    line (output arrival times), rank 0 past MPI_Init to its first TRIAL sent (its own clock:
+    the trace), and mpirun's launch to that TRIAL. None where a piece is missing."""
+    t_res = next((t for t, l in run.lines if re.search(r": resuming with \d+ of", l)), None)
+    rebuild = t_res - run.coord_start if t_res is not None and run.coord_start is not None else None
+    first = first_trial_sent(run)
+    c0 = run.trace.get(0, {})
+    resume = first - c0["init"] if first is not None and "init" in c0 else None
+    whole = first - run.launch if first is not None else None
+    return rebuild, resume, whole
+
+
+def report_scale(work):
+    """scale.sh's table: WORK/scale.manifest names each measurement (KIND ARGS... per line)."""
+    with open(os.path.join(work, "scale.manifest")) as f:
+        entries = [line.split() for line in f if line.strip()]
+    rows = []  # (measure, measured, threshold, verdict, load)
+    def row(measure, value, threshold="", met=None, load=""):
+        rows.append((measure, value, threshold, "" if met is None else ("met" if met else "MISSED"), load))
+    def load_of(run):
+        busy, total, _, other = machine_load(run)
+        s = f"{100 * busy / total:.0f} % busy"
+        s += f", {other:.1f} cores not ranks" if other is not None else ""
+        return s + (f", load {run.loadavg[0]:.0f}" if run.loadavg else "")
+    details = []
+    for e in entries:
+        kind = e[0]
+        if kind == "asha":
+            with open(os.path.join(work, e[1])) as f:
+                for line in f:
+                    w = line.split()
+                    if len(w) == 5 and w[0].isdigit():
+                        n, new_ms = int(w[0]), float(w[3])
+                        row(f"ASHA decision, {n:,} finished", f"{1e3 * new_ms:.2f} µs", "< 0.5 ms" if n == 10000 else "",
+                            new_ms < 0.5 if n == 10000 else None, "CPU time")
+        elif kind == "tpe":
+            n = int(e[1])
+            with open(os.path.join(work, e[2])) as f:
+                ms = json.loads(f.readline())["propose_last_ms"]
+            row(f"TPE proposal, {n:,} finished", f"{ms:.2f} ms", "< 10 ms" if n == 10000 else "",
+                ms < 10 if n == 10000 else None, "CPU time")
+        elif kind in ("sleep", "instant", "journal"):
+            # The journal's results file is the one the resumes go on writing: its log alone.
+            run = Run(work, e[-1], {"journal": None, "instant": "summary", "sleep": "trials"}[kind])
+            W = len(run.workers)
+            if kind == "journal":
+                n = int(e[1])
+                details.append(f"  {run.name}: {n} instant trials on {W} workers, the journal the resumes replay;"
+                               f" coordinator wall {run.coord_wall:.2f} s, mpirun {run.mpirun_wall:.2f} s;"
+                               f" coordinator {run.coord_cpu_ms:.3f} ms CPU and {run.coord_answer_ms:.3f} ms answering a trial")
+            else:
+                n = len(run.summary)
+                secs = float(np.sum(run.summary["seconds"]))
+                ok = int((run.summary["status"] == "ok").sum())
+                details.append(f"  {run.name}: {n} trials ({ok} ok) on {W} workers; coordinator wall"
+                               f" {run.coord_wall:.2f} s, mpirun {run.mpirun_wall:.2f} s (MPI start-up"
+                               f" {run.mpi_startup or float('nan'):.2f} s); trial seconds: sum {secs:.1f}, mean {secs / n:.3f};"
+                               f" coordinator {run.coord_cpu_ms:.3f} ms CPU and {run.coord_answer_ms:.3f} ms answering a trial")
+            details.append("    " + load_line(run))
+            lat, waits = run.answers(), run.waits()
+            if lat and waits:
+                details.append(f"    the coordinator's answer (RESULT or READY received -> TRIAL sent): median"
+                               f" {1e3 * statistics.median(lat):.1f} ms, mean {1e3 * statistics.mean(lat):.1f} ms;"
+                               f" a worker's wait for its next trial (its RESULT sent -> TRIAL received, queueing"
+                               f" behind the others): median {1e3 * statistics.median(waits):.1f} ms, mean"
+                               f" {1e3 * statistics.mean(waits):.1f} ms, max {1e3 * max(waits):.0f} ms")
+            if kind == "sleep" and run.trace:
+                _, tot = worker_accounting(run)
+                cap = W * run.coord_wall / 100
+                details.append(f"    where workers x wall went: the trials' own clocks {tot['seconds'] / cap:.1f} %, outside them"
+                               f" (the trial's directory and files, its result read and packed) {tot['outside'] / cap:.1f} %, between trials {tot['wait'] / cap:.1f} %,"
+                               f" before a worker's first trial {tot['head'] / cap:.1f} %, after its last result {tot['tail'] / cap:.1f} %")
+            if kind == "sleep":
+                u = secs / (W * run.coord_wall)
+                row(f"utilisation, {int(e[1])} ranks, 1-s trials", f"{100 * u:.1f} %", "≥ 95 %", u >= 0.95, load_of(run))
+                row(f"coordinator CPU a trial, {int(e[1])} ranks, 1-s trials", f"{run.coord_cpu_ms:.2f} ms", load=load_of(run))
+            else:
+                what = f"{int(e[1])} ranks, instant trials" if kind == "instant" else f"{n:,} instant trials journaled"
+                row(f"throughput, {what}", f"{n / run.coord_wall:.0f} trials/s", load=load_of(run))
+                row(f"coordinator CPU a trial, {what}", f"{run.coord_cpu_ms:.2f} ms", load=load_of(run))
+        elif kind == "resume":
+            n = int(e[1])
+            run = Run(work, e[2], None)
+            rebuild, resume, whole = resume_times(run)
+            shown = resume if resume is not None else rebuild
+            row(f"resume, {n:,} journaled trials", f"{shown:.2f} s" if shown is not None else "n/a",
+                "< 2 s" if n == 10000 else "", (shown < 2) if n == 10000 and shown is not None else None, load_of(run))
+            f = lambda x: "n/a" if x is None else f"{x:.2f} s"
+            per = "" if rebuild is None else f" ({1e3 * rebuild / n:.3f} ms a journaled trial)"
+            done = [int(m.group(1)) for _, l in run.lines for m in [re.search(r": (\d+)/\d+ done", l)] if m]
+            if done and run.coord_cpu_ms is not None:  # its CPU a trial is over the trials run after the resume
+                ran = done[-1] - n
+                cpu = run.coord_cpu_ms / 1e3 * ran
+                per += (f"; the coordinator's CPU in the whole run {cpu:.1f} s ({1e3 * cpu / n:.3f} ms a journaled trial,"
+                        f" the {ran} trials run after it included)")
+            details.append(f"  {run.name}: the journal's {n:,} trials: the coordinator's first line -> 'resuming' line"
+                           f" (the rebuild) {f(rebuild)}{per}; rank 0 past MPI_Init -> first trial handed out {f(resume)};"
+                           f" mpirun's launch -> first trial {f(whole)}")
+            details.append("    " + load_line(run))
+        elif kind == "perf":
+            n, run, path = int(e[1]), Run(work, e[2], None), os.path.join(work, e[3])
+            c0 = run.trace.get(0, {})
+            cpu = c0["fin_cpu"] if "fin_cpu" in c0 else None
+            rebuild = resume_times(run)[0]
+            details.append(f"  where a resume of {n:,} journaled trials goes (perf on rank 0, a run resuming the complete sweep;"
+                           f" rank 0's CPU {'n/a' if cpu is None else f'{cpu:.2f} s'} in all, MPI_Init included;"
+                           f" the rebuild took {'n/a' if rebuild is None else f'{rebuild:.2f} s'} of wall):")
+            for label, share in perf_shares(path, RESUME_PERF_ROWS):
+                sec = "" if cpu is None else f"  {cpu * share / 100:6.2f} s  {1e6 * cpu * share / 100 / n:7.1f} µs a trial"
+                details.append(f"    {label:<70} {share:5.1f} %{sec}")
+            details.append("    (shares of the rank-0 process's samples; inclusive: indented rows are parts of the row above)")
+        else:
+            sys.exit(f"sweep_report.py: {work}/scale.manifest: unknown entry '{kind}'")
+    widths = [max(len(r[i]) for r in rows + [("measure", "measured", "threshold", "", "machine during it")]) for i in range(5)]
+    head = ("measure", "measured", "threshold", "", "machine during it")
+    print("=== scale (issue 31): thresholds at 10,000 finished trials and 65 ranks")
+    for r in [head] + rows:
+        print("  " + "  ".join(c.ljust(w) if i != 1 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    print("  (machine during it: all cores' busy share over the run, the CPU not of the sweep's ranks (mpirun, the trial"
+          " programs, other people's work) in cores on average, and the 1-minute load average at its end)")
+    print()
+    print("=== details")
+    for d in details:
+        print(d)
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "scaling":
@@ -572,6 +758,8 @@ if __name__ == "__main__":
         report_overhead(*sys.argv[2:])
     elif cmd == "asha":
         report_asha(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5].split(","))
+    elif cmd == "scale":
+        report_scale(sys.argv[2])
     elif cmd == "asha_repeats":
         report_asha_repeats(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6].split(","))
     else:

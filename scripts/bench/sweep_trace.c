@@ -4,7 +4,8 @@
 // it writes DIR/rankN.log, one line per event, times in Unix seconds (CLOCK_REALTIME,
 // comparable across the ranks of one machine), CPU in seconds (getrusage, all threads):
 //   init T CPU PID            after MPI_Init returned
-//   send TAG PEER T           before an MPI_Send on MPI_COMM_WORLD (the sweep protocol)
+//   send TAG PEER T           before an MPI_Send or MPI_Isend on MPI_COMM_WORLD (the sweep
+//                             protocol: the coordinator hands out trials by MPI_Isend)
 //   recv TAG PEER T           after an MPI_Recv on MPI_COMM_WORLD returned
 //   finalize T CPU            on entering MPI_Finalize
 // Tags are those of src/sweep/protocol.h (1 READY, 2 TRIAL, 3 DONE, 4 EVAL,
@@ -58,6 +59,11 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     if (trace && comm == MPI_COMM_WORLD) fprintf(trace, "send %d %d %.6f\n", tag, dest, wall());
     return PMPI_Send(buf, count, type, dest, tag, comm);
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
+    if (trace && comm == MPI_COMM_WORLD) fprintf(trace, "send %d %d %.6f\n", tag, dest, wall());
+    return PMPI_Isend(buf, count, type, dest, tag, comm, req);
 }
 
 int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status) {
