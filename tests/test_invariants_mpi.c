@@ -8,7 +8,7 @@
 //
 // The tensor, [8, 24, 128, 3], is a rank-(4, 6, 10, 3) Tucker tensor plus 5 % noise,
 // generated identically on every rank. It is the smallest shape whose every unfolding
-// gets two TSQR leaves (tucker.c): on 2 ranks sibling triangles are folded across ranks,
+// gets two TSQR leaves (unfolding_svd.c): on 2 ranks sibling triangles are folded across ranks,
 // on 4 two ranks hold no leaf, every leaf spans two chunks, and the eight SVD tasks
 // (values and vectors of each mode) land on different ranks.
 // modules: invariants

@@ -15,8 +15,9 @@ typedef struct {
     int nprow, npcol;    // grid shape: as square as the rank count allows, nprow >= npcol
     int myrow, mycol;
     int rank, size;      // in comm
-    int self_ctxt;       // BLACS context of a 1×1 grid holding this rank alone (tucker.c
-                         // deals whole dense problems to single ranks and solves each on it)
+    int self_ctxt;       // BLACS context of a 1×1 grid holding this rank alone
+                         // (unfolding_svd.c deals whole dense problems to single ranks and
+                         // solves each on it)
 } BlacsGrid;
 
 // MPI for the verbs that compute on a grid, started once they have checked their input

@@ -1,6 +1,6 @@
 // score.c: the invariants of one layer's attention tensor and the reward (see score.h).
 //
-// One pass per layer: the SVD of every unfolding on the grid (tucker.c), the metrics
+// One pass per layer: the SVD of every unfolding on the grid (unfolding_svd.c), the metrics
 // that follow from the singular values, the head correlation from the head Gram matrix,
 // HOOI from the HOSVD factors, and the CP rank sweep (cp.c). The sweep's ranks are dealt
 // round-robin over the grid's ranks (each CP-ALS is local and its cost grows with the

@@ -19,7 +19,7 @@
 //   keeps 1e-8 relative accuracy, but for the directions the whole network's view
 //   (circuits_whole_network) leaves out: the mean direction of centred weights, the
 //   homogeneous coordinate of a side without biases. Their eigenvalues are at the
-//   Gram's rounding level and count as 0 (below m·ε·λ_max, tucker.c sigma_of).
+//   Gram's rounding level and count as 0 (below m·ε·λ_max, unfolding_svd.c sigma_of).
 //   circuits 0, 3  no rows: the Gram matrices themselves (heads × heads and 2 × 2), from
 //                the factors' d_k × d_k blocks (circuits_head_gram_rows). Their
 //                singular values are √λ of the Gram matrix, accurate to ε‖T‖²/σ; a zero

@@ -32,10 +32,10 @@ typedef struct {
 
 // Collective over g->comm. The singular values of the four unfoldings X_(n) of t and,
 // unless n_vec_min is NULL, their leading left singular vectors, replicated on every
-// rank (see tucker.c for how the work is split). σ come from the QR Y_nᵀ = QR (TSQR
-// over the ranks; Y_n = X_(n) for a dense tensor, see tensor4.h) and the bidiagonal SVD
-// of R (dgebrd, dbdsqr), so they are accurate to ε‖X‖ like a direct SVD (a circuits
-// tensor's modes 0 and 3 excepted: tensor4.h); the vectors are eigenvectors of
+// rank (see unfolding_svd.c for how the work is split). σ come from the QR Y_nᵀ = QR
+// (TSQR over the ranks; Y_n = X_(n) for a dense tensor, see tensor4.h) and the
+// bidiagonal SVD of R (dgebrd, dbdsqr), so they are accurate to ε‖X‖ like a direct SVD
+// (a circuits tensor's modes 0 and 3 excepted: tensor4.h); the vectors are eigenvectors of
 // RᵀR = X_(n)X_(n)ᵀ. Keeps n_vec = min(d_n, max(n_vec_min[n], numerical_rank(σ, energy)))
 // vectors (none, and U NULL, when n_vec_min is NULL). The bits do not depend on the
 // number of ranks.
