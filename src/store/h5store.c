@@ -654,10 +654,11 @@ void h5store_publish(H5Store *s) {
     s->tmp[0] = 0;
 }
 
-// A file that did not complete: its temporary file goes, PATH stays as it was.
+// A store given up: a new file's temporary file goes and PATH stays as it was; a kept
+// file (reopen: no temporary file) is closed as it is, without its mark.
 static void abandon(H5Store *s) {
     close_file(s);
-    outfile_discard(s->tmp);
+    if (s->tmp[0]) outfile_discard(s->tmp);
     free(s->path);
     free(s);
 }
@@ -695,9 +696,7 @@ H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, Journal *journ
         rc = -1;
     }
     if (rc == 0) return rb.s;
-    close_file(rb.s);  // without journal_end: the next resume writes it anew from the journal
-    free(rb.s->path);
-    free(rb.s);
+    abandon(rb.s);  // without journal_end: the next resume writes it anew from the journal
     return NULL;
 }
 

@@ -623,14 +623,20 @@ static int *trial_order(const SweepSpec *spec) {
     return order;
 }
 
+// Groups kept waiting (evolution's sampler, or trials another job holds) get a trial
+// when one can be had now.
+static void retry_waiting(Coordinator *co, int *waiting) {
+    for (int k = 0; k < co->sc->n_groups; k++)
+        if (waiting[k] && hand_out(co, k) == 0) waiting[k] = 0;
+}
+
 // A shared sweep's job between its polls: every SYNC_SECONDS it reads what the others did
 // (renewing its lease when due), and its waiting groups get the trials that came free.
 static void shared_tick(Coordinator *co, int *waiting) {
     if (now_seconds() - co->last_sync < SYNC_SECONDS) return;
     journal_lock(co->journal);
     shared_sync(co);
-    for (int k = 0; k < co->sc->n_groups; k++)
-        if (waiting[k] && hand_out(co, k) == 0) waiting[k] = 0;
+    retry_waiting(co, waiting);
     journal_unlock(co->journal);
 }
 
@@ -682,8 +688,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
         if (journal_shared(co.journal))
             shared_tick(&co, waiting);
         else
-            for (int k = 0; k < sc->n_groups; k++)
-                if (waiting[k] && hand_out(&co, k) == 0) waiting[k] = 0;
+            retry_waiting(&co, waiting);
         commit(&co);  // a trial dead max_deaths times, recorded failed as the trial left
         int flag;
         MPI_Status st;
