@@ -9,7 +9,8 @@
 #      C; none is recorded failed (one death each, under max_deaths).
 #   2. While shared jobs run it, a single job's run of the sweep is refused with one
 #      line that says to add --shared (exit 2); a job joining with another YAML is
-#      refused (exit 2); --shared with --retry-failed is refused (exit 2).
+#      refused (exit 2); --shared with --retry-failed, and a lease under a second, are
+#      refused (exit 2).
 #   3. A single job's run holds the sweep: --shared on it is refused naming the holder.
 # Usage: bash tests/test_shared.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
@@ -82,6 +83,10 @@ pass "a job joining with another YAML: refused, exit 2"
 run run "$tmp/a.yaml" -o "$out" --shared --resume --retry-failed
 [[ $rc == 2 ]] || fail "--shared --retry-failed: exit code $rc"
 pass "--shared with --retry-failed: refused, exit 2"
+run run "$tmp/a.yaml" -o "$out" --shared --lease 0.5
+[[ $rc == 2 && $(wc -l <"$tmp/err") == 1 ]] && grep -q -- "--lease" "$tmp/err" ||
+    fail "--lease 0.5: exit code $rc, '$(cat "$tmp/err")'"
+pass "--lease below a second: '$(cat "$tmp/err")', exit 2"
 
 finish a
 finish c

@@ -75,6 +75,7 @@ bad_input() {
 }
 bad_input "no search space" "no search space" --nodes 1
 bad_input "unknown option" "unknown option '--nodez'" quick.yaml --nodez 2
+bad_input "zero --array" "--array" quick.yaml --array 0
 bad_input "missing YAML" "nosuch.yaml" nosuch.yaml
 printf 'name: x\nmethod: random\nparameters: [\n' >"$tmp/broken.yaml"
 bad_input "broken YAML" "broken.yaml:" broken.yaml
