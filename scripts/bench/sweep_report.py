@@ -26,7 +26,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-from attnsweep.results import BadResults, Results  # noqa: E402  (python/attnsweep/ in the repository)
+from attnsweep.results import BadResults, Results, Statuses  # noqa: E402  (python/attnsweep/ in the repository)
 
 TAG = {"READY": 1, "TRIAL": 2, "DONE": 3, "EVAL": 4, "DECISION": 5, "STOP": 6, "RESULT": 7}
 
@@ -85,6 +85,7 @@ class Run:
             self.file_start = float(root["start_time"])
             self.file_end = float(root.get("end_time", float("nan")))
             self.summary = rs.summary
+            self.ok = Statuses(rs.schema).ok  # the status of a trial that finished, as the file's schema names it
             if not per_trial:
                 return
             steps = dict(zip(self.summary["trial"].astype(int), self.summary["steps"].astype(int)))
@@ -215,7 +216,7 @@ def describe_run(run, label):
     print(f"    coordinator wall (first line -> 'finished' line)         {run.coord_wall:8.2f} s"
           f"   (file root start_time..end_time: {run.file_end - run.file_start:.2f} s)")
     print(f"    shut-down ('finished' -> mpirun exit)                   {run.exit - run.coord_end:8.2f} s")
-    ok = [t for t in run.trials if t["status"] == "ok"]
+    ok = [t for t in run.trials if t["status"] == run.ok]
     secs = [t["seconds"] for t in run.trials]
     print(f"  trials: {len(run.trials)} recorded ({len(ok)} ok); trial seconds (training + evaluation, the trial's own clock):"
           f" mean {statistics.mean(secs):.2f}, min {min(secs):.2f}, max {max(secs):.2f}, sum {sum(secs):.2f} s")
@@ -444,7 +445,7 @@ def report_asha(work, full_name, asha_name, params):
     rf, ra = summary_rows(full), summary_rows(asha)
     key = lambda d: tuple(d[p] for p in params)
     bf = max(rf, key=lambda d: d["reward"])
-    ba = max((d for d in ra if d["status"] == "ok"), key=lambda d: d["reward"])
+    ba = max((d for d in ra if d["status"] == asha.ok), key=lambda d: d["reward"])
     cfg = lambda d: ", ".join(f"{p}={d[p]:g}" if isinstance(d[p], (float, np.floating)) else f"{p}={d[p]}" for p in params)
     full_by = {key(d): d for d in rf}
     print()
@@ -562,7 +563,8 @@ def report_asha_repeats(work, full_name, config_name, trial_name, params):
     """Repeats under ASHA: each configuration's mean reward over its repeats, the best one
     each run finds among the configurations whose every repeat finished, the steps spent,
     and how many configurations had their repeats end differently."""
-    full = summary_rows(Run(work, full_name))
+    full_run = Run(work, full_name)
+    full = summary_rows(full_run)
     total = sum(int(d["steps"]) for d in full)
     key = lambda d: tuple(d[p] for p in params)
     def by_config(rows):
@@ -571,7 +573,7 @@ def report_asha_repeats(work, full_name, config_name, trial_name, params):
             out.setdefault(key(d), []).append(d)
         return out
     def mean_ok(trials):
-        ok = [float(d["reward"]) for d in trials if d["status"] == "ok"]
+        ok = [float(d["reward"]) for d in trials if d["status"] == full_run.ok]
         return sum(ok) / len(ok) if len(ok) == len(trials) else None
     full_mean = {k: mean_ok(v) for k, v in by_config(full).items()}
     best_key = max(full_mean, key=lambda k: full_mean[k])
@@ -678,7 +680,7 @@ def report_scale(work):
             else:
                 n = len(run.summary)
                 secs = float(np.sum(run.summary["seconds"]))
-                ok = int((run.summary["status"] == "ok").sum())
+                ok = int((run.summary["status"] == run.ok).sum())
                 details.append(f"  {run.name}: {n} trials ({ok} ok) on {W} workers; coordinator wall"
                                f" {run.coord_wall:.2f} s, mpirun {run.mpirun_wall:.2f} s (MPI start-up"
                                f" {run.mpi_startup or float('nan'):.2f} s); trial seconds: sum {secs:.1f}, mean {secs / n:.3f};"
