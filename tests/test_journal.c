@@ -631,6 +631,89 @@ static void test_torn_tail(void) {
     for (int i = 0; i < 3; i++) trial_result_free(&t[i]);
 }
 
+// A trial (failed, so its reason is free text) carrying n zero weights (no byte to escape)
+// and a reason of k letters: its record's length is linear in both.
+static TrialResult weighted_trial(int id, long n, int k) {
+    TrialResult r = make_trial(id, 0);
+    r.n_params = n;
+    r.params = xcalloc((size_t)(n ? n : 1), sizeof(float));
+    char layout[64];
+    snprintf(layout, sizeof layout, "weights:%ld", n);
+    r.param_layout = xstrdup(layout);
+    memset(r.reason, 0, sizeof r.reason);
+    memset(r.reason, 'x', (size_t)k);
+    return r;
+}
+
+static long record_length(const TrialResult *r) {
+    Bytes raw = packed(r), stored = escaped(raw.data, raw.len);
+    const long n = HEADER + (long)stored.len;
+    bytes_free(&raw);
+    bytes_free(&stored);
+    return n;
+}
+
+// A pass reads the journal a megabyte at a time (store/journal.c, SCAN_WINDOW) and looks
+// for the record after a damaged one 64 KiB at a time (SCAN_CHUNK): records across the
+// window's edges, one larger than the window, and a record whose magic straddles the end
+// of the first chunk searched after a damaged one all come back whole.
+static void test_windows(void) {
+    enum { SMALL = 1500, CHUNK = 1 << 16 };
+    char path[128];
+    path_in(path, sizeof path, "windows.journal");
+    Journal *j = open_begun(path);
+    TrialResult big = weighted_trial(0, 1L << 19, 3);  // 2 MiB of weights
+    journal_append(j, &big);
+    TrialResult *small = xcalloc(SMALL, sizeof *small);
+    for (int i = 0; i < SMALL; i++) {
+        small[i] = make_trial(1 + i, 1 + i % 2);
+        journal_append(j, &small[i]);
+    }
+    // The damaged record: the search for the next starts at its second byte, so the next
+    // record's magic straddles the first chunk's end when the damaged one is CHUNK - 2 long.
+    const long want = CHUNK - 2;
+    TrialResult probe = weighted_trial(SMALL + 1, 0, 0);
+    const long n = (want - record_length(&probe) - 16) / 4;
+    trial_result_free(&probe);
+    probe = weighted_trial(SMALL + 1, n, 0);
+    const int k = (int)(want - record_length(&probe));
+    trial_result_free(&probe);
+    CHECK(k >= 0 && k < (int)sizeof probe.reason, "cannot make a record of %ld bytes (%d letters of reason)", want, k);
+    TrialResult damaged = weighted_trial(SMALL + 1, n, k), after = make_trial(SMALL + 2, 1);
+    const long at = file_size(path);
+    journal_append(j, &damaged);
+    journal_append(j, &after);
+    journal_close(j);
+    CHECK(file_size(path) - at == want + record_length(&after), "the damaged record is %ld bytes long, not %ld",
+          file_size(path) - at - record_length(&after), want);
+
+    Collected c = {0};
+    char err[512] = "x";
+    replay(path, &c, err, sizeof err);
+    CHECK(c.n == SMALL + 3 && !err[0], "intact: %d of %d trials back ('%s')", c.n, SMALL + 3, err);
+    if (c.n == SMALL + 3) {
+        check_same_trial(&c.r[0], &big);
+        for (int i = 0; i < SMALL; i++) check_same_trial(&c.r[1 + i], &small[i]);
+        check_same_trial(&c.r[SMALL + 1], &damaged);
+        check_same_trial(&c.r[SMALL + 2], &after);
+    }
+    Bytes file = read_whole(path);
+    file.data[at] ^= 0x40;  // its magic
+    write_bytes(path, file.data, file.len);
+    replay(path, &c, err, sizeof err);
+    CHECK(c.n == SMALL + 2 && c.r[c.n - 1].id == SMALL + 2 && strstr(err, "1 damaged stretch skipped"),
+          "a damaged record before a magic across a chunk's end: %d trials back (want %d, the last %d), '%s'", c.n,
+          SMALL + 2, SMALL + 2, err);
+    if (c.n == SMALL + 2) check_same_trial(&c.r[c.n - 1], &after);
+    collected_free(&c);
+    bytes_free(&file);
+    for (int i = 0; i < SMALL; i++) trial_result_free(&small[i]);
+    free(small);
+    trial_result_free(&big);
+    trial_result_free(&damaged);
+    trial_result_free(&after);
+}
+
 // Which record holds byte `at` (-1: the magic line), from the records' offsets.
 static int record_of(const long *starts, int n, long at) {
     int k = -1;
@@ -1266,7 +1349,7 @@ static void remove_dir(void) {
     const char *names[] = {"fifty.journal", "torn.journal", "foreign.journal", "results.h5", "results.h5.journal",
                            "flips.journal", "v2.journal", "v3.journal", "v4.journal", "v5.journal", "forged.journal",
                            "locked.journal", "shared.journal", "none.journal", "retried.h5", "retried.h5.journal",
-                           "kept.h5", "kept.h5.journal"};
+                           "kept.h5", "kept.h5.journal", "windows.journal"};
     char path[128];
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         path_in(path, sizeof path, names[k]);
@@ -1289,6 +1372,7 @@ int main(void) {
     test_torn_tail();
     test_forged_record();
     test_flip_every_byte();
+    test_windows();
     test_foreign_files();
     test_lock();
     test_shared();

@@ -22,7 +22,8 @@ _Static_assert(sizeof(long) >= 8 && sizeof(off_t) >= 8, "journal offsets are lon
 enum {
     RECORD_MAGIC = 0x364E524A,  // "JRN6"
     RECORD_HEADER = 20,         // magic, kind, length, body crc, header crc
-    SCAN_CHUNK = 1 << 16,       // bytes read at a time while looking for the next record
+    SCAN_CHUNK = 1 << 16,       // bytes searched at a time for the next record's magic
+    SCAN_WINDOW = 1 << 20,      // bytes read at a time by a pass over the journal
     MAX_STRETCHES = 4,          // damaged stretches named in the warning
     HOLDER_TRIES = 10,          // reads of a locked journal's last start record, 0.1 s apart
 };
@@ -73,11 +74,37 @@ static int pwrite_full(int fd, const void *buf, size_t n, off_t off) {
 
 // ---------------------------------------------------------------- reading records
 
+// A pass over the journal, read through a window of SCAN_WINDOW bytes (or one record's,
+// when larger) so that a replay makes a read a megabyte rather than two a record.
 typedef struct {
     int fd;
     off_t size;
     Bytes body;
+    unsigned char *win;
+    off_t win_at;
+    size_t win_len, win_cap;
 } Scan;
+
+static void scan_free(Scan *s) {
+    bytes_free(&s->body);
+    free(s->win);
+}
+
+// The file's bytes [off, off + n), or fewer where it ends first (*got): a pointer into the
+// window, good until the next call; NULL on an I/O error.
+static const unsigned char *scan_bytes(Scan *s, off_t off, size_t n, size_t *got) {
+    if (off < s->win_at || off + (off_t)n > s->win_at + (off_t)s->win_len) {
+        const size_t want = n > SCAN_WINDOW ? n : SCAN_WINDOW;
+        if (want > s->win_cap) s->win = xrealloc(s->win, s->win_cap = want);
+        const ssize_t k = pread_full(s->fd, s->win, want, off);
+        if (k < 0) return NULL;
+        s->win_at = off;
+        s->win_len = (size_t)k;
+    }
+    const size_t left = (size_t)(s->win_at + (off_t)s->win_len - off);
+    *got = n < left ? n : left;
+    return s->win + (off - s->win_at);
+}
 
 typedef struct {
     JournalKind kind;
@@ -118,9 +145,9 @@ static int unescape_body(Bytes *b) {
 // Whether an intact record starts at off: its frame, its body (unescaped) in s->body.
 // -1 on an I/O error.
 static int frame_at(Scan *s, off_t off, Frame *f) {
-    unsigned char h[RECORD_HEADER];
-    const ssize_t got = pread_full(s->fd, h, sizeof h, off);
-    if (got < 0) return -1;
+    size_t got;
+    const unsigned char *h = scan_bytes(s, off, RECORD_HEADER, &got);
+    if (!h) return -1;
     if (got < RECORD_HEADER || (uint32_t)load_le(h, 4) != RECORD_MAGIC ||
         (uint32_t)load_le(h + 16, 4) != (uint32_t)crc32(0L, h, 16))
         return 0;
@@ -129,11 +156,12 @@ static int frame_at(Scan *s, off_t off, Frame *f) {
     const int head = RECORD_HEADER;
     // The length decides the allocation: no more than the file still holds.
     if ((off_t)n > s->size - off - head) return 0;
+    const unsigned char *b = scan_bytes(s, off + head, n, &got);
+    if (!b) return -1;
+    if (got < n || (uint32_t)crc32(0L, b, (uInt)n) != crc) return 0;
     s->body.len = 0;
-    bytes_extend(&s->body, n);
-    const ssize_t b = pread_full(s->fd, s->body.data, n, off + head);
-    if (b < 0) return -1;
-    if ((size_t)b < n || (uint32_t)crc32(0L, s->body.data, (uInt)n) != crc || unescape_body(&s->body) != 0) return 0;
+    memcpy(bytes_extend(&s->body, n), b, n);
+    if (unescape_body(&s->body) != 0) return 0;
     f->at = off;
     f->end = off + head + (off_t)n;
     return 1;
@@ -144,23 +172,22 @@ static int frame_at(Scan *s, off_t off, Frame *f) {
 static int next_frame(Scan *s, off_t off, Frame *f) {
     static const unsigned char m4[4] = {RECORD_MAGIC & 0xff, (RECORD_MAGIC >> 8) & 0xff, (RECORD_MAGIC >> 16) & 0xff,
                                         (unsigned)RECORD_MAGIC >> 24};  // as the header holds it
-    unsigned char *buf = xmalloc(SCAN_CHUNK + 3);
-    int found = 0;
-    while (!found && off < s->size) {
-        const ssize_t got = pread_full(s->fd, buf, SCAN_CHUNK + 3, off);
-        if (got < 0) {
-            found = -1;
-            break;
+    while (off < s->size) {
+        size_t got;
+        const unsigned char *buf = scan_bytes(s, off, SCAN_CHUNK, &got);
+        if (!buf) return -1;
+        const unsigned char *m = got >= 4 ? memmem(buf, got, m4, 4) : NULL;
+        if (!m) {  // a magic cut by the chunk's end is found from the next chunk's start
+            if (got < SCAN_CHUNK) return 0;
+            off += SCAN_CHUNK - 3;
+            continue;
         }
-        if (got < 4) break;
-        for (ssize_t i = 0; i + 4 <= got && i < SCAN_CHUNK && !found; i++) {
-            if (memcmp(buf + i, m4, 4)) continue;
-            found = frame_at(s, off + i, f);
-        }
-        off += SCAN_CHUNK;
+        const off_t at = off + (m - buf);
+        const int found = frame_at(s, at, f);
+        if (found) return found;
+        off = at + 1;
     }
-    free(buf);
-    return found;
+    return 0;
 }
 
 // A start, handout, release or lease body into rec; 0, or -1 with the reason in err.
@@ -400,7 +427,7 @@ static long replay_fd(int fd, const char *path, int trials, JournalVisit fn, voi
     Scan s = {.fd = fd, .size = st.st_size};
     int bad_magic = 0;
     if (check_magic(&s, path, &bad_magic, err, errlen) < 0) {
-        bytes_free(&s.body);
+        scan_free(&s);
         return -1;
     }
     Replay rp = {.trials = trials, .fn = fn, .ctx = ctx};
@@ -408,7 +435,7 @@ static long replay_fd(int fd, const char *path, int trials, JournalVisit fn, voi
     rp.superseded = superseded;
     const int rc = each_frame(&s, (off_t)JOURNAL_MAGIC_LEN, replay_record, &rp, &rp.d, end), e = errno;
     free(superseded);
-    bytes_free(&s.body);
+    scan_free(&s);
     if (rc != 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(e));
         return -1;
@@ -589,7 +616,7 @@ long journal_tail(Journal *j, JournalVisit fn, void *ctx, char *err, size_t errl
     Replay rp = {.trials = 1, .fn = fn, .ctx = ctx};
     long end;
     const int rc = each_frame(&s, (off_t)j->seen, replay_record, &rp, &rp.d, &end), e = errno;
-    bytes_free(&s.body);
+    scan_free(&s);
     if (rc != 0) {
         snprintf(err, errlen, "%s: %s", j->path, strerror(e));
         return -1;
