@@ -769,6 +769,42 @@ static void test_offset_schedule(void) {
 }
 
 // Errors come back as one "mem.yaml:LINE:COL: message" line; the spec is left empty.
+// config_set_number, which a replay uses for every number of every trial's configuration,
+// sets exactly what config_set of the number's JSON text ("%.0f" for an integer below
+// 1e15, else "%.17g": config_json.c) sets, and leaves to it what it refuses.
+static void test_number_path(void) {
+    static const double values[] = {0.0, -0.0, 1.0, -1.0, 0.5, 0.1, 2e-3, 1e-300, 64.0, 4096.0, 4097.0, 1e9,
+                                    1e9 + 1, 2147483647.0, 1e15, -1e15, 1e300, 123456.789, 1.0 / 3.0, -7.0};
+    ParamSpec program_int, program_real;
+    config_program_param(&program_int, "n", NULL, PT_INT, 0);
+    config_program_param(&program_real, "x", NULL, PT_REAL, 1);
+    int taken = 0, compared = 0;
+    for (int i = -2; i < config_nparams; i++) {
+        const ParamSpec *p = i == -2 ? &program_int : i == -1 ? &program_real : &config_params[i];
+        if (p->type != PT_INT && p->type != PT_REAL) continue;
+        for (size_t k = 0; k < sizeof values / sizeof *values; k++) {
+            const double v = values[k];
+            TrialConfig a, b;
+            config_defaults(&a);
+            config_defaults(&b);
+            char text[64], err[256];
+            snprintf(text, sizeof text, v == trunc(v) && fabs(v) < 1e15 ? "%.0f" : "%.17g", v);
+            const int fast = config_set_number(&a, p, v) == 0, slow = config_set(&b, p, text, err, sizeof err) == 0;
+            CHECK(!fast || slow, "%s = %s: set as a number, refused as text (%s)", p->name, text, err);
+            if (!fast) {
+                config_defaults(&b);
+                CHECK(!memcmp(&a, &b, sizeof a), "%s = %s: refused as a number, but the configuration changed",
+                      p->name, text);
+                continue;
+            }
+            CHECK(!memcmp(&a, &b, sizeof a), "%s = %s: set as a number differs from set as text", p->name, text);
+            taken++, compared++;
+        }
+    }
+    CHECK(taken > 100, "only %d of the values were set as numbers", taken);
+    printf("test_space: %d numbers set without their text, each as config_set of the text sets it\n", compared);
+}
+
 static void test_errors(void) {
     static const struct {
         const char *text, *want;
@@ -854,6 +890,7 @@ int main(void) {
     test_asha();
     test_asha_per_configuration();
     test_offset_schedule();
+    test_number_path();
     test_errors();
     return check_report("test_space");
 }

@@ -101,6 +101,10 @@ const char *closest_name(const char *name, const char *const *names, int n);
 // Parse `text` into the parameter. On error returns -1 and writes a message
 // saying what is allowed into err (no file/line prefix: the caller adds it).
 int config_set(TrialConfig *c, const ParamSpec *p, const char *text, char *err, size_t errlen);
+// A number into an integer or real parameter without its text, when config_set would
+// take the text of it as it is (an integer below 1e15 or a finite real, in range): 0, else
+// -1 with c untouched (config_set of its text then says why it is refused).
+int config_set_number(TrialConfig *c, const ParamSpec *p, double v);
 // Cross-parameter checks (heads divide d_model, core_rank <= heads, ...).
 int config_check(const TrialConfig *c, char *err, size_t errlen);
 // The parameter's current value as text (for tables, JSON and HDF5 attributes).

@@ -179,6 +179,7 @@ static int program_from_json(TrialConfig *c, const cJSON *obj, char *err, size_t
                      json_kind(v));
             return -1;
         }
+        if (cJSON_IsNumber(v) && config_set_number(c, &p, v->valuedouble) == 0) continue;
         if (cJSON_IsString(v))
             snprintf(text, sizeof text, "%s", v->valuestring);
         else
@@ -209,6 +210,7 @@ int config_from_json(TrialConfig *c, const cJSON *obj, char *err, size_t errlen)
                 snprintf(err, errlen, "unknown parameter '%s'", v->string);
             return -1;
         }
+        if (cJSON_IsNumber(v) && config_set_number(c, p, v->valuedouble) == 0) continue;  // as its text would be
         char text[CONFIG_TEXT];
         if (value_text(p, v, text, sizeof text, err, errlen) != 0) return -1;
         if (config_set(c, p, text, err, errlen) != 0) return -1;
