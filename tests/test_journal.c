@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "check.h"
 #include "python_ref.h"
+#include "common/outfile.h"
 #include "common/util.h"
 #include "store/h5store.h"
 #include "store/journal.h"
@@ -1078,7 +1080,10 @@ static H5Store *rebuild(const char *journal_path, RebuildSeen seen, void *ctx, c
     Journal *j = journal_open(journal_path, err, errlen);
     if (!j) die(EXIT_RUNTIME, "%s", err);
     H5Store *s = h5store_rebuild(results, &meta, j, seen, ctx, err, errlen);
-    if (s) journal_begin(j, 0);
+    if (s) {
+        h5store_catch_up(s, INFINITY);  // every trial in before the journal closes, as a sweep's last step does
+        journal_begin(j, 0);
+    }
     journal_close(j);
     return s;
 }
@@ -1190,6 +1195,76 @@ static void offset_of_trial_2(void *ctx, JournalRecord *rec) {
 static long inode_of(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 ? (long)st.st_ino : -1;
+}
+
+// A file written anew leaves its trials waiting (h5store_catch_up writes them while the
+// sweep goes on): PATH stays what it was until every one is in, also when the run is
+// killed halfway; a trial recorded meanwhile waits behind them, so the rows keep the
+// journal's order; once they are in, a trial is written at once.
+static void test_catch_up(void) {
+    enum { N = 40 };
+    static const char old[] = "a results file cut short by a kill\n";
+    char path[128], jpath[128], ids[512] = "";
+    path_in(path, sizeof path, "later.h5");
+    path_in(jpath, sizeof jpath, "later.h5.journal");
+    write_text(path, old);
+    Journal *j = open_begun(jpath);
+    for (int i = 0; i < N; i++) {
+        TrialResult t = make_trial(i, i % 3);
+        journal_append(j, &t);
+        trial_result_free(&t);
+        snprintf(ids + strlen(ids), sizeof ids - strlen(ids), "%d,", i);
+    }
+    journal_close(j);
+    StoreMeta m = meta;
+    for (int killed = 1; killed >= 0; killed--) {
+        const pid_t pid = killed ? fork() : 0;
+        if (pid > 0) {  // the run killed halfway through its trials
+            int status;
+            waitpid(pid, &status, 0);
+            Bytes now = read_whole(path);
+            CHECK(WIFSIGNALED(status) && now.len == sizeof old - 1 && !memcmp(now.data, old, now.len),
+                  "a run killed while writing its trials from the journal changed %s", path);
+            bytes_free(&now);
+            continue;
+        }
+        char err[1024];
+        outfile_remove_stale(path);  // the killed run's temporary file, as the coordinator removes it
+        j = journal_open(jpath, err, sizeof err);
+        H5Store *s = j ? h5store_rebuild(path, &m, j, NULL, NULL, err, sizeof err) : NULL;
+        if (!s) die(EXIT_RUNTIME, "test_catch_up: %s", err);
+        journal_begin(j, 0);
+        if (killed) {
+            for (int i = 0; i < N / 2; i++) h5store_catch_up(s, 0);
+            raise(SIGKILL);
+        }
+        CHECK(h5store_waiting(s) == N && !no_temporary("later.h5"), "after the rebuild: %zu trials wait (want %d)",
+              h5store_waiting(s), N);
+        TrialResult late = make_trial(N, 1);
+        h5store_write_journaled(s, &late, journal_append(j, &late));
+        trial_result_free(&late);
+        int calls = 0;
+        size_t left = h5store_waiting(s), prev = left;
+        while (left > 0 && calls < 2 * N) {
+            left = h5store_catch_up(s, 0);  // one trial a call
+            CHECK(left == prev - 1, "h5store_catch_up(s, 0) wrote %zu trials (want 1)", prev - left);
+            Bytes now = read_whole(path);
+            CHECK(left == 0 || (now.len == sizeof old - 1 && !memcmp(now.data, old, now.len)),
+                  "%s replaced with %zu trials still to write", path, left);
+            bytes_free(&now);
+            prev = left, calls++;
+        }
+        CHECK(calls == N + 1 && no_temporary("later.h5"), "%d calls wrote the %d trials (want %d), temporary file %s",
+              calls, N + 1, N + 1, no_temporary("later.h5") ? "gone" : "left");
+        TrialResult last = make_trial(N + 1, 2);
+        h5store_write_journaled(s, &last, journal_append(j, &last));
+        CHECK(h5store_waiting(s) == 0, "a trial after the catch-up waits");
+        trial_result_free(&last);
+        h5store_close(s, 1.7e9);
+        journal_close(j);
+    }
+    snprintf(ids + strlen(ids), sizeof ids - strlen(ids), "%d,%d", N, N + 1);
+    check_with_h5py(path, ids);
 }
 
 // A run of the coordinator on kept.h5 in miniature: open the journal, resume (keep or
@@ -1349,7 +1424,7 @@ static void remove_dir(void) {
     const char *names[] = {"fifty.journal", "torn.journal", "foreign.journal", "results.h5", "results.h5.journal",
                            "flips.journal", "v2.journal", "v3.journal", "v4.journal", "v5.journal", "forged.journal",
                            "locked.journal", "shared.journal", "none.journal", "retried.h5", "retried.h5.journal",
-                           "kept.h5", "kept.h5.journal", "windows.journal"};
+                           "kept.h5", "kept.h5.journal", "windows.journal", "later.h5", "later.h5.journal"};
     char path[128];
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         path_in(path, sizeof path, names[k]);
@@ -1379,6 +1454,7 @@ int main(void) {
     const double t2 = now_seconds();
     test_rebuild();
     test_kept();
+    test_catch_up();
     test_retried();
     printf("test_journal: packing %.2f s, journal %.2f s, rebuild %.2f s\n", t1 - t0, t2 - t1, now_seconds() - t2);
     remove_dir();

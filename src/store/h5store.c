@@ -58,6 +58,13 @@ struct H5Store {
     hid_t curve;                // a curves row: CurvePoint's layout, in memory and in the file
     Stored *stored;             // [n_stored], by trial id: where each trial written is
     int n_stored;
+    // Trials journaled but not yet written, by their records' offsets in journal order:
+    // waiting[next, n). A rebuild leaves them for h5store_catch_up, and trials recorded
+    // meanwhile wait behind them, so the file's rows keep the journal's order.
+    long *waiting;
+    size_t n_waiting, next_waiting, cap_waiting;
+    const Journal *journal;     // where they are read back from
+    JournalReader *reader;
 };
 
 // HDF5's error stack: the system's reason for a failed read or write, which the file
@@ -529,9 +536,48 @@ static void write_trial(H5Store *s, const TrialResult *r) {
     write_summary_row(s, r, row);
 }
 
+size_t h5store_waiting(const H5Store *s) { return s->n_waiting - s->next_waiting; }
+
+static void wait_for(H5Store *s, long offset) {
+    if (s->n_waiting == s->cap_waiting)
+        s->waiting = xrealloc(s->waiting, (s->cap_waiting = 2 * s->cap_waiting + 1024) * sizeof *s->waiting);
+    s->waiting[s->n_waiting++] = offset;
+}
+
+size_t h5store_catch_up(H5Store *s, double seconds) {
+    const double t0 = now_seconds();
+    while (s->next_waiting < s->n_waiting) {
+        if (!s->reader) s->reader = journal_reader(s->journal);
+        TrialResult r;
+        char err[1024];
+        if (journal_reader_trial(s->reader, s->waiting[s->next_waiting], &r, err, sizeof err) != 0)
+            die(EXIT_RUNTIME, "%s: cannot write it from its journal: %s", s->path, err);
+        write_trial(s, &r);
+        trial_result_free(&r);
+        s->next_waiting++;
+        if (now_seconds() - t0 >= seconds) break;
+    }
+    if (s->n_waiting && s->next_waiting == s->n_waiting) {  // every trial in: the file is whole again
+        s->n_waiting = s->next_waiting = 0;
+        journal_reader_free(s->reader);
+        s->reader = NULL;
+        h5store_publish(s);
+        must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file");
+    }
+    return h5store_waiting(s);
+}
+
 void h5store_write_trial(H5Store *s, const TrialResult *r) {
+    h5store_catch_up(s, INFINITY);
     write_trial(s, r);
     must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file");
+}
+
+void h5store_write_journaled(H5Store *s, const TrialResult *r, long offset) {
+    if (s->next_waiting < s->n_waiting)
+        wait_for(s, offset);
+    else
+        h5store_write_trial(s, r);
 }
 
 // ---------------------------------------------------------------- resume
@@ -562,7 +608,7 @@ static void rebuild_trial(Rebuild *rb, const JournalRecord *rec) {
                  rb->s->path, r->id, KEPT_ADVICE);
         rb->refused = 1;
     } else {
-        write_trial(rb->s, r);
+        wait_for(rb->s, rec->offset);  // h5store_catch_up writes it
     }
 }
 
@@ -634,11 +680,14 @@ static H5Store *reopen(const char *path, const StoreMeta *meta, const Journal *j
 }
 
 void h5store_mark_journal(H5Store *s, long journal_end) {
+    h5store_catch_up(s, INFINITY);
     write_attr(s, s->file, "journal_end", H5T_NATIVE_LONG, &journal_end);
 }
 
 static void close_file(H5Store *s) {
     free(s->stored);
+    free(s->waiting);
+    journal_reader_free(s->reader);
     H5Tclose(s->row_type);
     H5Dclose(s->summary);
     close_types(s);
@@ -681,13 +730,15 @@ H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, Journal *journ
     rb.s = reopen(path, meta, journal, &rb.kept_end);
     if (!rb.s) {
         rb.s = h5store_create(path, meta);
+        rb.s->journal = journal;
         if (replay_into(&rb, journal) != 0) {
             abandon(rb.s);
             return NULL;
         }
-        h5store_publish(rb.s);
+        if (!rb.s->n_waiting) h5store_publish(rb.s);  // else when the trials are in (h5store_catch_up)
         return rb.s;
     }
+    rb.s->journal = journal;
     const hsize_t rows = rb.s->n_rows;
     int rc = replay_into(&rb, journal);
     if (rc == 0 && rb.kept != rows) {
@@ -755,6 +806,7 @@ void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, c
 }
 
 void h5store_close(H5Store *s, double end_time) {
+    h5store_catch_up(s, INFINITY);
     write_attr(s, s->file, "end_time", H5T_NATIVE_DOUBLE, &end_time);
     const int published = !s->tmp[0];
     close_file(s);

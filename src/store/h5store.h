@@ -63,6 +63,10 @@ H5Store *h5store_create(const char *path, const StoreMeta *meta);
 // unless that trial failed: its retry (run --resume --retry-failed) replaces it, the group
 // written anew and the /summary row in its place.
 void h5store_write_trial(H5Store *s, const TrialResult *r);
+// The same for a trial the journal holds at offset (what journal_append returned, or a
+// record another job appended): written now, unless trials of a rebuild are still waiting
+// to be written (h5store_catch_up), when it waits behind them, read back from the journal.
+void h5store_write_journaled(H5Store *s, const TrialResult *r, long offset);
 
 // Resume (`attnsweep run --resume`). The journal is the truth: the coordinator appends
 // every finished trial to it (with fsync) before writing the trial here, so a kill at any
@@ -77,8 +81,13 @@ void h5store_write_trial(H5Store *s, const TrialResult *r);
 // retried later is left out for its retry; a trial recorded twice otherwise keeps its
 // first record, with a warning) in journal order (damaged records are reported with a
 // warning), renames it over PATH, and returns
-// it open for appending as h5store_create does. Whatever PATH held before is replaced, and
-// a kill during the rebuild leaves PATH as it was. seen (may be NULL) gets every record
+// it open for appending as h5store_create does. The trials themselves are not written
+// here: they wait, by their records' offsets, for h5store_catch_up (which the
+// coordinator calls while it has nothing else to do, so that workers are not kept idle
+// while thousands of trials are written) or for h5store_mark_journal, h5store_close or
+// h5store_write_trial, which write every one first; a new file is renamed over PATH once
+// they are all in. Whatever PATH held before is replaced, and
+// a kill before then leaves PATH as it was. seen (may be NULL) gets every record
 // but the superseded trials (a trial before it is written; the trial is freed after the
 // call), to check it and
 // rebuild the caller's own state (ids done, evolution's population, the hand-outs); it
@@ -92,6 +101,12 @@ H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, Journal *journ
 // The same replay to seen alone, no file written (a job sharing a sweep whose results
 // file another job keeps): 0, or -1 with one line in err.
 int h5store_replay(Journal *journal, RebuildSeen seen, void *ctx, char *err, size_t errlen);
+// Write the trials still waiting (h5store_rebuild) for about `seconds` at most (at least
+// one; INFINITY: all), and when none is left, rename a new file over PATH. Returns how many
+// still wait.
+size_t h5store_catch_up(H5Store *s, double seconds);
+// How many trials wait to be written.
+size_t h5store_waiting(const H5Store *s);
 // Rename the temporary file h5store_create writes to over PATH now, keeping it open for
 // appending (h5store_close otherwise renames it when it closes).
 void h5store_publish(H5Store *s);

@@ -464,6 +464,42 @@ long journal_replay_path(const char *path, JournalVisit fn, void *ctx, char *err
     return n;
 }
 
+// ---------------------------------------------------------------- reading trials back
+
+struct JournalReader {
+    const Journal *j;
+    Scan s;
+};
+
+JournalReader *journal_reader(const Journal *j) {
+    JournalReader *rd = xcalloc(1, sizeof *rd);
+    rd->j = j;
+    rd->s.fd = j->fd;
+    return rd;
+}
+
+int journal_reader_trial(JournalReader *rd, long offset, TrialResult *r, char *err, size_t errlen) {
+    rd->s.size = rd->j->end;  // what was appended since is read too
+    Frame f;
+    const int found = offset >= (long)JOURNAL_MAGIC_LEN && offset < rd->j->end ? frame_at(&rd->s, (off_t)offset, &f) : 0;
+    if (found < 0) {
+        snprintf(err, errlen, "%s: %s", rd->j->path, strerror(errno));
+        return -1;
+    }
+    char why[384] = "";
+    if (!found || f.kind != JOURNAL_TRIAL || trial_unpack(r, rd->s.body.data, rd->s.body.len, why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s: no trial record at byte %ld %s", rd->j->path, offset, why);
+        return -1;
+    }
+    return 0;
+}
+
+void journal_reader_free(JournalReader *rd) {
+    if (!rd) return;
+    scan_free(&rd->s);
+    free(rd);
+}
+
 // ---------------------------------------------------------------- the lock
 
 // The journal's fcntl locks, by byte range. A single job holds every byte for its run.
@@ -634,7 +670,8 @@ long journal_tail(Journal *j, JournalVisit fn, void *ctx, char *err, size_t errl
 
 // One record at the end, its body escaped (escape_body), synced if asked. A failed write is
 // cut away again (the journal stays as it was) and ends the program with the reason.
-static void append_record(Journal *j, JournalKind kind, const unsigned char *body, size_t len, int sync, int id) {
+// Returns where the record starts.
+static long append_record(Journal *j, JournalKind kind, const unsigned char *body, size_t len, int sync, int id) {
     if (j->shared && !j->locked) die(EXIT_RUNTIME, "%s: a record appended without the journal's lock", j->path);
     Bytes b = {0};
     bytes_extend(&b, RECORD_HEADER);
@@ -655,9 +692,11 @@ static void append_record(Journal *j, JournalKind kind, const unsigned char *bod
             die(EXIT_RUNTIME, "%s: cannot record trial %d: %s (the trial runs again on --resume)", j->path, id, strerror(e));
         die(EXIT_RUNTIME, "%s: cannot write: %s", j->path, strerror(e));
     }
+    const long at = j->end;
     j->end += (long)(RECORD_HEADER + n);
     if (j->shared) j->seen = j->end;
     bytes_free(&b);
+    return at;
 }
 
 void journal_begin(Journal *j, unsigned yaml_crc) {
@@ -680,15 +719,16 @@ void journal_begin(Journal *j, unsigned yaml_crc) {
     bytes_free(&b);
 }
 
-void journal_append_packed(Journal *j, int id, const unsigned char *payload, size_t n) {
-    append_record(j, JOURNAL_TRIAL, payload, n, 1, id);
+long journal_append_packed(Journal *j, int id, const unsigned char *payload, size_t n) {
+    return append_record(j, JOURNAL_TRIAL, payload, n, 1, id);
 }
 
-void journal_append(Journal *j, const TrialResult *r) {
+long journal_append(Journal *j, const TrialResult *r) {
     Bytes b = {0};
     trial_pack(&b, r);
-    journal_append_packed(j, r->id, b.data, b.len);
+    const long at = journal_append_packed(j, r->id, b.data, b.len);
     bytes_free(&b);
+    return at;
 }
 
 double journal_handout(Journal *j, int id, int rank, const char *config_json) {

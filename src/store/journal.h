@@ -102,10 +102,11 @@ long journal_replay(Journal *j, JournalVisit fn, void *ctx, char *err, size_t er
 void journal_begin(Journal *j, unsigned yaml_crc);
 // Append one trial record and fsync: when this returns, the trial survives a crash. A
 // failed write (a full disk) leaves the journal as it was and ends the program (code 1).
-void journal_append(Journal *j, const TrialResult *r);
+// Returns where its record starts.
+long journal_append(Journal *j, const TrialResult *r);
 // The same for a trial already in byte form (trial_pack's output, as a worker sends it:
 // the coordinator journals the bytes it received once they unpack).
-void journal_append_packed(Journal *j, int id, const unsigned char *payload, size_t n);
+long journal_append_packed(Journal *j, int id, const unsigned char *payload, size_t n);
 // Group commit: between journal_group_begin and journal_group_end, a trial record's
 // fsync waits for journal_group_end, which makes every record of the group durable with
 // one fsync (the trials that finished together). Whatever the caller does because a trial
@@ -153,5 +154,14 @@ void journal_lease(Journal *j, double seconds, unsigned yaml_crc);
 // Read a journal without locking it (tests, tools): journal_replay of PATH. A missing file
 // is 0 records.
 long journal_replay_path(const char *path, JournalVisit fn, void *ctx, char *err, size_t errlen);
+
+// Trial records read back by their offsets (a replay's JournalRecord.offset, or what an
+// append returned), in order of the file for one read a megabyte: the results file written
+// from the journal while a sweep goes on (store/h5store.h). The journal stays open meanwhile.
+typedef struct JournalReader JournalReader;
+JournalReader *journal_reader(const Journal *j);
+// The trial whose record starts at offset: 0, or -1 with one line in err.
+int journal_reader_trial(JournalReader *rd, long offset, TrialResult *r, char *err, size_t errlen);
+void journal_reader_free(JournalReader *rd);
 
 #endif

@@ -51,6 +51,9 @@ enum { SYNC_SECONDS = 1, LEASE_RENEWALS = 4 };
 // so starting lower only added polls. In busy spells the back-off restarts.
 // (scripts/bench/sweep_scaling.sh and coordinator_overhead.sh measure both sides.)
 enum { POLL_MIN_NS = 50000, POLL_MAX_NS = 5000000 };
+// A resume that writes the results file anew does it between polls, this long at a time
+// (about 20 trials), so that its workers start at once and wait at most this for an answer.
+#define CATCH_UP_SECONDS 0.02
 
 typedef struct {
     const SweepSpec *spec;
@@ -86,6 +89,7 @@ typedef struct {
     // Trials journaled in the current group commit (journal_group_begin): once it is
     // synced (commit), their checkpoints go and they are written to the results file.
     TrialResult *pending;
+    long *pending_at;       // where each is in the journal
     int n_pending, cap_pending;
     StoreMeta meta;         // the results file's root attributes
     const char *objective[SPACE_MAX_OBJECTIVES];  // meta's objectives
@@ -195,16 +199,19 @@ static void progress(Coordinator *co, int final) {
     fprintf(stderr, "\n");
 }
 
-static void store_trial(Coordinator *co, const TrialResult *r) {
-    if (co->store) h5store_write_trial(co->store, r);  // a shared sweep's other jobs: the writer writes it
+// Trial r, journaled at byte `at`, into the results file.
+static void store_trial(Coordinator *co, const TrialResult *r, long at) {
+    if (co->store) h5store_write_journaled(co->store, r, at);  // a shared sweep's other jobs: the writer writes it
 }
 
 // A trial this job journaled: taken over (its arrays too) until commit.
-static void defer(Coordinator *co, TrialResult *r) {
+static void defer(Coordinator *co, TrialResult *r, long at) {
     if (co->n_pending == co->cap_pending) {
         co->cap_pending = co->cap_pending ? 2 * co->cap_pending : 8;
         co->pending = xrealloc(co->pending, (size_t)co->cap_pending * sizeof *co->pending);
+        co->pending_at = xrealloc(co->pending_at, (size_t)co->cap_pending * sizeof *co->pending_at);
     }
+    co->pending_at[co->n_pending] = at;
     co->pending[co->n_pending++] = *r;
 }
 
@@ -217,7 +224,7 @@ static void commit(Coordinator *co) {
         char dir[PROTOCOL_PATH_MAX];
         trial_dir_path(dir, sizeof dir, co->output, r->id);
         trial_dir_finish(dir);  // its checkpoint is no longer needed
-        store_trial(co, r);
+        store_trial(co, r, co->pending_at[i]);
         trial_result_free(r);
     }
     co->n_pending = 0;
@@ -231,9 +238,9 @@ static int fail_dead(Coordinator *co, int id) {
         recovery_failed_trial(&co->recovery, id, &co->spec->reward, &r) != 0)
         return 0;
     warnf("sweep %s: trial %d failed: %s", co->spec->name, id, r.reason);
-    journal_append(co->journal, &r);
+    const long at = journal_append(co->journal, &r);
     record(co, &r, 0);
-    defer(co, &r);
+    defer(co, &r, at);
     return 1;
 }
 
@@ -332,7 +339,7 @@ static void on_other(void *ctx, JournalRecord *rec) {
     if (r->id >= 0 && r->id < co->spec->trials && !co->done[r->id]) {
         recovery_visit(&co->recovery, rec);
         record(co, r, 1);
-        store_trial(co, r);
+        store_trial(co, r, rec->offset);
     }
     trial_result_free(r);
 }
@@ -449,14 +456,15 @@ static void on_result(Coordinator *co, int leader, const MPI_Status *st, int *wa
     journal_lock(co->journal);
     shared_sync(co);
     const int taken = co->done[r.id];
+    long at = -1;
     if (taken)
         warnf("sweep %s: trial %d was recorded by another job first (this job's lease had run out): this result "
               "is left out", co->spec->name, r.id);
     else if (err[0]) {
         warnf("sweep %s: trial %d failed: %s", co->spec->name, r.id, r.reason);
-        journal_append(co->journal, &r);
+        at = journal_append(co->journal, &r);
     } else
-        journal_append_packed(co->journal, r.id, buf, (size_t)n);
+        at = journal_append_packed(co->journal, r.id, buf, (size_t)n);
     co->busy[k] = -1;
     co->n_running--;
     free(buf);
@@ -466,7 +474,7 @@ static void on_result(Coordinator *co, int leader, const MPI_Status *st, int *wa
     if (taken)
         trial_result_free(&r);
     else
-        defer(co, &r);
+        defer(co, &r, at);
 }
 
 // On --resume, each trial the journal holds must be the one this search space gives its
@@ -589,6 +597,10 @@ static void open_results(Coordinator *co, const char *output) {
         fprintf(stderr, "sweep %s: resuming with %d of %d trials recorded in %s%s\n", co->spec->name, co->n_resumed,
                 co->spec->trials, journal, retried);
     }
+    const size_t to_write = co->store ? h5store_waiting(co->store) : 0;
+    if (to_write > 0)
+        fprintf(stderr, "sweep %s: writing %zu trials from the journal into %s while the sweep goes on\n", spec->name,
+                to_write, output);
     journal_begin(co->journal, co->yaml_crc);
     if (shared) {
         fprintf(stderr, "sweep %s: sharing the sweep as job %ld of %s (%d of %d trials recorded%s)\n", spec->name,
@@ -694,10 +706,11 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
         MPI_Status st;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
         if (!flag) {
+            if (!o->quiet) progress(&co, 0);
+            if (co.store && h5store_catch_up(co.store, CATCH_UP_SECONDS) > 0) continue;  // a rebuild's trials
             struct timespec ts = {0, idle_ns};
             nanosleep(&ts, NULL);
             idle_ns = idle_ns < POLL_MAX_NS / 2 ? 2 * idle_ns : POLL_MAX_NS;
-            if (!o->quiet) progress(&co, 0);
             continue;
         }
         idle_ns = POLL_MIN_NS;
@@ -771,6 +784,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     free(co.order);
     free(co.leases);
     free(co.pending);
+    free(co.pending_at);
     sampler_free(co.sampler);
     return rc;
 }
