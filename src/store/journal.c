@@ -128,17 +128,23 @@ static void escape_body(Bytes *out, const unsigned char *body, size_t n) {
     }
 }
 
-// The stored body back in place; -1 when it is no escaped body (an escape byte not
-// followed by 0).
-static int unescape_body(Bytes *b) {
-    size_t w = 0;
-    for (size_t r = 0; r < b->len; r++) {
-        b->data[w++] = b->data[r];
-        if (b->data[r] != ESCAPED) continue;
-        if (r + 1 == b->len || b->data[r + 1] != 0) return -1;
-        r++;
+// The stored body at src (n bytes) into b, unescaped: the runs between escape bytes copied
+// whole (memchr finds them; a byte at a time was a fifth of a replay). -1 when it is no
+// escaped body (an escape byte not followed by 0).
+static int unescape_into(Bytes *b, const unsigned char *src, size_t n) {
+    b->len = 0;
+    unsigned char *o = bytes_extend(b, n);
+    const unsigned char *p = src, *end = src + n;
+    while (p < end) {
+        const unsigned char *e = memchr(p, ESCAPED, (size_t)(end - p));
+        const size_t run = (size_t)((e ? e + 1 : end) - p);  // through the escape byte
+        memcpy(o, p, run);
+        o += run, p += run;
+        if (!e) break;
+        if (p == end || *p != 0) return -1;
+        p++;
     }
-    b->len = w;
+    b->len = (size_t)(o - b->data);
     return 0;
 }
 
@@ -158,10 +164,7 @@ static int frame_at(Scan *s, off_t off, Frame *f) {
     if ((off_t)n > s->size - off - head) return 0;
     const unsigned char *b = scan_bytes(s, off + head, n, &got);
     if (!b) return -1;
-    if (got < n || (uint32_t)crc32(0L, b, (uInt)n) != crc) return 0;
-    s->body.len = 0;
-    memcpy(bytes_extend(&s->body, n), b, n);
-    if (unescape_body(&s->body) != 0) return 0;
+    if (got < n || (uint32_t)crc32(0L, b, (uInt)n) != crc || unescape_into(&s->body, b, n) != 0) return 0;
     f->at = off;
     f->end = off + head + (off_t)n;
     return 1;
