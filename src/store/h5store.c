@@ -577,8 +577,10 @@ void h5store_write_journaled(H5Store *s, const TrialResult *r, long offset) {
     if (s->next_waiting < s->n_waiting)
         wait_for(s, offset);
     else
-        h5store_write_trial(s, r);
+        write_trial(s, r);
 }
+
+void h5store_flush(H5Store *s) { must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file"); }
 
 // ---------------------------------------------------------------- resume
 

@@ -20,7 +20,8 @@
 //                        (sv_mode0..3, cp_fits, cp_roles, the per-mode numbers, scalars)
 //
 // Only one process (the coordinator, or attnsweep train) writes a file. Every
-// h5store_write_trial ends with H5Fflush, so a trial written is a trial kept.
+// h5store_write_trial ends with H5Fflush, so a trial written is a trial kept (the
+// coordinator's, journaled first, are flushed once a group: h5store_write_journaled).
 #ifndef ATTN_H5STORE_H
 #define ATTN_H5STORE_H
 
@@ -64,9 +65,11 @@ H5Store *h5store_create(const char *path, const StoreMeta *meta);
 // written anew and the /summary row in its place.
 void h5store_write_trial(H5Store *s, const TrialResult *r);
 // The same for a trial the journal holds at offset (what journal_append returned, or a
-// record another job appended): written now, unless trials of a rebuild are still waiting
-// to be written (h5store_catch_up), when it waits behind them, read back from the journal.
+// record another job appended), without the flush (h5store_flush, once for the trials
+// that finished together): written now, unless trials of a rebuild are still waiting to
+// be written (h5store_catch_up), when it waits behind them, read back from the journal.
 void h5store_write_journaled(H5Store *s, const TrialResult *r, long offset);
+void h5store_flush(H5Store *s);
 
 // Resume (`attnsweep run --resume`). The journal is the truth: the coordinator appends
 // every finished trial to it (with fsync) before writing the trial here, so a kill at any
