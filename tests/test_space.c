@@ -805,6 +805,91 @@ static void test_number_path(void) {
     printf("test_space: %d numbers set without their text, each as config_set of the text sets it\n", compared);
 }
 
+// One change to configuration c, the k-th of a list that runs through every parameter:
+// a real moved by a unit in the last place, by 1e-15 of itself or by one; an integer or a
+// choice by one; the text; the offsets' groups; a program value's number by a unit in the
+// last place or by one, its type, whether it is set, its text. 0 when k is past the list.
+static int perturb(TrialConfig *c, int k) {
+    for (int i = 0; i < config_nparams; i++) {
+        const ParamSpec *p = &config_params[i];
+        char *base = (char *)c + p->offset;
+        const int n = p->type == PT_REAL ? 3 : 1;
+        if (k >= n) {
+            k -= n;
+            continue;
+        }
+        switch (p->type) {
+        case PT_REAL: {
+            double *v = (double *)base;
+            *v = k == 0 ? nextafter(*v, INFINITY) : k == 1 ? *v * (1 + 1e-15) : *v + 1;
+            break;
+        }
+        case PT_INT:
+        case PT_CHOICE: *(int *)base = !*(int *)base; break;
+        case PT_TEXT: strcat(base, "x"); break;
+        case PT_INTLIST:
+            if (c->n_groups == 1) c->group_len[1] = c->group_len[0] - 1, c->group_len[0] = 1, c->n_groups = 2;
+            else c->n_groups = 1;
+            break;
+        }
+        return 1;
+    }
+    for (int i = 0; i < c->n_program; i++, k -= 6) {
+        ProgramValue *v = &c->program[i];
+        if (k >= 6) continue;
+        if (k == 0) v->number = nextafter(v->number, -INFINITY);
+        if (k == 1) v->number += 1;
+        if (k == 2) v->type = v->type == PT_INT ? PT_REAL : PT_INT;
+        if (k == 3) v->set = !v->set;
+        if (k == 4) v->type = PT_TEXT;
+        if (k == 5) v->name[0] ^= 1;
+        return 1;
+    }
+    return 0;
+}
+
+// config_same_json, which a resume asks of every trial, says what comparing the two
+// configurations' JSON texts says, also where two reals a unit in the last place apart
+// print alike.
+static void test_same_json(void) {
+    static const char *const spaces[] = {
+        "method: random\ntrials: 20\nseed: 3\nparameters:\n  attention: {values: [mha, grassmann]}\n"
+        "  lr: {min: 0.0001, max: 0.01, distribution: log_uniform_values}\n  lambda_orth: {min: 0.0, max: 1.0}\n"
+        "  layers: {value: 2}\n  grassmann_offsets: {value: [[1, 2], [4]]}\n",
+        "method: random\ntrials: 20\nseed: 5\nprogram: /bin/true\ncommand: [\"${program}\", \"${args}\"]\n"
+        "metric: {name: loss, goal: minimize}\nparameters:\n  x: {min: 0.0, max: 1.0}\n  n: {values: [1, 2, 3]}\n"
+        "  name: {values: [a, b]}\n"};
+    int agree = 0, same = 0, alike_apart = 0;
+    for (size_t sp = 0; sp < sizeof spaces / sizeof *spaces; sp++) {
+        SweepSpec s;
+        if (parse(&s, spaces[sp])) continue;
+        Sampler *sm = sampler_create(&s);
+        for (int id = 0; id < 20; id++) {
+            TrialConfig a;
+            sampler_config(sm, id, &a);
+            for (int k = -1; k == -1 || k < 200; k++) {
+                TrialConfig b = a;
+                if (k >= 0 && !perturb(&b, k)) break;
+                char *ta = config_to_json_text(&a), *tb = config_to_json_text(&b);
+                const int texts = !strcmp(ta, tb), ours = config_same_json(&a, &b);
+                CHECK(ours == texts, "space %zu trial %d change %d: config_same_json %d, the texts %s\n%s\n%s", sp, id,
+                      k, ours, texts ? "alike" : "differ", ta, tb);
+                agree += ours == texts;
+                same += texts;
+                alike_apart += texts && memcmp(&a, &b, sizeof a);
+                cJSON_free(ta);
+                cJSON_free(tb);
+            }
+        }
+        sampler_free(sm);
+        space_free(&s);
+    }
+    CHECK(same > 40 && agree - same > 400 && alike_apart > 0,
+          "only %d alike (%d of them with different bytes) and %d different pairs tried", same, alike_apart, agree - same);
+    printf("test_space: config_same_json agrees with the JSON texts on %d pairs (%d alike, %d of them with different "
+           "bytes)\n", agree, same, alike_apart);
+}
+
 static void test_errors(void) {
     static const struct {
         const char *text, *want;
@@ -891,6 +976,7 @@ int main(void) {
     test_asha_per_configuration();
     test_offset_schedule();
     test_number_path();
+    test_same_json();
     test_errors();
     return check_report("test_space");
 }

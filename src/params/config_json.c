@@ -59,6 +59,62 @@ char *config_to_json_text(const TrialConfig *c) {
     return text;
 }
 
+// Whether two numbers print alike in JSON: equal ones do; cJSON prints a real with 15
+// digits when they read back within its tolerance, so two a unit in the last place apart
+// may too.
+static int same_json_number(double a, double b) {
+    if (a == b) return 1;
+    cJSON *x = json_must(cJSON_CreateNumber(a)), *y = json_must(cJSON_CreateNumber(b));
+    char *tx = cJSON_PrintUnformatted(x), *ty = cJSON_PrintUnformatted(y);
+    if (!tx || !ty) die(EXIT_RUNTIME, "out of memory printing JSON");
+    const int same = !strcmp(tx, ty);
+    cJSON_free(tx);
+    cJSON_free(ty);
+    cJSON_Delete(x);
+    cJSON_Delete(y);
+    return same;
+}
+
+static int same_schedule(const TrialConfig *a, const TrialConfig *b) {
+    if (a->n_groups != b->n_groups) return 0;
+    if (a->n_groups == 1) return a->n_offsets == b->n_offsets && !memcmp(a->offsets, b->offsets, (size_t)a->n_offsets * sizeof(int));
+    int total = 0;
+    for (int g = 0; g < a->n_groups; g++) {
+        if (a->group_len[g] != b->group_len[g]) return 0;
+        total += a->group_len[g];
+    }
+    return !memcmp(a->offsets, b->offsets, (size_t)total * sizeof(int));
+}
+
+static int same_program(const TrialConfig *a, const TrialConfig *b) {
+    if (a->n_program != b->n_program) return 0;
+    for (int i = 0; i < a->n_program; i++) {
+        const ProgramValue *x = &a->program[i], *y = &b->program[i];
+        const int kx = !x->set ? 0 : x->type == PT_TEXT ? 1 : 2, ky = !y->set ? 0 : y->type == PT_TEXT ? 1 : 2;
+        if (strcmp(x->name, y->name) || kx != ky || (kx == 1 && strcmp(x->text, y->text)) ||
+            (kx == 2 && !same_json_number(x->number, y->number)))
+            return 0;
+    }
+    return 1;
+}
+
+int config_same_json(const TrialConfig *a, const TrialConfig *b) {
+    for (int i = 0; i < config_nparams; i++) {
+        const ParamSpec *p = &config_params[i];
+        const char *x = (const char *)a + p->offset, *y = (const char *)b + p->offset;
+        int same = 1;
+        switch (p->type) {
+        case PT_INT:
+        case PT_CHOICE: same = *(const int *)x == *(const int *)y; break;
+        case PT_REAL: same = same_json_number(*(const double *)x, *(const double *)y); break;
+        case PT_TEXT: same = !strcmp(x, y); break;
+        case PT_INTLIST: same = same_schedule(a, b); break;
+        }
+        if (!same) return 0;
+    }
+    return same_program(a, b);
+}
+
 static const char *json_kind(const cJSON *v) {
     if (cJSON_IsNumber(v)) return "a number";
     if (cJSON_IsString(v)) return "a string";

@@ -18,6 +18,9 @@
 cJSON *config_to_json(const TrialConfig *c);
 // The same printed on one line (exits on allocation failure); free with cJSON_free.
 char *config_to_json_text(const TrialConfig *c);
+// Whether a and b have the same config_to_json_text, without printing them (a resume
+// compares every trial of the journal with the search space's).
+int config_same_json(const TrialConfig *a, const TrialConfig *b);
 // Start from config_defaults and set each key present in obj. On an unknown key
 // (with a "did you mean" hint), a value of the wrong type or out of range, returns
 // -1 with one line in err (no file prefix: the caller adds it). Cross-parameter

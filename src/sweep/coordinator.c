@@ -518,10 +518,7 @@ static int resumed(void *ctx, const JournalRecord *rec, char *err, size_t errlen
     } else if (!space_adaptive(spec) && !c->co->same_yaml) {  // the same YAML text gives the same trials
         TrialConfig want;
         sampler_config(c->co->sampler, r->id, &want);
-        char *a = config_to_json_text(&r->config), *b = config_to_json_text(&want);
-        if (strcmp(a, b)) what = "a different configuration than the YAML now gives it";
-        cJSON_free(a);
-        cJSON_free(b);
+        if (!config_same_json(&r->config, &want)) what = "a different configuration than the YAML now gives it";
     }
     if (what) {
         snprintf(err, errlen,
