@@ -9,12 +9,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -138,7 +140,19 @@ int external_spawn(Run *run, char **argv, char **envp) {
         snprintf(run->why, sizeof run->why, "cannot run %s: %s", argv[0], strerror(e));
         return -1;
     }
+    run->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);  // -1 before Linux 5.3: external_wait sleeps
     return 0;
+}
+
+// The leader between two looks at the program: a poll of its pidfd, which ends the wait
+// when it exits (a sleep loop would see that half a look's interval late on average, in
+// every trial); a signal (a stop) ends it too. Once the program exited (its group may
+// still be ending) or without a pidfd, a plain sleep.
+void external_wait(Run *run, int ms) {
+    if (run->pidfd >= 0 && !run->exited)
+        poll(&(struct pollfd){.fd = run->pidfd, .events = POLLIN}, 1, ms);
+    else
+        nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
 }
 
 // Reap what has exited in the program's group; 1 once the program and every process of
