@@ -28,7 +28,8 @@ extern char **environ;
 // Where the Python helper (the package attnsweep, python/attnsweep/trial.py) is: beside an
 // installed binary, PREFIX/ATTNSWEEP_PYTHON_RELDIR for PREFIX/bin/attnsweep, else the
 // source tree it was built from (ATTNSWEEP_PYTHON_SOURCE); NULL when neither holds it.
-static char *helper_dir(void) {
+// Looked for once a process (helper_dir), not in every trial.
+static char *find_helper_dir(void) {
     char exe[PATH_MAX];
     const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
@@ -47,13 +48,20 @@ static char *helper_dir(void) {
     return found;
 }
 
+static const char *helper_dir(void) {
+    static char *dir;
+    static int looked;
+    if (!looked) dir = find_helper_dir(), looked = 1;
+    return dir;
+}
+
 // The program's environment: attnsweep's own without the MPI job's variables (and the
 // ones set here), then the protocol's, the Python helper's directory first on PYTHONPATH,
 // and the resources'.
 char **external_environment(const Run *run, const char *resume, const char *devices, char *err, size_t errlen) {
     static const char *const dropped[] = {"OMPI_", "PMIX_", "PMI_", "ATTNSWEEP_"};
     const ProgramSpec *ps = run->spec;
-    char *helper = helper_dir();
+    const char *helper = helper_dir();
     const char *pythonpath = getenv("PYTHONPATH");
     Words w = {0};
     words_add(&w, NULL), w.n = 0;
@@ -75,7 +83,6 @@ char **external_environment(const Run *run, const char *resume, const char *devi
         char *word = xmalloc(strlen(helper) + (pythonpath ? strlen(pythonpath) : 0) + sizeof "PYTHONPATH=:");
         sprintf(word, "PYTHONPATH=%s%s%s", helper, pythonpath && pythonpath[0] ? ":" : "", pythonpath ? pythonpath : "");
         words_add(&w, word);
-        free(helper);
     }
     if (devices) snprintf(text, sizeof text, "CUDA_VISIBLE_DEVICES=%s", devices), words_add(&w, xstrdup(text));
     static const char *const threads[] = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"};
@@ -198,7 +205,7 @@ static void kill_descendants(void) {
 // subreaper alone, silently.
 
 // The directory of this process's cgroup in the cgroup v2 hierarchy; 0, or -1 without one.
-static int own_cgroup(char *out, size_t len) {
+static int find_own_cgroup(char *out, size_t len) {
     char mount[2048] = "", line[4096];
     FILE *f = fopen("/proc/self/mountinfo", "r");
     while (f && !mount[0] && fgets(line, sizeof line, f))
@@ -214,6 +221,15 @@ static int own_cgroup(char *out, size_t len) {
     }
     if (f) fclose(f);
     return found ? 0 : -1;
+}
+
+// The same, read once a process (/proc/self/mountinfo is long), not in every trial: NULL
+// without one.
+static const char *own_cgroup(void) {
+    static char dir[4096];
+    static int looked, found;
+    if (!looked) found = find_own_cgroup(dir, sizeof dir) == 0, looked = 1;
+    return found ? dir : NULL;
 }
 
 // Every process of the cgroup at dir SIGKILLed: cgroup.kill, or pid by pid from cgroup.procs
@@ -252,8 +268,8 @@ static void cgroup_sweep_dead(const char *base) {
 }
 
 void external_cgroup_make(Run *run) {
-    char base[4096];
-    if (own_cgroup(base, sizeof base) != 0) return;
+    const char *base = own_cgroup();
+    if (!base) return;
     cgroup_sweep_dead(base);
     char *dir = xmalloc(strlen(base) + 64), *procs = NULL;
     sprintf(dir, "%s/attnsweep-%ld-%d", base, (long)getpid(), run->r->id);
