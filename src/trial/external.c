@@ -175,6 +175,7 @@ static int start(Run *run) {
     if (rc == 0) envp = external_environment(run, resume, run->spec->gpus > 0 ? devices : NULL, err, sizeof err);
     run->t0 = now_seconds();
     if (rc == 0) rc = external_spawn(run, argv, envp);
+    external_cgroup_sweep_dead();  // while the program starts
     program_argv_free(argv);
     program_argv_free(envp);
     free(args_path);

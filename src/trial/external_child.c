@@ -250,9 +250,11 @@ static void cgroup_kill(const char *dir) {
 
 // The cgroups of workers that died while their trial ran (kill -9, out of memory): what is
 // left in them is killed (no longer anyone's descendant) and they are removed; one whose
-// processes are still dying is left to the next trial's look.
-static void cgroup_sweep_dead(const char *base) {
-    DIR *d = opendir(base);
+// processes are still dying is left to the next trial's look. Looked at once a trial's
+// program has started, not before: its start waits for nothing it does not need.
+void external_cgroup_sweep_dead(void) {
+    const char *base = own_cgroup();
+    DIR *d = base ? opendir(base) : NULL;
     for (struct dirent *e; d && (e = readdir(d));) {
         long pid;
         int id, end = 0;
@@ -270,7 +272,6 @@ static void cgroup_sweep_dead(const char *base) {
 void external_cgroup_make(Run *run) {
     const char *base = own_cgroup();
     if (!base) return;
-    cgroup_sweep_dead(base);
     char *dir = xmalloc(strlen(base) + 64), *procs = NULL;
     sprintf(dir, "%s/attnsweep-%ld-%d", base, (long)getpid(), run->r->id);
     const int fd = mkdir(dir, 0755) == 0 || errno == EEXIST

@@ -87,6 +87,9 @@ void external_wait(Run *run, int ms);
 int external_group_gone(Run *run);
 // The trial's cgroup, where cgroup v2 is writable (else the subreaper alone).
 void external_cgroup_make(Run *run);
+// The cgroups of dead workers (kill -9) beside this worker's: what is left in them killed,
+// and they removed.
+void external_cgroup_sweep_dead(void);
 // What the program left once it is gone, killed and reaped; its cgroup removed.
 void external_kill_survivors(Run *run);
 // SIGTERM to the program's group (once), SIGKILL when the grace is over.
