@@ -50,7 +50,8 @@ static void attempt(const char *what, char **resume_out) {
     struct stat st = {0};
     CHECK(run.dir && lstat(run.dir, &st) == 0 && S_ISDIR(st.st_mode), "%s: no real directory at %s", what,
           run.dir ? run.dir : "(none)");
-    CHECK(run.dir && entries(run.dir) == 0, "%s: the new directory holds %d entries", what, run.dir ? entries(run.dir) : -1);
+    CHECK(run.dir && entries(run.dir) == 0, "%s: the new directory holds %d entries", what,
+          run.dir ? entries(run.dir) : -1);
     free(run.dir), free(run.metrics_path), free(run.stdout_path), free(run.stderr_path);
     *resume_out = resume;
 }
@@ -70,8 +71,8 @@ int main(void) {
     CHECK(chmod(dir, 0700) == 0, "cannot chmod %s", dir);
     attempt("empty", &resume);
     struct stat st;
-    CHECK(lstat(dir, &st) == 0 && (st.st_mode & 0777) == 0700, "empty: the directory was made again (mode %o), not kept",
-          (unsigned)(st.st_mode & 0777));
+    CHECK(lstat(dir, &st) == 0 && (st.st_mode & 0777) == 0700,
+          "empty: the directory was made again (mode %o), not kept", (unsigned)(st.st_mode & 0777));
     CHECK(!resume, "empty: a resume directory %s", resume);
 
     // attnsweep's files alone: emptied, no resume.

@@ -7,12 +7,12 @@
 // goes to NNNNNN.resume), expand the command, fork and exec the program in a process
 // group of its own with stdout and stderr in files, then look at it every POLL_MS, and at
 // once when it exits (its pidfd wakes the leader): reap it, read the complete lines the
-// metrics file gained, watch the output sizes and the time limit. Each poll is one step of the whole group (collectives over hooks->group): the
-// stop requests are combined, the leader broadcasts the new evaluations, and every rank
-// asks on_eval about each (ASHA), so a stop is the same everywhere. A stop sends
-// SIGTERM to the program's group, SIGKILL `grace` seconds later. At the end every rank
-// reads the checkpoint (io/safetensors.h, as `attnsweep score` does) for
-// trial_run to score.
+// metrics file gained, watch the output sizes and the time limit. Each look is one step
+// of the whole group (collectives over hooks->group): the stop requests are combined, the
+// leader broadcasts the new evaluations, and every rank asks on_eval about each (ASHA), so
+// a stop is the same everywhere. A stop sends SIGTERM to the program's group, SIGKILL
+// `grace` seconds later. At the end every rank reads the checkpoint (io/safetensors.h, as
+// `attnsweep score` does) for trial_run to score.
 #define _GNU_SOURCE
 #include "trial/external_impl.h"
 
@@ -463,7 +463,8 @@ static void external_run(TrialRunner *self, const TrialConfig *c, const TrialHoo
     int rank = 0;
     if (hooks->group) MPI_Comm_rank(*hooks->group, &rank);
     Run run = {.spec = x->spec, .hooks = hooks, .r = r, .leader = rank == 0, .out_fd = -1, .err_fd = -1,
-               .metrics_fd = -1, .curve_fd = -1, .cgroup_procs = -1, .pidfd = -1, .test_accuracy = NAN, .test_loss = NAN};
+               .metrics_fd = -1, .curve_fd = -1, .cgroup_procs = -1, .pidfd = -1, .test_accuracy = NAN,
+               .test_loss = NAN};
     r->program_metric = NAN;
     int started = 0;
     if (run.leader) started = start(&run) == 0;
