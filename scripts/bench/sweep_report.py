@@ -722,6 +722,11 @@ def report_scale(work):
             if steady:
                 details.append(f"    steady state (the first TRIAL sent -> the first DONE sent, {steady[1]:.2f} s): the trials'"
                                f" own clocks {100 * steady[0]:.1f} % of workers x that window")
+            if kind == "sleep":  # the trial's clock starts just before its program's fork
+                starts = sorted(1e3 * (t["end"] - t["seconds"] - t["start"]) for t in run.trials)
+                details.append(f"    a trial's start (the runner's trial_run begun -> its program's fork: start_time ->"
+                               f" end_time - seconds): median {statistics.median(starts):.2f} ms, mean"
+                               f" {statistics.mean(starts):.2f} ms, 90th percentile {starts[int(0.9 * len(starts))]:.2f} ms")
             if kind == "sleep":
                 u = secs / (W * run.coord_wall)
                 row(f"utilisation, {int(e[1])} ranks, 1-s trials", f"{100 * u:.1f} %", "≥ 95 %", u >= 0.95, load_of(run),
