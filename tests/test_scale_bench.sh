@@ -8,8 +8,12 @@
 # 60" and "60 of 62" lines) and the results file ends with trials 0..61 once each, all
 # ok, so each resume went on with the same sweep; the utilisation the table prints agrees
 # within 10 % with one recomputed here from the results file's own clock (root
-# start_time..end_time) rather than the coordinator's output lines; and each resume time
-# is shorter than its mpirun's whole run.
+# start_time..end_time) rather than the coordinator's output lines; its steady-state
+# column (and its window's length) agrees with one recomputed here from the trace (rank 0's
+# first TRIAL and first DONE sent) and each trial's end_time and seconds, and is at least the
+# whole run's figure less 1 point (the window leaves out the start and the ramp-down); the
+# median of a trial's start (trial_run begun -> its program's fork) is the results file's;
+# and each resume time is shorter than its mpirun's whole run.
 #
 # Usage: bash tests/test_scale_bench.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
@@ -64,9 +68,30 @@ with h5py.File(f"{work}/sleep3.h5", "r") as f:
     if len(s) != 4 or s["seconds"].min() < 1.0:
         bad.append(f"sleep3.h5: {len(s)} trials, seconds {s['seconds']}; want 4 of at least 1 s")
     mine = 100 * float(np.sum(s["seconds"])) / (2 * wall)
-table = float(re.search(r"utilisation, 3 ranks, 1-s trials +([0-9.]+) %", out).group(1))
+    ends = [(float(t.attrs["end_time"]), float(t.attrs["seconds"])) for t in f["trials"].values()]
+    starts = sorted(1e3 * (float(t.attrs["end_time"]) - float(t.attrs["seconds"]) - float(t.attrs["start_time"]))
+                    for t in f["trials"].values())
+m = re.search(r"utilisation, 3 ranks, 1-s trials +([0-9.]+) % +([0-9.]+) %", out)
+if not m:
+    bad.append("utilisation: no whole-run and steady-state figures in the table's row")
+table, steady = (float(m.group(1)), float(m.group(2))) if m else (0.0, 0.0)
 if not 0 < table <= 100 or abs(table - mine) > 0.1 * mine:
     bad.append(f"utilisation: the table says {table} %, the results file's clock {mine:.1f} %")
+sent = {}
+for line in open(f"{work}/trace.sleep3/rank0.log"):
+    w = line.split()
+    if w[0] == "send":
+        sent.setdefault(int(w[1]), float(w[3]))  # the first of each tag
+t0, t1 = sent[2], sent[3]  # TRIAL, DONE
+ours = 100 * sum(max(0.0, min(e, t1) - max(e - sec, t0)) for e, sec in ends) / (2 * (t1 - t0))
+window = re.search(r"steady state \(the first TRIAL sent -> the first DONE sent, ([0-9.]+) s\)", out)
+if abs(steady - ours) > 0.06 or not table - 1 <= steady <= 100:
+    bad.append(f"steady state: the table says {steady} %, recomputed {ours:.2f} %, the whole run {table} %")
+start = re.search(r"a trial's start \(.*\): median ([0-9.]+) ms", out)
+if not start or abs(float(start.group(1)) - float(np.median(starts))) > 0.006:
+    bad.append(f"a trial's start: the median printed {start and start.group(1)} ms, from the file {np.median(starts):.3f} ms")
+if not window or abs(float(window.group(1)) - (t1 - t0)) > 0.006:
+    bad.append(f"steady state: its window is printed as {window and window.group(1)} s, the trace's {t1 - t0:.3f} s")
 for n, name in ((30, "resume30"), (60, "resume60")):
     resume = float(re.search(rf"resume, {n} journaled trials +([0-9.]+) s", out).group(1))
     log = open(f"{work}/{name}.log").read().split("\n")
@@ -76,5 +101,5 @@ for n, name in ((30, "resume30"), (60, "resume60")):
 print("\n".join(bad), file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
-pass "the resumes went on with the same sweep; utilisation and resume times agree with the kept files"
+pass "the resumes went on with the same sweep; utilisation (whole run and steady state) and resume times agree with the kept files"
 echo "test_scale_bench: $checks checks passed in $((SECONDS - start)) s"

@@ -4,8 +4,14 @@
 # measured is the runner itself:
 #   1. utilisation: for each rank count N (oversubscribed on this machine's cores), a sweep
 #      of ROUNDS x (N-1) trials that sleep 1 s; utilisation = sum of the trials' seconds /
-#      (workers x the coordinator's wall); then INSTANT x (N-1) trials that return at
-#      once: trials per second, the runner's throughput;
+#      (workers x the coordinator's wall), the whole run; beside it the steady state: the
+#      same share between the coordinator's first trial handed out and the first time it
+#      tells a worker there is no more work (its first DONE; the trace library's times),
+#      each trial's seconds taken as the interval ending at its end_time and cut to that
+#      window: the runner's own cost a trial without the start and the last round's
+#      ramp-down (workers running out of trials one by one, about half a trial each);
+#      then INSTANT x (N-1) trials that return at once: trials per second, the runner's
+#      throughput;
 #   2. the coordinator's CPU per trial (its own getrusage, not wall) in each of those runs;
 #   3. the CPU time of an ASHA decision (asha_bench: 10 rungs, eta 2, per trial) and of a
 #      TPE proposal (sampler_bench: the mixed 6-parameter space, the default history 500)

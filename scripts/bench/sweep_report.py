@@ -620,10 +620,23 @@ RESUME_PERF_ROWS = [
 ]
 
 
-def first_trial_sent(run):
-    """Unix time of rank 0's first TRIAL sent (trace), or None."""
-    return next((t for kind, tag, _, t in run.trace.get(0, {"msgs": []})["msgs"] if kind == "send" and tag == TAG["TRIAL"]),
+def first_sent(run, tag):
+    """Unix time of rank 0's first message of this tag sent (trace), or None."""
+    return next((t for kind, tg, _, t in run.trace.get(0, {"msgs": []})["msgs"] if kind == "send" and tg == TAG[tag]),
                 None)
+
+
+def steady_state(run):
+    """(utilisation, seconds) of the sweep's steady state, or None without a trace: from the
+    coordinator's first TRIAL sent to its first DONE sent (the first time a worker is told
+    there is no more work: from then on the workers run out of trials one by one), the
+    trials' own clocks inside that window (each trial's the interval of its `seconds`
+    ending at its end_time), summed / (workers x the window)."""
+    t0, t1 = first_sent(run, "TRIAL"), first_sent(run, "DONE")
+    if t0 is None or t1 is None or t1 <= t0:
+        return None
+    busy = sum(max(0.0, min(t["end"], t1) - max(t["end"] - t["seconds"], t0)) for t in run.trials)
+    return busy / (len(run.workers) * (t1 - t0)), t1 - t0
 
 
 def resume_times(run):
@@ -632,7 +645,7 @@ def resume_times(run):
     the trace), and mpirun's launch to that TRIAL. None where a piece is missing."""
     t_res = next((t for t, l in run.lines if re.search(r": resuming with \d+ of", l)), None)
     rebuild = t_res - run.coord_start if t_res is not None and run.coord_start is not None else None
-    first = first_trial_sent(run)
+    first = first_sent(run, "TRIAL")
     c0 = run.trace.get(0, {})
     resume = first - c0["init"] if first is not None and "init" in c0 else None
     whole = first - run.launch if first is not None else None
@@ -643,9 +656,9 @@ def report_scale(work):
     """scale.sh's table: WORK/scale.manifest names each measurement (KIND ARGS... per line)."""
     with open(os.path.join(work, "scale.manifest")) as f:
         entries = [line.split() for line in f if line.strip()]
-    rows = []  # (measure, measured, threshold, verdict, load)
-    def row(measure, value, threshold="", met=None, load=""):
-        rows.append((measure, value, threshold, "" if met is None else ("met" if met else "MISSED"), load))
+    rows = []  # (measure, measured, steady state, threshold, verdict, load)
+    def row(measure, value, threshold="", met=None, load="", steady=""):
+        rows.append((measure, value, steady, threshold, "" if met is None else ("met" if met else "MISSED"), load))
     def load_of(run):
         busy, total, _, other = machine_load(run)
         s = f"{100 * busy / total:.0f} % busy"
@@ -693,15 +706,31 @@ def report_scale(work):
                                f" a worker's wait for its next trial (its RESULT sent -> TRIAL received, queueing"
                                f" behind the others): median {1e3 * statistics.median(waits):.1f} ms, mean"
                                f" {1e3 * statistics.mean(waits):.1f} ms, max {1e3 * max(waits):.0f} ms")
+            steady = steady_state(run) if kind == "sleep" else None
             if kind == "sleep" and run.trace:
                 _, tot = worker_accounting(run)
                 cap = W * run.coord_wall / 100
+                last = max(t for kind2, tag, _, t in run.trace[0]["msgs"] if kind2 == "recv" and tag == TAG["RESULT"])
+                close = W * max(0.0, run.coord_end - last)
                 details.append(f"    where workers x wall went: the trials' own clocks {tot['seconds'] / cap:.1f} %, outside them"
                                f" (the trial's directory and files, its result read and packed) {tot['outside'] / cap:.1f} %, between trials {tot['wait'] / cap:.1f} %,"
-                               f" before a worker's first trial {tot['head'] / cap:.1f} %, after its last result {tot['tail'] / cap:.1f} %")
+                               f" before a worker's first trial {tot['head'] / cap:.1f} %, after its last result {tot['tail'] / cap:.1f} %"
+                               f" (of which the last trials' spread, until the coordinator took the last result,"
+                               f" {(tot['tail'] - close) / cap:.1f} %, and the coordinator's close after it"
+                               f" {1e3 * (run.coord_end - last):.0f} ms = {close / cap:.1f} %); then mpirun's shut-down"
+                               f" ('finished' line -> its exit) {run.exit - run.coord_end:.2f} s")
+            if steady:
+                details.append(f"    steady state (the first TRIAL sent -> the first DONE sent, {steady[1]:.2f} s): the trials'"
+                               f" own clocks {100 * steady[0]:.1f} % of workers x that window")
+            if kind == "sleep":  # the trial's clock starts just before its program's fork
+                starts = sorted(1e3 * (t["end"] - t["seconds"] - t["start"]) for t in run.trials)
+                details.append(f"    a trial's start (the runner's trial_run begun -> its program's fork: start_time ->"
+                               f" end_time - seconds): median {statistics.median(starts):.2f} ms, mean"
+                               f" {statistics.mean(starts):.2f} ms, 90th percentile {starts[int(0.9 * len(starts))]:.2f} ms")
             if kind == "sleep":
                 u = secs / (W * run.coord_wall)
-                row(f"utilisation, {int(e[1])} ranks, 1-s trials", f"{100 * u:.1f} %", "≥ 95 %", u >= 0.95, load_of(run))
+                row(f"utilisation, {int(e[1])} ranks, 1-s trials", f"{100 * u:.1f} %", "≥ 95 %", u >= 0.95, load_of(run),
+                    f"{100 * steady[0]:.1f} %" if steady else "n/a")
                 row(f"coordinator CPU a trial, {int(e[1])} ranks, 1-s trials", f"{run.coord_cpu_ms:.2f} ms", load=load_of(run))
             else:
                 what = f"{int(e[1])} ranks, instant trials" if kind == "instant" else f"{n:,} instant trials journaled"
@@ -740,13 +769,16 @@ def report_scale(work):
             details.append("    (shares of the rank-0 process's samples; inclusive: indented rows are parts of the row above)")
         else:
             sys.exit(f"sweep_report.py: {work}/scale.manifest: unknown entry '{kind}'")
-    widths = [max(len(r[i]) for r in rows + [("measure", "measured", "threshold", "", "machine during it")]) for i in range(5)]
-    head = ("measure", "measured", "threshold", "", "machine during it")
+    head = ("measure", "measured", "steady state", "threshold", "", "machine during it")
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
     print("=== scale (issue 31): thresholds at 10,000 finished trials and 65 ranks")
     for r in [head] + rows:
-        print("  " + "  ".join(c.ljust(w) if i != 1 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+        print("  " + "  ".join(c.rjust(w) if i in (1, 2) else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
     print("  (machine during it: all cores' busy share over the run, the CPU not of the sweep's ranks (mpirun, the trial"
           " programs, other people's work) in cores on average, and the 1-minute load average at its end)")
+    print("  (utilisation: the trials' own seconds summed / (workers x the coordinator's wall), the whole run; steady"
+          " state: the same between the coordinator's first trial handed out and the first time it tells a worker there"
+          " is no more work, without the start-up and the last round's ramp-down)")
     print()
     print("=== details")
     for d in details:

@@ -5,14 +5,14 @@
 //
 // One trial, on the group's leader: make the trial's directory (an earlier attempt's
 // goes to NNNNNN.resume), expand the command, fork and exec the program in a process
-// group of its own with stdout and stderr in files, then poll every POLL_MS: reap it,
-// read the complete lines the metrics file gained, watch the output sizes and the time
-// limit. Each poll is one step of the whole group (collectives over hooks->group): the
-// stop requests are combined, the leader broadcasts the new evaluations, and every rank
-// asks on_eval about each (ASHA), so a stop is the same everywhere. A stop sends
-// SIGTERM to the program's group, SIGKILL `grace` seconds later. At the end every rank
-// reads the checkpoint (io/safetensors.h, as `attnsweep score` does) for
-// trial_run to score.
+// group of its own with stdout and stderr in files, then look at it every POLL_MS, and at
+// once when it exits (its pidfd wakes the leader): reap it, read the complete lines the
+// metrics file gained, watch the output sizes and the time limit. Each look is one step
+// of the whole group (collectives over hooks->group): the stop requests are combined, the
+// leader broadcasts the new evaluations, and every rank asks on_eval about each (ASHA), so
+// a stop is the same everywhere. A stop sends SIGTERM to the program's group, SIGKILL
+// `grace` seconds later. At the end every rank reads the checkpoint (io/safetensors.h, as
+// `attnsweep score` does) for trial_run to score.
 #define _GNU_SOURCE
 #include "trial/external_impl.h"
 
@@ -175,6 +175,7 @@ static int start(Run *run) {
     if (rc == 0) envp = external_environment(run, resume, run->spec->gpus > 0 ? devices : NULL, err, sizeof err);
     run->t0 = now_seconds();
     if (rc == 0) rc = external_spawn(run, argv, envp);
+    external_cgroup_sweep_dead();  // while the program starts
     program_argv_free(argv);
     program_argv_free(envp);
     free(args_path);
@@ -273,7 +274,10 @@ static void follow(Run *run, int started) {
         }
         if (head.ended) return;
         if (run->leader && (prune || stop)) external_terminate(run, stop ? END_STOPPED : END_PRUNED);
-        nanosleep(&(struct timespec){0, POLL_MS * 1000000L}, NULL);
+        if (run->leader)
+            external_wait(run, POLL_MS);  // its exit is seen at once, not at the next look
+        else
+            nanosleep(&(struct timespec){0, POLL_MS * 1000000L}, NULL);
     }
 }
 
@@ -441,7 +445,7 @@ static void finish(Run *run) {
 }
 
 static void close_run(Run *run) {
-    const int fds[] = {run->out_fd, run->err_fd, run->metrics_fd, run->curve_fd, run->cgroup_procs};
+    const int fds[] = {run->out_fd, run->err_fd, run->metrics_fd, run->curve_fd, run->cgroup_procs, run->pidfd};
     for (size_t k = 0; k < sizeof fds / sizeof fds[0]; k++)
         if (fds[k] > 0) close(fds[k]);
     free(run->cgroup), free(run->dir), free(run->metrics_path), free(run->stdout_path), free(run->stderr_path),
@@ -459,7 +463,8 @@ static void external_run(TrialRunner *self, const TrialConfig *c, const TrialHoo
     int rank = 0;
     if (hooks->group) MPI_Comm_rank(*hooks->group, &rank);
     Run run = {.spec = x->spec, .hooks = hooks, .r = r, .leader = rank == 0, .out_fd = -1, .err_fd = -1,
-               .metrics_fd = -1, .curve_fd = -1, .cgroup_procs = -1, .test_accuracy = NAN, .test_loss = NAN};
+               .metrics_fd = -1, .curve_fd = -1, .cgroup_procs = -1, .pidfd = -1, .test_accuracy = NAN,
+               .test_loss = NAN};
     r->program_metric = NAN;
     int started = 0;
     if (run.leader) started = start(&run) == 0;

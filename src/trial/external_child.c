@@ -9,12 +9,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,7 +28,8 @@ extern char **environ;
 // Where the Python helper (the package attnsweep, python/attnsweep/trial.py) is: beside an
 // installed binary, PREFIX/ATTNSWEEP_PYTHON_RELDIR for PREFIX/bin/attnsweep, else the
 // source tree it was built from (ATTNSWEEP_PYTHON_SOURCE); NULL when neither holds it.
-static char *helper_dir(void) {
+// Looked for once a process (helper_dir), not in every trial.
+static char *find_helper_dir(void) {
     char exe[PATH_MAX];
     const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
@@ -45,13 +48,20 @@ static char *helper_dir(void) {
     return found;
 }
 
+static const char *helper_dir(void) {
+    static char *dir;
+    static int looked;
+    if (!looked) dir = find_helper_dir(), looked = 1;
+    return dir;
+}
+
 // The program's environment: attnsweep's own without the MPI job's variables (and the
 // ones set here), then the protocol's, the Python helper's directory first on PYTHONPATH,
 // and the resources'.
 char **external_environment(const Run *run, const char *resume, const char *devices, char *err, size_t errlen) {
     static const char *const dropped[] = {"OMPI_", "PMIX_", "PMI_", "ATTNSWEEP_"};
     const ProgramSpec *ps = run->spec;
-    char *helper = helper_dir();
+    const char *helper = helper_dir();
     const char *pythonpath = getenv("PYTHONPATH");
     Words w = {0};
     words_add(&w, NULL), w.n = 0;
@@ -73,7 +83,6 @@ char **external_environment(const Run *run, const char *resume, const char *devi
         char *word = xmalloc(strlen(helper) + (pythonpath ? strlen(pythonpath) : 0) + sizeof "PYTHONPATH=:");
         sprintf(word, "PYTHONPATH=%s%s%s", helper, pythonpath && pythonpath[0] ? ":" : "", pythonpath ? pythonpath : "");
         words_add(&w, word);
-        free(helper);
     }
     if (devices) snprintf(text, sizeof text, "CUDA_VISIBLE_DEVICES=%s", devices), words_add(&w, xstrdup(text));
     static const char *const threads[] = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"};
@@ -138,7 +147,19 @@ int external_spawn(Run *run, char **argv, char **envp) {
         snprintf(run->why, sizeof run->why, "cannot run %s: %s", argv[0], strerror(e));
         return -1;
     }
+    run->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);  // -1 before Linux 5.3: external_wait sleeps
     return 0;
+}
+
+// The leader between two looks at the program: a poll of its pidfd, which ends the wait
+// when it exits (a sleep loop would see that half a look's interval late on average, in
+// every trial); a signal (a stop) ends it too. Once the program exited (its group may
+// still be ending) or without a pidfd, a plain sleep.
+void external_wait(Run *run, int ms) {
+    if (run->pidfd >= 0 && !run->exited)
+        poll(&(struct pollfd){.fd = run->pidfd, .events = POLLIN}, 1, ms);
+    else
+        nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
 }
 
 // Reap what has exited in the program's group; 1 once the program and every process of
@@ -184,7 +205,7 @@ static void kill_descendants(void) {
 // subreaper alone, silently.
 
 // The directory of this process's cgroup in the cgroup v2 hierarchy; 0, or -1 without one.
-static int own_cgroup(char *out, size_t len) {
+static int find_own_cgroup(char *out, size_t len) {
     char mount[2048] = "", line[4096];
     FILE *f = fopen("/proc/self/mountinfo", "r");
     while (f && !mount[0] && fgets(line, sizeof line, f))
@@ -200,6 +221,15 @@ static int own_cgroup(char *out, size_t len) {
     }
     if (f) fclose(f);
     return found ? 0 : -1;
+}
+
+// The same, read once a process (/proc/self/mountinfo is long), not in every trial: NULL
+// without one.
+static const char *own_cgroup(void) {
+    static char dir[4096];
+    static int looked, found;
+    if (!looked) found = find_own_cgroup(dir, sizeof dir) == 0, looked = 1;
+    return found ? dir : NULL;
 }
 
 // Every process of the cgroup at dir SIGKILLed: cgroup.kill, or pid by pid from cgroup.procs
@@ -220,9 +250,11 @@ static void cgroup_kill(const char *dir) {
 
 // The cgroups of workers that died while their trial ran (kill -9, out of memory): what is
 // left in them is killed (no longer anyone's descendant) and they are removed; one whose
-// processes are still dying is left to the next trial's look.
-static void cgroup_sweep_dead(const char *base) {
-    DIR *d = opendir(base);
+// processes are still dying is left to the next trial's look. Looked at once a trial's
+// program has started, not before: its start waits for nothing it does not need.
+void external_cgroup_sweep_dead(void) {
+    const char *base = own_cgroup();
+    DIR *d = base ? opendir(base) : NULL;
     for (struct dirent *e; d && (e = readdir(d));) {
         long pid;
         int id, end = 0;
@@ -238,9 +270,8 @@ static void cgroup_sweep_dead(const char *base) {
 }
 
 void external_cgroup_make(Run *run) {
-    char base[4096];
-    if (own_cgroup(base, sizeof base) != 0) return;
-    cgroup_sweep_dead(base);
+    const char *base = own_cgroup();
+    if (!base) return;
     char *dir = xmalloc(strlen(base) + 64), *procs = NULL;
     sprintf(dir, "%s/attnsweep-%ld-%d", base, (long)getpid(), run->r->id);
     const int fd = mkdir(dir, 0755) == 0 || errno == EEXIST

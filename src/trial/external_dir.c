@@ -59,17 +59,25 @@ char *external_path_join(const char *dir, const char *name) {
 // The files attnsweep writes into a trial's directory; anything else is the program's.
 static const char *const own_files[] = {"stdout", "stderr", "metrics.jsonl", "args.json", "curve.jsonl"};
 
-static int holds_program_files(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    int found = 0;
-    for (struct dirent *e; !found && (e = readdir(d));) {
-        found = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+// What dir holds: DIR_NONE (no directory of its own: absent, or a link, never followed),
+// DIR_EMPTY, DIR_RUNNERS (attnsweep's files alone) or DIR_PROGRAMS (a file of the program's).
+enum { DIR_NONE, DIR_EMPTY, DIR_RUNNERS, DIR_PROGRAMS };
+static int dir_holds(const char *dir) {
+    const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        return DIR_NONE;
+    }
+    int holds = DIR_EMPTY;
+    for (struct dirent *e; holds != DIR_PROGRAMS && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        holds = DIR_PROGRAMS;
         for (size_t k = 0; k < sizeof own_files / sizeof own_files[0]; k++)
-            if (!strcmp(e->d_name, own_files[k])) found = 0;
+            if (!strcmp(e->d_name, own_files[k])) holds = DIR_RUNNERS;
     }
     closedir(d);
-    return found;
+    return holds;
 }
 
 // The last TAIL_LINES lines of the file (at most TAIL_BYTES bytes of them, cut at a line);
@@ -144,14 +152,21 @@ int external_trial_dir(Run *run, char **resume) {
     char *old = xmalloc(strlen(run->dir) + sizeof ".resume");
     sprintf(old, "%s.resume", run->dir);
     *resume = NULL;
-    if (holds_program_files(run->dir)) {
+    const int holds = dir_holds(run->dir);
+    if (holds == DIR_PROGRAMS) {
         remove_tree(old);
         if (rename(run->dir, old) == 0) *resume = old;
     }
     if (!*resume) free(old);
-    remove_tree(run->dir);
     free(top);
-    const int made = mkdir(run->dir, 0777) == 0, e = errno;
+    // The empty directory the worker made for this hand-out is fresh already: kept, not
+    // removed and made again (two inodes fewer a trial on the trials' shared directory).
+    int made = holds == DIR_EMPTY;
+    if (!made) {
+        remove_tree(run->dir);
+        made = mkdir(run->dir, 0777) == 0;
+    }
+    const int e = errno;
     if (keep) rename(kept, marks);
     if (!made) {
         errno = e;

@@ -29,6 +29,7 @@ typedef struct {
     int leader;
     // the leader's
     pid_t pid;                 // the program; its process group has the same id
+    int pidfd;                 // readable once the program exits (pidfd_open; -1: none)
     int status, exited;        // waitpid's status of the program, once it exited
     int out_fd, err_fd, metrics_fd;
     int curve_fd;              // TRIAL_DIR/curve.jsonl (trial/curvefile.h): the curve as read
@@ -80,10 +81,15 @@ int external_read_metrics(Run *run, int final);
 char **external_environment(const Run *run, const char *resume, const char *devices, char *err, size_t errlen);
 // Fork and exec argv in a process group of its own; 0, or -1 with the reason in run->why.
 int external_spawn(Run *run, char **argv, char **envp);
+// Until the program exits or ms milliseconds pass, whichever is first (or a signal).
+void external_wait(Run *run, int ms);
 // Reaps what has exited in the program's group; 1 once the program and its whole group are gone.
 int external_group_gone(Run *run);
 // The trial's cgroup, where cgroup v2 is writable (else the subreaper alone).
 void external_cgroup_make(Run *run);
+// The cgroups of dead workers (kill -9) beside this worker's: what is left in them killed,
+// and they removed.
+void external_cgroup_sweep_dead(void);
 // What the program left once it is gone, killed and reaped; its cgroup removed.
 void external_kill_survivors(Run *run);
 // SIGTERM to the program's group (once), SIGKILL when the grace is over.
