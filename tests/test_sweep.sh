@@ -336,4 +336,42 @@ sys.exit(1 if bad else 0)
 PY
 pass "ASHA on one worker: every rung decision equals the replay on val_accuracy; the reported best is the best by val_accuracy"
 
+# ---------------------------------------------------------------------------
+echo "== a worker done early waits without spinning a core  [$((SECONDS - start)) s]"
+# Two trials on two workers, one instant and one of 4 s: the first worker waits 4 s for
+# the sweep's end (in MPI_Bcast it spun a core: 4 s of CPU on a quiet machine). Each
+# rank's CPU is read by time(1); on a loaded machine a spinning rank gets less CPU, so
+# this cannot fail there by load, only miss a spin.
+cat >"$tmp/nap.sh" <<'SH'
+#!/bin/sh
+for a; do case $a in --nap=*) n=${a#--nap=};; esac; done
+sleep "$n"
+echo "{\"step\": 1, \"val_loss\": $n}" >> "$ATTNSWEEP_METRICS"
+SH
+cat >"$tmp/nap.yaml" <<YAML
+name: nap
+program: $tmp/nap.sh
+command: [/bin/sh, "\${program}", "\${args}"]
+method: grid
+metric: {name: val_loss, goal: minimize}
+parameters:
+  nap: {values: [0, 4]}
+YAML
+cat >"$tmp/cpu.sh" <<'SH'
+#!/bin/sh
+exec /usr/bin/time -f "%U %S" -o "$CPU_DIR/rank$OMPI_COMM_WORLD_RANK" "$@"
+SH
+chmod +x "$tmp/cpu.sh"
+mkdir -p "$tmp/cpu"
+rc=0
+CPU_DIR=$tmp/cpu ASAN_OPTIONS=$asan_noleaks mpirun -np 3 -x CPU_DIR "$tmp/cpu.sh" "$bin" run "$tmp/nap.yaml" \
+    -o "$tmp/nap.h5" --quiet >"$tmp/out" 2>"$tmp/err" || rc=$?
+[[ $rc == 0 ]] || fail "the sweep of an instant and a 4-s trial: exit code $rc ($(tail -2 "$tmp/err"))"
+for r in 0 1 2; do
+    cpu=$(awk '{printf "%.2f", $1 + $2}' "$tmp/cpu/rank$r")
+    awk -v c="$cpu" 'BEGIN {exit !(c < 1.5)}' || fail "rank $r used $cpu s of CPU in a sweep that waited 4 s (spinning?)"
+    used+="rank $r $cpu s, "
+done
+pass "a worker done 4 s before the sweep's end waits without spinning (${used%, } of CPU)"
+
 echo "PASS: $checks checks of attnsweep run in $((SECONDS - start)) s"

@@ -41,16 +41,6 @@ enum { PROGRESS_SECONDS = 5, MAX_WAIT_SECONDS = 60 };
 // Shared: how often a job reads the journal while nothing else makes it (its waiting
 // groups may get a trial a dead job held), and renews its lease (this many times a lease).
 enum { SYNC_SECONDS = 1, LEASE_RENEWALS = 4 };
-// Polling back-off while nothing arrives: sleeps from POLL_MIN_NS doubling to
-// POLL_MAX_NS. Each idle poll (MPI_Iprobe, which yields under mpi_yield_when_idle, then
-// nanosleep) costs about 15-30 us of CPU here. The cap: 1 ms cost 1.5-2 % of a core all
-// sweep long, taken from the workers on an oversubscribed node; 5 ms costs about 0.5 %.
-// A message that ends a quiet spell waits up to the cap (measured: a worker's result
-// hand-over took about 13 ms with 5 ms, 10-20 ms with 1 ms, 20-30 ms with 10 ms). The
-// start: Linux's default timer slack (50 us) makes any shorter sleep last about as long,
-// so starting lower only added polls. In busy spells the back-off restarts.
-// (scripts/bench/sweep_scaling.sh and coordinator_overhead.sh measure both sides.)
-enum { POLL_MIN_NS = 50000, POLL_MAX_NS = 5000000 };
 // A resume that writes the results file anew does it between polls, this long at a time
 // (about 20 trials), so that its workers start at once and wait at most this for an answer.
 #define CATCH_UP_SECONDS 0.02
@@ -688,7 +678,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     open_results(&co, output);
 
     int *waiting = xcalloc((size_t)sc->n_groups, sizeof(int));
-    long idle_ns = POLL_MIN_NS;
+    long idle_ns = SWEEP_POLL_MIN_NS;
     while (co.finished_groups < sc->n_groups) {
         if (!co.stopping && sweep_signalled()) {
             fprintf(stderr, "sweep %s: signal received: stopping the running trials\n", spec->name);
@@ -710,12 +700,10 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
         if (!flag) {
             if (!o->quiet) progress(&co, 0);
             if (co.store && h5store_catch_up(co.store, CATCH_UP_SECONDS) > 0) continue;  // a rebuild's trials
-            struct timespec ts = {0, idle_ns};
-            nanosleep(&ts, NULL);
-            idle_ns = idle_ns < POLL_MAX_NS / 2 ? 2 * idle_ns : POLL_MAX_NS;
+            sweep_nap(&idle_ns);
             continue;
         }
-        idle_ns = POLL_MIN_NS;
+        idle_ns = SWEEP_POLL_MIN_NS;
         const double th = now_seconds();
         // Every message waiting now (each group has at most one), then one group commit.
         journal_group_begin(co.journal);

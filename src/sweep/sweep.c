@@ -142,7 +142,10 @@ int sweep_run(const RunOptions *o) {
         MPI_Comm_free(&sc.group);
         program_spec_free(&program);
     }
-    // Every rank leaves with the coordinator's verdict.
-    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    // Every rank leaves with the coordinator's verdict (a worker done early waits for it
+    // without spinning a core for the rest of the sweep).
+    MPI_Request verdict;
+    MPI_Ibcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD, &verdict);
+    sweep_wait(&verdict);
     return rc;
 }

@@ -1,4 +1,4 @@
-// sweep_internal.c: the stop signals and the metric helpers (sweep_internal.h).
+// sweep_internal.c: the stop signals, the metric helpers and the waits that do not spin (sweep_internal.h).
 #define _POSIX_C_SOURCE 200809L  // sigaction
 #include "sweep/sweep_internal.h"
 
@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "trial/trialdir.h"
@@ -68,4 +69,25 @@ double sweep_final_metric(const SweepGoal *g, const TrialResult *r) {
     if (r->status == TRIAL_FAILED) return NAN;
     const double v = metric_value(r, g->metric);
     return g->maximize ? v : -v;
+}
+
+void sweep_nap(long *ns) {
+    nanosleep(&(struct timespec){0, *ns}, NULL);
+    *ns = *ns < SWEEP_POLL_MAX_NS / 2 ? 2 * *ns : SWEEP_POLL_MAX_NS;
+}
+
+void sweep_probe(int source, MPI_Comm comm, MPI_Status *st) {
+    long ns = SWEEP_POLL_MIN_NS;
+    for (int flag = 0;; sweep_nap(&ns)) {
+        MPI_Iprobe(source, MPI_ANY_TAG, comm, &flag, st);
+        if (flag) return;
+    }
+}
+
+void sweep_wait(MPI_Request *req) {
+    long ns = SWEEP_POLL_MIN_NS;
+    for (int done = 0;; sweep_nap(&ns)) {
+        MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (done) return;
+    }
 }

@@ -1,6 +1,6 @@
 // sweep_internal.h: what the coordinator, the workers and the entry point share: the
-// communicators, the stop signals and the metric every decision reads, with the YAML's goal
-// (sweep_internal.c).
+// communicators, the stop signals, the metric every decision reads, with the YAML's goal,
+// and waiting on MPI without spinning a core (sweep_internal.c).
 // Neither side calls the other or the entry point.
 #ifndef ATTN_SWEEP_INTERNAL_H
 #define ATTN_SWEEP_INTERNAL_H
@@ -55,5 +55,25 @@ int sweep_signalled(void);
 // trial alone counts a death; the job's other workers get SIGTERM from mpirun and mark
 // theirs. trial_dir NULL disarms.
 void sweep_stop_marker(const char *trial_dir, double handout_time);
+
+// Polling back-off while nothing arrives: sleeps from SWEEP_POLL_MIN_NS doubling to
+// SWEEP_POLL_MAX_NS. Each idle poll (MPI_Iprobe, which yields under mpi_yield_when_idle,
+// then nanosleep) costs about 15-30 us of CPU here. The cap: 1 ms cost 1.5-2 % of a core
+// all sweep long, taken from the workers on an oversubscribed node; 5 ms costs about
+// 0.5 %. A message that ends a quiet spell waits up to the cap (measured on the
+// coordinator: a worker's result hand-over took about 13 ms with 5 ms, 10-20 ms with 1 ms,
+// 20-30 ms with 10 ms). The start: Linux's default timer slack (50 us) makes any shorter
+// sleep last about as long, so starting lower only added polls. In busy spells the
+// back-off restarts. (scripts/bench/sweep_scaling.sh and coordinator_overhead.sh measure
+// both sides.)
+enum { SWEEP_POLL_MIN_NS = 50000, SWEEP_POLL_MAX_NS = 5000000 };
+// Sleep *ns, and double it up to the cap.
+void sweep_nap(long *ns);
+// MPI_Probe and MPI_Wait without spinning a core: Open MPI's blocking calls poll (and
+// yield between polls under mpi_yield_when_idle), so a worker that waited in them through
+// the rest of a sweep, or for a trial another job holds, kept a core busy all that while
+// (a worker done 6 s before the sweep: 6.1 s of CPU). These test with the back-off above.
+void sweep_probe(int source, MPI_Comm comm, MPI_Status *st);
+void sweep_wait(MPI_Request *req);
 
 #endif

@@ -79,10 +79,10 @@ void sweep_worker(const SweepComms *sc) {
         if (sc->group_rank == 0) {
             if (ask) MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, MPI_COMM_WORLD);
             MPI_Status st;
-            MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            sweep_probe(0, MPI_COMM_WORLD, &st);
             if (st.MPI_TAG == TAG_STOP) {  // a stop for a trial that had already finished
                 MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+                sweep_probe(0, MPI_COMM_WORLD, &st);
             }
             if (st.MPI_TAG == TAG_DONE) {
                 MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_DONE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
