@@ -27,11 +27,18 @@ static const char *const invariant_names[P_COUNT] = {NULL, "rank_deviation", "co
 enum { R_EARLY, R_RANK_DEVIATION, R_CORRELATION, R_COUNT };
 static const char *const regressor_labels[R_COUNT] = {NULL, "RankDeviation", "Correlation"};
 
+// What the verdict keeps of a trial's evaluation (trial_eval_point): its step and the
+// predictors there, oriented (predictor_at): 40 bytes rather than the EvalPoint's 104.
+typedef struct {
+    int step;
+    double p[P_COUNT];
+} Predicted;
+
 typedef struct {
     const VerdictInput *in;
     const Metric *metric, *twin;  // the verdict's metric and its test twin (NULL: none)
     int sign;                     // +1 when the metric is better higher, −1 when lower
-    EvalPoint **ev;               // per input trial: its evaluations, one per curve point
+    Predicted **at;               // per input trial: its evaluations, one per curve point
     int traced;                   // some trial has invariants at some evaluation
 } Verdict;
 
@@ -53,18 +60,19 @@ typedef struct {
 // −1 where lower reads better, so that higher is better for every one.
 static double predictor_at(const Verdict *v, int i, int step, Predictor p) {
     const TrialResult *t = v->in->trials[i].t;
-    for (int k = 0; k < t->n_curve; k++) {
-        if (t->curve[k].step != step) continue;
-        const EvalPoint *e = &v->ev[i][k];
-        switch (p) {
-        case P_METRIC: return v->sign * eval_point_value(e, v->metric);
-        case P_RANK_DEVIATION: return -e->terms.rank_deviation_excess;
-        case P_CORRELATION: return -e->terms.correlation_excess;
-        case P_REWARD: return e->reward;
-        case P_COUNT: break;
-        }
-    }
+    for (int k = 0; k < t->n_curve; k++)
+        if (v->at[i][k].step == step) return v->at[i][k].p[p];
     return NAN;
+}
+
+// Trial t's predictors at curve point k, oriented as predictor_at returns them.
+static Predicted predicted(const Verdict *v, const TrialResult *t, int k) {
+    const EvalPoint e = trial_eval_point(t, &t->curve[k], &t->reward_spec);
+    return (Predicted){t->curve[k].step,
+                       {[P_METRIC] = v->sign * eval_point_value(&e, v->metric),
+                        [P_RANK_DEVIATION] = -e.terms.rank_deviation_excess,
+                        [P_CORRELATION] = -e.terms.correlation_excess,
+                        [P_REWARD] = e.reward}};
 }
 
 // The final value of m (the metric or its test twin) of trial i, oriented as the metric.
@@ -592,13 +600,13 @@ void verdict_tables(const VerdictInput *in, Table **tau, Table **fit) {
     v.metric = m && m->use == METRIC_DECIDES && strncmp(m->name, "val_", 4) == 0 ? m : metric_find("val_accuracy");
     v.sign = v.metric->maximize ? 1 : -1;
     v.twin = metric_test_twin(v.metric);
-    v.ev = xcalloc((size_t)(in->n ? in->n : 1), sizeof *v.ev);
+    v.at = xcalloc((size_t)(in->n ? in->n : 1), sizeof *v.at);
     for (int i = 0; i < in->n; i++) {
         const TrialResult *t = in->trials[i].t;
-        v.ev[i] = xcalloc((size_t)(t->n_curve ? t->n_curve : 1), sizeof **v.ev);
+        v.at[i] = xcalloc((size_t)(t->n_curve ? t->n_curve : 1), sizeof **v.at);
         for (int k = 0; k < t->n_curve; k++) {
-            v.ev[i][k] = trial_eval_point(t, &t->curve[k], &t->reward_spec);
-            v.traced |= isfinite(v.ev[i][k].terms.rank_deviation_excess) || isfinite(v.ev[i][k].terms.correlation_excess);
+            v.at[i][k] = predicted(&v, t, k);
+            v.traced |= isfinite(v.at[i][k].p[P_RANK_DEVIATION]) || isfinite(v.at[i][k].p[P_CORRELATION]);
         }
     }
     *tau = tau_table(&v);
@@ -625,8 +633,8 @@ void verdict_tables(const VerdictInput *in, Table **tau, Table **fit) {
         }
         group_free(&g);
     }
-    for (int i = 0; i < in->n; i++) free(v.ev[i]);
-    free(v.ev);
+    for (int i = 0; i < in->n; i++) free(v.at[i]);
+    free(v.at);
 }
 
 // ---------------------------------------------------------------- --suggest-reward
