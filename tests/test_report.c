@@ -169,6 +169,23 @@ static void test_tables(void) {
     cJSON_Delete(root);
     table_free(single);
 
+    // A mean ± sd whose mean alone fills a cell (a damaged file's 1e300 as "%.4f", 305
+    // characters): the cell is its first 127 characters, nothing written past it.
+    Table *huge = table_new("h", "Huge");
+    table_column(huge, "m", "m", COL_MEAN_SD, "%.4f");
+    table_row(huge);
+    table_mean_sd(huge, 1e300, 1e300);
+    table_row(huge);
+    table_mean_sd(huge, 1e300, NAN);
+    text = render(huge, table_print_text);
+    char want_line[400] = "\n  ";  // a row: the cell cut at 127 characters, the line ending there
+    snprintf(want_line + 3, sizeof want_line - 3, "%.4f", 1e300);
+    snprintf(want_line + 3 + 127, sizeof want_line - 3 - 127, "\n");
+    const char *row = strstr(text, want_line);
+    CHECK(row && strstr(row + 1, want_line), "huge mean ± sd, two rows of '%s' wanted: '%s'", want_line, text);
+    free(text);
+    table_free(huge);
+
     Table *empty = table_new("e", "Empty");
     table_column(empty, "a", "a", COL_TEXT, NULL);
     text = render(empty, table_print_text);

@@ -139,13 +139,11 @@ static const char *text_cell(const Table *t, int r, int c, char *buf) {
         return buf;
     case COL_MEAN_SD:
         if (isnan(x->value)) return "–";
+        // Each part after the last that fit is left out: a value of a file's (1e300 with
+        // "%.4f") may fill the cell alone.
         int n = snprintf(buf, CELL_CHARS, col->format, x->value);
-        if (isnan(x->sd))
-            snprintf(buf + n, (size_t)(CELL_CHARS - n), " ± –");
-        else {
-            n += snprintf(buf + n, (size_t)(CELL_CHARS - n), " ± ");
-            snprintf(buf + n, (size_t)(CELL_CHARS - n), col->format, x->sd);
-        }
+        if (n >= 0 && n < CELL_CHARS) n += snprintf(buf + n, (size_t)(CELL_CHARS - n), isnan(x->sd) ? " ± –" : " ± ");
+        if (n >= 0 && n < CELL_CHARS && !isnan(x->sd)) snprintf(buf + n, (size_t)(CELL_CHARS - n), col->format, x->sd);
         return buf;
     }
     return "";
