@@ -4,7 +4,6 @@
 // only (no MPI); works on a file whose sweep is still running (what has been flushed) and
 // on a resumed one; --watch rewrites the output while the sweep runs.
 #define _DEFAULT_SOURCE  // fdopen, fileno
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -39,12 +38,8 @@ static void print_header(FILE *f, const SweepSummary *s, const char *path, const
 }
 
 static void print_json(FILE *f, const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r) {
-    cJSON *root = report_json(s, path, o, r);
-    char *text = cJSON_PrintUnformatted(root);
-    if (!text) die(EXIT_RUNTIME, "out of memory printing JSON");
-    fprintf(f, "%s\n", text);
-    free(text);
-    cJSON_Delete(root);
+    report_print_json(f, s, path, o, r, table_put);
+    fputc('\n', f);
 }
 
 // --suggest-reward: the verdict's β and γ as a reward: line, the other keys from a finished
