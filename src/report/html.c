@@ -1,6 +1,7 @@
 // html.c: the JSON report and the HTML page around it (html.h).
 #include "report/html.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,7 +9,6 @@
 #ifndef ATTN_HTML_H
 #define ATTN_HTML_H
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 
 #include "report/report.h"
