@@ -152,22 +152,46 @@ static void test_tables(void) {
     CHECK(!strcmp(csv, want_csv), "CSV:\n%s\nwanted:\n%s", csv, want_csv);
     free(csv);
 
-    cJSON *root = cJSON_CreateObject();
-    table_add_json(t, root);
-    Table *single = table_new("outer.one", "One row");
+    // JSON: nested by the dots of the keys, the tables of a prefix in one object, as cJSON prints it.
+    Table *single = table_new("outer.one", "One row"), *top = table_new("top", "Top"), *deep = table_new("a.b.c", "Deep");
     single->single = 1;
     table_column(single, "k", "k", COL_INT, NULL);
     table_row(single);
     table_number(single, 7);
-    table_add_json(single, root);
-    char *json = cJSON_PrintUnformatted(root);
+    table_column(top, "k", "k", COL_INT, NULL);
+    table_column(deep, "k", "k", COL_INT, NULL);
+    table_row(deep);
+    table_number(deep, 1);
+    char *json = NULL;
+    size_t json_len = 0;
+    FILE *f = open_memstream(&json, &json_len);
+    fputc('{', f);
+    table_print_json_members((const Table *const[]){t, single, top, deep}, 4, 1, f, table_put);
+    fputc('}', f);
+    fclose(f);
     const char *want_json = "{\"outer\":{\"inner\":[{\"name\":\"a, \\\"b\\\"\",\"n\":3,\"x\":1.5,\"m\":{\"mean\":0.25,"
                             "\"sd\":0.5}},{\"name\":\"λ\",\"n\":null,\"x\":null,\"m\":{\"mean\":1,\"sd\":null}}],"
-                            "\"one\":{\"k\":7}}}";
+                            "\"one\":{\"k\":7}},\"top\":[],\"a\":{\"b\":{\"c\":[{\"k\":1}]}}}";
     CHECK(!strcmp(json, want_json), "JSON:\n%s\nwanted:\n%s", json, want_json);
     free(json);
-    cJSON_Delete(root);
-    table_free(single);
+    table_free(single), table_free(top), table_free(deep);
+
+    // A mean ± sd whose mean alone fills a cell (a damaged file's 1e300 as "%.4f", 305
+    // characters): the cell is its first 127 characters, nothing written past it.
+    Table *huge = table_new("h", "Huge");
+    table_column(huge, "m", "m", COL_MEAN_SD, "%.4f");
+    table_row(huge);
+    table_mean_sd(huge, 1e300, 1e300);
+    table_row(huge);
+    table_mean_sd(huge, 1e300, NAN);
+    text = render(huge, table_print_text);
+    char want_line[400] = "\n  ";  // a row: the cell cut at 127 characters, the line ending there
+    snprintf(want_line + 3, sizeof want_line - 3, "%.4f", 1e300);
+    snprintf(want_line + 3 + 127, sizeof want_line - 3 - 127, "\n");
+    const char *row = strstr(text, want_line);
+    CHECK(row && strstr(row + 1, want_line), "huge mean ± sd, two rows of '%s' wanted: '%s'", want_line, text);
+    free(text);
+    table_free(huge);
 
     Table *empty = table_new("e", "Empty");
     table_column(empty, "a", "a", COL_TEXT, NULL);

@@ -1,7 +1,8 @@
 // test_verdict: the report's verdict (src/report/verdict.h) and its paired ablation tests on
 // results whose answer is known by construction.
 //
-//   1. Kendall's τ-b and the paired t-test against scipy 1.10.1 (kendalltau, ttest_rel).
+//   1. Kendall's τ-b and the paired t-test against scipy 1.10.1 (kendalltau, ttest_rel); τ-b of a
+//      sample given as multiplicities (the bootstrap's resamples) against a pair-by-pair count.
 //   2. Results files written by h5store (real HDF5, read back by summary_read) of 2 variants
 //      × 8 configurations × 2 seeds, evaluations at steps 10..40, where the final
 //      val_accuracy is planted: (a) from the early val_accuracy and the early Correlation,
@@ -61,6 +62,57 @@ static void test_kendall(void) {
     const double flat[] = {3, 3, 3}, up[] = {1, 2, 3};
     CHECK(isnan(kendall_tau_b(flat, up, 3)) && isnan(kendall_tau_b(up, flat, 3)) && isnan(kendall_tau_b(up, up, 1)),
           "τ-b: NaN for a constant variable or one pair");
+}
+
+// τ-b of the list that holds pair i w[i] times, counted pair by pair: the reference the
+// verdict's bootstrap (one sort, then a multiplicity vector per resample) must equal.
+static double tau_b_by_pairs(const double *x, const double *y, const int *w, int n) {
+    long total = 0, n1 = 0, n2 = 0, n3 = 0, discordant = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(x[i]) || !isfinite(y[i])) continue;
+        total += w[i];
+        const long self = (long)w[i] * (w[i] - 1) / 2;  // copies of one pair tie in both
+        n1 += self, n2 += self, n3 += self;
+        for (int j = i + 1; j < n; j++) {
+            if (!isfinite(x[j]) || !isfinite(y[j])) continue;
+            const long both = (long)w[i] * w[j];
+            n1 += x[i] == x[j] ? both : 0;
+            n2 += y[i] == y[j] ? both : 0;
+            n3 += x[i] == x[j] && y[i] == y[j] ? both : 0;
+            discordant += (x[i] - x[j]) * (y[i] - y[j]) < 0 ? both : 0;
+        }
+    }
+    const long n0 = total * (total - 1) / 2;
+    if (total < 2 || n1 == n0 || n2 == n0) return NAN;
+    return (double)(n0 - n1 - n2 + n3 - 2 * discordant) / sqrt((double)(n0 - n1) * (double)(n0 - n2));
+}
+
+// kendall_tau_b_weighted over random samples of 60 pairs with ties in x, in y and in both,
+// NaN and infinite values left out, and multiplicities 0..3 (a resample): bit for bit the
+// pair-by-pair count, so the report's intervals are what sorting every resample gave.
+static void test_kendall_weighted(void) {
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    enum { N = 60 };
+    double x[N], y[N];
+    int w[N], ones[N];
+    for (int round = 0; round < 200; round++) {
+        for (int i = 0; i < N; i++) {
+            x[i] = (double)gsl_rng_uniform_int(rng, 1 + round % 12);
+            y[i] = round % 3 ? (double)gsl_rng_uniform_int(rng, 8) : gsl_rng_uniform(rng);
+            w[i] = (int)gsl_rng_uniform_int(rng, 4), ones[i] = 1;
+        }
+        x[round % N] = NAN, y[(round * 7) % N] = INFINITY;
+        KendallSample k;
+        kendall_prepare(&k, x, y, N);
+        const double got = kendall_tau_b_weighted(&k, w), want = tau_b_by_pairs(x, y, w, N);
+        const double got1 = kendall_tau_b_weighted(&k, NULL), want1 = tau_b_by_pairs(x, y, ones, N);
+        kendall_free(&k);
+        CHECK(got == want || (isnan(got) && isnan(want)), "round %d: weighted τ-b %.17g, pair by pair %.17g", round,
+              got, want);
+        CHECK(got1 == want1 || (isnan(got1) && isnan(want1)), "round %d: τ-b %.17g, pair by pair %.17g", round, got1,
+              want1);
+    }
+    gsl_rng_free(rng);
 }
 
 static void test_paired(void) {
@@ -436,6 +488,7 @@ static void test_paired_ablation(void) {
 
 int main(void) {
     test_kendall();
+    test_kendall_weighted();
     test_paired();
     test_planted();
     test_paired_ablation();

@@ -5,12 +5,16 @@
 # evaluations and one trial in ten pruned, one in twenty failed), then runs the report on
 # each in every format of FORMATS under /usr/bin/time and prints its maximum resident
 # memory, the bytes per trial it grows by (the slope between the smallest file and this
-# one) and its wall time. With BEFORE_BIN (an attnsweep built from an older commit) the
-# same runs of that binary come first in each line, with the ratios after/before, and the
-# two outputs are compared byte for byte ("same" or "DIFFER"). Asserts nothing.
+# one), its wall time and its CPU time (user + system: what a busy machine moves least).
+# With BEFORE_BIN (an attnsweep built from an older commit) the same runs of that binary
+# come first in each line, with the ratios after/before (memory, CPU), and the two
+# outputs are compared byte for byte ("same" or "DIFFER"). REAL="FILE ..." adds results
+# files of real sweeps (read only), each a line per format under its trial count and name,
+# with the memory per trial as the whole resident memory over its trials. Asserts nothing.
 #
 #   bash scripts/bench/report_memory.sh   (ATTNSWEEP_BIN=..., BEFORE_BIN=..., SIZES="1000 10000 50000",
-#                                          FORMATS="table json html", FILES=DIR to keep the files, KEEP=1)
+#                                          FORMATS="table json html", FILES=DIR to keep the files, KEEP=1,
+#                                          REAL="/tmp/s50/r.h5 ...")
 set -euo pipefail
 # shellcheck source=scripts/bench/sweep_bench_lib.sh
 source "$(dirname "$0")/sweep_bench_lib.sh"
@@ -23,10 +27,11 @@ build=$(dirname "$BIN")
 [[ -f $build/CMakeCache.txt ]] || build=$ROOT/build
 machine_facts "before"
 
-# max RSS (KiB) and wall seconds of: BINARY report FILE --format F > OUT
+# max RSS (KiB), wall seconds and CPU seconds (user + system) of: BINARY report FILE --format F > OUT
 measure() {
-    /usr/bin/time -f "%M %e" -o "$WORK/time.txt" "$1" report "$2" --format "$3" >"$4"
-    cat "$WORK/time.txt"
+    /usr/bin/time -f "%M %e %U %S" -o "$WORK/time.txt" "$1" report "$2" --format "$3" >"$4"
+    read -r rss wall user sys <"$WORK/time.txt"
+    echo "$rss $wall $(echo "$user + $sys" | bc -l)"
 }
 
 declare -A base_rss
@@ -43,12 +48,21 @@ for n in $SIZES; do
     smallest=${smallest:-$n}
 done
 
+# The runs: "LABEL TRIALS FILE" per line, the files made above, then REAL's.
+runs=()
+for n in $SIZES; do runs+=("$n $n $FILES/report_$n.h5"); done
+for file in ${REAL:-}; do
+    n=$("$PY" -c 'import h5py, sys; print(len(h5py.File(sys.argv[1], "r")["summary"]))' "$file")
+    runs+=("$(basename "$file") $n $file")
+done
+
 printf '%-7s %-6s' trials format
-[[ -n ${BEFORE_BIN:-} ]] && printf ' %12s %10s %8s' "before MiB" "B/trial" "s"
-printf ' %12s %10s %8s' "MiB" "B/trial" "s"
-[[ -n ${BEFORE_BIN:-} ]] && printf ' %7s %7s %s' "RSS ×" "time ×" "output"
+[[ -n ${BEFORE_BIN:-} ]] && printf ' %12s %10s %8s %8s' "before MiB" "B/trial" "s" "CPU s"
+printf ' %12s %10s %8s %8s' "MiB" "B/trial" "s" "CPU s"
+[[ -n ${BEFORE_BIN:-} ]] && printf ' %7s %7s %s' "RSS ×" "CPU ×" "output"
 printf '\n'
-for n in $SIZES; do
+for run in "${runs[@]}"; do
+    read -r label n file <<<"$run"
     for f in $FORMATS; do
         printf '%-7s %-6s' "$n" "$f"
         for side in before after; do
@@ -57,12 +71,17 @@ for n in $SIZES; do
                 [[ -n ${BEFORE_BIN:-} ]] || continue
                 bin=$BEFORE_BIN
             fi
-            read -r rss secs < <(measure "$bin" "$FILES/report_$n.h5" "$f" "$WORK/$side.$f.out")
-            [[ $n == "$smallest" ]] && base_rss[$side.$f]=$rss
-            per=-
-            [[ $n != "$smallest" ]] && per=$(((rss - base_rss[$side.$f]) * 1024 / (n - smallest)))
-            printf ' %12.1f %10s %8.2f' "$(echo "$rss / 1024" | bc -l)" "$per" "$secs"
-            eval "${side}_rss=$rss ${side}_secs=$secs"
+            read -r rss secs cpu < <(measure "$bin" "$file" "$f" "$WORK/$side.$f.out")
+            [[ $label == "$smallest" ]] && base_rss[$side.$f]=$rss
+            if [[ $label != "$n" ]]; then  # a real sweep's file: all it holds over its trials
+                per=$((rss * 1024 / n))
+            elif [[ $n != "$smallest" ]]; then
+                per=$(((rss - base_rss[$side.$f]) * 1024 / (n - smallest)))
+            else
+                per=-
+            fi
+            printf ' %12.1f %10s %8.2f %8.2f' "$(echo "$rss / 1024" | bc -l)" "$per" "$secs" "$cpu"
+            eval "${side}_rss=$rss ${side}_secs=$cpu"
         done
         if [[ -n ${BEFORE_BIN:-} ]]; then
             # shellcheck disable=SC2154  # set by the eval above
@@ -70,6 +89,7 @@ for n in $SIZES; do
                 "$(echo "$after_secs / ($before_secs + 0.001)" | bc -l)" \
                 "$(cmp -s "$WORK/before.$f.out" "$WORK/after.$f.out" && echo same || echo DIFFER)"
         fi
+        [[ $label != "$n" ]] && printf '  %s' "$label"
         printf '\n'
     done
 done

@@ -324,6 +324,8 @@ static Table *dose_response(const Analysis *a) {
     names[k++] = "val_accuracy", names[k++] = "correlation", names[k++] = "rank_deviation";
     for (int j = 0; j < k; j++) metric_column(t, summary_metric(a->s, names[j]), COL_MEAN_SD);
     DosePoint *pt = xcalloc((size_t)a->n_configs + 1, sizeof *pt);
+    int *place = xcalloc((size_t)a->n_configs + 1, sizeof *place);  // of each configuration in table order
+    for (int j = 0; j < a->n_configs; j++) place[a->order[j]] = j;
     for (size_t r = 0; r < COUNT(all); r++) {
         int n = 0, dosed = 0;
         for (int i = 0; i < a->n_configs; i++) {
@@ -334,17 +336,17 @@ static Table *dose_response(const Analysis *a) {
             TrialConfig bare = c->first->config;
             *lambda_at(&bare, all[r]) = 0;
             const Config *b = find_config(a, &bare);
-            int background = i;  // the bare configuration's place in table order when it ran
-            for (int j = 0; b && j < a->n_configs; j++)
-                if (&a->configs[a->order[j]] == b) background = j;
+            const int background = b ? place[b - a->configs] : i;  // the bare configuration's place when it ran
             pt[n++] = (DosePoint){c, background, lambda_of(&c->first->config, all[r])};
             dosed |= pt[n - 1].lambda != 0;
         }
         if (!dosed) continue;
         qsort(pt, (size_t)n, sizeof *pt, by_background);
-        for (int i = 0; i < n; i++) {
-            int curve = 0;  // a background with the regulariser > 0 somewhere
-            for (int j = 0; j < n; j++) curve |= pt[j].background == pt[i].background && pt[j].lambda != 0;
+        for (int i = 0, curve = 0; i < n; i++) {
+            if (!i || pt[i].background != pt[i - 1].background) {  // a background with the regulariser > 0 somewhere
+                curve = 0;
+                for (int j = i; j < n && pt[j].background == pt[i].background; j++) curve |= pt[j].lambda != 0;
+            }
             if (!curve) continue;
             table_row(t);
             table_text(t, "%s", all[r]);
@@ -357,7 +359,7 @@ static Table *dose_response(const Analysis *a) {
             }
         }
     }
-    free(pt);
+    free(pt), free(place);
     if (!t->n_rows) table_note(t, "no regulariser and no " CONTROL " was swept above 0 with the rest fixed");
     return t;
 }

@@ -1,6 +1,7 @@
 // html.c: the JSON report and the HTML page around it (html.h).
 #include "report/html.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,23 +16,35 @@
 // The page's script and style, compiled in from src/report/js/ (cmake/embed_text.cmake).
 extern const char report_page_js[], report_page_css[];
 
-cJSON *report_json(const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r) {
-    cJSON *root = json_must(cJSON_CreateObject());
-    json_must(cJSON_AddStringToObject(root, "file", path));
-    json_must(cJSON_AddStringToObject(root, "sweep", s->sweep));
-    json_must(cJSON_AddStringToObject(root, "metric", o->metric));
-    json_must(cJSON_AddStringToObject(root, "goal", o->maximize ? "maximize" : "minimize"));
-    json_must(cJSON_AddNumberToObject(root, "trials", s->n_trials));
-    json_must(cJSON_AddBoolToObject(root, "being_written", s->being_written));
-    for (int i = 0; i < r->n; i++) table_add_json(r->tables[i], root);
+void report_print_json(FILE *f, const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r,
+                       JsonPut put) {
+    cJSON *head = json_must(cJSON_CreateObject());
+    json_must(cJSON_AddStringToObject(head, "file", path));
+    json_must(cJSON_AddStringToObject(head, "sweep", s->sweep));
+    json_must(cJSON_AddStringToObject(head, "metric", o->metric));
+    json_must(cJSON_AddStringToObject(head, "goal", o->maximize ? "maximize" : "minimize"));
+    json_must(cJSON_AddNumberToObject(head, "trials", s->n_trials));
+    json_must(cJSON_AddBoolToObject(head, "being_written", s->being_written));
+    char *text = cJSON_PrintUnformatted(head);
+    cJSON_Delete(head);
+    if (!text) die(EXIT_RUNTIME, "out of memory printing JSON");
+    put(f, text, strlen(text) - 1);  // all but its closing brace
+    cJSON_free(text);
+    table_print_json_members((const Table *const *)r->tables, r->n, 0, f, put);
     if (r->volume.k) {  // {"value", "reference": {objective: its worst over the finished trials}}
-        cJSON *v = json_must(cJSON_AddObjectToObject(root, "pareto_hypervolume"));
+        cJSON *v = json_must(cJSON_CreateObject());
         json_must(cJSON_AddNumberToObject(v, "value", r->volume.hypervolume));
         cJSON *ref = json_must(cJSON_AddObjectToObject(v, "reference"));
         for (int j = 0; j < r->volume.k; j++)
             json_must(cJSON_AddNumberToObject(ref, r->volume.name[j], r->volume.reference[j]));
+        static const char key[] = ",\"pareto_hypervolume\":";
+        put(f, key, strlen(key));
+        if (!(text = cJSON_PrintUnformatted(v))) die(EXIT_RUNTIME, "out of memory printing JSON");
+        put(f, text, strlen(text));
+        cJSON_free(text);
+        cJSON_Delete(v);
     }
-    return root;
+    put(f, "}", 1);
 }
 
 // ---------------------------------------------------------------- what the charts need
@@ -187,25 +200,26 @@ static void put_json(FILE *f, const char *json, size_t len) {
 }
 
 // The page's data, {"report": ..., "page": {..., "trials": [...]}}, as cJSON would print
-// the whole object, one trial at a time: every trial's object is printed and freed before
-// the next is made, so what the page holds per trial is its text (about 1 KB a trial with
-// a curve of 10 evaluations) in the output, not a tree of every trial's values.
+// the whole object, one table row and one trial at a time: every row's and trial's object
+// is printed and freed before the next is made, so the page holds no tree of every
+// trial's values or of a whole table.
 static void put_data(FILE *f, const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r,
                      const SweepSpec *spec) {
     SweepParams cand;  // a program's parameters' specs live here: freed after the trials
     sweep_params(s, &cand);
     const ParamSpec **params = xcalloc((size_t)cand.n + 1, sizeof *params);
     int n_params;
-    cJSON *data = json_must(cJSON_CreateObject());
-    cJSON_AddItemToObject(data, "report", report_json(s, path, o, r));
-    cJSON_AddItemToObject(data, "page", page_json(s, spec, &cand, params, &n_params));  // "trials" last, empty
-    char *head = cJSON_PrintUnformatted(data);
-    cJSON_Delete(data);
-    static const char tail[] = "]}}";  // the end of the empty "trials", of "page" and of the data
+    fputs("{\"report\":", f);
+    report_print_json(f, s, path, o, r, put_json);
+    cJSON *page = page_json(s, spec, &cand, params, &n_params);  // "trials" last, empty
+    char *head = cJSON_PrintUnformatted(page);
+    cJSON_Delete(page);
+    static const char tail[] = "]}";  // the end of the empty "trials" and of "page"
     if (!head) die(EXIT_RUNTIME, "out of memory printing the page's JSON");
     const size_t len = strlen(head);
     if (len < strlen(tail) || strcmp(head + len - strlen(tail), tail))
         die(EXIT_RUNTIME, "the page's JSON does not end with its (empty) list of trials");
+    fputs(",\"page\":", f);
     put_json(f, head, len - strlen(tail));
     cJSON_free(head);
     const Metric *m = summary_metric(s, o->metric);
@@ -218,7 +232,7 @@ static void put_data(FILE *f, const SweepSummary *s, const char *path, const Rep
         put_json(f, text, strlen(text));
         cJSON_free(text);
     }
-    fputs(tail, f);
+    fputs("]}}", f);  // the trials, the page, the data
     free(params);
     sweep_params_free(&cand);
 }

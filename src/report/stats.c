@@ -54,67 +54,89 @@ int paired_t_test(const double *d, int n, PairedTest *out) {
 
 typedef struct {
     double x, y;
-} XY;
+    int i;
+} XYI;
 
 static int by_x_then_y(const void *p, const void *q) {
-    const XY *a = p, *b = q;
+    const XYI *a = p, *b = q;
     if (a->x != b->x) return a->x < b->x ? -1 : 1;
     return (a->y > b->y) - (a->y < b->y);
 }
 
-// Sorts y[0..n) (tmp: n scratch values) and returns the pairs i < j with y[i] > y[j]
-// strictly: the discordant pairs when y is in the order of x.
-static long inversions(double *y, double *tmp, int n) {
-    if (n < 2) return 0;
-    const int h = n / 2;
-    long count = inversions(y, tmp, h) + inversions(y + h, tmp, n - h);
-    int i = 0, j = h, k = 0;
-    while (i < h && j < n) {
-        if (y[j] < y[i])
-            count += h - i, tmp[k++] = y[j++];
-        else
-            tmp[k++] = y[i++];
-    }
-    while (i < h) tmp[k++] = y[i++];
-    while (j < n) tmp[k++] = y[j++];
-    memcpy(y, tmp, (size_t)n * sizeof *y);
-    return count;
+static int by_value(const void *p, const void *q) {
+    const double a = *(const double *)p, b = *(const double *)q;
+    return (a > b) - (a < b);
 }
 
-// Σ over the runs of equal values of v[0..n) (sorted) of run·(run − 1)/2: the pairs tied.
-static long tied_pairs(const double *v, int n) {
-    long pairs = 0;
-    for (int i = 0; i < n;) {
-        int j = i + 1;
-        while (j < n && v[j] == v[i]) j++;
-        pairs += (long)(j - i) * (j - i - 1) / 2;
-        i = j;
+void kendall_prepare(KendallSample *k, const double *x, const double *y, int n) {
+    XYI *p = xmalloc((size_t)(n ? n : 1) * sizeof *p);
+    k->n = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(x[i]) && isfinite(y[i])) p[k->n++] = (XYI){x[i], y[i], i};
+    qsort(p, (size_t)k->n, sizeof *p, by_x_then_y);
+    const size_t room = (size_t)(k->n ? k->n : 1);
+    double *ys = xmalloc(room * sizeof *ys);  // the distinct values of y, ascending
+    for (int j = 0; j < k->n; j++) ys[j] = p[j].y;
+    qsort(ys, (size_t)k->n, sizeof *ys, by_value);
+    k->n_y = 0;
+    for (int j = 0; j < k->n; j++)
+        if (!k->n_y || ys[j] != ys[k->n_y - 1]) ys[k->n_y++] = ys[j];
+    k->index = xmalloc(room * sizeof *k->index);
+    k->y_rank = xmalloc(room * sizeof *k->y_rank);
+    k->run = xmalloc(room * sizeof *k->run);
+    for (int j = 0; j < k->n; j++) {
+        k->index[j] = p[j].i;
+        const double *at = bsearch(&p[j].y, ys, (size_t)k->n_y, sizeof *ys, by_value);
+        k->y_rank[j] = (int)(at - ys) + 1;
+        k->run[j] = !j ? KENDALL_NEW_X : p[j].x != p[j - 1].x ? KENDALL_NEW_X : p[j].y != p[j - 1].y ? KENDALL_NEW_XY : 0;
     }
-    return pairs;
-}
-
-double kendall_tau_b(const double *x, const double *y, int n) {
-    if (n < 2) return NAN;
-    XY *p = xmalloc((size_t)n * sizeof *p);
-    double *ys = xmalloc(2 * (size_t)n * sizeof *ys);
-    for (int i = 0; i < n; i++) p[i] = (XY){x[i], y[i]};
-    qsort(p, (size_t)n, sizeof *p, by_x_then_y);
-    for (int i = 0; i < n; i++) ys[i] = p[i].y;
-    long n1 = 0, n3 = 0;  // tied in x; tied in both (runs of equal y within a run of equal x)
-    for (int i = 0; i < n;) {
-        int j = i + 1;
-        while (j < n && p[j].x == p[i].x) j++;
-        n1 += (long)(j - i) * (j - i - 1) / 2;
-        n3 += tied_pairs(ys + i, j - i);
-        i = j;
-    }
-    const long discordant = inversions(ys, ys + n, n);
-    const long n2 = tied_pairs(ys, n), n0 = (long)n * (n - 1) / 2;
-    free(p);
+    k->tree = xmalloc(((size_t)k->n_y + 1) * sizeof *k->tree);
+    k->y_weight = xmalloc(((size_t)k->n_y + 1) * sizeof *k->y_weight);
     free(ys);
+    free(p);
+}
+
+void kendall_free(KendallSample *k) {
+    free(k->index), free(k->y_rank), free(k->run), free(k->tree), free(k->y_weight);
+    memset(k, 0, sizeof *k);
+}
+
+static long pairs_of(long w) { return w * (w - 1) / 2; }
+
+double kendall_tau_b_weighted(KendallSample *k, const int *w) {
+    memset(k->tree, 0, ((size_t)k->n_y + 1) * sizeof *k->tree);
+    memset(k->y_weight, 0, ((size_t)k->n_y + 1) * sizeof *k->y_weight);
+    long total = 0, n1 = 0, n3 = 0, run_x = 0, run_xy = 0, discordant = 0;
+    for (int j = 0; j < k->n; j++) {
+        if (k->run[j]) n3 += pairs_of(run_xy), run_xy = 0;  // a new x is a new (x, y) too
+        if (k->run[j] == KENDALL_NEW_X) n1 += pairs_of(run_x), run_x = 0;
+        const long wj = w ? w[k->index[j]] : 1;
+        if (!wj) continue;
+        run_x += wj, run_xy += wj;
+        // the weight before j in (x, y) order with a greater y: Fenwick prefix sums over y's ranks
+        long below = 0;
+        for (int r = k->y_rank[j]; r > 0; r -= r & -r) below += k->tree[r];
+        discordant += wj * (total - below);
+        for (int r = k->y_rank[j]; r <= k->n_y; r += r & -r) k->tree[r] += wj;
+        k->y_weight[k->y_rank[j]] += wj;
+        total += wj;
+    }
+    n1 += pairs_of(run_x), n3 += pairs_of(run_xy);
+    long n2 = 0;
+    for (int r = 1; r <= k->n_y; r++) n2 += pairs_of(k->y_weight[r]);
+    if (total < 2) return NAN;
+    const long n0 = pairs_of(total);
     if (n1 == n0 || n2 == n0) return NAN;
     // concordant − discordant = n0 − (n1 + n2 − n3) − 2·discordant
     return (double)(n0 - n1 - n2 + n3 - 2 * discordant) / sqrt((double)(n0 - n1) * (double)(n0 - n2));
+}
+
+double kendall_tau_b(const double *x, const double *y, int n) {
+    KendallSample k;
+    kendall_prepare(&k, x, y, n);
+    const double tau = kendall_tau_b_weighted(&k, NULL);
+    kendall_free(&k);
+    return tau;
 }
 
 // ---------------------------------------------------------------- Holm–Bonferroni

@@ -139,13 +139,11 @@ static const char *text_cell(const Table *t, int r, int c, char *buf) {
         return buf;
     case COL_MEAN_SD:
         if (isnan(x->value)) return "–";
+        // Each part after the last that fit is left out: a value of a file's (1e300 with
+        // "%.4f") may fill the cell alone.
         int n = snprintf(buf, CELL_CHARS, col->format, x->value);
-        if (isnan(x->sd))
-            snprintf(buf + n, (size_t)(CELL_CHARS - n), " ± –");
-        else {
-            n += snprintf(buf + n, (size_t)(CELL_CHARS - n), " ± ");
-            snprintf(buf + n, (size_t)(CELL_CHARS - n), col->format, x->sd);
-        }
+        if (n >= 0 && n < CELL_CHARS) n += snprintf(buf + n, (size_t)(CELL_CHARS - n), isnan(x->sd) ? " ± –" : " ± ");
+        if (n >= 0 && n < CELL_CHARS && !isnan(x->sd)) snprintf(buf + n, (size_t)(CELL_CHARS - n), col->format, x->sd);
         return buf;
     }
     return "";
@@ -265,22 +263,84 @@ static cJSON *json_row(const Table *t, int r) {
     return o;
 }
 
-void table_add_json(const Table *t, cJSON *root) {
-    check_complete(t);
-    char *path = xstrdup(t->key), *name = path;
-    cJSON *parent = root;
-    for (char *dot; (dot = strchr(name, '.')); name = dot + 1) {
-        *dot = 0;
-        cJSON *child = cJSON_GetObjectItemCaseSensitive(parent, name);
-        if (!child) child = cJSON_AddObjectToObject(parent, name);
-        parent = child;
-    }
-    if (t->single) {
-        if (t->n_rows != 1) die(EXIT_RUNTIME, "internal error: table %s has %d rows, not one", t->key, t->n_rows);
-        cJSON_AddItemToObject(parent, name, json_row(t, 0));
-    } else {
-        cJSON *rows = cJSON_AddArrayToObject(parent, name);
-        for (int r = 0; r < t->n_rows; r++) cJSON_AddItemToArray(rows, json_row(t, r));
-    }
-    free(path);
+// Print the JSON text of a tree and free both.
+static void put_tree(cJSON *tree, FILE *f, JsonPut put) {
+    char *text = tree ? cJSON_PrintUnformatted(tree) : NULL;
+    if (!text) die(EXIT_RUNTIME, "out of memory printing JSON");
+    put(f, text, strlen(text));
+    cJSON_free(text);
+    cJSON_Delete(tree);
 }
+
+// ,"name": (no comma for an object's first member)
+static void put_key(const char *name, size_t len, int first, FILE *f, JsonPut put) {
+    char *copy = xmalloc(len + 1);
+    memcpy(copy, name, len), copy[len] = 0;
+    if (!first) put(f, ",", 1);
+    put_tree(cJSON_CreateString(copy), f, put);
+    put(f, ":", 1);
+    free(copy);
+}
+
+// The length of the parent path of a key ("verdict" of "verdict.tau"), 0 for none.
+static size_t parent_len(const char *key) {
+    const char *dot = strrchr(key, '.');
+    return dot ? (size_t)(dot - key) : 0;
+}
+
+// The objects of the parent path key[0..len), one per dot-separated component, that a
+// parent path shares with another (the other's key at least as long): how many.
+static int shared_objects(const char *key, size_t len, const char *other, size_t other_len) {
+    int n = 0;
+    for (size_t i = 0; len && other_len; i++) {
+        const int end = i == len, other_end = i == other_len;
+        if (end || other_end) return n + ((end || key[i] == '.') && (other_end || other[i] == '.'));
+        if (key[i] != other[i]) return n;
+        n += key[i] == '.';
+    }
+    return n;
+}
+
+static int objects_in(size_t len, const char *key) {  // the components of key[0..len)
+    int n = len > 0;
+    for (size_t i = 0; i < len; i++) n += key[i] == '.';
+    return n;
+}
+
+void table_print_json_members(const Table *const *t, int n, int first, FILE *f, JsonPut put) {
+    int depth = 0;  // the objects open: the previous table's parent path
+    for (int i = 0; i < n; i++) {
+        check_complete(t[i]);
+        const char *key = t[i]->key;
+        const size_t len = parent_len(key);
+        const int keep = i ? shared_objects(key, len, t[i - 1]->key, parent_len(t[i - 1]->key)) : 0;
+        for (int j = 0; j + 1 < i && len; j++)  // a parent closed before would be merged into by cJSON
+            if (shared_objects(key, len, t[j]->key, parent_len(t[j]->key)) > keep)
+                die(EXIT_RUNTIME, "internal error: table %s is not beside the other tables of its prefix", key);
+        for (; depth > keep; depth--) put(f, "}", 1);
+        for (; depth < objects_in(len, key); depth++) {  // open the new components
+            const char *from = key;
+            for (int d = 0; d < depth; d++) from = strchr(from, '.') + 1;
+            const char *to = memchr(from, '.', len - (size_t)(from - key));
+            put_key(from, to ? (size_t)(to - from) : len - (size_t)(from - key), first, f, put);
+            put(f, "{", 1), first = 1;
+        }
+        const char *name = len ? key + len + 1 : key;
+        put_key(name, strlen(name), first, f, put);
+        first = 0;
+        if (t[i]->single) {
+            if (t[i]->n_rows != 1) die(EXIT_RUNTIME, "internal error: table %s has %d rows, not one", key, t[i]->n_rows);
+            put_tree(json_row(t[i], 0), f, put);
+            continue;
+        }
+        put(f, "[", 1);
+        for (int r = 0; r < t[i]->n_rows; r++) {
+            if (r) put(f, ",", 1);
+            put_tree(json_row(t[i], r), f, put);
+        }
+        put(f, "]", 1);
+    }
+    for (; depth > 0; depth--) put(f, "}", 1);
+}
+
+void table_put(FILE *f, const char *text, size_t len) { fwrite(text, 1, len, f); }

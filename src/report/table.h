@@ -54,7 +54,15 @@ void table_mean_sd(Table *t, double mean, double sd);
 
 void table_print_text(const Table *t, FILE *f);
 void table_print_csv(const Table *t, FILE *f);
-// The rows under their keys in root, nested by the dots of t->key.
-void table_add_json(const Table *t, cJSON *root);
+// How the JSON printers hand out their text: to f, or through the HTML page's escaping.
+typedef void (*JsonPut)(FILE *f, const char *text, size_t len);
+void table_put(FILE *f, const char *text, size_t len);  // fwrite
+// The tables t[0..n) as members of a JSON object whose opening brace (and, unless first,
+// other members) the caller has printed: each table's rows as an array (a single-row
+// table: its row) under its key, nested by the dots of the key ("verdict.tau" is "tau" of
+// the object "verdict"; the tables of a prefix must be together). The text is what
+// cJSON_PrintUnformatted prints of that object, made one row's tree at a time, so no tree
+// of a whole table is built.
+void table_print_json_members(const Table *const *t, int n, int first, FILE *f, JsonPut put);
 
 #endif

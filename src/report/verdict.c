@@ -27,11 +27,18 @@ static const char *const invariant_names[P_COUNT] = {NULL, "rank_deviation", "co
 enum { R_EARLY, R_RANK_DEVIATION, R_CORRELATION, R_COUNT };
 static const char *const regressor_labels[R_COUNT] = {NULL, "RankDeviation", "Correlation"};
 
+// What the verdict keeps of a trial's evaluation (trial_eval_point): its step and the
+// predictors there, oriented (predictor_at): 40 bytes rather than the EvalPoint's 104.
+typedef struct {
+    int step;
+    double p[P_COUNT];
+} Predicted;
+
 typedef struct {
     const VerdictInput *in;
     const Metric *metric, *twin;  // the verdict's metric and its test twin (NULL: none)
     int sign;                     // +1 when the metric is better higher, −1 when lower
-    EvalPoint **ev;               // per input trial: its evaluations, one per curve point
+    Predicted **at;               // per input trial: its evaluations, one per curve point
     int traced;                   // some trial has invariants at some evaluation
 } Verdict;
 
@@ -43,7 +50,6 @@ typedef struct {
     int *config;     // per member: its configuration within the group, 0.. in order
     int n_configs;
     int *first;      // configuration c's members are first[c] .. first[c + 1]
-    int longest;     // members in the largest resample (Resampler)
     int n_steps;
     int *steps;      // the evaluation steps at which VERDICT_MIN_CONFIGS configurations have a trial
 } Group;
@@ -54,18 +60,19 @@ typedef struct {
 // −1 where lower reads better, so that higher is better for every one.
 static double predictor_at(const Verdict *v, int i, int step, Predictor p) {
     const TrialResult *t = v->in->trials[i].t;
-    for (int k = 0; k < t->n_curve; k++) {
-        if (t->curve[k].step != step) continue;
-        const EvalPoint *e = &v->ev[i][k];
-        switch (p) {
-        case P_METRIC: return v->sign * eval_point_value(e, v->metric);
-        case P_RANK_DEVIATION: return -e->terms.rank_deviation_excess;
-        case P_CORRELATION: return -e->terms.correlation_excess;
-        case P_REWARD: return e->reward;
-        case P_COUNT: break;
-        }
-    }
+    for (int k = 0; k < t->n_curve; k++)
+        if (v->at[i][k].step == step) return v->at[i][k].p[p];
     return NAN;
+}
+
+// Trial t's predictors at curve point k, oriented as predictor_at returns them.
+static Predicted predicted(const Verdict *v, const TrialResult *t, int k) {
+    const EvalPoint e = trial_eval_point(t, &t->curve[k], &t->reward_spec);
+    return (Predicted){t->curve[k].step,
+                       {[P_METRIC] = v->sign * eval_point_value(&e, v->metric),
+                        [P_RANK_DEVIATION] = -e.terms.rank_deviation_excess,
+                        [P_CORRELATION] = -e.terms.correlation_excess,
+                        [P_REWARD] = e.reward}};
 }
 
 // The final value of m (the metric or its test twin) of trial i, oriented as the metric.
@@ -124,50 +131,40 @@ static void group_make(const Verdict *v, int k, Group *g) {
 typedef struct {
     const Group *g;
     gsl_rng *rng;
-    int *member;  // the current resample's members, room for g->longest (NULL: counted only)
+    int *drawn;  // the current resample: the configurations drawn, g->n_configs, in the order drawn
 } Resampler;
 
-// From the first resample; with no room for members (g->longest still 0) it only counts them.
 static void resampler_start(Resampler *r, const Group *g) {
     r->g = g;
     r->rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r->rng, VERDICT_SEED);
-    r->member = g->longest ? xmalloc((size_t)g->longest * sizeof *r->member) : NULL;
+    r->drawn = xmalloc((size_t)(g->n_configs ? g->n_configs : 1) * sizeof *r->drawn);
 }
 
-// The next resample's members (valid until the next call) and their number in *m.
-static const int *resampler_next(Resampler *r, int *m) {
-    const Group *g = r->g;
-    *m = 0;
-    for (int k = 0; k < g->n_configs; k++) {
-        const int c = (int)gsl_rng_uniform_int(r->rng, (unsigned long)g->n_configs);
-        for (int x = g->first[c]; r->member && x < g->first[c + 1]; x++) r->member[(*m)++] = x;
-        if (!r->member) *m += g->first[c + 1] - g->first[c];
-    }
-    return r->member;
+// The next resample's configurations (valid until the next call).
+static const int *resampler_next(Resampler *r) {
+    for (int k = 0; k < r->g->n_configs; k++)
+        r->drawn[k] = (int)gsl_rng_uniform_int(r->rng, (unsigned long)r->g->n_configs);
+    return r->drawn;
 }
 
 static void resampler_end(Resampler *r) {
     gsl_rng_free(r->rng);
-    free(r->member);
+    free(r->drawn);
 }
 
-// The configurations' members (g->first) and the size of the largest resample (a first
-// pass over them, which sizes every buffer of the later ones).
+// Each member's multiplicity in the resample of the configurations drawn: its
+// configuration's draws (count: scratch, g->n_configs).
+static void resample_weights(const Group *g, const int *drawn, int *count, int *w) {
+    memset(count, 0, (size_t)g->n_configs * sizeof *count);
+    for (int k = 0; k < g->n_configs; k++) count[drawn[k]]++;
+    for (int m = 0; m < g->n; m++) w[m] = count[g->config[m]];
+}
+
+// The configurations' members: configuration c's are g->first[c] .. g->first[c + 1].
 static void group_resample(Group *g) {
     g->first = xcalloc((size_t)g->n_configs + 1, sizeof *g->first);
     for (int m = 0; m < g->n; m++) g->first[g->config[m] + 1] = m + 1;
-    g->longest = 0;
-    Resampler r;
-    resampler_start(&r, g);  // counting only
-    int longest = 0;
-    for (int b = 0; b < VERDICT_RESAMPLES; b++) {
-        int size;
-        resampler_next(&r, &size);
-        if (size > longest) longest = size;
-    }
-    resampler_end(&r);
-    g->longest = longest;
 }
 
 static void group_free(Group *g) {
@@ -194,15 +191,6 @@ static void interval(double *r, Estimate *e) {
     gsl_sort(r, 1, (size_t)k);
     e->lo = gsl_stats_quantile_from_sorted_data(r, 1, (size_t)k, (1 - VERDICT_LEVEL) / 2);
     e->hi = gsl_stats_quantile_from_sorted_data(r, 1, (size_t)k, (1 + VERDICT_LEVEL) / 2);
-}
-
-// τ-b of x against y over the members idx[0..m) where both are finite (bx, by: scratch).
-static double tau_over(const double *x, const double *y, const int *idx, int m, double *bx, double *by, int *used) {
-    int k = 0;
-    for (int i = 0; i < m; i++)
-        if (isfinite(x[idx[i]]) && isfinite(y[idx[i]])) bx[k] = x[idx[i]], by[k] = y[idx[i]], k++;
-    if (used) *used = k;
-    return kendall_tau_b(bx, by, k);
 }
 
 // The best final value y of all members with a finite x, less the best among the
@@ -313,50 +301,49 @@ static void tau_rows(const Verdict *v, const Group *g, Table *t) {
     const size_t n = (size_t)g->n + 1;
     double *x = xmalloc(n * sizeof *x), *y = xmalloc(n * sizeof *y), *yt = xmalloc(n * sizeof *yt);
     double *r = xmalloc(VERDICT_RESAMPLES * sizeof *r);
-    const size_t most = (size_t)(g->longest > g->n ? g->longest : g->n) + 1;  // scratch for any resample
-    double *bx = xmalloc(most * sizeof *bx), *by = xmalloc(most * sizeof *by);
+    int *count = xmalloc(((size_t)g->n_configs + 1) * sizeof *count), *w = xmalloc(n * sizeof *w);
     for (int m = 0; m < g->n; m++) y[m] = final_value(v, g->member[m], v->metric), yt[m] = final_value(v, g->member[m], v->twin);
-    int *all = xmalloc(n * sizeof *all);
-    for (int m = 0; m < g->n; m++) all[m] = m;
     for (int p = 0; p < P_COUNT; p++) {
         if (p != P_METRIC && !v->traced) continue;
         int rows = 0;
         for (int s = 0; s < g->n_steps; s++) {
             for (int m = 0; m < g->n; m++) x[m] = predictor_at(v, g->member[m], g->steps[s], (Predictor)p);
-            int used, configs = 0, seen = -1;
-            Estimate e = {tau_over(x, y, all, g->n, bx, by, &used), NAN, NAN};
+            int configs = 0, seen = -1;
+            KendallSample ks;
+            kendall_prepare(&ks, x, y, g->n);
+            Estimate e = {kendall_tau_b_weighted(&ks, NULL), NAN, NAN};
             for (int m = 0; m < g->n; m++)
                 if (isfinite(x[m]) && isfinite(y[m]) && g->config[m] != seen) configs++, seen = g->config[m];
-            if (configs < VERDICT_MIN_CONFIGS) continue;
-            Resampler rs;
-            resampler_start(&rs, g);
-            for (int b = 0; b < VERDICT_RESAMPLES; b++) {
-                int mb;
-                const int *idx = resampler_next(&rs, &mb);
-                r[b] = tau_over(x, y, idx, mb, bx, by, NULL);
+            if (configs >= VERDICT_MIN_CONFIGS) {
+                Resampler rs;
+                resampler_start(&rs, g);
+                for (int b = 0; b < VERDICT_RESAMPLES; b++) {
+                    resample_weights(g, resampler_next(&rs), count, w);
+                    r[b] = kendall_tau_b_weighted(&ks, w);
+                }
+                resampler_end(&rs);
+                interval(r, &e);
+                table_row(t);
+                table_text(t, "%s", g->name);
+                table_text(t, "%s", predictor_name(v, (Predictor)p));
+                table_number(t, g->steps[s]);
+                table_number(t, ks.n);
+                table_number(t, configs);
+                table_number(t, e.value);
+                table_number(t, e.lo);
+                table_number(t, e.hi);
+                table_number(t, regret(v, g, x, y));
+                table_number(t, kendall_tau_b(x, yt, g->n));
+                table_empty(t);
+                rows++;
             }
-            resampler_end(&rs);
-            interval(r, &e);
-            table_row(t);
-            table_text(t, "%s", g->name);
-            table_text(t, "%s", predictor_name(v, (Predictor)p));
-            table_number(t, g->steps[s]);
-            table_number(t, used);
-            table_number(t, configs);
-            table_number(t, e.value);
-            table_number(t, e.lo);
-            table_number(t, e.hi);
-            table_number(t, regret(v, g, x, y));
-            table_number(t, tau_over(x, yt, all, g->n, bx, by, NULL));
-            table_empty(t);
-            rows++;
+            kendall_free(&ks);
         }
         if (!rows && p != P_METRIC)
             reason_row(t, g, predictor_name(v, (Predictor)p), "not traced at an evaluation in %d configurations",
                        VERDICT_MIN_CONFIGS);
     }
-    free(all);
-    free(x), free(y), free(yt), free(r), free(bx), free(by);
+    free(x), free(y), free(yt), free(r), free(count), free(w);
 }
 
 // ---------------------------------------------------------------- verdict.fit
@@ -553,15 +540,23 @@ static void fit_row(const Verdict *v, const Group *g, Table *t) {
         e[R_COUNT].value = coef[1] > 0 ? -coef[2] / coef[1] : NAN;
         e[R_COUNT + 1].value = coef[1] > 0 ? -coef[3] / coef[1] : NAN;
         for (int j = 0; j < R_COUNT + 2; j++) r[j] = xmalloc(VERDICT_RESAMPLES * sizeof *r[j]);
-        int *rb = xmalloc(((size_t)g->longest + 1) * sizeof *rb);
+        // A resample's rows: the rows of each configuration drawn, rows[from[c] .. from[c + 1])
+        // for configuration c (rows are by configuration), in the order drawn.
+        int *from = xcalloc((size_t)g->n_configs + 1, sizeof *from), *rb = xmalloc(sizeof *rb), room = 1;
+        for (int i = 0; i < m; i++) from[g->config[rows[i]] + 1] = i + 1;
+        for (int c = 0; c < g->n_configs; c++) from[c + 1] = from[c + 1] > from[c] ? from[c + 1] : from[c];
         Resampler rs;
         resampler_start(&rs, g);
         for (int b = 0; b < VERDICT_RESAMPLES; b++) {
-            int mb, k = 0;
-            const int *idx = resampler_next(&rs, &mb);
-            for (int i = 0; i < mb; i++) {
-                const int x = idx[i];
-                if (isfinite(y[x]) && isfinite(col[0][x]) && isfinite(col[1][x]) && isfinite(col[2][x])) rb[k++] = x;
+            const int *drawn = resampler_next(&rs);
+            int k = 0;
+            for (int d = 0; d < g->n_configs; d++) k += from[drawn[d] + 1] - from[drawn[d]];
+            if (k > room) rb = xrealloc(rb, (size_t)(room = k) * sizeof *rb);
+            k = 0;
+            for (int d = 0; d < g->n_configs; d++) {
+                const int c = drawn[d];
+                memcpy(rb + k, rows + from[c], (size_t)(from[c + 1] - from[c]) * sizeof *rb);
+                k += from[c + 1] - from[c];
             }
             least_squares(col, use, y, rb, k, coef);
             for (int j = 0; j < R_COUNT; j++) r[j][b] = coef[1 + j];
@@ -570,7 +565,7 @@ static void fit_row(const Verdict *v, const Group *g, Table *t) {
         }
         resampler_end(&rs);
         for (int j = 0; j < R_COUNT + 2; j++) interval(r[j], &e[j]), free(r[j]);
-        free(rb);
+        free(rb), free(from);
         if (!ratios || !(e[0].lo > 0)) e[R_COUNT] = e[R_COUNT + 1] = (Estimate){NAN, NAN, NAN};
         fit_answer(answer, sizeof answer, e, r2, v->metric->name);
         if (ratios && !(e[0].lo > 0))
@@ -605,13 +600,13 @@ void verdict_tables(const VerdictInput *in, Table **tau, Table **fit) {
     v.metric = m && m->use == METRIC_DECIDES && strncmp(m->name, "val_", 4) == 0 ? m : metric_find("val_accuracy");
     v.sign = v.metric->maximize ? 1 : -1;
     v.twin = metric_test_twin(v.metric);
-    v.ev = xcalloc((size_t)(in->n ? in->n : 1), sizeof *v.ev);
+    v.at = xcalloc((size_t)(in->n ? in->n : 1), sizeof *v.at);
     for (int i = 0; i < in->n; i++) {
         const TrialResult *t = in->trials[i].t;
-        v.ev[i] = xcalloc((size_t)(t->n_curve ? t->n_curve : 1), sizeof **v.ev);
+        v.at[i] = xcalloc((size_t)(t->n_curve ? t->n_curve : 1), sizeof **v.at);
         for (int k = 0; k < t->n_curve; k++) {
-            v.ev[i][k] = trial_eval_point(t, &t->curve[k], &t->reward_spec);
-            v.traced |= isfinite(v.ev[i][k].terms.rank_deviation_excess) || isfinite(v.ev[i][k].terms.correlation_excess);
+            v.at[i][k] = predicted(&v, t, k);
+            v.traced |= isfinite(v.at[i][k].p[P_RANK_DEVIATION]) || isfinite(v.at[i][k].p[P_CORRELATION]);
         }
     }
     *tau = tau_table(&v);
@@ -638,8 +633,8 @@ void verdict_tables(const VerdictInput *in, Table **tau, Table **fit) {
         }
         group_free(&g);
     }
-    for (int i = 0; i < in->n; i++) free(v.ev[i]);
-    free(v.ev);
+    for (int i = 0; i < in->n; i++) free(v.at[i]);
+    free(v.at);
 }
 
 // ---------------------------------------------------------------- --suggest-reward
