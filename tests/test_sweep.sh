@@ -359,7 +359,7 @@ parameters:
 YAML
 cat >"$tmp/cpu.sh" <<'SH'
 #!/bin/sh
-exec /usr/bin/time -f "%U %S" -o "$CPU_DIR/rank$OMPI_COMM_WORLD_RANK" "$@"
+exec /usr/bin/time -f "%U %S %e" -o "$CPU_DIR/rank$OMPI_COMM_WORLD_RANK" "$@"
 SH
 chmod +x "$tmp/cpu.sh"
 mkdir -p "$tmp/cpu"
@@ -373,5 +373,32 @@ for r in 0 1 2; do
     used+="rank $r $cpu s, "
 done
 pass "a worker done 4 s before the sweep's end waits without spinning (${used%, } of CPU)"
+# A shared sweep's job whose group of 2 ranks finds the only trial held by another job
+# waits for it: its leader for its next trial, the other rank for the leader's word (each
+# spun a core before: 5 s of CPU in 5 s).
+sed -e 's/^name: nap/name: held/' -e 's/values: \[0, 4\]/values: [8]/' "$tmp/nap.yaml" >"$tmp/held.yaml"
+ASAN_OPTIONS=$asan_noleaks mpirun -np 2 "$bin" run "$tmp/held.yaml" -o "$tmp/held.h5" --shared --quiet \
+    >"$tmp/held_a.out" 2>&1 &
+holder=$!
+t=$((SECONDS + 60))
+until [[ -e $tmp/held.trials/000000/metrics.jsonl || -e $tmp/held.trials/000000/args.json ]]; do
+    ((SECONDS < t)) || fail "the first job never started its trial"
+    sleep 0.1
+done
+mkdir -p "$tmp/cpu2"
+rc=0
+CPU_DIR=$tmp/cpu2 ASAN_OPTIONS=$asan_noleaks mpirun -np 3 -x CPU_DIR "$tmp/cpu.sh" "$bin" run "$tmp/held.yaml" \
+    -o "$tmp/held.h5" --shared --group-size 2 --quiet >"$tmp/out" 2>"$tmp/err" || rc=$?
+wait "$holder" || fail "the job holding the trial: exit code $?"
+[[ $rc == 0 ]] || fail "the job that waited: exit code $rc ($(tail -2 "$tmp/err"))"
+used=""
+for r in 0 1 2; do
+    read -r u s w <"$tmp/cpu2/rank$r"
+    cpu=$(awk -v u="$u" -v s="$s" 'BEGIN {printf "%.2f", u + s}')
+    awk -v c="$cpu" 'BEGIN {exit !(c < 1.5)}' || fail "rank $r of the waiting job used $cpu s of CPU in $w s (spinning?)"
+    used+="rank $r $cpu s, "
+done
+awk -v w="$w" 'BEGIN {exit !(w >= 2)}' || fail "the second job ran $w s: it did not wait for the first job's trial"
+pass "a shared sweep's group of 2 ranks waits $w s for a trial another job holds without spinning (${used%, } of CPU)"
 
 echo "PASS: $checks checks of attnsweep run in $((SECONDS - start)) s"

@@ -91,7 +91,9 @@ void sweep_worker(const SweepComms *sc) {
                 MPI_Recv(&t, sizeof t, MPI_BYTE, 0, TAG_TRIAL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             }
         }
-        MPI_Bcast(&t, sizeof t, MPI_BYTE, 0, sc->group);
+        MPI_Request told;  // the group's other ranks wait with the leader, without spinning
+        MPI_Ibcast(&t, sizeof t, MPI_BYTE, 0, sc->group, &told);
+        sweep_wait(&told);
         if (t.id < 0) break;
         sweep_stop_marker(NULL, 0);  // the last trial's result was taken: a new trial came
 
