@@ -77,27 +77,26 @@ void h5store_flush(H5Store *s);
 // run closed after h5store_mark_journal (a sweep stopped by a signal, or complete), of
 // this format and this YAML, is kept: opened for appending (its mark taken away first),
 // the journal's trials before the mark checked to be the file's and the ones after it
-// written (a file holding a trial its journal does not is refused with one line that
-// says to move it aside). Any other file (one a kill left) is written anew: this
-// replays the locked journal once into a fresh temporary file with meta's root attributes
-// and the intact trial record that stands for each trial (journal.h: a failed attempt
-// retried later is left out for its retry; a trial recorded twice otherwise keeps its
-// first record, with a warning) in journal order (damaged records are reported with a
-// warning), renames it over PATH, and returns
-// it open for appending as h5store_create does. The trials themselves are not written
-// here: they wait, by their records' offsets, for h5store_catch_up (which the
-// coordinator calls while it has nothing else to do, so that workers are not kept idle
-// while thousands of trials are written) or for h5store_mark_journal, h5store_close or
-// h5store_write_trial, which write every one first; a new file is renamed over PATH once
-// they are all in. Whatever PATH held before is replaced, and
-// a kill before then leaves PATH as it was. seen (may be NULL) gets every record
+// to be written (a file holding a trial its journal does not is refused with one line
+// that says to move it aside). Any other file (one a kill left) is written anew: a fresh
+// temporary file with meta's root attributes, to hold the intact trial record that stands
+// for each trial (journal.h: a failed attempt retried later is left out for its retry; a
+// trial recorded twice otherwise keeps its first record, with a warning) in journal order
+// (damaged records are reported with a warning). Either way the store is returned open
+// for appending, as h5store_create's, after one replay of the locked journal; the trials
+// to write are not written here but wait, by their records' offsets, for h5store_catch_up
+// (which the coordinator calls while it has nothing else to do, so that workers are not
+// kept idle while thousands of trials are written) or for h5store_mark_journal,
+// h5store_close or h5store_write_trial, which write every one first. A new file is renamed
+// over PATH once they are all in (at once when there are none); until then, and after a
+// kill before then, PATH is as it was. seen (may be NULL) gets every record
 // but the superseded trials (a trial before it is written; the trial is freed after the
 // call), to check it and
 // rebuild the caller's own state (ids done, evolution's population, the hand-outs); it
 // returns 0, or -1 with one line in err to refuse the sweep. A journal with no records
 // gives an empty file. Returns NULL with one line in err, PATH as it was and no temporary
 // file left, when the journal is not a journal or cannot be read, or seen refused;
-// exits (code 1) if the file cannot be written.
+// exits (code 1) if the file cannot be written. The journal stays open while trials wait.
 typedef int (*RebuildSeen)(void *ctx, const JournalRecord *rec, char *err, size_t errlen);
 H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, Journal *journal, RebuildSeen seen, void *ctx,
                          char *err, size_t errlen);
