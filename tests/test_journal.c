@@ -1209,9 +1209,11 @@ static void test_catch_up(void) {
     path_in(jpath, sizeof jpath, "later.h5.journal");
     write_text(path, old);
     Journal *j = open_begun(jpath);
+    long first = -1;  // where trial 0's record is
     for (int i = 0; i < N; i++) {
         TrialResult t = make_trial(i, i % 3);
-        journal_append(j, &t);
+        const long at = journal_append(j, &t);
+        first = i ? first : at;
         trial_result_free(&t);
         snprintf(ids + strlen(ids), sizeof ids - strlen(ids), "%d,", i);
     }
@@ -1240,6 +1242,12 @@ static void test_catch_up(void) {
         }
         CHECK(h5store_waiting(s) == N && !no_temporary("later.h5"), "after the rebuild: %zu trials wait (want %d)",
               h5store_waiting(s), N);
+        // A trial the rebuild read, offered again (a shared job that took the file over
+        // before writing a trial it had journaled): left out, not written twice.
+        TrialResult again = make_trial(0, 0);
+        h5store_write_journaled(s, &again, first);
+        trial_result_free(&again);
+        CHECK(h5store_waiting(s) == N, "a trial the rebuild read, offered again: %zu wait (want %d)", h5store_waiting(s), N);
         TrialResult late = make_trial(N, 1);
         h5store_write_journaled(s, &late, journal_append(j, &late));
         trial_result_free(&late);

@@ -65,6 +65,8 @@ struct H5Store {
     size_t n_waiting, next_waiting, cap_waiting;
     const Journal *journal;     // where they are read back from
     JournalReader *reader;
+    long replayed;              // h5store_rebuild's replay read the journal to here: its
+                                // trials before it are in the file or waiting (0: none)
 };
 
 // HDF5's error stack: the system's reason for a failed read or write, which the file
@@ -574,6 +576,7 @@ void h5store_write_trial(H5Store *s, const TrialResult *r) {
 }
 
 void h5store_write_journaled(H5Store *s, const TrialResult *r, long offset) {
+    if (offset < s->replayed) return;  // the rebuild took it (a job that became the writer with it unwritten)
     if (s->next_waiting < s->n_waiting)
         wait_for(s, offset);
     else
@@ -738,11 +741,13 @@ H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, Journal *journ
             return NULL;
         }
         if (!rb.s->n_waiting) h5store_publish(rb.s);  // else when the trials are in (h5store_catch_up)
+        rb.s->replayed = journal_length(journal);
         return rb.s;
     }
     rb.s->journal = journal;
     const hsize_t rows = rb.s->n_rows;
     int rc = replay_into(&rb, journal);
+    rb.s->replayed = journal_length(journal);
     if (rc == 0 && rb.kept != rows) {
         snprintf(err, errlen, "%s: the results file holds %llu trials its journal does not%s", path,
                  (unsigned long long)(rows - rb.kept), KEPT_ADVICE);

@@ -68,6 +68,9 @@ void h5store_write_trial(H5Store *s, const TrialResult *r);
 // record another job appended), without the flush (h5store_flush, once for the trials
 // that finished together): written now, unless trials of a rebuild are still waiting to
 // be written (h5store_catch_up), when it waits behind them, read back from the journal.
+// A record h5store_rebuild's replay read (before the journal's end then) is left out: the
+// rebuild wrote it or left it waiting (a shared sweep's job that takes the file over while
+// a trial it journaled is not yet written).
 void h5store_write_journaled(H5Store *s, const TrialResult *r, long offset);
 void h5store_flush(H5Store *s);
 
