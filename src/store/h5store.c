@@ -67,6 +67,7 @@ struct H5Store {
     JournalReader *reader;
     long replayed;              // h5store_rebuild's replay read the journal to here: its
                                 // trials before it are in the file or waiting (0: none)
+    int unflushed;              // h5store_write_journaled wrote a trial since h5store_flush
 };
 
 // HDF5's error stack: the system's reason for a failed read or write, which the file
@@ -577,13 +578,18 @@ void h5store_write_trial(H5Store *s, const TrialResult *r) {
 
 void h5store_write_journaled(H5Store *s, const TrialResult *r, long offset) {
     if (offset < s->replayed) return;  // the rebuild took it (a job that became the writer with it unwritten)
-    if (s->next_waiting < s->n_waiting)
+    if (s->next_waiting < s->n_waiting) {
         wait_for(s, offset);
-    else
+    } else {
         write_trial(s, r);
+        s->unflushed = 1;
+    }
 }
 
-void h5store_flush(H5Store *s) { must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file"); }
+void h5store_flush(H5Store *s) {
+    if (s->unflushed) must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file");
+    s->unflushed = 0;
+}
 
 // ---------------------------------------------------------------- resume
 

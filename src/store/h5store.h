@@ -72,6 +72,7 @@ void h5store_write_trial(H5Store *s, const TrialResult *r);
 // rebuild wrote it or left it waiting (a shared sweep's job that takes the file over while
 // a trial it journaled is not yet written).
 void h5store_write_journaled(H5Store *s, const TrialResult *r, long offset);
+// Flush what h5store_write_journaled wrote since the last call (nothing: no flush).
 void h5store_flush(H5Store *s);
 
 // Resume (`attnsweep run --resume`). The journal is the truth: the coordinator appends

@@ -81,7 +81,6 @@ typedef struct {
     TrialResult *pending;
     long *pending_at;       // where each is in the journal
     int n_pending, cap_pending;
-    int unflushed;          // trials written to the results file since its last flush
     StoreMeta meta;         // the results file's root attributes
     const char *objective[SPACE_MAX_OBJECTIVES];  // meta's objectives
     // A shared sweep: each job seen in the journal, its lease (lease_live), its YAML's
@@ -192,9 +191,7 @@ static void progress(Coordinator *co, int final) {
 
 // Trial r, journaled at byte `at`, into the results file (flushed by the next commit).
 static void store_trial(Coordinator *co, const TrialResult *r, long at) {
-    if (!co->store) return;  // a shared sweep's other jobs: the writer writes it
-    h5store_write_journaled(co->store, r, at);
-    co->unflushed = 1;
+    if (co->store) h5store_write_journaled(co->store, r, at);  // a shared sweep's other jobs: the writer writes it
 }
 
 // A trial this job journaled: taken over (its arrays too) until commit.
@@ -221,8 +218,7 @@ static void commit(Coordinator *co) {
         trial_result_free(r);
     }
     co->n_pending = 0;
-    if (co->unflushed) h5store_flush(co->store);  // once for the group (and other jobs' trials read since)
-    co->unflushed = 0;
+    if (co->store) h5store_flush(co->store);  // once for the group (and other jobs' trials read since)
 }
 
 // Trial id, dead with its worker max_deaths times, recorded failed with that reason: 1
