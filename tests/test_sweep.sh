@@ -362,17 +362,32 @@ cat >"$tmp/cpu.sh" <<'SH'
 exec /usr/bin/time -f "%U %S %e" -o "$CPU_DIR/rank$OMPI_COMM_WORLD_RANK" "$@"
 SH
 chmod +x "$tmp/cpu.sh"
-mkdir -p "$tmp/cpu"
-rc=0
-CPU_DIR=$tmp/cpu ASAN_OPTIONS=$asan_noleaks mpirun -np 3 -x CPU_DIR "$tmp/cpu.sh" "$bin" run "$tmp/nap.yaml" \
-    -o "$tmp/nap.h5" --quiet >"$tmp/out" 2>"$tmp/err" || rc=$?
+# timed NAME ARGS...: attnsweep ARGS on 3 ranks, each rank's user, system and wall seconds
+# in $tmp/NAME/rankR; rc its exit code.
+timed() {
+    local name=$1
+    shift
+    mkdir -p "$tmp/$name"
+    rc=0
+    CPU_DIR=$tmp/$name ASAN_OPTIONS=$asan_noleaks mpirun -np 3 -x CPU_DIR "$tmp/cpu.sh" "$bin" "$@" \
+        >"$tmp/out" 2>"$tmp/err" || rc=$?
+}
+# idle NAME WHAT: each of the 3 ranks used under 1.5 s of CPU, else fail naming WHAT; the
+# ranks' CPU in $used, the last rank's wall in $wall.
+idle() {
+    used=""
+    for r in 0 1 2; do
+        read -r u s wall <"$tmp/$1/rank$r"
+        cpu=$(awk -v u="$u" -v s="$s" 'BEGIN {printf "%.2f", u + s}')
+        awk -v c="$cpu" 'BEGIN {exit !(c < 1.5)}' || fail "rank $r $2 used $cpu s of CPU in $wall s (spinning?)"
+        used+="rank $r $cpu s, "
+    done
+    used=${used%, }
+}
+timed cpu run "$tmp/nap.yaml" -o "$tmp/nap.h5" --quiet
 [[ $rc == 0 ]] || fail "the sweep of an instant and a 4-s trial: exit code $rc ($(tail -2 "$tmp/err"))"
-for r in 0 1 2; do
-    cpu=$(awk '{printf "%.2f", $1 + $2}' "$tmp/cpu/rank$r")
-    awk -v c="$cpu" 'BEGIN {exit !(c < 1.5)}' || fail "rank $r used $cpu s of CPU in a sweep that waited 4 s (spinning?)"
-    used+="rank $r $cpu s, "
-done
-pass "a worker done 4 s before the sweep's end waits without spinning (${used%, } of CPU)"
+idle cpu "of a sweep that waited 4 s"
+pass "a worker done 4 s before the sweep's end waits without spinning ($used of CPU)"
 # A shared sweep's job whose group of 2 ranks finds the only trial held by another job
 # waits for it: its leader for its next trial, the other rank for the leader's word (each
 # spun a core before: 5 s of CPU in 5 s).
@@ -385,20 +400,11 @@ until [[ -e $tmp/held.trials/000000/metrics.jsonl || -e $tmp/held.trials/000000/
     ((SECONDS < t)) || fail "the first job never started its trial"
     sleep 0.1
 done
-mkdir -p "$tmp/cpu2"
-rc=0
-CPU_DIR=$tmp/cpu2 ASAN_OPTIONS=$asan_noleaks mpirun -np 3 -x CPU_DIR "$tmp/cpu.sh" "$bin" run "$tmp/held.yaml" \
-    -o "$tmp/held.h5" --shared --group-size 2 --quiet >"$tmp/out" 2>"$tmp/err" || rc=$?
+timed cpu2 run "$tmp/held.yaml" -o "$tmp/held.h5" --shared --group-size 2 --quiet
 wait "$holder" || fail "the job holding the trial: exit code $?"
 [[ $rc == 0 ]] || fail "the job that waited: exit code $rc ($(tail -2 "$tmp/err"))"
-used=""
-for r in 0 1 2; do
-    read -r u s w <"$tmp/cpu2/rank$r"
-    cpu=$(awk -v u="$u" -v s="$s" 'BEGIN {printf "%.2f", u + s}')
-    awk -v c="$cpu" 'BEGIN {exit !(c < 1.5)}' || fail "rank $r of the waiting job used $cpu s of CPU in $w s (spinning?)"
-    used+="rank $r $cpu s, "
-done
-awk -v w="$w" 'BEGIN {exit !(w >= 2)}' || fail "the second job ran $w s: it did not wait for the first job's trial"
-pass "a shared sweep's group of 2 ranks waits $w s for a trial another job holds without spinning (${used%, } of CPU)"
+idle cpu2 "of the waiting job"
+awk -v w="$wall" 'BEGIN {exit !(w >= 2)}' || fail "the second job ran $wall s: it did not wait for the first job's trial"
+pass "a shared sweep's group of 2 ranks waits $wall s for a trial another job holds without spinning ($used of CPU)"
 
 echo "PASS: $checks checks of attnsweep run in $((SECONDS - start)) s"
