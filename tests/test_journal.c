@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -1037,6 +1038,52 @@ static void test_shared(void) {
     journal_close(j);
 }
 
+// Jobs of an array starting a shared sweep at once: whichever creates the journal, the
+// others join it. The creator held a write lock on the whole new file while it synced the
+// directory, and a job that came in meanwhile was told to add the --shared it had.
+enum { RACERS = 4, RACES = 25 };
+
+static void test_shared_start(void) {
+    int refused = 0;
+    char first[1024] = "";
+    for (int race = 0; race < RACES; race++) {
+        char path[128];
+        path_in(path, sizeof path, "race.journal");
+        remove(path);
+        int go[2], said[2];
+        CHECK(pipe(go) == 0 && pipe(said) == 0, "pipe");
+        pid_t pids[RACERS];
+        fflush(NULL);
+        for (int k = 0; k < RACERS; k++) {
+            pids[k] = fork();
+            if (pids[k] == 0) {
+                char byte, err[1024] = "";
+                close(go[1]);
+                if (read(go[0], &byte, 1) != 0) _exit(3);  // all start when the parent closes the pipe
+                Journal *j = journal_open_shared(path, err, sizeof err);
+                if (!j) {
+                    if (write(said[1], err, strnlen(err, sizeof err - 1) + 1) < 0) _exit(4);  // with its NUL
+                    _exit(1);
+                }
+                nanosleep(&(struct timespec){.tv_nsec = 20000000L}, NULL);  // the others come while it holds it
+                journal_close(j);
+                _exit(0);
+            }
+        }
+        close(go[0]);
+        close(go[1]);
+        close(said[1]);
+        for (int k = 0; k < RACERS; k++) {
+            int status = -1;
+            waitpid(pids[k], &status, 0);
+            refused += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        }
+        if (!first[0] && read(said[0], first, sizeof first - 1) < 0) first[0] = 0;
+        close(said[0]);
+    }
+    CHECK(refused == 0, "%d of %d shared jobs starting a sweep together were refused: '%s'", refused, RACERS * RACES, first);
+}
+
 // ---------------------------------------------------------------- resume
 
 typedef struct {
@@ -1432,7 +1479,7 @@ static void remove_dir(void) {
     const char *names[] = {"fifty.journal", "torn.journal", "foreign.journal", "results.h5", "results.h5.journal",
                            "flips.journal", "v2.journal", "v3.journal", "v4.journal", "v5.journal", "forged.journal",
                            "locked.journal", "shared.journal", "none.journal", "retried.h5", "retried.h5.journal",
-                           "kept.h5", "kept.h5.journal", "windows.journal", "later.h5", "later.h5.journal"};
+                           "kept.h5", "kept.h5.journal", "windows.journal", "later.h5", "later.h5.journal", "race.journal"};
     char path[128];
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         path_in(path, sizeof path, names[k]);
@@ -1459,6 +1506,7 @@ int main(void) {
     test_foreign_files();
     test_lock();
     test_shared();
+    test_shared_start();
     const double t2 = now_seconds();
     test_rebuild();
     test_kept();

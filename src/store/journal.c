@@ -520,7 +520,10 @@ static int lock_range(int fd, short type, int cmd, off_t start, off_t len) {
     return rc;
 }
 
-static int lock_fd(int fd) { return lock_range(fd, F_WRLCK, F_SETLK, 0, 0); }
+// A single job's write lock on every byte, or a shared job's read lock on SWEEP_BYTE.
+static int lock_sweep(int fd, int shared) {
+    return shared ? lock_range(fd, F_RDLCK, F_SETLK, SWEEP_BYTE, 1) : lock_range(fd, F_WRLCK, F_SETLK, 0, 0);
+}
 
 static void last_start(void *ctx, JournalRecord *rec) {
     if (rec->kind == JOURNAL_START) *(JournalRecord *)ctx = *rec;
@@ -562,13 +565,15 @@ static void holder_line(int fd, const char *path, char *err, size_t errlen) {
 enum { CREATED_ELSEWHERE = -2 };
 
 // A new journal, whole: the magic line written and synced in a temporary file that is
-// locked, then linked in as PATH. The descriptor, locked; CREATED_ELSEWHERE when PATH
-// appeared meanwhile (the caller opens that one); or -1 with errno.
-static int create_journal(const char *path) {
+// locked as the job's (lock_sweep: a shared job's lock lets the others of an array that
+// start with it join at once), then linked in as PATH. The descriptor, locked;
+// CREATED_ELSEWHERE when PATH appeared meanwhile (the caller opens that one); or -1 with
+// errno.
+static int create_journal(const char *path, int shared) {
     char tmp[4096];
     const int fd = outfile_create(path, tmp, sizeof tmp);
     if (fd < 0) return -1;
-    int rc = lock_fd(fd) == 0 && pwrite_full(fd, JOURNAL_MAGIC, JOURNAL_MAGIC_LEN, 0) == 0 && fsync(fd) == 0 &&
+    int rc = lock_sweep(fd, shared) == 0 && pwrite_full(fd, JOURNAL_MAGIC, JOURNAL_MAGIC_LEN, 0) == 0 && fsync(fd) == 0 &&
                      link(tmp, path) == 0
                  ? 0
                  : errno == EEXIST ? CREATED_ELSEWHERE : -1;
@@ -586,7 +591,7 @@ static Journal *open_journal(const char *path, int shared, char *err, size_t err
     for (int attempt = 0; fd < 0 && attempt < 3; attempt++) {
         fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0 && errno == ENOENT) {
-            fd = create_journal(path);
+            fd = create_journal(path, shared);
             if (fd == -1) die(EXIT_RUNTIME, "%s: cannot create the journal: %s", path, strerror(errno));
             created = fd >= 0;
         } else if (fd < 0) {
@@ -595,11 +600,7 @@ static Journal *open_journal(const char *path, int shared, char *err, size_t err
         }
     }
     if (fd < 0) die(EXIT_RUNTIME, "%s: cannot open the journal (it keeps disappearing)", path);
-    // A shared job's read lock on SWEEP_BYTE (the rest of a new file's write lock let go).
-    const int locked = shared ? lock_range(fd, F_RDLCK, F_SETLK, SWEEP_BYTE, 1) == 0 &&
-                                    (!created || lock_range(fd, F_UNLCK, F_SETLK, SWEEP_BYTE + 1, 0) == 0)
-                              : created || lock_fd(fd) == 0;
-    if (!locked) {
+    if (!created && lock_sweep(fd, shared) != 0) {
         if (errno != EACCES && errno != EAGAIN) die(EXIT_RUNTIME, "%s: cannot lock the journal: %s", path, strerror(errno));
         holder_line(fd, path, err, errlen);
         close(fd);
