@@ -1322,6 +1322,42 @@ static void test_catch_up(void) {
     check_with_h5py(path, ids);
 }
 
+// A stopped run (Slurm's time limit) with trials still waiting writes them for the time it
+// is given and no longer: the file it leaves holds the journal's trials before the first
+// one left, marked so, in PATH; the next resume keeps it and writes only the rest.
+static void test_stopped(void) {
+    enum { N = 30 };
+    char path[128], jpath[128], err[1024], args[512], ids[256] = "";
+    path_in(path, sizeof path, "stopped.h5");
+    path_in(jpath, sizeof jpath, "stopped.h5.journal");
+    Journal *j = open_begun(jpath);
+    for (int i = 0; i < N; i++) {
+        TrialResult t = make_trial(i, i % 3);
+        journal_append(j, &t);
+        trial_result_free(&t);
+        snprintf(ids + strlen(ids), sizeof ids - strlen(ids), "%s%d", i ? "," : "", i);
+    }
+    journal_close(j);
+    long ino = -1;
+    for (int run = 0; run < 2; run++) {
+        j = journal_open(jpath, err, sizeof err);
+        H5Store *s = j ? h5store_rebuild(path, &meta, j, NULL, NULL, err, sizeof err) : NULL;
+        if (!s) die(EXIT_RUNTIME, "test_stopped: %s", err);
+        journal_begin(j, 0);
+        const size_t waiting = h5store_waiting(s);
+        CHECK(waiting == (size_t)(run ? N - 1 : N) && (!run || inode_of(path) == ino),
+              "run %d: %zu trials wait (want %d), the file %s", run, waiting, run ? N - 1 : N,
+              run && inode_of(path) != ino ? "written anew" : "as it was");
+        h5store_mark_journal(s, journal_length(j), run ? INFINITY : 0);  // the stop: one trial, then give up
+        h5store_close(s, 1.7e9);
+        journal_close(j);
+        ino = inode_of(path);
+        snprintf(args, sizeof args, "%s %s", path, run ? ids : "0");
+        check_python(python_ids, args, "h5py");
+        CHECK(no_temporary("stopped.h5"), "run %d left a temporary file of stopped.h5", run);
+    }
+}
+
 // A run of the coordinator on kept.h5 in miniature: open the journal, resume (keep or
 // write anew), append the trials `ids` (journaled, then written), and close, marking the
 // file unless `killed`. 0, or -1 with h5store_rebuild's line in err.
@@ -1343,7 +1379,7 @@ static int kept_run(const int *ids, int n, int killed, char *err, size_t errlen)
         h5store_write_trial(s, &t);
         trial_result_free(&t);
     }
-    if (!killed) h5store_mark_journal(s, journal_length(j));
+    if (!killed) h5store_mark_journal(s, journal_length(j), INFINITY);
     h5store_close(s, 1.7e9);
     journal_close(j);
     return 0;
@@ -1479,7 +1515,7 @@ static void remove_dir(void) {
     const char *names[] = {"fifty.journal", "torn.journal", "foreign.journal", "results.h5", "results.h5.journal",
                            "flips.journal", "v2.journal", "v3.journal", "v4.journal", "v5.journal", "forged.journal",
                            "locked.journal", "shared.journal", "none.journal", "retried.h5", "retried.h5.journal",
-                           "kept.h5", "kept.h5.journal", "windows.journal", "later.h5", "later.h5.journal", "race.journal"};
+                           "kept.h5", "kept.h5.journal", "windows.journal", "later.h5", "later.h5.journal", "race.journal", "stopped.h5", "stopped.h5.journal"};
     char path[128];
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         path_in(path, sizeof path, names[k]);
@@ -1511,6 +1547,7 @@ int main(void) {
     test_rebuild();
     test_kept();
     test_catch_up();
+    test_stopped();
     test_retried();
     printf("test_journal: packing %.2f s, journal %.2f s, rebuild %.2f s\n", t1 - t0, t2 - t1, now_seconds() - t2);
     remove_dir();

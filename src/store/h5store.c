@@ -690,8 +690,12 @@ static H5Store *reopen(const char *path, const StoreMeta *meta, const Journal *j
     return s;
 }
 
-void h5store_mark_journal(H5Store *s, long journal_end) {
-    h5store_catch_up(s, INFINITY);
+void h5store_mark_journal(H5Store *s, long journal_end, double seconds) {
+    if (h5store_catch_up(s, seconds) > 0) {  // the file holds the journal's trials before the first still waiting
+        journal_end = s->waiting[s->next_waiting];
+        s->n_waiting = s->next_waiting = 0;
+        h5store_publish(s);
+    }
     write_attr(s, s->file, "journal_end", H5T_NATIVE_LONG, &journal_end);
 }
 

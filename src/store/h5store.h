@@ -118,7 +118,11 @@ size_t h5store_waiting(const H5Store *s);
 void h5store_publish(H5Store *s);
 // Mark the file as holding every trial its journal records before journal_end (the
 // journal's length), before h5store_close: a resume then keeps it (h5store_rebuild).
-void h5store_mark_journal(H5Store *s, long journal_end);
+// Trials still waiting (h5store_catch_up) are written for about `seconds` at most
+// (INFINITY: all); those left then are the resume's to write: the file is marked up to
+// the first of them and renamed over PATH as it is (a stopped run ends in time, and the
+// trials it wrote are kept).
+void h5store_mark_journal(H5Store *s, long journal_end, double seconds);
 // Write end_time and close.
 void h5store_close(H5Store *s, double end_time);
 

@@ -44,6 +44,9 @@ enum { SYNC_SECONDS = 1, LEASE_RENEWALS = 4 };
 // A resume that writes the results file anew does it between polls, this long at a time
 // (about 20 trials), so that its workers start at once and wait at most this for an answer.
 #define CATCH_UP_SECONDS 0.02
+// A stop (a signal: Slurm's time limit) leaves those still unwritten after this long to the
+// next resume, so that it ends in time (docs/run.md).
+#define STOP_CATCH_UP_SECONDS 2.0
 
 typedef struct {
     const SweepSpec *spec;
@@ -719,7 +722,10 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     MPI_Waitall(sc->n_groups, co.sending, MPI_STATUSES_IGNORE);
     if (journal_shared(co.journal)) leave_shared(&co);
     if (co.store) {
-        h5store_mark_journal(co.store, journal_length(co.journal));  // it holds every trial journaled: a resume keeps it
+        // It holds every trial journaled, a stopped run's up to STOP_CATCH_UP_SECONDS of
+        // writing: a resume keeps it and writes the rest.
+        h5store_mark_journal(co.store, journal_length(co.journal),
+                             co.stopping && co.n_done < spec->trials ? STOP_CATCH_UP_SECONDS : INFINITY);
         h5store_close(co.store, unix_seconds());
     }
     journal_close(co.journal);  // with the locks: a shared job's last look and its file's close are one step
