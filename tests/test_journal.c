@@ -377,7 +377,7 @@ static void test_unpack_damaged(void) {
 typedef struct {
     TrialResult *r;
     int n, cap;
-    int handouts, releases, starts;
+    int handouts, releases, starts, others;
     long last_start_pid;
 } Collected;
 
@@ -386,6 +386,8 @@ static void collect(void *ctx, JournalRecord *rec) {
     if (rec->kind == JOURNAL_HANDOUT) c->handouts++;
     if (rec->kind == JOURNAL_RELEASE) c->releases++;
     if (rec->kind == JOURNAL_START) c->starts++, c->last_start_pid = rec->pid;
+    c->others += rec->kind != JOURNAL_TRIAL && rec->kind != JOURNAL_HANDOUT && rec->kind != JOURNAL_RELEASE &&
+                 rec->kind != JOURNAL_START;
     if (rec->kind != JOURNAL_TRIAL) return;
     if (c->n == c->cap) {
         c->cap = c->cap ? 2 * c->cap : 16;
@@ -912,6 +914,95 @@ static void test_foreign_files(void) {
         bytes_free(&after);
     }
     collected_free(&c);
+}
+
+// Snapshots: journal_last_snapshot finds the last intact one from the end (its trials and
+// state as written, state bytes holding the record magic and escape bytes), wherever a
+// chunk's edge cuts it, and the one before when the last is damaged; journal_replay_from
+// its end visits the records after it alone; a replay skips them.
+static void put_handout(Journal *j, int id, size_t len) {  // a record of 40 + len bytes
+    char *config = xmalloc(len + 1);
+    memset(config, 'c', len);
+    config[len] = 0;
+    journal_handout(j, id, 1, config);
+    free(config);
+}
+
+static void test_snapshots(void) {
+    char path[128], err[1024];
+    path_in(path, sizeof path, "snap.journal");
+    Journal *j = open_begun(path);
+    JournalSnapshot snap;
+    CHECK(journal_last_snapshot(j, &snap, err, sizeof err) == 0 && !err[0], "a journal without one: '%s'", err);
+    JournalStanding standing[6];
+    for (int i = 0; i < 6; i++) {
+        TrialResult t = make_trial(i, i % 3);
+        standing[i] = (JournalStanding){i, journal_append(j, &t)};
+        trial_result_free(&t);
+        if (i == 4) {
+            static unsigned char first[200000];  // the magic and escape bytes, and more than a chunk
+            for (size_t k = 0; k < sizeof first; k++) first[k] = k % 7 == 0 ? 'J' : k % 11 == 0 ? 'R' : (unsigned char)k;
+            memcpy(first + 100, "JRN6", 4);
+            journal_snapshot(j, standing, 5, first, sizeof first);
+        }
+    }
+    static const unsigned char second[] = "the second";
+    const long second_at = journal_length(j);
+    journal_snapshot(j, standing, 6, second, sizeof second);
+    for (int i = 6; i < 8; i++) {
+        TrialResult t = make_trial(i, 1);
+        journal_append(j, &t);
+        trial_result_free(&t);
+    }
+    const long after = journal_length(j);
+    // The second's start at these distances from the end (a hand-out after the trials):
+    // in the last chunk searched, its header across the second chunk's end, further back.
+    const long distances[] = {after - second_at, 65536 + 2, 65536 + 10, 65536 + 19, 3 * 65536 + 7};
+    for (size_t d = 0; d < sizeof distances / sizeof *distances; d++) {
+        for (int shorter = 0; shorter < 4; shorter++) {  // a byte of the hand-out's time may be escaped
+            journal_close(j);
+            if (truncate(path, after) != 0) die(EXIT_RUNTIME, "truncate: %s", strerror(errno));
+            j = journal_open(path, err, sizeof err);
+            Collected c = {0};
+            if (j) journal_replay(j, collect, &c, err, sizeof err);
+            collected_free(&c);
+            if (!d || file_size(path) - second_at == distances[d]) break;
+            put_handout(j, 9, (size_t)(distances[d] - (after - second_at) - 40 - shorter));
+            if (file_size(path) - second_at == distances[d]) break;
+        }
+        CHECK(file_size(path) - second_at == distances[d], "the snapshot at %ld from the end, want %ld",
+              file_size(path) - second_at, distances[d]);
+        const int found = journal_last_snapshot(j, &snap, err, sizeof err);
+        int same = found == 1 && snap.n_trials == 6;
+        for (int i = 0; same && i < 6; i++) same = snap.trials[i].id == i && snap.trials[i].offset == standing[i].offset;
+        CHECK(same && snap.at == second_at && snap.state_len == sizeof second && !memcmp(snap.state, second, sizeof second),
+              "%ld from the end: found %d at %ld (want %ld), %zu trials, '%s'", distances[d], found, snap.at, second_at,
+              snap.n_trials, err);
+        Collected c = {0};
+        const long n = journal_replay_from(j, snap.end, collect, &c, err, sizeof err);
+        CHECK(n == 2 + (d > 0) && c.n == 2 && c.r[0].id == 6 && c.r[1].id == 7 && c.handouts == (d > 0) && !err[0],
+              "after the snapshot: %ld records, %d trials, '%s'", n, c.n, err);
+        collected_free(&c);
+        journal_snapshot_free(&snap);
+    }
+    Collected c = {0};
+    const long n = journal_replay(j, collect, &c, err, sizeof err);
+    CHECK(n == 10 && c.n == 8 && c.starts == 1 && !c.others && !err[0], "a whole replay: %ld records, %d trials, %d others, '%s'",
+          n, c.n, c.others, err);
+    collected_free(&c);
+    journal_close(j);
+    // The second damaged: the first is the last intact one.
+    Bytes whole = read_whole(path);
+    whole.data[second_at + 25] ^= 1;
+    write_bytes(path, whole.data, whole.len);
+    bytes_free(&whole);
+    j = journal_open(path, err, sizeof err);
+    const int found = journal_last_snapshot(j, &snap, err, sizeof err);
+    CHECK(found == 1 && snap.n_trials == 5 && snap.state_len == 200000 && !memcmp(snap.state + 100, "JRN6", 4) &&
+              snap.trials[4].offset == standing[4].offset,
+          "the second damaged: found %d with %zu trials, '%s'", found, snap.n_trials, err);
+    journal_snapshot_free(&snap);
+    journal_close(j);
 }
 
 // One writer: while a process holds the journal, another gets NULL and one line naming
@@ -1515,7 +1606,7 @@ static void remove_dir(void) {
     const char *names[] = {"fifty.journal", "torn.journal", "foreign.journal", "results.h5", "results.h5.journal",
                            "flips.journal", "v2.journal", "v3.journal", "v4.journal", "v5.journal", "forged.journal",
                            "locked.journal", "shared.journal", "none.journal", "retried.h5", "retried.h5.journal",
-                           "kept.h5", "kept.h5.journal", "windows.journal", "later.h5", "later.h5.journal", "race.journal", "stopped.h5", "stopped.h5.journal"};
+                           "kept.h5", "kept.h5.journal", "windows.journal", "later.h5", "later.h5.journal", "race.journal", "stopped.h5", "stopped.h5.journal", "snap.journal"};
     char path[128];
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         path_in(path, sizeof path, names[k]);
@@ -1543,6 +1634,7 @@ int main(void) {
     test_lock();
     test_shared();
     test_shared_start();
+    test_snapshots();
     const double t2 = now_seconds();
     test_rebuild();
     test_kept();

@@ -1,5 +1,5 @@
 // journal.c: the locked, append-only, fsync'ed journal of a sweep (journal.h).
-#define _GNU_SOURCE  // pread, pwrite, fsync, ftruncate, gethostname, localtime_r, memmem
+#define _GNU_SOURCE  // pread, pwrite, fsync, ftruncate, gethostname, localtime_r, memmem, memrchr
 #define _FILE_OFFSET_BITS 64
 #include "store/journal.h"
 
@@ -170,11 +170,13 @@ static int frame_at(Scan *s, off_t off, Frame *f) {
     return 1;
 }
 
+// The record magic as a header holds it.
+static const unsigned char m4[4] = {RECORD_MAGIC & 0xff, (RECORD_MAGIC >> 8) & 0xff, (RECORD_MAGIC >> 16) & 0xff,
+                                    (unsigned)RECORD_MAGIC >> 24};
+
 // The first intact record at or after off (1), none before the end (0), or -1 (I/O error).
 // Candidates are the places a record magic appears, each checked whole.
 static int next_frame(Scan *s, off_t off, Frame *f) {
-    static const unsigned char m4[4] = {RECORD_MAGIC & 0xff, (RECORD_MAGIC >> 8) & 0xff, (RECORD_MAGIC >> 16) & 0xff,
-                                        (unsigned)RECORD_MAGIC >> 24};  // as the header holds it
     while (off < s->size) {
         size_t got;
         const unsigned char *buf = scan_bytes(s, off, SCAN_CHUNK, &got);
@@ -361,13 +363,14 @@ static int by_place(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
-// Where the trial records start that do not stand for their trial (journal.h: a trial is
-// its first record that did not fail, else its last), ascending; their count in *n.
-static long *superseded_records(Scan *s, size_t *n) {
+// Where the trial records from `from` on start that do not stand for their trial
+// (journal.h: a trial is its first record that did not fail, else its last), ascending;
+// their count in *n.
+static long *superseded_records(Scan *s, off_t from, size_t *n) {
     Attempts all = {0};
     Damage ignored = {0};
     long end;
-    each_frame(s, (off_t)JOURNAL_MAGIC_LEN, add_attempt, &all, &ignored, &end);  // an I/O error: the replay's own pass says it
+    each_frame(s, from, add_attempt, &all, &ignored, &end);  // an I/O error: the replay's own pass says it
     if (all.n) qsort(all.a, all.n, sizeof *all.a, by_id_then_place);
     long *out = xmalloc((all.n ? all.n : 1) * sizeof *out);
     *n = 0;
@@ -396,6 +399,7 @@ typedef struct {
 
 static void replay_record(void *arg, const Frame *f, const Bytes *body) {
     Replay *rp = arg;
+    if (f->kind == JOURNAL_SNAPSHOT) return;  // read by journal_last_snapshot alone
     JournalRecord rec = {.kind = f->kind, .offset = (long)f->at};
     char why[384];
     int ok;
@@ -416,11 +420,12 @@ static void replay_record(void *arg, const Frame *f, const Bytes *body) {
     free((char *)rec.config);
 }
 
-// Every intact record from the magic line on; trials decoded only when `trials` is set
-// (otherwise they are not visited), after a first look that finds the records superseded.
-// *end: the end of the last intact record; *fix_magic: the magic line is damaged.
-static long replay_fd(int fd, const char *path, int trials, JournalVisit fn, void *ctx, long *end, int *fix_magic,
-                      char *err, size_t errlen) {
+// Every intact record from `from` on (the magic line's end, or a snapshot's); trials
+// decoded only when `trials` is set (otherwise they are not visited), after a first look
+// that finds the records superseded. *end: the end of the last intact record;
+// *fix_magic: the magic line is damaged.
+static long replay_fd(int fd, const char *path, off_t from, int trials, JournalVisit fn, void *ctx, long *end,
+                      int *fix_magic, char *err, size_t errlen) {
     err[0] = 0;
     struct stat st;
     if (fstat(fd, &st) != 0) {
@@ -434,9 +439,9 @@ static long replay_fd(int fd, const char *path, int trials, JournalVisit fn, voi
         return -1;
     }
     Replay rp = {.trials = trials, .fn = fn, .ctx = ctx};
-    long *superseded = trials ? superseded_records(&s, &rp.n_superseded) : NULL;
+    long *superseded = trials ? superseded_records(&s, from, &rp.n_superseded) : NULL;
     rp.superseded = superseded;
-    const int rc = each_frame(&s, (off_t)JOURNAL_MAGIC_LEN, replay_record, &rp, &rp.d, end), e = errno;
+    const int rc = each_frame(&s, from, replay_record, &rp, &rp.d, end), e = errno;
     free(superseded);
     scan_free(&s);
     if (rc != 0) {
@@ -449,7 +454,11 @@ static long replay_fd(int fd, const char *path, int trials, JournalVisit fn, voi
 }
 
 long journal_replay(Journal *j, JournalVisit fn, void *ctx, char *err, size_t errlen) {
-    return replay_fd(j->fd, j->path, 1, fn, ctx, &j->end, &j->fix_magic, err, errlen);
+    return journal_replay_from(j, (long)JOURNAL_MAGIC_LEN, fn, ctx, err, errlen);
+}
+
+long journal_replay_from(Journal *j, long from, JournalVisit fn, void *ctx, char *err, size_t errlen) {
+    return replay_fd(j->fd, j->path, (off_t)from, 1, fn, ctx, &j->end, &j->fix_magic, err, errlen);
 }
 
 long journal_replay_path(const char *path, JournalVisit fn, void *ctx, char *err, size_t errlen) {
@@ -462,7 +471,7 @@ long journal_replay_path(const char *path, JournalVisit fn, void *ctx, char *err
     }
     long end;
     int bad_magic;
-    const long n = replay_fd(fd, path, 1, fn, ctx, &end, &bad_magic, err, errlen);
+    const long n = replay_fd(fd, path, (off_t)JOURNAL_MAGIC_LEN, 1, fn, ctx, &end, &bad_magic, err, errlen);
     close(fd);
     return n;
 }
@@ -501,6 +510,73 @@ void journal_reader_free(JournalReader *rd) {
     if (!rd) return;
     scan_free(&rd->s);
     free(rd);
+}
+
+// ---------------------------------------------------------------- snapshots
+
+// The last intact record of `kind`, searched from the end back a chunk at a time (1 with
+// *f, its body in s->body), 0 when there is none, -1 on an I/O error. No body holds the
+// record magic (escape_body): every one found starts a record, or is damage.
+static int last_frame_of(Scan *s, JournalKind kind, Frame *f) {
+    unsigned char *buf = xmalloc(SCAN_CHUNK + RECORD_HEADER);
+    int found = 0;
+    for (off_t hi = s->size; hi > (off_t)JOURNAL_MAGIC_LEN && !found;) {  // records starting in [lo, hi)
+        const off_t lo = hi - (off_t)JOURNAL_MAGIC_LEN > SCAN_CHUNK ? hi - SCAN_CHUNK : (off_t)JOURNAL_MAGIC_LEN;
+        const ssize_t got = pread_full(s->fd, buf, (size_t)(hi - lo) + RECORD_HEADER, lo);
+        if (got < 0) {
+            found = -1;
+            break;
+        }
+        for (size_t len = (size_t)(hi - lo); len > 0 && !found;) {
+            const unsigned char *m = memrchr(buf, m4[0], len);
+            if (!m) break;
+            const size_t p = (size_t)(m - buf);
+            len = p;
+            if (p + RECORD_HEADER <= (size_t)got && !memcmp(m, m4, 4) && load_le(m + 4, 4) == (uint64_t)kind)
+                found = frame_at(s, lo + (off_t)p, f);
+        }
+        hi = lo;
+    }
+    free(buf);
+    return found;
+}
+
+int journal_last_snapshot(Journal *j, JournalSnapshot *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    err[0] = 0;
+    struct stat st;
+    Scan s = {.fd = j->fd};
+    Frame f;
+    const int found = fstat(j->fd, &st) == 0 ? (s.size = st.st_size, last_frame_of(&s, JOURNAL_SNAPSHOT, &f)) : -1;
+    if (found < 0) snprintf(err, errlen, "%s: %s", j->path, strerror(errno));
+    if (found <= 0) {
+        scan_free(&s);
+        return found;
+    }
+    char why[256];
+    ByteReader rd = byte_reader(s.body.data, s.body.len, "snapshot", why, sizeof why);
+    const size_t n = br_u32(&rd);
+    const unsigned char *t = br_take_array(&rd, n, 12);
+    if (t) {
+        out->trials = xmalloc((n ? n : 1) * sizeof *out->trials);
+        for (size_t i = 0; i < n; i++)
+            out->trials[i] = (JournalStanding){(int)(int32_t)load_le(t + 12 * i, 4), (long)load_le(t + 12 * i + 4, 8)};
+        out->n_trials = n;
+        out->state_len = rd.left;
+        out->state = xmalloc(rd.left ? rd.left : 1);
+        if (rd.left) memcpy(out->state, rd.p, rd.left);
+        out->at = (long)f.at;
+        out->end = (long)f.end;
+    }
+    scan_free(&s);
+    if (!t) snprintf(err, errlen, "%s: the snapshot at byte %ld does not decode (%s)", j->path, (long)f.at, why);
+    return t ? 1 : 0;
+}
+
+void journal_snapshot_free(JournalSnapshot *snap) {
+    free(snap->trials);
+    free(snap->state);
+    memset(snap, 0, sizeof *snap);
 }
 
 // ---------------------------------------------------------------- the lock
@@ -543,7 +619,7 @@ static void holder_line(int fd, const char *path, char *err, size_t errlen) {
         long end;
         int bad;
         char why[512];
-        replay_fd(fd, path, 0, last_start, &start, &end, &bad, why, sizeof why);
+        replay_fd(fd, path, (off_t)JOURNAL_MAGIC_LEN, 0, last_start, &start, &end, &bad, why, sizeof why);
         const int same = start.kind == JOURNAL_START && (fl.l_pid <= 0 || strcmp(start.host, host) || start.pid == fl.l_pid);
         if (same) break;
         nanosleep(&(struct timespec){.tv_nsec = 100000000L}, NULL);
@@ -761,6 +837,17 @@ void journal_lease(Journal *j, double seconds, unsigned yaml_crc) {
     bytes_put_f64(&b, seconds);
     bytes_put_u32(&b, yaml_crc);
     append_record(j, JOURNAL_LEASE, b.data, b.len, 0, -1);
+    bytes_free(&b);
+}
+
+// A snapshot's body: u32 n, n × (i32 trial id, i64 offset of its standing record), then the caller's
+// state bytes.
+void journal_snapshot(Journal *j, const JournalStanding *trials, size_t n, const unsigned char *state, size_t len) {
+    Bytes b = {0};
+    bytes_put_u32(&b, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) bytes_put_i32(&b, trials[i].id), bytes_put_i64(&b, trials[i].offset);
+    if (len) memcpy(bytes_extend(&b, len), state, len);
+    append_record(j, JOURNAL_SNAPSHOT, b.data, b.len, 1, -1);
     bytes_free(&b);
 }
 

@@ -32,6 +32,10 @@
 //   5 lease    i64 job, f64 Unix time, f64 seconds, u32 crc32 of the sweep's YAML: a job
 //              sharing the sweep is alive, and its hand-outs are its own until time +
 //              seconds (0 seconds: it ended)
+//   6 snapshot u32 n, n × (i32 trial id, i64 offset of the record that stands for it), in
+//              journal order, then the coordinator's state (sweep/snapshot.h): what the
+//              records before it amount to, so that a resume replays only the ones after
+//              (journal_last_snapshot). Replays skip it.
 // A job sharing the sweep (run --shared, journal_open_shared) is named by the offset of
 // its start record; its hand-outs carry it (i64 job after the configuration).
 // A trial is recorded once, but for a failed trial run again (attnsweep run --resume
@@ -60,7 +64,14 @@
 
 typedef struct Journal Journal;
 
-typedef enum { JOURNAL_TRIAL = 1, JOURNAL_START, JOURNAL_HANDOUT, JOURNAL_RELEASE, JOURNAL_LEASE } JournalKind;
+typedef enum {
+    JOURNAL_TRIAL = 1,
+    JOURNAL_START,
+    JOURNAL_HANDOUT,
+    JOURNAL_RELEASE,
+    JOURNAL_LEASE,
+    JOURNAL_SNAPSHOT
+} JournalKind;
 
 // One intact record, as journal_replay gives it.
 typedef struct {
@@ -150,6 +161,30 @@ long journal_job(const Journal *j);
 // This job is alive, and its hand-outs are its own for `seconds` from now (0: it ended).
 // Under the lock, without fsync.
 void journal_lease(Journal *j, double seconds, unsigned yaml_crc);
+
+// journal_replay of the records from offset `from` on (a snapshot's end): the trial
+// records superseded are found among them alone, and *j's end is the end of the last.
+long journal_replay_from(Journal *j, long from, JournalVisit fn, void *ctx, char *err, size_t errlen);
+
+// ---- snapshots: a resume replays only the records after the last one
+typedef struct {
+    int id;
+    long offset;  // where the record that stands for the trial starts
+} JournalStanding;
+typedef struct {
+    long at, end;              // where the snapshot record starts and ends
+    JournalStanding *trials;   // the trials recorded before it, in journal order
+    size_t n_trials;
+    unsigned char *state;      // the caller's bytes
+    size_t state_len;
+} JournalSnapshot;
+// Append a snapshot record and fsync it (in a group commit: at journal_group_end).
+void journal_snapshot(Journal *j, const JournalStanding *trials, size_t n, const unsigned char *state, size_t len);
+// The journal's last intact snapshot record, found from the end backwards (reading only
+// what follows it): 1 with *out set, 0 when there is none (err then holds a warning line
+// if one is intact but does not decode), -1 with one line in err on an I/O error.
+int journal_last_snapshot(Journal *j, JournalSnapshot *out, char *err, size_t errlen);
+void journal_snapshot_free(JournalSnapshot *snap);
 
 // Read a journal without locking it (tests, tools): journal_replay of PATH. A missing file
 // is 0 records.
