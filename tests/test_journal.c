@@ -1217,7 +1217,7 @@ static int seen_trial(void *ctx, const JournalRecord *rec, char *err, size_t err
 static H5Store *rebuild(const char *journal_path, RebuildSeen seen, void *ctx, char *err, size_t errlen) {
     Journal *j = journal_open(journal_path, err, errlen);
     if (!j) die(EXIT_RUNTIME, "%s", err);
-    H5Store *s = h5store_rebuild(results, &meta, j, seen, ctx, err, errlen);
+    H5Store *s = h5store_rebuild(results, &meta, j, NULL, seen, ctx, err, errlen);
     if (s) {
         h5store_catch_up(s, INFINITY);  // every trial in before the journal closes, as a sweep's last step does
         journal_begin(j, 0);
@@ -1371,7 +1371,7 @@ static void test_catch_up(void) {
         char err[1024];
         outfile_remove_stale(path);  // the killed run's temporary file, as the coordinator removes it
         j = journal_open(jpath, err, sizeof err);
-        H5Store *s = j ? h5store_rebuild(path, &m, j, NULL, NULL, err, sizeof err) : NULL;
+        H5Store *s = j ? h5store_rebuild(path, &m, j, NULL, NULL, NULL, err, sizeof err) : NULL;
         if (!s) die(EXIT_RUNTIME, "test_catch_up: %s", err);
         journal_begin(j, 0);
         if (killed) {
@@ -1432,7 +1432,7 @@ static void test_stopped(void) {
     long ino = -1;
     for (int run = 0; run < 2; run++) {
         j = journal_open(jpath, err, sizeof err);
-        H5Store *s = j ? h5store_rebuild(path, &meta, j, NULL, NULL, err, sizeof err) : NULL;
+        H5Store *s = j ? h5store_rebuild(path, &meta, j, NULL, NULL, NULL, err, sizeof err) : NULL;
         if (!s) die(EXIT_RUNTIME, "test_stopped: %s", err);
         journal_begin(j, 0);
         const size_t waiting = h5store_waiting(s);
@@ -1458,7 +1458,7 @@ static int kept_run(const int *ids, int n, int killed, char *err, size_t errlen)
     path_in(jpath, sizeof jpath, "kept.h5.journal");
     Journal *j = journal_open(jpath, err, errlen);
     if (!j) die(EXIT_RUNTIME, "%s", err);
-    H5Store *s = h5store_rebuild(path, &meta, j, NULL, NULL, err, errlen);
+    H5Store *s = h5store_rebuild(path, &meta, j, NULL, NULL, NULL, err, errlen);
     if (!s) {
         journal_close(j);
         return -1;

@@ -40,8 +40,8 @@ static void forward_stop(int sig) {
 
 // mpirun's command line for the ranks: this executable's `run` with o's settings.
 typedef struct {
-    char *argv[24];
-    char np[16], group[16], gpus[16], lease[32];  // the numbers argv points to
+    char *argv[26];
+    char np[16], group[16], gpus[16], lease[32], snapshot[32];  // the numbers argv points to
     char *exe;                         // self_exe(), freed by the caller
 } LaunchLine;
 
@@ -58,6 +58,7 @@ static void launch_line(LaunchLine *l, const RunOptions *o, int workers) {
     snprintf(l->group, sizeof l->group, "%d", o->group_size);
     snprintf(l->gpus, sizeof l->gpus, "%d", o->gpus_per_group);
     snprintf(l->lease, sizeof l->lease, "%.17g", o->lease);
+    snprintf(l->snapshot, sizeof l->snapshot, "%.17g", o->snapshot_every);
     l->exe = self_exe();
     l->argv[n++] = l->np;
     l->argv[n++] = l->exe;
@@ -67,10 +68,11 @@ static void launch_line(LaunchLine *l, const RunOptions *o, int workers) {
     if (o->resume) l->argv[n++] = "--resume";
     if (o->retry_failed) l->argv[n++] = "--retry-failed";
     if (o->shared) l->argv[n++] = "--shared", l->argv[n++] = "--lease", l->argv[n++] = l->lease;
+    l->argv[n++] = "--snapshot-every", l->argv[n++] = l->snapshot;
     l->argv[n++] = "--group-size", l->argv[n++] = l->group;
     if (o->gpus_per_group >= 0) l->argv[n++] = "--gpus-per-group", l->argv[n++] = l->gpus;
     if (o->quiet) l->argv[n++] = "--quiet";
-    l->argv[n] = NULL;  // at most 6 + 17 of the 24
+    l->argv[n] = NULL;  // at most 6 + 19 of the 26
 }
 
 // In the child, between fork and exec (async-signal-safe calls only): mpirun in a process
@@ -152,7 +154,7 @@ static int run_local(const RunOptions *o, int workers) {
 }
 
 int cmd_run(int argc, char **argv) {
-    RunOptions o = {.group_size = 1, .gpus_per_group = -1, .lease = 60};
+    RunOptions o = {.group_size = 1, .gpus_per_group = -1, .lease = 60, .snapshot_every = 60};
     int workers = 0;
     const Option options[] = {
         OPT_INT("--workers", &workers, 1, MAX_LOCAL_WORKERS, "N",
@@ -166,6 +168,8 @@ int cmd_run(int argc, char **argv) {
                  "share the sweep with other jobs running it (a Slurm array, or\na job added later): start it, or join it"),
         OPT_NUMBER("--lease", &o.lease, 1, 86400, "SECONDS",
                    "with --shared: a job's trials go back to the others this long\nafter it was last seen alive (default 60)"),
+        OPT_NUMBER("--snapshot-every", &o.snapshot_every, 0, 86400, "SECONDS",
+                   "a snapshot of what the journal holds, written into it this often\nwhile trials finish and at the end, so that a resume reads only\nwhat follows the last (0: at the end only; default 60)"),
         OPT_INT("--group-size", &o.group_size, 1, SWEEP_MAX_GROUP_SIZE, "G", "ranks per worker group"),
         OPT_INT("--gpus-per-group", &o.gpus_per_group, 0, 1024, "K",
                 "a program's sweep: GPUs per worker group (CUDA_VISIBLE_DEVICES),\nover the YAML's resources.gpus"),
@@ -175,7 +179,8 @@ int cmd_run(int argc, char **argv) {
     const Command cmd = {"run",
                          "attnsweep run SWEEP.yaml --workers N [options]\n"
                          "       mpirun -np N attnsweep run SWEEP.yaml [-o results/NAME.h5] [--resume [--retry-failed]]\n"
-                         "                  [--shared [--lease SECONDS]] [--group-size G] [--gpus-per-group K] [--quiet]",
+                         "                  [--shared [--lease SECONDS]] [--snapshot-every SECONDS] [--group-size G]\n"
+                         "                  [--gpus-per-group K] [--quiet]",
                          "Rank 0 coordinates; the other N-1 ranks form worker groups of G (default 1) that\n"
                          "train trials as they become free (G > 1: data-parallel within a group).\n",
                          options,

@@ -70,6 +70,7 @@ struct Sampler {
     const ParamSpec *seed;
     gsl_rng *rng;                // re-seeded for every configuration
     double *gene;                // scratch
+    double *report;              // scratch: sampler_report_take's numbers
     // grid axes: P combinations, each a gene vector of n (the axes' indices)
     int P;
     unsigned char *is_axis;
@@ -286,6 +287,7 @@ Sampler *sampler_create(const SweepSpec *s) {
     sm->rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!sm->rng) die(EXIT_RUNTIME, "out of memory for a random number generator");
     sm->gene = xcalloc((size_t)sm->n + 1, sizeof(double));
+    sm->report = xcalloc((size_t)sm->n + SPACE_MAX_OBJECTIVES, sizeof(double));
     sm->P = 1;
     if (s->grid_points > 1) {
         sm->is_axis = xcalloc((size_t)sm->n + 1, 1);
@@ -342,6 +344,7 @@ void sampler_free(Sampler *sm) {
     if (!sm) return;
     gsl_rng_free(sm->rng);
     free(sm->gene);
+    free(sm->report);
     free(sm->is_axis);
     free(sm->axis_gene);
     free(sm->is_source);
@@ -392,31 +395,39 @@ int sampler_config(Sampler *sm, int id, TrialConfig *out) {
     return 0;
 }
 
-// The sample of trial r (an adaptive sampler's), with its genes taken from r's
-// configuration when it has none yet (a trial from before a resume).
-static long sample_of(Sampler *sm, const TrialResult *r) {
+// The sample of trial `id` (an adaptive sampler's), with these genes when it has none yet
+// (a trial from before a resume: its configuration's).
+static long sample_of(Sampler *sm, int id, const double *genes) {
     const SweepSpec *s = sm->s;
-    check_id(sm, r->id);
-    const long i = r->id / s->repeats / sm->P;
+    check_id(sm, id);
+    const long i = id / s->repeats / sm->P;
     if (!sm->genes[i]) {
         sm->genes[i] = xmalloc((size_t)sm->n * sizeof(double) + 1);
-        for (int j = 0; j < sm->n; j++) sm->genes[i][j] = space_gene_of(&s->params[j], &r->config);
+        memcpy(sm->genes[i], genes, (size_t)sm->n * sizeof(double));
     }
     return i;
 }
 
-void sampler_report(Sampler *sm, const TrialResult *r) {
+int sampler_report_size(const Sampler *sm) { return space_adaptive(sm->s) ? sm->n + sm->m : 0; }
+
+void sampler_report_take(const Sampler *sm, const TrialResult *r, double *out) {
+    if (!space_adaptive(sm->s)) return;
+    for (int j = 0; j < sm->n; j++) out[j] = space_gene_of(&sm->s->params[j], &r->config);
+    for (int k = 0; k < sm->m; k++) out[sm->n + k] = metric_value(r, sm->objective[k]);
+}
+
+void sampler_report_numbers(Sampler *sm, int id, TrialStatus status, const double *in) {
     const SweepSpec *s = sm->s;
     if (!space_adaptive(s)) return;
-    const long i = sample_of(sm, r);
+    const long i = sample_of(sm, id, in);
     const int trials = s->repeats * sm->P;  // of the sample
     if (sm->reported[i] == trials) return;  // reported twice
-    const int failed = r->status == TRIAL_FAILED;
+    const int failed = status == TRIAL_FAILED;
     for (int k = 0; k < sm->m; k++) {  // larger is better; a failed trial is the worst
-        const double v = metric_value(r, sm->objective[k]) * (sm->maximize[k] ? 1.0 : -1.0);
+        const double v = in[sm->n + k] * (sm->maximize[k] ? 1.0 : -1.0);
         sm->sum[i * sm->m + k] += !failed && isfinite(v) ? v : -HUGE_VAL;
     }
-    sm->pruned[i] += r->status == TRIAL_PRUNED;
+    sm->pruned[i] += status == TRIAL_PRUNED;
     if (++sm->reported[i] < trials) return;
     double mean[SPACE_MAX_OBJECTIVES];
     for (int k = 0; k < sm->m; k++) mean[k] = sm->sum[i * sm->m + k] / trials;
@@ -434,9 +445,15 @@ void sampler_report(Sampler *sm, const TrialResult *r) {
     }
 }
 
+void sampler_report(Sampler *sm, const TrialResult *r) {
+    sampler_report_take(sm, r, sm->report);
+    sampler_report_numbers(sm, r->id, r->status, sm->report);
+}
+
 void sampler_retry(Sampler *sm, const TrialResult *r) {
     if (!space_adaptive(sm->s)) return;
-    const long i = sample_of(sm, r);
+    sampler_report_take(sm, r, sm->report);
+    const long i = sample_of(sm, r->id, sm->report);
     if (sm->tpe) tpe_pending(sm->tpe, i, sm->genes[i]);  // running again: the constant liar counts it
 }
 

@@ -273,6 +273,13 @@ int sampler_config(Sampler *sm, int id, TrialConfig *out);
 // with the YAML's goals; a failed trial is the worst (evolution) or ignored (TPE), a
 // pruned one ranks after the completed ones (TPE). Other samplers ignore it.
 void sampler_report(Sampler *sm, const TrialResult *r);
+// sampler_report in two steps, for a resume from a snapshot (sweep/snapshot.h): what it
+// takes from a trial as sampler_report_size numbers (its genes, from its configuration,
+// then its objective values; none for the samplers that do not learn), and the report of
+// trial id with them.
+int sampler_report_size(const Sampler *sm);
+void sampler_report_take(const Sampler *sm, const TrialResult *r, double *out);
+void sampler_report_numbers(Sampler *sm, int id, TrialStatus status, const double *in);
 // A failed trial from before a resume that runs again (run --retry-failed) instead of
 // being reported: sampler_config gives it the configuration it failed with, and its
 // result is reported when it comes.

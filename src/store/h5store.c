@@ -608,18 +608,18 @@ typedef struct {
 static const char KEPT_ADVICE[] =
     " (a damaged journal?): move the results file aside and run --resume again, which writes it anew from the journal";
 
-// A standing trial record into the file: written, unless a kept file has it already.
-static void rebuild_trial(Rebuild *rb, const JournalRecord *rec) {
-    const TrialResult *r = &rec->trial;
-    const Stored *at = r->id >= 0 && r->id < rb->s->n_stored ? &rb->s->stored[r->id] : NULL;
-    if (at && at->in_file && rec->offset < rb->kept_end) {
+// Trial id's standing record, at offset, into the file: written, unless a kept file has
+// it already.
+static void rebuild_trial(Rebuild *rb, int id, long offset) {
+    const Stored *at = id >= 0 && id < rb->s->n_stored ? &rb->s->stored[id] : NULL;
+    if (at && at->in_file && offset < rb->kept_end) {
         rb->kept++;
     } else if (at && at->in_file && !at->failed) {  // the kept file and its journal do not match
         snprintf(rb->err, rb->errlen, "%s: trial %d is in the results file and again after it in its journal%s",
-                 rb->s->path, r->id, KEPT_ADVICE);
+                 rb->s->path, id, KEPT_ADVICE);
         rb->refused = 1;
     } else {
-        wait_for(rb->s, rec->offset);  // h5store_catch_up writes it
+        wait_for(rb->s, offset);  // h5store_catch_up writes it
     }
 }
 
@@ -633,7 +633,7 @@ static void rebuild_record(void *arg, JournalRecord *rec) {
     } else if (rb->seen && rb->seen(rb->ctx, rec, rb->err, rb->errlen) != 0) {
         rb->refused = 1;
     } else if (rec->kind == JOURNAL_TRIAL && rb->s) {
-        rebuild_trial(rb, rec);
+        rebuild_trial(rb, r->id, rec->offset);
     }
     if (rec->kind == JOURNAL_TRIAL) trial_result_free(r);
 }
@@ -728,25 +728,30 @@ static void abandon(H5Store *s) {
 }
 
 // The journal's standing records to rb's seen and, when rb->s is set, its trials into
-// the file: 0, or -1 with one line in rb's err.
-static int replay_into(Rebuild *rb, Journal *journal) {
+// the file (a snapshot's trials, then the records after it): 0, or -1 with one line in
+// rb's err.
+static int replay_into(Rebuild *rb, Journal *journal, const JournalSnapshot *snap) {
     char damage[1024];  // the replay's own message: a failure, or damage to warn about
-    const long n = journal_replay(journal, rebuild_record, rb, damage, sizeof damage);
+    for (size_t i = 0; snap && rb->s && i < snap->n_trials && !rb->refused; i++)
+        rebuild_trial(rb, snap->trials[i].id, snap->trials[i].offset);
+    if (rb->refused) return -1;
+    const long n = snap ? journal_replay_from(journal, snap->end, rebuild_record, rb, damage, sizeof damage)
+                        : journal_replay(journal, rebuild_record, rb, damage, sizeof damage);
     if (n < 0) snprintf(rb->err, rb->errlen, "%s", damage);
     if (n < 0 || rb->refused) return -1;
     if (damage[0]) warnf("%s", damage);
     return 0;
 }
 
-H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, Journal *journal, RebuildSeen seen, void *ctx,
-                         char *err, size_t errlen) {
+H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, Journal *journal, const JournalSnapshot *snap,
+                         RebuildSeen seen, void *ctx, char *err, size_t errlen) {
     Rebuild rb = {.kept_end = -1, .journal = journal_path(journal), .seen = seen, .ctx = ctx, .err = err,
                   .errlen = errlen};
     rb.s = reopen(path, meta, journal, &rb.kept_end);
     if (!rb.s) {
         rb.s = h5store_create(path, meta);
         rb.s->journal = journal;
-        if (replay_into(&rb, journal) != 0) {
+        if (replay_into(&rb, journal, snap) != 0) {
             abandon(rb.s);
             return NULL;
         }
@@ -756,7 +761,7 @@ H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, Journal *journ
     }
     rb.s->journal = journal;
     const hsize_t rows = rb.s->n_rows;
-    int rc = replay_into(&rb, journal);
+    int rc = replay_into(&rb, journal, snap);
     rb.s->replayed = journal_length(journal);
     if (rc == 0 && rb.kept != rows) {
         snprintf(err, errlen, "%s: the results file holds %llu trials its journal does not%s", path,
@@ -768,10 +773,11 @@ H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, Journal *journ
     return NULL;
 }
 
-int h5store_replay(Journal *journal, RebuildSeen seen, void *ctx, char *err, size_t errlen) {
+int h5store_replay(Journal *journal, const JournalSnapshot *snap, RebuildSeen seen, void *ctx, char *err,
+                   size_t errlen) {
     Rebuild rb = {.kept_end = -1, .journal = journal_path(journal), .seen = seen, .ctx = ctx, .err = err,
                   .errlen = errlen};
-    return replay_into(&rb, journal);
+    return replay_into(&rb, journal, snap);
 }
 
 void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, const LayerScore *scores,

@@ -101,12 +101,15 @@ void h5store_flush(H5Store *s);
 // gives an empty file. Returns NULL with one line in err, PATH as it was and no temporary
 // file left, when the journal is not a journal or cannot be read, or seen refused;
 // exits (code 1) if the file cannot be written. The journal stays open while trials wait.
+// With snap (journal_last_snapshot; NULL: none), its trials stand for the records before
+// it (seen is not called for them) and only the records after it are replayed.
 typedef int (*RebuildSeen)(void *ctx, const JournalRecord *rec, char *err, size_t errlen);
-H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, Journal *journal, RebuildSeen seen, void *ctx,
-                         char *err, size_t errlen);
+H5Store *h5store_rebuild(const char *path, const StoreMeta *meta, Journal *journal, const JournalSnapshot *snap,
+                         RebuildSeen seen, void *ctx, char *err, size_t errlen);
 // The same replay to seen alone, no file written (a job sharing a sweep whose results
 // file another job keeps): 0, or -1 with one line in err.
-int h5store_replay(Journal *journal, RebuildSeen seen, void *ctx, char *err, size_t errlen);
+int h5store_replay(Journal *journal, const JournalSnapshot *snap, RebuildSeen seen, void *ctx, char *err,
+                   size_t errlen);
 // Write the trials still waiting (h5store_rebuild) for about `seconds` at most (at least
 // one; INFINITY: all), and when none is left, rename a new file over PATH. Returns how many
 // still wait.

@@ -47,6 +47,10 @@ enum { SYNC_SECONDS = 1, LEASE_RENEWALS = 4 };
 // A stop (a signal: Slurm's time limit) leaves those still unwritten after this long to the
 // next resume, so that it ends in time (docs/run.md).
 #define STOP_CATCH_UP_SECONDS 2.0
+// A single job writes a snapshot of what its journal amounts to (store/journal.h) every
+// run --snapshot-every seconds while it journals, and at its end, so that a resume
+// replays only the records after the last one. Its state bytes begin with SNAPSHOT_VERSION.
+enum { SNAPSHOT_VERSION = 1 };
 
 typedef struct {
     const SweepSpec *spec;
@@ -98,30 +102,43 @@ typedef struct {
     int n_leases;
     unsigned yaml_crc;
     double last_sync, last_renew;
-    int same_yaml;          // every run in the journal so far started from this YAML text (resumed)
+    int same_yaml;          // every run in the journal so far started from this YAML text (resumed; the trials
+                            // of a snapshot this text's run wrote count as its own)
     double t0, last_progress;
     double handling;        // seconds spent answering messages (journal and HDF5 writes included)
+    // Every trial recorded, in journal order: what a resume's replay takes from its record
+    // (digest_trial) and where the record stands: the content of a snapshot.
+    Bytes digests;
+    JournalStanding *standing;
+    size_t n_standing, cap_standing;
+    double *numbers;        // scratch: sampler_report_size numbers
+    double last_snapshot;   // when this run last wrote one
+    int snapshot_due;       // this run journaled something since (or replayed a journal without one)
+    long snapshot_at;       // the snapshot this resume started from (-1: none)
+    long tail_records;      //   and the records replayed after it
 } Coordinator;
 
-// A trial from the journal told to ASHA as the run that recorded it reported it: each rung
-// its curve passed, where it went on, and the last where it was pruned (so its
-// configuration's other repeats follow the same decisions). A program's trial has no step
-// budget (its rungs go on as long as its lines do), and its own metric is not in its curve:
-// a sweep on such a metric replays none.
-static void asha_replay_trial(Coordinator *co, const TrialResult *r) {
+// ASHA's reports of a recorded trial as the run that recorded it made them: each rung its
+// curve passed (metric[k] at rung k), where it went on, and the last where it was pruned
+// (go_on 0: so its configuration's other repeats follow the same decisions). A program's
+// trial has no step budget (its rungs go on as long as its lines do), and its own metric
+// is not in its curve: a sweep on such a metric has none. Their count (<= MAX_RUNGS).
+static int asha_reports(const Coordinator *co, const TrialResult *r, double *metric, int *go_on) {
     const Asha *a = &co->asha;
-    if (metric_is_program(co->sc->goal.metric)) return;
+    if (metric_is_program(co->sc->goal.metric)) return 0;
     const long total = space_is_program(co->spec) ? LONG_MAX : r->config.steps;
     const int counted = co->spec->program.count_reports;  // rungs count the evaluations (worker.c)
-    for (int i = 0, next = 0, reports = 0; i < r->n_curve; i++) {
+    int next = 0;
+    for (int i = 0, reports = 0; i < r->n_curve; i++) {
         const CurvePoint *pt = &r->curve[i];
         const EvalPoint e = trial_eval_point(r, pt, &co->spec->reward);
-        const double metric = sweep_eval_metric(&co->sc->goal, &e);
-        if (counted && !isfinite(metric)) continue;
+        const double m = sweep_eval_metric(&co->sc->goal, &e);
+        if (counted && !isfinite(m)) continue;
         if (!asha_at_rung(a->steps, a->n_rungs, next, counted ? ++reports : pt->step, total)) continue;
-        const int pruned_here = r->status == TRIAL_PRUNED && i == r->n_curve - 1;
-        asha_replay(&co->asha, r->id, next++, metric, !pruned_here);
+        metric[next] = m;
+        go_on[next++] = !(r->status == TRIAL_PRUNED && i == r->n_curve - 1);
     }
+    return next;
 }
 
 // Hand out no more trials and stop the running ones: they are given back unfinished and
@@ -151,26 +168,74 @@ static void watch_failures(Coordinator *co, const TrialResult *r) {
     begin_stop(co);
 }
 
-// This job's own record, told to the recovery as another job's is (a shared sweep's
-// search for free trials reads it there).
+// This job's own record, told to the recovery as another job's is: a shared sweep's search
+// for free trials reads it there, and a snapshot keeps what the records amount to.
 static void own_record(Coordinator *co, const JournalRecord *rec) {
-    if (journal_shared(co->journal)) recovery_visit(&co->recovery, rec);
+    recovery_visit(&co->recovery, rec);
+    co->snapshot_due = 1;
 }
 
-static void record(Coordinator *co, const TrialResult *r, int from_journal) {
-    if (!from_journal) own_record(co, &(JournalRecord){.kind = JOURNAL_TRIAL, .trial = *r});
-    co->done[r->id] = 1;
+// What a resume's replay takes from trial r's record, appended to co->digests: u8 status,
+// f64 final metric (sweep_final_metric), the sampler's numbers (sampler_report_take),
+// u8 k and ASHA's k reports (f64 metric, u8 go_on: asha_reports).
+static void digest_trial(Coordinator *co, const TrialResult *r) {
+    Bytes *b = &co->digests;
+    bytes_put_u8(b, (unsigned)r->status);
+    bytes_put_f64(b, sweep_final_metric(&co->sc->goal, r));
+    sampler_report_take(co->sampler, r, co->numbers);
+    for (int k = 0; k < sampler_report_size(co->sampler); k++) bytes_put_f64(b, co->numbers[k]);
+    double metric[MAX_RUNGS];
+    int go_on[MAX_RUNGS];
+    const int k = asha_reports(co, r, metric, go_on);
+    bytes_put_u8(b, (unsigned)k);
+    for (int i = 0; i < k; i++) bytes_put_f64(b, metric[i]), bytes_put_u8(b, (unsigned)go_on[i]);
+}
+
+// Trial id recorded by its digest (read from rd): done, counted, the best so far, told to
+// the sampler (failed ones too: evolution counts on every result) and, for a trial from
+// the journal, to ASHA (this run's told it as they ran). 0, or -1 when rd fails.
+static int apply_digest(Coordinator *co, int id, ByteReader *rd, int from_journal) {
+    const unsigned status = br_u8(rd);
+    const double m = br_f64(rd);
+    for (int k = 0; k < sampler_report_size(co->sampler); k++) co->numbers[k] = br_f64(rd);
+    const int n_reports = (int)br_u8(rd);
+    if (rd->failed || status > TRIAL_FAILED || n_reports > co->asha.n_rungs) return -1;
+    co->done[id] = 1;
     co->n_done++;
-    if (r->status == TRIAL_PRUNED) co->n_pruned++;
-    else if (r->status == TRIAL_FAILED) co->n_failed++;
+    if (status == TRIAL_PRUNED) co->n_pruned++;
+    else if (status == TRIAL_FAILED) co->n_failed++;
     else co->n_ok++;
+    if (!isnan(m) && (co->best_id < 0 || m > co->best)) co->best = m, co->best_id = id;
+    sampler_report_numbers(co->sampler, id, (TrialStatus)status, co->numbers);
+    for (int k = 0; k < n_reports; k++) {
+        const double metric = br_f64(rd);
+        const int go_on = (int)br_u8(rd);
+        if (from_journal) asha_replay(&co->asha, id, k, metric, go_on);
+    }
+    co->n_resumed += from_journal;
+    return rd->failed ? -1 : 0;
+}
+
+// Trial id's record, at `at`, stands for it.
+static void stand(Coordinator *co, int id, long at) {
+    if (co->n_standing == co->cap_standing)
+        co->standing = xrealloc(co->standing, (co->cap_standing = 2 * co->cap_standing + 1024) * sizeof *co->standing);
+    co->standing[co->n_standing++] = (JournalStanding){id, at};
+}
+
+// Trial r, journaled at `at`, recorded: from the journal (a resume's replay, or another
+// job's) or run now.
+static void record(Coordinator *co, const TrialResult *r, int from_journal, long at) {
+    if (!from_journal) own_record(co, &(JournalRecord){.kind = JOURNAL_TRIAL, .trial = *r});
     if (r->status == TRIAL_FAILED && !co->first_failure[0])
         snprintf(co->first_failure, sizeof co->first_failure, "trial %d: %s", r->id, r->reason);
-    double m = sweep_final_metric(&co->sc->goal, r);
-    if (!isnan(m) && (co->best_id < 0 || m > co->best)) co->best = m, co->best_id = r->id;
-    sampler_report(co->sampler, r);  // failed ones too: evolution counts on every result
-    if (from_journal) co->n_resumed++, asha_replay_trial(co, r);
-    else co->steps_run += r->steps, watch_failures(co, r);
+    const size_t from = co->digests.len;
+    digest_trial(co, r);
+    char err[128];
+    ByteReader rd = byte_reader(co->digests.data + from, co->digests.len - from, "trial digest", err, sizeof err);
+    if (apply_digest(co, r->id, &rd, from_journal) != 0) die(EXIT_RUNTIME, "internal error: %s", err);
+    stand(co, r->id, at);
+    if (!from_journal) co->steps_run += r->steps, watch_failures(co, r);
 }
 
 static void progress(Coordinator *co, int final) {
@@ -233,7 +298,7 @@ static int fail_dead(Coordinator *co, int id) {
         return 0;
     warnf("sweep %s: trial %d failed: %s", co->spec->name, id, r.reason);
     const long at = journal_append(co->journal, &r);
-    record(co, &r, 0);
+    record(co, &r, 0, at);
     defer(co, &r, at);
     return 1;
 }
@@ -332,7 +397,7 @@ static void on_other(void *ctx, JournalRecord *rec) {
     TrialResult *r = &rec->trial;
     if (r->id >= 0 && r->id < co->spec->trials && !co->done[r->id]) {
         recovery_visit(&co->recovery, rec);
-        record(co, r, 1);
+        record(co, r, 1, rec->offset);
         store_trial(co, r, rec->offset);
     }
     trial_result_free(r);
@@ -343,7 +408,7 @@ static void on_other(void *ctx, JournalRecord *rec) {
 static void become_writer(Coordinator *co) {
     char err[8192];
     outfile_remove_stale(co->output);  // a writer's, and only the writer writes them
-    co->store = h5store_rebuild(co->output, &co->meta, co->journal, NULL, NULL, err, sizeof err);
+    co->store = h5store_rebuild(co->output, &co->meta, co->journal, NULL, NULL, NULL, err, sizeof err);
     if (!co->store) die(EXIT_RUNTIME, "run: %s", err);
 }
 
@@ -462,7 +527,7 @@ static void on_result(Coordinator *co, int leader, const MPI_Status *st, int *wa
     co->busy[k] = -1;
     co->n_running--;
     free(buf);
-    if (!taken) record(co, &r, 0);  // before the hand-out: evolution samples from the results so far
+    if (!taken) record(co, &r, 0, at);  // before the hand-out: evolution samples from the results so far
     if (hand_out(co, k) < 0) waiting[k] = 1;
     journal_unlock(co->journal);
     if (taken)
@@ -494,6 +559,7 @@ static int same_reward(const RewardSpec *a, const RewardSpec *b) {
 static int resumed(void *ctx, const JournalRecord *rec, char *err, size_t errlen) {
     const Resumed *c = ctx;
     const SweepSpec *spec = c->co->spec;
+    c->co->tail_records++;
     recovery_visit(&c->co->recovery, rec);
     if (rec->kind == JOURNAL_LEASE) note_lease(c->co, rec);
     if (rec->kind == JOURNAL_START) c->co->same_yaml &= rec->yaml_crc == c->co->yaml_crc && rec->yaml_crc != 0;
@@ -521,8 +587,112 @@ static int resumed(void *ctx, const JournalRecord *rec, char *err, size_t errlen
         c->co->n_retried++;
         return 0;
     }
-    record(c->co, r, 1);
+    record(c->co, r, 1, rec->offset);
     return 0;
+}
+
+// ---- snapshots
+
+// Whether this job writes snapshots: a single job does, unless it runs failed trials again
+// (its replay left them out for their retries: sampler_retry). A shared sweep's job knows
+// what the others did only as of its last look.
+static int writes_snapshots(const Coordinator *co) { return !co->options->shared && !co->options->retry_failed; }
+
+// State bytes: u32 SNAPSHOT_VERSION, u32 the crc32 of this run's YAML (every trial in it
+// is this space's: checked against it on the resume, or run by it), text first failure,
+// the recovery's (recovery_save), and the trials' digests (digest_trial) as one blob, in
+// the order of the standing records.
+static void write_snapshot(Coordinator *co) {
+    Bytes b = {0};
+    bytes_put_u32(&b, SNAPSHOT_VERSION);
+    bytes_put_u32(&b, co->yaml_crc);
+    bytes_put_text(&b, co->first_failure, strlen(co->first_failure));
+    recovery_save(&co->recovery, &b);
+    bytes_put_text(&b, co->digests.len ? (const char *)co->digests.data : "", co->digests.len);
+    journal_snapshot(co->journal, co->standing, co->n_standing, b.data, b.len);
+    bytes_free(&b);
+    co->last_snapshot = now_seconds();
+    co->snapshot_due = 0;
+}
+
+// The records after a snapshot: whether one is a trial the snapshot has (a failed trial run
+// again by --retry-failed: the record that stands for it is a whole replay's to pick).
+typedef struct {
+    const char *in_snapshot;  // [trials]
+    int trials, clash;
+} TailCheck;
+
+static void check_tail(void *ctx, JournalRecord *rec) {
+    TailCheck *t = ctx;
+    if (rec->kind != JOURNAL_TRIAL) return;
+    t->clash |= rec->trial.id < 0 || rec->trial.id >= t->trials || t->in_snapshot[rec->trial.id];
+    trial_result_free(&rec->trial);
+}
+
+// The journal's last snapshot, when this resume can start from it: written by a run of this
+// very YAML text (its trials are this space's), of trials within the sweep, none of them
+// recorded again after it, and not with --retry-failed. 1 with *snap, or 0 (a whole
+// replay, which checks the trials against the space).
+static int usable_snapshot(Coordinator *co, JournalSnapshot *snap) {
+    char err[1024];
+    if (co->options->retry_failed) return 0;
+    const int found = journal_last_snapshot(co->journal, snap, err, sizeof err);
+    if (err[0]) warnf("%s: the whole journal is replayed", err);
+    if (found <= 0) return 0;
+    ByteReader rd = byte_reader(snap->state, snap->state_len, "snapshot", err, sizeof err);
+    const unsigned version = br_u32(&rd), yaml_crc = br_u32(&rd);
+    const int trials = co->spec->trials;
+    int usable = !rd.failed && version == SNAPSHOT_VERSION && yaml_crc == co->yaml_crc;
+    char *in = xcalloc((size_t)trials, 1);
+    for (size_t i = 0; usable && i < snap->n_trials; i++) {
+        const int id = snap->trials[i].id;
+        usable = id >= 0 && id < trials && !in[id];
+        if (usable) in[id] = 1;
+    }
+    TailCheck t = {in, trials, 0};
+    if (usable) usable = journal_replay_from(co->journal, snap->end, check_tail, &t, err, sizeof err) >= 0 && !t.clash;
+    free(in);
+    if (!usable) journal_snapshot_free(snap);
+    return usable;
+}
+
+// What the replay builds, as it was before it (a snapshot that would not load).
+static void forget_replay(Coordinator *co) {
+    memset(co->done, 0, (size_t)co->spec->trials);
+    co->n_done = co->n_ok = co->n_pruned = co->n_failed = co->n_resumed = 0;
+    co->best_id = -1;
+    co->first_failure[0] = 0;
+    sampler_free(co->sampler);
+    co->sampler = sampler_create(co->spec);
+    asha_free(&co->asha);
+    asha_init(&co->asha, co->spec);
+    recovery_free(&co->recovery);
+    recovery_init(&co->recovery, co->spec->trials, co->output);
+    co->digests.len = co->n_standing = 0;
+}
+
+// The state a snapshot keeps into this coordinator, as a replay of the records before it
+// builds it: 0, or -1 (nothing of it kept, with a warning) when it does not decode.
+static int load_snapshot(Coordinator *co, const JournalSnapshot *snap) {
+    char err[256];
+    ByteReader rd = byte_reader(snap->state, snap->state_len, "snapshot", err, sizeof err);
+    br_u32(&rd), br_u32(&rd);  // the version and the YAML's crc32 (usable_snapshot)
+    size_t n = 0, len = 0;
+    const char *first = br_text(&rd, sizeof co->first_failure, &n, "first failure");
+    if (first) memcpy(co->first_failure, first, n), co->first_failure[n] = 0;
+    recovery_load(&co->recovery, &rd);
+    const unsigned char *digests = br_blob(&rd, &len, "trials");
+    if (!rd.failed && len) memcpy(bytes_extend(&co->digests, len), digests, len);
+    ByteReader dr = byte_reader(co->digests.data, co->digests.len, "snapshot's trials", err, sizeof err);
+    for (size_t i = 0; i < snap->n_trials && !rd.failed && !dr.failed; i++) {
+        if (apply_digest(co, snap->trials[i].id, &dr, 1) != 0) break;
+        stand(co, snap->trials[i].id, snap->trials[i].offset);
+    }
+    if (!rd.failed && !dr.failed && !dr.left && co->n_standing == snap->n_trials) return 0;
+    warnf("%s: the snapshot at byte %ld does not decode (%s): the whole journal is replayed", journal_path(co->journal),
+          snap->at, err[0] ? err : "its trials do not match");
+    forget_replay(co);
+    return -1;
 }
 
 // A single job's resume: trials that died with their worker max_deaths times are recorded
@@ -574,19 +744,30 @@ static void open_results(Coordinator *co, const char *output) {
     Resumed check = {co, journal};
     if (!shared) outfile_remove_stale(journal);  // only this run writes them now (shared: another job may be creating it)
     journal_lock(co->journal);
+    JournalSnapshot snap;
+    const JournalSnapshot *from = usable_snapshot(co, &snap) && load_snapshot(co, &snap) == 0 ? &snap : NULL;
+    co->tail_records = 0;
     if (journal_take_writer(co->journal)) {
         outfile_remove_stale(output);
-        co->store = h5store_rebuild(output, &co->meta, co->journal, resumed, &check, err, sizeof err);
+        co->store = h5store_rebuild(output, &co->meta, co->journal, from, resumed, &check, err, sizeof err);
         if (!co->store) die(EXIT_BADINPUT, "run: %s", err);
-    } else if (h5store_replay(co->journal, resumed, &check, err, sizeof err) != 0) {
+    } else if (h5store_replay(co->journal, from, resumed, &check, err, sizeof err) != 0) {
         die(EXIT_BADINPUT, "run: %s", err);
     }
+    co->snapshot_at = from ? from->at : -1;
+    // Trials the replay read from records (none, or none but a snapshot's): the next
+    // resume starts from this run's snapshot.
+    co->snapshot_due = co->n_resumed > (from ? (int)from->n_trials : 0);
+    if (from) journal_snapshot_free(&snap);
     if (shared) check_same_sweep(co, journal);
     if (co->n_resumed + co->n_retried > 0 && !shared) {
-        char retried[64] = "";
+        char retried[64] = "", tail[96] = "";
         if (co->n_retried) snprintf(retried, sizeof retried, "; %d failed ones run again", co->n_retried);
-        fprintf(stderr, "sweep %s: resuming with %d of %d trials recorded in %s%s\n", co->spec->name, co->n_resumed,
-                co->spec->trials, journal, retried);
+        if (co->snapshot_at >= 0)
+            snprintf(tail, sizeof tail, " (its snapshot at byte %ld and the %ld records after it)", co->snapshot_at,
+                     co->tail_records);
+        fprintf(stderr, "sweep %s: resuming with %d of %d trials recorded in %s%s%s\n", co->spec->name, co->n_resumed,
+                co->spec->trials, journal, tail, retried);
     }
     const size_t to_write = co->store ? h5store_waiting(co->store) : 0;
     if (to_write > 0)
@@ -673,7 +854,8 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     co.sending = xmalloc((size_t)sc->n_groups * sizeof *co.sending);
     for (int k = 0; k < sc->n_groups; k++) co.busy[k] = -1, co.sending[k] = MPI_REQUEST_NULL;
     asha_init(&co.asha, spec);
-    co.t0 = co.last_progress = now_seconds();
+    co.t0 = co.last_progress = co.last_snapshot = now_seconds();
+    co.numbers = xcalloc((size_t)sampler_report_size(co.sampler) + 1, sizeof *co.numbers);
     open_results(&co, output);
 
     int *waiting = xcalloc((size_t)sc->n_groups, sizeof(int));
@@ -716,11 +898,15 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
             MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
         }
         commit(&co);
+        if (co.snapshot_due && writes_snapshots(&co) && o->snapshot_every > 0 &&
+            now_seconds() - co.last_snapshot >= o->snapshot_every)
+            write_snapshot(&co);
         co.handling += now_seconds() - th;
         if (!o->quiet) progress(&co, 0);
     }
     MPI_Waitall(sc->n_groups, co.sending, MPI_STATUSES_IGNORE);
     if (journal_shared(co.journal)) leave_shared(&co);
+    if (co.snapshot_due && writes_snapshots(&co)) write_snapshot(&co);  // before the mark: the file holds to past it
     if (co.store) {
         // It holds every trial journaled, a stopped run's up to STOP_CATCH_UP_SECONDS of
         // writing: a resume keeps it and writes the rest.
@@ -777,6 +963,9 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     free(co.leases);
     free(co.pending);
     free(co.pending_at);
+    free(co.standing);
+    free(co.numbers);
+    bytes_free(&co.digests);
     sampler_free(co.sampler);
     return rc;
 }

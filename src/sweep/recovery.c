@@ -1,8 +1,10 @@
 // recovery.c: deaths of trials from the journal's hand-outs (recovery.h).
+#define _POSIX_C_SOURCE 200809L  // strndup
 #include "sweep/recovery.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +50,11 @@ void recovery_visit(Recovery *rc, const JournalRecord *rec) {
     if (rec->kind != JOURNAL_TRIAL && rec->kind != JOURNAL_HANDOUT && rec->kind != JOURNAL_RELEASE) return;
     if (rec->kind != JOURNAL_HANDOUT) {
         rc->running[id] = 0;  // finished, or given back on a stop
-        if (rec->kind == JOURNAL_TRIAL) rc->deaths[id] = 0;  // a failed trial run again counts its deaths afresh
+        if (rec->kind == JOURNAL_TRIAL) {  // a failed trial run again counts its deaths afresh
+            rc->deaths[id] = 0;
+            free(rc->config[id]);
+            rc->config[id] = NULL;
+        }
         return;
     }
     if (rc->running[id]) recovery_end_run(rc, id);  // handed out again: the last run ended with its job
@@ -63,6 +69,45 @@ void recovery_visit(Recovery *rc, const JournalRecord *rec) {
 void recovery_finish(Recovery *rc) {
     for (int i = 0; i < rc->trials; i++)
         if (rc->running[i]) recovery_end_run(rc, i);
+}
+
+// Each trial running or dead: i32 id, i32 deaths, u8 running, i32 rank, i64 job, f64 time,
+// text configuration; after their u32 count.
+void recovery_save(const Recovery *rc, Bytes *b) {
+    uint32_t n = 0;
+    for (int i = 0; i < rc->trials; i++) n += rc->running[i] || rc->deaths[i];
+    bytes_put_u32(b, n);
+    for (int i = 0; i < rc->trials; i++) {
+        if (!rc->running[i] && !rc->deaths[i]) continue;
+        bytes_put_i32(b, i);
+        bytes_put_i32(b, rc->deaths[i]);
+        bytes_put_u8(b, rc->running[i]);
+        bytes_put_i32(b, rc->rank[i]);
+        bytes_put_i64(b, rc->job[i]);
+        bytes_put_f64(b, rc->time[i]);
+        const char *config = rc->config[i] ? rc->config[i] : "";
+        bytes_put_text(b, config, strlen(config));
+    }
+}
+
+int recovery_load(Recovery *rc, ByteReader *rd) {
+    const int n = br_count(rd, 29, "trials running or dead");
+    for (int k = 0; k < n && !rd->failed; k++) {
+        const int i = br_i32(rd), deaths = br_i32(rd), running = (int)br_u8(rd), rank = br_i32(rd);
+        const long job = br_i64(rd);
+        const double time = br_f64(rd);
+        size_t len = 0;
+        const char *config = br_text(rd, SIZE_MAX, &len, "configuration");
+        if (rd->failed) break;
+        if (i < 0 || i >= rc->trials) {
+            br_fail(rd, "trial %d beyond the sweep's %d", i, rc->trials);
+            break;
+        }
+        rc->deaths[i] = deaths, rc->running[i] = (char)running, rc->rank[i] = rank, rc->job[i] = job, rc->time[i] = time;
+        free(rc->config[i]);
+        rc->config[i] = len ? strndup(config, len) : NULL;
+    }
+    return rd->failed ? -1 : 0;
 }
 
 static const char *times(int n, char *buf, size_t len) {

@@ -11,6 +11,7 @@
 #ifndef ATTN_RECOVERY_H
 #define ATTN_RECOVERY_H
 
+#include "common/bytes.h"
 #include "store/journal.h"
 #include "trial/trial.h"
 
@@ -34,6 +35,10 @@ void recovery_finish(Recovery *rc);
 // The same for one trial still running whose job's lease ran out (a shared sweep, which
 // keeps the hand-outs of live jobs running): a death, unless a stop marked it.
 void recovery_end_run(Recovery *rc, int id);
+// The state a snapshot keeps (sweep/coordinator.c): each trial running or dead, with its
+// last hand-out; and back into a Recovery just made (0, or -1 with rd's failure set).
+void recovery_save(const Recovery *rc, Bytes *b);
+int recovery_load(Recovery *rc, ByteReader *rd);
 // Trial id as recorded failed after `deaths` deaths: its configuration as handed out, the
 // sweep's reward specification, metrics NaN, the reason. Returns 0, or -1 when the
 // hand-out's configuration does not decode (the trial is then simply handed out again).

@@ -15,6 +15,7 @@ typedef struct {
     int gpus_per_group;     // a program's GPUs per worker group, over resources.gpus (-1: the YAML's)
     int shared;             // share the sweep with other jobs (starting it or joining it), through the journal
     double lease;           // shared: seconds a job's hand-outs stay its own after its last sign of life
+    double snapshot_every;  // a single job: seconds between snapshots in the journal (0: at its end only)
 } RunOptions;
 
 // Collective over MPI_COMM_WORLD (MPI initialised, at least 1 + group_size ranks).

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# End-to-end test of the journal's snapshots (issue 31: a resume replays only the records
+# after the last one). A TPE sweep under ASHA (its proposals and its decisions depend on
+# every result before them) on one worker group, so that every run of it hands out the same
+# trials in the same order:
+#   A  run uninterrupted;
+#   B  run with a snapshot every 0.3 s, killed with kill -9 of every rank after a snapshot
+#      and more trials, then resumed: from the snapshot and the records after it (hand-outs
+#      and trials), to the end;
+#   C  B's journal as the kill left it with its snapshots taken out, resumed: a whole replay.
+# A, B and C hold the same trials (configuration, status, metrics, the curves ASHA read);
+# a resume of the finished B starts from the snapshot its last run wrote at its end, with
+# no record after it; one that raises `trials` replays the whole journal (the new space
+# checks every trial), and the resume after it starts from the snapshot it wrote.
+# Usage: bash tests/test_snapshot.sh /path/to/attnsweep   (from the repository root)
+set -euo pipefail
+
+# shellcheck source=tests/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+export ASAN_OPTIONS=$asan_noleaks  # every run here is under mpirun: see sanitizer_env.sh
+
+cat >snap.yaml <<YAML
+name: snap
+method: tpe
+tpe: {n_startup: 4}
+scheduler: {name: asha, min_steps: 10, eta: 2}
+metric: {name: val_loss, goal: minimize}  # continuous: ASHA's quantiles move with every value
+task: recall
+seed: 5
+trials: 24
+budget: {steps: 40, eval_every: 10}
+parameters:
+  attention: {values: [mha, linear]}
+  lr: {distribution: log_uniform_values, min: 0.0005, max: 0.02}
+$tiny_recall_params
+YAML
+
+# journal JOURNAL [OUT]: "SNAPSHOTS TRIALS AFTER" (its snapshot records, trial records,
+# and records after the last snapshot), or OUT written as the journal without snapshots
+# (store/journal.h: a 20-byte header, magic "JRN6", u32 kind, u32 length, ...).
+journal() {
+    "$py" - "$@" <<'PY'
+import struct, sys
+data = open(sys.argv[1], 'rb').read()
+head = data.index(b'\n') + 1
+out, at, kinds = [data[:head]], head, []
+while at + 20 <= len(data):
+    magic, kind, n = struct.unpack_from('<4sII', data, at)
+    assert magic == b'JRN6', (at, magic)
+    end = at + 20 + n
+    if end > len(data):
+        break  # a record being written
+    kinds.append(kind)
+    if kind != 6:
+        out.append(data[at:end])
+    at = end
+if len(sys.argv) > 2:
+    open(sys.argv[2], 'wb').write(b''.join(out))
+else:
+    after = kinds[::-1].index(6) if 6 in kinds else len(kinds)
+    print(kinds.count(6), kinds.count(1), after)
+PY
+}
+
+echo "== A: uninterrupted"
+mpi 2 run snap.yaml -o A.h5 --quiet
+[[ $rc == 0 ]] || fail "sweep A: exit $rc"
+pass "A: 24 trials"
+
+echo "== B: a snapshot every 0.3 s, kill -9 after one, with 10 trials and records after it"
+mpirun -np 2 "$bin" run "$tmp/snap.yaml" -o B.h5 --snapshot-every 0.3 --quiet 2>"$tmp/b.err" &
+pid=$!
+background+=("$pid")
+deadline=$((SECONDS + 120))
+while :; do
+    ((SECONDS < deadline)) || fail "B: no snapshot and 10 trials after 120 s: $(cat "$tmp/b.err")"
+    if [[ -f B.h5.journal ]]; then
+        read -r snapshots trials after < <(journal B.h5.journal)
+        ((snapshots >= 1 && trials >= 10 && after >= 1)) && break
+    fi
+    sleep 0.05
+done
+pkill -9 -f "^$bin run $tmp/snap.yaml" || true
+kill -9 "$pid" 2>/dev/null || true
+wait "$pid" 2>/dev/null || true
+read -r snapshots trials after < <(journal B.h5.journal)
+((trials < 24 && after >= 1)) || fail "B: killed too late ($trials trials, $after records after the last snapshot)"
+journal B.h5.journal C.h5.journal
+pass "B killed with $trials trials, $snapshots snapshots and $after records after the last in its journal"
+
+mpi 2 run snap.yaml -o B.h5 --resume
+[[ $rc == 0 ]] || fail "B's resume: exit $rc"
+grep -Eq "resuming with [0-9]+ of 24 trials recorded in B.h5.journal \(its snapshot at byte [0-9]+ and the [1-9][0-9]* records after it\)" "$tmp/err" ||
+    fail "B's resume did not start from its snapshot: $(grep resuming "$tmp/err")"
+pass "B resumed from its snapshot: $(grep -o 'its snapshot.*after it' "$tmp/err")"
+
+echo "== C: B's journal without its snapshots"
+mpi 2 run snap.yaml -o C.h5 --resume
+[[ $rc == 0 ]] || fail "C's resume: exit $rc"
+if ! grep -q "resuming with" "$tmp/err" || grep -q "its snapshot" "$tmp/err"; then fail "C: $(grep resuming "$tmp/err")"; fi
+pass "C resumed by a whole replay"
+
+pycheck "A, B and C hold the same trials" A.h5 B.h5 C.h5 <<'PY'
+import sys, h5py, numpy as np
+def trials(path):
+    f = h5py.File(path, 'r')
+    s = f['summary'][:]
+    out = {}
+    for row in s:
+        t = f['trials/%06d' % row['trial']]
+        curve = t['curves'][:]
+        out[int(row['trial'])] = (t.attrs['config'], t.attrs['status'],
+                                  [float(row[c]) for c in ('val_accuracy', 'val_loss', 'reward')],
+                                  curve['step'].tolist(), curve['val_loss'].tolist())
+    return out
+a, b, c = (trials(p) for p in sys.argv[1:4])
+bad = [] if sorted(a) == list(range(24)) else [f"A's trials: {sorted(a)}"]
+for name, other in (('B', b), ('C', c)):
+    for i in sorted(a):
+        if i not in other:
+            bad.append(f"{name} lacks trial {i}")
+        elif other[i] != a[i]:
+            bad.append(f"{name}'s trial {i} differs from A's:\n  A {a[i]}\n  {name} {other[i]}")
+statuses = [a[i][1] for i in sorted(a)]
+if 'pruned' not in statuses:
+    bad.append(f"ASHA pruned no trial: the test would not see its decisions {statuses}")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+pass "A, B and C: the same 24 trials (configurations, statuses, metrics, curves; ASHA pruned some)"
+
+mpi 2 run snap.yaml -o B.h5 --resume
+if [[ $rc != 0 ]] || ! grep -q "its snapshot at byte [0-9]* and the 0 records after it" "$tmp/err"; then
+    fail "a resume of the finished B: exit $rc, $(grep resuming "$tmp/err")"
+fi
+pass "a resume of the finished sweep reads its last snapshot alone"
+
+# trials raised: the YAML's text changed, so the resume replays the whole journal to check
+# every trial against the new space; the snapshot it writes at its end is the new text's.
+sed 's/^trials: 24$/trials: 26/' snap.yaml >more.yaml
+mpi 2 run more.yaml -o B.h5 --resume
+if [[ $rc != 0 ]] || ! grep -q "resuming with 24 of 26 trials" "$tmp/err" || grep -q "its snapshot" "$tmp/err"; then
+    fail "trials raised to 26: exit $rc, $(grep resuming "$tmp/err")"
+fi
+mpi 2 run more.yaml -o B.h5 --resume
+if [[ $rc != 0 ]] || ! grep -q "resuming with 26 of 26 trials .*(its snapshot at byte [0-9]* and the 0 records after it)" "$tmp/err"; then
+    fail "a resume after raising trials: exit $rc, $(grep resuming "$tmp/err")"
+fi
+pass "trials raised: a whole replay, then a resume from the snapshot the raised run wrote"
+
+echo "test_snapshot: all $checks checks passed in $((SECONDS - start)) s"
