@@ -6,18 +6,19 @@ body holds the magic). A trial record (kind 1) holds trial_pack's bytes:
 u32 magic, u32 version, the configuration (u32 length + bytes), i32 id. A start (2):
 i64 pid, f64 time, text host; a hand-out (3): i32 id, i32 rank, f64 time, text
 configuration (u32 length + bytes), then a shared sweep's i64 job; a release (4): i32 id;
-a lease (5): i64 job, f64 time, f64 seconds, u32 crc32 of the YAML. Reading stops at the
+a lease (5): i64 job, f64 time, f64 seconds, u32 crc32 of the YAML; a snapshot (6):
+u32 n, n × (i32 trial id, i64 offset), then the coordinator's state. Reading stops at the
 first damaged record (a journal a kill cut short ends in one)."""
 import struct
 import zlib
 
 MAGIC_LINE = b"attnsweep-journal 6\n"
-RECORD_MAGIC, TRIAL, START, HANDOUT, RELEASE, LEASE = 0x364E524A, 1, 2, 3, 4, 5
+RECORD_MAGIC, TRIAL, START, HANDOUT, RELEASE, LEASE, SNAPSHOT = 0x364E524A, 1, 2, 3, 4, 5, 6
 
 
 def records(path):
-    """Every intact record up to the first damage: dicts with kind, at (its offset) and
-    its fields (trial records: id)."""
+    """Every intact record up to the first damage: dicts with kind, at (its offset), end
+    and its fields (trial records: id; snapshots: trials, the ids it holds)."""
     data = open(path, "rb").read()
     if not data.startswith(MAGIC_LINE):
         return None
@@ -28,7 +29,7 @@ def records(path):
         if magic != RECORD_MAGIC or zlib.crc32(data[pos:pos + 16]) != hcrc or len(body) != n or zlib.crc32(body) != crc:
             break
         body = body.replace(b"J\x00", b"J")
-        rec = {"kind": kind, "at": pos}
+        rec = {"kind": kind, "at": pos, "end": pos + 20 + n}
         if kind == TRIAL:
             clen = struct.unpack_from("<I", body, 8)[0]
             rec["id"] = struct.unpack_from("<i", body, 12 + clen)[0]
@@ -42,6 +43,9 @@ def records(path):
             rec["id"] = struct.unpack_from("<i", body, 0)[0]
         elif kind == LEASE:
             rec["job"], rec["time"], rec["seconds"], rec["yaml_crc"] = struct.unpack_from("<qddI", body, 0)
+        elif kind == SNAPSHOT:
+            count = struct.unpack_from("<I", body, 0)[0]
+            rec["trials"] = [struct.unpack_from("<i", body, 4 + 12 * i)[0] for i in range(count)]
         out.append(rec)
         pos += 20 + n
     return out

@@ -6,7 +6,9 @@
 #      joins and takes work. Every trial is recorded exactly once, in the journal and
 #      in the results file (kept by A or C once B's writer lock died with it); each
 #      trial B held when it died is handed out again, after B's lease ran out, by A or
-#      C; none is recorded failed (one death each, under max_deaths).
+#      C; none is recorded failed (one death each, under max_deaths). The job keeping the
+#      results file writes a snapshot every second and at its end, and a job that joins
+#      the finished sweep starts from the last one.
 #   2. While shared jobs run it, a single job's run of the sweep is refused with one
 #      line that says to add --shared (exit 2); a job joining with another YAML is
 #      refused (exit 2); --shared with --retry-failed, and a lease under a second, are
@@ -31,7 +33,7 @@ mkdir -p "$tmp/r"
 
 # start JOB: mpirun of 2 worker groups on JOB.yaml, sharing the sweep; its pid in pid_JOB.
 start() {
-    mpirun --quiet -np 3 "$bin" run "$tmp/$1.yaml" -o "$out" --shared --lease $lease --quiet 2>"$tmp/$1.err" &
+    mpirun --quiet -np 3 "$bin" run "$tmp/$1.yaml" -o "$out" --shared --lease $lease --snapshot-every 1 --quiet 2>"$tmp/$1.err" &
     eval "pid_$1=$!"
     background+=("$!")
 }
@@ -60,8 +62,11 @@ echo "== 1. B starts, A joins, B is killed mid-trial, C joins; every trial once"
 start b
 journal_says "any(r['kind'] == journal.LEASE for r in recs)"
 start a
-# B's trials run, and A has joined (two jobs' leases).
+# B's trials run, and A has joined (two jobs' leases); B, which keeps the results file,
+# has written a snapshot since (so that C, joining after B's death, starts from it: B's
+# trials in it are running, B's own lease with them).
 journal_says "len({r['job'] for r in recs if r['kind'] == journal.LEASE}) == 2 and sum(r['kind'] == journal.HANDOUT for r in recs) >= 4"
+journal_says "any(r['kind'] == journal.SNAPSHOT and r['at'] > [h['at'] for h in recs if h['kind'] == journal.HANDOUT][3] for r in recs)"
 
 # Kill B while it runs trials: every process on b.yaml's command line, then its mpirun.
 killed=$("$py" -c "import time; print(time.time())")
@@ -91,7 +96,8 @@ pass "--lease below a second: '$(cat "$tmp/err")', exit 2"
 finish a
 finish c
 background=()
-grep -q "sharing the sweep as job" "$tmp/c.err" || fail "job C did not join: $(cat "$tmp/c.err")"
+grep -Eq "sharing the sweep as job .*\(its snapshot at byte [0-9]+ and the [0-9]+ records after it\)" "$tmp/c.err" ||
+    fail "job C did not join from a snapshot: $(cat "$tmp/c.err")"
 
 "$py" - "$out" "$killed" $lease <<'EOF' || fail "the shared sweep's records (above)"
 import sys
@@ -134,6 +140,12 @@ print(f"B held trials {held} when killed ({killed - starts[0]['time']:.1f} s in)
       f"after its lease; hand-outs A {len(by[job_a])}, B {len(by[job_b])}, C {len(by[job_c])}; 16 trials, once each")
 EOF
 pass "kill -9 of the job that kept the results file: A and C finished the sweep, each trial recorded once (journal and results file), B's trials re-run after its lease, C joined late and took work"
+# The job that keeps the results file wrote snapshots (every second, and at its end): a
+# job joining the finished sweep starts from the last one.
+mpi 3 run "$tmp/a.yaml" -o "$out" --shared --lease $lease --quiet
+[[ $rc == 0 ]] && grep -Eq "\(16 of 16 trials recorded \(its snapshot at byte [0-9]+ and the [0-9]+ records after it\)" "$tmp/err" ||
+    fail "a job joining the finished sweep: exit $rc, $(grep sharing "$tmp/err")"
+pass "a job joining the finished sweep starts from the snapshot the writer left: $(grep -o 'its snapshot.*after it' "$tmp/err")"
 
 echo "== 3. a single job holds the sweep: --shared is refused"
 mpirun --quiet -np 2 "$bin" run "$tmp/a.yaml" -o "$tmp/single.h5" --quiet 2>"$tmp/single.err" &

@@ -36,29 +36,21 @@ $tiny_recall_params
 YAML
 
 # journal JOURNAL [OUT]: "SNAPSHOTS TRIALS AFTER" (its snapshot records, trial records,
-# and records after the last snapshot), or OUT written as the journal without snapshots
-# (store/journal.h: a 20-byte header, magic "JRN6", u32 kind, u32 length, ...).
+# and records after the last snapshot: tests/journal.py reads them), or OUT written as the
+# journal without its snapshots.
 journal() {
     "$py" - "$@" <<'PY'
-import struct, sys
-data = open(sys.argv[1], 'rb').read()
-head = data.index(b'\n') + 1
-out, at, kinds = [data[:head]], head, []
-while at + 20 <= len(data):
-    magic, kind, n = struct.unpack_from('<4sII', data, at)
-    assert magic == b'JRN6', (at, magic)
-    end = at + 20 + n
-    if end > len(data):
-        break  # a record being written
-    kinds.append(kind)
-    if kind != 6:
-        out.append(data[at:end])
-    at = end
+import sys
+import journal
+recs = journal.records(sys.argv[1])
+kinds = [r["kind"] for r in recs]
 if len(sys.argv) > 2:
-    open(sys.argv[2], 'wb').write(b''.join(out))
+    data = open(sys.argv[1], "rb").read()
+    kept = [data[r["at"]:r["end"]] for r in recs if r["kind"] != journal.SNAPSHOT]
+    open(sys.argv[2], "wb").write(journal.MAGIC_LINE + b"".join(kept))
 else:
-    after = kinds[::-1].index(6) if 6 in kinds else len(kinds)
-    print(kinds.count(6), kinds.count(1), after)
+    after = kinds[::-1].index(journal.SNAPSHOT) if journal.SNAPSHOT in kinds else len(kinds)
+    print(kinds.count(journal.SNAPSHOT), kinds.count(journal.TRIAL), after)
 PY
 }
 

@@ -830,14 +830,16 @@ void journal_release(Journal *j, int id) {
     append_record(j, JOURNAL_RELEASE, body, sizeof body, 0, id);
 }
 
-void journal_lease(Journal *j, double seconds, unsigned yaml_crc) {
+double journal_lease(Journal *j, double seconds, unsigned yaml_crc) {
     Bytes b = {0};
+    const double now = unix_seconds();
     bytes_put_i64(&b, j->job);
-    bytes_put_f64(&b, unix_seconds());
+    bytes_put_f64(&b, now);
     bytes_put_f64(&b, seconds);
     bytes_put_u32(&b, yaml_crc);
     append_record(j, JOURNAL_LEASE, b.data, b.len, 0, -1);
     bytes_free(&b);
+    return now;
 }
 
 // A snapshot's body: u32 n, n × (i32 trial id, i64 offset of its standing record), then the caller's

@@ -159,8 +159,8 @@ int journal_take_writer(Journal *j);
 // and leases carry; -1 for a single job.
 long journal_job(const Journal *j);
 // This job is alive, and its hand-outs are its own for `seconds` from now (0: it ended).
-// Under the lock, without fsync.
-void journal_lease(Journal *j, double seconds, unsigned yaml_crc);
+// Under the lock, without fsync. Returns the time it recorded.
+double journal_lease(Journal *j, double seconds, unsigned yaml_crc);
 
 // journal_replay of the records from offset `from` on (a snapshot's end): the trial
 // records superseded are found among them alone, and *j's end is the end of the last.

@@ -172,7 +172,7 @@ static void watch_failures(Coordinator *co, const TrialResult *r) {
 // for free trials reads it there, and a snapshot keeps what the records amount to.
 static void own_record(Coordinator *co, const JournalRecord *rec) {
     recovery_visit(&co->recovery, rec);
-    co->snapshot_due = 1;
+    co->snapshot_due = 1;  // (a hand-out, too: the recovery's running trials)
 }
 
 // What a resume's replay takes from trial r's record, appended to co->digests: u8 status,
@@ -235,6 +235,7 @@ static void record(Coordinator *co, const TrialResult *r, int from_journal, long
     ByteReader rd = byte_reader(co->digests.data + from, co->digests.len - from, "trial digest", err, sizeof err);
     if (apply_digest(co, r->id, &rd, from_journal) != 0) die(EXIT_RUNTIME, "internal error: %s", err);
     stand(co, r->id, at);
+    co->snapshot_due = 1;  // another job's trial too (the resume's replay sets it afresh after)
     if (!from_journal) co->steps_run += r->steps, watch_failures(co, r);
 }
 
@@ -384,6 +385,14 @@ static void note_lease(Coordinator *co, const JournalRecord *rec) {
     co->leases[i].yaml_crc = rec->yaml_crc;
 }
 
+// This job's lease: renewed for `seconds` (0: it ends), and noted beside the others' (a
+// snapshot carries every job's).
+static void renew_lease(Coordinator *co, double seconds) {
+    co->last_renew = journal_lease(co->journal, seconds, co->yaml_crc);
+    note_lease(co, &(JournalRecord){.kind = JOURNAL_LEASE, .job = journal_job(co->journal), .time = co->last_renew,
+                                    .seconds = seconds, .yaml_crc = co->yaml_crc});
+}
+
 // A record another job appended: its trials are recorded here as the journal's are on a
 // resume (the first record of a trial stands: a job whose lease ran out may have finished
 // it too, and this job's own result came first then), its hand-outs and leases noted.
@@ -420,11 +429,7 @@ static void shared_sync(Coordinator *co) {
     if (journal_tail(co->journal, on_other, co, err, sizeof err) < 0) die(EXIT_RUNTIME, "run: %s", err);
     if (err[0]) warnf("%s", err);
     if (!co->store && journal_take_writer(co->journal)) become_writer(co);
-    const double now = unix_seconds();
-    if (now - co->last_renew >= co->options->lease / LEASE_RENEWALS) {
-        journal_lease(co->journal, co->options->lease, co->yaml_crc);
-        co->last_renew = now;
-    }
+    if (unix_seconds() - co->last_renew >= co->options->lease / LEASE_RENEWALS) renew_lease(co, co->options->lease);
     co->last_sync = now_seconds();
 }
 
@@ -594,22 +599,36 @@ static int resumed(void *ctx, const JournalRecord *rec, char *err, size_t errlen
 // ---- snapshots
 
 // Whether this job writes snapshots: a single job does, unless it runs failed trials again
-// (its replay left them out for their retries: sampler_retry). A shared sweep's job knows
-// what the others did only as of its last look.
-static int writes_snapshots(const Coordinator *co) { return !co->options->shared && !co->options->retry_failed; }
+// (its replay left them out for their retries: sampler_retry); of a shared sweep's jobs,
+// the one that keeps the results file (one at a time).
+static int writes_snapshots(const Coordinator *co) {
+    return !co->options->retry_failed && (!co->options->shared || co->store);
+}
 
 // State bytes: u32 SNAPSHOT_VERSION, u32 the crc32 of this run's YAML (every trial in it
 // is this space's: checked against it on the resume, or run by it), text first failure,
-// the recovery's (recovery_save), and the trials' digests (digest_trial) as one blob, in
-// the order of the standing records.
+// the recovery's (recovery_save), the leases (u32 count; i64 job, f64 until, f64 seconds,
+// u32 its YAML's crc32 each), and the trials' digests (digest_trial) as one blob, in the
+// order of the standing records. Under the journal's lock, after a look at what the other
+// jobs of a shared sweep appended (what it sums up is every record before it).
 static void write_snapshot(Coordinator *co) {
+    journal_lock(co->journal);
+    shared_sync(co);
     Bytes b = {0};
     bytes_put_u32(&b, SNAPSHOT_VERSION);
     bytes_put_u32(&b, co->yaml_crc);
     bytes_put_text(&b, co->first_failure, strlen(co->first_failure));
     recovery_save(&co->recovery, &b);
+    bytes_put_u32(&b, (uint32_t)co->n_leases);
+    for (int i = 0; i < co->n_leases; i++) {
+        bytes_put_i64(&b, co->leases[i].job);
+        bytes_put_f64(&b, co->leases[i].written_until);
+        bytes_put_f64(&b, co->leases[i].seconds);
+        bytes_put_u32(&b, co->leases[i].yaml_crc);
+    }
     bytes_put_text(&b, co->digests.len ? (const char *)co->digests.data : "", co->digests.len);
     journal_snapshot(co->journal, co->standing, co->n_standing, b.data, b.len);
+    journal_unlock(co->journal);
     bytes_free(&b);
     co->last_snapshot = now_seconds();
     co->snapshot_due = 0;
@@ -669,6 +688,7 @@ static void forget_replay(Coordinator *co) {
     recovery_free(&co->recovery);
     recovery_init(&co->recovery, co->spec->trials, co->output);
     co->digests.len = co->n_standing = 0;
+    co->n_leases = 0;
 }
 
 // The state a snapshot keeps into this coordinator, as a replay of the records before it
@@ -681,6 +701,15 @@ static int load_snapshot(Coordinator *co, const JournalSnapshot *snap) {
     const char *first = br_text(&rd, sizeof co->first_failure, &n, "first failure");
     if (first) memcpy(co->first_failure, first, n), co->first_failure[n] = 0;
     recovery_load(&co->recovery, &rd);
+    const int n_leases = br_count(&rd, 28, "leases");
+    for (int i = 0; i < n_leases && !rd.failed; i++) {
+        JournalRecord lease = {.kind = JOURNAL_LEASE, .job = br_i64(&rd)};
+        lease.time = br_f64(&rd);
+        lease.seconds = br_f64(&rd);
+        lease.yaml_crc = br_u32(&rd);
+        lease.time -= lease.seconds;  // note_lease's until is time + seconds
+        if (!rd.failed) note_lease(co, &lease);
+    }
     const unsigned char *digests = br_blob(&rd, &len, "trials");
     if (!rd.failed && len) memcpy(bytes_extend(&co->digests, len), digests, len);
     ByteReader dr = byte_reader(co->digests.data, co->digests.len, "snapshot's trials", err, sizeof err);
@@ -760,12 +789,13 @@ static void open_results(Coordinator *co, const char *output) {
     co->snapshot_due = co->n_resumed > (from ? (int)from->n_trials : 0);
     if (from) journal_snapshot_free(&snap);
     if (shared) check_same_sweep(co, journal);
+    char tail[96] = "";
+    if (co->snapshot_at >= 0)
+        snprintf(tail, sizeof tail, " (its snapshot at byte %ld and the %ld records after it)", co->snapshot_at,
+                 co->tail_records);
     if (co->n_resumed + co->n_retried > 0 && !shared) {
-        char retried[64] = "", tail[96] = "";
+        char retried[64] = "";
         if (co->n_retried) snprintf(retried, sizeof retried, "; %d failed ones run again", co->n_retried);
-        if (co->snapshot_at >= 0)
-            snprintf(tail, sizeof tail, " (its snapshot at byte %ld and the %ld records after it)", co->snapshot_at,
-                     co->tail_records);
         fprintf(stderr, "sweep %s: resuming with %d of %d trials recorded in %s%s%s\n", co->spec->name, co->n_resumed,
                 co->spec->trials, journal, tail, retried);
     }
@@ -775,11 +805,10 @@ static void open_results(Coordinator *co, const char *output) {
                 to_write, output);
     journal_begin(co->journal, co->yaml_crc);
     if (shared) {
-        fprintf(stderr, "sweep %s: sharing the sweep as job %ld of %s (%d of %d trials recorded%s)\n", spec->name,
-                journal_job(co->journal), journal, co->n_resumed, spec->trials,
+        fprintf(stderr, "sweep %s: sharing the sweep as job %ld of %s (%d of %d trials recorded%s%s)\n", spec->name,
+                journal_job(co->journal), journal, co->n_resumed, spec->trials, tail,
                 co->store ? "; this job keeps the results file" : "");
-        journal_lease(co->journal, co->options->lease, co->yaml_crc);
-        co->last_renew = unix_seconds();
+        renew_lease(co, co->options->lease);
         co->last_sync = now_seconds();
     } else {
         fail_poisoned(co);
@@ -831,7 +860,7 @@ static void shared_tick(Coordinator *co, int *waiting) {
 static void leave_shared(Coordinator *co) {
     journal_lock(co->journal);
     shared_sync(co);
-    journal_lease(co->journal, 0, co->yaml_crc);
+    renew_lease(co, 0);
 }
 
 // CPU seconds this process has used.
@@ -875,6 +904,9 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
         else
             retry_waiting(&co, waiting);
         commit(&co);  // a trial dead max_deaths times, recorded failed as the trial left
+        if (co.snapshot_due && writes_snapshots(&co) && o->snapshot_every > 0 &&
+            now_seconds() - co.last_snapshot >= o->snapshot_every)
+            write_snapshot(&co);
         int flag;
         MPI_Status st;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
@@ -898,9 +930,6 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
             MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
         }
         commit(&co);
-        if (co.snapshot_due && writes_snapshots(&co) && o->snapshot_every > 0 &&
-            now_seconds() - co.last_snapshot >= o->snapshot_every)
-            write_snapshot(&co);
         co.handling += now_seconds() - th;
         if (!o->quiet) progress(&co, 0);
     }
