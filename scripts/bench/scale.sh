@@ -20,7 +20,9 @@
 #      `run --resume` then raises `trials` to the next size (and the last by one trial per
 #      worker), so each resume replays the journal of that many trials, rebuilds the
 #      results file and goes on; the time from rank 0 past MPI_Init to its first trial
-#      handed out, and with mpirun's start-up. Last (PERF=0 skips it), the largest
+#      handed out, and with mpirun's start-up; then the complete sweep resumed with the
+#      same YAML, from the snapshot the run wrote at its end: rank 0's CPU and the
+#      coordinator's first line to its 'resuming' line. Last (PERF=0 skips it), the largest
 #      journal resumed once more with rank 0 under perf: where the resume's time goes
 #      (journal replay, the check of each trial against the space, HDF5 rebuild).
 # Prints one table with the issue's thresholds beside the measured values and the
@@ -147,6 +149,9 @@ for ((i = 0; i < ${#SIZES[@]}; i++)); do
     RESULTS=$WORK/resume.h5 run_sweep "resume$n" "$resume_np" "$WORK/resume$n.yaml" --resume
     echo "resume $n resume$n" >> "$MANIFEST"
     machine_facts "after resuming $n and running to $next"
+    # The same YAML again: the complete sweep resumed from the snapshot that run wrote.
+    RESULTS=$WORK/resume.h5 run_sweep "same$n" "$resume_np" "$WORK/resume$n.yaml" --resume
+    echo "same $next same$n" >> "$MANIFEST"
 done
 if [[ ${PERF:-1} != 0 ]] && wrap=$(perf_rank0 "$WORK/perf.data"); then
     if RUN_WRAPPER=$wrap RESULTS=$WORK/resume.h5 run_sweep resumeperf "$resume_np" "$WORK/resume$n.yaml" --resume &&

@@ -755,6 +755,18 @@ def report_scale(work):
                            f" (the rebuild) {f(rebuild)}{per}; rank 0 past MPI_Init -> first trial handed out {f(resume)};"
                            f" mpirun's launch -> first trial {f(whole)}")
             details.append("    " + load_line(run))
+        elif kind == "same":
+            n, run = int(e[1]), Run(work, e[2], None)
+            rebuild = resume_times(run)[0]
+            c0 = run.trace.get(0, {})
+            cpu = c0["fin_cpu"] - c0["init_cpu"] if "fin_cpu" in c0 and "init_cpu" in c0 else None
+            row(f"resume from its snapshot, {n:,} trials (the same YAML)", "n/a" if cpu is None else f"{cpu:.2f} s CPU",
+                load=load_of(run))
+            details.append(f"  {run.name}: the complete sweep of {n:,} trials resumed with its YAML, from the snapshot"
+                           f" its last run wrote: rank 0's CPU past MPI_Init to MPI_Finalize"
+                           f" {'n/a' if cpu is None else f'{cpu:.2f} s'}; the coordinator's first line -> 'resuming' line"
+                           f" {'n/a' if rebuild is None else f'{rebuild:.2f} s'}")
+            details.append("    " + load_line(run))
         elif kind == "perf":
             n, run, path = int(e[1]), Run(work, e[2], None), os.path.join(work, e[3])
             c0 = run.trace.get(0, {})
