@@ -220,16 +220,12 @@ int h5store_read_trial_details(const H5Reader *rd, hid_t g, TrialResult *out) {
 
 // The metrics of trial id from its /summary row.
 static int read_summary_row(const H5Reader *rd, hid_t file, int id, TrialResult *out) {
-    TrialResult *rows;
+    SummaryRow *rows;
     int n;
     if (summary_rows(rd, file, NULL, &rows, &n) != 0) return -1;
     int i = 0;
     while (i < n && rows[i].id != id) i++;
-    if (i < n) {
-        const TrialResult *r = &rows[i];
-        metric_copy(out, r);
-        out->steps = r->steps, out->n_params = r->n_params;
-    }
+    if (i < n) summary_row_values(&rows[i], out);  // the attributes read after it replace its status and seconds
     free(rows);
     return i < n ? 0 : h5read_fail(rd, "/summary has no row for trial %d", id);
 }
