@@ -808,7 +808,7 @@ static void test_read_back(void) {
     for (size_t i = 0; i < COUNT(cases); i++) {
         write_file(path, cases[i].metric, cases[i].maximize, cases[i].n_objectives, cases[i].objectives, two_goals);
         SweepSummary s;
-        const int rc = summary_read(path, &s, err, sizeof err);
+        const int rc = summary_read(path, SUMMARY_REPORT, &s, err, sizeof err);
         CHECK(rc == 0, "summary_read (case %zu): %s", i, err);
         if (rc) continue;
         CHECK(!strcmp(s.metric, cases[i].want) && s.maximize == cases[i].want_maximize,
@@ -856,7 +856,7 @@ static void test_read_back(void) {
         hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
         CHECK(f >= 0 && H5Adelete_by_name(f, torn, "config", H5P_DEFAULT) >= 0 && H5Fclose(f) >= 0, "tearing %s", torn);
         SweepSummary s;
-        const int rc = summary_read(path, &s, err, sizeof err);
+        const int rc = summary_read(path, SUMMARY_REPORT, &s, err, sizeof err);
         if (last)
             CHECK(rc == 0 && s.n_trials == 2 && s.trials[0].id == 0 && s.trials[1].id == 2,
                   "a torn last trial is left out: %s", rc ? err : "");
@@ -877,7 +877,7 @@ static void test_read_back(void) {
     }
     h5store_close(big, 0);
     SweepSummary m;
-    CHECK(summary_read(path, &m, err, sizeof err) == 0 && m.n_trials == many, "%d trials: %s", many, err);
+    CHECK(summary_read(path, SUMMARY_REPORT, &m, err, sizeof err) == 0 && m.n_trials == many, "%d trials: %s", many, err);
     int wrong = 0;
     for (int k = 0; k < m.n_trials; k++) {
         const SummaryRow *t = &m.trials[k];
@@ -892,7 +892,7 @@ static void test_read_back(void) {
                                                     .metric = "val_loss"});
     h5store_close(st, 0);
     SweepSummary s;
-    CHECK(summary_read(path, &s, err, sizeof err) == 0 && s.n_trials == 0 && !strcmp(s.metric, "val_loss"),
+    CHECK(summary_read(path, SUMMARY_REPORT, &s, err, sizeof err) == 0 && s.n_trials == 0 && !strcmp(s.metric, "val_loss"),
           "a file without trials: %s", err);
     Report r;
     report_build(&s, &(ReportOptions){.metric = "val_loss", .maximize = 0, .top = 10}, &r);
@@ -905,10 +905,10 @@ static void test_read_back(void) {
     report_free(&r);
     summary_free(&s);
     remove(path);
-    CHECK(summary_read("/nonexistent/x.h5", &(SweepSummary){0}, err, sizeof err) == -1 &&
+    CHECK(summary_read("/nonexistent/x.h5", SUMMARY_REPORT, &(SweepSummary){0}, err, sizeof err) == -1 &&
               !strcmp(err, "/nonexistent/x.h5: No such file or directory"),
           "missing file: '%s'", err);
-    CHECK(summary_read("/tmp", &(SweepSummary){0}, err, sizeof err) == -1 && !strcmp(err, "/tmp: not a regular file"),
+    CHECK(summary_read("/tmp", SUMMARY_REPORT, &(SweepSummary){0}, err, sizeof err) == -1 && !strcmp(err, "/tmp: not a regular file"),
           "a directory: '%s'", err);
 }
 

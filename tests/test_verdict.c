@@ -293,7 +293,7 @@ static void test_planted(void) {
         write_planted(path, (Plant)plant);
         SweepSummary s;
         char why[512];
-        CHECK(summary_read(path, &s, why, sizeof why) == 0, "%s: summary_read: %s", what, why);
+        CHECK(summary_read(path, SUMMARY_REPORT, &s, why, sizeof why) == 0, "%s: summary_read: %s", what, why);
         Report r;
         report_build(&s, &(ReportOptions){.metric = s.metric, .maximize = 1, .top = 5}, &r);
         const Table *tau = find_table(&r, "verdict.tau"), *fit = find_table(&r, "verdict.fit");

@@ -68,7 +68,9 @@ static void write_report(const char *path, const char *metric, int known, const 
                          double l2_scale, int early_step, int suggest, int format, const char *out, int again) {
     SweepSummary s;
     char err[1024];
-    const int read = summary_read(path, &s, err, sizeof err);
+    // the page reads every trial's group again (its host, times, curves and traces)
+    const SummaryRead what = format == FORMAT_HTML ? SUMMARY_PAGE : SUMMARY_REPORT;
+    const int read = summary_read(path, what, &s, err, sizeof err);
     if (read != 0 && again) {
         warnf("report: %s (%s left as it was)", err, out);
         return;

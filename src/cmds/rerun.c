@@ -95,7 +95,7 @@ int cmd_rerun(int argc, char **argv) {
 
     SweepSummary s;  // the root attributes and /summary; the trial's group is read alone
     char err[1024];
-    if (summary_read_rows(path, &s, err, sizeof err) != 0) die(EXIT_BADINPUT, "rerun: %s", err);
+    if (summary_read(path, SUMMARY_ROWS, &s, err, sizeof err) != 0) die(EXIT_BADINPUT, "rerun: %s", err);
     SweepSpec spec;
     if (!s.yaml || space_parse(&spec, path, s.yaml, strlen(s.yaml), err, sizeof err) != 0)
         die(EXIT_BADINPUT,

@@ -231,7 +231,7 @@ static void put_data(FILE *f, const SweepSummary *s, const char *path, const Rep
     if (summary_groups_open(&groups, path, err, sizeof err) != 0) die(EXIT_BADINPUT, "report: %s", err);
     for (int i = 0; i < s->n_trials; i++) {
         TrialResult trial;
-        if (summary_groups_read(&groups, &s->trials[i], &trial) != 0) die(EXIT_BADINPUT, "report: %s", err);
+        if (summary_groups_read(&groups, s, &s->trials[i], &trial) != 0) die(EXIT_BADINPUT, "report: %s", err);
         cJSON *t = page_trial(&trial, m, params, n_params);
         trial_result_free(&trial);
         char *text = cJSON_PrintUnformatted(t);

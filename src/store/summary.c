@@ -93,8 +93,9 @@ static int read_metric(const H5Reader *rd, hid_t file, SweepSummary *s) {
 // ---------------------------------------------------------------- /summary and /trials
 
 // Trial row's group, /trials/NNNNNN, read into out: row's /summary values and what
-// h5store_read_trial_details reads (rd's err names the group on failure).
-static int read_trial_group(const H5Reader *file_rd, hid_t file, const SummaryRow *row, TrialResult *out) {
+// h5store_read_trial_details reads at level (rd's err names the group on failure).
+static int read_trial_group(const H5Reader *file_rd, hid_t file, const SummaryRow *row, TrialDetails level,
+                            TrialResult *out) {
     memset(out, 0, sizeof *out);
     summary_row_values(row, out);
     char name[32];
@@ -105,7 +106,7 @@ static int read_trial_group(const H5Reader *file_rd, hid_t file, const SummaryRo
     trial_rd.where = name;
     hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
     if (g < 0) return h5read_fail(&trial_rd, "unreadable group");
-    const int rc = h5store_read_trial_details(&trial_rd, g, out);
+    const int rc = h5store_read_trial_details(&trial_rd, g, level, out);
     H5Gclose(g);
     return rc;
 }
@@ -115,13 +116,13 @@ static int by_id(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-// What a read takes: the root attributes and /summary, and unless rows_only what each
-// trial's group adds to its row (summary_row_details).
+// What a read takes (SummaryRead): the root attributes and /summary, and unless
+// SUMMARY_ROWS what each trial's group adds to its row (summary_row_details).
 // torn_ok: the file is not being written, so a last /summary row whose trial group is
 // incomplete was cut by an interrupted flush (a full disk, a kill during H5Fflush: the
 // writer flushes after every trial, so only the last trial can be torn); it is left out
 // with a warning, as the journal leaves out a torn last record.
-static int read_file(const H5Reader *rd, hid_t file, SweepSummary *s, int rows_only, int torn_ok) {
+static int read_file(const H5Reader *rd, hid_t file, SweepSummary *s, SummaryRead what, int torn_ok) {
     if (h5read_check_format(rd, file)) return -1;
     // The metric first (a program's own metric is a column of /summary), unless there is
     // no /summary, which summary_rows reports.
@@ -133,8 +134,9 @@ static int read_file(const H5Reader *rd, hid_t file, SweepSummary *s, int rows_o
     if (summary_rows(rd, file, s->program_metric.name, &s->trials, &s->n_trials)) return -1;
     TrialResult *t = xmalloc(sizeof *t);  // each trial's group, as long as its row takes from it
     int rc = 0;
-    for (int i = 0; !rows_only && i < s->n_trials && rc == 0; i++) {
-        if (read_trial_group(rd, file, &s->trials[i], t) == 0) {
+    for (int i = 0; what != SUMMARY_ROWS && i < s->n_trials && rc == 0; i++) {
+        if (read_trial_group(rd, file, &s->trials[i], what == SUMMARY_PAGE ? TRIAL_DETAILS_ALL : TRIAL_DETAILS_ROW,
+                             t) == 0) {
             if (i == 0) s->base = t->config;
             summary_row_details(s, &s->trials[i], t);
         }
@@ -180,7 +182,7 @@ void summary_free(SweepSummary *s) {
     memset(s, 0, sizeof *s);
 }
 
-static int read_here(const char *path, SweepSummary *out, int rows_only, char *err, size_t errlen) {
+static int read_here(const char *path, SweepSummary *out, SummaryRead what, char *err, size_t errlen) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);  // our one-line messages replace HDF5's stack dumps
     memset(out, 0, sizeof *out);
     const H5Reader rd = {.path = path, .err = err, .errlen = errlen};
@@ -197,7 +199,7 @@ static int read_here(const char *path, SweepSummary *out, int rows_only, char *e
     int writing = h5read_locked_by_writer(path);
     for (int attempt = 0;; attempt++) {
         hid_t file = open_file(path);
-        const int rc = file >= 0 ? read_file(&rd, file, out, rows_only, !writing)
+        const int rc = file >= 0 ? read_file(&rd, file, out, what, !writing)
                                  : h5read_fail(&rd, "cannot open: damaged or truncated HDF5 file");
         if (file >= 0) H5Fclose(file);
         if (rc == 0) {
@@ -211,37 +213,31 @@ static int read_here(const char *path, SweepSummary *out, int rows_only, char *e
     }
 }
 
-int summary_read_here(const char *path, SweepSummary *out, char *err, size_t errlen) {
-    return read_here(path, out, 0, err, errlen);
+int summary_read_here(const char *path, SummaryRead what, SweepSummary *out, char *err, size_t errlen) {
+    return read_here(path, out, what, err, errlen);
 }
 
 typedef struct {
     const char *path;
-    int rows_only;
+    SummaryRead what;
 } ReadJob;
 
 // In the child of h5read_survives: the read, its result dropped.
 static int read_in_child(const void *ctx, char *err, size_t errlen) {
     const ReadJob *job = ctx;
     SweepSummary s;
-    const int rc = read_here(job->path, &s, job->rows_only, err, errlen);
+    const int rc = read_here(job->path, &s, job->what, err, errlen);
     if (rc == 0) summary_free(&s);
     return rc;
 }
 
-static int read_guarded(const char *path, SweepSummary *out, int rows_only, char *err, size_t errlen) {
+int summary_read(const char *path, SummaryRead what, SweepSummary *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     const H5Reader rd = {.path = path, .err = err, .errlen = errlen};
-    const ReadJob job = {path, rows_only};
-    return h5read_survives(&rd, read_in_child, &job) != 0 ? -1 : read_here(path, out, rows_only, err, errlen);
-}
-
-int summary_read(const char *path, SweepSummary *out, char *err, size_t errlen) {
-    return read_guarded(path, out, 0, err, errlen);
-}
-
-int summary_read_rows(const char *path, SweepSummary *out, char *err, size_t errlen) {
-    return read_guarded(path, out, 1, err, errlen);
+    const ReadJob job = {path, what};
+    return h5read_survives(&rd, read_in_child, &job) != 0
+               ? -1
+               : read_here(path, out, what == SUMMARY_PAGE ? SUMMARY_REPORT : what, err, errlen);
 }
 
 // ---------------------------------------------------------------- a trial's group again
@@ -253,10 +249,17 @@ int summary_groups_open(SummaryGroups *g, const char *path, char *err, size_t er
     return g->file >= 0 ? 0 : h5read_fail(&g->rd, "cannot open: damaged or truncated HDF5 file");
 }
 
-int summary_groups_read(SummaryGroups *g, const SummaryRow *row, TrialResult *out) {
-    const int rc = read_trial_group(&g->rd, g->file, row, out);
-    if (rc != 0) trial_result_free(out);
-    return rc;
+int summary_groups_read(SummaryGroups *g, const SweepSummary *s, const SummaryRow *row, TrialResult *out) {
+    const int rc = read_trial_group(&g->rd, g->file, row, TRIAL_DETAILS_PAGE, out);
+    if (rc != 0) {
+        trial_result_free(out);
+        return rc;
+    }
+    TrialConfig *c = summary_config(s, row);
+    out->config = *c;
+    free(c);
+    snprintf(out->reason, sizeof out->reason, "%s", row->reason ? row->reason : "");
+    return 0;
 }
 
 void summary_groups_close(SummaryGroups *g) {
@@ -270,11 +273,12 @@ typedef struct {
     TrialResult *out;
 } OneTrial;
 
-// One trial's group: opened, read, closed.
+// One trial's group, whole: opened, read, closed.
 static int read_one(const OneTrial *one, char *err, size_t errlen) {
     SummaryGroups g;
     int rc = summary_groups_open(&g, one->path, err, errlen);
-    if (rc == 0) rc = summary_groups_read(&g, one->row, one->out);
+    if (rc == 0 && (rc = read_trial_group(&g.rd, g.file, one->row, TRIAL_DETAILS_ALL, one->out)) != 0)
+        trial_result_free(one->out);
     summary_groups_close(&g);
     return rc;
 }

@@ -69,18 +69,25 @@ typedef struct {
     SummaryRow *trials;   // sorted by id
 } SweepSummary;
 
+// What a read takes.
+typedef enum {
+    SUMMARY_ROWS,    // the root attributes and /summary only, for a caller that reads one trial's
+                     // group itself (summary_trial): every row's reason, words and evaluations
+                     // are empty, its seed and task 0, and base is zero
+    SUMMARY_REPORT,  // and what each trial's group adds to its row (h5store_read_trial_details:
+                     // TRIAL_DETAILS_ROW)
+    SUMMARY_PAGE,    // the same, the guarding child reading every group whole, for a caller that
+                     // reads them again (summary_groups_read: the HTML page)
+} SummaryRead;
 // Read the file. Returns 0, or -1 with one line "PATH: what is wrong" in err (missing
 // file, not HDF5, damaged, not an attnsweep results file, another format version). The
 // file is read first in a child process (h5read_survives): a damaged file that makes
 // libhdf5 itself crash is "PATH: damaged (the HDF5 library failed reading it: ...)".
-int summary_read(const char *path, SweepSummary *out, char *err, size_t errlen);
-// The same read in this process, unguarded: for tests/test_results_fuzz.c, whose own child
-// must see a sanitizer's report of the checks rather than the guard's line.
-int summary_read_here(const char *path, SweepSummary *out, char *err, size_t errlen);
-// The root attributes and /summary only, for a caller that reads one trial's group itself
-// (summary_trial): every row's reason, words and evaluations are left empty and its seed
-// and task 0, and base is zero. Guarded as summary_read.
-int summary_read_rows(const char *path, SweepSummary *out, char *err, size_t errlen);
+int summary_read(const char *path, SummaryRead what, SweepSummary *out, char *err, size_t errlen);
+// The same read in this process, unguarded (SUMMARY_PAGE: every group read whole): for
+// tests/test_results_fuzz.c, whose own child must see a sanitizer's report of the checks
+// rather than the guard's line.
+int summary_read_here(const char *path, SummaryRead what, SweepSummary *out, char *err, size_t errlen);
 void summary_free(SweepSummary *s);
 // The metric of that name: one of the table's, or the sweep's program metric; NULL if neither.
 const Metric *summary_metric(const SweepSummary *s, const char *name);
@@ -132,15 +139,17 @@ TrialConfig *summary_config(const SweepSummary *s, const SummaryRow *row);
 // h5store_read_trial_details reads (configuration, reason, host, times, reward_spec, a
 // program's run, curves, invariants trace). summary_trial reads one (guarded as
 // summary_read, for rerun and the reward's spec); summary_groups_* read one after another
-// from one opening (the HTML page, after summary_read has read every group once). Each
-// returns 0, or -1 with one line "PATH: ..." in err; trial_result_free frees out.
+// from one opening (the HTML page, after summary_read's SUMMARY_PAGE has read every group
+// whole once in its child). Each returns 0, or -1 with one line "PATH: ..." in err;
+// trial_result_free frees out.
 int summary_trial(const char *path, const SummaryRow *row, TrialResult *out, char *err, size_t errlen);
 typedef struct {
     H5Reader rd;
     hid_t file;
 } SummaryGroups;
 int summary_groups_open(SummaryGroups *g, const char *path, char *err, size_t errlen);
-int summary_groups_read(SummaryGroups *g, const SummaryRow *row, TrialResult *out);
+// The page's read (TRIAL_DETAILS_PAGE), its configuration and reason from the row of s.
+int summary_groups_read(SummaryGroups *g, const SweepSummary *s, const SummaryRow *row, TrialResult *out);
 void summary_groups_close(SummaryGroups *g);
 
 #endif
