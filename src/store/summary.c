@@ -182,7 +182,7 @@ void summary_free(SweepSummary *s) {
     memset(s, 0, sizeof *s);
 }
 
-static int read_here(const char *path, SweepSummary *out, SummaryRead what, char *err, size_t errlen) {
+int summary_read_here(const char *path, SummaryRead what, SweepSummary *out, char *err, size_t errlen) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);  // our one-line messages replace HDF5's stack dumps
     memset(out, 0, sizeof *out);
     const H5Reader rd = {.path = path, .err = err, .errlen = errlen};
@@ -213,10 +213,6 @@ static int read_here(const char *path, SweepSummary *out, SummaryRead what, char
     }
 }
 
-int summary_read_here(const char *path, SummaryRead what, SweepSummary *out, char *err, size_t errlen) {
-    return read_here(path, out, what, err, errlen);
-}
-
 typedef struct {
     const char *path;
     SummaryRead what;
@@ -226,7 +222,7 @@ typedef struct {
 static int read_in_child(const void *ctx, char *err, size_t errlen) {
     const ReadJob *job = ctx;
     SweepSummary s;
-    const int rc = read_here(job->path, &s, job->what, err, errlen);
+    const int rc = summary_read_here(job->path, job->what, &s, err, errlen);
     if (rc == 0) summary_free(&s);
     return rc;
 }
@@ -237,7 +233,7 @@ int summary_read(const char *path, SummaryRead what, SweepSummary *out, char *er
     const ReadJob job = {path, what};
     return h5read_survives(&rd, read_in_child, &job) != 0
                ? -1
-               : read_here(path, out, what == SUMMARY_PAGE ? SUMMARY_REPORT : what, err, errlen);
+               : summary_read_here(path, what == SUMMARY_PAGE ? SUMMARY_REPORT : what, out, err, errlen);
 }
 
 // ---------------------------------------------------------------- a trial's group again
