@@ -30,10 +30,11 @@ typedef struct {
     double rank_deviation_excess, correlation_excess, reward;
 } SummaryEval;
 
-// One trial as the report holds it (about 200 bytes, and its words and evaluations): its
-// /summary row, its reason, its configuration as the 8-byte words in which it differs from
-// the sweep's base configuration (SweepSummary.base: a random sweep of six parameters
-// differs in about six words and the seed), and for a finished trial its evaluations.
+// One trial as the report holds it (192 bytes, and its reason, words and evaluations; a
+// TrialResult is 5,568 bytes, 4,784 of them the configuration): its /summary row, its
+// reason, its configuration as the 8-byte words in which it differs from the sweep's base
+// configuration (SweepSummary.base; 10 bytes a word with its place: a random sweep's
+// trials differ in a few), and for a finished trial its evaluations (docs/report.md, Memory).
 typedef struct {
     int id;
     TrialStatus status;
