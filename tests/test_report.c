@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "report_tables.h"
+#include "splitmix.h"
 #include "common/util.h"
 #include "report/report.h"
 #include "report/stats.h"
@@ -217,13 +218,13 @@ static void test_pareto(void) {
         {0.8, 0.1, 0.5},  // 7: equal to 1: on the front
     };
     enum { N = COUNT(v) };
-    TrialResult trials[N];
-    const TrialResult *p[N];
+    SummaryRow rows[N] = {{0}};
+    const SummaryRow *p[N];
     for (int i = 0; i < N; i++) {
         // the test accuracy in the opposite order: the front must not see it
-        trials[i] = (TrialResult){.val_accuracy = v[i][0], .test_accuracy = 1 - v[i][0], .correlation = v[i][1],
-                                  .rank_deviation = v[i][2]};
-        p[i] = &trials[i];
+        summary_row_set(&rows[i], &(TrialResult){.val_accuracy = v[i][0], .test_accuracy = 1 - v[i][0],
+                                                 .correlation = v[i][1], .rank_deviation = v[i][2]});
+        p[i] = &rows[i];
     }
     int front[N];
     const SweepSummary none = {0};
@@ -312,17 +313,75 @@ static void test_stderr_reasons(void) {
           "a long cause and line: '%s'", r.reason);
 }
 
+// ---------------------------------------------------------------- a row's configuration
+
+static void set_spec(TrialConfig *c, const ParamSpec *p, const char *value) {
+    char err[256];
+    if (config_set(c, p, value, err, sizeof err) != 0) die(EXIT_RUNTIME, "test setup: %s", err);
+}
+static void set(TrialConfig *c, const char *name, const char *value) { set_spec(c, config_find(name), value); }
+
+// A row holds its trial's configuration as the words in which it differs from the sweep's
+// base (the first trial's), and gives it back byte for byte: every word of a TrialConfig
+// (random bytes in each, padding included), and a program's parameters of each type, set,
+// or declared but absent (its `when` fails), through views visited in any order and as a
+// copy of its own.
+static void test_row_configuration(void) {
+    enum { N = 6, WORDS = sizeof(TrialConfig) / 8 };
+    TrialResult *t = xcalloc(N, sizeof *t);
+    for (int i = 0; i < N; i++) config_defaults(&t[i].config), t[i].id = i;
+    uint64_t state = 31;
+    unsigned char *bytes = (unsigned char *)&t[1].config;  // 1: every byte random
+    for (size_t k = 0; k < sizeof t[1].config; k++) bytes[k] = (unsigned char)splitmix64(&state);
+    t[2].config = t[1].config;  // 2: every other word back to the base's
+    for (int k = 0; k < WORDS; k += 2) memcpy((char *)&t[2].config + 8 * k, (char *)&t[0].config + 8 * k, 8);
+    // 3..5: a program's integer, real and text parameters; 4 lacks the text, 5 has none set
+    ParamSpec spec[3];
+    static const char *const names[3] = {"layers", "lr", "attention"}, *const values[3][3] = {
+        {"12", "0.000316", "mha"}, {"-3", "1e-300", NULL}, {NULL, NULL, NULL}};
+    static const ParamType types[3] = {PT_INT, PT_REAL, PT_TEXT};
+    for (int j = 0; j < 3; j++) config_program_param(&spec[j], names[j], NULL, types[j], j);
+    for (int i = 3; i < N; i++)
+        for (int j = 0; j < 3; j++) {
+            config_program_declare(&t[i].config, &spec[j]);
+            if (values[i - 3][j]) set_spec(&t[i].config, &spec[j], values[i - 3][j]);
+        }
+    SweepSummary s = {0};
+    for (int i = 0; i < N; i++) summary_append(&s, &t[i]);
+    CHECK(s.trials[0].n_words == 0 && s.trials[1].n_words == WORDS && s.trials[2].n_words == WORDS / 2,
+          "words against the base: %d, %d of %d, %d", s.trials[0].n_words, s.trials[1].n_words, WORDS,
+          s.trials[2].n_words);
+    ConfigView *v = config_view_new(&s);
+    static const int order[] = {1, 0, 2, 5, 3, 1, 4, 4, 0, 2, 3, 5};
+    for (size_t k = 0; k < COUNT(order); k++) {
+        const int i = order[k];
+        const TrialConfig *c = config_view(v, &s.trials[i]);
+        TrialConfig *copy = summary_config(&s, &s.trials[i]);
+        CHECK(!memcmp(c, &t[i].config, sizeof *c) && !memcmp(copy, &t[i].config, sizeof *c),
+              "visit %zu: trial %d's configuration differs from its row's (view %d, copy %d)", k, i,
+              memcmp(c, &t[i].config, sizeof *c) != 0, memcmp(copy, &t[i].config, sizeof *c) != 0);
+        CHECK(s.trials[i].seed == t[i].config.seed && s.trials[i].task == t[i].config.task, "trial %d: seed, task", i);
+        for (int j = 0; i >= 3 && j < 3; j++) {
+            char want[CONFIG_TEXT + 64], got[CONFIG_TEXT + 64];
+            config_format(&t[i].config, &spec[j], want, sizeof want);
+            config_format(c, &spec[j], got, sizeof got);
+            CHECK(!strcmp(got, want) && config_relevant(c, &spec[j]) == (values[i - 3][j] != NULL),
+                  "trial %d: %s is '%s', want '%s'", i, names[j], got, want);
+        }
+        free(copy);
+    }
+    free(v);
+    summary_free(&s);
+    free(t);
+}
+
 // ---------------------------------------------------------------- the report on a made-up sweep
 
-static void set(TrialConfig *c, const char *name, const char *value) {
-    char err[256];
-    if (config_set(c, config_find(name), value, err, sizeof err) != 0) die(EXIT_RUNTIME, "test setup: %s", err);
-}
 
 // Configurations A..H of the sweep below and the extra trials. Repeats have seeds 1000 + r.
 static const struct {
     const char *attention, *orth, *l2, *status, *reason;
-    double accuracy, reward;  // val_accuracy (the test metrics are made to disagree: make_sweep)
+    double accuracy, reward;  // val_accuracy (the test metrics are made to disagree: made_up_trials)
     int steps;
 } made_up[] = {
     // A: mha, λ_orth 0, λ_l2 0 (trials 0-2)
@@ -350,13 +409,12 @@ static const struct {
 };
 enum { N_MADE_UP = COUNT(made_up) };
 
-static void make_sweep(SweepSummary *s) {
-    memset(s, 0, sizeof *s);
-    s->n_trials = N_MADE_UP;
-    s->trials = xcalloc(N_MADE_UP, sizeof *s->trials);
+// The made-up trials (with room for one more).
+static TrialResult *made_up_trials(void) {
+    TrialResult *made = xcalloc(N_MADE_UP + 1, sizeof *made);
     int repeat = 0;
     for (int i = 0; i < N_MADE_UP; i++) {
-        TrialResult *t = &s->trials[i];
+        TrialResult *t = &made[i];
         config_defaults(&t->config);
         set(&t->config, "attention", made_up[i].attention);
         set(&t->config, "lambda_orth", made_up[i].orth);
@@ -386,6 +444,13 @@ static void make_sweep(SweepSummary *s) {
         t->steps = made_up[i].steps;
         t->seconds = 1.5;
     }
+    return made;
+}
+
+// The sweep of trials t[0..n), ranked by reward as a report reads it: a row each.
+static void summarise(SweepSummary *s, const TrialResult *t, int n) {
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < n; i++) summary_append(s, &t[i]);
     snprintf(s->metric, sizeof s->metric, "reward");
     s->maximize = 1;
 }
@@ -399,8 +464,9 @@ static int has_column(const Table *t, const char *col) {
 }
 
 static void test_report_sections(void) {
+    TrialResult *made = made_up_trials();
     SweepSummary s;
-    make_sweep(&s);
+    summarise(&s, made, N_MADE_UP);
     Report r;
     report_build(&s, &(ReportOptions){.metric = "reward", .maximize = 1, .top = 5}, &r);
 
@@ -569,11 +635,11 @@ static void test_report_sections(void) {
 
     // A configuration drawn twice with one seed is one run: the second trial (here with a
     // made-up reward) is on the leaderboard but not in any mean or test.
-    s.trials = xrealloc(s.trials, (N_MADE_UP + 1) * sizeof *s.trials);
-    s.trials[N_MADE_UP] = s.trials[3];  // B, seed 1000
-    s.trials[N_MADE_UP].id = N_MADE_UP;
-    s.trials[N_MADE_UP].reward = 0.99;
-    s.n_trials++;
+    made[N_MADE_UP] = made[3];  // B, seed 1000
+    made[N_MADE_UP].id = N_MADE_UP;
+    made[N_MADE_UP].reward = 0.99;
+    summary_free(&s);
+    summarise(&s, made, N_MADE_UP + 1);
     report_build(&s, &(ReportOptions){.metric = "reward", .maximize = 1, .top = 5}, &r);
     lb = find_table(&r, "leaderboard");
     CHECK(at(lb, 0, "trial")->value == N_MADE_UP, "duplicate: on the leaderboard");
@@ -588,12 +654,13 @@ static void test_report_sections(void) {
     bv = find_table(&r, "variants.by_variant");
     CHECK(at(bv, 0, "n")->value == 12, "duplicate: mha keeps n 12");
     report_free(&r);
-    s.n_trials--;
 
     // The L2 control calibrated to the penalty's size (report --l2-scale): configuration C
     // at lambda_l2 = 0.1 × 0.005 is the control of B at λ_orth = 0.1 with the same numbers.
     for (int i = 0; i < N_MADE_UP; i++)
-        if (s.trials[i].config.lambda_l2 == 0.1) set(&s.trials[i].config, "lambda_l2", "0.0005");
+        if (made[i].config.lambda_l2 == 0.1) set(&made[i].config, "lambda_l2", "0.0005");
+    summary_free(&s);
+    summarise(&s, made, N_MADE_UP);
     report_build(&s, &(ReportOptions){.metric = "reward", .maximize = 1, .top = 5, .l2_scale = 0.005}, &r);
     ab = find_table(&r, "ablations.lambda_orth");
     CHECK(ab->n_rows == (int)COUNT(rows) && !strcmp(at(ab, 1, "against")->text, "lambda_l2 = 0.0005") &&
@@ -608,32 +675,36 @@ static void test_report_sections(void) {
     CHECK(ab->n_rows == (int)COUNT(rows) - 1, "equal strength finds no L2 control at 0.1 now: %d rows", ab->n_rows);
     report_free(&r);
     for (int i = 0; i < N_MADE_UP; i++)
-        if (s.trials[i].config.lambda_l2 == 0.0005) set(&s.trials[i].config, "lambda_l2", "0.1");
+        if (made[i].config.lambda_l2 == 0.0005) set(&made[i].config, "lambda_l2", "0.1");
 
     // lambda_l2 0 in every trial: no arm has a plain-L2 control, though the one it would be
     // differs from the arm's λ = 0 configuration only in lambda_l2, which no trial varies.
-    SweepSummary no_l2 = s;
-    no_l2.trials = xcalloc(N_MADE_UP, sizeof *no_l2.trials);
-    no_l2.n_trials = 0;
+    TrialResult *l2_zero = xcalloc(N_MADE_UP, sizeof *l2_zero);
+    int n_zero = 0;
     for (int i = 0; i < N_MADE_UP; i++)
-        if (s.trials[i].config.lambda_l2 == 0) no_l2.trials[no_l2.n_trials++] = s.trials[i];
+        if (made[i].config.lambda_l2 == 0) l2_zero[n_zero++] = made[i];
+    SweepSummary no_l2;
+    summarise(&no_l2, l2_zero, n_zero);
     report_build(&no_l2, &(ReportOptions){.metric = "reward", .maximize = 1, .top = 5}, &r);
     ab = find_table(&r, "ablations.lambda_orth");
     int against_l2 = 0;
     for (int i = 0; i < ab->n_rows; i++) against_l2 += !strncmp(at(ab, i, "against")->text, "lambda_l2", 9);
     CHECK(ab->n_rows > 0 && against_l2 == 0, "no lambda_l2 swept: %d rows, %d against plain L2", ab->n_rows, against_l2);
     report_free(&r);
-    free(no_l2.trials);
+    summary_free(&no_l2);
+    free(l2_zero);
 
     // A budget in epochs (steps 0): a finished trial ran its whole budget, and shows it for
     // the others of the same training set, epochs and batch. The grassmann trials (batch
     // 128) ran 300 steps, the others (batch 64) 100: the pruned one saved 300 − 25.
     for (int i = 0; i < N_MADE_UP; i++) {
-        TrialResult *t = &s.trials[i];
+        TrialResult *t = &made[i];
         set(&t->config, "steps", "0");
         if (t->config.attention == ATTN_GRASSMANN && is_ok_status(t)) t->steps = 300;
         if (t->config.attention != ATTN_GRASSMANN) set(&t->config, "batch", "64");
     }
+    summary_free(&s);
+    summarise(&s, made, N_MADE_UP);
     report_build(&s, &(ReportOptions){.metric = "reward", .maximize = 1, .top = 5}, &r);
     as = find_table(&r, "failures.asha");
     CHECK(at(as, 0, "steps_saved")->value == 275 && at(as, 0, "budget_steps")->value == 4 * 300 + 18 * 100 &&
@@ -641,23 +712,28 @@ static void test_report_sections(void) {
           "epochs budget: saved %g, budget %g", at(as, 0, "steps_saved")->value, at(as, 0, "budget_steps")->value);
     report_free(&r);
     // Without a finished trial of its size, a trial's budget is unknown and left out.
-    set(&s.trials[20].config, "batch", "32");
+    set(&made[20].config, "batch", "32");
+    summary_free(&s);
+    summarise(&s, made, N_MADE_UP);
     report_build(&s, &(ReportOptions){.metric = "reward", .maximize = 1, .top = 5}, &r);
     as = find_table(&r, "failures.asha");
     CHECK(at(as, 0, "budget_steps")->value == 4 * 300 + 17 * 100 && strstr(as->note, "1 trials with a budget in epochs"),
           "unknown budget: %g; note '%s'", at(as, 0, "budget_steps")->value, as->note);
     report_free(&r);
     summary_free(&s);
+    free(made);
 }
 
 // Finished trials with a NaN metric (a results file may hold any value): the report is built
 // (GSL's t distribution aborted the process on NaN), the tests on those arms not made, as
 // each row's verdict says.
 static void test_nan_metric(void) {
+    TrialResult *made = made_up_trials();
+    for (int i = 0; i < N_MADE_UP; i++)
+        if (is_ok_status(&made[i])) made[i].val_loss = NAN;
     SweepSummary s;
-    make_sweep(&s);
-    for (int i = 0; i < s.n_trials; i++)
-        if (is_ok_status(&s.trials[i])) s.trials[i].val_loss = NAN;
+    summarise(&s, made, N_MADE_UP);
+    free(made);
     Report r;
     report_build(&s, &(ReportOptions){.metric = "val_loss", .maximize = 0, .top = 5}, &r);
     const Table *ab = find_table(&r, "ablations.lambda_orth");
@@ -732,7 +808,7 @@ static void test_read_back(void) {
     for (size_t i = 0; i < COUNT(cases); i++) {
         write_file(path, cases[i].metric, cases[i].maximize, cases[i].n_objectives, cases[i].objectives, two_goals);
         SweepSummary s;
-        const int rc = summary_read(path, &s, err, sizeof err);
+        const int rc = summary_read(path, SUMMARY_REPORT, &s, err, sizeof err);
         CHECK(rc == 0, "summary_read (case %zu): %s", i, err);
         if (rc) continue;
         CHECK(!strcmp(s.metric, cases[i].want) && s.maximize == cases[i].want_maximize,
@@ -747,21 +823,27 @@ static void test_read_back(void) {
                   "case %zu: objective %d is %s", i, j, s.objective[j]->name);
         if (i == 0) {
             CHECK(s.n_trials == 3 && !strcmp(s.sweep, "readback") && !s.being_written, "3 trials of sweep readback");
+            ConfigView *v = config_view_new(&s);
             for (int k = 0; k < s.n_trials && k < 3; k++) {
-                const TrialResult *t = &s.trials[k];
+                const SummaryRow *t = &s.trials[k];
+                TrialResult x = {0};  // the row's values where the checks below read them
+                summary_row_values(t, &x);
                 CHECK(t->id == k, "trial %d in place %d", t->id, k);
                 CHECK(t->status == (k == 0 ? TRIAL_PRUNED : TRIAL_OK), "trial %d: status %s", k, trial_status_names[t->status]);
-                CHECK(!strcmp(t->reason, k == 0 ? "stopped by the scheduler at step 5" : ""), "trial %d: reason", k);
-                CHECK(t->config.lambda_orth == (k == 1 ? 0.25 : 0) &&
-                          t->config.attention == (k == 2 ? ATTN_LINEAR : ATTN_MHA),
+                CHECK(k == 0 ? t->reason && !strcmp(t->reason, "stopped by the scheduler at step 5") : !t->reason,
+                      "trial %d: reason", k);
+                CHECK(config_view(v, t)->lambda_orth == (k == 1 ? 0.25 : 0) &&
+                          config_view(v, t)->attention == (k == 2 ? ATTN_LINEAR : ATTN_MHA),
                       "trial %d: configuration from the config attribute", k);
-                CHECK(t->val_accuracy == 0.5 + 0.125 * k && t->test_accuracy == 0.375 + 0.125 * k &&
-                          t->correlation == 0.125 * k && t->rank_deviation == 0.25 &&
-                          t->reward == t->val_accuracy - 0.1 * 0.25 - 0.1 * t->correlation && t->steps == 10 + k &&
-                          t->n_params == 5000000000L + k && t->seconds == 2.5 && t->val_loss == 1.5 &&
-                          t->test_loss == 1.75 && isnan(t->val_bits_per_byte),
+                CHECK(x.val_accuracy == 0.5 + 0.125 * k && x.test_accuracy == 0.375 + 0.125 * k &&
+                          x.correlation == 0.125 * k && x.rank_deviation == 0.25 &&
+                          x.reward == x.val_accuracy - 0.1 * 0.25 - 0.1 * x.correlation && x.steps == 10 + k &&
+                          x.n_params == 5000000000L + k && x.seconds == 2.5 && x.val_loss == 1.5 &&
+                          x.test_loss == 1.75 && isnan(x.val_bits_per_byte) &&
+                          summary_value(t, metric_find("n_params")) == 5000000000.0 + k,
                       "trial %d: metrics from /summary", k);
             }
+            free(v);
         }
         summary_free(&s);
     }
@@ -774,7 +856,7 @@ static void test_read_back(void) {
         hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
         CHECK(f >= 0 && H5Adelete_by_name(f, torn, "config", H5P_DEFAULT) >= 0 && H5Fclose(f) >= 0, "tearing %s", torn);
         SweepSummary s;
-        const int rc = summary_read(path, &s, err, sizeof err);
+        const int rc = summary_read(path, SUMMARY_REPORT, &s, err, sizeof err);
         if (last)
             CHECK(rc == 0 && s.n_trials == 2 && s.trials[0].id == 0 && s.trials[1].id == 2,
                   "a torn last trial is left out: %s", rc ? err : "");
@@ -795,11 +877,11 @@ static void test_read_back(void) {
     }
     h5store_close(big, 0);
     SweepSummary m;
-    CHECK(summary_read(path, &m, err, sizeof err) == 0 && m.n_trials == many, "%d trials: %s", many, err);
+    CHECK(summary_read(path, SUMMARY_REPORT, &m, err, sizeof err) == 0 && m.n_trials == many, "%d trials: %s", many, err);
     int wrong = 0;
     for (int k = 0; k < m.n_trials; k++) {
-        const TrialResult *t = &m.trials[k];
-        wrong += t->id != k || t->val_accuracy != k / 8192.0 || t->steps != k ||
+        const SummaryRow *t = &m.trials[k];
+        wrong += t->id != k || summary_value(t, metric_find("val_accuracy")) != k / 8192.0 || t->steps != k ||
                  t->status != (k % 7 ? TRIAL_OK : TRIAL_FAILED);
     }
     CHECK(wrong == 0, "%d of %d trials read from %d reads of /summary differ from what was written", wrong, many,
@@ -810,7 +892,7 @@ static void test_read_back(void) {
                                                     .metric = "val_loss"});
     h5store_close(st, 0);
     SweepSummary s;
-    CHECK(summary_read(path, &s, err, sizeof err) == 0 && s.n_trials == 0 && !strcmp(s.metric, "val_loss"),
+    CHECK(summary_read(path, SUMMARY_REPORT, &s, err, sizeof err) == 0 && s.n_trials == 0 && !strcmp(s.metric, "val_loss"),
           "a file without trials: %s", err);
     Report r;
     report_build(&s, &(ReportOptions){.metric = "val_loss", .maximize = 0, .top = 10}, &r);
@@ -823,10 +905,10 @@ static void test_read_back(void) {
     report_free(&r);
     summary_free(&s);
     remove(path);
-    CHECK(summary_read("/nonexistent/x.h5", &(SweepSummary){0}, err, sizeof err) == -1 &&
+    CHECK(summary_read("/nonexistent/x.h5", SUMMARY_REPORT, &(SweepSummary){0}, err, sizeof err) == -1 &&
               !strcmp(err, "/nonexistent/x.h5: No such file or directory"),
           "missing file: '%s'", err);
-    CHECK(summary_read("/tmp", &(SweepSummary){0}, err, sizeof err) == -1 && !strcmp(err, "/tmp: not a regular file"),
+    CHECK(summary_read("/tmp", SUMMARY_REPORT, &(SweepSummary){0}, err, sizeof err) == -1 && !strcmp(err, "/tmp: not a regular file"),
           "a directory: '%s'", err);
 }
 
@@ -838,6 +920,7 @@ int main(void) {
     test_pareto();
     test_reasons();
     test_stderr_reasons();
+    test_row_configuration();
     test_report_sections();
     test_nan_metric();
     test_read_back();

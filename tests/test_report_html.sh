@@ -110,6 +110,41 @@ print("\n".join(bad)); sys.exit(1 if bad else 0)
 PY
 pass "one file, nothing loaded; its report equals --format json; its trials, curves and rungs are the file's"
 
+# page_matches_file PAGE RESULTS: each trial of the page carries what its group in the
+# file holds (the page reads every group again as it writes it, src/report/html.c): its
+# configuration, status, reason, host, rank, times, curve, and a program's command and
+# stderr tail.
+page_matches_file() {
+    pycheck "the page's trials against their groups in $2" "$@" <<'PY'
+import json, re, sys
+import h5py
+page = open(sys.argv[1]).read()
+trials = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>', page, re.S).group(1))["page"]["trials"]
+bad = []
+with h5py.File(sys.argv[2], "r") as f:
+    def text(v): return v.decode() if isinstance(v, bytes) else str(v)
+    for t in trials:
+        g = f[f"trials/{t['trial']:06d}"]
+        a = g.attrs
+        want = {"config": json.loads(text(a["config"])), "status": text(a["status"]), "reason": text(a["reason"]),
+                "host": text(a["host"]), "rank": int(a["rank"]), "start_time": float(a["start_time"]),
+                "end_time": float(a["end_time"])}
+        if "trial_dir" in a: want.update(command=text(a["command"]), stderr_tail=text(a["stderr_tail"]))
+        got = {k: t.get(k) for k in want}
+        for k in ("start_time", "end_time"):  # cJSON prints 15 significant digits where 17 do not read back
+            if got[k] is not None and abs(got[k] - want[k]) < 1e-5: got[k] = want[k]
+        if got != want: bad.append(f"trial {t['trial']}: {got} against the file's {want}")
+        curve, shown = [float(x) for x in g["curves"]["val_loss"]], t["curve"]["val_loss"]
+        if len(shown) != len(curve) or any((y is None) != (x != x) or (y is not None and abs(y - x) > 1e-12 * abs(x))
+                                           for x, y in zip(curve, shown)):  # NaN prints null
+            bad.append(f"trial {t['trial']}: its curve {shown}, the file's {curve}")
+if not trials or not any(t["host"] for t in trials): bad.append("no trial with a host: nothing compared")
+print("\n".join(bad[:5])); sys.exit(1 if bad else 0)
+PY
+}
+page_matches_file "$tmp/engine.html" "$tmp/engine.h5"
+pass "the page's trials: configuration, status, reason, host, rank, times and curve are their groups'"
+
 echo "== 2. the page in headless Chromium  [$((SECONDS - start)) s]"
 browse "$tmp/engine.html" "$tmp/engine" shot
 check_page "$tmp/engine.html" "$tmp/engine.dom" importance history parallel contour curve_val_accuracy \
@@ -175,6 +210,7 @@ run report "$tmp/imp.h5" --format html -o "$tmp/imp.html"
 expect_rc 0 "report --format html of the program sweep"
 browse "$tmp/imp.html" "$tmp/imp"
 check_page "$tmp/imp.html" "$tmp/imp.dom" importance history parallel contour curve_val_accuracy slice_x slice_z slice_opt
+page_matches_file "$tmp/imp.html" "$tmp/imp.h5"
 grep -q 'id="traces"\|id="pareto"' "$tmp/imp.dom" && fail "the program sweep's page has invariant traces or a Pareto front"
 grep -q 'data-chart="slice_z"' "$tmp/imp.dom" && grep -q 'z (log axis)' "$tmp/imp.dom" || fail "z is not on a log axis"
 pass "the program sweep's page: every chart, z on a log axis, no traces or Pareto section"

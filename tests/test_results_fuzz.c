@@ -71,7 +71,7 @@ static int read_all(const char *path) {
     char err[1024];
     int bad = 0;
     SweepSummary s;
-    if (summary_read_here(path, &s, err, sizeof err) == 0)
+    if (summary_read_here(path, SUMMARY_PAGE, &s, err, sizeof err) == 0)
         summary_free(&s);
     else if (!good_message(err, path))
         bad = 1, fprintf(stderr, "summary_read: '%s'\n", err);

@@ -293,7 +293,7 @@ static void test_planted(void) {
         write_planted(path, (Plant)plant);
         SweepSummary s;
         char why[512];
-        CHECK(summary_read(path, &s, why, sizeof why) == 0, "%s: summary_read: %s", what, why);
+        CHECK(summary_read(path, SUMMARY_REPORT, &s, why, sizeof why) == 0, "%s: summary_read: %s", what, why);
         Report r;
         report_build(&s, &(ReportOptions){.metric = s.metric, .maximize = 1, .top = 5}, &r);
         const Table *tau = find_table(&r, "verdict.tau"), *fit = find_table(&r, "verdict.fit");
@@ -414,13 +414,11 @@ static void test_planted(void) {
 // An ablation of lambda_orth: arm (0.1) against control (0) on four seeds; each seed moves
 // both arms alike (0.50 … 0.83), the arm is 0.01 better. ctl_seed_base: the control's
 // seeds (5000: shared with the arm; 6000: none shared).
-static void make_ablation(SweepSummary *s, int ctl_seed_base) {
+static void make_ablation(TrialResult *trials, int ctl_seed_base) {
     static const double base[4] = {0.50, 0.62, 0.71, 0.83}, noise[4] = {0.001, -0.002, 0.0015, 0.0};
-    memset(s, 0, sizeof *s);
-    s->n_trials = 8;
-    s->trials = xcalloc(8, sizeof *s->trials);
     for (int i = 0; i < 8; i++) {
-        TrialResult *t = &s->trials[i];
+        TrialResult *t = &trials[i];
+        *t = (TrialResult){0};
         const int arm = i < 4, r = i % 4;
         config_defaults(&t->config);
         set(&t->config, "lambda_orth", arm ? "0.1" : "0");
@@ -436,6 +434,12 @@ static void make_ablation(SweepSummary *s, int ctl_seed_base) {
         t->val_bits_per_byte = t->test_bits_per_byte = NAN;
         t->rank_deviation = t->correlation = 0.1;
     }
+}
+
+// The sweep of the 8 trials, ranked by val_accuracy, as a report reads it.
+static void summarise(SweepSummary *s, const TrialResult *trials) {
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < 8; i++) summary_append(s, &trials[i]);
     snprintf(s->metric, sizeof s->metric, "val_accuracy");
     s->maximize = 1;
 }
@@ -452,8 +456,10 @@ static void test_paired_ablation(void) {
         {"no seed shared", 6000, "Welch", 0.9216667581291461, "no significant difference in val_accuracy"},
     };
     for (size_t i = 0; i < COUNT(cases); i++) {
+        TrialResult trials[8];
+        make_ablation(trials, cases[i].ctl_seeds);
         SweepSummary s;
-        make_ablation(&s, cases[i].ctl_seeds);
+        summarise(&s, trials);
         Report r;
         report_build(&s, &(ReportOptions){.metric = "val_accuracy", .maximize = 1, .top = 5}, &r);
         const Table *ab = find_table(&r, "ablations.lambda_orth");
@@ -468,7 +474,9 @@ static void test_paired_ablation(void) {
         }
         report_free(&r);
         // A reward not measured in one trial (NaN): that metric is skipped with a note, the other tested.
-        s.trials[2].reward = NAN;
+        trials[2].reward = NAN;
+        summary_free(&s);
+        summarise(&s, trials);
         report_build(&s, &(ReportOptions){.metric = "val_accuracy", .maximize = 1, .top = 5}, &r);
         ab = find_table(&r, "ablations.lambda_orth");
         CHECK(ab->n_rows == 1 && isnan(at(ab, 0, "p_reward")->value) && isfinite(at(ab, 0, "p_val_accuracy")->value) &&
@@ -476,7 +484,9 @@ static void test_paired_ablation(void) {
                   strstr(at(ab, 0, "verdict")->text, cases[i].verdict),
               "%s, a NaN reward: verdict '%s'", cases[i].what, ab->n_rows ? at(ab, 0, "verdict")->text : "");
         report_free(&r);
-        s.trials[2].val_accuracy = NAN;  // nothing left to test
+        trials[2].val_accuracy = NAN;  // nothing left to test
+        summary_free(&s);
+        summarise(&s, trials);
         report_build(&s, &(ReportOptions){.metric = "val_accuracy", .maximize = 1, .top = 5}, &r);
         ab = find_table(&r, "ablations.lambda_orth");
         CHECK(ab->n_rows == 1 && !strcmp(at(ab, 0, "verdict")->text, "val_accuracy and reward: NaN in a trial of an arm, no test"),

@@ -42,15 +42,18 @@ static void print_json(FILE *f, const SweepSummary *s, const char *path, const R
     fputc('\n', f);
 }
 
-// --suggest-reward: the verdict's β and γ as a reward: line, the other keys from a finished
-// trial's reward_spec (the sweep's).
+// --suggest-reward: the verdict's β and γ as a reward: line, the other keys from the first
+// finished trial's reward_spec (the sweep's), read from its group.
 static void print_suggestion(const SweepSummary *s, const Report *r, const char *path) {
-    char yaml[2048], why[512];
-    const TrialResult *spec = NULL;
-    for (int i = 0; i < s->n_trials && !spec; i++)
-        if (s->trials[i].status == TRIAL_OK) spec = &s->trials[i];
-    if (!spec || verdict_suggest_reward(r, &spec->reward_spec, yaml, sizeof yaml, why, sizeof why) != 0)
-        die(EXIT_RUNTIME, "report: %s: no β and γ to suggest: %s", path, spec ? why : "no finished trial");
+    char yaml[2048], why[512], err[1024];
+    const SummaryRow *first = NULL;
+    for (int i = 0; i < s->n_trials && !first; i++)
+        if (s->trials[i].status == TRIAL_OK) first = &s->trials[i];
+    TrialResult t = {0};
+    if (first && summary_trial(path, first, &t, err, sizeof err) != 0) die(EXIT_BADINPUT, "report: %s", err);
+    if (!first || verdict_suggest_reward(r, &t.reward_spec, yaml, sizeof yaml, why, sizeof why) != 0)
+        die(EXIT_RUNTIME, "report: %s: no β and γ to suggest: %s", path, first ? why : "no finished trial");
+    trial_result_free(&t);
     fputs(yaml, stdout);
 }
 
@@ -65,7 +68,9 @@ static void write_report(const char *path, const char *metric, int known, const 
                          double l2_scale, int early_step, int suggest, int format, const char *out, int again) {
     SweepSummary s;
     char err[1024];
-    const int read = summary_read(path, &s, err, sizeof err);
+    // the page reads every trial's group again (its host, times, curves and traces)
+    const SummaryRead what = format == FORMAT_HTML ? SUMMARY_PAGE : SUMMARY_REPORT;
+    const int read = summary_read(path, what, &s, err, sizeof err);
     if (read != 0 && again) {
         warnf("report: %s (%s left as it was)", err, out);
         return;

@@ -21,32 +21,35 @@
 #include "trial/metrics.h"
 #include "trial/runner.h"
 
-// The trial that --trial N names: ok, or one line and exit 2.
-static const TrialResult *named_trial(const SweepSummary *s, const char *path, int id) {
-    for (int i = 0; i < s->n_trials; i++) {
-        const TrialResult *r = &s->trials[i];
-        if (r->id != id) continue;
-        if (r->status == TRIAL_FAILED)
-            die(EXIT_BADINPUT, "rerun: trial %d of %s failed (%s): only a trial that finished ok can be rerun", id,
-                path, r->reason);
-        if (r->status != TRIAL_OK)
-            die(EXIT_BADINPUT,
-                "rerun: trial %d of %s was %s (%s): its metric is not a full run's; only a trial that finished ok "
-                "can be rerun",
-                id, path, trial_status_names[r->status], r->reason);
-        return r;
-    }
+// The row of the trial that --trial N names, or one line and exit 2.
+static const SummaryRow *named_trial(const SweepSummary *s, const char *path, int id) {
+    for (int i = 0; i < s->n_trials; i++)
+        if (s->trials[i].id == id) return &s->trials[i];
     die(EXIT_BADINPUT, "rerun: %s has no trial %d (it records %d trial%s%s)", path, id, s->n_trials,
         s->n_trials == 1 ? "" : "s", s->n_trials ? ", see attnsweep report" : "");
 }
 
+// The trial read from its group: ok, or one line and exit 2.
+static void read_trial(const char *path, const SummaryRow *row, TrialResult *r) {
+    char err[1024];
+    if (summary_trial(path, row, r, err, sizeof err) != 0) die(EXIT_BADINPUT, "rerun: %s", err);
+    if (r->status == TRIAL_FAILED)
+        die(EXIT_BADINPUT, "rerun: trial %d of %s failed (%s): only a trial that finished ok can be rerun", r->id,
+            path, r->reason);
+    if (r->status != TRIAL_OK)
+        die(EXIT_BADINPUT,
+            "rerun: trial %d of %s was %s (%s): its metric is not a full run's; only a trial that finished ok "
+            "can be rerun",
+            r->id, path, trial_status_names[r->status], r->reason);
+}
+
 // The ok trial best by the sweep's metric and goal (the first of equals).
-static const TrialResult *best_trial(const SweepSummary *s, const Metric *m, const char *path) {
-    const TrialResult *best = NULL;
+static const SummaryRow *best_trial(const SweepSummary *s, const Metric *m, const char *path) {
+    const SummaryRow *best = NULL;
     double best_v = 0;
     for (int i = 0; i < s->n_trials; i++) {
-        const TrialResult *r = &s->trials[i];
-        const double v = metric_value(r, m);
+        const SummaryRow *r = &s->trials[i];
+        const double v = summary_value(r, m);
         if (r->status != TRIAL_OK || isnan(v)) continue;
         if (!best || (s->maximize ? v > best_v : v < best_v)) best = r, best_v = v;
     }
@@ -90,9 +93,9 @@ int cmd_rerun(int argc, char **argv) {
     if ((id >= 0) == best) die(EXIT_BADINPUT, "rerun: give either --trial N or --best");
     if (output && !output[0]) die(EXIT_BADINPUT, "rerun: --output needs a file name");
 
-    SweepSummary s;
+    SweepSummary s;  // the root attributes and /summary; the trial's group is read alone
     char err[1024];
-    if (summary_read(path, &s, err, sizeof err) != 0) die(EXIT_BADINPUT, "rerun: %s", err);
+    if (summary_read(path, SUMMARY_ROWS, &s, err, sizeof err) != 0) die(EXIT_BADINPUT, "rerun: %s", err);
     SweepSpec spec;
     if (!s.yaml || space_parse(&spec, path, s.yaml, strlen(s.yaml), err, sizeof err) != 0)
         die(EXIT_BADINPUT,
@@ -101,9 +104,10 @@ int cmd_rerun(int argc, char **argv) {
             path, s.yaml ? err : "no yaml attribute");
     const Metric *m = summary_metric(&s, s.metric);
     if (!m) die(EXIT_BADINPUT, "rerun: %s: the sweep's metric '%s' is not one attnsweep knows", path, s.metric);
-    const TrialResult *old = best ? best_trial(&s, m, path) : named_trial(&s, path, id);
+    TrialResult old;
+    read_trial(path, best ? best_trial(&s, m, path) : named_trial(&s, path, id), &old);
     char suffix[32];
-    snprintf(suffix, sizeof suffix, ".rerun-%d.h5", old->id);
+    snprintf(suffix, sizeof suffix, ".rerun-%d.h5", old.id);
     char *out = output ? xstrdup(output) : beside(path, suffix);
     struct stat in_st, out_st;
     if (stat(path, &in_st) == 0 && stat(out, &out_st) == 0 && in_st.st_dev == out_st.st_dev &&
@@ -118,11 +122,11 @@ int cmd_rerun(int argc, char **argv) {
     // A sweep's ranks train on one BLAS thread (grid.c), and the engine's numbers depend on
     // the thread count: the same here, unless the user chose a number.
     if (!getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS")) openblas_set_num_threads(1);
-    if (old->group_size > 1 && !quiet)
+    if (old.group_size > 1 && !quiet)
         fprintf(stderr,
                 "rerun: trial %d trained data-parallel on %d ranks; alone here its sums run in another order (the "
                 "metric agrees to about 1e-4, not bit for bit)\n",
-                old->id, old->group_size);
+                old.id, old.group_size);
     if (spec.program.n_command) spec.program.trials_dir = beside(out, ".trials");
     BlacsGrid grid;
     grid_init(&grid, MPI_COMM_SELF);
@@ -130,10 +134,10 @@ int cmd_rerun(int argc, char **argv) {
     score_options_default(&so);
     so.energy = spec.energy;
     const TrialHooks hooks = {.progress = quiet ? NULL : stderr, .grid = &grid, .reward = &spec.reward, .score = &so,
-                              .time_limit = spec.time_limit, .mem_limit = spec.mem_bytes, .id = old->id};
+                              .time_limit = spec.time_limit, .mem_limit = spec.mem_bytes, .id = old.id};
     TrialRunner *runner = spec.program.n_command ? trial_external_runner(&spec.program) : trial_builtin_runner();
     TrialResult r;
-    const int rc = trial_run(runner, &old->config, &hooks, &r);
+    const int rc = trial_run(runner, &old.config, &hooks, &r);
     trial_runner_free(runner);
     grid_free(&grid);
     // ranked as its sweep was, by a metric of the table (a program's own has no column in a
@@ -141,12 +145,13 @@ int cmd_rerun(int argc, char **argv) {
     write_trial_file_yaml(out, &r, s.sweep ? s.sweep : "rerun", s.yaml, metric_find(s.metric) ? s.metric : NULL,
                           s.maximize);
 
-    const double before = metric_value(old, m), now = metric_value(&r, m);
-    printf("trial %d of %s (seed %d): %s %.17g before, %.17g now (%s%.3g); status %s%s%s\n", old->id,
-           s.sweep ? s.sweep : path, old->config.seed, m->name, before, now, now - before >= 0 ? "+" : "",
+    const double before = metric_value(&old, m), now = metric_value(&r, m);
+    printf("trial %d of %s (seed %d): %s %.17g before, %.17g now (%s%.3g); status %s%s%s\n", old.id,
+           s.sweep ? s.sweep : path, old.config.seed, m->name, before, now, now - before >= 0 ? "+" : "",
            now - before, trial_status_names[r.status], r.reason[0] ? ": " : "", r.reason);
     printf("wrote %s\n", out);
     trial_result_free(&r);
+    trial_result_free(&old);
     free(out);
     space_free(&spec);
     summary_free(&s);

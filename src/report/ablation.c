@@ -78,11 +78,11 @@ typedef struct {
 
 // The trials of arm and ctl with the same seed: a[i] and c[i] are pair i (a and c may be
 // NULL). Returns how many.
-static int pairs_of(const Config *arm, const Config *ctl, const TrialResult **a, const TrialResult **c) {
+static int pairs_of(const Config *arm, const Config *ctl, const SummaryRow **a, const SummaryRow **c) {
     int n = 0;
     for (int i = 0; i < arm->n; i++)
         for (int j = 0; j < ctl->n; j++) {
-            if (arm->ok[i]->config.seed != ctl->ok[j]->config.seed) continue;
+            if (arm->ok[i]->seed != ctl->ok[j]->seed) continue;
             if (a) a[n] = arm->ok[i], c[n] = ctl->ok[j];
             n++;
         }
@@ -94,14 +94,14 @@ static int pairs_of(const Config *arm, const Config *ctl, const TrialResult **a,
 // there is no test. Returns -1, with d and p NaN, when m is NaN in a trial tested.
 static int arm_test(const Comparison *x, const Metric *m, double *d, double *p) {
     const int n = x->arm->n + x->ctl->n;
-    const TrialResult **a = xcalloc((size_t)n, sizeof *a), **c = xcalloc((size_t)n, sizeof *c);
+    const SummaryRow **a = xcalloc((size_t)n, sizeof *a), **c = xcalloc((size_t)n, sizeof *c);
     double *diff = xcalloc((size_t)n, sizeof *diff);
     int rc = 0;
     *d = *p = NAN;
     if (x->pairs >= 2) {
         pairs_of(x->arm, x->ctl, a, c);
         for (int i = 0; i < x->pairs; i++) {
-            diff[i] = metric_value(a[i], m) - metric_value(c[i], m);
+            diff[i] = summary_value(a[i], m) - summary_value(c[i], m);
             rc |= isnan(diff[i]) ? -1 : 0;
         }
         PairedTest t;
@@ -132,13 +132,15 @@ typedef struct {
 static void compare(const Analysis *a, Ablations *ab, int r) {
     const char *reg = regularisers[r];
     ab->c[r] = xcalloc((size_t)(2 * a->n_configs + 1), sizeof *ab->c[r]);
+    ConfigView *v = config_view_new(a->s);
     for (int i = 0; i < a->n_configs; i++) {
         const Config *arm = &a->configs[a->order[i]];
-        const double lambda = lambda_of(&arm->first->config, reg);
+        const TrialConfig *first = config_view(v, arm->first);
+        const double lambda = lambda_of(first, reg);
         if (lambda <= 0 || !arm->n) continue;
         for (int vs_l2 = 0; vs_l2 < 2; vs_l2++) {
-            if (vs_l2 && lambda_of(&arm->first->config, CONTROL) != 0) continue;
-            TrialConfig c = arm->first->config;
+            if (vs_l2 && lambda_of(first, CONTROL) != 0) continue;
+            TrialConfig c = *first;
             *lambda_at(&c, reg) = 0;
             if (vs_l2) *lambda_at(&c, CONTROL) = lambda * ab->l2_scale;
             const Config *ctl = find_config(a, &c);
@@ -153,6 +155,7 @@ static void compare(const Analysis *a, Ablations *ab, int r) {
             }
         }
     }
+    free(v);
 }
 
 static void ablations_analyse(const Analysis *a, Ablations *ab) {
@@ -230,9 +233,11 @@ static Table *ablation(const Analysis *a, const Ablations *ab, int r) {
     }
     table_column(t, "verdict", "verdict", COL_TEXT, NULL);
     int any_arm = 0;
-    for (int i = 0; i < a->n_configs; i++) any_arm |= lambda_of(&a->configs[i].first->config, reg) > 0;
+    ConfigView *v = config_view_new(a->s);
+    for (int i = 0; i < a->n_configs; i++) any_arm |= lambda_of(config_view(v, a->configs[i].first), reg) > 0;
     for (int i = 0; i < ab->n[r]; i++) {
         const Comparison *x = &ab->c[r][i];
+        const TrialConfig *first = config_view(v, x->arm->first);
         char against[64], words[1024];
         if (x->vs_l2)
             snprintf(against, sizeof against, CONTROL " = %g", x->lambda * ab->l2_scale);
@@ -252,7 +257,7 @@ static Table *ablation(const Analysis *a, const Ablations *ab, int r) {
         }
         words[0] = 0;  // stays empty when every metric is NaN somewhere
         ablation_verdict(words, sizeof words, reg, x->lambda, x->vs_l2 ? l2_words : "λ = 0",
-                         attention_names[x->arm->first->config.attention], x->arm->n, x->ctl->n, k_measured, measured,
+                         attention_names[first->attention], x->arm->n, x->ctl->n, k_measured, measured,
                          d, p);
         if (skipped[0])
             snprintf(words + strlen(words), sizeof words - strlen(words), "%s%s: NaN in a trial of an arm, no test",
@@ -261,7 +266,7 @@ static Table *ablation(const Analysis *a, const Ablations *ab, int r) {
         table_row(t);
         table_number(t, x->lambda);
         table_text(t, "%s", against);
-        param_cells(t, a, &x->arm->first->config, 0, reg);
+        param_cells(t, a, first, 0, reg);
         table_number(t, x->arm->n);
         table_number(t, x->ctl->n);
         if (x->pairs < 2)
@@ -278,6 +283,7 @@ static Table *ablation(const Analysis *a, const Ablations *ab, int r) {
         }
         table_text(t, "%s", words);
     }
+    free(v);
     if (!any_arm)
         table_note(t, "%s is 0 in every trial: nothing to compare", reg);
     else if (!t->n_rows)
@@ -326,18 +332,20 @@ static Table *dose_response(const Analysis *a) {
     DosePoint *pt = xcalloc((size_t)a->n_configs + 1, sizeof *pt);
     int *place = xcalloc((size_t)a->n_configs + 1, sizeof *place);  // of each configuration in table order
     for (int j = 0; j < a->n_configs; j++) place[a->order[j]] = j;
+    ConfigView *v = config_view_new(a->s);
     for (size_t r = 0; r < COUNT(all); r++) {
         int n = 0, dosed = 0;
         for (int i = 0; i < a->n_configs; i++) {
             const Config *c = &a->configs[a->order[i]];
+            const TrialConfig *first = config_view(v, c->first);
             int others = 0;
-            for (size_t q = 0; q < COUNT(all); q++) others |= q != r && lambda_of(&c->first->config, all[q]) != 0;
+            for (size_t q = 0; q < COUNT(all); q++) others |= q != r && lambda_of(first, all[q]) != 0;
             if (others || !c->n) continue;
-            TrialConfig bare = c->first->config;
+            TrialConfig bare = *first;
             *lambda_at(&bare, all[r]) = 0;
             const Config *b = find_config(a, &bare);
             const int background = b ? place[b - a->configs] : i;  // the bare configuration's place when it ran
-            pt[n++] = (DosePoint){c, background, lambda_of(&c->first->config, all[r])};
+            pt[n++] = (DosePoint){c, background, lambda_of(first, all[r])};
             dosed |= pt[n - 1].lambda != 0;
         }
         if (!dosed) continue;
@@ -350,7 +358,7 @@ static Table *dose_response(const Analysis *a) {
             if (!curve) continue;
             table_row(t);
             table_text(t, "%s", all[r]);
-            param_cells(t, a, &pt[i].c->first->config, 0, "lambda_*");
+            param_cells(t, a, config_view(v, pt[i].c->first), 0, "lambda_*");
             table_number(t, pt[i].lambda);
             table_number(t, pt[i].c->n);
             for (int j = 0; j < k; j++) {
@@ -359,7 +367,7 @@ static Table *dose_response(const Analysis *a) {
             }
         }
     }
-    free(pt), free(place);
+    free(pt), free(place), free(v);
     if (!t->n_rows) table_note(t, "no regulariser and no " CONTROL " was swept above 0 with the rest fixed");
     return t;
 }

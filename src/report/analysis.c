@@ -75,9 +75,9 @@ int variant_of(const Analysis *a, const TrialConfig *c) {
 }
 
 // The parameters (see Analysis) and the variants: the attention variants in their order,
-// or a program's in the order of their first trials.
-static void parameters(const SweepSummary *s, Analysis *a) {
-    const TrialConfig *first = s->n_trials ? &s->trials[0].config : NULL;
+// or a program's (copies of its texts) in the order of their first trials.
+static void parameters(const SweepSummary *s, Analysis *a, ConfigView *v) {
+    const TrialConfig *first = a->first = s->n_trials ? summary_config(s, &s->trials[0]) : NULL;
     if (!first || first->n_program == 0) {
         a->n_params = config_nparams;
         a->params = xcalloc((size_t)config_nparams, sizeof *a->params);
@@ -96,9 +96,10 @@ static void parameters(const SweepSummary *s, Analysis *a) {
     }
     a->params[a->n_params++] = config_find("seed");
     a->variants = xcalloc((size_t)s->n_trials, sizeof *a->variants);
-    for (int t = 0; t < s->n_trials; t++)
-        if (variant_text(&s->trials[t].config) && variant_of(a, &s->trials[t].config) < 0)
-            a->variants[a->n_variants++] = variant_text(&s->trials[t].config);
+    for (int t = 0; t < s->n_trials; t++) {
+        const TrialConfig *c = config_view(v, &s->trials[t]);
+        if (variant_text(c) && variant_of(a, c) < 0) a->variants[a->n_variants++] = xstrdup(variant_text(c));
+    }
 }
 
 void analyse(const SweepSummary *s, const ReportOptions *o, Analysis *a) {
@@ -109,14 +110,15 @@ void analyse(const SweepSummary *s, const ReportOptions *o, Analysis *a) {
     if (!m->shown) a->extra[a->n_extra++] = m;
     if (twin && !twin->shown) a->extra[a->n_extra++] = twin;
     const int n = s->n_trials;
-    parameters(s, a);
+    ConfigView *v = config_view_new(s);
+    parameters(s, a, v);
     a->swept = xcalloc((size_t)a->n_params, sizeof *a->swept);
     for (int i = 0; i < a->n_params && n > 0; i++) {
         const ParamSpec *p = a->params[i];
         char first[CONFIG_TEXT + 64], other[CONFIG_TEXT + 64];
-        config_format(&s->trials[0].config, p, first, sizeof first);
+        config_format(a->first, p, first, sizeof first);
         for (int t = 1; t < n && !a->swept[i]; t++) {
-            config_format(&s->trials[t].config, p, other, sizeof other);
+            config_format(config_view(v, &s->trials[t]), p, other, sizeof other);
             a->swept[i] = strcmp(first, other) != 0;
         }
     }
@@ -127,10 +129,10 @@ void analyse(const SweepSummary *s, const ReportOptions *o, Analysis *a) {
     // Trials by configuration key: each run of equal keys is one configuration.
     typedef struct {
         char *key;
-        const TrialResult *t;
+        const SummaryRow *t;
     } Keyed;
     Keyed *all = xcalloc((size_t)n, sizeof *all);
-    for (int t = 0; t < n; t++) all[t] = (Keyed){config_key(a, &s->trials[t].config), &s->trials[t]};
+    for (int t = 0; t < n; t++) all[t] = (Keyed){config_key(a, config_view(v, &s->trials[t])), &s->trials[t]};
     qsort(all, (size_t)n, sizeof *all, by_key);
     a->configs = xcalloc((size_t)n, sizeof *a->configs);
     for (int t = 0; t < n;) {
@@ -142,7 +144,7 @@ void analyse(const SweepSummary *s, const ReportOptions *o, Analysis *a) {
         for (int k = t; k < end; k++) {
             if (all[k].t->id < c->first->id) c->first = all[k].t;
             int seen = 0;
-            for (int j = t; j < k && !seen; j++) seen = all[j].t->config.seed == all[k].t->config.seed;
+            for (int j = t; j < k && !seen; j++) seen = all[j].t->seed == all[k].t->seed;
             c->seeds += !seen;
             if (k > t) free(all[k].key);
         }
@@ -151,9 +153,9 @@ void analyse(const SweepSummary *s, const ReportOptions *o, Analysis *a) {
     }
     free(all);
     for (int i = 0; i < a->n_ok; i++) {  // in id order, so each ok[] is by id and keeps a seed's first
-        Config *c = (Config *)find_config(a, &a->ok[i]->config);
+        Config *c = (Config *)find_config(a, config_view(v, a->ok[i]));
         int seen = 0;
-        for (int j = 0; j < c->n && !seen; j++) seen = c->ok[j]->config.seed == a->ok[i]->config.seed;
+        for (int j = 0; j < c->n && !seen; j++) seen = c->ok[j]->seed == a->ok[i]->seed;
         if (seen)
             a->duplicates++;
         else
@@ -161,11 +163,12 @@ void analyse(const SweepSummary *s, const ReportOptions *o, Analysis *a) {
     }
     ConfigPlace *place = xcalloc((size_t)(a->n_configs ? a->n_configs : 1), sizeof *place);
     for (int i = 0; i < a->n_configs; i++)
-        place[i] = (ConfigPlace){variant_of(a, &a->configs[i].first->config), a->configs[i].first->id, i};
+        place[i] = (ConfigPlace){variant_of(a, config_view(v, a->configs[i].first)), a->configs[i].first->id, i};
     qsort(place, (size_t)a->n_configs, sizeof *place, by_place);
     a->order = xcalloc((size_t)(a->n_configs ? a->n_configs : 1), sizeof *a->order);
     for (int i = 0; i < a->n_configs; i++) a->order[i] = place[i].index;
     free(place);
+    free(v);
 }
 
 void analysis_free(Analysis *a) {
@@ -175,9 +178,11 @@ void analysis_free(Analysis *a) {
     free(a->ok);
     free(a->swept);
     free(a->params);
+    for (int k = 0; a->program && k < a->n_variants; k++) free((char *)a->variants[k]);
     free(a->program);
     free(a->columns);
     free(a->variants);
+    free(a->first);
 }
 
 // ---------------------------------------------------------------- columns and cells
@@ -248,22 +253,22 @@ void shown_columns(Table *t, const Analysis *a, ColumnKind kind) {
     for (int i = 0; i < n; i++) metric_column(t, m[i], kind);
 }
 
-void shown_cells(Table *t, const Analysis *a, const TrialResult *x) {
+void shown_cells(Table *t, const Analysis *a, const SummaryRow *x) {
     const Metric *m[METRIC_NAMES];
     const int n = table_metrics(a, m);
-    for (int i = 0; i < n; i++) table_number(t, metric_value(x, m[i]));
+    for (int i = 0; i < n; i++) table_number(t, summary_value(x, m[i]));
 }
 
-SampleStats stats_of(const TrialResult *const *t, int n, const Metric *m) {
+SampleStats stats_of(const SummaryRow *const *t, int n, const Metric *m) {
     double *x = xmalloc((size_t)(n ? n : 1) * sizeof *x);
-    for (int i = 0; i < n; i++) x[i] = metric_value(t[i], m);
+    for (int i = 0; i < n; i++) x[i] = summary_value(t[i], m);
     SampleStats s = sample_stats(x, n);
     free(x);
     return s;
 }
 
 // n, then mean ± sd of the shown metrics (and the report's).
-void stats_cells(Table *t, const Analysis *a, const TrialResult *const *trials, int n) {
+void stats_cells(Table *t, const Analysis *a, const SummaryRow *const *trials, int n) {
     const Metric *m[METRIC_NAMES];
     const int k = table_metrics(a, m);
     table_number(t, n);

@@ -19,10 +19,10 @@
 // sweep may draw a configuration twice) and count once in the statistics.
 typedef struct {
     char *key;                 // "name=value\n" for every parameter that varies and every λ, not the seed
-    const TrialResult *first;  // its trial with the lowest id
+    const SummaryRow *first;   // its trial with the lowest id
     int seeds;                 // distinct seeds among its trials of any status
     int n;                     // its finished trials, one per seed (the lowest id), in ok[]
-    const TrialResult **ok;
+    const SummaryRow **ok;
 } Config;
 
 typedef struct {
@@ -31,8 +31,10 @@ typedef struct {
     const Metric *extra[2];    // the report's metric and its test twin, where not shown already
     int n_extra;
     // The parameters: the trial parameters, or for a program's sweep its parameters (from
-    // the first trial's configuration) and the seed. The variant is the attention
-    // parameter; a program's sweep has one when its program has a text parameter so named.
+    // the first trial's configuration, kept in first for their names) and the seed. The
+    // variant is the attention parameter; a program's sweep has one when its program has a
+    // text parameter so named.
+    TrialConfig *first;
     int n_params;
     const ParamSpec **params;
     ParamSpec *program;        // the specs made for a program's parameters
@@ -41,7 +43,7 @@ typedef struct {
     const char **variants;     // the variants' names, in table order
     int *swept;                // per parameter: differs across trials (the variant: always shown apart)
     int n_ok;
-    const TrialResult **ok;    // finished trials, by id
+    const SummaryRow **ok;     // finished trials, by id
     int n_configs;
     Config *configs;           // sorted by key
     int *order;                // configs by attention variant, then first trial
@@ -49,7 +51,7 @@ typedef struct {
     int duplicates;            // finished trials left out of the statistics: a seed seen before
 } Analysis;
 
-static inline int is_ok(const TrialResult *t) { return t->status == TRIAL_OK; }
+static inline int is_ok(const SummaryRow *t) { return t->status == TRIAL_OK; }
 // A real parameter (a λ) of a configuration, by name.
 double *lambda_at(TrialConfig *c, const char *name);
 double lambda_of(const TrialConfig *c, const char *name);
@@ -75,9 +77,9 @@ void metric_column(Table *t, const Metric *m, ColumnKind kind);
 // metric and its test twin where not among them: their columns, a trial's cells of them,
 // and n with mean ± sd of each over trials[0..n).
 void shown_columns(Table *t, const Analysis *a, ColumnKind kind);
-void shown_cells(Table *t, const Analysis *a, const TrialResult *x);
-void stats_cells(Table *t, const Analysis *a, const TrialResult *const *trials, int n);
-SampleStats stats_of(const TrialResult *const *t, int n, const Metric *m);
+void shown_cells(Table *t, const Analysis *a, const SummaryRow *x);
+void stats_cells(Table *t, const Analysis *a, const SummaryRow *const *trials, int n);
+SampleStats stats_of(const SummaryRow *const *t, int n, const Metric *m);
 // The notes of the tables of statistics: the sweep's metric, and the trials that repeated
 // a configuration with its seed.
 void metric_note(Table *t, const Analysis *a);

@@ -48,8 +48,8 @@ Table *by_reason(const Analysis *a) {
     ReasonCount *r = xcalloc((size_t)(s->n_trials ? s->n_trials : 1), sizeof *r);
     int n = 0;
     for (int i = 0; i < s->n_trials; i++) {
-        const TrialResult *x = &s->trials[i];
-        if (!x->reason[0]) continue;
+        const SummaryRow *x = &s->trials[i];
+        if (!x->reason) continue;
         ReasonCount c = {.status = trial_status_names[x->status]};
         trial_reason_key(x->reason, c.reason, sizeof c.reason);
         int k = 0;
@@ -71,13 +71,13 @@ Table *by_reason(const Analysis *a) {
 // The steps trial x was to run: its steps parameter; when that is 0 (a budget in epochs,
 // which ASHA does not allow) the steps it took if it finished, else those of a finished
 // trial with the same training set, epochs and batch (epochs × examples / batch, as
-// train_total_steps counts them); -1 if none finished.
-static long budget_steps(const Analysis *a, const TrialResult *x) {
-    const TrialConfig *c = &x->config;
+// train_total_steps counts them); -1 if none finished. v, other: views of a's sweep.
+static long budget_steps(const Analysis *a, const SummaryRow *x, ConfigView *v, ConfigView *other) {
+    const TrialConfig *c = config_view(v, x);
     if (c->steps > 0) return c->steps;
     if (is_ok(x)) return x->steps;
     for (int i = 0; i < a->n_ok; i++) {
-        const TrialConfig *o = &a->ok[i]->config;
+        const TrialConfig *o = config_view(other, a->ok[i]);
         if (o->steps == 0 && o->task == c->task && !strcmp(o->data_dir, c->data_dir) && o->seq_len == c->seq_len &&
             o->recall_pairs == c->recall_pairs && o->recall_vocab == c->recall_vocab && o->epochs == c->epochs &&
             o->batch == c->batch)
@@ -95,9 +95,10 @@ Table *asha(const Analysis *a) {
     table_column(t, "budget_steps", "full budget (steps)", COL_INT, NULL);
     table_column(t, "fraction_saved", "saved (fraction of the budget)", COL_REAL, "%.3f");
     long pruned = 0, saved = 0, budget = 0, unknown = 0;
+    ConfigView *v = config_view_new(s), *other = config_view_new(s);
     for (int i = 0; i < s->n_trials; i++) {
-        const TrialResult *x = &s->trials[i];
-        const long b = budget_steps(a, x);
+        const SummaryRow *x = &s->trials[i];
+        const long b = budget_steps(a, x, v, other);
         if (b < 0) {
             unknown++;
             continue;
@@ -108,6 +109,7 @@ Table *asha(const Analysis *a) {
             saved += b > x->steps ? b - x->steps : 0;
         }
     }
+    free(v), free(other);
     table_note(t, "full budget: Σ over the trials of the steps each was to run (its steps parameter)");
     if (unknown)
         table_note(t, "%ld trials with a budget in epochs that no finished trial of the same size shows are left out",

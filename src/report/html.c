@@ -77,13 +77,14 @@ static cJSON *parameters(const SweepSummary *s, const SweepSpec *spec, const Swe
                          int *n_params) {
     cJSON *out = json_must(cJSON_CreateArray());
     *n_params = 0;
+    ConfigView *v = config_view_new(s);
     for (int k = 0; k < cand->n && s->n_trials; k++) {
         const ParamSpec *p = cand->p[k];
         char a[CONFIG_TEXT + 64], b[CONFIG_TEXT + 64];
-        config_format(&s->trials[0].config, p, a, sizeof a);
+        config_format(cand->first, p, a, sizeof a);
         int varies = 0;
         for (int t = 1; t < s->n_trials && !varies; t++) {
-            config_format(&s->trials[t].config, p, b, sizeof b);
+            config_format(config_view(v, &s->trials[t]), p, b, sizeof b);
             varies = strcmp(a, b) != 0;
         }
         if (!varies) continue;
@@ -96,6 +97,7 @@ static cJSON *parameters(const SweepSummary *s, const SweepSpec *spec, const Swe
         if (sp) json_must(cJSON_AddStringToObject(o, "distribution", space_distribution_name(sp->dist)));
         cJSON_AddItemToArray(out, o);
     }
+    free(v);
     return out;
 }
 
@@ -154,7 +156,7 @@ static cJSON *page_json(const SweepSummary *s, const SweepSpec *spec, const Swee
                         int *n_params) {
     cJSON *page = json_must(cJSON_CreateObject());
     json_must(cJSON_AddStringToObject(page, "yaml", s->yaml ? s->yaml : ""));
-    json_must(cJSON_AddBoolToObject(page, "program", s->n_trials && s->trials[0].config.n_program > 0));
+    json_must(cJSON_AddBoolToObject(page, "program", cand->first && cand->first->n_program > 0));
     json_must(cJSON_AddBoolToObject(page, "space_loaded", spec != NULL));
     cJSON_AddItemToObject(page, "params", parameters(s, spec, cand, params, n_params));
     int rungs[64], n_rungs = spec && spec->asha ? asha_rungs(spec, rungs, 64) : 0;
@@ -202,7 +204,8 @@ static void put_json(FILE *f, const char *json, size_t len) {
 // The page's data, {"report": ..., "page": {..., "trials": [...]}}, as cJSON would print
 // the whole object, one table row and one trial at a time: every row's and trial's object
 // is printed and freed before the next is made, so the page holds no tree of every
-// trial's values or of a whole table.
+// trial's values or of a whole table; each trial's group is read again for it (summary.h
+// summary_groups_read: its host, times, curve and trace are not in its row).
 static void put_data(FILE *f, const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r,
                      const SweepSpec *spec) {
     SweepParams cand;  // a program's parameters' specs live here: freed after the trials
@@ -223,8 +226,14 @@ static void put_data(FILE *f, const SweepSummary *s, const char *path, const Rep
     put_json(f, head, len - strlen(tail));
     cJSON_free(head);
     const Metric *m = summary_metric(s, o->metric);
+    SummaryGroups groups;
+    char err[1024];
+    if (summary_groups_open(&groups, path, err, sizeof err) != 0) die(EXIT_BADINPUT, "report: %s", err);
     for (int i = 0; i < s->n_trials; i++) {
-        cJSON *t = page_trial(&s->trials[i], m, params, n_params);
+        TrialResult trial;
+        if (summary_groups_read(&groups, s, &s->trials[i], &trial) != 0) die(EXIT_BADINPUT, "report: %s", err);
+        cJSON *t = page_trial(&trial, m, params, n_params);
+        trial_result_free(&trial);
         char *text = cJSON_PrintUnformatted(t);
         cJSON_Delete(t);
         if (!text) die(EXIT_RUNTIME, "out of memory printing the page's JSON");
@@ -232,6 +241,7 @@ static void put_data(FILE *f, const SweepSummary *s, const char *path, const Rep
         put_json(f, text, strlen(text));
         cJSON_free(text);
     }
+    summary_groups_close(&groups);
     fputs("]}}", f);  // the trials, the page, the data
     free(params);
     sweep_params_free(&cand);

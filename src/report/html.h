@@ -21,9 +21,10 @@
 void report_print_json(FILE *f, const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r,
                        JsonPut put);
 
-// The page, written to f one trial at a time (no tree of every trial's values is built).
-// s as summary_read reads it; spec is the sweep's space when its YAML loads here (the
-// parameters' scales, ASHA's rungs), else NULL.
+// The page, written to f one trial at a time (no tree of every trial's values is built),
+// each trial's group read again from path for it (summary_groups_read); dies with one line
+// when that read fails. s as summary_read reads it; spec is the sweep's space when its
+// YAML loads here (the parameters' scales, ASHA's rungs), else NULL.
 void report_html(FILE *f, const SweepSummary *s, const char *path, const ReportOptions *o, const Report *r,
                  const SweepSpec *spec);
 

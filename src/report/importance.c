@@ -270,7 +270,7 @@ typedef struct {
 
 void sweep_params(const SweepSummary *s, SweepParams *out) {
     memset(out, 0, sizeof *out);
-    const TrialConfig *first = s->n_trials ? &s->trials[0].config : NULL;
+    const TrialConfig *first = out->first = s->n_trials ? summary_config(s, &s->trials[0]) : NULL;
     const int program = first && first->n_program > 0, n = program ? first->n_program : config_nparams;
     out->p = xcalloc((size_t)n + 1, sizeof *out->p);
     out->program = xcalloc((size_t)n + 1, sizeof *out->program);
@@ -287,6 +287,7 @@ void sweep_params(const SweepSummary *s, SweepParams *out) {
 }
 
 void sweep_params_free(SweepParams *sp) {
+    free(sp->first);
     free(sp->p);
     free(sp->program);
     free(sp->columns);
@@ -299,18 +300,19 @@ const SpaceParam *sweep_space_param(const SweepSpec *spec, const char *name) {
     return NULL;
 }
 
-// Whether p varies among the trials rows[0..n), and its encoding; 0 when it does not, or has
-// more than MAX_CATEGORIES values (*too_many set).
-static int encode(Encoded *e, const ParamSpec *p, const SweepSpec *spec, const TrialResult *const *rows, int n,
-                  int *too_many) {
+// Whether p varies among the trials rows[0..n) (seen through v), and its encoding; 0 when it
+// does not, or has more than MAX_CATEGORIES values (*too_many set).
+static int encode(Encoded *e, const ParamSpec *p, const SweepSpec *spec, const SummaryRow *const *rows, int n,
+                  ConfigView *v, int *too_many) {
     *e = (Encoded){.p = p, .lo = HUGE_VAL, .hi = -HUGE_VAL};
     const SpaceParam *sp = sweep_space_param(spec, p->name);
     const int number = p->type == PT_INT || p->type == PT_REAL;
     e->categorical = !number || (sp && (sp->dist == DIST_VALUES || sp->dist == DIST_CATEGORICAL));
     char text[CONFIG_TEXT + 64];
     for (int i = 0; i < n; i++) {
-        if (number) e->lo = fmin(e->lo, config_number(&rows[i]->config, p)), e->hi = fmax(e->hi, config_number(&rows[i]->config, p));
-        config_format(&rows[i]->config, p, text, sizeof text);
+        const TrialConfig *c = config_view(v, rows[i]);
+        if (number) e->lo = fmin(e->lo, config_number(c, p)), e->hi = fmax(e->hi, config_number(c, p));
+        config_format(c, p, text, sizeof text);
         int k = 0;
         while (k < e->n_values && k < MAX_CATEGORIES && strcmp(e->values[k], text)) k++;
         if (k == MAX_CATEGORIES) {
@@ -330,18 +332,19 @@ static int encode(Encoded *e, const ParamSpec *p, const SweepSpec *spec, const T
 
 Table *importance_table(const SweepSummary *s, const ReportOptions *o, const SweepSpec *spec) {
     const Metric *m = summary_metric(s, o->metric);
-    const TrialResult **rows = xcalloc((size_t)(s->n_trials ? s->n_trials : 1), sizeof *rows);
+    const SummaryRow **rows = xcalloc((size_t)(s->n_trials ? s->n_trials : 1), sizeof *rows);
     double *y = xcalloc((size_t)(s->n_trials ? s->n_trials : 1), sizeof *y);
     int n = 0;
     for (int i = 0; i < s->n_trials; i++)
-        if (s->trials[i].status == TRIAL_OK && isfinite(metric_value(&s->trials[i], m)))
-            y[n] = metric_value(&s->trials[i], m), rows[n++] = &s->trials[i];
+        if (s->trials[i].status == TRIAL_OK && isfinite(summary_value(&s->trials[i], m)))
+            y[n] = summary_value(&s->trials[i], m), rows[n++] = &s->trials[i];
     SweepParams cand;
     sweep_params(s, &cand);
+    ConfigView *v = config_view_new(s);
     Encoded *enc = xcalloc((size_t)cand.n + 1, sizeof *enc);
     int n_params = 0, d = 0, too_many = 0;
     for (int k = 0; k < cand.n; k++)
-        if (encode(&enc[n_params], cand.p[k], spec, rows, n, &too_many))
+        if (encode(&enc[n_params], cand.p[k], spec, rows, n, v, &too_many))
             d += enc[n_params].categorical ? enc[n_params].n_values : 1, n_params++;
     double *X = xcalloc((size_t)(n ? n : 1) * (d ? d : 1), sizeof *X), *lo = xcalloc((size_t)d + 1, sizeof *lo),
            *hi = xcalloc((size_t)d + 1, sizeof *hi), *importance = xcalloc((size_t)n_params + 1, sizeof *importance);
@@ -355,11 +358,11 @@ Table *importance_table(const SweepSummary *s, const ReportOptions *o, const Swe
         }
         for (int i = 0; i < n; i++) {
             if (!e->categorical) {
-                X[(size_t)i * d + j] = config_number(&rows[i]->config, e->p);
+                X[(size_t)i * d + j] = config_number(config_view(v, rows[i]), e->p);
                 continue;
             }
             char text[CONFIG_TEXT + 64];
-            config_format(&rows[i]->config, e->p, text, sizeof text);
+            config_format(config_view(v, rows[i]), e->p, text, sizeof text);
             for (int c = 0; c < width; c++) X[(size_t)i * d + j + c] = !strcmp(e->values[c], text);
         }
         j += width;
@@ -389,7 +392,7 @@ Table *importance_table(const SweepSummary *s, const ReportOptions *o, const Swe
         importance[best] = -1;
     }
     sweep_params_free(&cand);  // after the names are copied
-    free(rows), free(y), free(enc);
+    free(rows), free(y), free(enc), free(v);
     free(X), free(lo), free(hi), free(importance), free(param_of);
     return t;
 }

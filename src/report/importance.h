@@ -33,6 +33,7 @@ enum { FANOVA_TREES = 64, FANOVA_MAX_DEPTH = 64 };
 // The parameters of a sweep's trials but the seed: the trial parameters, or a program's (as
 // its first trial names them, their specs made here); the importance and the page read them.
 typedef struct {
+    TrialConfig *first;  // the first trial's configuration (a program's parameters' names)
     int n;
     const ParamSpec **p;
     ParamSpec *program;

@@ -24,18 +24,18 @@ ParetoObjectives pareto_objectives(const SweepSummary *s) {
 }
 
 // Objective j of trial x, larger is better.
-static double gain(const TrialResult *x, const ParetoObjectives *o, int j) {
-    const double v = metric_value(x, o->metric[j]);
+static double gain(const SummaryRow *x, const ParetoObjectives *o, int j) {
+    const double v = summary_value(x, o->metric[j]);
     return o->maximize[j] ? v : -v;
 }
 
-static int has_nan(const TrialResult *x, const ParetoObjectives *o) {
+static int has_nan(const SummaryRow *x, const ParetoObjectives *o) {
     for (int j = 0; j < o->k; j++)
         if (isnan(gain(x, o, j))) return 1;
     return 0;
 }
 
-int pareto_front(const TrialResult *const *t, int n, const ParetoObjectives *o, int *front) {
+int pareto_front(const SummaryRow *const *t, int n, const ParetoObjectives *o, int *front) {
     double *pts = xmalloc((size_t)(n ? n : 1) * o->k * sizeof(double));
     for (int i = 0; i < n; i++)
         for (int j = 0; j < o->k; j++) pts[(size_t)i * o->k + j] = gain(t[i], o, j);
@@ -107,14 +107,16 @@ Table *pareto(const Analysis *a, ParetoVolume *volume) {
         if (!have) more[n_more++] = o.metric[j];
     }
     for (int j = 0; j < n_more; j++) metric_column(t, more[j], COL_REAL);
+    ConfigView *v = config_view_new(a->s);
     for (int i = 0; i < n; i++) {
-        const TrialResult *x = a->ok[front[i]];
+        const SummaryRow *x = a->ok[front[i]];
         table_row(t);
         table_number(t, x->id);
-        param_cells(t, a, &x->config, 1, NULL);
+        param_cells(t, a, config_view(v, x), 1, NULL);
         shown_cells(t, a, x);
-        for (int j = 0; j < n_more; j++) table_number(t, metric_value(x, more[j]));
+        for (int j = 0; j < n_more; j++) table_number(t, summary_value(x, more[j]));
     }
+    free(v);
     free(front);
     return t;
 }

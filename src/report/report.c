@@ -24,7 +24,7 @@ int report_metric_known(const char *name, char *allowed, size_t len) {
 
 typedef struct {
     double key;  // smaller ranks first
-    const TrialResult *t;
+    const SummaryRow *t;
 } Ranked;
 
 static int by_rank(const void *x, const void *y) {
@@ -35,15 +35,16 @@ static int by_rank(const void *x, const void *y) {
 
 static int any_recall(const Analysis *a) {
     for (int i = 0; i < a->n_ok; i++)
-        if (a->ok[i]->config.task == TASK_RECALL) return 1;
+        if (a->ok[i]->task == TASK_RECALL) return 1;
     return 0;
 }
 
 // Whether a finished trial was scored with no heads (Grassmann's mixing: its scores have
 // no rotation null, so no z, and the reward charges it no head terms).
 static int any_headless(const Analysis *a) {
+    const Metric *correlation = metric_find("correlation"), *correlation_z = metric_find("correlation_z");
     for (int i = 0; i < a->n_ok; i++)
-        if (isfinite(a->ok[i]->correlation) && isnan(a->ok[i]->correlation_z)) return 1;
+        if (isfinite(summary_value(a->ok[i], correlation)) && isnan(summary_value(a->ok[i], correlation_z))) return 1;
     return 0;
 }
 
@@ -52,7 +53,7 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
     Ranked *r = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *r);
     int n = 0;
     for (int i = 0; i < a->n_ok; i++) {
-        const double v = metric_value(a->ok[i], m);
+        const double v = summary_value(a->ok[i], m);
         if (isfinite(v)) r[n++] = (Ranked){o->maximize ? -v : v, a->ok[i]};
     }
     qsort(r, (size_t)n, sizeof *r, by_rank);
@@ -81,23 +82,25 @@ static Table *leaderboard(const Analysis *a, const ReportOptions *o) {
     }
     table_column(t, "steps", "steps", COL_INT, NULL);
     table_column(t, "seconds", "time (s)", COL_REAL, "%.1f");
+    ConfigView *v = config_view_new(a->s);
     for (int i = 0; i < shown; i++) {
-        const TrialResult *x = r[i].t;
+        const SummaryRow *x = r[i].t;
+        const TrialConfig *c = config_view(v, x);
         table_row(t);
         table_number(t, i + 1);
         table_number(t, x->id);
-        param_cells(t, a, &x->config, 1, NULL);
+        param_cells(t, a, c, 1, NULL);
         shown_cells(t, a, x);
         if (recall) {
             double chance = NAN, values_only = NAN;
-            if (x->config.task == TASK_RECALL)
-                recall_baselines(x->config.recall_pairs, x->config.recall_vocab, &chance, &values_only);
+            if (c->task == TASK_RECALL) recall_baselines(c->recall_pairs, c->recall_vocab, &chance, &values_only);
             table_number(t, chance);
             table_number(t, values_only);
         }
         table_number(t, x->steps);
         table_number(t, x->seconds);
     }
+    free(v);
     free(r);
     return t;
 }
@@ -113,12 +116,13 @@ static Table *by_variant(const Analysis *a) {
     table_column(t, "n", "n", COL_INT, NULL);
     shown_columns(t, a, COL_MEAN_SD);
     if (!a->n_variants) table_note(t, "the program has no parameter named attention: no variants");
-    const TrialResult **v = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *v);
+    const SummaryRow **v = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *v);
+    ConfigView *view = config_view_new(a->s);
     for (int k = 0; k < a->n_variants; k++) {
         int n = 0;
         for (int i = 0; i < a->n_configs; i++) {
             const Config *c = &a->configs[i];
-            if (variant_of(a, &c->first->config) != k) continue;
+            if (variant_of(a, config_view(view, c->first)) != k) continue;
             memcpy(v + n, c->ok, (size_t)c->n * sizeof *v);
             n += c->n;
         }
@@ -127,6 +131,7 @@ static Table *by_variant(const Analysis *a) {
         table_text(t, "%s", a->variants[k]);
         stats_cells(t, a, v, n);
     }
+    free(view);
     free(v);
     return t;
 }
@@ -141,13 +146,15 @@ static Table *by_configuration(const Analysis *a) {
     param_columns(t, a, 0, NULL);
     table_column(t, "n", "n", COL_INT, NULL);
     shown_columns(t, a, COL_MEAN_SD);
+    ConfigView *v = config_view_new(a->s);
     for (int i = 0; a->has_repeats && i < a->n_configs; i++) {
         const Config *c = &a->configs[a->order[i]];
         if (!c->n) continue;
         table_row(t);
-        param_cells(t, a, &c->first->config, 0, NULL);
+        param_cells(t, a, config_view(v, c->first), 0, NULL);
         stats_cells(t, a, c->ok, c->n);
     }
+    free(v);
     return t;
 }
 
@@ -157,11 +164,13 @@ static Table *by_configuration(const Analysis *a) {
 // of each configuration, the configurations in table order.
 static void verdict(const Analysis *a, Table **tau, Table **fit) {
     VerdictTrial *v = xcalloc((size_t)(a->n_ok ? a->n_ok : 1), sizeof *v);
+    ConfigView *view = config_view_new(a->s);
     int n = 0;
     for (int i = 0; i < a->n_configs; i++) {
         const Config *c = &a->configs[a->order[i]];
-        for (int k = 0; k < c->n; k++) v[n++] = (VerdictTrial){c->ok[k], i, variant_of(a, &c->ok[k]->config)};
+        for (int k = 0; k < c->n; k++) v[n++] = (VerdictTrial){c->ok[k], i, variant_of(a, config_view(view, c->ok[k]))};
     }
+    free(view);
     verdict_tables(&(VerdictInput){a->s, a->o, n, v, a->n_variants, a->variants}, tau, fit);
     free(v);
 }

@@ -79,7 +79,7 @@ ParetoObjectives pareto_objectives(const SweepSummary *s);
 // least as good on every one and better on one). Writes their indices to front, best on
 // the first objective first (then by index), and returns how many. Trials with a NaN among
 // the objectives are left out.
-int pareto_front(const TrialResult *const *t, int n, const ParetoObjectives *o, int *front);
+int pareto_front(const SummaryRow *const *t, int n, const ParetoObjectives *o, int *front);
 
 // The plain-words verdict of one ablation comparison: a claim only where its test,
 // adjusted by Holm–Bonferroni over every test of the report, supports it (p <

@@ -27,18 +27,10 @@ static const char *const invariant_names[P_COUNT] = {NULL, "rank_deviation", "co
 enum { R_EARLY, R_RANK_DEVIATION, R_CORRELATION, R_COUNT };
 static const char *const regressor_labels[R_COUNT] = {NULL, "RankDeviation", "Correlation"};
 
-// What the verdict keeps of a trial's evaluation (trial_eval_point): its step and the
-// predictors there, oriented (predictor_at): 40 bytes rather than the EvalPoint's 104.
-typedef struct {
-    int step;
-    double p[P_COUNT];
-} Predicted;
-
 typedef struct {
     const VerdictInput *in;
     const Metric *metric, *twin;  // the verdict's metric and its test twin (NULL: none)
     int sign;                     // +1 when the metric is better higher, −1 when lower
-    Predicted **at;               // per input trial: its evaluations, one per curve point
     int traced;                   // some trial has invariants at some evaluation
 } Verdict;
 
@@ -56,28 +48,28 @@ typedef struct {
 
 // ---------------------------------------------------------------- values
 
-// Trial i's predictor p at evaluation step (NaN when it has none there), oriented: times
-// −1 where lower reads better, so that higher is better for every one.
-static double predictor_at(const Verdict *v, int i, int step, Predictor p) {
-    const TrialResult *t = v->in->trials[i].t;
-    for (int k = 0; k < t->n_curve; k++)
-        if (v->at[i][k].step == step) return v->at[i][k].p[p];
-    return NAN;
+// Trial t's predictor p at its evaluation e, oriented: times −1 where lower reads better,
+// so that higher is better for every one.
+static double predictor(const Verdict *v, const SummaryRow *t, const SummaryEval *e, Predictor p) {
+    switch (p) {
+    case P_METRIC: return v->sign * summary_eval_value(t, e, v->metric);
+    case P_RANK_DEVIATION: return -e->rank_deviation_excess;
+    case P_CORRELATION: return -e->correlation_excess;
+    default: return e->reward;
+    }
 }
 
-// Trial t's predictors at curve point k, oriented as predictor_at returns them.
-static Predicted predicted(const Verdict *v, const TrialResult *t, int k) {
-    const EvalPoint e = trial_eval_point(t, &t->curve[k], &t->reward_spec);
-    return (Predicted){t->curve[k].step,
-                       {[P_METRIC] = v->sign * eval_point_value(&e, v->metric),
-                        [P_RANK_DEVIATION] = -e.terms.rank_deviation_excess,
-                        [P_CORRELATION] = -e.terms.correlation_excess,
-                        [P_REWARD] = e.reward}};
+// Trial i's predictor p at evaluation step (NaN when it has none there), oriented.
+static double predictor_at(const Verdict *v, int i, int step, Predictor p) {
+    const SummaryRow *t = v->in->trials[i].t;
+    for (int k = 0; k < t->n_evals; k++)
+        if (t->evals[k].step == step) return predictor(v, t, &t->evals[k], p);
+    return NAN;
 }
 
 // The final value of m (the metric or its test twin) of trial i, oriented as the metric.
 static double final_value(const Verdict *v, int i, const Metric *m) {
-    return m ? v->sign * metric_value(v->in->trials[i].t, m) : NAN;
+    return m ? v->sign * summary_value(v->in->trials[i].t, m) : NAN;
 }
 
 static const char *predictor_name(const Verdict *v, Predictor p) { return p == P_METRIC ? v->metric->name : invariant_names[p]; }
@@ -102,13 +94,13 @@ static void group_make(const Verdict *v, int k, Group *g) {
         if (in->trials[i].config != last) g->n_configs++, last = in->trials[i].config;
         g->config[g->n] = g->n_configs - 1;
         g->member[g->n++] = i;
-        n_evals += in->trials[i].t->n_curve;
+        n_evals += in->trials[i].t->n_evals;
     }
     // The steps: every one some member evaluated at, kept where enough configurations did.
     int *all = xcalloc((size_t)(n_evals ? n_evals : 1), sizeof *all), n_all = 0;
     for (int m = 0; m < g->n; m++) {
-        const TrialResult *t = in->trials[g->member[m]].t;
-        for (int c = 0; c < t->n_curve; c++) all[n_all++] = t->curve[c].step;
+        const SummaryRow *t = in->trials[g->member[m]].t;
+        for (int c = 0; c < t->n_evals; c++) all[n_all++] = t->evals[c].step;
     }
     qsort(all, (size_t)n_all, sizeof *all, by_int);
     g->steps = xcalloc((size_t)(n_all ? n_all : 1), sizeof *g->steps);
@@ -600,14 +592,10 @@ void verdict_tables(const VerdictInput *in, Table **tau, Table **fit) {
     v.metric = m && m->use == METRIC_DECIDES && strncmp(m->name, "val_", 4) == 0 ? m : metric_find("val_accuracy");
     v.sign = v.metric->maximize ? 1 : -1;
     v.twin = metric_test_twin(v.metric);
-    v.at = xcalloc((size_t)(in->n ? in->n : 1), sizeof *v.at);
     for (int i = 0; i < in->n; i++) {
-        const TrialResult *t = in->trials[i].t;
-        v.at[i] = xcalloc((size_t)(t->n_curve ? t->n_curve : 1), sizeof **v.at);
-        for (int k = 0; k < t->n_curve; k++) {
-            v.at[i][k] = predicted(&v, t, k);
-            v.traced |= isfinite(v.at[i][k].p[P_RANK_DEVIATION]) || isfinite(v.at[i][k].p[P_CORRELATION]);
-        }
+        const SummaryRow *t = in->trials[i].t;
+        for (int k = 0; k < t->n_evals; k++)
+            v.traced |= isfinite(t->evals[k].rank_deviation_excess) || isfinite(t->evals[k].correlation_excess);
     }
     *tau = tau_table(&v);
     *fit = fit_table(&v);
@@ -633,8 +621,6 @@ void verdict_tables(const VerdictInput *in, Table **tau, Table **fit) {
         }
         group_free(&g);
     }
-    for (int i = 0; i < in->n; i++) free(v.at[i]);
-    free(v.at);
 }
 
 // ---------------------------------------------------------------- --suggest-reward

@@ -45,7 +45,7 @@
 #define VERDICT_MIN_FIT 8      // trials with every regressor measured, for the fit
 
 typedef struct {
-    const TrialResult *t;  // a finished trial
+    const SummaryRow *t;   // a finished trial
     int config;            // its configuration (every parameter but the seed), numbered 0.. in table order
     int variant;           // its variant, an index into VerdictInput.variants; -1: none
 } VerdictTrial;

@@ -38,9 +38,10 @@ int h5read_fail(const H5Reader *rd, const char *fmt, ...) {
 
 // Attribute `name` of loc if it holds exactly one value.
 static hid_t open_scalar_attr(const H5Reader *rd, hid_t loc, const char *name) {
-    if (H5Aexists(loc, name) <= 0) return h5read_fail(rd, "missing attribute '%s'", name);
-    hid_t attr = H5Aopen(loc, name, H5P_DEFAULT);
-    if (attr < 0) return h5read_fail(rd, "unreadable attribute '%s'", name);
+    hid_t attr = H5Aopen(loc, name, H5P_DEFAULT);  // one search of the attributes; H5Aexists only to say why not
+    if (attr < 0)
+        return h5read_fail(rd, H5Aexists(loc, name) <= 0 ? "missing attribute '%s'" : "unreadable attribute '%s'",
+                           name);
     hid_t space = H5Aget_space(attr);
     hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
     if (space >= 0) H5Sclose(space);

@@ -147,11 +147,20 @@ void h5store_write_model_scores(const char *path, const ModelScoresMeta *meta, c
 // with a one-line reason in err (not an HDF5 file, no such trial, other version...).
 int h5store_read_trial(const char *path, int id, TrialResult *out, char *err, size_t errlen);
 // What the report reads of the trial in group g (/trials/NNNNNN) of an open file, beside
-// its /summary row: its attributes (config, reason, host, rank, times, reward_spec, a
-// program's run), its curves and invariants (the trace, absent without a grid), and the
-// shapes of its weights (dims and out_dims: what trial_eval_point scores the trace by),
-// not the weights themselves (n_layers stays 0), params or scores. Returns 0, or -1 with
-// the reason in rd's err; what it allocated trial_result_free frees.
-int h5store_read_trial_details(const H5Reader *rd, hid_t g, TrialResult *out);
+// its /summary row (out->status): its attributes (config, reason, host, rank, times,
+// reward_spec, a program's run), its curves and invariants (the trace, absent without a
+// grid), and where it has a trace the shapes of its weights (dims and out_dims: what
+// trial_eval_point scores the trace by), not the weights themselves (n_layers stays 0),
+// params or scores; at level
+typedef enum {
+    TRIAL_DETAILS_ALL,   // all of that
+    TRIAL_DETAILS_ROW,   // what the report's rows take (store/summary.h): config, reward_spec,
+                         // status, reason, and the curves, trace and shapes of a trial that finished ok
+    TRIAL_DETAILS_PAGE,  // what the HTML page adds to a row: reward_spec, host, rank, times, a
+                         // program's command and stderr tail, curves, trace and shapes (out's
+                         // config and reason are left as they are)
+} TrialDetails;
+// Returns 0, or -1 with the reason in rd's err; what it allocated trial_result_free frees.
+int h5store_read_trial_details(const H5Reader *rd, hid_t g, TrialDetails level, TrialResult *out);
 
 #endif

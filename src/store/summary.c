@@ -92,31 +92,37 @@ static int read_metric(const H5Reader *rd, hid_t file, SweepSummary *s) {
 
 // ---------------------------------------------------------------- /summary and /trials
 
-// What /trials/NNNNNN adds to the trial's /summary row (h5store_read_trial_details).
-static int read_trial_group(const H5Reader *file_rd, hid_t file, TrialResult *t) {
+// Trial row's group, /trials/NNNNNN, read into out: row's /summary values and what
+// h5store_read_trial_details reads at level (rd's err names the group on failure).
+static int read_trial_group(const H5Reader *file_rd, hid_t file, const SummaryRow *row, TrialDetails level,
+                            TrialResult *out) {
+    memset(out, 0, sizeof *out);
+    summary_row_values(row, out);
     char name[32];
-    snprintf(name, sizeof name, "trials/%06d", t->id);
-    if (t->id < 0 || H5Lexists(file, "trials", H5P_DEFAULT) <= 0 || H5Lexists(file, name, H5P_DEFAULT) <= 0)
-        return h5read_fail(file_rd, "/summary lists trial %d but there is no group %s", t->id, name);
+    snprintf(name, sizeof name, "trials/%06d", row->id);
+    if (row->id < 0 || H5Lexists(file, "trials", H5P_DEFAULT) <= 0 || H5Lexists(file, name, H5P_DEFAULT) <= 0)
+        return h5read_fail(file_rd, "/summary lists trial %d but there is no group %s", row->id, name);
     H5Reader trial_rd = *file_rd;
     trial_rd.where = name;
     hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
     if (g < 0) return h5read_fail(&trial_rd, "unreadable group");
-    const int rc = h5store_read_trial_details(&trial_rd, g, t);
+    const int rc = h5store_read_trial_details(&trial_rd, g, level, out);
     H5Gclose(g);
     return rc;
 }
 
 static int by_id(const void *a, const void *b) {
-    const int x = ((const TrialResult *)a)->id, y = ((const TrialResult *)b)->id;
+    const int x = ((const SummaryRow *)a)->id, y = ((const SummaryRow *)b)->id;
     return (x > y) - (x < y);
 }
 
+// What a read takes (SummaryRead): the root attributes and /summary, and unless
+// SUMMARY_ROWS what each trial's group adds to its row (summary_row_details).
 // torn_ok: the file is not being written, so a last /summary row whose trial group is
 // incomplete was cut by an interrupted flush (a full disk, a kill during H5Fflush: the
 // writer flushes after every trial, so only the last trial can be torn); it is left out
 // with a warning, as the journal leaves out a torn last record.
-static int read_file(const H5Reader *rd, hid_t file, SweepSummary *s, int torn_ok) {
+static int read_file(const H5Reader *rd, hid_t file, SweepSummary *s, SummaryRead what, int torn_ok) {
     if (h5read_check_format(rd, file)) return -1;
     // The metric first (a program's own metric is a column of /summary), unless there is
     // no /summary, which summary_rows reports.
@@ -126,14 +132,25 @@ static int read_file(const H5Reader *rd, hid_t file, SweepSummary *s, int torn_o
             return -1;
     }
     if (summary_rows(rd, file, s->program_metric.name, &s->trials, &s->n_trials)) return -1;
-    for (int i = 0; i < s->n_trials; i++) {
-        if (read_trial_group(rd, file, &s->trials[i]) == 0) continue;
-        if (!torn_ok || i != s->n_trials - 1) return -1;
-        warnf("%s; trial %d, the last written, is left out: `attnsweep run SWEEP.yaml --resume` rebuilds the file "
-              "from its journal", rd->err, s->trials[i].id);
-        trial_result_free(&s->trials[i]);
-        s->n_trials--;
+    TrialResult *t = xmalloc(sizeof *t);  // each trial's group, as long as its row takes from it
+    int rc = 0;
+    for (int i = 0; what != SUMMARY_ROWS && i < s->n_trials && rc == 0; i++) {
+        if (read_trial_group(rd, file, &s->trials[i], what == SUMMARY_PAGE ? TRIAL_DETAILS_ALL : TRIAL_DETAILS_ROW,
+                             t) == 0) {
+            if (i == 0) s->base = t->config;
+            summary_row_details(s, &s->trials[i], t);
+        }
+        else if (!torn_ok || i != s->n_trials - 1)
+            rc = -1;
+        else {
+            warnf("%s; trial %d, the last written, is left out: `attnsweep run SWEEP.yaml --resume` rebuilds the "
+                  "file from its journal", rd->err, s->trials[i].id);
+            s->n_trials--;
+        }
+        trial_result_free(t);
     }
+    free(t);
+    if (rc != 0) return -1;
     if (s->n_trials > 1) qsort(s->trials, (size_t)s->n_trials, sizeof *s->trials, by_id);
     for (int i = 1; i < s->n_trials; i++)
         if (s->trials[i].id == s->trials[i - 1].id) return h5read_fail(rd, "/summary lists trial %d twice", s->trials[i].id);
@@ -160,12 +177,12 @@ const Metric *summary_metric(const SweepSummary *s, const char *name) { return r
 void summary_free(SweepSummary *s) {
     free(s->sweep);
     free(s->yaml);
-    for (int i = 0; i < s->n_trials; i++) trial_result_free(&s->trials[i]);
+    for (int i = 0; i < s->n_trials; i++) summary_row_free(&s->trials[i]);
     free(s->trials);
     memset(s, 0, sizeof *s);
 }
 
-int summary_read_here(const char *path, SweepSummary *out, char *err, size_t errlen) {
+int summary_read_here(const char *path, SummaryRead what, SweepSummary *out, char *err, size_t errlen) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);  // our one-line messages replace HDF5's stack dumps
     memset(out, 0, sizeof *out);
     const H5Reader rd = {.path = path, .err = err, .errlen = errlen};
@@ -182,7 +199,7 @@ int summary_read_here(const char *path, SweepSummary *out, char *err, size_t err
     int writing = h5read_locked_by_writer(path);
     for (int attempt = 0;; attempt++) {
         hid_t file = open_file(path);
-        const int rc = file >= 0 ? read_file(&rd, file, out, !writing)
+        const int rc = file >= 0 ? read_file(&rd, file, out, what, !writing)
                                  : h5read_fail(&rd, "cannot open: damaged or truncated HDF5 file");
         if (file >= 0) H5Fclose(file);
         if (rc == 0) {
@@ -196,16 +213,84 @@ int summary_read_here(const char *path, SweepSummary *out, char *err, size_t err
     }
 }
 
-// In the child of h5read_survives: the whole read, its result dropped.
-static int read_in_child(const void *path, char *err, size_t errlen) {
+typedef struct {
+    const char *path;
+    SummaryRead what;
+} ReadJob;
+
+// In the child of h5read_survives: the read, its result dropped.
+static int read_in_child(const void *ctx, char *err, size_t errlen) {
+    const ReadJob *job = ctx;
     SweepSummary s;
-    const int rc = summary_read_here(path, &s, err, errlen);
+    const int rc = summary_read_here(job->path, job->what, &s, err, errlen);
     if (rc == 0) summary_free(&s);
     return rc;
 }
 
-int summary_read(const char *path, SweepSummary *out, char *err, size_t errlen) {
+int summary_read(const char *path, SummaryRead what, SweepSummary *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     const H5Reader rd = {.path = path, .err = err, .errlen = errlen};
-    return h5read_survives(&rd, read_in_child, path) != 0 ? -1 : summary_read_here(path, out, err, errlen);
+    const ReadJob job = {path, what};
+    return h5read_survives(&rd, read_in_child, &job) != 0
+               ? -1
+               : summary_read_here(path, what == SUMMARY_PAGE ? SUMMARY_REPORT : what, out, err, errlen);
+}
+
+// ---------------------------------------------------------------- a trial's group again
+
+int summary_groups_open(SummaryGroups *g, const char *path, char *err, size_t errlen) {
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    g->rd = (H5Reader){.path = path, .err = err, .errlen = errlen};
+    g->file = open_file(path);
+    return g->file >= 0 ? 0 : h5read_fail(&g->rd, "cannot open: damaged or truncated HDF5 file");
+}
+
+int summary_groups_read(SummaryGroups *g, const SweepSummary *s, const SummaryRow *row, TrialResult *out) {
+    const int rc = read_trial_group(&g->rd, g->file, row, TRIAL_DETAILS_PAGE, out);
+    if (rc != 0) {
+        trial_result_free(out);
+        return rc;
+    }
+    TrialConfig *c = summary_config(s, row);
+    out->config = *c;
+    free(c);
+    snprintf(out->reason, sizeof out->reason, "%s", row->reason ? row->reason : "");
+    return 0;
+}
+
+void summary_groups_close(SummaryGroups *g) {
+    if (g->file >= 0) H5Fclose(g->file);
+    g->file = H5I_INVALID_HID;
+}
+
+typedef struct {
+    const char *path;
+    const SummaryRow *row;
+    TrialResult *out;
+} OneTrial;
+
+// One trial's group, whole: opened, read, closed.
+static int read_one(const OneTrial *one, char *err, size_t errlen) {
+    SummaryGroups g;
+    int rc = summary_groups_open(&g, one->path, err, errlen);
+    if (rc == 0 && (rc = read_trial_group(&g.rd, g.file, one->row, TRIAL_DETAILS_ALL, one->out)) != 0)
+        trial_result_free(one->out);
+    summary_groups_close(&g);
+    return rc;
+}
+
+// In the child of h5read_survives: the read, its result dropped.
+static int read_one_in_child(const void *ctx, char *err, size_t errlen) {
+    const OneTrial *one = ctx;
+    TrialResult t;
+    const int rc = read_one(&(OneTrial){one->path, one->row, &t}, err, errlen);
+    if (rc == 0) trial_result_free(&t);
+    return rc;
+}
+
+int summary_trial(const char *path, const SummaryRow *row, TrialResult *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    const H5Reader rd = {.path = path, .err = err, .errlen = errlen};
+    const OneTrial one = {path, row, out};
+    return h5read_survives(&rd, read_one_in_child, &one) != 0 ? -1 : read_one(&one, err, errlen);
 }

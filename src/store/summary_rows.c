@@ -13,7 +13,7 @@
 
 enum { MAX_ROWS = 1000000 };  // the most trials a sweep has (space.c): more is a damaged /summary
 
-// A /summary column the report reads, into the TrialResult of each row.
+// A /summary column the report reads, into a TrialResult (then the row: summary_row_set).
 typedef enum { SUM_INT, SUM_LONG, SUM_DOUBLE, SUM_STATUS } SumKind;
 typedef struct {
     const char *name;
@@ -85,27 +85,27 @@ static int check_columns(const H5Reader *rd, hid_t filetype, const SumColumn *co
     return 0;
 }
 
-// The n rows of dataset d (file space `space`) into trials, SUMMARY_ROWS_READ at a time (a
+// The n rows of dataset d (file space `space`) into rows, SUMMARY_ROWS_READ at a time (a
 // hyperslab each: the buffer stays SUMMARY_ROWS_READ rows at any size of the table).
-static int read_rows(const H5Reader *rd, hid_t d, hid_t space, const SumColumn *cols, int n_cols, TrialResult *trials,
+static int read_rows(const H5Reader *rd, hid_t d, hid_t space, const SumColumn *cols, int n_cols, SummaryRow *rows,
                      hsize_t n) {
     size_t row_size;
     hid_t mem = summary_memtype(cols, n_cols, &row_size);
     const hsize_t chunk = n < SUMMARY_ROWS_READ ? n : SUMMARY_ROWS_READ;
-    unsigned char *rows = xcalloc((size_t)chunk, row_size);
+    unsigned char *buf = xcalloc((size_t)chunk, row_size);
+    TrialResult *t = xcalloc(1, sizeof *t);  // each row's columns, then the row's
     hid_t mem_space = H5Screate_simple(1, &chunk, NULL);
     int rc = mem < 0 || mem_space < 0 ? h5read_fail(rd, "/summary is unreadable") : 0;
     for (hsize_t start = 0; rc == 0 && start < n; start += chunk) {
         hsize_t count = n - start < chunk ? n - start : chunk, at = 0;
         if (H5Sselect_hyperslab(space, H5S_SELECT_SET, &start, NULL, &count, NULL) < 0 ||
             H5Sselect_hyperslab(mem_space, H5S_SELECT_SET, &at, NULL, &count, NULL) < 0 ||
-            H5Dread(d, mem, mem_space, space, H5P_DEFAULT, rows) < 0) {
+            H5Dread(d, mem, mem_space, space, H5P_DEFAULT, buf) < 0) {
             rc = h5read_fail(rd, "/summary is unreadable");
             break;
         }
         for (hsize_t r = 0; rc == 0 && r < count; r++) {
-            const unsigned char *row = rows + r * row_size;
-            TrialResult *t = &trials[start + r];
+            const unsigned char *row = buf + r * row_size;
             size_t off = 0;
             for (int i = 0; rc == 0 && i < n_cols; i++) {
                 if (cols[i].kind == SUM_STATUS)
@@ -114,16 +114,18 @@ static int read_rows(const H5Reader *rd, hid_t d, hid_t space, const SumColumn *
                     memcpy((char *)t + cols[i].offset, row + off, column_size(cols[i].kind));
                 off += column_size(cols[i].kind);
             }
+            summary_row_set(&rows[start + r], t);
         }
     }
     if (mem_space >= 0) H5Sclose(mem_space);
-    free(rows);
+    free(t);
+    free(buf);
     if (mem >= 0) H5Tclose(mem);
     return rc;
 }
 
-int summary_rows(const H5Reader *rd, hid_t file, const char *program_metric, TrialResult **trials, int *n_trials) {
-    *trials = NULL, *n_trials = 0;
+int summary_rows(const H5Reader *rd, hid_t file, const char *program_metric, SummaryRow **rows, int *n_rows) {
+    *rows = NULL, *n_rows = 0;
     if (H5Lexists(file, "summary", H5P_DEFAULT) <= 0)
         return h5read_fail(rd, "no /summary table: not the results of a sweep or a trial (a model's scores file?)");
     hid_t d = H5Dopen2(file, "summary", H5P_DEFAULT);
@@ -139,16 +141,16 @@ int summary_rows(const H5Reader *rd, hid_t file, const char *program_metric, Tri
     if (rc == 0 && n > MAX_ROWS) rc = h5read_fail(rd, "/summary has an implausible %llu rows", (unsigned long long)n);
     if (rc == 0) rc = h5read_check_storage(rd, d, "/summary", n);
     if (rc == 0 && n > 0) {
-        *trials = xcalloc((size_t)n, sizeof **trials);
-        *n_trials = (int)n;
-        rc = read_rows(rd, d, space, cols, n_cols, *trials, n);
+        *rows = xcalloc((size_t)n, sizeof **rows);
+        *n_rows = (int)n;
+        rc = read_rows(rd, d, space, cols, n_cols, *rows, n);
     }
     if (filetype >= 0) H5Tclose(filetype);
     if (space >= 0) H5Sclose(space);
     H5Dclose(d);
     if (rc != 0) {
-        free(*trials);
-        *trials = NULL, *n_trials = 0;
+        free(*rows);
+        *rows = NULL, *n_rows = 0;
     }
     return rc;
 }

@@ -30,37 +30,59 @@ static int read_reward_spec(const H5Reader *rd, hid_t g, TrialResult *out) {
     return rc != 0 ? h5read_fail(rd, "attribute 'reward_spec' is not a reward specification") : 0;
 }
 
-static int read_trial_attrs(const H5Reader *rd, hid_t g, TrialResult *out) {
-    char *text;
-    if (h5read_attr_string(rd, g, "config", &text) != 0) return -1;
-    cJSON *json = cJSON_Parse(text);
-    free(text);
-    if (!json) return h5read_fail(rd, "attribute 'config' is not JSON");
-    char msg[256];
-    int rc = config_from_json(&out->config, json, msg, sizeof msg);
-    cJSON_Delete(json);
-    if (rc != 0) return h5read_fail(rd, "config: %s", msg);
+// Whether a read of level reads the attribute `name` of the trial's texts, numbers and a
+// program's run (reward_spec always; config and status but at TRIAL_DETAILS_PAGE).
+static int wanted(TrialDetails level, const char *name) {
+    static const char *const row[] = {"reason"},
+                             *const page[] = {"host", "rank", "start_time", "end_time", "command", "stderr_tail"};
+    const char *const *names = level == TRIAL_DETAILS_ROW ? row : page;
+    const size_t n = level == TRIAL_DETAILS_ROW ? sizeof row / sizeof *row : sizeof page / sizeof *page;
+    for (size_t i = 0; level != TRIAL_DETAILS_ALL && i < n; i++)
+        if (!strcmp(names[i], name)) return 1;
+    return level == TRIAL_DETAILS_ALL;
+}
 
+static int read_trial_attrs(const H5Reader *rd, hid_t g, TrialDetails level, TrialResult *out) {
+    char *text;
+    int rc;
+    if (level != TRIAL_DETAILS_PAGE) {
+        if (h5read_attr_string(rd, g, "config", &text) != 0) return -1;
+        cJSON *json = cJSON_Parse(text);
+        free(text);
+        if (!json) return h5read_fail(rd, "attribute 'config' is not JSON");
+        char msg[256];
+        rc = config_from_json(&out->config, json, msg, sizeof msg);
+        cJSON_Delete(json);
+        if (rc != 0) return h5read_fail(rd, "config: %s", msg);
+    }
     if (read_reward_spec(rd, g, out) != 0) return -1;
-    if (h5read_attr_string(rd, g, "status", &text) != 0) return -1;
-    rc = trial_status_find(text);
-    free(text);
-    if (rc < 0) return h5read_fail(rd, "attribute 'status' is not a trial status");
-    out->status = rc;
+    if (level != TRIAL_DETAILS_PAGE) {
+        if (h5read_attr_string(rd, g, "status", &text) != 0) return -1;
+        rc = trial_status_find(text);
+        free(text);
+        if (rc < 0) return h5read_fail(rd, "attribute 'status' is not a trial status");
+        out->status = rc;
+    }
     for (int i = 0; i < n_h5trial_texts; i++) {
+        if (!wanted(level, h5trial_texts[i].name)) continue;
         if (h5read_attr_string(rd, g, h5trial_texts[i].name, &text) != 0) return -1;
         snprintf((char *)out + h5trial_texts[i].offset, h5trial_texts[i].size, "%s", text);
         free(text);
     }
     for (int i = 0; i < n_h5trial_numbers; i++) {
+        if (!wanted(level, h5trial_numbers[i].name)) continue;
         if (h5trial_numbers[i].since && H5Aexists(g, h5trial_numbers[i].name) <= 0) continue;
         if (h5read_attr_number(rd, g, h5trial_numbers[i].name, h5trial_native_type(h5trial_numbers[i].kind),
                              (char *)out + h5trial_numbers[i].offset) != 0)
             return -1;
     }
     out->program_metric = NAN;
-    for (int i = 0; H5Aexists(g, "trial_dir") > 0 && i < n_h5trial_run_texts; i++)  // a program's trial
-        if (h5read_attr_string(rd, g, h5trial_run_texts[i].name, (char **)((char *)out + h5trial_run_texts[i].offset)) != 0) return -1;
+    if (level == TRIAL_DETAILS_ROW) return 0;
+    const int program = H5Aexists(g, "trial_dir") > 0;  // a program's trial (asked once: a search of the attributes)
+    for (int i = 0; program && i < n_h5trial_run_texts; i++)
+        if (wanted(level, h5trial_run_texts[i].name) &&
+            h5read_attr_string(rd, g, h5trial_run_texts[i].name, (char **)((char *)out + h5trial_run_texts[i].offset)) != 0)
+            return -1;
     return 0;
 }
 
@@ -193,21 +215,22 @@ static int read_trace(const H5Reader *rd, hid_t g, TrialResult *out) {
     return rc;
 }
 
-int h5store_read_trial_details(const H5Reader *rd, hid_t g, TrialResult *out) {
-    TrialResult x = {0};  // every attribute (status and the metrics again: /summary's are kept)
-    int rc = read_trial_attrs(rd, g, &x) || read_curves(rd, g, out) || read_trace(rd, g, out);
+int h5store_read_trial_details(const H5Reader *rd, hid_t g, TrialDetails level, TrialResult *out) {
+    TrialResult x = {0};  // the attributes (status and the metrics again: /summary's are kept)
+    const int curves = level != TRIAL_DETAILS_ROW || out->status == TRIAL_OK;
+    int rc = read_trial_attrs(rd, g, level, &x) || (curves && (read_curves(rd, g, out) || read_trace(rd, g, out)));
     H5G_info_t info;
     if (rc == 0 && H5Gget_info_by_name(g, "weights", &info, H5P_DEFAULT) < 0) rc = h5read_fail(rd, "missing group weights");
     hsize_t d[4];
     size_t count;
     if (rc == 0 && info.nlinks == 0 && out->trace.n > 0)
         rc = h5read_fail(rd, "invariants without weights: their shapes are unknown");
-    else if (rc == 0 && info.nlinks > 0)
+    else if (rc == 0 && out->trace.n > 0)  // the shapes the trace is scored by (a third of the read's time)
         rc = layer_shape(rd, g, "weights", 4, d, out->dims, &count) ||
              layer_shape(rd, g, "weights_out", 2, d, out->out_dims, &count);
     if (rc == 0) {
-        out->config = x.config, out->reward_spec = x.reward_spec;
-        memcpy(out->reason, x.reason, sizeof out->reason);
+        if (level != TRIAL_DETAILS_PAGE) out->config = x.config, memcpy(out->reason, x.reason, sizeof out->reason);
+        out->reward_spec = x.reward_spec;
         memcpy(out->host, x.host, sizeof out->host);
         out->rank = x.rank, out->group_size = x.group_size;
         out->start_time = x.start_time, out->end_time = x.end_time;
@@ -220,16 +243,12 @@ int h5store_read_trial_details(const H5Reader *rd, hid_t g, TrialResult *out) {
 
 // The metrics of trial id from its /summary row.
 static int read_summary_row(const H5Reader *rd, hid_t file, int id, TrialResult *out) {
-    TrialResult *rows;
+    SummaryRow *rows;
     int n;
     if (summary_rows(rd, file, NULL, &rows, &n) != 0) return -1;
     int i = 0;
     while (i < n && rows[i].id != id) i++;
-    if (i < n) {
-        const TrialResult *r = &rows[i];
-        metric_copy(out, r);
-        out->steps = r->steps, out->n_params = r->n_params;
-    }
+    if (i < n) summary_row_values(&rows[i], out);  // the attributes read after it replace its status and seconds
     free(rows);
     return i < n ? 0 : h5read_fail(rd, "/summary has no row for trial %d", id);
 }
@@ -245,7 +264,7 @@ static int read_trial_file(H5Reader *rd, hid_t file, int id, TrialResult *out) {
     rd->where = name;
     if (g < 0) return h5read_fail(rd, "not a group");
     out->id = id;
-    int rc = read_trial_attrs(rd, g, out) || read_curves(rd, g, out) || read_weights(rd, g, out) ||
+    int rc = read_trial_attrs(rd, g, TRIAL_DETAILS_ALL, out) || read_curves(rd, g, out) || read_weights(rd, g, out) ||
                      read_params(rd, g, out) || read_trace(rd, g, out)
                  ? -1
                  : 0;

@@ -25,6 +25,7 @@ const Metric metrics[] = {
     {"reward", "reward", "", AT(reward), 1, METRIC_DECIDES, 0, 1, 0, EV(reward)},
 };
 const int n_metrics = (int)(sizeof metrics / sizeof metrics[0]);
+_Static_assert(sizeof metrics / sizeof metrics[0] == METRIC_COUNT, "METRIC_COUNT is the number of metrics");
 
 const Metric cost_metrics[] = {
     {"n_params", "parameters", "", AT(n_params), 0, METRIC_RANKS, 0, 0, 1, 0},
@@ -67,11 +68,6 @@ const Metric *metric_find(const char *name) {
 double metric_value(const TrialResult *r, const Metric *m) {
     const char *at = (const char *)r + m->offset;
     return m->integer ? (double)*(const long *)at : *(const double *)at;
-}
-
-void metric_copy(TrialResult *to, const TrialResult *from) {
-    for (int i = 0; i < n_metrics; i++)
-        memcpy((char *)to + metrics[i].offset, (const char *)from + metrics[i].offset, sizeof(double));
 }
 
 void metric_program(Metric *m, const char *name, int maximize) {

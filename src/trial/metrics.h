@@ -52,6 +52,7 @@ typedef struct {
 // reward charges: trial/reward.h RewardTerms), reward.
 extern const Metric metrics[];
 extern const int n_metrics;
+enum { METRIC_COUNT = 14 };  // n_metrics, for arrays of a trial's metrics (store/summary.h)
 // What a trial cost, lower is better: n_params and seconds (training wall time). motpe's
 // objectives and report --metric may name them, no sweep's metric may; they are not in
 // metrics[] because their /summary columns, JSON keys and copies go with the trial's
@@ -61,8 +62,6 @@ extern const int n_cost_metrics;
 
 const Metric *metric_find(const char *name);  // in metrics[], then cost_metrics[]; NULL if none
 double metric_value(const TrialResult *r, const Metric *m);
-// Every metric of `from` into `to`.
-void metric_copy(TrialResult *to, const TrialResult *from);
 // Whether m is reported for the task (bits per byte only for charlm).
 int metric_applies(const Metric *m, int task);
 // Bits per byte of a loss in nats: charlm only, NaN for the other tasks.
