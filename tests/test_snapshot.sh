@@ -68,7 +68,14 @@ while :; do
     ((SECONDS < deadline)) || fail "B: no snapshot and 10 trials after 120 s: $(cat "$tmp/b.err")"
     if [[ -f B.h5.journal ]]; then
         read -r snapshots trials after < <(journal B.h5.journal)
-        ((snapshots >= 1 && trials >= 10 && after >= 1)) && break
+        if ((snapshots >= 1 && trials >= 10 && after >= 1)); then
+            # Its ranks stopped, the journal is what the kill leaves: look again (another
+            # snapshot may have come since), and go on if it has no record after it.
+            pkill -STOP -f "^$bin run $tmp/snap.yaml" || true
+            read -r snapshots trials after < <(journal B.h5.journal)
+            ((after >= 1)) && break
+            pkill -CONT -f "^$bin run $tmp/snap.yaml" || true
+        fi
     fi
     sleep 0.05
 done
