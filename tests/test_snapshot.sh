@@ -12,6 +12,9 @@
 # a resume of the finished B starts from the snapshot its last run wrote at its end, with
 # no record after it; one that raises `trials` replays the whole journal (the new space
 # checks every trial), and the resume after it starts from the snapshot it wrote.
+#   D  a sweep of instant trials with a snapshot due every 10 ms: each is written only once
+#      the journal has grown by the size of the one before (snapshots stay at most half
+#      of the journal at any size), and the last and the trials after it are every trial.
 # Usage: bash tests/test_snapshot.sh /path/to/attnsweep   (from the repository root)
 set -euo pipefail
 
@@ -146,5 +149,41 @@ if [[ $rc != 0 ]] || ! grep -q "resuming with 26 of 26 trials .*(its snapshot at
     fail "a resume after raising trials: exit $rc, $(grep resuming "$tmp/err")"
 fi
 pass "trials raised: a whole replay, then a resume from the snapshot the raised run wrote"
+
+echo "== D: snapshots as often as allowed, bounded by the journal's growth"
+# 150 trials of a program that returns at once, a snapshot due every 10 ms: one is written
+# only once the journal has grown by the last one's size since it.
+cat >grow.yaml <<YAML
+name: grow
+program: $(dirname "$here")/scripts/bench/scale_trial.sh
+command: [/bin/sh, "\${program}", "\${args}"]
+method: random
+trials: 150
+seed: 2
+metric: {name: val_loss, goal: minimize}
+parameters:
+  x: {min: 0.0, max: 1.0}
+  sleep: {value: 0}
+YAML
+mpi 3 run grow.yaml -o D.h5 --snapshot-every 0.01 --quiet
+[[ $rc == 0 ]] || fail "sweep D: exit $rc"
+pycheck "D's snapshots: each after the journal grew by the one before" D.h5.journal <<'PY'
+import sys
+import journal
+recs = journal.records(sys.argv[1])
+snaps = [i for i, r in enumerate(recs) if r["kind"] == journal.SNAPSHOT]
+bad = [] if len(snaps) >= 3 else [f"{len(snaps)} snapshots: expected several"]
+for a, b in zip(snaps, snaps[1:]):
+    grown = recs[b]["at"] - recs[a]["end"]
+    size = recs[a]["end"] - recs[a]["at"]
+    if grown < size:
+        bad.append(f"snapshot at {recs[b]['at']}: {grown} bytes after the one before, which is {size} bytes")
+after = sum(r["kind"] == journal.TRIAL for r in recs[snaps[-1]:]) if snaps else 0
+if snaps and len(recs[snaps[-1]]["trials"]) + after != 150:
+    bad.append(f"the last snapshot holds {len(recs[snaps[-1]]['trials'])} trials and {after} follow it, not 150")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+pass "D: $(journal D.h5.journal | cut -d' ' -f1) snapshots in 150 trials, each after the journal grew by the size of the one before"
 
 echo "test_snapshot: all $checks checks passed in $((SECONDS - start)) s"

@@ -114,6 +114,7 @@ typedef struct {
     double *numbers;        // scratch: sampler_report_size numbers
     double last_snapshot;   // when this run last wrote one
     int snapshot_due;       // this run journaled something since (or replayed a journal without one)
+    long snapshot_end, snapshot_bytes;  // where the last one (written or read) ends, and its size
     long snapshot_at;       // the snapshot this resume started from (-1: none)
     long tail_records;      //   and the records replayed after it
 } Coordinator;
@@ -598,11 +599,15 @@ static int resumed(void *ctx, const JournalRecord *rec, char *err, size_t errlen
 
 // ---- snapshots
 
-// Whether this job writes snapshots: a single job does, unless it runs failed trials again
-// (its replay left them out for their retries: sampler_retry); of a shared sweep's jobs,
-// the one that keeps the results file (one at a time).
-static int writes_snapshots(const Coordinator *co) {
-    return !co->options->retry_failed && (!co->options->shared || co->store);
+// Whether this job writes a snapshot now: something was journaled since the last, and the
+// journal has grown by the last one's size since it (so that snapshots take at most half
+// of it, and a resume reads at most as much after one as the one itself); a single job
+// does, unless it runs failed trials again (its replay left them out for their retries:
+// sampler_retry); of a shared sweep's jobs, the one that keeps the results file (one at
+// a time).
+static int snapshot_now(const Coordinator *co) {
+    return co->snapshot_due && journal_length(co->journal) - co->snapshot_end >= co->snapshot_bytes &&
+           !co->options->retry_failed && (!co->options->shared || co->store);
 }
 
 // State bytes: u32 SNAPSHOT_VERSION, u32 the crc32 of this run's YAML (every trial in it
@@ -627,7 +632,10 @@ static void write_snapshot(Coordinator *co) {
         bytes_put_u32(&b, co->leases[i].yaml_crc);
     }
     bytes_put_text(&b, co->digests.len ? (const char *)co->digests.data : "", co->digests.len);
+    const long at = journal_length(co->journal);
     journal_snapshot(co->journal, co->standing, co->n_standing, b.data, b.len);
+    co->snapshot_end = journal_length(co->journal);
+    co->snapshot_bytes = co->snapshot_end - at;
     journal_unlock(co->journal);
     bytes_free(&b);
     co->last_snapshot = now_seconds();
@@ -784,6 +792,8 @@ static void open_results(Coordinator *co, const char *output) {
         die(EXIT_BADINPUT, "run: %s", err);
     }
     co->snapshot_at = from ? from->at : -1;
+    co->snapshot_end = from ? from->end : 0;
+    co->snapshot_bytes = from ? from->end - from->at : 0;
     // Trials the replay read from records (none, or none but a snapshot's): the next
     // resume starts from this run's snapshot.
     co->snapshot_due = co->n_resumed > (from ? (int)from->n_trials : 0);
@@ -904,8 +914,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
         else
             retry_waiting(&co, waiting);
         commit(&co);  // a trial dead max_deaths times, recorded failed as the trial left
-        if (co.snapshot_due && writes_snapshots(&co) && o->snapshot_every > 0 &&
-            now_seconds() - co.last_snapshot >= o->snapshot_every)
+        if (o->snapshot_every > 0 && now_seconds() - co.last_snapshot >= o->snapshot_every && snapshot_now(&co))
             write_snapshot(&co);
         int flag;
         MPI_Status st;
@@ -935,7 +944,7 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     }
     MPI_Waitall(sc->n_groups, co.sending, MPI_STATUSES_IGNORE);
     if (journal_shared(co.journal)) leave_shared(&co);
-    if (co.snapshot_due && writes_snapshots(&co)) write_snapshot(&co);  // before the mark: the file holds to past it
+    if (snapshot_now(&co)) write_snapshot(&co);  // before the mark: the file holds to past it
     if (co.store) {
         // It holds every trial journaled, a stopped run's up to STOP_CATCH_UP_SECONDS of
         // writing: a resume keeps it and writes the rest.
