@@ -15,6 +15,9 @@
 # a resume of the finished B starts from the snapshot its last run wrote at its end, with
 # no record after it; one that raises `trials` replays the whole journal (the new space
 # checks every trial), and the resume after it starts from the snapshot it wrote.
+#   E  the sweep with a checkpoint every 20 steps, killed after a third trial's checkpoint
+#      past its second rung: the resumed trial continues from it and tells ASHA again of the
+#      rungs it passed, so the sweep again holds A's trials and decisions;
 #   D  a sweep of instant trials with a snapshot due every 10 ms: each is written only once
 #      the journal has grown by the size of the one before (snapshots stay at most half
 #      of the journal at any size), and the last and the trials after it are every trial.
@@ -105,7 +108,13 @@ mpi 2 run snap.yaml -o C.h5 --resume
 if ! grep -q "resuming with" "$tmp/err" || grep -q "its snapshot" "$tmp/err"; then fail "C: $(grep resuming "$tmp/err")"; fi
 pass "C resumed by a whole replay"
 
-pycheck "A, B and C hold the same trials" A.h5 B.h5 C.h5 <<'PY'
+# same_trials WHAT A OTHER...: the sweeps hold A's trials (configuration, status, metrics,
+# curve), and ASHA pruned some.
+same_trials() {
+    local what=$1
+    shift
+    pycheck "$what" "$@" <<'PY'
+
 import sys, h5py, numpy as np
 def trials(path):
     f = h5py.File(path, 'r')
@@ -118,9 +127,9 @@ def trials(path):
                                   [float(row[c]) for c in ('val_accuracy', 'val_loss', 'reward')],
                                   curve['step'].tolist(), curve['val_loss'].tolist())
     return out
-a, b, c = (trials(p) for p in sys.argv[1:4])
+a, others = trials(sys.argv[1]), {p: trials(p) for p in sys.argv[2:]}
 bad = [] if sorted(a) == list(range(24)) else [f"A's trials: {sorted(a)}"]
-for name, other in (('B', b), ('C', c)):
+for name, other in others.items():
     for i in sorted(a):
         if i not in other:
             bad.append(f"{name} lacks trial {i}")
@@ -132,6 +141,8 @@ if 'pruned' not in statuses:
 print("\n".join(bad))
 sys.exit(1 if bad else 0)
 PY
+}
+same_trials "A, B and C hold the same trials" A.h5 B.h5 C.h5
 pass "A, B and C: the same 24 trials (configurations, statuses, metrics, curves; ASHA pruned some)"
 
 mpi 2 run snap.yaml -o B.h5 --resume
@@ -152,6 +163,40 @@ if [[ $rc != 0 ]] || ! grep -q "resuming with 26 of 26 trials .*(its snapshot at
     fail "a resume after raising trials: exit $rc, $(grep resuming "$tmp/err")"
 fi
 pass "trials raised: a whole replay, then a resume from the snapshot the raised run wrote"
+
+echo "== E: checkpoints every 20 steps, kill -9 of a trial past its second rung"
+# The same trials (checkpoints change no number): the trial continued from its checkpoint
+# tells ASHA again of the rungs it passed before it, so the decisions after the resume
+# are the uninterrupted run's.
+sed 's/checkpoint_every: 0}/checkpoint_every: 20}/' snap.yaml >ckpt.yaml
+mpirun -np 2 "$bin" run "$tmp/ckpt.yaml" -o E.h5 --quiet 2>"$tmp/e.err" &
+pid=$!
+background+=("$pid")
+deadline=$((SECONDS + 120))
+while :; do
+    ((SECONDS < deadline)) || fail "E: no checkpoint of a third trial after 120 s: $(cat "$tmp/e.err")"
+    if [[ -f E.h5.journal ]]; then
+        ids=$("$py" -c "import journal, sys; print(' '.join('%06d' % r['id'] for r in journal.records(sys.argv[1]) if r['kind'] == journal.HANDOUT))" E.h5.journal)
+        read -ra handed <<<"$ids"
+        for id in "${handed[@]:2}"; do
+            if [[ -f E.trials/$id/checkpoint.bin ]]; then
+                pkill -STOP -f "^$bin run $tmp/ckpt.yaml" || true
+                [[ -f E.trials/$id/checkpoint.bin ]] && break 2
+                pkill -CONT -f "^$bin run $tmp/ckpt.yaml" || true
+            fi
+        done
+    fi
+    sleep 0.02
+done
+pkill -9 -f "^$bin run $tmp/ckpt.yaml" || true
+kill -9 "$pid" 2>/dev/null || true
+wait "$pid" 2>/dev/null || true
+mpi 2 run ckpt.yaml -o E.h5 --resume
+[[ $rc == 0 ]] || fail "E's resume: exit $rc"
+grep -q "sweep: trial $((10#$id)) continues from its checkpoint after step 20 of 40" "$tmp/err" ||
+    fail "E: trial $((10#$id)) did not continue from its checkpoint: $(grep -E 'resuming|continues' "$tmp/err")"
+same_trials "E, resumed with a trial continued from its checkpoint, holds A's trials" A.h5 E.h5
+pass "E: trial $((10#$id)) continued from its checkpoint after step 20; the sweep holds A's trials and decisions"
 
 echo "== D: snapshots as often as allowed, bounded by the journal's growth"
 # 150 trials of a program that returns at once, a snapshot due every 10 ms: one is written

@@ -486,10 +486,15 @@ static void on_ready(Coordinator *co, int leader, int *waiting) {
 
 // A trial at a rung: ASHA decides whether it goes on. Once the sweep is stopping it goes
 // on undecided until its stop reaches it, and is given back: a "no" would record it
-// pruned by a scheduler that never judged it (the stop may cross its report).
+// pruned by a scheduler that never judged it (the stop may cross its report). A replayed
+// report (a rung passed before the trial's checkpoint) is recorded as gone on, unanswered.
 static void on_eval(Coordinator *co, int leader) {
     RungReport rep;
     MPI_Recv(&rep, sizeof rep, MPI_BYTE, leader, TAG_EVAL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (rep.replayed) {  // a rung a trial continued from its checkpoint passed (worker.c on_resume)
+        asha_replay(&co->asha, rep.id, rep.rung, rep.metric, 1);
+        return;
+    }
     int go_on = co->stopping || asha_continue(&co->asha, rep.id, rep.rung, rep.metric);
     MPI_Send(&go_on, 1, MPI_INT, leader, TAG_DECISION, MPI_COMM_WORLD);
 }

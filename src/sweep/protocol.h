@@ -7,7 +7,8 @@
 //   coordinator → leader   TRIAL (TrialAssign) train this one
 //                          DONE                no more trials: leave
 //   leader → coordinator   EVAL (RungReport)   a trial reached an ASHA rung
-//   coordinator → leader   DECISION (int)      1: go on, 0: stop (pruned)
+//   coordinator → leader   DECISION (int)      1: go on, 0: stop (pruned); none for a
+//                                              replayed report
 //                          STOP                abandon the running trial (a signal)
 //   leader → coordinator   RESULT (bytes)      trial_pack of the finished trial; also
 //                                              asks for the next trial (no READY follows)
@@ -38,6 +39,8 @@ typedef struct {
 typedef struct {
     int id, step, rung;      // the trial, the evaluation step, the rung it stands for
     double metric;           // larger is better (the coordinator's goal already applied)
+    int replayed;            // a rung a trial continued from its checkpoint passed before:
+                             // ASHA records it as gone on, and no DECISION answers it
 } RungReport;
 
 #endif

@@ -23,21 +23,32 @@ typedef struct {
     int reports;    // evaluations that held the metric (W&B's hyperband iterations)
 } WorkerTrial;
 
-// ASHA: at the first evaluation at or past each rung the leader asks the coordinator;
-// the answer goes to the whole group. Nonzero = stop (pruned). A rung is a step, or with
-// count_reports (a W&B hyperband) a number of evaluations that held the metric.
-static int at_eval(void *ctx, const EvalPoint *e, long total_steps) {
-    WorkerTrial *w = ctx;
-    const TrialAssign *t = w->trial;
+// Whether evaluation e is at the trial's next ASHA rung: the first evaluation at or past
+// it. A rung is a step, or with count_reports (a W&B hyperband) a number of evaluations
+// that held the metric.
+static int at_next_rung(WorkerTrial *w, const EvalPoint *e, long total_steps) {
     const int counted = w->sc->program->count_reports;
     if (counted && !isfinite(sweep_eval_metric(&w->sc->goal, e))) return 0;
     const int at = counted ? ++w->reports : e->step;
-    if (!asha_at_rung(t->rungs, t->n_rungs, w->next_rung, at, total_steps)) return 0;
+    return asha_at_rung(w->trial->rungs, w->trial->n_rungs, w->next_rung, at, total_steps);
+}
+
+// The leader's report of evaluation e at the next rung (replayed: one passed before a
+// checkpoint, which needs no answer).
+static void send_report(const WorkerTrial *w, const EvalPoint *e, int replayed) {
+    RungReport rep = {.id = w->trial->id, .step = e->step, .rung = w->next_rung,
+                      .metric = sweep_eval_metric(&w->sc->goal, e), .replayed = replayed};
+    MPI_Send(&rep, sizeof rep, MPI_BYTE, 0, TAG_EVAL, MPI_COMM_WORLD);
+}
+
+// ASHA: at each rung the leader asks the coordinator; the answer goes to the whole group.
+// Nonzero = stop (pruned).
+static int at_eval(void *ctx, const EvalPoint *e, long total_steps) {
+    WorkerTrial *w = ctx;
+    if (!at_next_rung(w, e, total_steps)) return 0;
     int go_on = 1;
     if (w->sc->group_rank == 0) {
-        RungReport rep = {.id = t->id, .step = e->step, .rung = w->next_rung,
-                          .metric = sweep_eval_metric(&w->sc->goal, e)};
-        MPI_Send(&rep, sizeof rep, MPI_BYTE, 0, TAG_EVAL, MPI_COMM_WORLD);
+        send_report(w, e, 0);
         MPI_Recv(&go_on, 1, MPI_INT, 0, TAG_DECISION, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     MPI_Bcast(&go_on, 1, MPI_INT, 0, w->sc->group);
@@ -45,14 +56,20 @@ static int at_eval(void *ctx, const EvalPoint *e, long total_steps) {
     return !go_on;
 }
 
-// A trial continued from its checkpoint: the rungs its curve passed were reported before.
-static void on_resume(void *ctx, long step, const CurvePoint *curve, int n_curve, long total_steps) {
+// A trial continued from its checkpoint: it went on past the rungs its curve passed. The
+// coordinator may not know their metrics (a resume's, or another job's when its lease ran
+// out): the leader reports them again, replayed, as a resume replays a recorded trial's,
+// so that ASHA's rungs hold what an uninterrupted run's would.
+static void on_resume(void *ctx, long step, const EvalPoint *evals, int n_evals, long total_steps) {
     WorkerTrial *w = ctx;
     const TrialAssign *t = w->trial;
     if (w->sc->group_rank == 0)
         fprintf(stderr, "sweep: trial %d continues from its checkpoint after step %ld of %ld\n", t->id, step, total_steps);
-    for (int i = 0; i < n_curve; i++)
-        if (asha_at_rung(t->rungs, t->n_rungs, w->next_rung, curve[i].step, total_steps)) w->next_rung++;
+    for (int i = 0; i < n_evals; i++) {
+        if (!at_next_rung(w, &evals[i], total_steps)) continue;
+        if (w->sc->group_rank == 0) send_report(w, &evals[i], 1);
+        w->next_rung++;
+    }
 }
 
 // Asked while the trial runs, on every rank; the runner combines the answers over the group.

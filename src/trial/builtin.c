@@ -306,7 +306,11 @@ static void continue_checkpoint(Run *run, Model *m, Dataset *data, TrainState *s
         return;
     }
     if (h->progress) fprintf(h->progress, "continuing from the checkpoint at step %ld\n", st->step);
-    if (h->on_resume) h->on_resume(h->ctx, st->step, st->curve, st->n_curve, total);
+    if (!h->on_resume) return;
+    EvalPoint *evals = xmalloc(((size_t)st->n_curve + 1) * sizeof *evals);
+    for (int i = 0; i < st->n_curve; i++) evals[i] = trial_eval_point(run->r, &st->curve[i], h->reward);
+    h->on_resume(h->ctx, st->step, evals, st->n_curve, total);
+    free(evals);
 }
 
 // ---------------------------------------------------------------- memory

@@ -55,9 +55,9 @@ typedef struct {
     const char *trial_dir;
     long checkpoint_every;
     // When a trial continues from a checkpoint taken after `step` steps, before it trains on
-    // (every rank): the curve it has so far, so the scheduler knows the rungs already passed.
-    // May be NULL.
-    void (*on_resume)(void *ctx, long step, const CurvePoint *curve, int n_curve, long total_steps);
+    // (every rank): its evaluations so far as on_eval saw them, so the scheduler knows the
+    // rungs already passed and their metrics. May be NULL.
+    void (*on_resume)(void *ctx, long step, const EvalPoint *evals, int n_evals, long total_steps);
     // Bytes the group may use (resources.mem), 0: not limited. A trial whose estimated peak
     // over the group exceeds it fails before it starts.
     double mem_limit;
