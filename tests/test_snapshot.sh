@@ -9,9 +9,8 @@
 #      and trials), to the end;
 #   C  B's journal as the kill left it with its snapshots taken out, resumed: a whole replay.
 # A, B and C hold the same trials (configuration, status, metrics, the curves ASHA read);
-# the trial the kill interrupts runs again from its start (no mid-trial checkpoint: one
-# continued from a checkpoint does not report its earlier rungs to ASHA again, so the
-# decisions after a resume may differ from an uninterrupted run's, snapshot or not);
+# the trial the kill interrupts runs again from its start in both (no mid-trial
+# checkpoints here: C's trial directories are not B's; E continues one from its checkpoint);
 # a resume of the finished B starts from the snapshot its last run wrote at its end, with
 # no record after it; one that raises `trials` replays the whole journal (the new space
 # checks every trial), and the resume after it starts from the snapshot it wrote.
@@ -37,7 +36,7 @@ metric: {name: val_loss, goal: minimize}  # continuous: ASHA's quantiles move wi
 task: recall
 seed: 5
 trials: 24
-budget: {steps: 40, eval_every: 10, checkpoint_every: 0}  # a killed trial starts again (see below)
+budget: {steps: 40, eval_every: 10, checkpoint_every: 0}  # a killed trial starts again (E: not)
 parameters:
   attention: {values: [mha, linear]}
   lr: {distribution: log_uniform_values, min: 0.0005, max: 0.02}
