@@ -273,7 +273,7 @@ int sampler_config(Sampler *sm, int id, TrialConfig *out);
 // with the YAML's goals; a failed trial is the worst (evolution) or ignored (TPE), a
 // pruned one ranks after the completed ones (TPE). Other samplers ignore it.
 void sampler_report(Sampler *sm, const TrialResult *r);
-// sampler_report in two steps, for a resume from a snapshot (sweep/snapshot.h): what it
+// sampler_report in two steps, for a resume from a snapshot (docs/run.md, Snapshots): what it
 // takes from a trial as sampler_report_size numbers (its genes, from its configuration,
 // then its objective values; none for the samplers that do not learn), and the report of
 // trial id with them.

@@ -33,7 +33,7 @@
 //              sharing the sweep is alive, and its hand-outs are its own until time +
 //              seconds (0 seconds: it ended)
 //   6 snapshot u32 n, n × (i32 trial id, i64 offset of the record that stands for it), in
-//              journal order, then the coordinator's state (sweep/snapshot.h): what the
+//              journal order, then the coordinator's state (coordinator.c write_snapshot): what the
 //              records before it amount to, so that a resume replays only the ones after
 //              (journal_last_snapshot). Replays skip it.
 // A job sharing the sweep (run --shared, journal_open_shared) is named by the offset of
