@@ -547,6 +547,15 @@ static void wait_for(H5Store *s, long offset) {
     s->waiting[s->n_waiting++] = offset;
 }
 
+// No trial waits any more: the file (all written, or marked up to the first left) goes
+// over PATH.
+static void end_waiting(H5Store *s) {
+    s->n_waiting = s->next_waiting = 0;
+    journal_reader_free(s->reader);
+    s->reader = NULL;
+    h5store_publish(s);
+}
+
 size_t h5store_catch_up(H5Store *s, double seconds) {
     const double t0 = now_seconds();
     while (s->next_waiting < s->n_waiting) {
@@ -561,10 +570,7 @@ size_t h5store_catch_up(H5Store *s, double seconds) {
         if (now_seconds() - t0 >= seconds) break;
     }
     if (s->n_waiting && s->next_waiting == s->n_waiting) {  // every trial in: the file is whole again
-        s->n_waiting = s->next_waiting = 0;
-        journal_reader_free(s->reader);
-        s->reader = NULL;
-        h5store_publish(s);
+        end_waiting(s);
         must(s, H5Fflush(s->file, H5F_SCOPE_GLOBAL), "file");
     }
     return h5store_waiting(s);
@@ -693,8 +699,7 @@ static H5Store *reopen(const char *path, const StoreMeta *meta, const Journal *j
 void h5store_mark_journal(H5Store *s, long journal_end, double seconds) {
     if (h5store_catch_up(s, seconds) > 0) {  // the file holds the journal's trials before the first still waiting
         journal_end = s->waiting[s->next_waiting];
-        s->n_waiting = s->next_waiting = 0;
-        h5store_publish(s);
+        end_waiting(s);
     }
     write_attr(s, s->file, "journal_end", H5T_NATIVE_LONG, &journal_end);
 }

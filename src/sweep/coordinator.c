@@ -688,20 +688,28 @@ static int usable_snapshot(Coordinator *co, JournalSnapshot *snap) {
     return usable;
 }
 
-// What the replay builds, as it was before it (a snapshot that would not load).
-static void forget_replay(Coordinator *co) {
-    memset(co->done, 0, (size_t)co->spec->trials);
+// What a replay of the journal builds, and a snapshot holds: the trials done, the counts,
+// the best, the first failure, the sampler, ASHA's rungs, the recovery, the leases, and
+// the digests and standing records. Made empty before a resume (and again when a snapshot
+// would not load), and let go at the end.
+static void replay_state_init(Coordinator *co) {
+    const SweepSpec *spec = co->spec;
+    co->done = xcalloc((size_t)spec->trials, 1);
     co->n_done = co->n_ok = co->n_pruned = co->n_failed = co->n_resumed = 0;
     co->best_id = -1;
     co->first_failure[0] = 0;
-    sampler_free(co->sampler);
-    co->sampler = sampler_create(co->spec);
-    asha_free(&co->asha);
-    asha_init(&co->asha, co->spec);
-    recovery_free(&co->recovery);
-    recovery_init(&co->recovery, co->spec->trials, co->output);
-    co->digests.len = co->n_standing = 0;
+    co->sampler = sampler_create(spec);
+    asha_init(&co->asha, spec);
+    recovery_init(&co->recovery, spec->trials, co->output);
     co->n_leases = 0;
+    co->digests.len = co->n_standing = 0;
+}
+
+static void replay_state_free(Coordinator *co) {
+    free(co->done);
+    sampler_free(co->sampler);
+    asha_free(&co->asha);
+    recovery_free(&co->recovery);
 }
 
 // The state a snapshot keeps into this coordinator, as a replay of the records before it
@@ -733,7 +741,8 @@ static int load_snapshot(Coordinator *co, const JournalSnapshot *snap) {
     if (!rd.failed && !dr.failed && !dr.left && co->n_standing == snap->n_trials) return 0;
     warnf("%s: the snapshot at byte %ld does not decode (%s): the whole journal is replayed", journal_path(co->journal),
           snap->at, err[0] ? err : "its trials do not match");
-    forget_replay(co);
+    replay_state_free(co);
+    replay_state_init(co);
     return -1;
 }
 
@@ -888,16 +897,13 @@ static double cpu_seconds(void) {
 
 int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *output, const RunOptions *o) {
     const double cpu0 = cpu_seconds();
-    Coordinator co = {.spec = spec, .sc = sc, .options = o, .best_id = -1, .output = output};
-    recovery_init(&co.recovery, spec->trials, output);
+    Coordinator co = {.spec = spec, .sc = sc, .options = o, .output = output};
+    replay_state_init(&co);
     co.order = trial_order(spec);
-    co.sampler = sampler_create(spec);
-    co.done = xcalloc((size_t)spec->trials, 1);
     co.busy = xmalloc((size_t)sc->n_groups * sizeof(int));
     co.sent = xcalloc((size_t)sc->n_groups, sizeof *co.sent);
     co.sending = xmalloc((size_t)sc->n_groups * sizeof *co.sending);
     for (int k = 0; k < sc->n_groups; k++) co.busy[k] = -1, co.sending[k] = MPI_REQUEST_NULL;
-    asha_init(&co.asha, spec);
     co.t0 = co.last_progress = co.last_snapshot = now_seconds();
     co.numbers = xcalloc((size_t)sampler_report_size(co.sampler) + 1, sizeof *co.numbers);
     open_results(&co, output);
@@ -995,13 +1001,11 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     } else
         fprintf(stderr, "sweep %s: finished %d trials in %.0f s (%s); results in %s\n", spec->name, co.n_done,
                 now_seconds() - co.t0, counts, output);
-    asha_free(&co.asha);
-    recovery_free(&co.recovery);
+    replay_state_free(&co);
     free(waiting);
     free(co.sending);
     free(co.sent);
     free(co.busy);
-    free(co.done);
     free(co.order);
     free(co.leases);
     free(co.pending);
@@ -1009,6 +1013,5 @@ int sweep_coordinate(const SweepSpec *spec, const SweepComms *sc, const char *ou
     free(co.standing);
     free(co.numbers);
     bytes_free(&co.digests);
-    sampler_free(co.sampler);
     return rc;
 }
