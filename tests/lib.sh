@@ -100,6 +100,16 @@ fixture_sweep() {
     cp "$ATTN_FIXTURE_SWEEP" "$1"
 }
 
+# kill_job PID YAML: kill -9 every rank of this sweep (matched by the binary and the YAML's
+# absolute path, so no other checkout's test is touched), then mpirun: ranks first, as the
+# kernel kills a worker out of memory (a rank outliving its mpirun gets SIGTERM from the
+# kernel and marks its trial stopped: sweep_internal.c).
+kill_job() {
+    pkill -9 -f "^$bin run $2" || true
+    kill -9 "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+}
+
 # results_format: the results format this attnsweep writes (attnsweep schema).
 results_format() { "$bin" schema --json | "$py" -c 'import json, sys; print(json.load(sys.stdin)["format_version"])'; }
 

@@ -49,15 +49,6 @@ parameters:
 $params
 YAML
 }
-# kill_job PID YAML: kill -9 every rank of this sweep (matched by the binary and the YAML's
-# absolute path, so no other checkout's test is touched), then mpirun: ranks first, as the
-# kernel kills a worker out of memory (a rank outliving its mpirun gets SIGTERM from the
-# kernel and marks its trial stopped: sweep_internal.c).
-kill_job() {
-    pkill -9 -f "^$bin run $2" || true
-    kill -9 "$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || true
-}
 # start_until_running NAME: sweep NAME (a YAML made by sweep_yaml) in the background with
 # --resume into NAME.h5, once its trial 0 writes a new checkpoint (so it is running); its
 # mpirun's pid in pid, its stderr in $tmp/NAME.err.

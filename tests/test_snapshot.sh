@@ -87,9 +87,7 @@ while :; do
     fi
     sleep 0.05
 done
-pkill -9 -f "^$bin run $tmp/snap.yaml" || true
-kill -9 "$pid" 2>/dev/null || true
-wait "$pid" 2>/dev/null || true
+kill_job "$pid" "$tmp/snap.yaml"
 read -r snapshots trials after < <(journal B.h5.journal)
 ((trials < 24 && after >= 1)) || fail "B: killed too late ($trials trials, $after records after the last snapshot)"
 journal B.h5.journal C.h5.journal
@@ -187,9 +185,7 @@ while :; do
     fi
     sleep 0.02
 done
-pkill -9 -f "^$bin run $tmp/ckpt.yaml" || true
-kill -9 "$pid" 2>/dev/null || true
-wait "$pid" 2>/dev/null || true
+kill_job "$pid" "$tmp/ckpt.yaml"
 mpi 2 run ckpt.yaml -o E.h5 --resume
 [[ $rc == 0 ]] || fail "E's resume: exit $rc"
 grep -q "sweep: trial $((10#$id)) continues from its checkpoint after step 20 of 40" "$tmp/err" ||
