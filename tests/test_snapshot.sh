@@ -229,4 +229,10 @@ sys.exit(1 if bad else 0)
 PY
 pass "D: $(journal D.h5.journal | cut -d' ' -f1) snapshots in 150 trials, each after the journal grew by the size of the one before"
 
+expect_bad_input "--snapshot-every -1" "--snapshot-every must be a number in [0, 86400], got '-1'" "$tmp/bad.h5" \
+    run snap.yaml -o "$tmp/bad.h5" --snapshot-every -1
+expect_bad_input "--snapshot-every soon" "--snapshot-every must be a number in [0, 86400], got 'soon'" "$tmp/bad.h5" \
+    run snap.yaml -o "$tmp/bad.h5" --snapshot-every soon
+pass "--snapshot-every out of range or not a number: one line, exit 2, no file"
+
 echo "test_snapshot: all $checks checks passed in $((SECONDS - start)) s"
